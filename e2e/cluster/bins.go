@@ -1,0 +1,89 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// BinDirEnv names the environment variable that points the harness at a directory holding
+// etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubectl. When it is unset
+// the harness runs hack/e2e-bins.sh, which builds them once into a cache outside the
+// repository.
+const BinDirEnv = "CLAIMBRIDGE_K8S_BIN"
+
+// rootModule is the module path of the product, whose go.mod marks the repository root.
+const rootModule = "github.com/claimbridge/claimbridge"
+
+// Binaries the harness needs in the bin dir.
+var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"}
+
+// ResolveBinDir returns the directory holding the control-plane binaries: $CLAIMBRIDGE_K8S_BIN
+// if set, else the output of hack/e2e-bins.sh (found by walking up from the working directory
+// to the product's go.mod), whose progress is written to progress.
+func ResolveBinDir(ctx context.Context, progress io.Writer) (string, error) {
+	dir := os.Getenv(BinDirEnv)
+	if dir == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", fmt.Errorf("find the binaries (or set %s): %w", BinDirEnv, err)
+		}
+		script := filepath.Join(root, "hack", "e2e-bins.sh")
+		cmd := exec.CommandContext(ctx, "bash", script)
+		cmd.Dir = root
+		cmd.Stderr = progress
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("run %s: %w", script, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		dir = strings.TrimSpace(lines[len(lines)-1])
+	}
+	for _, b := range binaries {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			return "", fmt.Errorf("bin dir %s: %w", dir, err)
+		}
+	}
+	return dir, nil
+}
+
+// RepoRoot returns the repository root: the nearest directory at or above the working
+// directory whose go.mod declares the product's module.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	for {
+		if isRootModule(filepath.Join(dir, "go.mod")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod of module " + rootModule + " at or above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func isRootModule(goMod string) bool {
+	data, err := os.ReadFile(goMod)
+	if err != nil {
+		return false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 2 && fields[0] == "module" {
+			return strings.Trim(fields[1], `"`) == rootModule
+		}
+	}
+	return false
+}

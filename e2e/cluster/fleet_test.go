@@ -1,0 +1,37 @@
+package cluster
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestWithPrefixRenamesNodesPoolsAndEveryReferenceToThem(t *testing.T) {
+	inv, err := ReadFleet("../testdata/fleet-minimal")
+	if err != nil {
+		t.Fatalf("read fleet: %v", err)
+	}
+	got := inv.WithPrefix("t1")
+	if n := got.Nodes[0]; n.Name != "t1-gpu-node-1" || n.Labels[corev1.LabelHostname] != "t1-gpu-node-1" {
+		t.Errorf("node %s with hostname label %q, want t1-gpu-node-1 for both", n.Name, n.Labels[corev1.LabelHostname])
+	}
+	s := got.ResourceSlices[0]
+	if s.Name != "t1-gpu-node-1-gpu.nvidia.com" || *s.Spec.NodeName != "t1-gpu-node-1" || s.Spec.Pool.Name != "t1-gpu-node-1" {
+		t.Errorf("slice %s on node %s in pool %s, want t1-gpu-node-1-gpu.nvidia.com on t1-gpu-node-1 in pool t1-gpu-node-1",
+			s.Name, *s.Spec.NodeName, s.Spec.Pool.Name)
+	}
+	if got.DeviceClasses[0].Name != "gpu.nvidia.com" {
+		t.Errorf("device class renamed to %s, want gpu.nvidia.com", got.DeviceClasses[0].Name)
+	}
+	if inv.Nodes[0].Name != "gpu-node-1" || *inv.ResourceSlices[0].Spec.NodeName != "gpu-node-1" {
+		t.Errorf("WithPrefix changed its receiver")
+	}
+}
+
+func TestReadFleetRejectsKindsItCannotPublish(t *testing.T) {
+	inv := &Inventory{}
+	err := inv.add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"))
+	if err == nil {
+		t.Fatalf("a ConfigMap was accepted into %+v", inv)
+	}
+}
