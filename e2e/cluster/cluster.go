@@ -594,6 +594,17 @@ func (c *Cluster) stopComponents() {
 	}
 }
 
+// LogFiles returns the paths of the component logs, in start order.
+func (c *Cluster) LogFiles() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var paths []string
+	for _, comp := range c.components {
+		paths = append(paths, comp.logPath)
+	}
+	return paths
+}
+
 // LogMark records how far each component's log has been written, for LogsSince.
 type LogMark map[string]int64
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -383,4 +384,35 @@ func labelingWebhook(w http.ResponseWriter, r *http.Request) {
 	review.Request = nil
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(review)
+}
+
+func TestEveryShippedFleetIsAcceptedByTheAPIServer(t *testing.T) {
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := filepath.Glob(filepath.Join(root, "examples", "fleets", "*"))
+	if err != nil || len(dirs) == 0 {
+		t.Skipf("no shipped fleets under examples/fleets (%v)", err)
+	}
+	for _, dir := range dirs {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			continue
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			testCluster.DumpLogsOnFailure(t)
+			want, err := cluster.ReadFleet(dir)
+			if err != nil {
+				t.Fatalf("read fleet: %v", err)
+			}
+			fleet := applyFleet(t, dir, "ship-"+filepath.Base(dir))
+			got := fleet.Published
+			if len(got.Nodes) != len(want.Nodes) || len(got.ResourceSlices) != len(want.ResourceSlices) ||
+				len(got.ResourceClaims) != len(want.ResourceClaims) || len(got.DeviceTaintRules) != len(want.DeviceTaintRules) {
+				t.Errorf("published %d nodes, %d slices, %d claims, %d taint rules; want %d, %d, %d, %d",
+					len(got.Nodes), len(got.ResourceSlices), len(got.ResourceClaims), len(got.DeviceTaintRules),
+					len(want.Nodes), len(want.ResourceSlices), len(want.ResourceClaims), len(want.DeviceTaintRules))
+			}
+		})
+	}
 }

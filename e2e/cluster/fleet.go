@@ -219,7 +219,8 @@ type Fleet struct {
 	prefix string
 
 	// Published is the inventory as created, names prefixed. Slices created from a
-	// generateName carry their generated names.
+	// generateName carry their generated names. DeviceClasses are the fleet's own
+	// definitions, whether they were created or already existed.
 	Published *Inventory
 	// NewDeviceClasses are the DeviceClasses this fleet created; classes that already existed
 	// were left as they were.
@@ -267,6 +268,7 @@ func (f *Fleet) publish(ctx context.Context, inv *Inventory) error {
 		default:
 			f.NewDeviceClasses = append(f.NewDeviceClasses, dc.Name)
 		}
+		f.Published.DeviceClasses = append(f.Published.DeviceClasses, dc)
 	}
 	for _, n := range inv.Nodes {
 		created, err := f.c.AddNode(ctx, n)
