@@ -1,0 +1,269 @@
+package feasibility
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	celgo "github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/types"
+	resourceapi "k8s.io/api/resource/v1"
+)
+
+// fieldRef is one device field a selector reads: device.attributes[domain].id or
+// device.capacity[domain].id.
+type fieldRef struct {
+	capacity   bool
+	domain, id string
+}
+
+// references lists the device fields a CEL selector can read. It recognises only the forms
+// device.driver, device.allowMultipleAllocations, device.attributes["<domain>"].<id> and
+// device.capacity["<domain>"].<id> (also with has(), .? and [?]); any other use of device
+// (a whole domain map bound to a variable, iterated, compared…) makes the expression opaque
+// (ok == false), and the caller must then look at the whole device.
+func references(env *celgo.Env, expression string) (refs []fieldRef, ok bool) {
+	if env == nil {
+		return nil, false
+	}
+	a, iss := env.Parse(expression)
+	if iss.Err() != nil {
+		return nil, false
+	}
+	w := &refWalker{ok: true}
+	w.walk(a.NativeRep().Expr())
+	return w.refs, w.ok
+}
+
+type refWalker struct {
+	refs []fieldRef
+	ok   bool
+}
+
+func (w *refWalker) walk(e celast.Expr) {
+	if !w.ok || e == nil {
+		return
+	}
+	switch e.Kind() {
+	case celast.IdentKind:
+		if e.AsIdent() == "device" {
+			// The device as a whole.
+			w.ok = false
+		}
+	case celast.SelectKind:
+		sel := e.AsSelect()
+		if r, ok := domainMap(sel.Operand()); ok {
+			w.refs = append(w.refs, fieldRef{capacity: r.capacity, domain: r.domain, id: sel.FieldName()})
+			return
+		}
+		if isDevice(sel.Operand()) {
+			switch sel.FieldName() {
+			case "driver", "allowMultipleAllocations":
+				return
+			}
+			w.ok = false
+			return
+		}
+		w.walk(sel.Operand())
+	case celast.CallKind:
+		call := e.AsCall()
+		if call.FunctionName() == operators.OptSelect && len(call.Args()) == 2 {
+			if r, ok := domainMap(call.Args()[0]); ok {
+				if id, ok := stringLiteral(call.Args()[1]); ok {
+					w.refs = append(w.refs, fieldRef{capacity: r.capacity, domain: r.domain, id: id})
+					return
+				}
+			}
+		}
+		if (call.FunctionName() == operators.Index || call.FunctionName() == operators.OptIndex) && len(call.Args()) == 2 {
+			if r, ok := domainMap(call.Args()[0]); ok {
+				if id, ok := stringLiteral(call.Args()[1]); ok {
+					w.refs = append(w.refs, fieldRef{capacity: r.capacity, domain: r.domain, id: id})
+					return
+				}
+			}
+		}
+		if call.IsMemberFunction() {
+			w.walk(call.Target())
+		}
+		for _, arg := range call.Args() {
+			w.walk(arg)
+		}
+	case celast.ComprehensionKind:
+		c := e.AsComprehension()
+		if c.IterVar() == "device" || c.IterVar2() == "device" || c.AccuVar() == "device" {
+			w.ok = false
+			return
+		}
+		w.walk(c.IterRange())
+		w.walk(c.AccuInit())
+		w.walk(c.LoopCondition())
+		w.walk(c.LoopStep())
+		w.walk(c.Result())
+	case celast.ListKind:
+		for _, el := range e.AsList().Elements() {
+			w.walk(el)
+		}
+	case celast.MapKind:
+		for _, entry := range e.AsMap().Entries() {
+			me := entry.AsMapEntry()
+			w.walk(me.Key())
+			w.walk(me.Value())
+		}
+	case celast.StructKind:
+		for _, f := range e.AsStruct().Fields() {
+			w.walk(f.AsStructField().Value())
+		}
+	}
+}
+
+// domainMap matches device.attributes["<domain>"] and device.capacity["<domain>"].
+func domainMap(e celast.Expr) (fieldRef, bool) {
+	if e.Kind() != celast.CallKind {
+		return fieldRef{}, false
+	}
+	call := e.AsCall()
+	if call.FunctionName() != operators.Index || len(call.Args()) != 2 {
+		return fieldRef{}, false
+	}
+	target := call.Args()[0]
+	if target.Kind() != celast.SelectKind || !isDevice(target.AsSelect().Operand()) || target.AsSelect().IsTestOnly() {
+		return fieldRef{}, false
+	}
+	var r fieldRef
+	switch target.AsSelect().FieldName() {
+	case "attributes":
+	case "capacity":
+		r.capacity = true
+	default:
+		return fieldRef{}, false
+	}
+	domain, ok := stringLiteral(call.Args()[1])
+	if !ok {
+		return fieldRef{}, false
+	}
+	r.domain = domain
+	return r, true
+}
+
+func isDevice(e celast.Expr) bool {
+	return e.Kind() == celast.IdentKind && e.AsIdent() == "device"
+}
+
+func stringLiteral(e celast.Expr) (string, bool) {
+	if e.Kind() != celast.LiteralKind {
+		return "", false
+	}
+	s, ok := e.AsLiteral().(types.String)
+	return string(s), ok
+}
+
+// projection is the union of the fields read by a set of selectors; all == true when at least
+// one selector is opaque.
+type projection struct {
+	all   bool
+	attrs map[[2]string]bool // domain, id
+	caps  map[[2]string]bool
+}
+
+func (p *projection) add(refs []fieldRef, ok bool) {
+	if !ok {
+		p.all = true
+		return
+	}
+	for _, r := range refs {
+		if r.capacity {
+			p.caps[[2]string{r.domain, r.id}] = true
+		} else {
+			p.attrs[[2]string{r.domain, r.id}] = true
+		}
+	}
+}
+
+// splitName splits a qualified name like the CEL environment does: without a domain, the name
+// belongs to the driver's domain.
+func splitName(name resourceapi.QualifiedName, driver string) (string, string) {
+	if domain, id, ok := strings.Cut(string(name), "/"); ok {
+		return domain, id
+	}
+	return driver, string(name)
+}
+
+// project returns the device reduced to the fields p reads, and a key that is equal for two
+// devices exactly when their projections are equal. Selectors that read only those fields give
+// the same result (and the same runtime errors) on the projection as on the device.
+func (p *projection) project(driver string, d *resourceapi.Device, identity string) (key string, out *resourceapi.Device) {
+	if p.all {
+		return "\x00" + identity, d
+	}
+	var b strings.Builder
+	b.WriteString(driver)
+	if d.AllowMultipleAllocations != nil && *d.AllowMultipleAllocations {
+		b.WriteString("\x00multi")
+	}
+	out = &resourceapi.Device{AllowMultipleAllocations: d.AllowMultipleAllocations}
+	// Map iteration order does not matter for the key: it is built from sorted parts below.
+	var parts []string
+	for name, a := range d.Attributes {
+		domain, id := splitName(name, driver)
+		if !p.attrs[[2]string{domain, id}] {
+			continue
+		}
+		if out.Attributes == nil {
+			out.Attributes = map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{}
+		}
+		out.Attributes[name] = a
+		parts = append(parts, "a\x00"+domain+"\x00"+id+"\x00"+attributeString(a))
+	}
+	for name, c := range d.Capacity {
+		domain, id := splitName(name, driver)
+		if !p.caps[[2]string{domain, id}] {
+			continue
+		}
+		if out.Capacity == nil {
+			out.Capacity = map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{}
+		}
+		out.Capacity[name] = c
+		parts = append(parts, "c\x00"+domain+"\x00"+id+"\x00"+c.Value.String())
+	}
+	slices.Sort(parts)
+	for _, s := range parts {
+		b.WriteString("\x01")
+		b.WriteString(s)
+	}
+	return b.String(), out
+}
+
+func attributeString(a resourceapi.DeviceAttribute) string {
+	switch {
+	case a.IntValue != nil:
+		return "i" + strconv.FormatInt(*a.IntValue, 10)
+	case a.BoolValue != nil:
+		return "b" + strconv.FormatBool(*a.BoolValue)
+	case a.StringValue != nil:
+		return "s" + *a.StringValue
+	case a.VersionValue != nil:
+		return "v" + *a.VersionValue
+	case a.IntValues != nil:
+		var b strings.Builder
+		b.WriteString("I")
+		for _, v := range a.IntValues {
+			b.WriteString(strconv.FormatInt(v, 10) + ",")
+		}
+		return b.String()
+	case a.BoolValues != nil:
+		var b strings.Builder
+		b.WriteString("B")
+		for _, v := range a.BoolValues {
+			b.WriteString(strconv.FormatBool(v) + ",")
+		}
+		return b.String()
+	case a.StringValues != nil:
+		return "S" + strconv.Quote(strings.Join(a.StringValues, "\x00"))
+	case a.VersionValues != nil:
+		return "V" + strconv.Quote(strings.Join(a.VersionValues, "\x00"))
+	}
+	return "?"
+}

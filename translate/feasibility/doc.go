@@ -1,0 +1,39 @@
+// Package feasibility answers, before a translated Pod is admitted, whether the fleet can serve
+// its ResourceClaims: it runs the upstream structured allocator
+// (k8s.io/dynamic-resource-allocation/structured) over an inventory snapshot, node by node, the
+// way kube-scheduler's DynamicResources plugin does.
+//
+// API:
+//
+//	type Inventory struct{ Nodes; Slices; Classes; Claims; TaintRules }   // what the cluster lists
+//	func LoadInventory(paths ...string) (*Inventory, error)               // YAML files or directories
+//	type Features = structured.Features; func DefaultFeatures() Features  // Kubernetes 1.37 default gates
+//	func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapshot, error)
+//	func NewChecker(opts Options) *Checker                                 // Options{Parallelism, Timeout, CacheSize}
+//	func (c *Checker) Check(ctx, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaimSpec) Verdict
+//
+// A [Verdict] is FitsNow (node and devices named; a firstAvailable request shows the winning
+// alternative as "<request>/<subrequest>"), FitsWhenFree (some node could serve the claims if
+// its devices were free), NeverFits (with reasons aggregated per cause), or Unknown (deadline
+// hit, inventory not synced). The check is advisory: the allocator cannot reserve devices and
+// kube-scheduler may see claims in flight that the inventory does not.
+//
+// Mirrored scheduler behaviour: DeviceTaintRules are applied to the slices
+// (resourceslice/tracker), the allocated state follows foreachAllocatedDevice (adminAccess
+// results do not count, shared allocations with consumable capacity), claims are defaulted like
+// the apiserver does (the allocator does not default), and candidate nodes pass the
+// NodeUnschedulable, NodeAffinity (nodeSelector + required affinity) and TaintToleration
+// filters, using k8s.io/component-helpers.
+//
+// Speed: a node is first checked against an index of the devices it can see; the class and
+// request selectors are evaluated once per distinct device projection (the attributes and
+// capacities the selectors read), so a fleet of identical nodes costs a handful of CEL
+// evaluations. A node is pruned only when some request has no alternative with enough matching
+// devices, which the allocator could never satisfy either. The remaining nodes run through the
+// allocator in parallel with a deadline; verdicts are cached by (claims and node constraints
+// hash, inventory generation), and concurrent identical checks share one search.
+//
+// The package is pure: no API client, no logger, no global state. An error from LoadInventory
+// or NewSnapshot means invalid input; "does not fit" is a Verdict, never an error, and fatal
+// allocator errors (CEL runtime errors, unknown classes) become NeverFits with a reason.
+package feasibility

@@ -1,0 +1,280 @@
+package feasibility
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/utils/ptr"
+)
+
+// Features selects the allocator features; the names map to feature gates as in kube-scheduler's
+// AllocatorFeatures (see [DefaultFeatures]). DeviceTaints also enables applying DeviceTaintRules
+// (DRADeviceTaintRules is GA together with DRADeviceTaints in 1.37).
+type Features = structured.Features
+
+// DefaultFeatures returns the allocator features of a Kubernetes 1.37 cluster with default
+// feature gates: DRAAdminAccess, DRAPrioritizedList, DRAPartitionableDevices, DRADeviceTaints,
+// DRADeviceBindingConditions+DRAResourceClaimDeviceStatus and DRAConsumableCapacity on;
+// DRAFractionalCapacityRange (beta, off by default), DRAListTypeAttributes,
+// DRAOptionalNodeOperations, DRADerivedAttributes and DRADeviceCompatibilityGroups (alpha) off.
+func DefaultFeatures() Features {
+	return Features{
+		AdminAccess:            true,
+		PrioritizedList:        true,
+		PartitionableDevices:   true,
+		DeviceTaints:           true,
+		DeviceBindingAndStatus: true,
+		ConsumableCapacity:     true,
+	}
+}
+
+// Snapshot is an immutable view of one inventory generation, built once by [NewSnapshot] and
+// shared by any number of concurrent checks. It holds the slices with DeviceTaintRules applied,
+// the allocated state, and the per-node device index used for pruning.
+type Snapshot struct {
+	generation uint64
+	features   Features
+	classes    map[string]*resourceapi.DeviceClass
+	slices     []*resourceapi.ResourceSlice
+	allocated  structured.AllocatedState
+	// nodes sorted by name; index by position.
+	nodes []*nodeInfo
+	// devices counts the devices visible to at least one node.
+	devices int
+
+	mu         sync.Mutex
+	allocators map[*cel.Cache]*allocatorPair
+}
+
+type allocatorPair struct {
+	now, free structured.Allocator
+	err       error
+}
+
+// nodeInfo is one node and the devices it can see.
+type nodeInfo struct {
+	node    *corev1.Node
+	devices []deviceRef
+}
+
+// deviceRef is one device as the allocator would see it from a node.
+type deviceRef struct {
+	driver, pool string
+	device       *resourceapi.Device
+	// allocated: dedicated to an existing claim (not usable unless adminAccess).
+	allocated bool
+	multi     bool
+}
+
+// Generation is the inventory generation the snapshot was built for.
+func (s *Snapshot) Generation() uint64 { return s.generation }
+
+// Features returns the allocator features of the snapshot.
+func (s *Snapshot) Features() Features { return s.features }
+
+// NewSnapshot indexes inv. generation must change whenever the inventory does: verdicts are
+// cached by (claims, generation). The inventory's objects are not modified and must not be
+// modified afterwards. An error means the inventory is inconsistent (e.g. duplicate nodes).
+func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapshot, error) {
+	if inv == nil {
+		return nil, fmt.Errorf("new snapshot: nil inventory")
+	}
+	s := &Snapshot{
+		generation: generation,
+		features:   features,
+		classes:    map[string]*resourceapi.DeviceClass{},
+		allocators: map[*cel.Cache]*allocatorPair{},
+	}
+	for _, c := range inv.Classes {
+		if _, ok := s.classes[c.Name]; ok {
+			return nil, fmt.Errorf("new snapshot: duplicate device class %q", c.Name)
+		}
+		s.classes[c.Name] = c
+	}
+
+	// DeviceTaintRules, as the scheduler's ListWithDeviceTaintRules (resourceslice/tracker).
+	s.slices = inv.Slices
+	if features.DeviceTaints && len(inv.TaintRules) > 0 {
+		s.slices = applyTaintRules(inv.Slices, inv.TaintRules)
+	}
+
+	s.allocated = allocatedState(inv.Claims, features)
+
+	nodes := slices.Clone(inv.Nodes)
+	slices.SortFunc(nodes, func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
+	byName := map[string]int{}
+	for i, n := range nodes {
+		if _, ok := byName[n.Name]; ok {
+			return nil, fmt.Errorf("new snapshot: duplicate node %q", n.Name)
+		}
+		byName[n.Name] = i
+		s.nodes = append(s.nodes, &nodeInfo{node: n})
+	}
+
+	// Only the newest generation of each pool counts (structured.GatherPools).
+	newest := map[[2]string]int64{}
+	for _, sl := range s.slices {
+		k := [2]string{sl.Spec.Driver, sl.Spec.Pool.Name}
+		newest[k] = max(newest[k], sl.Spec.Pool.Generation)
+	}
+	seen := sets.New[structured.DeviceID]()
+	for _, sl := range s.slices {
+		if sl.Spec.Pool.Generation != newest[[2]string{sl.Spec.Driver, sl.Spec.Pool.Name}] {
+			continue
+		}
+		perDevice := ptr.Deref(sl.Spec.PerDeviceNodeSelection, false)
+		for di := range sl.Spec.Devices {
+			d := &sl.Spec.Devices[di]
+			id := structured.MakeDeviceID(sl.Spec.Driver, sl.Spec.Pool.Name, d.Name)
+			ref := deviceRef{
+				driver:    sl.Spec.Driver,
+				pool:      sl.Spec.Pool.Name,
+				device:    d,
+				allocated: s.allocated.AllocatedDevices.Has(id),
+				multi:     ptr.Deref(d.AllowMultipleAllocations, false),
+			}
+			nodeName, allNodes, sel := ptr.Deref(sl.Spec.NodeName, ""), ptr.Deref(sl.Spec.AllNodes, false), sl.Spec.NodeSelector
+			if perDevice {
+				nodeName, allNodes, sel = ptr.Deref(d.NodeName, ""), ptr.Deref(d.AllNodes, false), d.NodeSelector
+			}
+			if nodeName != "" {
+				if i, ok := byName[nodeName]; ok {
+					s.nodes[i].devices = append(s.nodes[i].devices, ref)
+					seen.Insert(id)
+				}
+				continue
+			}
+			for _, ni := range s.nodes {
+				// An invalid selector cannot be evaluated here; keep the device (conservative).
+				ok, err := structured.NodeMatches(features, ni.node, nodeName, allNodes, sel)
+				if ok || err != nil {
+					ni.devices = append(ni.devices, ref)
+					seen.Insert(id)
+				}
+			}
+		}
+	}
+	s.devices = seen.Len()
+	return s, nil
+}
+
+// allocators returns the allocators for the current allocated state ("now") and for an empty
+// one ("free"), built once per snapshot and CEL cache.
+func (s *Snapshot) allocatorsFor(ctx context.Context, celCache *cel.Cache) (*allocatorPair, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.allocators[celCache]; ok {
+		return p, p.err
+	}
+	p := &allocatorPair{}
+	lister := classLister(s.classes)
+	p.now, p.err = structured.NewAllocator(ctx, s.features, s.allocated, lister, s.slices, celCache)
+	if p.err == nil {
+		p.free, p.err = structured.NewAllocator(ctx, s.features, emptyAllocatedState(), lister, s.slices, celCache)
+	}
+	if p.err != nil {
+		p.err = fmt.Errorf("new allocator: %w", p.err)
+	}
+	s.allocators[celCache] = p
+	return p, p.err
+}
+
+// applyTaintRules appends each rule's taint to the devices it selects, exactly as
+// k8s.io/dynamic-resource-allocation/resourceslice/tracker does ("No selector matches no
+// devices"; driver, pool and device must match when set). Rules apply in name order.
+func applyTaintRules(in []*resourceapi.ResourceSlice, rules []*resourceapi.DeviceTaintRule) []*resourceapi.ResourceSlice {
+	rules = slices.Clone(rules)
+	slices.SortFunc(rules, func(a, b *resourceapi.DeviceTaintRule) int { return cmp.Compare(a.Name, b.Name) })
+	out := make([]*resourceapi.ResourceSlice, 0, len(in))
+	for _, slice := range in {
+		patched := slice
+		for _, rule := range rules {
+			sel := rule.Spec.DeviceSelector
+			if sel == nil {
+				continue
+			}
+			if sel.Driver != nil && *sel.Driver != slice.Spec.Driver {
+				continue
+			}
+			if sel.Pool != nil && *sel.Pool != slice.Spec.Pool.Name {
+				continue
+			}
+			for di, d := range slice.Spec.Devices {
+				if sel.Device != nil && *sel.Device != d.Name {
+					continue
+				}
+				if patched == slice {
+					patched = slice.DeepCopy()
+				}
+				patched.Spec.Devices[di].Taints = append(patched.Spec.Devices[di].Taints, rule.Spec.Taint)
+			}
+		}
+		out = append(out, patched)
+	}
+	return out
+}
+
+// allocatedState collects the devices of allocated claims following kube-scheduler's
+// foreachAllocatedDevice: results with adminAccess do not count; with consumable capacity a
+// result with a ShareID is a shared allocation (its consumed capacity aggregated per device),
+// otherwise the device is allocated exclusively. Without consumable capacity every result is
+// exclusive.
+func allocatedState(claims []*resourceapi.ResourceClaim, features Features) structured.AllocatedState {
+	st := emptyAllocatedState()
+	for _, claim := range claims {
+		if claim.Status.Allocation == nil {
+			continue
+		}
+		for _, r := range claim.Status.Allocation.Devices.Results {
+			if ptr.Deref(r.AdminAccess, false) {
+				continue
+			}
+			id := structured.MakeDeviceID(r.Driver, r.Pool, r.Device)
+			if features.ConsumableCapacity && r.ShareID != nil {
+				st.AllocatedSharedDeviceIDs.Insert(structured.MakeSharedDeviceID(id, r.ShareID))
+				if r.ConsumedCapacity != nil {
+					st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id, r.ConsumedCapacity))
+				}
+				continue
+			}
+			st.AllocatedDevices.Insert(id)
+		}
+	}
+	return st
+}
+
+func emptyAllocatedState() structured.AllocatedState {
+	return structured.AllocatedState{
+		AllocatedDevices:         sets.New[structured.DeviceID](),
+		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
+		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
+	}
+}
+
+// classLister serves DeviceClasses from a map (structured.DeviceClassLister).
+type classLister map[string]*resourceapi.DeviceClass
+
+func (l classLister) List() ([]*resourceapi.DeviceClass, error) {
+	out := make([]*resourceapi.DeviceClass, 0, len(l))
+	for _, name := range slices.Sorted(maps.Keys(l)) {
+		out = append(out, l[name])
+	}
+	return out, nil
+}
+
+func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
+	if c, ok := l[name]; ok {
+		return c, nil
+	}
+	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclasses"), name)
+}

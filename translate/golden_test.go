@@ -1,0 +1,188 @@
+package translate
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/cases")
+
+// goldenCase is one file under testdata/cases: a pod and what it is
+// translated with.
+type goldenCase struct {
+	Pod      *corev1.Pod                `json:"pod"`
+	Profiles []string                   `json:"profiles,omitempty"`
+	Policy   *TranslationPolicy         `json:"policy,omitempty"`
+	Classes  []*resourceapi.DeviceClass `json:"classes,omitempty"`
+	Quotas   []*corev1.ResourceQuota    `json:"quotas,omitempty"`
+}
+
+// goldenResult is what a case must produce, stored as <case>.golden.yaml.
+type goldenResult struct {
+	Outcome  Outcome                            `json:"outcome"`
+	Reasons  []string                           `json:"reasons"`
+	Pod      *corev1.Pod                        `json:"pod"`
+	Template *resourceapi.ResourceClaimTemplate `json:"template,omitempty"`
+}
+
+func loadCase(t *testing.T, path string) (Input, *goldenCase) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gc goldenCase
+	if err := yaml.UnmarshalStrict(data, &gc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	in := Input{Pod: gc.Pod, Classes: gc.Classes, Quotas: gc.Quotas}
+	switch {
+	case gc.Policy != nil:
+		in.Policy, err = NewPolicy(gc.Policy)
+	case len(gc.Profiles) > 0:
+		in.Policy, err = ProfilePolicy(gc.Profiles...)
+	default:
+		in.Policy = DefaultPolicy()
+	}
+	if err != nil {
+		t.Fatalf("%s: policy: %v", path, err)
+	}
+	return in, &gc
+}
+
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/cases/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".golden.yaml") {
+			cases = append(cases, f)
+		}
+	}
+	if len(cases) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, path := range cases {
+		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			in, _ := loadCase(t, path)
+			res, err := Pod(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := goldenResult{Outcome: res.Outcome, Pod: res.Pod, Template: res.Template}
+			for _, r := range res.Reasons {
+				got.Reasons = append(got.Reasons, string(r.Severity)+" "+r.String())
+			}
+			gotYAML, err := yaml.Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			goldenPath := strings.TrimSuffix(path, ".yaml") + ".golden.yaml"
+			if *update {
+				if err := os.WriteFile(goldenPath, gotYAML, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(goldenPath)
+			if err != nil {
+				t.Fatalf("%v (run the test with -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), string(gotYAML)); diff != "" {
+				t.Errorf("result differs from %s (-want,+got):\n%s", goldenPath, diff)
+			}
+
+			// The input is never modified.
+			again, _ := loadCase(t, path)
+			if diff := cmp.Diff(again.Pod, in.Pod); diff != "" {
+				t.Errorf("input pod was modified (-want,+got):\n%s", diff)
+			}
+			checkTemplate(t, res)
+			checkIdempotent(t, in, res)
+		})
+	}
+}
+
+// checkTemplate compiles every generated selector independently of the
+// translator and checks the references between pod and template.
+func checkTemplate(t *testing.T, res *Result) {
+	t.Helper()
+	if res.Outcome != OutcomeTranslate {
+		if res.Template != nil {
+			t.Errorf("outcome %s with a template", res.Outcome)
+		}
+		return
+	}
+	spec := res.Template.Spec.Spec
+	if got, want := res.Template.Name, TemplateName(&spec); got != want {
+		t.Errorf("template name %s, want content hash %s", got, want)
+	}
+	names := map[string]bool{}
+	for _, r := range spec.Devices.Requests {
+		names[r.Name] = true
+		var subs []resourceapi.DeviceSubRequest
+		if r.Exactly != nil {
+			subs = append(subs, resourceapi.DeviceSubRequest{Name: "", DeviceClassName: r.Exactly.DeviceClassName, Selectors: r.Exactly.Selectors, AllocationMode: r.Exactly.AllocationMode, Count: r.Exactly.Count})
+		} else {
+			if len(r.FirstAvailable) < 2 || len(r.FirstAvailable) > 8 {
+				t.Errorf("request %s has %d alternatives", r.Name, len(r.FirstAvailable))
+			}
+			subs = r.FirstAvailable
+			for _, s := range subs {
+				names[r.Name+"/"+s.Name] = true
+			}
+		}
+		for _, s := range subs {
+			if s.AllocationMode != resourceapi.DeviceAllocationModeExactCount || s.Count < 1 {
+				t.Errorf("request %s/%s is not defaulted: mode %q count %d", r.Name, s.Name, s.AllocationMode, s.Count)
+			}
+			for _, sel := range s.Selectors {
+				if err := CheckSelector(sel.CEL.Expression); err != nil {
+					t.Errorf("request %s/%s: %v", r.Name, s.Name, err)
+				}
+			}
+		}
+	}
+	for _, c := range spec.Devices.Constraints {
+		for _, n := range c.Requests {
+			if !names[n] {
+				t.Errorf("constraint names unknown request %q", n)
+			}
+		}
+	}
+	for _, list := range [][]corev1.Container{res.Pod.Spec.InitContainers, res.Pod.Spec.Containers} {
+		for _, c := range list {
+			for _, rc := range c.Resources.Claims {
+				if rc.Name == ClaimName && !names[rc.Request] {
+					t.Errorf("container %s refers to unknown request %q", c.Name, rc.Request)
+				}
+			}
+		}
+	}
+}
+
+// checkIdempotent: translating the result again changes nothing.
+func checkIdempotent(t *testing.T, in Input, res *Result) {
+	t.Helper()
+	in.Pod = res.Pod
+	again, err := Pod(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(res.Pod, again.Pod); diff != "" {
+		t.Errorf("second translation changed the pod (-first,+second):\n%s", diff)
+	}
+	if res.Outcome == OutcomeTranslate && again.Outcome != OutcomeSkip {
+		t.Errorf("second translation: outcome %s, want %s", again.Outcome, OutcomeSkip)
+	}
+}

@@ -1,0 +1,195 @@
+package translate
+
+import (
+	"embed"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed profiles/*.yaml
+var profileFS embed.FS
+
+// defaultOff lists the built-in profiles that the default policy leaves out:
+// dra-cpu turns CPU requests into claims and must be chosen deliberately.
+var defaultOff = []string{"dra-cpu"}
+
+// ProfileNames lists the built-in profiles, sorted.
+func ProfileNames() []string {
+	entries, err := profileFS.ReadDir("profiles")
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// DefaultProfileNames are the profiles of [DefaultPolicy], in order.
+func DefaultProfileNames() []string {
+	var names []string
+	for _, n := range ProfileNames() {
+		if !slices.Contains(defaultOff, n) {
+			names = append(names, n)
+		}
+	}
+	// nvidia first so that other profiles' rules may override it.
+	slices.SortStableFunc(names, func(a, b string) int {
+		switch {
+		case a == "nvidia" && b != "nvidia":
+			return -1
+		case b == "nvidia" && a != "nvidia":
+			return 1
+		}
+		return 0
+	})
+	return names
+}
+
+// ProfileSource returns the YAML text of a built-in profile, as shipped.
+func ProfileSource(name string) ([]byte, error) {
+	if !slices.Contains(ProfileNames(), name) {
+		return nil, fmt.Errorf("unknown profile %q (known: %s)", name, strings.Join(ProfileNames(), ", "))
+	}
+	return profileFS.ReadFile(path.Join("profiles", name+".yaml"))
+}
+
+func builtinProfile(name string) (*TranslationPolicy, error) {
+	data, err := ProfileSource(name)
+	if err != nil {
+		return nil, err
+	}
+	var tp TranslationPolicy
+	if err := yaml.UnmarshalStrict(data, &tp); err != nil {
+		return nil, fmt.Errorf("built-in profile %s: %w", name, err)
+	}
+	return &tp, nil
+}
+
+// DefaultPolicy is the policy used when none is given: every built-in
+// profile except the opt-in ones ([DefaultProfileNames]).
+func DefaultPolicy() *Policy {
+	p, err := ProfilePolicy(DefaultProfileNames()...)
+	if err != nil {
+		panic(err) // the built-in profiles are tested
+	}
+	return p
+}
+
+// ProfilePolicy is a policy made of the named built-in profiles.
+func ProfilePolicy(names ...string) (*Policy, error) {
+	return NewPolicy(&TranslationPolicy{
+		APIVersion: PolicyAPIVersion,
+		Kind:       PolicyKind,
+		Metadata:   PolicyMetadata{Name: "profiles:" + strings.Join(names, ",")},
+		Spec:       PolicySpec{Profiles: names},
+	})
+}
+
+// Policy is a validated, compiled TranslationPolicy, safe for concurrent use.
+type Policy struct {
+	name     string
+	spec     PolicySpec
+	exact    map[string]*ResourceRule
+	patterns []*ResourceRule // longest prefix first
+	labels   []*NodeLabelRule
+	cel      *celChecker
+}
+
+func compilePolicy(name string, spec PolicySpec) *Policy {
+	p := &Policy{name: name, spec: spec, exact: map[string]*ResourceRule{}, cel: &celChecker{}}
+	for i := range p.spec.Resources {
+		r := &p.spec.Resources[i]
+		if strings.HasSuffix(r.Name, "*") {
+			p.patterns = slices.DeleteFunc(p.patterns, func(o *ResourceRule) bool { return o.Name == r.Name })
+			p.patterns = append(p.patterns, r)
+			continue
+		}
+		p.exact[r.Name] = r // a later rule wins
+	}
+	slices.SortStableFunc(p.patterns, func(a, b *ResourceRule) int { return len(b.Name) - len(a.Name) })
+	for i := range p.spec.NodeLabels {
+		p.labels = append(p.labels, &p.spec.NodeLabels[i])
+	}
+	return p
+}
+
+// Name of the policy (metadata.name).
+func (p *Policy) Name() string { return p.name }
+
+// Spec returns the effective rules: those of the included profiles followed
+// by the policy's own.
+func (p *Policy) Spec() PolicySpec { return p.spec }
+
+// Families returns the device families the policy maps, sorted.
+func (p *Policy) Families() []string {
+	set := map[string]bool{}
+	for _, r := range p.spec.Resources {
+		set[r.Family] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// resourceRule finds the rule for an extended resource: an exact rule first,
+// then the pattern with the longest prefix. suffix is what "*" matched.
+func (p *Policy) resourceRule(name string) (rule *ResourceRule, suffix string, ok bool) {
+	if r, ok := p.exact[name]; ok {
+		return r, "", true
+	}
+	for _, r := range p.patterns {
+		base := strings.TrimSuffix(r.Name, "*")
+		if s, ok := strings.CutPrefix(name, base); ok && s != "" {
+			return r, s, true
+		}
+	}
+	return nil, "", false
+}
+
+func matchResourceRule(rules []ResourceRule, name string) (*ResourceRule, bool) {
+	p := compilePolicy("", PolicySpec{Resources: rules})
+	r, _, ok := p.resourceRule(name)
+	return r, ok
+}
+
+// labelRule finds the last rule for a label key that serves family. The
+// key of a rule may hold one "*"; wildcard is what it matched.
+func (p *Policy) labelRule(key, family string) (rule *NodeLabelRule, wildcard string, ok bool) {
+	for i := len(p.labels) - 1; i >= 0; i-- {
+		r := p.labels[i]
+		if !slices.Contains(r.Families, family) {
+			continue
+		}
+		if w, ok := matchKey(r.Key, key); ok {
+			return r, w, true
+		}
+	}
+	return nil, "", false
+}
+
+// knowsLabel reports whether any rule maps the key, for any family.
+func (p *Policy) knowsLabel(key string) bool {
+	for _, r := range p.labels {
+		if _, ok := matchKey(r.Key, key); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func matchKey(pattern, key string) (string, bool) {
+	before, after, wild := strings.Cut(pattern, "*")
+	if !wild {
+		return "", pattern == key
+	}
+	if len(key) < len(before)+len(after)+1 || !strings.HasPrefix(key, before) || !strings.HasSuffix(key, after) {
+		return "", false
+	}
+	return key[len(before) : len(key)-len(after)], true
+}

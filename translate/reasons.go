@@ -1,0 +1,100 @@
+package translate
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Outcome is what translation decided for a pod.
+type Outcome string
+
+// Outcomes.
+const (
+	// OutcomeTranslate: the pod was rewritten to use a ResourceClaimTemplate.
+	OutcomeTranslate Outcome = "Translate"
+	// OutcomeKeepLegacy: the pod asks for legacy devices but stays as it is
+	// (it cannot or should not be translated); Reasons say why.
+	OutcomeKeepLegacy Outcome = "KeepLegacy"
+	// OutcomeSkip: the pod is not claimbridge's business (opted out, already
+	// translated, mirror pod, no legacy device request).
+	OutcomeSkip Outcome = "Skip"
+)
+
+// Severity of a reason. Warnings are worth a human's attention (they become
+// admission warnings); Info records a decision.
+type Severity string
+
+// Severities.
+const (
+	SeverityInfo    Severity = "Info"
+	SeverityWarning Severity = "Warning"
+)
+
+// ReasonCode is a stable PascalCase code, usable as a metrics label.
+type ReasonCode string
+
+// Reason codes. Each one is documented where it is produced; the CLI's
+// explain output and the webhook's warnings, Events and metrics all use them.
+const (
+	ReasonTranslated                   ReasonCode = "Translated"
+	ReasonOptedOut                     ReasonCode = "OptedOut"
+	ReasonMirrorPod                    ReasonCode = "MirrorPod"
+	ReasonAlreadyTranslated            ReasonCode = "AlreadyTranslated"
+	ReasonHasResourceClaims            ReasonCode = "HasResourceClaims"
+	ReasonNoLegacyResources            ReasonCode = "NoLegacyResources"
+	ReasonUnmappedResource             ReasonCode = "UnmappedResource"
+	ReasonInvalidQuantity              ReasonCode = "InvalidQuantity"
+	ReasonRequestLimitMismatch         ReasonCode = "RequestLimitMismatch"
+	ReasonTooManyDevices               ReasonCode = "TooManyDevices"
+	ReasonTooManyRequests              ReasonCode = "TooManyRequests"
+	ReasonTooManyAlternatives          ReasonCode = "TooManyAlternatives"
+	ReasonAlternativesDropped          ReasonCode = "AlternativesDropped"
+	ReasonDeferToExtendedResource      ReasonCode = "DeferToExtendedResource"
+	ReasonExtendedResourceMappedByClass ReasonCode = "ExtendedResourceMappedByClass"
+	ReasonQuotaNotCovered              ReasonCode = "QuotaNotCovered"
+	ReasonNodeLabelTranslated          ReasonCode = "NodeLabelTranslated"
+	ReasonNodeLabelKept                ReasonCode = "NodeLabelKept"
+	ReasonNodeLabelUntranslatable      ReasonCode = "NodeLabelUntranslatable"
+	ReasonAffinityNotTranslatable      ReasonCode = "AffinityNotTranslatable"
+	ReasonAlternatives                 ReasonCode = "Alternatives"
+	ReasonFallbackApplied              ReasonCode = "FallbackApplied"
+	ReasonAlignmentApplied             ReasonCode = "AlignmentApplied"
+	ReasonAlignmentNotApplied          ReasonCode = "AlignmentNotApplied"
+	ReasonInitContainerSharesDevices   ReasonCode = "InitContainerSharesDevices"
+	ReasonInitContainerHoldsDevices    ReasonCode = "InitContainerHoldsDevices"
+	ReasonCompanionNotAdded            ReasonCode = "CompanionNotAdded"
+	ReasonInvalidSelector              ReasonCode = "InvalidSelector"
+	ReasonInvalidPod                   ReasonCode = "InvalidPod"
+)
+
+// Reason explains one decision, with the field it is about.
+type Reason struct {
+	Code     ReasonCode `json:"code"`
+	Severity Severity   `json:"severity"`
+	Field    string     `json:"field,omitempty"`
+	Message  string     `json:"message"`
+}
+
+func (r Reason) String() string {
+	if r.Field == "" {
+		return fmt.Sprintf("%s: %s", r.Code, r.Message)
+	}
+	return fmt.Sprintf("%s: %s: %s", r.Code, r.Field, r.Message)
+}
+
+func newReason(code ReasonCode, sev Severity, p *field.Path, format string, args ...any) Reason {
+	r := Reason{Code: code, Severity: sev, Message: fmt.Sprintf(format, args...)}
+	if p != nil {
+		r.Field = p.String()
+	}
+	return r
+}
+
+func info(code ReasonCode, p *field.Path, format string, args ...any) Reason {
+	return newReason(code, SeverityInfo, p, format, args...)
+}
+
+func warning(code ReasonCode, p *field.Path, format string, args ...any) Reason {
+	return newReason(code, SeverityWarning, p, format, args...)
+}
