@@ -56,8 +56,8 @@ if [[ -f "${stamp}" ]]; then
 	exit 0
 fi
 # A directory without a stamp cannot come from this script (it renames complete directories
-# only); clear whatever is there.
-rm -rf "${dir}"
+# only); clear whatever is there, and what interrupted builds left behind.
+rm -rf "${dir}" "${parent}/.${key}.tmp."*
 
 tmp="$(mktemp -d "${parent}/.${key}.tmp.XXXXXX")"
 ticker=""
@@ -82,7 +82,12 @@ build() {
 	start="${SECONDS}"
 	log "building ${label}"
 	(
-		while sleep 60; do log "  still building ${label} ($((SECONDS - start)) s)"; done
+		exec 9>&- # the lock stays with the script only
+		n=0
+		while sleep 1; do
+			n=$((n + 1))
+			if ((n % 60 == 0)); then log "  still building ${label} ($((SECONDS - start)) s)"; fi
+		done
 	) &
 	ticker=$!
 	(

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // BinDirEnv names the environment variable that points the harness at a directory holding
@@ -39,6 +41,10 @@ func ResolveBinDir(ctx context.Context, progress io.Writer) (string, error) {
 		cmd := exec.CommandContext(ctx, "bash", script)
 		cmd.Dir = root
 		cmd.Stderr = progress
+		// On cancellation stop the build too, not only the script.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = 10 * time.Second
 		out, err := cmd.Output()
 		if err != nil {
 			return "", fmt.Errorf("run %s: %w", script, err)

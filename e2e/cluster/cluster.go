@@ -622,7 +622,8 @@ func (c *Cluster) Mark() LogMark {
 // Logs returns every component's full log, one section per component.
 func (c *Cluster) Logs() string { return c.logs(nil, 0) }
 
-// LogTail returns the last maxLines lines (at most) of every component's log.
+// LogTail returns roughly the last maxLines lines of every component's log (it cuts by size,
+// assuming 300 bytes a line).
 func (c *Cluster) LogTail(maxLines int) string { return c.logs(nil, int64(maxLines)*300) }
 
 // LogsSince returns what every component logged after mark, at most about maxBytes per

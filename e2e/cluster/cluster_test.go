@@ -2,13 +2,9 @@ package cluster_test
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	admissionv1 "k8s.io/api/admission/v1"
+	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -24,6 +20,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/scheme"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 )
@@ -51,6 +50,7 @@ func run(m *testing.M) int {
 	defer c.Stop()
 	fmt.Fprintf(os.Stderr, "cluster ready in %v (kubeconfig %s)\n", time.Since(start).Round(time.Millisecond), c.Kubeconfig)
 	testCluster = c
+	ctrllog.SetLogger(logr.Discard())
 	return m.Run()
 }
 
@@ -268,29 +268,34 @@ func TestWebhookIsCalledForPodsInOptedInNamespacesOnly(t *testing.T) {
 
 	// A stand-in webhook that labels every pod it sees.
 	var calls atomic.Int32
-	serving, err := testCluster.IssueServingCert([]string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)})
+	decoder := admission.NewDecoder(scheme.Scheme)
+	hook, err := testCluster.ServeWebhook(ctx, "/mutate-pods", &admission.Webhook{
+		Handler: admission.HandlerFunc(func(_ context.Context, req admission.Request) admission.Response {
+			calls.Add(1)
+			var pod corev1.Pod
+			if err := decoder.Decode(req, &pod); err != nil {
+				return admission.Errored(http.StatusBadRequest, err)
+			}
+			mutated := pod.DeepCopy()
+			if mutated.Labels == nil {
+				mutated.Labels = map[string]string{}
+			}
+			mutated.Labels["e2e.claimbridge.io/mutated"] = "true"
+			raw, err := json.Marshal(mutated)
+			if err != nil {
+				return admission.Errored(http.StatusInternalServerError, err)
+			}
+			return admission.PatchResponseFromRaw(req.Object.Raw, raw)
+		}),
+	})
 	if err != nil {
-		t.Fatalf("issue serving certificate: %v", err)
+		t.Fatalf("serve webhook: %v", err)
 	}
-	cert, err := serving.TLSCertificate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		labelingWebhook(w, r)
-	}))
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
 
 	const name = "harness-selftest"
-	if _, err := testCluster.InstallWebhook(ctx, cluster.Webhook{
-		Name:          name,
-		URL:           srv.URL + "/mutate",
-		CABundle:      serving.CABundle,
-		FailurePolicy: admissionregistrationv1.Fail, // a broken TLS setup must show, not be ignored
-	}); err != nil {
+	hook.Name = name
+	hook.FailurePolicy = admissionregistrationv1.Fail // a broken TLS setup must show, not be ignored
+	if _, err := testCluster.InstallWebhook(ctx, hook); err != nil {
 		t.Fatalf("install webhook: %v", err)
 	}
 	t.Cleanup(func() {
@@ -354,36 +359,6 @@ func TestWebhookIsCalledForPodsInOptedInNamespacesOnly(t *testing.T) {
 	if _, ok := sys.Labels["e2e.claimbridge.io/mutated"]; ok || calls.Load() != before {
 		t.Errorf("webhook saw a kube-system pod (labels %v, calls %d → %d)", sys.Labels, before, calls.Load())
 	}
-}
-
-// labelingWebhook answers an AdmissionReview with a patch that adds a label.
-func labelingWebhook(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	var review admissionv1.AdmissionReview
-	if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
-		http.Error(w, fmt.Sprintf("decode review: %v", err), http.StatusBadRequest)
-		return
-	}
-	var pod corev1.Pod
-	if err := json.Unmarshal(review.Request.Object.Raw, &pod); err != nil {
-		http.Error(w, fmt.Sprintf("decode pod: %v", err), http.StatusBadRequest)
-		return
-	}
-	var patch []map[string]any
-	if pod.Labels == nil {
-		patch = append(patch, map[string]any{"op": "add", "path": "/metadata/labels", "value": map[string]string{}})
-	}
-	patch = append(patch, map[string]any{"op": "add", "path": "/metadata/labels/e2e.claimbridge.io~1mutated", "value": "true"})
-	patchBytes, _ := json.Marshal(patch)
-	pt := admissionv1.PatchTypeJSONPatch
-	review.Response = &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true, Patch: patchBytes, PatchType: &pt}
-	review.Request = nil
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(review)
 }
 
 func TestEveryShippedFleetIsAcceptedByTheAPIServer(t *testing.T) {

@@ -367,15 +367,15 @@ func (f *Fleet) NodeNames() []string {
 // conflict. Remember to raise Spec.Pool.Generation when a pool's content changes in a way
 // consumers must notice.
 func (f *Fleet) UpdateSlice(ctx context.Context, name string, mutate func(*resourceapi.ResourceSlice)) (*resourceapi.ResourceSlice, error) {
-	slices := f.c.client.ResourceV1().ResourceSlices()
+	sliceClient := f.c.client.ResourceV1().ResourceSlices()
 	var updated *resourceapi.ResourceSlice
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		s, err := slices.Get(ctx, f.SliceName(name), metav1.GetOptions{})
+		s, err := sliceClient.Get(ctx, f.SliceName(name), metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		mutate(s)
-		updated, err = slices.Update(ctx, s, metav1.UpdateOptions{})
+		updated, err = sliceClient.Update(ctx, s, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
