@@ -92,7 +92,7 @@ build() {
 	ticker=$!
 	(
 		cd "${mod}"
-		GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "${ldflags}" -o "${tmp}/" "$@"
+		GOWORK=off CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "${ldflags}" -o "${tmp}/" "$@"
 	)
 	kill "${ticker}" 2>/dev/null || true
 	wait "${ticker}" 2>/dev/null || true
