@@ -391,7 +391,7 @@ func (c *Cluster) writeKubeconfig(path, commonName, org string) error {
 // run starts one component with its default flags followed by Options.ExtraArgs.
 func (c *Cluster) run(dir, name string, args ...string) error {
 	args = append(args, c.opts.ExtraArgs[name]...)
-	comp, err := startComponent(name, filepath.Join(c.BinDir, name), filepath.Join(dir, "logs", name+".log"), args)
+	comp, err := startComponent(name, filepath.Join(c.BinDir, name), filepath.Join(dir, "logs", name+".log"), args, nil)
 	if err != nil {
 		return err
 	}
@@ -410,6 +410,25 @@ func (c *Cluster) component(name string) *component {
 		}
 	}
 	return nil
+}
+
+// StartProcess runs another program next to the control plane (claimbridge's binary, say)
+// the way the components run: own process group, output in a log file that Logs, LogTail and
+// DumpLogsOnFailure include, killed when the test binary dies, stopped by Stop before the
+// control plane. env is added to the test binary's environment.
+func (c *Cluster) StartProcess(name, path string, args, env []string) (*Process, error) {
+	logDir := filepath.Join(c.Dir, "logs")
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create log dir: %w", err)
+	}
+	comp, err := startComponent(name, path, filepath.Join(logDir, name+".log"), args, env)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.components = append(c.components, comp)
+	c.mu.Unlock()
+	return &Process{comp: comp}, nil
 }
 
 // readyFunc reports whether a component is ready; an error is a reason to keep waiting.

@@ -55,13 +55,17 @@ func spawn(cmd *exec.Cmd) error {
 	return <-done
 }
 
-// startComponent runs bin with args in its own process group, logging to logPath.
-func startComponent(name, bin, logPath string, args []string) (*component, error) {
+// startComponent runs bin with args in its own process group, logging to logPath. env is
+// added to the current environment.
+func startComponent(name, bin, logPath string, args, env []string) (*component, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open %s log: %w", name, err)
 	}
 	cmd := exec.Command(bin, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -166,3 +170,15 @@ func (c *component) logContains(s string) bool {
 	data, err := os.ReadFile(c.logPath)
 	return err == nil && strings.Contains(string(data), s)
 }
+
+// Process is a process started by (*Cluster).StartProcess.
+type Process struct{ comp *component }
+
+// Stop stops the process (SIGTERM to its group, SIGKILL after 15 seconds) and waits for it.
+func (p *Process) Stop() { p.comp.stop(15 * time.Second) }
+
+// Exited is closed when the process has exited.
+func (p *Process) Exited() <-chan struct{} { return p.comp.exited }
+
+// Pid returns the process id.
+func (p *Process) Pid() int { return p.comp.cmd.Process.Pid }
