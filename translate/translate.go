@@ -122,6 +122,7 @@ type translation struct {
 // use is one (container, legacy resource) pair.
 type use struct {
 	path     *field.Path
+	idx      int // index in its container list
 	cname    string
 	init     bool // a non-restartable init container
 	sidecar  bool // a restartable init container
@@ -172,9 +173,9 @@ type scenario struct {
 
 type constraint struct {
 	rule      *AlignmentRule
-	whole     []*request   // requests named as a whole
-	variantOf *request     // request whose variants are named
-	variants  []*alt       // of variantOf
+	whole     []*request // requests named as a whole
+	variantOf *request   // request whose variants are named
+	variants  []*alt     // of variantOf
 }
 
 func (t *translation) run() *Result {
@@ -266,7 +267,7 @@ func (t *translation) collectUses() (invalid bool) {
 					}
 					continue
 				}
-				u := &use{path: cp, cname: c.Name, init: isInit && !sidecar, sidecar: sidecar, resource: n, rule: rule, suffix: suffix}
+				u := &use{path: cp, idx: i, cname: c.Name, init: isInit && !sidecar, sidecar: sidecar, resource: n, rule: rule, suffix: suffix}
 				if len(rule.OnlyWith) > 0 {
 					if t.companionQuantity(c, u) {
 						t.companions = append(t.companions, u)
@@ -383,7 +384,9 @@ func (t *translation) shareInitRequests() {
 		}
 		var best *use
 		for _, o := range owners {
-			if o == u || o.resource != u.resource || o.count < u.count {
+			// A sidecar declared before this init container is already
+			// running beside it: its devices are busy.
+			if o == u || o.resource != u.resource || o.count < u.count || (o.sidecar && o.idx < u.idx) {
 				continue
 			}
 			if best == nil || o.count < best.count {
@@ -901,6 +904,9 @@ func describeAlt(a *alt) string {
 	if len(parts) > 0 {
 		s += " (" + strings.Join(parts, ", ") + ")"
 	}
+	if a.variantOf != "" {
+		s += " aligned by " + a.variantOf
+	}
 	return s
 }
 
@@ -1106,7 +1112,10 @@ func altSlug(r *request, a *alt) string {
 		}
 	}
 	for _, l := range a.labels {
-		if l.op == corev1.NodeSelectorOpIn {
+		common := !slices.ContainsFunc(r.alts, func(o *alt) bool {
+			return !slices.ContainsFunc(o.labels, l.equal)
+		})
+		if l.op == corev1.NodeSelectorOpIn && !common {
 			parts = append(parts, l.values...)
 		}
 	}

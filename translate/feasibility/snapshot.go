@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/dynamic-resource-allocation/cel"
@@ -96,8 +97,12 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		allocators: map[*cel.Cache]*allocatorPair{},
 	}
 	for _, c := range inv.Classes {
-		if _, ok := s.classes[c.Name]; ok {
-			return nil, fmt.Errorf("new snapshot: duplicate device class %q", c.Name)
+		if old, ok := s.classes[c.Name]; ok {
+			// The same class loaded twice (e.g. from two fleet directories) is fine.
+			if !apiequality.Semantic.DeepEqual(old.Spec, c.Spec) {
+				return nil, fmt.Errorf("new snapshot: conflicting device classes named %q", c.Name)
+			}
+			continue
 		}
 		s.classes[c.Name] = c
 	}
