@@ -33,7 +33,7 @@ type goldenResult struct {
 	Template *resourceapi.ResourceClaimTemplate `json:"template,omitempty"`
 }
 
-func loadCase(t *testing.T, path string) (Input, *goldenCase) {
+func loadCase(t testing.TB, path string) (Input, *goldenCase) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -115,7 +115,7 @@ func TestGolden(t *testing.T) {
 
 // checkTemplate compiles every generated selector independently of the
 // translator and checks the references between pod and template.
-func checkTemplate(t *testing.T, res *Result) {
+func checkTemplate(t testing.TB, res *Result) {
 	t.Helper()
 	if res.Outcome != OutcomeTranslate {
 		if res.Template != nil {
@@ -172,7 +172,7 @@ func checkTemplate(t *testing.T, res *Result) {
 }
 
 // checkIdempotent: translating the result again changes nothing.
-func checkIdempotent(t *testing.T, in Input, res *Result) {
+func checkIdempotent(t testing.TB, in Input, res *Result) {
 	t.Helper()
 	in.Pod = res.Pod
 	again, err := Pod(in)

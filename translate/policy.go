@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -296,10 +298,24 @@ type LegacyShape struct {
 // fields are rejected; every error carries a field path.
 func LoadPolicy(data []byte) (*Policy, error) {
 	var tp TranslationPolicy
-	if err := yaml.UnmarshalStrict(data, &tp); err != nil {
+	if err := decodeStrict(data, &tp); err != nil {
 		return nil, fmt.Errorf("decode policy: %w", err)
 	}
 	return NewPolicy(&tp)
+}
+
+// decodeStrict reads YAML or JSON into v, rejecting unknown and duplicate
+// fields with their paths.
+func decodeStrict(data []byte, v any) error {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return err
+	}
+	strict, err := sigsjson.UnmarshalStrict(js, v, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strict...)
 }
 
 // NewPolicy validates a TranslationPolicy and compiles it, with the rules of

@@ -7,8 +7,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 )
 
 //go:embed profiles/*.yaml
@@ -67,7 +65,7 @@ func builtinProfile(name string) (*TranslationPolicy, error) {
 		return nil, err
 	}
 	var tp TranslationPolicy
-	if err := yaml.UnmarshalStrict(data, &tp); err != nil {
+	if err := decodeStrict(data, &tp); err != nil {
 		return nil, fmt.Errorf("built-in profile %s: %w", name, err)
 	}
 	return &tp, nil

@@ -1,6 +1,8 @@
 package feasibility
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,21 +193,66 @@ func splitName(name resourceapi.QualifiedName, driver string) (string, string) {
 	return driver, string(name)
 }
 
-// project returns the device reduced to the fields p reads, and a key that is equal for two
-// devices exactly when their projections are equal. Selectors that read only those fields give
-// the same result (and the same runtime errors) on the projection as on the device.
-func (p *projection) project(driver string, d *resourceapi.Device, identity string) (key string, out *resourceapi.Device) {
+// keyParts lists the qualified names under which each referenced field may be stored on a
+// device of the driver ("<domain>/<id>", or "<id>" in the driver's own domain), in a fixed order.
+func (p *projection) keyParts(driver string) (attrs, caps [][2]resourceapi.QualifiedName) {
+	names := func(m map[[2]string]bool) [][2]resourceapi.QualifiedName {
+		var out [][2]resourceapi.QualifiedName
+		for _, k := range slices.SortedFunc(maps.Keys(m), func(a, b [2]string) int {
+			return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+		}) {
+			n := [2]resourceapi.QualifiedName{resourceapi.QualifiedName(k[0] + "/" + k[1])}
+			if k[0] == driver {
+				n[1] = resourceapi.QualifiedName(k[1])
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	return names(p.attrs), names(p.caps)
+}
+
+// key returns a string that is equal for two devices of one driver exactly when the fields p
+// reads are equal (same presence, same values).
+func (p *projection) key(driver string, d *resourceapi.Device, identity string, attrs, caps [][2]resourceapi.QualifiedName) string {
 	if p.all {
-		return "\x00" + identity, d
+		return "\x00" + identity
 	}
 	var b strings.Builder
 	b.WriteString(driver)
 	if d.AllowMultipleAllocations != nil && *d.AllowMultipleAllocations {
 		b.WriteString("\x00multi")
 	}
-	out = &resourceapi.Device{AllowMultipleAllocations: d.AllowMultipleAllocations}
-	// Map iteration order does not matter for the key: it is built from sorted parts below.
-	var parts []string
+	for _, n := range attrs {
+		b.WriteString("\x01")
+		a, ok := d.Attributes[n[0]]
+		if !ok && n[1] != "" {
+			a, ok = d.Attributes[n[1]]
+		}
+		if ok {
+			b.WriteString(attributeString(a))
+		}
+	}
+	for _, n := range caps {
+		b.WriteString("\x02")
+		c, ok := d.Capacity[n[0]]
+		if !ok && n[1] != "" {
+			c, ok = d.Capacity[n[1]]
+		}
+		if ok {
+			b.WriteString(c.Value.String())
+		}
+	}
+	return b.String()
+}
+
+// project returns the device reduced to the fields p reads. Selectors that read only those
+// fields give the same result (and the same runtime errors) on the projection as on the device.
+func (p *projection) project(driver string, d *resourceapi.Device) *resourceapi.Device {
+	if p.all {
+		return d
+	}
+	out := &resourceapi.Device{AllowMultipleAllocations: d.AllowMultipleAllocations}
 	for name, a := range d.Attributes {
 		domain, id := splitName(name, driver)
 		if !p.attrs[[2]string{domain, id}] {
@@ -215,7 +262,6 @@ func (p *projection) project(driver string, d *resourceapi.Device, identity stri
 			out.Attributes = map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{}
 		}
 		out.Attributes[name] = a
-		parts = append(parts, "a\x00"+domain+"\x00"+id+"\x00"+attributeString(a))
 	}
 	for name, c := range d.Capacity {
 		domain, id := splitName(name, driver)
@@ -226,14 +272,8 @@ func (p *projection) project(driver string, d *resourceapi.Device, identity stri
 			out.Capacity = map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{}
 		}
 		out.Capacity[name] = c
-		parts = append(parts, "c\x00"+domain+"\x00"+id+"\x00"+c.Value.String())
 	}
-	slices.Sort(parts)
-	for _, s := range parts {
-		b.WriteString("\x01")
-		b.WriteString(s)
-	}
-	return b.String(), out
+	return out
 }
 
 func attributeString(a resourceapi.DeviceAttribute) string {

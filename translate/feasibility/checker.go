@@ -300,6 +300,11 @@ type plan struct {
 	// 'y' match, 'n' no match, '?' error (never pruned).
 	mu    sync.Mutex
 	match map[string][]byte
+	parts map[string]keyParts // per driver
+}
+
+type keyParts struct {
+	attrs, caps [][2]resourceapi.QualifiedName
 }
 
 func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaim) Verdict {
@@ -342,7 +347,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 
 	// Pass 1: devices free today.
 	nowWhy := why.clone()
-	res := c.search(ctx, p, celCache, allocs.now, candidates, false, nowWhy)
+	res := c.search(ctx, p, celCache, allocs.now, candidates, false, nowWhy, nil)
 	switch {
 	case res.err != nil:
 		return c.fatal(v, res)
@@ -358,7 +363,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 
 	// Pass 2: the same nodes with every device free.
 	freeWhy := why.clone()
-	free := c.search(ctx, p, celCache, allocs.free, candidates, true, freeWhy)
+	free := c.search(ctx, p, celCache, allocs.free, candidates, true, freeWhy, &res)
 	v.NodesPruned = len(snap.nodes) - len(candidates) + free.pruned
 	switch {
 	case free.err != nil:
@@ -407,7 +412,7 @@ func nodeRejects(required nodeaffinity.RequiredNodeAffinity, pod *corev1.Pod, no
 
 // plan resolves classes and prepares the requirements; reasons are returned for unknown classes.
 func (c *Checker) plan(snap *Snapshot, celCache *cel.Cache, claims []*resourceapi.ResourceClaim) (*plan, []string) {
-	p := &plan{claims: claims, proj: projection{attrs: map[[2]string]bool{}, caps: map[[2]string]bool{}}, match: map[string][]byte{}}
+	p := &plan{claims: claims, proj: projection{attrs: map[[2]string]bool{}, caps: map[[2]string]bool{}}, match: map[string][]byte{}, parts: map[string]keyParts{}}
 	var reasons []string
 	addReq := func(r requirement, className string, selectors []resourceapi.DeviceSelector) int {
 		class, ok := snap.classes[className]
@@ -452,7 +457,14 @@ func (c *Checker) plan(snap *Snapshot, celCache *cel.Cache, claims []*resourceap
 // matches returns, per requirement, whether the device may match ('y'), does not ('n') or
 // could not be evaluated ('?').
 func (p *plan) matches(ctx context.Context, celCache *cel.Cache, d *deviceRef) []byte {
-	key, proj := p.proj.project(d.driver, d.device, d.driver+"/"+d.pool+"/"+d.device.Name)
+	p.mu.Lock()
+	parts, ok := p.parts[d.driver]
+	if !ok {
+		parts.attrs, parts.caps = p.proj.keyParts(d.driver)
+		p.parts[d.driver] = parts
+	}
+	p.mu.Unlock()
+	key := p.proj.key(d.driver, d.device, d.driver+"/"+d.pool+"/"+d.device.Name, parts.attrs, parts.caps)
 	p.mu.Lock()
 	m, ok := p.match[key]
 	p.mu.Unlock()
@@ -460,6 +472,7 @@ func (p *plan) matches(ctx context.Context, celCache *cel.Cache, d *deviceRef) [
 		return m
 	}
 	m = make([]byte, len(p.reqs))
+	proj := p.proj.project(d.driver, d.device)
 	input := cel.Device{Driver: d.driver, AllowMultipleAllocations: proj.AllowMultipleAllocations, Attributes: proj.Attributes, Capacity: proj.Capacity}
 	for i := range p.reqs {
 		r := &p.reqs[i]
@@ -576,18 +589,24 @@ type searchResult struct {
 	errNode  string
 	deadline bool
 	pruned   int
+	// Per candidate: why it failed, and whether the allocator said so.
+	outcome []string
+	ran     []bool
 }
 
 // search runs the allocator over the candidates in parallel and returns the first node in
 // name order that fits, or the first fatal error (whichever comes first in that order), like
-// a scheduler that stops at the first feasible node.
-func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc structured.Allocator, nodes []*nodeInfo, free bool, why *reasonSet) searchResult {
+// a scheduler that stops at the first feasible node. With prev (the pass over the allocated
+// state), nodes without allocated devices on which the allocator already failed are not run
+// again: an empty allocated state cannot change their answer.
+func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc structured.Allocator, nodes []*nodeInfo, free bool, why *reasonSet, prev *searchResult) searchResult {
 	var (
 		next    atomic.Int64
 		best    atomic.Int64 // index of the decisive node so far
 		res     searchResult
 		pruned  atomic.Int64
 		outcome = make([]string, len(nodes)) // per node: why it failed ("" = not decided)
+		ran     = make([]bool, len(nodes))
 		results = make([][]resourceapi.AllocationResult, len(nodes))
 		errs    = make([]error, len(nodes))
 		wg      sync.WaitGroup
@@ -607,12 +626,17 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 					return
 				}
 				ni := nodes[i]
+				if prev != nil && prev.ran[i] && !ni.busy && prev.outcome[i] != "" {
+					outcome[i], ran[i] = prev.outcome[i], true
+					continue
+				}
 				if msg := p.prune(ctx, cc, ni, free); msg != "" {
 					outcome[i] = msg
 					pruned.Add(1)
 					continue
 				}
 				out, err := alloc.Allocate(ctx, ni.node, p.claims)
+				ran[i] = true
 				switch {
 				case err != nil && ctx.Err() != nil:
 					return
@@ -639,6 +663,7 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 	}
 	wg.Wait()
 	res.pruned = int(pruned.Load())
+	res.outcome, res.ran = outcome, ran
 	if b := best.Load(); b < int64(len(nodes)) {
 		if errs[b] != nil {
 			res.err, res.errNode = errs[b], nodes[b].node.Name

@@ -66,6 +66,9 @@ type allocatorPair struct {
 type nodeInfo struct {
 	node    *corev1.Node
 	devices []deviceRef
+	// busy: some visible device is allocated (exclusively or shared). A node that is not busy
+	// gives the same allocator answer with and without the allocated state.
+	busy bool
 }
 
 // deviceRef is one device as the allocator would see it from a node.
@@ -170,6 +173,22 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		}
 	}
 	s.devices = seen.Len()
+
+	shared := sets.New[structured.DeviceID]()
+	for id := range s.allocated.AllocatedSharedDeviceIDs {
+		shared.Insert(id.GetDeviceID())
+	}
+	for id := range s.allocated.AggregatedCapacity {
+		shared.Insert(id)
+	}
+	for _, ni := range s.nodes {
+		for _, d := range ni.devices {
+			if d.allocated || shared.Has(structured.MakeDeviceID(d.driver, d.pool, d.device.Name)) {
+				ni.busy = true
+				break
+			}
+		}
+	}
 	return s, nil
 }
 

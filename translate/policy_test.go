@@ -1,0 +1,165 @@
+package translate
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLoadPolicyRejectsBadInputWithFieldPaths(t *testing.T) {
+	const head = "apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\n"
+	cases := map[string]struct {
+		yaml     string
+		wantErrs []string
+	}{
+		"unknown field is rejected": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  bogus: true\n",
+			wantErrs: []string{`unknown field "spec.bogus"`},
+		},
+		"wrong kind and version": {
+			yaml:     "apiVersion: v1\nkind: ConfigMap\nspec:\n  profiles: [nvidia]\n",
+			wantErrs: []string{"apiVersion: Unsupported value", "kind: Unsupported value"},
+		},
+		"unknown profile": {
+			yaml:     head + "spec:\n  profiles: [nvidia, cuda]\n",
+			wantErrs: []string{`spec.profiles[1]: Unsupported value: "cuda"`},
+		},
+		"empty policy": {
+			yaml:     head + "spec: {}\n",
+			wantErrs: []string{"spec.resources: Required value"},
+		},
+		"resource without a domain": {
+			yaml:     head + "spec:\n  resources:\n  - name: gpu\n    family: g\n    deviceClassName: c\n",
+			wantErrs: []string{"spec.resources[0].name: Invalid value"},
+		},
+		"two wildcards in a resource": {
+			yaml:     head + "spec:\n  resources:\n  - name: a.com/*x*\n    family: g\n    deviceClassName: c\n",
+			wantErrs: []string{"spec.resources[0].name: Invalid value", "trailing"},
+		},
+		"missing family and class": {
+			yaml:     head + "spec:\n  resources:\n  - name: a.com/x\n",
+			wantErrs: []string{"spec.resources[0].family: Required value", "spec.resources[0].deviceClassName: Required value"},
+		},
+		"suffix attribute on an exact name": {
+			yaml:     head + "spec:\n  resources:\n  - name: a.com/x\n    family: g\n    deviceClassName: c\n    suffixAttribute: a.com/profile\n",
+			wantErrs: []string{"spec.resources[0].suffixAttribute: Forbidden"},
+		},
+		"attribute without a domain": {
+			yaml:     head + "spec:\n  resources:\n  - name: a.com/x*\n    family: g\n    deviceClassName: c\n    suffixAttribute: profile\n",
+			wantErrs: []string{"spec.resources[0].suffixAttribute: Invalid value", "fully qualified"},
+		},
+		"selector operator and values": {
+			yaml:     head + "spec:\n  resources:\n  - name: a.com/x\n    family: g\n    deviceClassName: c\n    selectors:\n    - attribute: a.com/n\n      operator: Gt\n      values: [\"1\", \"2\"]\n    - attribute: a.com/m\n      type: Int\n      values: [abc]\n",
+			wantErrs: []string{"spec.resources[0].selectors[0].values: Invalid value", "spec.resources[0].selectors[0].operator: Invalid value", "spec.resources[0].selectors[1].values[0]: Invalid value", "not an integer"},
+		},
+		"config parameters must be an object": {
+			yaml:     head + "spec:\n  resources:\n  - name: a.com/x\n    family: g\n    deviceClassName: c\n    config:\n    - driver: a.com\n      parameters: 3\n",
+			wantErrs: []string{"spec.resources[0].config[0].parameters: Invalid value"},
+		},
+		"label rule with an unknown conversion": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  nodeLabels:\n  - key: a.com/l\n    families: [nvidia-gpu]\n    conversion: Magic\n",
+			wantErrs: []string{"spec.nodeLabels[0].conversion: Unsupported value"},
+		},
+		"label rule that needs an attribute": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  nodeLabels:\n  - key: a.com/l\n    families: [nvidia-gpu]\n    conversion: String\n",
+			wantErrs: []string{"spec.nodeLabels[0].attribute: Required value"},
+		},
+		"label rule for an unknown family": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  nodeLabels:\n  - key: a.com/l\n    families: [nvidia-gpus]\n    conversion: Implied\n",
+			wantErrs: []string{`spec.nodeLabels[0].families[0]: Not found: "nvidia-gpus"`},
+		},
+		"map conversion without a table": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  nodeLabels:\n  - key: a.com/l\n    families: [nvidia-gpu]\n    conversion: Map\n    attribute: gpu.nvidia.com/productName\n",
+			wantErrs: []string{"spec.nodeLabels[0].values: Required value"},
+		},
+		"alignment rule mode": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  alignment:\n  - name: x\n    families: [nvidia-gpu, nvidia-gpu]\n    attribute: resource.kubernetes.io/pcieRoot\n    mode: Sometimes\n",
+			wantErrs: []string{"spec.alignment[0].mode: Unsupported value", "spec.alignment[0].families[1]: Duplicate value"},
+		},
+		"alignment rule for an unknown family": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  alignment:\n  - name: x\n    families: [nvidia-gpu, nic]\n    attribute: resource.kubernetes.io/pcieRoot\n",
+			wantErrs: []string{`spec.alignment[0].families[1]: Not found: "nic"`},
+		},
+		"fallback to an unknown resource": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  fallbacks:\n  - name: f\n    match: {resource: nvidia.com/gpu}\n    alternatives:\n    - resource: example.com/gpu\n",
+			wantErrs: []string{`spec.fallbacks[0].alternatives[0].resource: Not found: "example.com/gpu"`},
+		},
+		"fallback alternative that changes nothing": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  fallbacks:\n  - name: f\n    match: {resource: nvidia.com/gpu}\n    alternatives:\n    - countMultiplier: 1\n",
+			wantErrs: []string{"spec.fallbacks[0].alternatives[0]: Invalid value"},
+		},
+		"not YAML": {
+			yaml:     "{{{",
+			wantErrs: []string{"decode policy"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := LoadPolicy([]byte(tc.yaml))
+			if err == nil {
+				t.Fatal("policy was accepted")
+			}
+			for _, want := range tc.wantErrs {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not mention %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadPolicyAcceptsAndMerges(t *testing.T) {
+	p, err := LoadPolicy([]byte(`apiVersion: claimbridge.io/v1alpha1
+kind: TranslationPolicy
+metadata:
+  name: site
+spec:
+  profiles: [nvidia, rdma]
+  resources:
+  - name: rdma/hca
+    family: rdma-nic
+    deviceClassName: site-rdma
+    requestName: nic
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name() != "site" {
+		t.Errorf("name %q", p.Name())
+	}
+	rule, _, ok := p.resourceRule("rdma/hca")
+	if !ok || rule.DeviceClassName != "site-rdma" {
+		t.Errorf("the policy's own rule must win over the profile's pattern: %+v", rule)
+	}
+	rule, suffix, ok := p.resourceRule("rdma/other")
+	if !ok || rule.DeviceClassName != "dranet-rdma" || suffix != "other" {
+		t.Errorf("pattern rule: %+v %q", rule, suffix)
+	}
+	if diff := cmp.Diff([]string{"nvidia-gpu", "nvidia-mig", "rdma-nic"}, p.Families()); diff != "" {
+		t.Errorf("families (-want,+got):\n%s", diff)
+	}
+}
+
+func TestBuiltinProfiles(t *testing.T) {
+	for _, name := range ProfileNames() {
+		t.Run(name, func(t *testing.T) {
+			// Profiles may refer to families of other profiles; alone they
+			// still load.
+			if _, err := ProfilePolicy(name); err != nil {
+				t.Fatalf("profile %s: %v", name, err)
+			}
+		})
+	}
+	want := []string{"nvidia", "amd", "gke", "intel", "nfd", "rdma", "tpu"}
+	if diff := cmp.Diff(want, DefaultProfileNames()); diff != "" {
+		t.Errorf("default profiles (-want,+got):\n%s", diff)
+	}
+	if slices.Contains(DefaultProfileNames(), "dra-cpu") {
+		t.Error("dra-cpu must be opt-in")
+	}
+	if _, err := ProfileSource("nope"); err == nil {
+		t.Error("unknown profile accepted")
+	}
+}
