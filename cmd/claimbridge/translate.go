@@ -1,0 +1,96 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/claimbridge/claimbridge/internal/manifest"
+	"github.com/claimbridge/claimbridge/internal/offline"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// policyFlags choose the translation policy.
+type policyFlags struct {
+	file     string
+	profiles []string
+}
+
+func (p *policyFlags) add(c *cobra.Command) {
+	c.Flags().StringVar(&p.file, "policy", "", "TranslationPolicy file (default: all built-in profiles but the opt-in ones)")
+	c.Flags().StringSliceVar(&p.profiles, "profile", nil, "built-in profile(s) to use instead of a policy file (see 'claimbridge policy list')")
+}
+
+func (p *policyFlags) load() (*translate.Policy, error) {
+	switch {
+	case p.file != "" && len(p.profiles) > 0:
+		return nil, usagef("--policy and --profile exclude each other")
+	case p.file != "":
+		data, err := os.ReadFile(p.file)
+		if err != nil {
+			return nil, err
+		}
+		pol, err := translate.LoadPolicy(data)
+		if err != nil {
+			return nil, err
+		}
+		return pol, nil
+	case len(p.profiles) > 0:
+		return translate.ProfilePolicy(p.profiles...)
+	}
+	return translate.DefaultPolicy(), nil
+}
+
+func newTranslateCommand(explainOnly bool) *cobra.Command {
+	var (
+		files   []string
+		output  string
+		explain bool
+		pol     policyFlags
+	)
+	c := &cobra.Command{
+		Use:   "translate -f FILE|DIR|- [--policy FILE | --profile NAME...] [-o yaml|json] [--explain]",
+		Short: "Rewrite the pods and workloads of manifests to use ResourceClaimTemplates",
+		Long: `Reads Pods and workloads (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
+CronJob, ReplicationController, PodTemplate, List) and prints them rewritten,
+followed by the ResourceClaimTemplates they refer to, once per namespace.
+Objects of other kinds pass through unchanged. --explain prints the decision
+and its reasons for each object instead.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if output != "yaml" && output != "json" {
+				return usagef("-o must be yaml or json")
+			}
+			if len(files) == 0 {
+				return usagef("%v", manifest.ErrNoInput)
+			}
+			policy, err := pol.load()
+			if err != nil {
+				return err
+			}
+			docs, err := manifest.Read(files, c.InOrStdin())
+			if err != nil {
+				return err
+			}
+			items, templates, err := offline.Translate(docs, offline.Options{Policy: policy})
+			if err != nil {
+				return err
+			}
+			if explain || explainOnly {
+				return offline.WriteExplain(c.OutOrStdout(), items)
+			}
+			return offline.WriteObjects(c.OutOrStdout(), output, items, templates)
+		},
+	}
+	if explainOnly {
+		c.Use = "explain -f FILE|DIR|- [--policy FILE | --profile NAME...]"
+		c.Short = "Explain, for each pod and workload, what translation decides and why"
+	}
+	c.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or - for stdin (repeatable)")
+	c.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
+	if !explainOnly {
+		c.Flags().BoolVar(&explain, "explain", false, "print the reasons per object instead of the objects")
+	}
+	pol.add(c)
+	return c
+}
