@@ -72,7 +72,7 @@ and its reasons for each object instead.`,
 			if err != nil {
 				return err
 			}
-			items, templates, err := offline.Translate(docs, offline.Options{Policy: policy})
+			items, templates, err := offline.Translate(docs, offline.Options{Policy: policy, Quotas: offline.QuotasOf(docs)})
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/claimbridge/claimbridge/internal/manifest"
+	"github.com/claimbridge/claimbridge/internal/offline"
+	"github.com/claimbridge/claimbridge/internal/report"
+	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/translate/feasibility"
+)
+
+// Values of --fail-on.
+const (
+	failNever          = "never-fits"
+	failUntranslatable = "untranslatable"
+)
+
+func newAuditCommand() *cobra.Command {
+	var (
+		files   []string
+		fleets  []string
+		output  string
+		failOn  []string
+		timeout time.Duration
+		pol     policyFlags
+	)
+	c := &cobra.Command{
+		Use:   "audit -f FILE|DIR|- --fleet DIR [-o table|json|yaml|markdown] [--fail-on never-fits|untranslatable]",
+		Short: "Report what claimbridge would do with each pod and workload, checked against a fleet",
+		Long: `Translates every Pod and workload of the manifests and checks the result with
+the DRA allocator against a fleet inventory (Nodes, ResourceSlices,
+DeviceClasses, allocated ResourceClaims, DeviceTaintRules as YAML). One row per
+object: Translate (the fleet can serve it), KeepLegacy (it stays on the device
+plugin, with the reason) or Skip.
+
+--fail-on makes the exit code 1 when a row is never-fits (the translation can
+never be served) or untranslatable (any KeepLegacy row), for CI pipelines.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if !slices.Contains(report.Formats, output) {
+				return usagef("-o must be one of %s", strings.Join(report.Formats, ", "))
+			}
+			for _, f := range failOn {
+				if f != failNever && f != failUntranslatable {
+					return usagef("--fail-on takes %s or %s", failNever, failUntranslatable)
+				}
+			}
+			if len(files) == 0 {
+				return usagef("%v", manifest.ErrNoInput)
+			}
+			if len(fleets) == 0 {
+				return usagef("--fleet DIR is required: the inventory to check against (see examples/fleets)")
+			}
+			policy, err := pol.load()
+			if err != nil {
+				return err
+			}
+			inv, err := feasibility.LoadInventory(fleets...)
+			if err != nil {
+				return fmt.Errorf("fleet: %w", err)
+			}
+			snap, err := feasibility.NewSnapshot(inv, 1, feasibility.DefaultFeatures())
+			if err != nil {
+				return fmt.Errorf("fleet: %w", err)
+			}
+			docs, err := manifest.Read(files, c.InOrStdin())
+			if err != nil {
+				return err
+			}
+			items, _, err := offline.Translate(docs, offline.Options{Policy: policy, Classes: inv.Classes, Quotas: offline.QuotasOf(docs)})
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(c.Context(), timeout*time.Duration(max(1, len(items))))
+			defer cancel()
+			checker := feasibility.NewChecker(feasibility.Options{Timeout: timeout})
+			rep := report.New(strings.Join(fleets, ","), policy.Name(), offline.Audit(ctx, items, checker, snap))
+			if err := rep.Write(c.OutOrStdout(), output); err != nil {
+				return err
+			}
+			return failure(rep, failOn)
+		},
+	}
+	c.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or - for stdin (repeatable)")
+	c.Flags().StringSliceVar(&fleets, "fleet", nil, "fleet inventory: YAML file or directory (repeatable)")
+	c.Flags().StringVarP(&output, "output", "o", "table", "output format: "+strings.Join(report.Formats, ", "))
+	c.Flags().StringSliceVar(&failOn, "fail-on", nil, "exit 1 when a row is never-fits or untranslatable")
+	c.Flags().DurationVar(&timeout, "timeout", 2*time.Second, "deadline of one feasibility check (a check that hits it is Unknown)")
+	pol.add(c)
+	return c
+}
+
+func failure(rep *report.Report, failOn []string) error {
+	for _, row := range rep.Items {
+		if slices.Contains(failOn, failNever) && row.Verdict == string(feasibility.NeverFits) {
+			return exitError{exitInvalid}
+		}
+		if slices.Contains(failOn, failUntranslatable) && row.Outcome == translate.OutcomeKeepLegacy {
+			return exitError{exitInvalid}
+		}
+	}
+	return nil
+}
