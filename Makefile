@@ -1,0 +1,66 @@
+# claimbridge — see README.md. Every tool a target needs is installed by hack/ scripts into
+# ${CLAIMBRIDGE_CACHE:-${XDG_CACHE_HOME:-~/.cache}/claimbridge}, outside the repository.
+
+GO        ?= go
+FUZZTIME  ?= 60s
+BENCHTIME ?= 1s
+PKGS      := ./...
+
+.DEFAULT_GOAL := build
+.PHONY: build example test unit verify lint fmt vet tidy-check import-check fuzz bench help
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+build: ## build bin/claimbridge
+	$(GO) build -o bin/claimbridge ./cmd/claimbridge
+
+example: ## audit the example workloads against the mixed example fleet
+	$(GO) run ./cmd/claimbridge audit -f examples/workloads --fleet examples/fleets/mixed
+
+test: unit e2e ## everything CI runs: unit tests with fuzz seed corpora, then the e2e suite
+
+unit: ## unit tests of the root module (includes the seed corpora of the fuzz targets)
+	$(GO) test -count=1 $(PKGS)
+
+FUZZ_TARGETS := \
+	./translate:FuzzLoadPolicy \
+	./translate:FuzzTranslatePod \
+	./translate:FuzzLabelValue
+
+fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name ($$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	done
+
+bench: ## benchmarks; they print ratios against baselines measured in the same run
+	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -benchmem ./translate/...
+
+verify: fmt vet lint tidy-check import-check ## gofmt, go vet, golangci-lint, go mod tidy drift, import rules, untracked files
+	@test -z "$$(git status --porcelain --untracked-files=all)" || { echo "verify: the tree has changes or untracked files:"; git status --short; exit 1; }
+
+fmt:
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
+
+vet:
+	$(GO) vet $(PKGS)
+	cd e2e && $(GO) vet ./...
+
+lint:
+	@lint="$$(hack/tools.sh golangci-lint | tail -n1)" && $$lint run $(PKGS)
+
+tidy-check:
+	@for d in . e2e; do \
+		(cd $$d && cp go.mod /tmp/claimbridge-go.mod.$$$$ && cp go.sum /tmp/claimbridge-go.sum.$$$$ && \
+		 $(GO) mod tidy && \
+		 if ! git diff --quiet -- go.mod go.sum; then echo "verify: go mod tidy changes $$d/go.mod or go.sum"; git diff -- go.mod go.sum; \
+		   cp /tmp/claimbridge-go.mod.$$$$ go.mod; cp /tmp/claimbridge-go.sum.$$$$ go.sum; exit 1; fi; \
+		 rm -f /tmp/claimbridge-go.mod.$$$$ /tmp/claimbridge-go.sum.$$$$) || exit 1; \
+	done
+
+import-check: ## translate/ must stay pure: no client, context, logger or clock
+	$(GO) test -count=1 -run TestTranslateIsPure ./translate/
+
+include e2e/Makefile.inc
