@@ -81,7 +81,26 @@ included profiles expanded.`,
 			return nil
 		},
 	}
-	c.AddCommand(show, check)
+	var mcPol policyFlags
+	mc := &cobra.Command{
+		Use:   "match-conditions [--policy FILE | --profile NAME...]",
+		Short: "Print the webhook matchConditions for a policy (chart value webhook.matchConditions)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			p, err := mcPol.load()
+			if err != nil {
+				return err
+			}
+			data, err := yaml.Marshal(p.MatchConditions())
+			if err != nil {
+				return err
+			}
+			_, err = c.OutOrStdout().Write(data)
+			return err
+		},
+	}
+	mcPol.add(mc)
+	c.AddCommand(show, check, mc)
 	return c
 }
 
