@@ -92,8 +92,19 @@ func (c *Cluster) AddNode(ctx context.Context, node *corev1.Node) (*corev1.Node,
 	if len(status.Addresses) == 0 {
 		status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: want.Name}}
 	}
-	created.Status = status
-	updated, err := nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	// Controllers (ttl, for one) annotate a new node at once: retry on conflict.
+	var updated *corev1.Node
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if created == nil {
+			if created, err = nodes.Get(ctx, want.Name, metav1.GetOptions{}); err != nil {
+				return err
+			}
+		}
+		created.Status = status
+		updated, err = nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		created = nil
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("set status of node %s: %w", want.Name, err)
 	}
