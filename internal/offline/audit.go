@@ -2,8 +2,6 @@ package offline
 
 import (
 	"context"
-	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -14,61 +12,6 @@ import (
 	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/translate/feasibility"
 )
-
-// Reason codes the audit adds to translation's.
-const (
-	ReasonFeasible   translate.ReasonCode = "Feasible"
-	ReasonInfeasible translate.ReasonCode = "Infeasible"
-)
-
-// Decide combines a translation result with the feasibility verdict into
-// the outcome claimbridge acts on: a translated pod is only kept translated
-// when the fleet can serve it now or once devices are free.
-func Decide(res *translate.Result, v *feasibility.Verdict) (translate.Outcome, []translate.Reason) {
-	reasons := slices.Clone(res.Reasons)
-	if res.Outcome != translate.OutcomeTranslate || v == nil {
-		return res.Outcome, reasons
-	}
-	switch v.Kind {
-	case feasibility.FitsNow, feasibility.FitsWhenFree:
-		msg := fmt.Sprintf("%s on node %s", v.Kind, v.Node)
-		reasons = append(reasons, translate.Reason{Code: ReasonFeasible, Severity: translate.SeverityInfo, Message: msg})
-		return translate.OutcomeTranslate, reasons
-	}
-	for _, r := range verdictReasons(v) {
-		reasons = append(reasons, translate.Reason{Code: ReasonInfeasible, Severity: translate.SeverityWarning, Message: r})
-	}
-	return translate.OutcomeKeepLegacy, reasons
-}
-
-func verdictReasons(v *feasibility.Verdict) []string {
-	if len(v.Reasons) == 0 {
-		return []string{fmt.Sprintf("%s (%s)", v.Kind, v.Code)}
-	}
-	out := make([]string, 0, len(v.Reasons))
-	for _, r := range v.Reasons {
-		out = append(out, fmt.Sprintf("%s (%s): %s", v.Kind, v.Code, r))
-	}
-	return out
-}
-
-// Row builds the report row of one object.
-func Row(kind string, obj metav1.Object, source string, res *translate.Result, v *feasibility.Verdict) report.Row {
-	outcome, reasons := Decide(res, v)
-	row := report.Row{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Source: source, Outcome: outcome, Reasons: reasons}
-	if res.Template != nil {
-		row.Template = res.Template.Name
-	}
-	if v != nil {
-		row.Verdict, row.Node = string(v.Kind), v.Node
-		for _, r := range v.Results {
-			row.Alternatives = append(row.Alternatives, r.Request)
-			row.Devices = append(row.Devices, r.Driver+"/"+r.Pool+"/"+r.Device)
-		}
-		row.Alternatives = slices.Compact(row.Alternatives)
-	}
-	return row
-}
 
 // Check runs the feasibility check of a translation result (nil when the
 // pod was not translated).
@@ -92,7 +35,7 @@ func Audit(ctx context.Context, items []Item, c *feasibility.Checker, snap *feas
 			continue
 		}
 		v := Check(ctx, c, snap, it.Result)
-		rows = append(rows, Row(it.Doc.Object.GetObjectKind().GroupVersionKind().Kind, obj, it.Doc.Where(), it.Result, v))
+		rows = append(rows, report.NewRow(it.Doc.Object.GetObjectKind().GroupVersionKind().Kind, obj, it.Doc.Where(), it.Result, v))
 	}
 	return rows
 }

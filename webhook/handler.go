@@ -1,0 +1,352 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/claimbridge/claimbridge/internal/report"
+	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/translate/feasibility"
+)
+
+// Path is where the pod webhook is served.
+const Path = "/mutate-v1-pod"
+
+// Reason codes of the webhook itself (translation and feasibility have theirs).
+const (
+	ReasonNotCreate        translate.ReasonCode = "NotCreate"
+	ReasonNotPod           translate.ReasonCode = "NotPod"
+	ReasonExcludedNS       translate.ReasonCode = "ExcludedNamespace"
+	ReasonNamespaceOff     translate.ReasonCode = "NamespaceNotOptedIn"
+	ReasonDecodeError      translate.ReasonCode = "DecodeError"
+	ReasonTemplateError    translate.ReasonCode = "TemplateError"
+	ReasonTemplateConflict translate.ReasonCode = "TemplateConflict"
+	ReasonDryRun           translate.ReasonCode = "DryRun"
+)
+
+// InventoryReader is what a decision reads: the informer-backed [Inventory]
+// in the server, a [StaticInventory] for one-shot audits and tests.
+type InventoryReader interface {
+	NamespaceMode(name string) (Mode, bool)
+	Classes() []*resourceapi.DeviceClass
+	Quotas(namespace string) []*corev1.ResourceQuota
+	Snapshot(now time.Time) (*feasibility.Snapshot, error)
+	Template(namespace, name string) (*resourceapi.ResourceClaimTemplate, bool)
+}
+
+// TemplateClient creates and reads ResourceClaimTemplates (the API).
+type TemplateClient interface {
+	Create(ctx context.Context, t *resourceapi.ResourceClaimTemplate) error
+	Get(ctx context.Context, namespace, name string) (*resourceapi.ResourceClaimTemplate, error)
+}
+
+// PodHandler is the mutating admission handler for pods.
+type PodHandler struct {
+	Decoder   admission.Decoder
+	Policy    func() *translate.Policy
+	Inventory InventoryReader
+	Checker   *feasibility.Checker
+	Templates TemplateClient
+	// Namespace is claimbridge's own namespace; its pods are never touched.
+	Namespace string
+	// LookupNamespace reads a namespace the cache does not have yet (a
+	// namespace created a moment ago). Optional.
+	LookupNamespace func(ctx context.Context, name string) (*corev1.Namespace, error)
+	// Recorder records an Event per decision on the pod's namespace;
+	// client-go's correlator rate-limits them. Optional.
+	Recorder record.EventRecorder
+	Report   *ReportStore
+	Metrics  *Metrics
+	// Recent remembers the templates admission created, so that the
+	// template controller can recreate one that goes missing. Optional.
+	Recent *RecentTemplates
+	Now    func() time.Time
+}
+
+var _ admission.Handler = &PodHandler{}
+
+// excludedNamespaces are never mutated, whatever their labels say.
+var excludedNamespaces = []string{"kube-system"}
+
+// decision is what Handle decided, for metrics, events and the report.
+type decision struct {
+	mode    Mode
+	outcome string
+	reason  translate.ReasonCode
+	message string
+}
+
+// Handle decides for one pod: decode → skip with a stated reason → namespace
+// mode → translate → feasibility → in enforce mode, ensure the template and
+// patch; otherwise warnings only. It never denies a pod.
+func (h *PodHandler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	resp, d := h.handle(ctx, req)
+	if h.Metrics != nil {
+		h.Metrics.Admissions.WithLabelValues(string(d.mode), d.outcome, string(d.reason)).Inc()
+	}
+	log.FromContext(ctx).V(1).Info("admission decided", "namespace", req.Namespace, "name", req.Name, "mode", d.mode,
+		"outcome", d.outcome, "reason", d.reason, "dryRun", req.DryRun != nil && *req.DryRun)
+	return resp
+}
+
+func skip(mode Mode, code translate.ReasonCode, format string, args ...any) (admission.Response, decision) {
+	msg := fmt.Sprintf(format, args...)
+	return admission.Allowed("claimbridge: " + msg + "; not mutated"), decision{mode: mode, outcome: string(translate.OutcomeSkip), reason: code, message: msg}
+}
+
+func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admission.Response, decision) {
+	if req.Operation != admissionv1.Create {
+		return skip(ModeOff, ReasonNotCreate, "operation %s", req.Operation)
+	}
+	if req.Kind.Group != "" || req.Kind.Kind != "Pod" || req.SubResource != "" {
+		return skip(ModeOff, ReasonNotPod, "not a pod (%s %s)", req.Kind.Kind, req.SubResource)
+	}
+	ns := req.Namespace
+	if ns == h.Namespace || slices.Contains(excludedNamespaces, ns) {
+		return skip(ModeOff, ReasonExcludedNS, "namespace %s is excluded", ns)
+	}
+	mode := h.mode(ctx, ns)
+	if mode == ModeOff {
+		return skip(ModeOff, ReasonNamespaceOff, "namespace %s is not opted in (label %s)", ns, ModeLabel)
+	}
+	pod := &corev1.Pod{}
+	if err := h.Decoder.Decode(req, pod); err != nil {
+		msg := fmt.Sprintf("cannot decode the pod: %v", err)
+		return admission.Allowed("claimbridge: " + msg + "; not mutated").WithWarnings("claimbridge: " + msg),
+			decision{mode: mode, outcome: "Error", reason: ReasonDecodeError, message: msg}
+	}
+	if pod.Namespace == "" {
+		pod.Namespace = ns
+	}
+	now := h.now()
+
+	start := time.Now()
+	res, err := translate.Pod(translate.Input{Pod: pod, Policy: h.Policy(), Classes: h.Inventory.Classes(), Quotas: h.Inventory.Quotas(ns)})
+	if h.Metrics != nil {
+		h.Metrics.TranslateDuration.Observe(time.Since(start).Seconds())
+	}
+	if err != nil {
+		msg := fmt.Sprintf("translation failed: %v", err)
+		return admission.Allowed("claimbridge: " + msg), decision{mode: mode, outcome: "Error", reason: ReasonDecodeError, message: msg}
+	}
+
+	verdict := h.check(ctx, res, now)
+	outcome, reasons := report.Decide(res, verdict)
+	dryRun := req.DryRun != nil && *req.DryRun
+
+	var resp admission.Response
+	if mode == ModeEnforce && outcome == translate.OutcomeTranslate {
+		var ensureReason *translate.Reason
+		if dryRun {
+			reasons = append(reasons, translate.Reason{Code: ReasonDryRun, Severity: translate.SeverityInfo, Message: "dry run: the template was not created"})
+		} else if r := h.ensureTemplate(ctx, res.Template); r != nil {
+			ensureReason = r
+		}
+		if ensureReason != nil {
+			outcome = translate.OutcomeKeepLegacy
+			reasons = append(reasons, *ensureReason)
+			resp = admission.Allowed("claimbridge: " + ensureReason.Message)
+		} else {
+			raw, err := json.Marshal(res.Pod)
+			if err != nil {
+				return admission.Errored(http.StatusInternalServerError, err), decision{mode: mode, outcome: "Error", reason: ReasonDecodeError}
+			}
+			resp = admission.PatchResponseFromRaw(req.Object.Raw, raw)
+		}
+	} else {
+		resp = admission.Allowed("claimbridge: " + string(outcome) + "; not mutated")
+	}
+
+	row := report.NewRow("Pod", pod, "", res, verdict)
+	row.Outcome, row.Reasons = outcome, reasons
+	if pod.Name == "" {
+		row.Name = pod.GenerateName + "*"
+	}
+	d := decision{mode: mode, outcome: string(outcome), reason: primaryReason(outcome, reasons), message: row.Headline()}
+	resp = resp.WithWarnings(warnings(mode, outcome, row, dryRun)...)
+	if h.Report != nil && !dryRun {
+		h.Report.Add(ns, row, now)
+	}
+	h.event(ns, mode, d, row, dryRun)
+	return resp, d
+}
+
+func (h *PodHandler) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
+func (h *PodHandler) mode(ctx context.Context, ns string) Mode {
+	if m, ok := h.Inventory.NamespaceMode(ns); ok {
+		return m
+	}
+	if h.LookupNamespace == nil {
+		return ModeOff
+	}
+	// The namespace is newer than the cache: one read answers it.
+	obj, err := h.LookupNamespace(ctx, ns)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "read namespace missing from the cache", "namespace", ns)
+		return ModeOff
+	}
+	return modeOf(obj)
+}
+
+// check runs the allocator pass for a translated pod.
+func (h *PodHandler) check(ctx context.Context, res *translate.Result, now time.Time) *feasibility.Verdict {
+	if res.Outcome != translate.OutcomeTranslate {
+		return nil
+	}
+	start := time.Now()
+	var v feasibility.Verdict
+	snap, err := h.Inventory.Snapshot(now)
+	if err != nil {
+		v = feasibility.Verdict{Kind: feasibility.Unknown, Code: feasibility.ReasonInventoryNotSynced, Reasons: []string{err.Error()}}
+	} else {
+		v = h.Checker.Check(ctx, snap, res.Pod, []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec})
+	}
+	if h.Metrics != nil {
+		h.Metrics.FeasibilityDuration.WithLabelValues(string(v.Kind)).Observe(time.Since(start).Seconds())
+	}
+	return &v
+}
+
+// ensureTemplate makes sure the template exists with this spec: the cache
+// answers for templates that exist; otherwise it is created (AlreadyExists
+// from a concurrent replica is success once the specs agree). A template of
+// that name with another spec, or not made by claimbridge, is a conflict:
+// the pod then stays legacy.
+func (h *PodHandler) ensureTemplate(ctx context.Context, t *resourceapi.ResourceClaimTemplate) *translate.Reason {
+	if h.Recent != nil {
+		h.Recent.Remember(t)
+	}
+	if have, ok := h.Inventory.Template(t.Namespace, t.Name); ok {
+		return conflict(have, t)
+	}
+	err := h.Templates.Create(ctx, t)
+	if err == nil {
+		if h.Metrics != nil {
+			h.Metrics.TemplatesCreated.Inc()
+		}
+		return nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return &translate.Reason{Code: ReasonTemplateError, Severity: translate.SeverityWarning,
+			Message: fmt.Sprintf("cannot create ResourceClaimTemplate %s/%s: %v; the pod stays as submitted", t.Namespace, t.Name, err)}
+	}
+	have, err := h.Templates.Get(ctx, t.Namespace, t.Name)
+	if err != nil {
+		return &translate.Reason{Code: ReasonTemplateError, Severity: translate.SeverityWarning,
+			Message: fmt.Sprintf("cannot read ResourceClaimTemplate %s/%s: %v; the pod stays as submitted", t.Namespace, t.Name, err)}
+	}
+	return conflict(have, t)
+}
+
+func conflict(have, want *resourceapi.ResourceClaimTemplate) *translate.Reason {
+	if have.Labels[translate.LabelManagedBy] == translate.ManagedByValue && equality.Semantic.DeepEqual(have.Spec.Spec, want.Spec.Spec) {
+		return nil
+	}
+	return &translate.Reason{Code: ReasonTemplateConflict, Severity: translate.SeverityWarning,
+		Message: fmt.Sprintf("ResourceClaimTemplate %s/%s exists with another spec or was not created by claimbridge; the pod stays as submitted", want.Namespace, want.Name)}
+}
+
+// primaryReason is the reason code a metric counts: the first warning, else
+// the decision itself.
+func primaryReason(outcome translate.Outcome, reasons []translate.Reason) translate.ReasonCode {
+	if outcome == translate.OutcomeTranslate {
+		return translate.ReasonTranslated
+	}
+	for _, r := range reasons {
+		if r.Severity == translate.SeverityWarning {
+			return r.Code
+		}
+	}
+	if len(reasons) > 0 {
+		return reasons[0].Code
+	}
+	return ""
+}
+
+// maxWarning keeps warnings within what kube-apiserver passes on unchanged.
+const maxWarning = 240
+
+// warnings are the admission warnings: one line per fact worth a human's
+// attention. In audit mode the would-be change is one line.
+func warnings(mode Mode, outcome translate.Outcome, row report.Row, dryRun bool) []string {
+	var out []string
+	add := func(s string) {
+		if len(s) > maxWarning {
+			s = s[:maxWarning-1] + "…"
+		}
+		out = append(out, s)
+	}
+	prefix := "claimbridge: "
+	if mode == ModeAudit {
+		prefix = "claimbridge (audit): "
+	}
+	headline := row.Headline()
+	switch outcome {
+	case translate.OutcomeTranslate:
+		verb := "translated"
+		if mode == ModeAudit {
+			verb = "would translate"
+		} else if dryRun {
+			verb = "would translate (dry run)"
+		}
+		add(fmt.Sprintf("%s%s to ResourceClaimTemplate %s (%s on %s: %s)", prefix, verb, row.Template, row.Verdict, row.Node, strings.Join(row.Alternatives, ",")))
+	case translate.OutcomeKeepLegacy:
+		add(prefix + "kept as submitted: " + headline)
+	}
+	for _, r := range row.Reasons {
+		if r.Severity != translate.SeverityWarning || string(r.Code)+": "+r.Message == headline {
+			continue
+		}
+		add(prefix + r.String())
+	}
+	return out
+}
+
+func (h *PodHandler) event(ns string, mode Mode, d decision, row report.Row, dryRun bool) {
+	if h.Recorder == nil || dryRun || d.outcome == string(translate.OutcomeSkip) {
+		return
+	}
+	obj := &corev1.Namespace{}
+	obj.Name = ns
+	obj.Kind, obj.APIVersion = "Namespace", "v1"
+	typ := corev1.EventTypeNormal
+	if d.outcome != string(translate.OutcomeTranslate) {
+		typ = corev1.EventTypeWarning
+	}
+	verb := map[string]string{string(translate.OutcomeTranslate): "Translated", string(translate.OutcomeKeepLegacy): "KeptLegacy"}[d.outcome]
+	if mode == ModeAudit {
+		verb = "Audit" + verb
+	}
+	if verb == "" {
+		verb = d.outcome
+	}
+	h.Recorder.Eventf(obj, typ, verb, "pod %s/%s: %s", ns, row.Name, truncate(d.message, 900))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
+

@@ -1,0 +1,289 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
+
+	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/translate/feasibility"
+)
+
+// Mode is a namespace's claimbridge mode, from its label ModeLabel.
+type Mode string
+
+// Modes.
+const (
+	ModeEnforce Mode = "enforce"
+	ModeAudit   Mode = "audit"
+	ModeOff     Mode = "off"
+)
+
+// ModeLabel on a namespace opts it in: "enforce" or "audit".
+const ModeLabel = "claimbridge.io/mode"
+
+// InventoryOptions configure the live inventory.
+type InventoryOptions struct {
+	// Features of the allocator, matching the cluster's feature gates.
+	// Default: Kubernetes 1.37 defaults.
+	Features *feasibility.Features
+	// MinRebuildInterval bounds how often a changed inventory is turned into
+	// a new snapshot; within it, checks use the previous one (the verdict is
+	// advisory anyway). Default 500ms.
+	MinRebuildInterval time.Duration
+	// Resync of the informers. Default 0 (none).
+	Resync time.Duration
+}
+
+// Inventory keeps informer caches of everything a decision reads: the
+// fleet (Nodes, ResourceSlices with DeviceTaintRules applied, DeviceClasses,
+// allocated ResourceClaims), Namespaces, ResourceQuotas and claimbridge's
+// own ResourceClaimTemplates. Admission reads it; it never calls the API.
+type Inventory struct {
+	client  kubernetes.Interface
+	opts    InventoryOptions
+	factory informers.SharedInformerFactory
+	ours    informers.SharedInformerFactory
+	tracker *tracker.Tracker
+
+	nodes      cache.SharedIndexInformer
+	classes    cache.SharedIndexInformer
+	claims     cache.SharedIndexInformer
+	namespaces cache.SharedIndexInformer
+	quotas     cache.SharedIndexInformer
+	templates  cache.SharedIndexInformer
+
+	generation atomic.Uint64 // bumped by every fleet event
+	synced     atomic.Bool
+
+	mu        sync.Mutex
+	snap      *feasibility.Snapshot
+	snapErr   error
+	builtAt   time.Time
+	onChanges []func()
+}
+
+// NewInventory prepares the informers; Start runs them.
+func NewInventory(client kubernetes.Interface, opts InventoryOptions) *Inventory {
+	if opts.MinRebuildInterval == 0 {
+		opts.MinRebuildInterval = 500 * time.Millisecond
+	}
+	if opts.Features == nil {
+		f := feasibility.DefaultFeatures()
+		opts.Features = &f
+	}
+	inv := &Inventory{client: client, opts: opts}
+	inv.factory = informers.NewSharedInformerFactory(client, opts.Resync)
+	inv.ours = informers.NewSharedInformerFactoryWithOptions(client, opts.Resync, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = labels.Set{translate.LabelManagedBy: translate.ManagedByValue}.String()
+	}))
+	inv.nodes = inv.factory.Core().V1().Nodes().Informer()
+	inv.classes = inv.factory.Resource().V1().DeviceClasses().Informer()
+	inv.claims = inv.factory.Resource().V1().ResourceClaims().Informer()
+	inv.namespaces = inv.factory.Core().V1().Namespaces().Informer()
+	inv.quotas = inv.factory.Core().V1().ResourceQuotas().Informer()
+	inv.templates = inv.ours.Resource().V1().ResourceClaimTemplates().Informer()
+	bump := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { inv.changed() },
+		UpdateFunc: func(any, any) { inv.changed() },
+		DeleteFunc: func(any) { inv.changed() },
+	}
+	for _, i := range []cache.SharedIndexInformer{inv.nodes, inv.classes, inv.claims} {
+		_, _ = i.AddEventHandler(bump)
+	}
+	return inv
+}
+
+func (inv *Inventory) changed() {
+	inv.generation.Add(1)
+	inv.mu.Lock()
+	hooks := inv.onChanges
+	inv.mu.Unlock()
+	for _, h := range hooks {
+		h()
+	}
+}
+
+// OnChange registers a function called after every fleet event.
+func (inv *Inventory) OnChange(f func()) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	inv.onChanges = append(inv.onChanges, f)
+}
+
+// Start runs the informers until ctx ends. It implements manager.Runnable;
+// every replica needs its own caches, so it does not need leader election.
+func (inv *Inventory) Start(ctx context.Context) error {
+	tr, err := tracker.StartTracker(ctx, tracker.Options{
+		EnableDeviceTaintRules:   inv.opts.Features.DeviceTaints,
+		EnableConsumableCapacity: inv.opts.Features.ConsumableCapacity,
+		SliceInformer:            inv.factory.Resource().V1().ResourceSlices(),
+		TaintInformer:            inv.factory.Resource().V1().DeviceTaintRules(),
+		KubeClient:               inv.client,
+	})
+	if err != nil {
+		return fmt.Errorf("start resource slice tracker: %w", err)
+	}
+	defer tr.Stop()
+	_, err = tr.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { inv.changed() },
+		UpdateFunc: func(any, any) { inv.changed() },
+		DeleteFunc: func(any) { inv.changed() },
+	})
+	if err != nil {
+		return fmt.Errorf("watch resource slices: %w", err)
+	}
+	inv.mu.Lock()
+	inv.tracker = tr
+	inv.mu.Unlock()
+	inv.factory.Start(ctx.Done())
+	inv.ours.Start(ctx.Done())
+	synced := []cache.InformerSynced{inv.nodes.HasSynced, inv.classes.HasSynced, inv.claims.HasSynced,
+		inv.namespaces.HasSynced, inv.quotas.HasSynced, inv.templates.HasSynced, tr.HasSynced}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return ctx.Err()
+	}
+	inv.synced.Store(true)
+	inv.changed()
+	<-ctx.Done()
+	inv.factory.Shutdown()
+	inv.ours.Shutdown()
+	return nil
+}
+
+// NeedLeaderElection: every replica serves admissions.
+func (inv *Inventory) NeedLeaderElection() bool { return false }
+
+// Synced reports whether every cache has synced.
+func (inv *Inventory) Synced() bool { return inv.synced.Load() }
+
+// ErrNotSynced is returned while the caches are filling.
+var ErrNotSynced = errors.New("inventory not synced")
+
+// Snapshot returns the fleet as a feasibility snapshot. A new one is built
+// when the fleet changed, at most once per MinRebuildInterval.
+func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
+	if !inv.Synced() {
+		return nil, ErrNotSynced
+	}
+	gen := inv.generation.Load()
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	if inv.snap != nil && (inv.snap.Generation() == gen || now.Sub(inv.builtAt) < inv.opts.MinRebuildInterval) {
+		return inv.snap, inv.snapErr
+	}
+	fleet, err := inv.fleet()
+	if err != nil {
+		return nil, err
+	}
+	snap, err := feasibility.NewSnapshot(fleet, gen, *inv.opts.Features)
+	if err != nil {
+		return nil, fmt.Errorf("build inventory snapshot: %w", err)
+	}
+	inv.snap, inv.snapErr, inv.builtAt = snap, nil, now
+	return snap, nil
+}
+
+// fleet lists the caches; DeviceTaintRules are already applied to the
+// slices by the tracker, as in kube-scheduler.
+func (inv *Inventory) fleet() (*feasibility.Inventory, error) {
+	patched, err := inv.tracker.ListPatchedResourceSlices()
+	if err != nil {
+		return nil, fmt.Errorf("list resource slices: %w", err)
+	}
+	return &feasibility.Inventory{
+		Nodes:   listAs[*corev1.Node](inv.nodes),
+		Slices:  patched,
+		Classes: listAs[*resourceapi.DeviceClass](inv.classes),
+		Claims:  listAs[*resourceapi.ResourceClaim](inv.claims),
+	}, nil
+}
+
+// Fleet returns the current inventory as plain objects (for the live audit).
+func (inv *Inventory) Fleet() (*feasibility.Inventory, error) {
+	if !inv.Synced() {
+		return nil, ErrNotSynced
+	}
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	return inv.fleet()
+}
+
+// NodeCount is the number of nodes in the cache.
+func (inv *Inventory) NodeCount() int { return len(inv.nodes.GetStore().ListKeys()) }
+
+// NamespaceMode reads a namespace's mode from the cache; found is false
+// when the namespace is not in the cache (yet).
+func (inv *Inventory) NamespaceMode(name string) (mode Mode, found bool) {
+	obj, ok, err := inv.namespaces.GetStore().GetByKey(name)
+	if err != nil || !ok {
+		return ModeOff, false
+	}
+	return modeOf(obj.(*corev1.Namespace)), true
+}
+
+func modeOf(ns *corev1.Namespace) Mode {
+	switch Mode(ns.Labels[ModeLabel]) {
+	case ModeEnforce:
+		return ModeEnforce
+	case ModeAudit:
+		return ModeAudit
+	}
+	return ModeOff
+}
+
+// Classes lists the DeviceClasses.
+func (inv *Inventory) Classes() []*resourceapi.DeviceClass {
+	return listAs[*resourceapi.DeviceClass](inv.classes)
+}
+
+// Quotas lists the ResourceQuotas of a namespace.
+func (inv *Inventory) Quotas(namespace string) []*corev1.ResourceQuota {
+	objs, err := inv.quotas.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
+	if err != nil {
+		return nil
+	}
+	out := make([]*corev1.ResourceQuota, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(*corev1.ResourceQuota))
+	}
+	return out
+}
+
+// Template returns claimbridge's template of that namespace and name from
+// the cache.
+func (inv *Inventory) Template(namespace, name string) (*resourceapi.ResourceClaimTemplate, bool) {
+	obj, ok, err := inv.templates.GetStore().GetByKey(namespace + "/" + name)
+	if err != nil || !ok {
+		return nil, false
+	}
+	return obj.(*resourceapi.ResourceClaimTemplate), true
+}
+
+// Templates lists claimbridge's templates.
+func (inv *Inventory) Templates() []*resourceapi.ResourceClaimTemplate {
+	return listAs[*resourceapi.ResourceClaimTemplate](inv.templates)
+}
+
+func listAs[T any](i cache.SharedIndexInformer) []T {
+	objs := i.GetStore().List()
+	out := make([]T, 0, len(objs))
+	for _, o := range objs {
+		if t, ok := o.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}

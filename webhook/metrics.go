@@ -1,0 +1,75 @@
+package webhook
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Metrics are claimbridge's Prometheus metrics, registered with
+// controller-runtime's registry (served with its own webhook metrics).
+type Metrics struct {
+	Admissions          *prometheus.CounterVec
+	TranslateDuration   prometheus.Histogram
+	FeasibilityDuration *prometheus.HistogramVec
+	InventoryNodes      prometheus.Gauge
+	TemplatesCreated    prometheus.Counter
+	TemplatesDeleted    prometheus.Counter
+	TemplatesRecreated  prometheus.Counter
+	PolicyReloads       *prometheus.CounterVec
+}
+
+// NewMetrics creates the metrics; Register adds them to a registry.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		Admissions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "claimbridge_admissions_total",
+			Help: "Pod admissions by namespace mode, outcome (Translate, KeepLegacy, Skip, Error) and reason code.",
+		}, []string{"mode", "outcome", "reason"}),
+		TranslateDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "claimbridge_translate_duration_seconds",
+			Help:    "Time to translate one pod.",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 14),
+		}),
+		FeasibilityDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "claimbridge_feasibility_duration_seconds",
+			Help:    "Time of one feasibility check, by verdict.",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 18),
+		}, []string{"verdict"}),
+		InventoryNodes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "claimbridge_inventory_nodes",
+			Help: "Nodes in the inventory cache.",
+		}),
+		TemplatesCreated: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "claimbridge_templates_created_total",
+			Help: "ResourceClaimTemplates created by admission.",
+		}),
+		TemplatesDeleted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "claimbridge_templates_deleted_total",
+			Help: "Unused ResourceClaimTemplates deleted after the grace period.",
+		}),
+		TemplatesRecreated: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "claimbridge_templates_recreated_total",
+			Help: "Missing ResourceClaimTemplates recreated for pending pods.",
+		}),
+		PolicyReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "claimbridge_policy_reloads_total",
+			Help: "Policy file reloads by result (applied, rejected).",
+		}, []string{"result"}),
+	}
+}
+
+// Register adds the metrics to controller-runtime's registry, once.
+func (m *Metrics) Register() error {
+	return m.RegisterWith(metrics.Registry)
+}
+
+// RegisterWith adds the metrics to a registry.
+func (m *Metrics) RegisterWith(r prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{m.Admissions, m.TranslateDuration, m.FeasibilityDuration, m.InventoryNodes,
+		m.TemplatesCreated, m.TemplatesDeleted, m.TemplatesRecreated, m.PolicyReloads} {
+		if err := r.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
