@@ -349,4 +349,3 @@ func truncate(s string, n int) string {
 	}
 	return s[:n-1] + "…"
 }
-

@@ -230,4 +230,3 @@ func NewRow(kind string, obj metav1.Object, source string, res *translate.Result
 	}
 	return row
 }
-
