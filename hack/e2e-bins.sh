@@ -103,7 +103,8 @@ build() {
 total="${SECONDS}"
 log "cold build of ${key} into ${dir} (about 20 minutes on 2 cores)"
 build "${tools}/etcd" "-s -w" "etcd ${etcd_version}" .
-build "${tools}/kubectl" "$(version_ldflags "${kubectl_version}")" "kubectl ${kubectl_version}" .
+# kubectl's staging module is tagged v0.x for release v1.x.
+build "${tools}/kubectl" "$(version_ldflags "v1.${kubectl_version#v0.}")" "kubectl ${kubectl_version}" .
 build "${tools}/kube" "$(version_ldflags "${k8s_version}")" \
 	"kube-scheduler, kube-controller-manager, kube-apiserver ${k8s_version}" \
 	k8s.io/kubernetes/cmd/kube-scheduler \

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -148,11 +149,15 @@ func New(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	ownDir := opts.Dir == ""
 	if ownDir {
-		dir, err := os.MkdirTemp("", "claimbridge-e2e-")
+		sweepStaleDirs()
+		dir, err := os.MkdirTemp("", tempDirPrefix)
 		if err != nil {
 			return nil, fmt.Errorf("create cluster dir: %w", err)
 		}
 		opts.Dir = dir
+	}
+	if err := os.WriteFile(filepath.Join(opts.Dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+		return nil, fmt.Errorf("write cluster dir owner: %w", err)
 	}
 
 	// Ports are picked free and released before the components bind them; another process
@@ -177,6 +182,29 @@ func New(ctx context.Context, opts Options) (*Cluster, error) {
 		_ = os.RemoveAll(opts.Dir)
 	}
 	return nil, lastErr
+}
+
+const (
+	tempDirPrefix = "claimbridge-e2e-"
+	ownerFile     = "owner.pid"
+)
+
+// sweepStaleDirs removes the temporary directories of clusters whose process is gone: a test
+// binary killed by a signal or a test timeout runs no cleanup (its control plane dies with it,
+// see spawn, but its files stay).
+func sweepStaleDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempDirPrefix+"*"))
+	for _, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue // not ours, or still being set up
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		_ = os.RemoveAll(dir)
+	}
 }
 
 // start runs one startup attempt in a fresh subdirectory.
