@@ -1,0 +1,343 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/claimbridge/claimbridge/internal/builders"
+	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/translate/feasibility"
+)
+
+func repoRoot(t testing.TB) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
+}
+
+func loadFleet(t testing.TB, name string) *feasibility.Inventory {
+	t.Helper()
+	inv, err := feasibility.LoadInventory(filepath.Join(repoRoot(t), "examples", "fleets", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
+}
+
+func namespaces(modes map[string]Mode) map[string]*corev1.Namespace {
+	out := map[string]*corev1.Namespace{}
+	for name, m := range modes {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if m != ModeOff {
+			ns.Labels = map[string]string{ModeLabel: string(m)}
+		}
+		out[name] = ns
+	}
+	return out
+}
+
+type fixture struct {
+	handler *PodHandler
+	client  *fake.Clientset
+	metrics *Metrics
+	inv     *StaticInventory
+}
+
+func newFixture(t *testing.T, fleet string, mutate func(*fixture)) *fixture {
+	t.Helper()
+	f := &fixture{client: fake.NewClientset(), metrics: NewMetrics()}
+	if err := f.metrics.RegisterWith(prometheus.NewRegistry()); err != nil {
+		t.Fatal(err)
+	}
+	f.inv = &StaticInventory{
+		Namespaces: namespaces(map[string]Mode{"prod": ModeEnforce, "staging": ModeAudit, "dev": ModeOff, "claimbridge": ModeEnforce, "kube-system": ModeEnforce}),
+		Features:   feasibility.DefaultFeatures(),
+	}
+	if fleet != "" {
+		f.inv.Fleet = loadFleet(t, fleet)
+	}
+	f.handler = &PodHandler{
+		Decoder:   admission.NewDecoder(clientgoscheme.Scheme),
+		Policy:    translate.DefaultPolicy,
+		Inventory: f.inv,
+		Checker:   feasibility.NewChecker(feasibility.Options{}),
+		Templates: APITemplates{Client: f.client},
+		Namespace: "claimbridge",
+		Report:    &ReportStore{},
+		Metrics:   f.metrics,
+		Recent:    &RecentTemplates{},
+		Now:       func() time.Time { return time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC) },
+	}
+	if mutate != nil {
+		mutate(f)
+	}
+	return f
+}
+
+func request(t testing.TB, op admissionv1.Operation, pod *corev1.Pod, dryRun bool) admission.Request {
+	t.Helper()
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID:       "uid-1",
+		Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+		Resource:  metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
+		Namespace: pod.Namespace,
+		Name:      pod.Name,
+		Operation: op,
+		DryRun:    &dryRun,
+		Object:    k8sruntime.RawExtension{Raw: raw},
+	}}
+}
+
+// l4Pod asks for one L4 GPU the GFD way; the l4-inference fleet serves it.
+func l4Pod(ns string) *corev1.Pod {
+	return builders.MakePod("infer", ns).Container("server").Limit("nvidia.com/gpu", "1").
+		NodeSelector("nvidia.com/gpu.product", "NVIDIA-L4").Obj()
+}
+
+// applied returns the pod the response's patch makes of the request.
+func applied(t *testing.T, req admission.Request, resp admission.Response) *corev1.Pod {
+	t.Helper()
+	patch, err := json.Marshal(resp.Patches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Apply(req.Object.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod corev1.Pod
+	if err := json.Unmarshal(out, &pod); err != nil {
+		t.Fatal(err)
+	}
+	return &pod
+}
+
+func templates(t *testing.T, f *fixture, ns string) []resourceapi.ResourceClaimTemplate {
+	t.Helper()
+	list, err := f.client.ResourceV1().ResourceClaimTemplates(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func TestHandler(t *testing.T) {
+	want, err := translate.Pod(translate.Input{Pod: l4Pod("prod"), Policy: translate.DefaultPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherSpec := want.Template.DeepCopy()
+	otherSpec.Spec.Spec.Devices.Requests[0].Exactly.Count = 3
+
+	cases := map[string]struct {
+		fleet        string
+		mutate       func(*fixture)
+		op           admissionv1.Operation
+		pod          *corev1.Pod
+		raw          []byte
+		dryRun       bool
+		wantPatched  bool
+		wantTemplate bool
+		wantWarnings []string // substrings, in order
+		wantNoWarn   bool
+		wantMessage  string
+		wantMetric   []string // mode, outcome, reason
+	}{
+		"enforce and feasible: the pod is patched and the template created": {
+			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("prod"),
+			wantPatched: true, wantTemplate: true,
+			wantWarnings: []string{"claimbridge: translated to ResourceClaimTemplate " + want.Template.Name + " (FitsNow on l4-inference-0"},
+			wantMetric:   []string{"enforce", "Translate", "Translated"},
+		},
+		"audit: no patch, the would-be change as a warning, nothing created": {
+			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("staging"),
+			wantWarnings: []string{"claimbridge (audit): would translate to ResourceClaimTemplate " + want.Template.Name},
+			wantMetric:   []string{"audit", "Translate", "Translated"},
+		},
+		"dry run: the patch is computed, nothing is created": {
+			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("prod"), dryRun: true,
+			wantPatched: true, wantWarnings: []string{"would translate (dry run)"},
+			wantMetric: []string{"enforce", "Translate", "Translated"},
+		},
+		"not a CREATE": {
+			fleet: "l4-inference", op: admissionv1.Update, pod: l4Pod("prod"), wantNoWarn: true,
+			wantMessage: "operation UPDATE", wantMetric: []string{"off", "Skip", "NotCreate"},
+		},
+		"namespace without the label is never mutated": {
+			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("dev"), wantNoWarn: true,
+			wantMessage: "not opted in", wantMetric: []string{"off", "Skip", "NamespaceNotOptedIn"},
+		},
+		"claimbridge's own namespace is excluded whatever its label": {
+			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("claimbridge"), wantNoWarn: true,
+			wantMessage: "excluded", wantMetric: []string{"off", "Skip", "ExcludedNamespace"},
+		},
+		"kube-system is excluded whatever its label": {
+			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("kube-system"), wantNoWarn: true,
+			wantMessage: "excluded",
+		},
+		"a namespace newer than the cache is read once": {
+			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("fresh"),
+			mutate: func(f *fixture) {
+				f.handler.LookupNamespace = func(_ context.Context, name string) (*corev1.Namespace, error) {
+					return namespaces(map[string]Mode{name: ModeEnforce})[name], nil
+				}
+			},
+			wantPatched: true, wantTemplate: true, wantWarnings: []string{"translated to"},
+		},
+		"opted-out pod": {
+			fleet: "l4-inference", op: admissionv1.Create, wantNoWarn: true,
+			pod:        builders.MakePod("p", "prod").Container("c").Limit("nvidia.com/gpu", "1").Annotation(translate.AnnotationSkip, "true").Obj(),
+			wantMetric: []string{"enforce", "Skip", "OptedOut"},
+		},
+		"already translated pod (reinvocation)": {
+			fleet: "l4-inference", op: admissionv1.Create, pod: want.Pod, wantNoWarn: true,
+			wantMetric: []string{"enforce", "Skip", "AlreadyTranslated"},
+		},
+		"infeasible: no DRA node serves it, the pod stays legacy with the reason": {
+			fleet: "legacy-gfd", op: admissionv1.Create, pod: l4Pod("prod"),
+			wantWarnings: []string{"claimbridge: kept as submitted: Infeasible: NeverFits"},
+			wantMetric:   []string{"enforce", "KeepLegacy", "Infeasible"},
+		},
+		"inventory not synced: Unknown, the pod stays legacy": {
+			fleet: "", op: admissionv1.Create, pod: l4Pod("prod"),
+			wantWarnings: []string{"kept as submitted: Infeasible: Unknown (InventoryNotSynced)"},
+		},
+		"invalid pod: request differs from limit": {
+			fleet: "l4-inference", op: admissionv1.Create,
+			pod:          builders.MakePod("p", "prod").Container("c").Limit("nvidia.com/gpu", "2").Request("nvidia.com/gpu", "1").Obj(),
+			wantWarnings: []string{"kept as submitted: RequestLimitMismatch"},
+			wantMetric:   []string{"enforce", "KeepLegacy", "RequestLimitMismatch"},
+		},
+		"undecodable object is admitted unchanged with a warning": {
+			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("prod"), raw: []byte(`{"spec": {"containers": 7}}`),
+			wantWarnings: []string{"cannot decode the pod"}, wantMetric: []string{"enforce", "Error", "DecodeError"},
+		},
+		"template already in the cache with the same spec: no API call": {
+			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("prod"),
+			mutate:      func(f *fixture) { f.inv.Existing = []*resourceapi.ResourceClaimTemplate{want.Template} },
+			wantPatched: true, wantWarnings: []string{"translated to"},
+		},
+		"template created meanwhile by another replica: AlreadyExists is success": {
+			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("prod"),
+			mutate: func(f *fixture) {
+				f.client = fake.NewClientset(want.Template)
+				f.handler.Templates = APITemplates{Client: f.client}
+			},
+			wantPatched: true, wantTemplate: true, wantWarnings: []string{"translated to"},
+		},
+		"name collision with another spec: the pod stays legacy": {
+			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("prod"),
+			mutate: func(f *fixture) {
+				f.client = fake.NewClientset(otherSpec)
+				f.handler.Templates = APITemplates{Client: f.client}
+			},
+			wantTemplate: true, wantWarnings: []string{"kept as submitted: TemplateConflict"},
+			wantMetric:   []string{"enforce", "KeepLegacy", "TemplateConflict"},
+		},
+		"a template of that name not made by claimbridge is a conflict": {
+			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("prod"),
+			mutate: func(f *fixture) {
+				foreign := want.Template.DeepCopy()
+				foreign.Labels = nil
+				f.client = fake.NewClientset(foreign)
+				f.handler.Templates = APITemplates{Client: f.client}
+			},
+			wantTemplate: true, wantWarnings: []string{"TemplateConflict"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, tc.fleet, tc.mutate)
+			req := request(t, tc.op, tc.pod, tc.dryRun)
+			if tc.raw != nil {
+				req.Object.Raw = tc.raw
+			}
+			resp := f.handler.Handle(t.Context(), req)
+			if !resp.Allowed {
+				t.Fatalf("pod denied: %+v", resp.Result)
+			}
+			if got := len(resp.Patches) > 0; got != tc.wantPatched {
+				t.Fatalf("patched = %v, want %v (patches %v, warnings %q)", got, tc.wantPatched, resp.Patches, resp.Warnings)
+			}
+			if tc.wantPatched {
+				if diff := cmp.Diff(want.Pod.Spec, applied(t, req, resp).Spec); diff != "" {
+					t.Errorf("patched pod differs from the translation (-want,+got):\n%s", diff)
+				}
+			}
+			if got := len(templates(t, f, tc.pod.Namespace)) > 0; got != tc.wantTemplate {
+				t.Errorf("template exists = %v, want %v", got, tc.wantTemplate)
+			}
+			if tc.wantNoWarn && len(resp.Warnings) > 0 {
+				t.Errorf("unexpected warnings %q", resp.Warnings)
+			}
+			for i, w := range tc.wantWarnings {
+				if i >= len(resp.Warnings) || !strings.Contains(resp.Warnings[i], w) {
+					t.Errorf("warning %d: want it to contain %q, got %q", i, w, resp.Warnings)
+				}
+			}
+			for _, w := range resp.Warnings {
+				if len(w) > maxWarning || strings.Contains(w, "\n") {
+					t.Errorf("warning is not one short line: %q", w)
+				}
+			}
+			if tc.wantMessage != "" && (resp.Result == nil || !strings.Contains(resp.Result.Message, tc.wantMessage)) {
+				t.Errorf("message %v, want it to contain %q", resp.Result, tc.wantMessage)
+			}
+			if tc.wantMetric != nil {
+				if got := testutil.ToFloat64(f.metrics.Admissions.WithLabelValues(tc.wantMetric...)); got != 1 {
+					t.Errorf("claimbridge_admissions_total%v = %v, want 1", tc.wantMetric, got)
+				}
+			}
+		})
+	}
+}
+
+func TestHandlerReportsDecisionsPerNamespace(t *testing.T) {
+	f := newFixture(t, "l4-inference", nil)
+	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), false))
+	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("staging"), false))
+	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), true)) // dry runs are not reported
+	rep := f.handler.Report.Report("prod", "p")
+	if rep.Summary.Total != 1 || rep.Items[0].Outcome != translate.OutcomeTranslate || rep.Items[0].Verdict != "FitsNow" {
+		t.Fatalf("prod report: %+v", rep)
+	}
+	if all := f.handler.Report.Report("", "p"); all.Summary.Total != 2 {
+		t.Errorf("all namespaces: %d rows, want 2", all.Summary.Total)
+	}
+}
+
+func TestHandlerRemembersTemplatesForRecreation(t *testing.T) {
+	f := newFixture(t, "l4-inference", nil)
+	resp := f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), false))
+	pod := applied(t, request(t, admissionv1.Create, l4Pod("prod"), false), resp)
+	name := pod.Annotations[translate.AnnotationTemplate]
+	spec, ok := f.handler.Recent.Spec(name)
+	if !ok || translate.TemplateName(&spec.Spec) != name {
+		t.Fatalf("spec of %s not remembered", name)
+	}
+}
