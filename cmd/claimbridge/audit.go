@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
+	livepkg "github.com/claimbridge/claimbridge/internal/live"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
 	"github.com/claimbridge/claimbridge/internal/report"
@@ -30,15 +33,21 @@ func newAuditCommand() *cobra.Command {
 		failOn  []string
 		timeout time.Duration
 		pol     policyFlags
+		kubecfg string
+		nsList  []string
 	)
 	c := &cobra.Command{
-		Use:   "audit -f FILE|DIR|- --fleet DIR [-o table|json|yaml|markdown] [--fail-on never-fits|untranslatable]",
+		Use:   "audit (-f FILE|DIR|- --fleet DIR | --kubeconfig FILE [-n NS...]) [-o table|json|yaml|markdown] [--fail-on never-fits|untranslatable]",
 		Short: "Report what claimbridge would do with each pod and workload, checked against a fleet",
 		Long: `Translates every Pod and workload of the manifests and checks the result with
 the DRA allocator against a fleet inventory (Nodes, ResourceSlices,
 DeviceClasses, allocated ResourceClaims, DeviceTaintRules as YAML). One row per
 object: Translate (the fleet can serve it), KeepLegacy (it stays on the device
 plugin, with the reason) or Skip.
+
+With --kubeconfig, the Pods and workloads of the cluster (of the namespaces
+given with -n, or all) are audited against the cluster's own inventory (or
+--fleet, if given). Pods a controller owns are represented by the controller.
 
 --fail-on makes the exit code 1 when a row is never-fits (the translation can
 never be served) or untranslatable (any KeepLegacy row), for CI pipelines.`,
@@ -52,27 +61,47 @@ never be served) or untranslatable (any KeepLegacy row), for CI pipelines.`,
 					return usagef("--fail-on takes %s or %s", failNever, failUntranslatable)
 				}
 			}
-			if len(files) == 0 {
-				return usagef("%v", manifest.ErrNoInput)
-			}
-			if len(fleets) == 0 {
+			live := kubecfg != ""
+			switch {
+			case live && len(files) > 0:
+				return usagef("-f and --kubeconfig exclude each other")
+			case !live && len(files) == 0:
+				return usagef("%v (or --kubeconfig for a live cluster)", manifest.ErrNoInput)
+			case !live && len(fleets) == 0:
 				return usagef("--fleet DIR is required: the inventory to check against (see examples/fleets)")
 			}
 			policy, err := pol.load()
 			if err != nil {
 				return err
 			}
-			inv, err := feasibility.LoadInventory(fleets...)
-			if err != nil {
-				return fmt.Errorf("fleet: %w", err)
+			var inv *feasibility.Inventory
+			var docs []manifest.Document
+			source := strings.Join(fleets, ",")
+			if live {
+				cs, err := clientFor(kubecfg)
+				if err != nil {
+					return err
+				}
+				if docs, err = livepkg.Workloads(c.Context(), cs, nsList); err != nil {
+					return err
+				}
+				if len(fleets) == 0 {
+					if inv, err = livepkg.Inventory(c.Context(), cs); err != nil {
+						return err
+					}
+					source = "cluster"
+				}
+			} else if docs, err = manifest.Read(files, c.InOrStdin()); err != nil {
+				return err
+			}
+			if inv == nil {
+				if inv, err = feasibility.LoadInventory(fleets...); err != nil {
+					return fmt.Errorf("fleet: %w", err)
+				}
 			}
 			snap, err := feasibility.NewSnapshot(inv, 1, feasibility.DefaultFeatures())
 			if err != nil {
 				return fmt.Errorf("fleet: %w", err)
-			}
-			docs, err := manifest.Read(files, c.InOrStdin())
-			if err != nil {
-				return err
 			}
 			items, _, err := offline.Translate(docs, offline.Options{Policy: policy, Classes: inv.Classes, Quotas: offline.QuotasOf(docs)})
 			if err != nil {
@@ -81,7 +110,7 @@ never be served) or untranslatable (any KeepLegacy row), for CI pipelines.`,
 			ctx, cancel := context.WithTimeout(c.Context(), timeout*time.Duration(max(1, len(items))))
 			defer cancel()
 			checker := feasibility.NewChecker(feasibility.Options{Timeout: timeout})
-			rep := report.New(strings.Join(fleets, ","), policy.Name(), offline.Audit(ctx, items, checker, snap))
+			rep := report.New(source, policy.Name(), offline.Audit(ctx, items, checker, snap))
 			if err := rep.Write(c.OutOrStdout(), output); err != nil {
 				return err
 			}
@@ -91,6 +120,8 @@ never be served) or untranslatable (any KeepLegacy row), for CI pipelines.`,
 	c.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or - for stdin (repeatable)")
 	c.Flags().StringSliceVar(&fleets, "fleet", nil, "fleet inventory: YAML file or directory (repeatable)")
 	c.Flags().StringVarP(&output, "output", "o", "table", "output format: "+strings.Join(report.Formats, ", "))
+	c.Flags().StringVar(&kubecfg, "kubeconfig", "", "audit a live cluster through this kubeconfig instead of manifests")
+	c.Flags().StringSliceVarP(&nsList, "namespace", "n", nil, "with --kubeconfig: the namespaces to audit (default all)")
 	c.Flags().StringSliceVar(&failOn, "fail-on", nil, "exit 1 when a row is never-fits or untranslatable")
 	c.Flags().DurationVar(&timeout, "timeout", 2*time.Second, "deadline of one feasibility check (a check that hits it is Unknown)")
 	pol.add(c)
@@ -107,4 +138,12 @@ func failure(rep *report.Report, failOn []string) error {
 		}
 	}
 	return nil
+}
+
+func clientFor(kubeconfig string) (kubernetes.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return kubernetes.NewForConfig(cfg)
 }
