@@ -409,7 +409,7 @@ func validateResourceRule(p *field.Path, r *ResourceRule) field.ErrorList {
 		errs = append(errs, field.Required(p.Child("name"), "extended resource name"))
 	case strings.Contains(base, "*"):
 		errs = append(errs, field.Invalid(p.Child("name"), r.Name, "only one trailing '*' is allowed"))
-	case !strings.Contains(base, "/") && !(r.KeepInPod && len(r.OnlyWith) > 0):
+	case !strings.Contains(base, "/") && (!r.KeepInPod || len(r.OnlyWith) == 0):
 		errs = append(errs, field.Invalid(p.Child("name"), r.Name, "must be a domain-prefixed extended resource name such as nvidia.com/gpu (native resources only as companions with keepInPod and onlyWith)"))
 	default:
 		check := base

@@ -1251,7 +1251,8 @@ func (t *translation) quotaCovered() bool {
 	}
 	var missing []string
 	for _, r := range t.requests {
-		if r.use.rule.KeepInPod || !(limits[corev1.ResourceName("requests."+string(r.use.resource))] || limits[r.use.resource]) {
+		limited := limits[corev1.ResourceName("requests."+string(r.use.resource))] || limits[r.use.resource]
+		if r.use.rule.KeepInPod || !limited {
 			continue
 		}
 		for _, a := range r.alts {

@@ -257,7 +257,7 @@ func TestHandler(t *testing.T) {
 				f.handler.Templates = APITemplates{Client: f.client}
 			},
 			wantTemplate: true, wantWarnings: []string{"kept as submitted: TemplateConflict"},
-			wantMetric:   []string{"enforce", "KeepLegacy", "TemplateConflict"},
+			wantMetric: []string{"enforce", "KeepLegacy", "TemplateConflict"},
 		},
 		"a template of that name not made by claimbridge is a conflict": {
 			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("prod"),

@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"sync"
@@ -219,6 +218,3 @@ func (s *StaticInventory) Template(namespace, name string) (*resourceapi.Resourc
 	}
 	return nil, false
 }
-
-// reportJSON is used by tests and the CLI to print a report.
-func reportJSON(r *report.Report) ([]byte, error) { return json.MarshalIndent(r, "", "  ") }

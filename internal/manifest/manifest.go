@@ -78,7 +78,9 @@ func Read(paths []string, stdin io.Reader) ([]Document, error) {
 				return nil, err
 			}
 			d, err := decodeAll(f, fh)
-			fh.Close()
+			if cerr := fh.Close(); err == nil {
+				err = cerr
+			}
 			if err != nil {
 				return nil, err
 			}
