@@ -74,18 +74,17 @@ func run() error {
 		kubeconfig = *kubeconfigOut
 	}
 
-	kubectl := c.Kubectl() + " --kubeconfig " + kubeconfig
 	fmt.Printf(`
 Cluster ready in %s: %s
 Fleet %s: %d nodes, %d resource slices, %d device classes
 
   export KUBECONFIG=%s
-  alias kubectl=%s
+  export PATH=%s:$PATH   # kubectl %s
 
-  %s get nodes -L nvidia.com/gpu.product,node.kubernetes.io/instance-type
-  %s get resourceslices,deviceclasses
-  %s get resourceslices -o yaml | less
-  %s create namespace demo && %s label namespace demo claimbridge.io/mode=enforce
+  kubectl get nodes -L nvidia.com/gpu.product,node.kubernetes.io/instance-type
+  kubectl get resourceslices,deviceclasses
+  kubectl get resourceslice %s -o yaml
+  kubectl create namespace demo && kubectl label namespace demo claimbridge.io/mode=enforce
 
 Pods are scheduled and their claims allocated; no container ever runs (there is no kubelet).
 Delete bound pods with --grace-period=0 --force.
@@ -94,8 +93,7 @@ Press Ctrl-C to stop.
 `,
 		time.Since(start).Round(100*time.Millisecond), c.Host,
 		*fleetDir, len(fleet.Published.Nodes), len(fleet.Published.ResourceSlices), len(fleet.Published.DeviceClasses),
-		kubeconfig, c.Kubectl(),
-		kubectl, kubectl, kubectl, kubectl, kubectl,
+		kubeconfig, c.BinDir, cluster.KubeletVersion, firstSlice(fleet),
 		strings.Join(c.LogFiles(), " "),
 	)
 
@@ -104,4 +102,11 @@ Press Ctrl-C to stop.
 		return err
 	}
 	return nil
+}
+
+func firstSlice(f *cluster.Fleet) string {
+	if len(f.Published.ResourceSlices) == 0 {
+		return "<name>"
+	}
+	return f.Published.ResourceSlices[0].Name
 }
