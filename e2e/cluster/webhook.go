@@ -93,6 +93,17 @@ func (w Webhook) MutatingWebhookConfiguration() (*admissionregistrationv1.Mutati
 	}, nil
 }
 
+// InstallWebhookConfiguration installs a configuration rendered elsewhere (by the Helm chart,
+// say) with every webhook pointed at url (an in-process server: see ServeWebhook) and trusting
+// caBundle; a service reference is replaced. cfg is not modified.
+func (c *Cluster) InstallWebhookConfiguration(ctx context.Context, cfg *admissionregistrationv1.MutatingWebhookConfiguration, url string, caBundle []byte) (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
+	cfg = cfg.DeepCopy()
+	for i := range cfg.Webhooks {
+		cfg.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: new(url), CABundle: caBundle}
+	}
+	return c.applyWebhookConfiguration(ctx, cfg)
+}
+
 // InstallWebhook creates the webhook's configuration, or replaces one of the same name. The
 // apiserver picks it up from its informer a moment later: a test should poll (for example with
 // server-side dry-run creates) until the webhook's effect shows before relying on it.
@@ -101,6 +112,10 @@ func (c *Cluster) InstallWebhook(ctx context.Context, w Webhook) (*admissionregi
 	if err != nil {
 		return nil, err
 	}
+	return c.applyWebhookConfiguration(ctx, cfg)
+}
+
+func (c *Cluster) applyWebhookConfiguration(ctx context.Context, cfg *admissionregistrationv1.MutatingWebhookConfiguration) (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
 	client := c.client.AdmissionregistrationV1().MutatingWebhookConfigurations()
 	created, err := client.Create(ctx, cfg, metav1.CreateOptions{})
 	if !apierrors.IsAlreadyExists(err) {
@@ -116,6 +131,8 @@ func (c *Cluster) InstallWebhook(ctx context.Context, w Webhook) (*admissionregi
 			return err
 		}
 		current.Webhooks = cfg.Webhooks
+		current.Labels = cfg.Labels
+		current.Annotations = cfg.Annotations
 		updated, err = client.Update(ctx, current, metav1.UpdateOptions{})
 		return err
 	})
