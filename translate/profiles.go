@@ -98,6 +98,8 @@ type Policy struct {
 	exact    map[string]*ResourceRule
 	patterns []*ResourceRule // longest prefix first
 	labels   []*NodeLabelRule
+	byKey    map[string][]*NodeLabelRule // exact keys, in rule order
+	wild     []*NodeLabelRule            // keys with "*"
 	cel      *celChecker
 }
 
@@ -113,8 +115,15 @@ func compilePolicy(name string, spec PolicySpec) *Policy {
 		p.exact[r.Name] = r // a later rule wins
 	}
 	slices.SortStableFunc(p.patterns, func(a, b *ResourceRule) int { return len(b.Name) - len(a.Name) })
+	p.byKey = map[string][]*NodeLabelRule{}
 	for i := range p.spec.NodeLabels {
-		p.labels = append(p.labels, &p.spec.NodeLabels[i])
+		r := &p.spec.NodeLabels[i]
+		p.labels = append(p.labels, r)
+		if strings.Contains(r.Key, "*") {
+			p.wild = append(p.wild, r)
+		} else {
+			p.byKey[r.Key] = append(p.byKey[r.Key], r)
+		}
 	}
 	return p
 }
@@ -159,21 +168,36 @@ func matchResourceRule(rules []ResourceRule, name string) (*ResourceRule, bool) 
 // labelRule finds the last rule for a label key that serves family. The
 // key of a rule may hold one "*"; wildcard is what it matched.
 func (p *Policy) labelRule(key, family string) (rule *NodeLabelRule, wildcard string, ok bool) {
-	for i := len(p.labels) - 1; i >= 0; i-- {
-		r := p.labels[i]
+	// The last rule wins; exact keys and patterns compete by rule order.
+	best, bestIdx := (*NodeLabelRule)(nil), -1
+	exact := p.byKey[key]
+	for i := len(exact) - 1; i >= 0; i-- {
+		if slices.Contains(exact[i].Families, family) {
+			best, bestIdx = exact[i], slices.Index(p.labels, exact[i])
+			break
+		}
+	}
+	for i := len(p.wild) - 1; i >= 0; i-- {
+		r := p.wild[i]
 		if !slices.Contains(r.Families, family) {
 			continue
 		}
 		if w, ok := matchKey(r.Key, key); ok {
-			return r, w, true
+			if idx := slices.Index(p.labels, r); idx > bestIdx {
+				return r, w, true
+			}
+			break
 		}
 	}
-	return nil, "", false
+	return best, "", best != nil
 }
 
 // knowsLabel reports whether any rule maps the key, for any family.
 func (p *Policy) knowsLabel(key string) bool {
-	for _, r := range p.labels {
+	if len(p.byKey[key]) > 0 {
+		return true
+	}
+	for _, r := range p.wild {
 		if _, ok := matchKey(r.Key, key); ok {
 			return true
 		}

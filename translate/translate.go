@@ -3,11 +3,11 @@ package translate
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -117,6 +117,33 @@ type translation struct {
 	requests    []*request
 	constraints []*constraint
 	crossAlign  bool
+
+	effects map[string]convResult // memo of convert, by family and requirement
+}
+
+type convResult struct {
+	rule *NodeLabelRule
+	eff  effect
+	err  error
+	ok   bool // a rule serves the family
+}
+
+// convert translates a requirement for a family once per translation.
+func (t *translation) convert(r labelReq, family string) convResult {
+	key := family + "\x00" + r.key + "\x00" + string(r.op) + "\x00" + strings.Join(r.values, "\x00")
+	if c, ok := t.effects[key]; ok {
+		return c
+	}
+	var c convResult
+	if rule, w, ok := t.p.labelRule(r.key, family); ok {
+		c.rule, c.ok = rule, true
+		c.eff, c.err = t.p.convert(rule, w, r, family)
+	}
+	if t.effects == nil {
+		t.effects = map[string]convResult{}
+	}
+	t.effects[key] = c
+	return c
 }
 
 // use is one (container, legacy resource) pair.
@@ -163,7 +190,7 @@ type alt struct {
 }
 
 func (a *alt) key() string {
-	return a.class + "\x00" + strings.Join(a.selectors, "\x00") + fmt.Sprintf("\x00%d\x00%s", a.count, a.variantOf)
+	return a.class + "\x00" + strings.Join(a.selectors, "\x00") + "\x00" + strconv.FormatInt(a.count, 10) + "\x00" + a.variantOf
 }
 
 type scenario struct {
@@ -557,16 +584,15 @@ func (t *translation) known(r labelReq) (known, good bool) {
 	}
 	relevant := false
 	for _, f := range slices.Sorted(maps.Keys(t.families)) {
-		rule, w, ok := t.p.labelRule(r.key, f)
-		if !ok {
+		c := t.convert(r, f)
+		if !c.ok {
 			continue
 		}
-		eff, err := t.p.convert(rule, w, r, f)
-		if err != nil {
-			t.add(warning(ReasonNodeLabelUntranslatable, r.path, "%v", err))
+		if c.err != nil {
+			t.add(warning(ReasonNodeLabelUntranslatable, r.path, "%v", c.err))
 			return true, false
 		}
-		if !eff.notForUs {
+		if !c.eff.notForUs {
 			relevant = true
 		}
 	}
@@ -640,10 +666,8 @@ func (t *translation) varyingFamilies() []string {
 		for i, s := range t.scenarios {
 			var parts []string
 			for _, r := range s.reqs {
-				if rule, w, ok := t.p.labelRule(r.key, f); ok {
-					if eff, err := t.p.convert(rule, w, r, f); err == nil && !eff.notForUs {
-						parts = append(parts, eff.class+"|"+strings.Join(eff.selectors, "&"))
-					}
+				if c := t.convert(r, f); c.ok && c.err == nil && !c.eff.notForUs {
+					parts = append(parts, c.eff.class+"|"+strings.Join(c.eff.selectors, "&"))
 				}
 			}
 			slices.Sort(parts)
@@ -795,14 +819,14 @@ func (t *translation) alternative(res corev1.ResourceName, rule *ResourceRule, s
 		a.selectors = append(a.selectors, guarded(attr.guard(), pred, false))
 	}
 	for _, r := range reqs {
-		lr, w, ok := t.p.labelRule(r.key, rule.Family)
-		if !ok {
+		c := t.convert(r, rule.Family)
+		if !c.ok {
 			continue
 		}
-		eff, err := t.p.convert(lr, w, r, rule.Family)
-		if err != nil {
-			return nil, err
+		if c.err != nil {
+			return nil, c.err
 		}
+		eff := c.eff
 		if eff.notForUs {
 			continue
 		}
@@ -1341,9 +1365,11 @@ func capacityOf(u *use) *resourceapi.CapacityRequirements {
 	}}
 }
 
-// TemplateName is the content-addressed name of a template with this spec.
+// TemplateName is the content-addressed name of a template with this spec:
+// a hash of its protobuf encoding, which Kubernetes generates with sorted
+// map keys, so equal specs always give equal names.
 func TemplateName(spec *resourceapi.ResourceClaimSpec) string {
-	data, err := json.Marshal(spec)
+	data, err := spec.Marshal()
 	if err != nil {
 		panic(err) // plain API types always marshal
 	}

@@ -1,0 +1,70 @@
+package translate
+
+import (
+	"encoding/json"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/claimbridge/claimbridge/internal/builders"
+)
+
+// realisticPod: a trainer with 8 GPUs and a NIC, a sidecar with a GPU, GFD
+// product and memory selectors and a preferred family.
+func realisticPod() *corev1.Pod {
+	return builders.MakePod("trainer-0", "research").
+		Container("trainer").Limit("nvidia.com/gpu", "8").Limit("rdma/hca", "1").Limit("memory", "512Gi").Request("cpu", "48").
+		Container("profiler").Limit("nvidia.com/gpu", "1").
+		NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").
+		NodeSelector("nvidia.com/gpu.memory", "81559").
+		NodeSelector("kubernetes.io/os", "linux").
+		PreferredTerm(50, corev1.NodeSelectorRequirement{Key: "nvidia.com/cuda.driver-version.major", Operator: corev1.NodeSelectorOpGt, Values: []string{"570"}}).
+		Obj()
+}
+
+// BenchmarkTranslate compares translation with the floor every webhook
+// pays: decoding and encoding the AdmissionReview that carries the pod.
+func BenchmarkTranslate(b *testing.B) {
+	pod := realisticPod()
+	policy := DefaultPolicy()
+	b.Run("realistic-pod", func(b *testing.B) {
+		if res, err := Pod(Input{Pod: pod, Policy: policy}); err != nil || res.Outcome != OutcomeTranslate {
+			b.Fatalf("%v %v", res.Outcome, err)
+		}
+		for b.Loop() {
+			if _, err := Pod(Input{Pod: pod, Policy: policy}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("admission-review-json-roundtrip", func(b *testing.B) {
+		raw, err := json.Marshal(pod)
+		if err != nil {
+			b.Fatal(err)
+		}
+		review, err := json.Marshal(admissionv1.AdmissionReview{
+			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+			Request: &admissionv1.AdmissionRequest{UID: "u", Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+				Namespace: "research", Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: raw}},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			var r admissionv1.AdmissionReview
+			if err := json.Unmarshal(review, &r); err != nil {
+				b.Fatal(err)
+			}
+			var p corev1.Pod
+			if err := json.Unmarshal(r.Request.Object.Raw, &p); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := json.Marshal(&p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
