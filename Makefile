@@ -35,8 +35,10 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 		$(GO) test -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) $$pkg; \
 	done
 
-bench: ## benchmarks; they print ratios against baselines measured in the same run
-	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -benchmem ./translate/...
+bench: ## benchmarks, then a table of ratios against baselines measured in the same run (see BENCHMARKS.md)
+	@mkdir -p _output
+	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -count=1 ./translate/... | tee _output/bench.txt
+	@$(GO) run ./hack/benchratio -ratios hack/benchratio/ratios.txt < _output/bench.txt | tee _output/bench.md
 
 verify: fmt vet lint tidy-check import-check ## gofmt, go vet, golangci-lint, go mod tidy drift, import rules, untracked files
 	@test -z "$$(git status --porcelain --untracked-files=all)" || { echo "verify: the tree has changes or untracked files:"; git status --short; exit 1; }
