@@ -4,36 +4,22 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/claimbridge/claimbridge/certs"
+	"github.com/claimbridge/claimbridge/internal/server"
 	"github.com/claimbridge/claimbridge/translate/feasibility"
-	"github.com/claimbridge/claimbridge/webhook"
 )
 
-// TLS modes.
 const (
-	tlsSelfManaged = "self-managed"
-	tlsCertManager = "cert-manager"
+	tlsSelfManaged = server.TLSSelfManaged
+	tlsCertManager = server.TLSCertManager
 )
 
 type serveOptions struct {
@@ -153,150 +139,21 @@ func runServe(ctx context.Context, o serveOptions) error {
 	} else {
 		zopts = append(zopts, zap.ConsoleEncoder())
 	}
-	logger := zap.New(zopts...)
-	ctrl.SetLogger(logger)
-	setup := logger.WithName("setup")
-
+	ctrl.SetLogger(zap.New(zopts...))
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	meta, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
 	features, _ := parseFeatures(o.allocatorFeatures)
-
-	var ready healthz.Checker
-	var selfManaged *certs.SelfManaged
-	if o.tlsMode == tlsSelfManaged {
-		selfManaged, err = certs.NewSelfManaged(client, certs.Options{
-			Namespace: o.namespace, SecretName: o.tlsSecretName, ServiceName: o.serviceName,
-			WebhookConfigName: o.webhookConfigName, CertDir: o.certDir, CAValidity: o.caValidity, CertValidity: o.certValidity,
-		})
-		if err != nil {
-			return err
-		}
-		// The server starts only once its certificate and the caBundle are in place.
-		if err := selfManaged.Bootstrap(ctx); err != nil {
-			return fmt.Errorf("serving certificate: %w", err)
-		}
-		ready = selfManaged.Ready
-	} else {
-		ready = certs.FilesReady(o.certDir)
-	}
-
 	minTLS := uint16(tls.VersionTLS12)
 	if o.tlsMinVersion == "VersionTLS13" {
 		minTLS = tls.VersionTLS13
 	}
-	metrics := webhook.NewMetrics()
-	if err := metrics.Register(); err != nil {
-		return err
-	}
-	store := &webhook.ReportStore{}
-	policy, err := webhook.NewPolicyFile(o.policy)
-	if err != nil {
-		return err
-	}
-	policy.Metrics = metrics
-
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: clientgoscheme.Scheme,
-		Metrics: metricsserver.Options{
-			BindAddress:   o.metricsAddr,
-			ExtraHandlers: map[string]http.Handler{"/report": store.Handler(func() string { return policy.Get().Name() })},
-		},
-		HealthProbeBindAddress:  o.probeAddr,
-		LeaderElection:          o.leaderElect,
-		LeaderElectionID:        o.leaderElectionID,
-		LeaderElectionNamespace: o.namespace,
-		GracefulShutdownTimeout: &o.shutdownTimeout,
-		WebhookServer: crwebhook.NewServer(crwebhook.Options{
-			Port:    o.webhookPort,
-			CertDir: o.certDir,
-			TLSOpts: []func(*tls.Config){certs.TLSConfig(minTLS)},
-		}),
+	return server.Run(ctx, cfg, server.Options{
+		Namespace: o.namespace, WebhookPort: o.webhookPort, CertDir: o.certDir, TLSMode: o.tlsMode,
+		TLSSecretName: o.tlsSecretName, ServiceName: o.serviceName, WebhookConfigName: o.webhookConfigName,
+		CAValidity: o.caValidity, CertValidity: o.certValidity, TLSMinVersion: minTLS, Policy: o.policy,
+		MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, LeaderElect: o.leaderElect, LeaderElectionID: o.leaderElectionID,
+		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, Features: features, ShutdownTimeout: o.shutdownTimeout,
 	})
-	if err != nil {
-		return fmt.Errorf("manager: %w", err)
-	}
-
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(clientgoscheme.Scheme, corev1.EventSource{Component: "claimbridge"})
-	policy.OnReject = func(err error) {
-		ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: o.namespace}}
-		recorder.Eventf(ns, corev1.EventTypeWarning, "PolicyRejected", "new policy rejected, the previous one stays in force: %v", err)
-	}
-
-	inv := webhook.NewInventory(client, webhook.InventoryOptions{Features: &features})
-	inv.OnChange(func() { metrics.InventoryNodes.Set(float64(inv.NodeCount())) })
-	recent := &webhook.RecentTemplates{}
-	handler := &webhook.PodHandler{
-		Decoder:   admission.NewDecoder(clientgoscheme.Scheme),
-		Policy:    policy.Get,
-		Inventory: inv,
-		Checker:   feasibility.NewChecker(feasibility.Options{Timeout: o.feasibilityTimeout}),
-		Templates: webhook.APITemplates{Client: client},
-		Namespace: o.namespace,
-		LookupNamespace: func(ctx context.Context, name string) (*corev1.Namespace, error) {
-			return client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-		},
-		Recorder: recorder,
-		Report:   store,
-		Metrics:  metrics,
-		Recent:   recent,
-	}
-	mgr.GetWebhookServer().Register(webhook.Path, &admission.Webhook{Handler: handler, RecoverPanic: new(true)})
-
-	for _, r := range []starter{inv, policy} {
-		if err := mgr.Add(runnable(r)); err != nil {
-			return err
-		}
-	}
-	if err := mgr.Add(&webhook.TemplateController{Client: client, Metadata: meta, Inventory: inv, Recent: recent,
-		Grace: o.templateGCGrace, Recorder: recorder, Metrics: metrics}); err != nil {
-		return err
-	}
-	if selfManaged != nil {
-		if err := mgr.Add(selfManaged); err != nil {
-			return err
-		}
-	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return err
-	}
-	checks := map[string]healthz.Checker{
-		"caches": func(*http.Request) error {
-			if !inv.Synced() {
-				return webhook.ErrNotSynced
-			}
-			return nil
-		},
-		"certificates": ready,
-		"webhook":      mgr.GetWebhookServer().StartedChecker(),
-	}
-	for name, check := range checks {
-		if err := mgr.AddReadyzCheck(name, check); err != nil {
-			return err
-		}
-	}
-	setup.Info("starting", "namespace", o.namespace, "tlsMode", o.tlsMode, "policy", policy.Get().Name(), "features", fmt.Sprintf("%+v", features))
-	return mgr.Start(ctx)
 }
-
-// starter is a runnable's Start.
-type starter interface{ Start(context.Context) error }
-
-// nonLeader marks a runnable that every replica runs.
-type nonLeader struct{ starter }
-
-func (nonLeader) NeedLeaderElection() bool { return false }
-
-func runnable(r starter) nonLeader { return nonLeader{r} }

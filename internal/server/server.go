@@ -1,0 +1,251 @@
+// Package server wires claimbridge's webhook server: a controller-runtime
+// manager with the admission handler, the inventory, the template
+// controller, policy reloading, certificates, health checks and metrics.
+// cmd/claimbridge parses flags into Options; the e2e suites run the same
+// server in process.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/claimbridge/claimbridge/certs"
+	"github.com/claimbridge/claimbridge/translate/feasibility"
+	"github.com/claimbridge/claimbridge/webhook"
+)
+
+// TLS modes.
+const (
+	TLSSelfManaged = "self-managed"
+	TLSCertManager = "cert-manager"
+)
+
+// Options of the server. Defaults are set on the fields by Run.
+type Options struct {
+	// Namespace is claimbridge's own namespace (never mutated; CA Secret and
+	// leader Lease). Required.
+	Namespace string
+	// WebhookHost and WebhookPort of the webhook server. Defaults "" (all)
+	// and 9443.
+	WebhookHost string
+	WebhookPort int
+	// CertDir holds tls.crt and tls.key, reloaded on change. Required.
+	CertDir string
+	// TLSMode: TLSSelfManaged (default) or TLSCertManager (files only).
+	TLSMode string
+	// Self-managed: CA Secret, Service and webhook configuration names, and
+	// lifetimes (defaults 5 years and 90 days).
+	TLSSecretName, ServiceName, WebhookConfigName string
+	CAValidity, CertValidity                      time.Duration
+	// TLSMinVersion: tls.VersionTLS12 (default) or tls.VersionTLS13.
+	TLSMinVersion uint16
+	// Policy file; empty = the built-in default policy.
+	Policy string
+	// MetricsAddr serves /metrics and /report (default ":8080", "0" off);
+	// ProbeAddr serves /healthz and /readyz (default ":8081", "0" off).
+	MetricsAddr, ProbeAddr string
+	// LeaderElect for the template controller; LeaderElectionID names the Lease.
+	LeaderElect      bool
+	LeaderElectionID string
+	// TemplateGCGrace: unused templates are deleted after it. Default 1h.
+	TemplateGCGrace time.Duration
+	// FeasibilityTimeout bounds the allocator check of one pod. Default 2s.
+	FeasibilityTimeout time.Duration
+	// Features of the allocator. Default: Kubernetes 1.37 defaults.
+	Features feasibility.Features
+	// ShutdownTimeout for in-flight admissions. Default 30s.
+	ShutdownTimeout time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.WebhookPort == 0 {
+		o.WebhookPort = 9443
+	}
+	if o.TLSMode == "" {
+		o.TLSMode = TLSSelfManaged
+	}
+	if o.TLSMinVersion == 0 {
+		o.TLSMinVersion = tls.VersionTLS12
+	}
+	if o.MetricsAddr == "" {
+		o.MetricsAddr = ":8080"
+	}
+	if o.ProbeAddr == "" {
+		o.ProbeAddr = ":8081"
+	}
+	if o.LeaderElectionID == "" {
+		o.LeaderElectionID = "claimbridge"
+	}
+	if o.TemplateGCGrace == 0 {
+		o.TemplateGCGrace = time.Hour
+	}
+	if o.FeasibilityTimeout == 0 {
+		o.FeasibilityTimeout = 2 * time.Second
+	}
+	if o.ShutdownTimeout == 0 {
+		o.ShutdownTimeout = 30 * time.Second
+	}
+	if o.Features == (feasibility.Features{}) {
+		o.Features = feasibility.DefaultFeatures()
+	}
+}
+
+// Run runs claimbridge's webhook server until ctx ends: the admission
+// handler on every replica, the template controller on the leader.
+func Run(ctx context.Context, cfg *rest.Config, o Options) error {
+	o.defaults()
+	setup := ctrl.Log.WithName("setup")
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	features := o.Features
+
+	var ready healthz.Checker
+	var selfManaged *certs.SelfManaged
+	if o.TLSMode == TLSSelfManaged {
+		selfManaged, err = certs.NewSelfManaged(client, certs.Options{
+			Namespace: o.Namespace, SecretName: o.TLSSecretName, ServiceName: o.ServiceName,
+			WebhookConfigName: o.WebhookConfigName, CertDir: o.CertDir, CAValidity: o.CAValidity, CertValidity: o.CertValidity,
+		})
+		if err != nil {
+			return err
+		}
+		// The server starts only once its certificate and the caBundle are in place.
+		if err := selfManaged.Bootstrap(ctx); err != nil {
+			return fmt.Errorf("serving certificate: %w", err)
+		}
+		ready = selfManaged.Ready
+	} else {
+		ready = certs.FilesReady(o.CertDir)
+	}
+
+	minTLS := o.TLSMinVersion
+	metrics := webhook.NewMetrics()
+	if err := metrics.Register(); err != nil {
+		return err
+	}
+	store := &webhook.ReportStore{}
+	policy, err := webhook.NewPolicyFile(o.Policy)
+	if err != nil {
+		return err
+	}
+	policy.Metrics = metrics
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: clientgoscheme.Scheme,
+		Metrics: metricsserver.Options{
+			BindAddress:   o.MetricsAddr,
+			ExtraHandlers: map[string]http.Handler{"/report": store.Handler(func() string { return policy.Get().Name() })},
+		},
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        o.LeaderElectionID,
+		LeaderElectionNamespace: o.Namespace,
+		GracefulShutdownTimeout: &o.ShutdownTimeout,
+		WebhookServer: crwebhook.NewServer(crwebhook.Options{
+			Host:    o.WebhookHost,
+			Port:    o.WebhookPort,
+			CertDir: o.CertDir,
+			TLSOpts: []func(*tls.Config){certs.TLSConfig(minTLS)},
+		}),
+	})
+	if err != nil {
+		return fmt.Errorf("manager: %w", err)
+	}
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(clientgoscheme.Scheme, corev1.EventSource{Component: "claimbridge"})
+	policy.OnReject = func(err error) {
+		ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}}
+		recorder.Eventf(ns, corev1.EventTypeWarning, "PolicyRejected", "new policy rejected, the previous one stays in force: %v", err)
+	}
+
+	inv := webhook.NewInventory(client, webhook.InventoryOptions{Features: &features})
+	inv.OnChange(func() { metrics.InventoryNodes.Set(float64(inv.NodeCount())) })
+	recent := &webhook.RecentTemplates{}
+	handler := &webhook.PodHandler{
+		Decoder:   admission.NewDecoder(clientgoscheme.Scheme),
+		Policy:    policy.Get,
+		Inventory: inv,
+		Checker:   feasibility.NewChecker(feasibility.Options{Timeout: o.FeasibilityTimeout}),
+		Templates: webhook.APITemplates{Client: client},
+		Namespace: o.Namespace,
+		LookupNamespace: func(ctx context.Context, name string) (*corev1.Namespace, error) {
+			return client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		},
+		Recorder: recorder,
+		Report:   store,
+		Metrics:  metrics,
+		Recent:   recent,
+	}
+	mgr.GetWebhookServer().Register(webhook.Path, &admission.Webhook{Handler: handler, RecoverPanic: new(true)})
+
+	for _, r := range []starter{inv, policy} {
+		if err := mgr.Add(runnable(r)); err != nil {
+			return err
+		}
+	}
+	if err := mgr.Add(&webhook.TemplateController{Client: client, Metadata: meta, Inventory: inv, Recent: recent,
+		Grace: o.TemplateGCGrace, Recorder: recorder, Metrics: metrics}); err != nil {
+		return err
+	}
+	if selfManaged != nil {
+		if err := mgr.Add(selfManaged); err != nil {
+			return err
+		}
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	checks := map[string]healthz.Checker{
+		"caches": func(*http.Request) error {
+			if !inv.Synced() {
+				return webhook.ErrNotSynced
+			}
+			return nil
+		},
+		"certificates": ready,
+		"webhook":      mgr.GetWebhookServer().StartedChecker(),
+	}
+	for name, check := range checks {
+		if err := mgr.AddReadyzCheck(name, check); err != nil {
+			return err
+		}
+	}
+	setup.Info("starting", "namespace", o.Namespace, "tlsMode", o.TLSMode, "policy", policy.Get().Name(), "features", fmt.Sprintf("%+v", features))
+	return mgr.Start(ctx)
+}
+
+// starter is a runnable's Start.
+type starter interface{ Start(context.Context) error }
+
+// nonLeader marks a runnable that every replica runs.
+type nonLeader struct{ starter }
+
+func (nonLeader) NeedLeaderElection() bool { return false }
+
+func runnable(r starter) nonLeader { return nonLeader{r} }
