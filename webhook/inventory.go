@@ -41,7 +41,7 @@ type InventoryOptions struct {
 	Features *feasibility.Features
 	// MinRebuildInterval bounds how often a changed inventory is turned into
 	// a new snapshot; within it, checks use the previous one (the verdict is
-	// advisory anyway). Default 500ms.
+	// advisory anyway). Default 500ms; negative: rebuild at every change.
 	MinRebuildInterval time.Duration
 	// Resync of the informers. Default 0 (none).
 	Resync time.Duration

@@ -72,6 +72,9 @@ type Options struct {
 	Features feasibility.Features
 	// ShutdownTimeout for in-flight admissions. Default 30s.
 	ShutdownTimeout time.Duration
+	// SnapshotMinInterval bounds how often a changed fleet becomes a new
+	// inventory snapshot. Default 500ms; negative: at every change.
+	SnapshotMinInterval time.Duration
 }
 
 func (o *Options) defaults() {
@@ -184,7 +187,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		recorder.Eventf(ns, corev1.EventTypeWarning, "PolicyRejected", "new policy rejected, the previous one stays in force: %v", err)
 	}
 
-	inv := webhook.NewInventory(client, webhook.InventoryOptions{Features: &features})
+	inv := webhook.NewInventory(client, webhook.InventoryOptions{Features: &features, MinRebuildInterval: o.SnapshotMinInterval})
 	inv.OnChange(func() { metrics.InventoryNodes.Set(float64(inv.NodeCount())) })
 	recent := &webhook.RecentTemplates{}
 	handler := &webhook.PodHandler{
