@@ -261,6 +261,36 @@ func TestWithdrawnSliceLeavesThePodUnschedulableUntilTheDriverPublishesItAgain(t
 	}
 }
 
+func TestSliceUpdatedByTheDriverLetsTheSchedulerTakeThePreferredAlternative(t *testing.T) {
+	testCluster.DumpLogsOnFailure(t)
+	ctx := t.Context()
+	client := testCluster.Client()
+	fleet := applyFleet(t, minimalFleet, "update")
+	node := fleet.NodeName("gpu-node-1")
+	ns := testCluster.Namespace(t, "update-", nil)
+
+	// Both GPUs move behind one PCIe root: the pair now satisfies the constraint.
+	if _, err := fleet.UpdateSlice(ctx, "gpu-node-1-gpu.nvidia.com", func(s *resourceapi.ResourceSlice) {
+		for i := range s.Spec.Devices {
+			s.Spec.Devices[i].Attributes["resource.kubernetes.io/pcieRoot"] = resourceapi.DeviceAttribute{StringValue: new("pci0000:00")}
+		}
+		s.Spec.Pool.Generation++
+	}); err != nil {
+		t.Fatalf("update slice: %v", err)
+	}
+	if _, err := client.ResourceV1().ResourceClaimTemplates(ns).Create(ctx, gpuTemplate(ns), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create template: %v", err)
+	}
+	if _, err := client.CoreV1().Pods(ns).Create(ctx, claimPod(ns, "app", "gpus", node), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create pod: %v", err)
+	}
+	_, claim := allocatedClaim(t, ns, "app", 60*time.Second)
+	results := claim.Status.Allocation.Devices.Results
+	if len(results) != 2 || results[0].Request != "gpus/pair" || results[1].Request != "gpus/pair" {
+		t.Errorf("allocation results = %+v, want both GPUs for gpus/pair", results)
+	}
+}
+
 func TestWebhookIsCalledForPodsInOptedInNamespacesOnly(t *testing.T) {
 	testCluster.DumpLogsOnFailure(t)
 	ctx := t.Context()
