@@ -516,7 +516,7 @@ func (c *Cluster) apiserverReady(ctx context.Context) error {
 // component serves a self-signed certificate.
 func healthz(port int) readyFunc {
 	client := &http.Client{Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed loopback certificate of a test component
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // self-signed loopback certificate of a test component
 	}}
 	return func(ctx context.Context) error {
 		_, err := get(ctx, client, "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz")
@@ -538,9 +538,9 @@ func get(ctx context.Context, client *http.Client, url string) ([]byte, error) {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, err //nolint:wrapcheck // the URL is in the error already
+		return nil, err // *url.Error names the URL
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", url, err)

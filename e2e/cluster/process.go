@@ -138,7 +138,7 @@ func (c *component) readLog(offset, maxBytes int64) string {
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)\n", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	fi, err := f.Stat()
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)\n", err)

@@ -74,7 +74,7 @@ func run() error {
 		kubeconfig = *kubeconfigOut
 	}
 
-	fmt.Printf(`
+	fmt.Fprintf(os.Stdout, `
 Cluster ready in %s: %s
 Fleet %s: %d nodes, %d resource slices, %d device classes
 
