@@ -22,29 +22,29 @@ const (
 
 // writeFileAtomic replaces dir/name with data: a temporary file in the same directory, synced,
 // then renamed over the target, so that a reader sees the old or the new content, never a part.
-func writeFileAtomic(dir, name string, data []byte, perm os.FileMode) error {
+func writeFileAtomic(dir, name string, data []byte, perm os.FileMode) (err error) {
 	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	tmpName := tmp.Name()
-	defer os.Remove(tmpName) // no-op after the rename
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, tmp.Close(), os.Remove(tmp.Name()))
+		}
+	}()
 	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if err := tmp.Sync(); err != nil {
-		tmp.Close()
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	if err := os.Rename(tmpName, filepath.Join(dir, name)); err != nil {
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil
