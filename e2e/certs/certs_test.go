@@ -465,3 +465,23 @@ func mustPEM(t *testing.T, data []byte) []byte {
 	}
 	return block.Bytes
 }
+
+func TestAChartUpgradeKeepsTheInjectedCABundle(t *testing.T) {
+	r := installRelease(t, "claimbridge-upgrade")
+	sm, err := certs.NewSelfManaged(r.client, r.options(t, nil))
+	must(t, err)
+	must(t, sm.Bootstrap(t.Context()))
+	_, bundle := r.secretBundle(t)
+
+	values := map[string]any{"fullnameOverride": r.name}
+	live, err := chart.RenderWebhookConfiguration(values, chart.Options{Release: r.name, Namespace: r.namespace, Kubeconfig: testCluster.Kubeconfig})
+	must(t, err)
+	if diff := cmp.Diff(string(bundle), string(live.Webhooks[0].ClientConfig.CABundle)); diff != "" {
+		t.Errorf("an upgrade would render another caBundle (-want,+got):\n%s", diff)
+	}
+	offline, err := chart.RenderWebhookConfiguration(values, chart.Options{Release: r.name, Namespace: r.namespace})
+	must(t, err)
+	if len(offline.Webhooks[0].ClientConfig.CABundle) != 0 {
+		t.Error("an offline render has a caBundle; only the webhook may set it")
+	}
+}

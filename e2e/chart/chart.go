@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 )
@@ -72,6 +73,10 @@ type Options struct {
 	Release, Namespace string // default DefaultRelease, DefaultNamespace
 	// APIVersions the cluster serves in addition to the built-in ones (like --api-versions).
 	APIVersions []string
+	// Kubeconfig, when set, renders against that cluster as an upgrade dry run
+	// (`helm upgrade --dry-run=server`): templates' lookup calls see the live objects and the
+	// capabilities are the server's. Nothing is changed in the cluster.
+	Kubeconfig string
 }
 
 // Render renders the chart with values (over values.yaml), as `helm template` would: the
@@ -92,15 +97,27 @@ func Render(values map[string]any, opts Options) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	install := action.NewInstall(&action.Configuration{})
+	cfg := &action.Configuration{}
+	install := action.NewInstall(cfg)
 	install.DryRun = true
-	install.ClientOnly = true
 	install.Replace = true
 	install.IncludeCRDs = true
 	install.ReleaseName = opts.Release
 	install.Namespace = opts.Namespace
-	install.KubeVersion = kv
-	install.APIVersions = opts.APIVersions
+	if opts.Kubeconfig == "" {
+		install.ClientOnly = true
+		install.KubeVersion = kv
+		install.APIVersions = opts.APIVersions
+	} else {
+		flags := genericclioptions.NewConfigFlags(false)
+		flags.KubeConfig = &opts.Kubeconfig
+		flags.Namespace = &opts.Namespace
+		if err := cfg.Init(flags, opts.Namespace, "secret", func(string, ...any) {}); err != nil {
+			return nil, fmt.Errorf("connect to the cluster: %w", err)
+		}
+		install.DryRunOption = "server"
+		install.IsUpgrade = true // like `helm upgrade --dry-run=server`: objects may exist
+	}
 	if values == nil {
 		values = map[string]any{}
 	}
