@@ -326,9 +326,9 @@ func (h *PodHandler) event(ns string, mode Mode, d decision, row report.Row, dry
 	if h.Recorder == nil || dryRun || d.outcome == string(translate.OutcomeSkip) {
 		return
 	}
-	obj := &corev1.Namespace{}
-	obj.Name = ns
-	obj.Kind, obj.APIVersion = "Namespace", "v1"
+	// The Event is about the namespace and stored in it, so that
+	// `kubectl get events -n NS` shows the decisions taken there.
+	obj := &corev1.ObjectReference{Kind: "Namespace", APIVersion: "v1", Name: ns, Namespace: ns}
 	typ := corev1.EventTypeNormal
 	if d.outcome != string(translate.OutcomeTranslate) {
 		typ = corev1.EventTypeWarning
