@@ -18,7 +18,7 @@ import (
 )
 
 // pkiValidity is how long the generated certificates are valid. A cluster lives for one test
-// binary or one dev session.
+// binary or one dev cluster run.
 const pkiValidity = 7 * 24 * time.Hour
 
 // authority is the per-cluster certificate authority. It signs the apiserver's serving
