@@ -1,6 +1,7 @@
-// Command devcluster starts the e2e control plane with a fake device fleet for manual
-// experiments, prints how to reach it and runs until interrupted (Ctrl-C or SIGTERM), then
-// stops everything and removes its files.
+// Command devcluster starts the e2e control plane with a fake device fleet and claimbridge
+// (the built binary, `claimbridge serve`, behind the chart's MutatingWebhookConfiguration) for
+// manual experiments, prints how to reach it and runs until interrupted (Ctrl-C or SIGTERM),
+// then stops everything and removes its files.
 package main
 
 import (
@@ -8,13 +9,20 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/claimbridge/claimbridge/e2e/chart"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 )
 
@@ -29,6 +37,7 @@ func run() error {
 	fleetDir := flag.String("fleet", "", "fleet directory to publish (default: examples/fleets/mixed of the repository)")
 	kubeconfigOut := flag.String("kubeconfig", "", "also write the admin kubeconfig to this path")
 	keep := flag.Bool("keep", false, "keep the cluster's directory (PKI, etcd data, logs) after stopping")
+	noClaimbridge := flag.Bool("no-claimbridge", false, "start only the control plane and the fleet")
 	flag.Parse()
 
 	root, err := cluster.RepoRoot()
@@ -62,6 +71,12 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("apply fleet %s: %w", *fleetDir, err)
 	}
+	metricsAddr := ""
+	if !*noClaimbridge {
+		if metricsAddr, err = startClaimbridge(ctx, c, root); err != nil {
+			return fmt.Errorf("claimbridge: %w", err)
+		}
+	}
 	kubeconfig := c.Kubeconfig
 	if *kubeconfigOut != "" {
 		data, err := os.ReadFile(c.Kubeconfig)
@@ -77,23 +92,34 @@ func run() error {
 	fmt.Fprintf(os.Stdout, `
 Cluster ready in %s: %s
 Fleet %s: %d nodes, %d resource slices, %d device classes
+claimbridge: serving the webhook; report and metrics on http://%s
 
   export KUBECONFIG=%s
   export PATH=%s:$PATH   # kubectl %s
 
-  kubectl get nodes -L nvidia.com/gpu.product,node.kubernetes.io/instance-type
-  kubectl get resourceslices,deviceclasses
-  kubectl get resourceslice %s -o yaml
-  kubectl create namespace demo && kubectl label namespace demo claimbridge.io/mode=enforce
+Try it:
 
+  # 1. opt a namespace in and apply a legacy workload (nvidia.com/gpu + a GFD product label)
+  kubectl create namespace serving && kubectl label namespace serving claimbridge.io/mode=enforce
+  kubectl apply -f %s
+
+  # 2. watch the pods get translated (a claimbridge claim, no nvidia.com/gpu) and bound
+  kubectl -n serving get pods -o wide && kubectl -n serving get resourceclaims,resourceclaimtemplates
+  kubectl -n serving get resourceclaims -o jsonpath='{range .items[*]}{.status.allocation.devices.results}{"\n"}{end}'
+
+  # 3. read the audit report of what claimbridge decided
+  curl -s 'http://%s/report?format=table'
+
+More: kubectl get nodes -L nvidia.com/gpu.product; kubectl get resourceslices,deviceclasses
 Pods are scheduled and their claims allocated; no container ever runs (there is no kubelet).
 Delete bound pods with --grace-period=0 --force.
-Component logs: %s
+Logs: %s
 Press Ctrl-C to stop.
 `,
 		time.Since(start).Round(100*time.Millisecond), c.Host,
 		*fleetDir, len(fleet.Published.Nodes), len(fleet.Published.ResourceSlices), len(fleet.Published.DeviceClasses),
-		kubeconfig, c.BinDir, cluster.KubeletVersion, firstSlice(fleet),
+		metricsAddr, kubeconfig, c.BinDir, cluster.KubeletVersion,
+		filepath.Join(root, "examples", "workloads", "inference-l4.yaml"), metricsAddr,
 		strings.Join(c.LogFiles(), " "),
 	)
 
@@ -104,9 +130,76 @@ Press Ctrl-C to stop.
 	return nil
 }
 
-func firstSlice(f *cluster.Fleet) string {
-	if len(f.Published.ResourceSlices) == 0 {
-		return "<name>"
+// startClaimbridge builds the claimbridge binary, runs `claimbridge serve` with a serving
+// certificate from the cluster's CA (cert-manager mode: files only) and installs the chart's
+// webhook configuration pointed at it. It returns the metrics address.
+func startClaimbridge(ctx context.Context, c *cluster.Cluster, root string) (string, error) {
+	const ns = "claimbridge-system"
+	bin := filepath.Join(c.Dir, "claimbridge")
+	fmt.Fprintln(os.Stderr, "devcluster: building claimbridge")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/claimbridge")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("build: %w", err)
 	}
-	return f.Published.ResourceSlices[0].Name
+	if _, err := c.CreateNamespace(ctx, ns, "", nil); err != nil {
+		return "", err
+	}
+	cert, err := c.IssueServingCert([]string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return "", err
+	}
+	certDir := filepath.Join(c.Dir, "claimbridge-tls")
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		return "", err
+	}
+	if err := cert.WriteTo(certDir); err != nil {
+		return "", err
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return "", err
+	}
+	metrics := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	probes := fmt.Sprintf("127.0.0.1:%d", ports[2])
+	_, err = c.StartProcess("claimbridge", bin, []string{"serve",
+		"--namespace", ns, "--tls-mode", "cert-manager", "--cert-dir", certDir,
+		"--webhook-port", strconv.Itoa(ports[0]), "--metrics-bind-address", metrics,
+		"--health-probe-bind-address", probes, "--log-format", "text", "--log-level", "debug",
+	}, []string{"KUBECONFIG=" + c.Kubeconfig})
+	if err != nil {
+		return "", err
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, cluster.PollTimeout, true, func(ctx context.Context) (bool, error) {
+		resp, err := http.Get("http://" + probes + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	}); err != nil {
+		return "", fmt.Errorf("not ready after %v; see its log in %s", cluster.PollTimeout, c.Dir)
+	}
+	cfg, err := chart.RenderWebhookConfiguration(map[string]any{}, chart.Options{Namespace: ns})
+	if err != nil {
+		return "", err
+	}
+	url := fmt.Sprintf("https://127.0.0.1:%d/mutate-v1-pod", ports[0])
+	if _, err := c.InstallWebhookConfiguration(ctx, cfg, url, cert.CABundle); err != nil {
+		return "", err
+	}
+	return metrics, nil
+}
+
+func freePorts(n int) ([]int, error) {
+	var out []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
 }
