@@ -10,12 +10,14 @@ PKGS      := ./...
 .PHONY: build example test unit verify lint fmt vet tidy-check import-check fuzz bench help
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 build: ## build bin/claimbridge
 	$(GO) build -o bin/claimbridge ./cmd/claimbridge
 
-example: ## audit the example workloads against the mixed example fleet
+example: ## translate an example workload, then audit all of them against the mixed example fleet
+	$(GO) run ./cmd/claimbridge translate -f examples/workloads/inference-l4.yaml
+	@echo
 	$(GO) run ./cmd/claimbridge audit -f examples/workloads --fleet examples/fleets/mixed
 
 test: unit e2e ## everything CI runs: unit tests with fuzz seed corpora, then the e2e suite
