@@ -53,7 +53,7 @@ vet:
 	cd e2e && $(GO) vet ./...
 
 lint:
-	@lint="$$(hack/tools.sh golangci-lint | tail -n1)" && $$lint run $(PKGS)
+	@lint="$$(hack/tools.sh golangci-lint | tail -n1)" && $$lint run $(PKGS) && cd e2e && $$lint run ./...
 
 tidy-check:
 	@for d in . e2e; do \

@@ -157,7 +157,7 @@ func waitServing(ctx context.Context, url string, roots *x509.CertPool, done <-c
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-done:
-			return false, fmt.Errorf("claimbridge stopped: %v", err)
+			return false, fmt.Errorf("claimbridge stopped: %w", err)
 		default:
 		}
 		resp, err := hc.Get(url)

@@ -38,7 +38,12 @@ func main() {
 		os.Exit(1)
 	}
 	w := bufio.NewWriter(os.Stdout)
-	defer w.Flush()
+	defer func() {
+		if err := w.Flush(); err != nil {
+			fmt.Fprintln(os.Stderr, "benchratio:", err)
+			os.Exit(1)
+		}
+	}()
 	fmt.Fprintln(w, "| measurement | benchmark | baseline | ratio | goal | met |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, r := range ratios {

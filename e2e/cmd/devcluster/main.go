@@ -191,14 +191,22 @@ func startClaimbridge(ctx context.Context, c *cluster.Cluster, root string) (str
 	return metrics, nil
 }
 
+// freePorts holds n listeners open at once, so that the ports differ, and
+// closes them before returning.
 func freePorts(n int) ([]int, error) {
 	var out []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
-		defer l.Close()
+		ls = append(ls, l)
 		out = append(out, l.Addr().(*net.TCPAddr).Port)
 	}
 	return out, nil
