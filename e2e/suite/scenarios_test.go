@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,12 +19,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/claimbridge/claimbridge/internal/builders"
-	"github.com/claimbridge/claimbridge/internal/live"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
 	"github.com/claimbridge/claimbridge/internal/report"
 	"github.com/claimbridge/claimbridge/translate"
-	"github.com/claimbridge/claimbridge/translate/feasibility"
 )
 
 const (
@@ -396,16 +395,33 @@ func TestDeletedTemplateIsRecreatedForAPendingPod(t *testing.T) {
 	}
 }
 
-func TestUnusedTemplateIsCollectedAfterTheGracePeriod(t *testing.T) {
+func TestUnusedTemplateIsCollectedAfterTheGracePeriodAndForeignOnesAreNot(t *testing.T) {
 	ns, _ := setup(t, "enforce", "l4-inference")
 	got, _ := create(t, builders.MakePod("short", ns).Container("server").Limit("nvidia.com/gpu", "1").Obj())
 	name := got.Annotations[translate.AnnotationTemplate]
+	ours, err := client.ResourceV1().ResourceClaimTemplates(ns).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A template someone else made, with a claimbridge-like name but without
+	// the managed-by label, and used by no pod.
+	foreign := &resourceapi.ResourceClaimTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: "claimbridge-foreign", Namespace: ns},
+		Spec:       *ours.Spec.DeepCopy(),
+	}
+	foreign.Spec.Labels = nil
+	if _, err := client.ResourceV1().ResourceClaimTemplates(ns).Create(t.Context(), foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	bound(t, ns, got.Name)
 	podGone(t.Context(), ns, got.Name)
 	eventually(t, "unused template deleted", func(ctx context.Context) (bool, error) {
 		_, err := client.ResourceV1().ResourceClaimTemplates(ns).Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
+	if _, err := client.ResourceV1().ResourceClaimTemplates(ns).Get(t.Context(), foreign.Name, metav1.GetOptions{}); err != nil {
+		t.Errorf("a template claimbridge did not create was touched: %v", err)
+	}
 }
 
 func TestGeneratedObjectsForTheExamplesPassAPIValidation(t *testing.T) {
@@ -452,28 +468,20 @@ func TestGeneratedObjectsForTheExamplesPassAPIValidation(t *testing.T) {
 	}
 }
 
-func TestAuditOfALiveClusterListsLegacyPodsWithVerdicts(t *testing.T) {
+func TestAuditCommandListsTheLegacyPodsOfTheLiveCluster(t *testing.T) {
 	ns, _ := setup(t, "", "l4-inference", "legacy-gfd")
 	create(t, builders.MakePod("l4", ns).Container("c").Limit("nvidia.com/gpu", "1").NodeSelector("nvidia.com/gpu.product", "NVIDIA-L4").Obj())
 	create(t, builders.MakePod("a100", ns).Container("c").Limit("nvidia.com/gpu", "1").NodeSelector("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB").Obj())
-	// The same code path as `claimbridge audit --kubeconfig`.
-	docs, err := live.Workloads(t.Context(), client, []string{ns})
+	// The built binary, as an operator runs it.
+	cmd := exec.CommandContext(t.Context(), claimbridgeBin(t), "audit", "--kubeconfig", tc.Kubeconfig, "-n", ns, "-o", "json")
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("claimbridge audit: %v\n%s", err, out)
 	}
-	inv, err := live.Inventory(t.Context(), client)
-	if err != nil {
-		t.Fatal(err)
+	var rep report.Report
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
 	}
-	snap, err := feasibility.NewSnapshot(inv, 1, feasibility.DefaultFeatures())
-	if err != nil {
-		t.Fatal(err)
-	}
-	items, _, err := offline.Translate(docs, offline.Options{Policy: translate.DefaultPolicy(), Classes: inv.Classes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := report.New("cluster", "default", offline.Audit(t.Context(), items, feasibility.NewChecker(feasibility.Options{}), snap))
 	got := map[string]string{}
 	for _, r := range rep.Items {
 		got[r.Name] = string(r.Outcome) + "/" + r.Verdict
@@ -484,9 +492,30 @@ func TestAuditOfALiveClusterListsLegacyPodsWithVerdicts(t *testing.T) {
 			t.Errorf("%s: %s, want %s (report %v)", k, got[k], v, got)
 		}
 	}
-	var out bytes.Buffer
-	if err := rep.Write(&out, "table"); err != nil {
-		t.Fatal(err)
+	if rep.Fleet != "cluster" {
+		t.Errorf("fleet %q, want the cluster's own inventory", rep.Fleet)
 	}
-	t.Logf("live audit:\n%s", out.String())
+}
+
+var buildOnce struct {
+	sync.Once
+	path string
+	err  error
+}
+
+// claimbridgeBin builds cmd/claimbridge once per test binary.
+func claimbridgeBin(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildOnce.path = filepath.Join(tc.Dir, "claimbridge")
+		cmd := exec.Command("go", "build", "-o", buildOnce.path, "./cmd/claimbridge")
+		cmd.Dir = filepath.Dir(examplesDir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildOnce.err = fmt.Errorf("build claimbridge: %w\n%s", err, out)
+		}
+	})
+	if buildOnce.err != nil {
+		t.Fatal(buildOnce.err)
+	}
+	return buildOnce.path
 }

@@ -1,0 +1,86 @@
+package webhook
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+const goodPolicy = `apiVersion: claimbridge.io/v1alpha1
+kind: TranslationPolicy
+metadata:
+  name: %s
+spec:
+  profiles: [nvidia]
+`
+
+func TestPolicyFileReloadsValidVersionsAndKeepsTheLastGoodOne(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	write := func(s string) {
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(strings.Replace(goodPolicy, "%s", "first", 1))
+	pf, err := NewPolicyFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics()
+	if err := m.RegisterWith(prometheus.NewRegistry()); err != nil {
+		t.Fatal(err)
+	}
+	pf.Metrics = m
+	var rejected []error
+	pf.OnReject = func(err error) { rejected = append(rejected, err) }
+
+	pf.Reload(t.Context()) // unchanged file: nothing happens
+	if pf.Get().Name() != "first" || testutil.ToFloat64(m.PolicyReloads.WithLabelValues("applied")) != 0 {
+		t.Fatalf("an unchanged file was reloaded")
+	}
+
+	write(strings.Replace(goodPolicy, "%s", "second", 1))
+	pf.Reload(t.Context())
+	if pf.Get().Name() != "second" {
+		t.Fatalf("valid new policy not applied: %s", pf.Get().Name())
+	}
+
+	write(strings.Replace(strings.Replace(goodPolicy, "%s", "third", 1), "profiles: [nvidia]", "profiles: [nvidia]\n  bogus: 1", 1))
+	pf.Reload(t.Context())
+	if pf.Get().Name() != "second" {
+		t.Errorf("an invalid policy replaced the good one: %s", pf.Get().Name())
+	}
+	if len(rejected) != 1 || !strings.Contains(rejected[0].Error(), "spec.bogus") {
+		t.Errorf("rejection not reported with the field: %v", rejected)
+	}
+	if got := testutil.ToFloat64(m.PolicyReloads.WithLabelValues("rejected")); got != 1 {
+		t.Errorf("rejected reloads = %v", got)
+	}
+	if got := testutil.ToFloat64(m.PolicyReloads.WithLabelValues("applied")); got != 1 {
+		t.Errorf("applied reloads = %v", got)
+	}
+
+	os.Remove(path)
+	pf.Reload(t.Context())
+	if pf.Get().Name() != "second" {
+		t.Errorf("a missing file dropped the policy")
+	}
+}
+
+func TestPolicyFileRefusesAnInvalidFirstVersion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(path, []byte("kind: Nope\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewPolicyFile(path); err == nil || !strings.Contains(err.Error(), "kind") {
+		t.Errorf("err = %v", err)
+	}
+	pf, err := NewPolicyFile("")
+	if err != nil || pf.Get() == nil {
+		t.Fatalf("default policy: %v", err)
+	}
+}
