@@ -248,13 +248,21 @@ func convertMIGProfile(rule *NodeLabelRule, req labelReq, family string) (effect
 	return effect{selectors: []string{guarded(prof.guard(), pred, false)}, class: rule.MIGDeviceClassName}, nil
 }
 
-func convertMiB(rule *NodeLabelRule, req labelReq) (effect, error) {
-	c := splitAttr(rule.Capacity)
+// presence translates Exists and DoesNotExist into a presence test.
+func presence(req labelReq, guard string) (effect, bool) {
 	switch req.op {
 	case corev1.NodeSelectorOpExists:
-		return effect{selectors: []string{c.capGuard()}}, nil
+		return effect{selectors: []string{guard}}, true
 	case corev1.NodeSelectorOpDoesNotExist:
-		return effect{selectors: []string{"!" + c.capGuard()}}, nil
+		return effect{selectors: []string{"!" + guard}}, true
+	}
+	return effect{}, false
+}
+
+func convertMiB(rule *NodeLabelRule, req labelReq) (effect, error) {
+	c := splitAttr(rule.Capacity)
+	if eff, ok := presence(req, c.capGuard()); ok {
+		return eff, nil
 	}
 	var parts []string
 	for _, v := range req.values {
@@ -345,11 +353,8 @@ func convertGFDFamily(rule *NodeLabelRule, req labelReq, scheme GFDFamilyScheme)
 
 func convertVersionPart(rule *NodeLabelRule, req labelReq, fn string) (effect, error) {
 	a := splitAttr(rule.Attribute)
-	switch req.op {
-	case corev1.NodeSelectorOpExists:
-		return effect{selectors: []string{a.guard()}}, nil
-	case corev1.NodeSelectorOpDoesNotExist:
-		return effect{selectors: []string{"!" + a.guard()}}, nil
+	if eff, ok := presence(req, a.guard()); ok {
+		return eff, nil
 	}
 	var nums []string
 	for _, v := range req.values {

@@ -226,7 +226,7 @@ func (c *Cluster) start(ctx context.Context, attempt int) error {
 	if err != nil {
 		return err
 	}
-	ports, err := freePorts(5)
+	ports, err := FreePorts(5)
 	if err != nil {
 		return err
 	}
@@ -552,7 +552,9 @@ func get(ctx context.Context, client *http.Client, url string) ([]byte, error) {
 }
 
 // freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
+// FreePorts returns n distinct free loopback ports (held open together while
+// they are chosen, so they differ).
+func FreePorts(n int) ([]int, error) {
 	var ports []int
 	var listeners []net.Listener
 	defer func() {

@@ -30,7 +30,7 @@ func (c *Cluster) ServeWebhook(ctx context.Context, path string, handler http.Ha
 	if err := serving.WriteTo(certDir); err != nil {
 		return Webhook{}, err
 	}
-	ports, err := freePorts(1)
+	ports, err := FreePorts(1)
 	if err != nil {
 		return Webhook{}, err
 	}

@@ -112,7 +112,7 @@ func startClaimbridge(ctx context.Context, c *cluster.Cluster) (func(), error) {
 	if err := cert.WriteTo(certDir); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(2)
+	ports, err := cluster.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -167,25 +167,6 @@ func waitServing(ctx context.Context, url string, roots *x509.CertPool, done <-c
 		_ = resp.Body.Close()
 		return true, nil
 	})
-}
-
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	var out []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
 }
 
 // warningLog collects the admission warnings the apiserver returns.

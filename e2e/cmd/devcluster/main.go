@@ -156,7 +156,7 @@ func startClaimbridge(ctx context.Context, c *cluster.Cluster, root string) (str
 	if err := cert.WriteTo(certDir); err != nil {
 		return "", err
 	}
-	ports, err := freePorts(3)
+	ports, err := cluster.FreePorts(3)
 	if err != nil {
 		return "", err
 	}
@@ -189,25 +189,4 @@ func startClaimbridge(ctx context.Context, c *cluster.Cluster, root string) (str
 		return "", err
 	}
 	return metrics, nil
-}
-
-// freePorts holds n listeners open at once, so that the ports differ, and
-// closes them before returning.
-func freePorts(n int) ([]int, error) {
-	var out []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
 }
