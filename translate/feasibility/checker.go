@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -54,6 +55,7 @@ const (
 	ReasonAllocatorError      ReasonCode = "AllocatorError"
 	ReasonDeadlineExceeded    ReasonCode = "DeadlineExceeded"
 	ReasonInventoryNotSynced  ReasonCode = "InventoryNotSynced"
+	ReasonBusy                ReasonCode = "Busy"
 )
 
 // Verdict is the answer of [Checker.Check].
@@ -84,6 +86,11 @@ type Options struct {
 	Timeout time.Duration
 	// CacheSize is the number of verdicts kept (LRU). Default 1024; negative disables caching.
 	CacheSize int
+	// MaxSearches bounds the uncached searches that run at once; a check that
+	// finds no free slot before its deadline is Unknown (code Busy). Cached
+	// verdicts are always answered. This keeps a flood of distinct, expensive
+	// pods from taking every CPU of the process. Default 2 × GOMAXPROCS.
+	MaxSearches int
 }
 
 // Checker runs feasibility checks. It holds the compiled CEL expressions and the verdict
@@ -91,6 +98,8 @@ type Options struct {
 type Checker struct {
 	parallelism int
 	timeout     time.Duration
+
+	searches chan struct{} // slots for uncached searches
 
 	mu        sync.Mutex
 	celCaches map[cel.Features]*cel.Cache
@@ -114,7 +123,11 @@ func NewChecker(opts Options) *Checker {
 	if opts.CacheSize == 0 {
 		opts.CacheSize = 1024
 	}
+	if opts.MaxSearches <= 0 {
+		opts.MaxSearches = 2 * runtime.GOMAXPROCS(0)
+	}
 	return &Checker{
+		searches:    make(chan struct{}, opts.MaxSearches),
 		parallelism: opts.Parallelism,
 		timeout:     opts.Timeout,
 		celCaches:   map[cel.Features]*cel.Cache{},
@@ -176,7 +189,16 @@ func (c *Checker) Check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	c.inflight[key] = f
 	c.mu.Unlock()
 
-	v := c.check(ctx, snap, pod, defaulted)
+	var v Verdict
+	if c.acquire(ctx) {
+		v = c.check(ctx, snap, pod, defaulted)
+		<-c.searches
+	} else if ctx.Err() != nil {
+		v = c.check(ctx, snap, pod, defaulted) // reports the caller's deadline
+	} else {
+		v = Verdict{Kind: Unknown, Code: ReasonBusy, NodesConsidered: len(snap.nodes),
+			Reasons: []string{fmt.Sprintf("all %d search slots stayed busy for %v", cap(c.searches), c.timeout)}}
+	}
 
 	c.mu.Lock()
 	delete(c.inflight, key)
@@ -187,6 +209,24 @@ func (c *Checker) Check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	f.verdict = v
 	close(f.done)
 	return v
+}
+
+// acquire takes a search slot, waiting at most the check timeout; a free slot
+// is taken even when ctx has ended, so that the search reports the deadline.
+func (c *Checker) acquire(ctx context.Context) bool {
+	select {
+	case c.searches <- struct{}{}:
+		return true
+	default:
+	}
+	wait, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	select {
+	case c.searches <- struct{}{}:
+		return true
+	case <-wait.Done():
+		return false
+	}
 }
 
 // defaultClaims turns the specs into claims and applies the apiserver's defaults

@@ -563,3 +563,25 @@ func TestShippedFleetsLoad(t *testing.T) {
 		})
 	}
 }
+
+func TestBusyCheckerAnswersUnknownButServesCachedVerdicts(t *testing.T) {
+	snap, err := NewSnapshot(inventoryOf(t, "l4-inference"), 1, DefaultFeatures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewChecker(Options{MaxSearches: 1, Timeout: 200 * time.Millisecond})
+	pod := makePod("p", "ns").Obj()
+	l4 := []*resourceapi.ResourceClaimSpec{makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1).Obj()}
+	if v := c.Check(t.Context(), snap, pod, l4); v.Kind != FitsNow {
+		t.Fatalf("first check: %s %q", v.Kind, v.Reasons)
+	}
+	c.searches <- struct{}{} // every slot taken by a long search
+	defer func() { <-c.searches }()
+	other := []*resourceapi.ResourceClaimSpec{makeClaim().Exactly("gpu", fleetgen.ClassGPU, 2).Obj()}
+	if v := c.Check(t.Context(), snap, pod, other); v.Kind != Unknown || v.Code != ReasonBusy {
+		t.Errorf("uncached check with no free slot: %s %s, want Unknown Busy", v.Kind, v.Code)
+	}
+	if v := c.Check(t.Context(), snap, pod, l4); v.Kind != FitsNow || !v.Cached {
+		t.Errorf("cached verdict while busy: %s cached=%v", v.Kind, v.Cached)
+	}
+}
