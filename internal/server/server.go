@@ -68,6 +68,9 @@ type Options struct {
 	TemplateGCGrace time.Duration
 	// FeasibilityTimeout bounds the allocator check of one pod. Default 2s.
 	FeasibilityTimeout time.Duration
+	// FeasibilitySearches bounds the uncached allocator searches running at
+	// once (cached verdicts are always served). Default 2 × GOMAXPROCS.
+	FeasibilitySearches int
 	// Features of the allocator. Default: Kubernetes 1.37 defaults.
 	Features feasibility.Features
 	// ShutdownTimeout for in-flight admissions. Default 30s.
@@ -194,7 +197,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		Decoder:   admission.NewDecoder(clientgoscheme.Scheme),
 		Policy:    policy.Get,
 		Inventory: inv,
-		Checker:   feasibility.NewChecker(feasibility.Options{Timeout: o.FeasibilityTimeout}),
+		Checker:   feasibility.NewChecker(feasibility.Options{Timeout: o.FeasibilityTimeout, MaxSearches: o.FeasibilitySearches}),
 		Templates: webhook.APITemplates{Client: client},
 		Namespace: o.Namespace,
 		LookupNamespace: func(ctx context.Context, name string) (*corev1.Namespace, error) {
