@@ -40,25 +40,6 @@ func missingProduct() []*resourceapi.ResourceClaimSpec {
 		Exactly("gpu", fleetgen.ClassGPU, 1, `device.attributes["gpu.nvidia.com"].productName == "NVIDIA B200"`).Obj()}
 }
 
-// BenchmarkCheckWarm: the pods of one Deployment after the first.
-func BenchmarkCheckWarm(b *testing.B) {
-	for _, n := range []int{100, 1000, 5000} {
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
-			snap := syntheticSnapshot(b, n)
-			c := NewChecker(Options{})
-			pod, claims := makePod("p", "ns").Obj(), alignedH100()
-			if v := c.Check(b.Context(), snap, pod, claims); v.Kind != FitsNow {
-				b.Fatalf("want FitsNow, got %s %q", v.Kind, v.Reasons)
-			}
-			for b.Loop() {
-				if v := c.Check(b.Context(), snap, pod, claims); !v.Cached {
-					b.Fatal("not cached")
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkCheckCold1000: a verdict-cache miss on 1,000 nodes, against the baseline of one raw
 // Allocate per node (what a brute-force check costs), for a claim that only the allocator can
 // reject and for one the index rejects.
@@ -100,28 +81,40 @@ func BenchmarkCheckCold1000(b *testing.B) {
 	}
 }
 
-// BenchmarkUnsatisfiable5000: a pod no node can serve, on 5,000 nodes.
-func BenchmarkUnsatisfiable5000(b *testing.B) {
-	snap := syntheticSnapshot(b, 5000)
+// BenchmarkScaling: one check on 100, 1,000 and 5,000 nodes, warm (the verdict cache holds
+// it: the pods of one Deployment after the first) and cold (cache disabled: a pod shape seen for
+// the first time, or a changed inventory), for a pod that fits, one whose product no node has
+// and one that only the allocator can reject (a matchAttribute constraint).
+func BenchmarkScaling(b *testing.B) {
 	pod := makePod("p", "ns").Obj()
-	for name, claims := range map[string][]*resourceapi.ResourceClaimSpec{
-		"missing-product":          missingProduct(),
-		"constraint-unsatisfiable": twoGPUsOneRoot(),
-	} {
-		for _, cached := range []bool{false, true} {
-			size := -1
-			if cached {
-				size = 0
-			}
-			b.Run(fmt.Sprintf("%s/cached=%v", name, cached), func(b *testing.B) {
-				c := NewChecker(Options{CacheSize: size, Timeout: time10s})
-				c.Check(b.Context(), snap, pod, claims) // builds the allocators; fills the cache if enabled
-				for b.Loop() {
-					if v := c.Check(b.Context(), snap, pod, claims); v.Kind != NeverFits {
-						b.Fatalf("want NeverFits, got %s %q", v.Kind, v.Reasons)
-					}
+	cases := []struct {
+		name   string
+		claims []*resourceapi.ResourceClaimSpec
+		want   VerdictKind
+	}{
+		{"fits", alignedH100(), FitsNow},
+		{"missing-product", missingProduct(), NeverFits},
+		{"constraint-unsatisfiable", twoGPUsOneRoot(), NeverFits},
+	}
+	for _, n := range []int{100, 1000, 5000} {
+		snap := syntheticSnapshot(b, n)
+		for _, tc := range cases {
+			for _, warm := range []bool{true, false} {
+				size, cache := -1, "cold"
+				if warm {
+					size, cache = 0, "warm"
 				}
-			})
+				b.Run(fmt.Sprintf("nodes=%d/%s/%s", n, tc.name, cache), func(b *testing.B) {
+					c := NewChecker(Options{CacheSize: size, Timeout: time10s})
+					c.Check(b.Context(), snap, pod, tc.claims) // builds the allocators; fills the cache if enabled
+					for b.Loop() {
+						v := c.Check(b.Context(), snap, pod, tc.claims)
+						if v.Kind != tc.want || v.Cached != warm {
+							b.Fatalf("want %s (cached %v), got %s (cached %v) %q", tc.want, warm, v.Kind, v.Cached, v.Reasons)
+						}
+					}
+				})
+			}
 		}
 	}
 }
