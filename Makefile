@@ -28,7 +28,8 @@ unit: ## unit tests of the root module (includes the seed corpora of the fuzz ta
 FUZZ_TARGETS := \
 	./translate:FuzzLoadPolicy \
 	./translate:FuzzTranslatePod \
-	./translate:FuzzLabelValue
+	./translate:FuzzLabelValue \
+	./webhook:FuzzHandlerDecode
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 	@set -e; for t in $(FUZZ_TARGETS); do \
