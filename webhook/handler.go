@@ -14,6 +14,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -112,8 +113,11 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 	if req.Operation != admissionv1.Create {
 		return skip(ModeOff, ReasonNotCreate, "operation %s", req.Operation)
 	}
-	if req.Kind.Group != "" || req.Kind.Kind != "Pod" || req.SubResource != "" {
-		return skip(ModeOff, ReasonNotPod, "not a pod (%s %s)", req.Kind.Kind, req.SubResource)
+	// Only core/v1 pods are decoded and patched; a pod of another version
+	// would be read, and patched, with the wrong schema.
+	if req.Kind.Group != "" || req.Kind.Version != "v1" || req.Kind.Kind != "Pod" || req.SubResource != "" {
+		gvk := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
+		return skip(ModeOff, ReasonNotPod, "not a v1 Pod (%s) %s", gvk, req.SubResource)
 	}
 	ns := req.Namespace
 	if ns == h.Namespace || slices.Contains(excludedNamespaces, ns) {
