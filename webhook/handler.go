@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -294,12 +295,7 @@ const maxWarning = 240
 // attention. In audit mode the would-be change is one line.
 func warnings(mode Mode, outcome translate.Outcome, row report.Row, dryRun bool) []string {
 	var out []string
-	add := func(s string) {
-		if len(s) > maxWarning {
-			s = s[:maxWarning-1] + "…"
-		}
-		out = append(out, s)
-	}
+	add := func(s string) { out = append(out, truncate(s, maxWarning)) }
 	prefix := "claimbridge: "
 	if mode == ModeAudit {
 		prefix = "claimbridge (audit): "
@@ -347,9 +343,16 @@ func (h *PodHandler) event(ns string, mode Mode, d decision, row report.Row, dry
 	h.Recorder.Eventf(obj, typ, verb, "pod %s/%s: %s", ns, row.Name, truncate(d.message, 900))
 }
 
+// truncate shortens s to at most n bytes, cut at a rune boundary and ending
+// in "…" when cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	const ellipsis = "…"
+	cut := n - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
 }
