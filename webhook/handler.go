@@ -154,7 +154,8 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 	dryRun := req.DryRun != nil && *req.DryRun
 
 	var resp admission.Response
-	if mode == ModeEnforce && outcome == translate.OutcomeTranslate {
+	mutating := mode == ModeEnforce && outcome == translate.OutcomeTranslate
+	if mutating {
 		var ensureReason *translate.Reason
 		if dryRun {
 			reasons = append(reasons, translate.Reason{Code: ReasonDryRun, Severity: translate.SeverityInfo, Message: "dry run: the template was not created"})
@@ -172,12 +173,13 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 			}
 			resp = admission.PatchResponseFromRaw(req.Object.Raw, raw)
 		}
-	} else {
-		resp = admission.Allowed("claimbridge: " + string(outcome) + "; not mutated")
 	}
 
 	row := report.NewRow("Pod", pod, "", res, verdict)
 	row.Outcome, row.Reasons = outcome, reasons
+	if !mutating {
+		resp = admission.Allowed("claimbridge: " + string(outcome) + ": " + truncate(row.Headline(), maxWarning) + "; not mutated")
+	}
 	if pod.Name == "" {
 		row.Name = pod.GenerateName + "*"
 	}
