@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/claimbridge/claimbridge/e2e/chart"
+	"github.com/claimbridge/claimbridge/e2e/cluster"
+	"github.com/claimbridge/claimbridge/webhook"
+)
+
+const ownNamespace = "claimbridge-system"
+
+// creation is what creating one namespace's pods measured.
+type creation struct {
+	ns         string
+	latency    stats // per create, client side
+	translated int
+}
+
+// apiserverResult is the section's figures.
+type apiserverResult struct {
+	legacy, enforce         creation
+	apiserverHist, selfHist histogram
+	batches, batchSize      int
+}
+
+// installWebhook installs the MutatingWebhookConfiguration the chart
+// renders, pointed at url and trusting the CA in certDir.
+func installWebhook(ctx context.Context, c *cluster.Cluster, url, certDir string) error {
+	mwc, err := chart.RenderWebhookConfiguration(map[string]any{}, chart.Options{Namespace: ownNamespace})
+	if err != nil {
+		return fmt.Errorf("render the chart's webhook configuration: %w", err)
+	}
+	ca, err := os.ReadFile(certDir + "/ca.crt")
+	if err != nil {
+		return err
+	}
+	_, err = c.InstallWebhookConfiguration(ctx, mwc, url, ca)
+	return err
+}
+
+// issueCert writes a serving certificate from the cluster's CA for
+// 127.0.0.1, and the CA as ca.crt, into a new directory.
+func issueCert(c *cluster.Cluster) (string, error) {
+	cert, err := c.IssueServingCert([]string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(c.Dir, "claimbridge-tls-")
+	if err != nil {
+		return "", err
+	}
+	if err := cert.WriteTo(dir); err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(dir+"/ca.crt", cert.CABundle, 0o600)
+}
+
+// waitNodes waits until claimbridge's inventory holds n nodes, or the
+// server stops (done).
+func waitNodes(ctx context.Context, metricsURL string, n int, timeout time.Duration, done <-chan error) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if text, err := httpGet(ctx, metricsURL); err == nil && gauge(text, "claimbridge_inventory_nodes") == float64(n) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-done:
+			return fmt.Errorf("claimbridge stopped: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("claimbridge's inventory does not hold %d nodes after %v", n, timeout)
+}
+
+// benchAPIServer creates o.pods legacy pods in a namespace the webhook never
+// sees and as many in an enforce namespace, in alternating batches of
+// o.batch with o.clients concurrent clients, and reads the admission latency
+// histograms of kube-apiserver and claimbridge for the enforce batches.
+func benchAPIServer(ctx context.Context, c *cluster.Cluster, metricsURL string, o options) (apiserverResult, error) {
+	res := apiserverResult{batchSize: o.batch}
+	client, err := fastClient(c.RESTConfig())
+	if err != nil {
+		return res, err
+	}
+	legacyNS, err := c.CreateNamespace(ctx, "", "bench-legacy-", nil)
+	if err != nil {
+		return res, err
+	}
+	enforceNS, err := c.CreateNamespace(ctx, "", "bench-enforce-", map[string]string{cluster.ModeLabel: "enforce"})
+	if err != nil {
+		return res, err
+	}
+	res.legacy.ns, res.enforce.ns = legacyNS.Name, enforceNS.Name
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		for _, ns := range []string{legacyNS.Name, enforceNS.Name} {
+			if err := c.DeleteNamespace(cctx, ns); err != nil {
+				progress("cleanup: %v", err)
+			}
+		}
+	}()
+
+	// Warm-up, not measured: connections, the template of the enforce
+	// namespace, the verdict cache, the webhook configuration in the
+	// apiserver's informer (polled until a pod comes back translated).
+	deadline := time.Now().Add(time.Minute)
+	for i := 0; ; i++ {
+		p, err := client.CoreV1().Pods(enforceNS.Name).Create(ctx, legacyPod(fmt.Sprintf("warmup-%d", i), enforceNS.Name), metav1.CreateOptions{})
+		if err != nil {
+			return res, err
+		}
+		if len(p.Spec.ResourceClaims) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return res, fmt.Errorf("pods of %s are not translated after a minute", enforceNS.Name)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, ns := range []string{legacyNS.Name, enforceNS.Name} {
+		if _, err := createPods(ctx, client, ns, "warmup-b-", 50, o.clients); err != nil {
+			return res, err
+		}
+	}
+
+	apiBefore, selfBefore, err := scrapeAdmission(ctx, client, metricsURL)
+	if err != nil {
+		return res, err
+	}
+	res.batches = o.pods / o.batch
+	for b := range res.batches {
+		order := []*creation{&res.legacy, &res.enforce}
+		if b%2 == 1 {
+			order[0], order[1] = order[1], order[0]
+		}
+		for _, cr := range order {
+			progress("apiserver: batch %d/%d, %d pods into %s", b+1, res.batches, o.batch, cr.ns)
+			s, err := createPods(ctx, client, cr.ns, fmt.Sprintf("b%d-", b), o.batch, o.clients)
+			if err != nil {
+				return res, err
+			}
+			cr.latency.add(s)
+		}
+	}
+	apiAfter, selfAfter, err := scrapeAdmission(ctx, client, metricsURL)
+	if err != nil {
+		return res, err
+	}
+	res.apiserverHist, res.selfHist = apiAfter.minus(apiBefore), selfAfter.minus(selfBefore)
+	for _, cr := range []*creation{&res.legacy, &res.enforce} {
+		pods, err := client.CoreV1().Pods(cr.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return res, err
+		}
+		for _, p := range pods.Items {
+			if len(p.Spec.ResourceClaims) > 0 && p.Name[0] == 'b' {
+				cr.translated++
+			}
+		}
+	}
+	return res, nil
+}
+
+// createPods creates n pods named prefix<i> with clients concurrent clients.
+func createPods(ctx context.Context, client kubernetes.Interface, ns, prefix string, n, clients int) (stats, error) {
+	var (
+		mu  sync.Mutex
+		out stats
+	)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	start := time.Now()
+	err := parallel(ctx, idx, clients, func(ctx context.Context, i int) error {
+		t := time.Now()
+		_, err := client.CoreV1().Pods(ns).Create(ctx, legacyPod(prefix+strconv.Itoa(i), ns), metav1.CreateOptions{})
+		lat := time.Since(t)
+		if err != nil {
+			return fmt.Errorf("create pod %s/%s%d: %w", ns, prefix, i, err)
+		}
+		mu.Lock()
+		out.latencies = append(out.latencies, lat)
+		mu.Unlock()
+		return nil
+	})
+	out.elapsed = time.Since(start)
+	return out, err
+}
+
+// scrapeAdmission reads kube-apiserver's admission webhook histogram (the
+// call as the apiserver sees it: TLS, network, claimbridge) and
+// controller-runtime's webhook latency histogram of claimbridge.
+func scrapeAdmission(ctx context.Context, client kubernetes.Interface, metricsURL string) (histogram, histogram, error) {
+	raw, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return histogram{}, histogram{}, fmt.Errorf("read kube-apiserver metrics: %w", err)
+	}
+	self, err := httpGet(ctx, metricsURL)
+	if err != nil {
+		return histogram{}, histogram{}, fmt.Errorf("read claimbridge metrics: %w", err)
+	}
+	return scrapeHistogram(string(raw), "apiserver_admission_webhook_admission_duration_seconds", `operation="CREATE"`, `type="admit"`),
+		scrapeHistogram(self, "controller_runtime_webhook_latency_seconds", `webhook="`+webhook.Path+`"`), nil
+}

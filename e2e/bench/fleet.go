@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/claimbridge/claimbridge/translate/feasibility/fleetgen"
+)
+
+// dgxFleet returns n nodes with 16 devices each (8 H100 GPUs and 8 RDMA
+// NICs): the DGX H100 nodes of fleetgen.Synthetic without their two CPU
+// devices.
+func dgxFleet(n int) fleetgen.Fleet {
+	g := fleetgen.Synthetic(4 * n) // every fourth node is a DGX H100
+	f := fleetgen.Fleet{Name: fmt.Sprintf("dgx-%d", n), Classes: g.Classes}
+	keep := map[string]bool{}
+	for _, node := range g.Nodes {
+		if node.Labels[fleetgen.SyntheticShapeLabel] == "dgx-h100" {
+			keep[node.Name] = true
+			f.Nodes = append(f.Nodes, node)
+		}
+	}
+	for _, s := range g.Slices {
+		if s.Spec.NodeName != nil && keep[*s.Spec.NodeName] && s.Spec.Driver != fleetgen.DriverCPU {
+			f.Slices = append(f.Slices, s)
+		}
+	}
+	return f
+}
+
+func devices(slices []*resourceapi.ResourceSlice) int {
+	n := 0
+	for _, s := range slices {
+		n += len(s.Spec.Devices)
+	}
+	return n
+}
+
+// fastClient lifts client-go's rate limit so that the client is not what
+// limits a measurement.
+func fastClient(cfg *rest.Config) (kubernetes.Interface, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 500, 1000
+	cfg.WarningHandler = rest.NoWarnings{}
+	return kubernetes.NewForConfig(cfg)
+}
+
+// publish creates the fleet the way kubelets and a DRA driver would leave it:
+// Nodes with their status (Ready, no not-ready taint) and ResourceSlices,
+// workers requests at a time.
+func publish(ctx context.Context, cfg *rest.Config, f fleetgen.Fleet, workers int) error {
+	client, err := fastClient(cfg)
+	if err != nil {
+		return err
+	}
+	for _, dc := range f.Classes {
+		if _, err := client.ResourceV1().DeviceClasses().Create(ctx, dc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create device class %s: %w", dc.Name, err)
+		}
+	}
+	now := metav1.Now()
+	createNode := func(ctx context.Context, n *corev1.Node) error {
+		n = n.DeepCopy()
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}
+		n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: "v1.37.2", OperatingSystem: "linux", Architecture: "amd64"}
+		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: n.Name}}
+		if _, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create node %s: %w", n.Name, err)
+		}
+		// Node admission taints a new node not-ready; the node lifecycle
+		// controller, which would lift it, does not run.
+		_, err := client.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, []byte(`{"spec":{"taints":null}}`), metav1.PatchOptions{})
+		return err
+	}
+	createSlice := func(ctx context.Context, s *resourceapi.ResourceSlice) error {
+		_, err := client.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{})
+		return err
+	}
+	if err := parallel(ctx, f.Nodes, workers, createNode); err != nil {
+		return err
+	}
+	return parallel(ctx, f.Slices, workers, createSlice)
+}
+
+// parallel runs do on every item, workers at a time, and returns the first error.
+func parallel[T any](ctx context.Context, items []T, workers int, do func(context.Context, T) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(items) || ctx.Err() != nil {
+					return
+				}
+				if err := do(ctx, items[i]); err != nil {
+					cancel(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && err != context.Canceled {
+		return err
+	}
+	return nil
+}
+
+// histogram is a Prometheus histogram: cumulative counts by upper bound, in
+// exposition order.
+type histogram struct {
+	bounds []string
+	counts []float64
+}
+
+// scrapeHistogram sums the buckets of every series of name whose labels
+// contain all of match, from a Prometheus text exposition.
+func scrapeHistogram(text, name string, match ...string) histogram {
+	var h histogram
+	index := map[string]int{}
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, name+"_bucket{") {
+			continue
+		}
+		ok := true
+		for _, m := range match {
+			ok = ok && strings.Contains(line, m)
+		}
+		if !ok {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, `le="`)
+		le, rest, _ := strings.Cut(rest, `"`)
+		f := strings.Fields(rest)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			continue
+		}
+		i, seen := index[le]
+		if !seen {
+			i = len(h.bounds)
+			index[le] = i
+			h.bounds = append(h.bounds, le)
+			h.counts = append(h.counts, 0)
+		}
+		h.counts[i] += v
+	}
+	return h
+}
+
+// minus is h with the counts of before subtracted (same buckets).
+func (h histogram) minus(before histogram) histogram {
+	out := histogram{bounds: h.bounds, counts: make([]float64, len(h.counts))}
+	for i := range h.counts {
+		out.counts[i] = h.counts[i]
+		if i < len(before.counts) && before.bounds[i] == h.bounds[i] {
+			out.counts[i] -= before.counts[i]
+		}
+	}
+	return out
+}
+
+func httpGet(ctx context.Context, url string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+// gauge reads the first sample of a metric without labels, -1 when absent.
+func gauge(text, name string) float64 {
+	for _, line := range strings.Split(text, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == name {
+			if v, err := strconv.ParseFloat(f[1], 64); err == nil {
+				return v
+			}
+		}
+	}
+	return -1
+}

@@ -1,0 +1,267 @@
+// Command bench measures claimbridge end to end and writes Markdown to
+// stdout (progress goes to stderr):
+//
+//   - webhook: claimbridge's admission handler against a no-op webhook, both
+//     served by controller-runtime webhook servers over TLS on loopback, at a
+//     fixed request rate and at saturation, from a Go load generator;
+//   - cluster: on a real control plane (the e2e harness) with a published
+//     fleet of 5,000 nodes × 16 devices, the memory of claimbridge's server
+//     against the size of the objects its informers hold, then pod creation
+//     through kube-apiserver with and without the webhook.
+//
+// Every figure is a ratio against a baseline measured in the same run; the
+// command never fails on a missed goal. Each part stops by itself: the whole
+// run is bounded by -timeout.
+//
+//	cd e2e && go run ./bench                 # both parts (make bench-e2e)
+//	cd e2e && go run ./bench -parts webhook  # no control plane needed
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/claimbridge/claimbridge/e2e/cluster"
+)
+
+type options struct {
+	parts []string
+	// webhook
+	webhookNodes, saturation, rounds int
+	rate                             float64
+	runFor, warmup                   time.Duration
+	cpuProfile                       string
+	// cluster
+	nodes, pods, batch, clients int
+	timeout                     time.Duration
+	// probe subprocess
+	probe, kubeconfig string
+}
+
+var started = time.Now()
+
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[%5.1fs] %s\n", time.Since(started).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func main() {
+	var o options
+	parts := flag.String("parts", "webhook,cluster", "parts to run: webhook, cluster")
+	flag.IntVar(&o.webhookNodes, "webhook-nodes", 1000, "webhook: nodes of the synthetic fleet the feasibility check runs on")
+	flag.Float64Var(&o.rate, "rate", 200, "webhook: fixed request rate (requests per second)")
+	flag.IntVar(&o.saturation, "saturation", 16, "webhook: requests in flight at saturation")
+	flag.DurationVar(&o.runFor, "run-for", 5*time.Second, "webhook: length of one run")
+	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "webhook: warm-up per server")
+	flag.IntVar(&o.rounds, "rounds", 2, "webhook: rounds; each runs every server once per load, in rotating order")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "webhook: write a CPU profile of the loaded runs to this file")
+	flag.IntVar(&o.nodes, "nodes", 5000, "cluster: nodes of the published fleet (16 devices each)")
+	flag.IntVar(&o.pods, "pods", 1000, "cluster: pods created per namespace")
+	flag.IntVar(&o.batch, "batch", 125, "cluster: pods per batch; batches alternate between the namespaces")
+	flag.IntVar(&o.clients, "clients", 8, "cluster: concurrent clients creating pods")
+	flag.DurationVar(&o.timeout, "timeout", 12*time.Minute, "bound of the whole run")
+	flag.StringVar(&o.probe, "probe", "", "internal: run a memory probe (objects) and print JSON")
+	flag.StringVar(&o.kubeconfig, "probe-kubeconfig", "", "internal: probe's kubeconfig")
+	flag.Parse()
+	o.parts = strings.Split(*parts, ",")
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, o.timeout)
+	defer cancelTimeout()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		cancelTimeout()
+		cancel()
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	if o.probe != "" {
+		return runProbe(ctx, o)
+	}
+	out := os.Stdout
+	writeHeader(out, o)
+	if slices.Contains(o.parts, "webhook") {
+		if len(o.parts) == 1 {
+			if err := benchWebhook(ctx, out, o); err != nil {
+				return fmt.Errorf("webhook: %w", err)
+			}
+		} else {
+			// Its own process: claimbridge's metrics register globally, and
+			// the cluster part runs the real server.
+			md, err := self(ctx, append(os.Args[1:], "-parts=webhook", "-header=false")...)
+			if err != nil {
+				return fmt.Errorf("webhook: %w", err)
+			}
+			if _, err := out.Write(md); err != nil {
+				return err
+			}
+		}
+	}
+	if slices.Contains(o.parts, "cluster") {
+		if err := benchCluster(ctx, out, o); err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+	}
+	return nil
+}
+
+var header = flag.Bool("header", true, "write the header")
+
+func writeHeader(w io.Writer, o options) {
+	if !*header {
+		return
+	}
+	fmt.Fprintf(w, "<!-- e2e/bench %s, GOMAXPROCS %d, %s, %s -->\n\n", runtime.Version(), runtime.GOMAXPROCS(0), cpuModel(), time.Now().UTC().Format("2006-01-02"))
+}
+
+func cpuModel() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+// self runs this program again with args and returns its stdout; its stderr
+// passes through.
+func self(ctx context.Context, args ...string) ([]byte, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", exe, strings.Join(args, " "), err)
+	}
+	return stdout.Bytes(), nil
+}
+
+func runProbe(ctx context.Context, o options) error {
+	var (
+		s   memSample
+		err error
+	)
+	switch o.probe {
+	case "objects":
+		s, err = probeObjects(ctx, o.kubeconfig)
+	default:
+		err = fmt.Errorf("unknown probe %q", o.probe)
+	}
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(s)
+}
+
+func probe(ctx context.Context, args ...string) (memSample, error) {
+	out, err := self(ctx, args...)
+	if err != nil {
+		return memSample{}, err
+	}
+	var s memSample
+	if err := json.Unmarshal(out, &s); err != nil {
+		return memSample{}, fmt.Errorf("probe output %q: %w", out, err)
+	}
+	return s, nil
+}
+
+// benchCluster starts a control plane, measures memory around publishing the
+// fleet, then pod creation through the apiserver.
+func benchCluster(ctx context.Context, w io.Writer, o options) error {
+	progress("cluster: starting")
+	c, err := cluster.New(ctx, cluster.Options{Progress: io.Discard})
+	if err != nil {
+		return fmt.Errorf("start cluster: %w", err)
+	}
+	defer c.Stop()
+	if _, err := c.CreateNamespace(ctx, ownNamespace, "", nil); err != nil {
+		return err
+	}
+	memNS, err := c.CreateNamespace(ctx, "", "bench-memory-", map[string]string{cluster.ModeLabel: "enforce"})
+	if err != nil {
+		return err
+	}
+	certDir, err := issueCert(c)
+	if err != nil {
+		return err
+	}
+	bin, err := buildClaimbridge(ctx, c.Dir)
+	if err != nil {
+		return err
+	}
+
+	progress("memory: claimbridge with an empty fleet")
+	srv, err := startServe(ctx, bin, c.Kubeconfig, certDir)
+	if err != nil {
+		return err
+	}
+	empty, err := srv.measure(ctx, memNS.Name, 0)
+	srv.stop()
+	if err != nil {
+		return err
+	}
+	published, err := publishFleet(ctx, c, o.nodes)
+	if err != nil {
+		return err
+	}
+	progress("memory: the informer objects")
+	objects, err := probe(ctx, "-probe=objects", "-probe-kubeconfig="+c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	progress("memory: claimbridge with %d nodes", o.nodes)
+	if srv, err = startServe(ctx, bin, c.Kubeconfig, certDir); err != nil {
+		return err
+	}
+	defer srv.stop()
+	full, err := srv.measure(ctx, memNS.Name, o.nodes)
+	if err != nil {
+		return err
+	}
+	writeMemory(w, o, published, empty, objects, full)
+
+	// The same server, now behind the chart's webhook configuration.
+	if err := installWebhook(ctx, c, srv.webhookURL, certDir); err != nil {
+		return err
+	}
+	res, err := benchAPIServer(ctx, c, srv.metricsURL, o)
+	if err != nil {
+		return err
+	}
+	writeAPIServer(w, o, res)
+	return nil
+}
+
+func publishFleet(ctx context.Context, c *cluster.Cluster, n int) (time.Duration, error) {
+	fleet := dgxFleet(n)
+	progress("cluster: publishing %d nodes, %d slices, %d devices", len(fleet.Nodes), len(fleet.Slices), devices(fleet.Slices))
+	t := time.Now()
+	if err := publish(ctx, c.RESTConfig(), fleet, 16); err != nil {
+		return 0, err
+	}
+	progress("cluster: published in %v", time.Since(t).Round(time.Second))
+	return time.Since(t), nil
+}

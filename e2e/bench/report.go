@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// human formats an integer with thousands separators.
+func human(n int) string {
+	s := strconv.Itoa(n)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func dur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.3g s", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.3g ms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.3g µs", float64(d)/1e3)
+}
+
+func mib(b uint64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func ratio(n, d float64) float64 {
+	if d == 0 {
+		return 0
+	}
+	return n / d
+}
+
+// met says whether q meets an upper (atMost) or lower bound goal.
+func met(q, goal float64, atMost bool) string {
+	if (atMost && q <= goal) || (!atMost && q >= goal) {
+		return "yes"
+	}
+	return "**no**"
+}
+
+func writeWebhook(w io.Writer, o options, targets []*target) {
+	noop := targets[0]
+	fmt.Fprintf(w, "### Webhook vs a no-op webhook\n\n")
+	fmt.Fprintf(w, "Each server is a controller-runtime webhook server on 127.0.0.1 with claimbridge's TLS settings; the load generator "+
+		"(`e2e/bench`, in the same process) posts the AdmissionReview of the realistic pod over HTTP/2 with keep-alive, verifying the "+
+		"certificate. Fixed rate: %g requests/s for %v per run, open loop, latency measured from each request's due time. Saturation: "+
+		"%d requests in flight for %v per run. %d rounds, servers in rotating order, after a %v warm-up each.\n\n",
+		o.rate, o.runFor, o.saturation, o.runFor, o.rounds, o.warmup)
+	fmt.Fprintln(w, "| server | response | fixed rate: p50 | p99 | max | saturation: p50 | p99 | requests/s |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	for _, t := range targets {
+		errs := ""
+		if e := t.fixed.errors + t.saturated.errors; e > 0 {
+			errs = fmt.Sprintf(" (%d errors)", e)
+		}
+		fmt.Fprintf(w, "| %s | %s%s | %s | %s | %s | %s | %s | %.0f |\n", t.title, t.response, errs,
+			dur(t.fixed.quantile(0.5)), dur(t.fixed.quantile(0.99)), dur(t.fixed.max()),
+			dur(t.saturated.quantile(0.5)), dur(t.saturated.quantile(0.99)), t.saturated.throughput())
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| measurement | claimbridge | no-op | ratio | goal | met |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	goals := map[string]float64{"translate": 1.5, "feasibility": 3}
+	names := map[string]string{"translate": "without feasibility", "feasibility": "with feasibility (" + human(o.webhookNodes) + " nodes, cache on)",
+		"feasibility-cold": "with feasibility (" + human(o.webhookNodes) + " nodes, cache off)"}
+	for _, t := range targets[1:] {
+		goal, hasGoal := goals[t.key]
+		row := func(what string, n, d time.Duration) {
+			q := ratio(float64(n), float64(d))
+			g, m := "–", "–"
+			if hasGoal {
+				g, m = fmt.Sprintf("≤ %g×", goal), met(q, goal, true)
+			}
+			fmt.Fprintf(w, "| %s, %s | %s | %s | %.2f× | %s | %s |\n", what, names[t.key], dur(n), dur(d), q, g, m)
+		}
+		row(fmt.Sprintf("p99 at %g req/s", o.rate), t.fixed.quantile(0.99), noop.fixed.quantile(0.99))
+		row("p99 at saturation", t.saturated.quantile(0.99), noop.saturated.quantile(0.99))
+		q := ratio(t.saturated.throughput(), noop.saturated.throughput())
+		fmt.Fprintf(w, "| throughput at saturation, %s | %.0f/s | %.0f/s | %.2f× | – | – |\n", names[t.key], t.saturated.throughput(), noop.saturated.throughput(), q)
+	}
+	fmt.Fprintln(w)
+}
+
+func writeMemory(w io.Writer, o options, published time.Duration, empty, objects, full memSample) {
+	fmt.Fprintf(w, "### Memory with %s nodes × 16 devices\n\n", human(o.nodes))
+	fmt.Fprintf(w, "%s Nodes (with status) and %s ResourceSlices holding %s devices (8 H100 GPUs and 8 RDMA NICs per node) published "+
+		"to the control plane in %v. claimbridge is the built binary (`claimbridge serve`, cert-manager mode) in its own process, "+
+		"measured once its inventory holds every node and two pods were admitted (the first builds the inventory snapshot and "+
+		"runs the allocator), 2 s later: RSS and peak RSS from /proc, live heap after its last GC from `GODEBUG=gctrace=1` "+
+		"(MiB resolution). The same binary was measured before the fleet was published. The baseline, the informer objects' own "+
+		"size, is the Go heap that another process holds after listing the same Nodes, ResourceSlices and DeviceClasses with "+
+		"the same client (pages of 500, as an informer) and two full GCs.\n\n",
+		human(objects.Nodes), human(objects.Slices), human(objects.Devices), published.Round(time.Second))
+	fmt.Fprintln(w, "| process | live heap | RSS | peak RSS |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	fmt.Fprintf(w, "| claimbridge, empty fleet | %s | %s | %s |\n", mib(empty.HeapAlloc), mib(empty.RSS), mib(empty.HWM))
+	fmt.Fprintf(w, "| claimbridge, %s nodes (inventory synced %.1f s after start, first admission %.2f s) | %s | %s | %s |\n", human(o.nodes), full.SyncSeconds, full.FirstSeconds, mib(full.HeapAlloc), mib(full.RSS), mib(full.HWM))
+	fmt.Fprintf(w, "| the listed objects (protobuf encoding: %s) | %s held by the objects | – | – |\n", mib(objects.ObjectsProto), mib(objects.ObjectsHeap))
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| measurement | claimbridge | objects | ratio | goal | met |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	obj := float64(objects.ObjectsHeap)
+	q := ratio(float64(full.RSS), obj)
+	fmt.Fprintf(w, "| webhook RSS with the inventory vs the objects' heap | %s | %s | %.2f× | ≤ 2× | %s |\n", mib(full.RSS), mib(objects.ObjectsHeap), q, met(q, 2, true))
+	q = ratio(float64(full.RSS)-float64(empty.RSS), obj)
+	fmt.Fprintf(w, "| webhook RSS growth (with − empty fleet) vs the objects' heap | %s | %s | %.2f× | – | – |\n", mib(full.RSS-empty.RSS), mib(objects.ObjectsHeap), q)
+	q = ratio(float64(full.HeapAlloc)-float64(empty.HeapAlloc), obj)
+	fmt.Fprintf(w, "| webhook live heap growth vs the objects' heap | %s | %s | %.2f× | – | – |\n", mib(full.HeapAlloc-empty.HeapAlloc), mib(objects.ObjectsHeap), q)
+	q = ratio(float64(full.HWM), obj)
+	fmt.Fprintf(w, "| webhook peak RSS vs the objects' heap | %s | %s | %.2f× | – | – |\n", mib(full.HWM), mib(objects.ObjectsHeap), q)
+	fmt.Fprintln(w)
+}
+
+func writeAPIServer(w io.Writer, o options, r apiserverResult) {
+	fmt.Fprintf(w, "### Through the real apiserver\n\n")
+	fmt.Fprintf(w, "%s legacy pods (`nvidia.com/gpu: 1`, GFD product selector) created in a namespace without the mode label "+
+		"(the webhook is never called) and %s in an `enforce` namespace (the same `claimbridge serve` process behind the chart's "+
+		"MutatingWebhookConfiguration; every pod translated and checked against the %s-node fleet), in %d alternating batches "+
+		"of %d per namespace, %d concurrent clients (client QPS 500, burst 1000). The pods name a scheduler that does not run, "+
+		"so kube-scheduler does not compete for the CPUs; kube-controller-manager still creates each translated pod's "+
+		"ResourceClaim.\n\n", human(o.pods), human(o.pods), human(o.nodes), r.batches, r.batchSize, o.clients)
+	fmt.Fprintln(w, "| namespace | pods | translated | created/s | create p50 | create p99 |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, c := range []struct {
+		name string
+		cr   creation
+	}{{"without the webhook", r.legacy}, {"enforce (webhook)", r.enforce}} {
+		fmt.Fprintf(w, "| %s | %d | %d | %.0f | %s | %s |\n", c.name, len(c.cr.latency.latencies), c.cr.translated,
+			c.cr.latency.throughput(), dur(c.cr.latency.quantile(0.5)), dur(c.cr.latency.quantile(0.99)))
+	}
+	fmt.Fprintln(w)
+	q := ratio(r.enforce.latency.throughput(), r.legacy.latency.throughput())
+	fmt.Fprintln(w, "| measurement | with webhook | without | ratio | goal | met |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	fmt.Fprintf(w, "| pod creation throughput | %.0f/s | %.0f/s | %.2f× | ≥ 0.9× | %s |\n\n", r.enforce.latency.throughput(), r.legacy.latency.throughput(), q, met(q, 0.9, false))
+	fmt.Fprintln(w, "Admission latency of the enforce batches: kube-apiserver's `apiserver_admission_webhook_admission_duration_seconds` "+
+		"(the call as the apiserver sees it) and claimbridge's `controller_runtime_webhook_latency_seconds` (inside the server).")
+	fmt.Fprintln(w)
+	writeHistogram(w, "kube-apiserver", r.apiserverHist)
+	writeHistogram(w, "claimbridge", r.selfHist)
+}
+
+func writeHistogram(w io.Writer, name string, h histogram) {
+	if len(h.counts) == 0 {
+		fmt.Fprintf(w, "%s: no samples\n\n", name)
+		return
+	}
+	total := h.counts[len(h.counts)-1]
+	fmt.Fprintf(w, "| %s: latency ≤ | requests | cumulative |\n|---|---|---|\n", name)
+	prev := 0.0
+	for i, b := range h.bounds {
+		n := h.counts[i] - prev
+		prev = h.counts[i]
+		if n == 0 {
+			continue
+		}
+		bound := b
+		if v, err := strconv.ParseFloat(b, 64); err == nil {
+			bound = dur(time.Duration(v * float64(time.Second)))
+		}
+		fmt.Fprintf(w, "| %s | %.0f | %.1f%% |\n", bound, n, 100*h.counts[i]/total)
+	}
+	fmt.Fprintln(w)
+}
