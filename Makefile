@@ -7,7 +7,7 @@ BENCHTIME ?= 1s
 PKGS      := ./...
 
 .DEFAULT_GOAL := build
-.PHONY: build example test unit verify lint fmt vet tidy-check import-check fuzz bench help
+.PHONY: build example test unit verify lint fmt vet tidy-check import-check fuzz bench bench-unit bench-e2e help
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -38,10 +38,25 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 		$(GO) test -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) $$pkg; \
 	done
 
-bench: ## benchmarks, then a table of ratios against baselines measured in the same run (see BENCHMARKS.md)
+bench: ## every benchmark, one after the other: ratios against baselines measured in the same run (see BENCHMARKS.md)
+	@$(MAKE) --no-print-directory bench-unit
+	@$(MAKE) --no-print-directory bench-e2e
+
+bench-unit: ## go test benchmarks of translate/, then their table of ratios
 	@mkdir -p _output
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -count=1 ./translate/... | tee _output/bench.txt
 	@$(GO) run ./hack/benchratio -ratios hack/benchratio/ratios.txt < _output/bench.txt | tee _output/bench.md
+
+# The webhook under load against a no-op webhook, memory with a 5,000-node fleet and pod creation
+# through a real control plane (builds the control-plane binaries first if needed); bounded by
+# BENCH_E2E_TIMEOUT. BENCH_E2E_ARGS adds flags, e.g. BENCH_E2E_ARGS='-parts webhook'.
+BENCH_E2E_TIMEOUT ?= 12m
+BENCH_E2E_ARGS ?=
+bench-e2e: ## e2e benchmarks (e2e/bench): webhook vs no-op, memory, pod creation through kube-apiserver
+	@mkdir -p _output
+	@bins="$$(hack/e2e-bins.sh | tail -n1)" && \
+	(cd e2e && CLAIMBRIDGE_K8S_BIN="$$bins" $(GO) run ./bench -timeout $(BENCH_E2E_TIMEOUT) $(BENCH_E2E_ARGS) > ../_output/bench-e2e.md) && \
+	cat _output/bench-e2e.md
 
 verify: fmt vet lint tidy-check import-check ## gofmt, go vet, golangci-lint, go mod tidy drift, import rules, untracked files
 	@test -z "$$(git status --porcelain --untracked-files=all)" || { echo "verify: the tree has changes or untracked files:"; git status --short; exit 1; }
