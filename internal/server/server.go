@@ -10,6 +10,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -236,6 +237,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		},
 		"certificates": ready,
 		"webhook":      mgr.GetWebhookServer().StartedChecker(),
+		// The caches stay synced while kube-apiserver is unreachable, and go
+		// stale: readiness says so until it answers again.
+		"kube-apiserver": apiserverReachable(client.Discovery().RESTClient(), time.Second),
 	}
 	for name, check := range checks {
 		if err := mgr.AddReadyzCheck(name, check); err != nil {
@@ -255,3 +259,28 @@ type nonLeader struct{ starter }
 func (nonLeader) NeedLeaderElection() bool { return false }
 
 func runnable(r starter) nonLeader { return nonLeader{r} }
+
+// apiserverReachable is a readiness check: kube-apiserver answers /readyz
+// (readable by everyone, system:public-info-viewer). An answer is reused for
+// ttl so that frequent probes do not load the apiserver.
+func apiserverReachable(rc rest.Interface, ttl time.Duration) healthz.Checker {
+	var mu sync.Mutex
+	var at time.Time
+	var last error
+	return func(req *http.Request) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if !at.IsZero() && time.Since(at) < ttl {
+			return last
+		}
+		ctx, cancel := context.WithTimeout(req.Context(), 2*time.Second)
+		defer cancel()
+		if _, err := rc.Get().AbsPath("/readyz").DoRaw(ctx); err != nil {
+			last = fmt.Errorf("kube-apiserver unreachable: %w", err)
+		} else {
+			last = nil
+		}
+		at = time.Now()
+		return last
+	}
+}
