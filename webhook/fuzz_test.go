@@ -92,7 +92,7 @@ func (s *served) review(tb testing.TB, body []byte) *admissionv1.AdmissionRespon
 type anyVersionReview struct{ admissionv1.AdmissionReview }
 
 func (r *anyVersionReview) DeepCopyObject() k8sruntime.Object {
-	return &anyVersionReview{*r.AdmissionReview.DeepCopy()}
+	return &anyVersionReview{*r.DeepCopy()}
 }
 
 var reviewCodecs = func() serializer.CodecFactory {
