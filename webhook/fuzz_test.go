@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
@@ -333,9 +334,11 @@ func fuzzSeeds(f *testing.F) [][]byte {
 // FuzzHandlerDecode posts arbitrary bytes to the webhook as kube-apiserver
 // posts an AdmissionReview, through controller-runtime's ServeHTTP. Always an
 // AdmissionReview comes back; a review that does not decode is answered 400;
-// one that decodes is allowed (claimbridge never denies). A patched pod is
-// the translation of the submitted one, passes the checks of
-// checkTranslatedPod, and sent again it is not patched again.
+// one that decodes is allowed (claimbridge never denies), with warnings that
+// are short lines of UTF-8. Only the creation of a v1 Pod is patched; a
+// patched pod is the translation of the submitted one, passes the checks of
+// checkTranslatedPod, and sent again it is not patched again. testdata/fuzz
+// holds the inputs of fixed bugs.
 func FuzzHandlerDecode(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
@@ -357,8 +360,16 @@ func FuzzHandlerDecode(f *testing.F) {
 		if resp.UID != req.UID {
 			t.Errorf("response UID %q, want the request's %q", resp.UID, req.UID)
 		}
+		for _, w := range resp.Warnings {
+			if len(w) > maxWarning || strings.ContainsAny(w, "\r\n") || !utf8.ValidString(w) {
+				t.Errorf("warning is not one short line of UTF-8: %q", w)
+			}
+		}
 		if len(resp.Patch) == 0 {
 			return
+		}
+		if req.Operation != admissionv1.Create || req.Kind != (metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}) || req.SubResource != "" {
+			t.Fatalf("patched a request that is not the creation of a v1 Pod: %s %v %q", req.Operation, req.Kind, req.SubResource)
 		}
 		in := &corev1.Pod{}
 		if err := s.handler.Decoder.DecodeRaw(req.Object, in); err != nil {
