@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -24,13 +25,15 @@ type creation struct {
 	ns         string
 	latency    stats // per create, client side
 	translated int
+	// Histograms of the batches into this namespace: kube-apiserver's
+	// webhook call, claimbridge's request and its feasibility check.
+	apiserver, self, feasibility histogram
 }
 
 // apiserverResult is the section's figures.
 type apiserverResult struct {
-	legacy, enforce         creation
-	apiserverHist, selfHist histogram
-	batches, batchSize      int
+	legacy, audit, enforce creation
+	batches, batchSize     int
 }
 
 // installWebhook installs the MutatingWebhookConfiguration the chart
@@ -98,15 +101,19 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, metricsURL string, 
 	if err != nil {
 		return res, err
 	}
+	auditNS, err := c.CreateNamespace(ctx, "", "bench-audit-", map[string]string{cluster.ModeLabel: "audit"})
+	if err != nil {
+		return res, err
+	}
 	enforceNS, err := c.CreateNamespace(ctx, "", "bench-enforce-", map[string]string{cluster.ModeLabel: "enforce"})
 	if err != nil {
 		return res, err
 	}
-	res.legacy.ns, res.enforce.ns = legacyNS.Name, enforceNS.Name
+	res.legacy.ns, res.audit.ns, res.enforce.ns = legacyNS.Name, auditNS.Name, enforceNS.Name
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
-		for _, ns := range []string{legacyNS.Name, enforceNS.Name} {
+		for _, ns := range []string{legacyNS.Name, auditNS.Name, enforceNS.Name} {
 			if err := c.DeleteNamespace(cctx, ns); err != nil {
 				progress("cleanup: %v", err)
 			}
@@ -130,37 +137,37 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, metricsURL string, 
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	for _, ns := range []string{legacyNS.Name, enforceNS.Name} {
+	for _, ns := range []string{legacyNS.Name, auditNS.Name, enforceNS.Name} {
 		if _, err := createPods(ctx, client, ns, "warmup-b-", 50, o.clients); err != nil {
 			return res, err
 		}
 	}
 
-	apiBefore, selfBefore, err := scrapeAdmission(ctx, client, metricsURL)
-	if err != nil {
-		return res, err
-	}
 	res.batches = o.pods / o.batch
 	for b := range res.batches {
-		order := []*creation{&res.legacy, &res.enforce}
-		if b%2 == 1 {
-			order[0], order[1] = order[1], order[0]
-		}
+		order := []*creation{&res.legacy, &res.audit, &res.enforce}
+		order = slices.Concat(order[b%3:], order[:b%3])
 		for _, cr := range order {
 			progress("apiserver: batch %d/%d, %d pods into %s", b+1, res.batches, o.batch, cr.ns)
+			before, err := scrapeAdmission(ctx, client, metricsURL)
+			if err != nil {
+				return res, err
+			}
 			s, err := createPods(ctx, client, cr.ns, fmt.Sprintf("b%d-", b), o.batch, o.clients)
 			if err != nil {
 				return res, err
 			}
+			after, err := scrapeAdmission(ctx, client, metricsURL)
+			if err != nil {
+				return res, err
+			}
 			cr.latency.add(s)
+			cr.apiserver = cr.apiserver.plus(after[0].minus(before[0]))
+			cr.self = cr.self.plus(after[1].minus(before[1]))
+			cr.feasibility = cr.feasibility.plus(after[2].minus(before[2]))
 		}
 	}
-	apiAfter, selfAfter, err := scrapeAdmission(ctx, client, metricsURL)
-	if err != nil {
-		return res, err
-	}
-	res.apiserverHist, res.selfHist = apiAfter.minus(apiBefore), selfAfter.minus(selfBefore)
-	for _, cr := range []*creation{&res.legacy, &res.enforce} {
+	for _, cr := range []*creation{&res.legacy, &res.audit, &res.enforce} {
 		pods, err := client.CoreV1().Pods(cr.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return res, err
@@ -202,17 +209,21 @@ func createPods(ctx context.Context, client kubernetes.Interface, ns, prefix str
 }
 
 // scrapeAdmission reads kube-apiserver's admission webhook histogram (the
-// call as the apiserver sees it: TLS, network, claimbridge) and
-// controller-runtime's webhook latency histogram of claimbridge.
-func scrapeAdmission(ctx context.Context, client kubernetes.Interface, metricsURL string) (histogram, histogram, error) {
+// call as the apiserver sees it: TLS, network, claimbridge), and
+// controller-runtime's webhook latency and claimbridge's feasibility
+// histograms from claimbridge.
+func scrapeAdmission(ctx context.Context, client kubernetes.Interface, metricsURL string) ([3]histogram, error) {
 	raw, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return histogram{}, histogram{}, fmt.Errorf("read kube-apiserver metrics: %w", err)
+		return [3]histogram{}, fmt.Errorf("read kube-apiserver metrics: %w", err)
 	}
 	self, err := httpGet(ctx, metricsURL)
 	if err != nil {
-		return histogram{}, histogram{}, fmt.Errorf("read claimbridge metrics: %w", err)
+		return [3]histogram{}, fmt.Errorf("read claimbridge metrics: %w", err)
 	}
-	return scrapeHistogram(string(raw), "apiserver_admission_webhook_admission_duration_seconds", `operation="CREATE"`, `type="admit"`),
-		scrapeHistogram(self, "controller_runtime_webhook_latency_seconds", `webhook="`+webhook.Path+`"`), nil
+	return [3]histogram{
+		scrapeHistogram(string(raw), "apiserver_admission_webhook_admission_duration_seconds", `operation="CREATE"`, `type="admit"`),
+		scrapeHistogram(self, "controller_runtime_webhook_latency_seconds", `webhook="`+webhook.Path+`"`),
+		scrapeHistogram(self, "claimbridge_feasibility_duration_seconds"),
+	}, nil
 }

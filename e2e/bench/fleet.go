@@ -178,6 +178,20 @@ func (h histogram) minus(before histogram) histogram {
 	return out
 }
 
+// plus adds o's counts (same buckets); the zero histogram takes o's buckets.
+func (h histogram) plus(o histogram) histogram {
+	if len(h.bounds) == 0 {
+		return histogram{bounds: o.bounds, counts: append([]float64(nil), o.counts...)}
+	}
+	out := histogram{bounds: h.bounds, counts: append([]float64(nil), h.counts...)}
+	for i := range out.counts {
+		if i < len(o.counts) && o.bounds[i] == h.bounds[i] {
+			out.counts[i] += o.counts[i]
+		}
+	}
+	return out
+}
+
 func httpGet(ctx context.Context, url string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

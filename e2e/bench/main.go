@@ -43,6 +43,7 @@ type options struct {
 	rate                             float64
 	runFor, warmup                   time.Duration
 	cpuProfile                       string
+	targets                          []string
 	// cluster
 	nodes, pods, batch, clients int
 	timeout                     time.Duration
@@ -66,6 +67,7 @@ func main() {
 	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "webhook: warm-up per server")
 	flag.IntVar(&o.rounds, "rounds", 3, "webhook: rounds; each runs every server once per load, in rotating order")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "webhook: write a CPU profile of the loaded runs to this file")
+	targets := flag.String("targets", "", "webhook: claimbridge servers to load besides the no-op one (translate, feasibility, feasibility-cold); default all")
 	flag.IntVar(&o.nodes, "nodes", 5000, "cluster: nodes of the published fleet (16 devices each)")
 	flag.IntVar(&o.pods, "pods", 1000, "cluster: pods created per namespace")
 	flag.IntVar(&o.batch, "batch", 125, "cluster: pods per batch; batches alternate between the namespaces")
@@ -75,6 +77,9 @@ func main() {
 	flag.StringVar(&o.kubeconfig, "probe-kubeconfig", "", "internal: probe's kubeconfig")
 	flag.Parse()
 	o.parts = strings.Split(*parts, ",")
+	if *targets != "" {
+		o.targets = strings.Split(*targets, ",")
+	}
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()

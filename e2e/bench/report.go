@@ -104,7 +104,8 @@ func writeMemory(w io.Writer, o options, published time.Duration, empty, objects
 	fmt.Fprintln(w, "| process | live heap | RSS | peak RSS |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	fmt.Fprintf(w, "| claimbridge, empty fleet | %s | %s | %s |\n", mib(empty.HeapAlloc), mib(empty.RSS), mib(empty.HWM))
-	fmt.Fprintf(w, "| claimbridge, %s nodes (inventory synced %.1f s after start, first admission %.2f s) | %s | %s | %s |\n", human(o.nodes), full.SyncSeconds, full.FirstSeconds, mib(full.HeapAlloc), mib(full.RSS), mib(full.HWM))
+	fmt.Fprintf(w, "| claimbridge, %s nodes (every node in the inventory %.1f s after start, first pod translated after %.1f s, in %s) | %s | %s | %s |\n",
+		human(o.nodes), full.SyncSeconds, full.TranslatingSeconds, dur(time.Duration(full.FirstSeconds*float64(time.Second))), mib(full.HeapAlloc), mib(full.RSS), mib(full.HWM))
 	fmt.Fprintf(w, "| the listed objects (protobuf encoding: %s) | %s held by the objects | – | – |\n", mib(objects.ObjectsProto), mib(objects.ObjectsHeap))
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| measurement | claimbridge | objects | ratio | goal | met |")
@@ -123,52 +124,71 @@ func writeMemory(w io.Writer, o options, published time.Duration, empty, objects
 
 func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 	fmt.Fprintf(w, "### Through the real apiserver\n\n")
-	fmt.Fprintf(w, "%s legacy pods (`nvidia.com/gpu: 1`, GFD product selector) created in a namespace without the mode label "+
-		"(the webhook is never called) and %s in an `enforce` namespace (the same `claimbridge serve` process behind the chart's "+
-		"MutatingWebhookConfiguration; every pod translated and checked against the %s-node fleet), in %d alternating batches "+
-		"of %d per namespace, %d concurrent clients (client QPS 500, burst 1000). The pods name a scheduler that does not run, "+
-		"so kube-scheduler does not compete for the CPUs; kube-controller-manager still creates each translated pod's "+
-		"ResourceClaim.\n\n", human(o.pods), human(o.pods), human(o.nodes), r.batches, r.batchSize, o.clients)
+	fmt.Fprintf(w, "%s legacy pods (`nvidia.com/gpu: 1`, GFD product selector) created in each of three namespaces: one without "+
+		"the mode label (the webhook is never called), one in `audit` mode (the webhook translates and checks, the pod is "+
+		"admitted unchanged with a warning) and one in `enforce` mode (translated: the pod refers to the template and "+
+		"kube-controller-manager creates its ResourceClaim), all served by the `claimbridge serve` process above (%s-node "+
+		"fleet) behind the chart's MutatingWebhookConfiguration. %d batches of %d pods per namespace, namespaces in "+
+		"rotating order, %d concurrent clients (client QPS 500, burst 1000). The pods name a scheduler that does not run, so "+
+		"kube-scheduler does not compete for the CPUs.\n\n", human(o.pods), human(o.nodes), r.batches, r.batchSize, o.clients)
 	fmt.Fprintln(w, "| namespace | pods | translated | created/s | create p50 | create p99 |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
-	for _, c := range []struct {
+	rows := []struct {
 		name string
 		cr   creation
-	}{{"without the webhook", r.legacy}, {"enforce (webhook)", r.enforce}} {
+	}{{"no mode label (webhook not called)", r.legacy}, {"audit (webhook called, pod unchanged)", r.audit}, {"enforce (webhook, pod translated)", r.enforce}}
+	for _, c := range rows {
 		fmt.Fprintf(w, "| %s | %d | %d | %.0f | %s | %s |\n", c.name, len(c.cr.latency.latencies), c.cr.translated,
 			c.cr.latency.throughput(), dur(c.cr.latency.quantile(0.5)), dur(c.cr.latency.quantile(0.99)))
 	}
 	fmt.Fprintln(w)
-	q := ratio(r.enforce.latency.throughput(), r.legacy.latency.throughput())
 	fmt.Fprintln(w, "| measurement | with webhook | without | ratio | goal | met |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
-	fmt.Fprintf(w, "| pod creation throughput | %.0f/s | %.0f/s | %.2f× | ≥ 0.9× | %s |\n\n", r.enforce.latency.throughput(), r.legacy.latency.throughput(), q, met(q, 0.9, false))
-	fmt.Fprintln(w, "Admission latency of the enforce batches: kube-apiserver's `apiserver_admission_webhook_admission_duration_seconds` "+
-		"(the call as the apiserver sees it) and claimbridge's `controller_runtime_webhook_latency_seconds` (inside the server).")
+	base := r.legacy.latency.throughput()
+	q := ratio(r.enforce.latency.throughput(), base)
+	fmt.Fprintf(w, "| pod creation throughput, enforce | %.0f/s | %.0f/s | %.2f× | ≥ 0.9× | %s |\n", r.enforce.latency.throughput(), base, q, met(q, 0.9, false))
+	q = ratio(r.audit.latency.throughput(), base)
+	fmt.Fprintf(w, "| pod creation throughput, audit | %.0f/s | %.0f/s | %.2f× | – | – |\n\n", r.audit.latency.throughput(), base, q)
+	fmt.Fprintln(w, "Admission latency histograms (requests per bucket) of the audit and enforce batches: kube-apiserver's "+
+		"`apiserver_admission_webhook_admission_duration_seconds` (the call as the apiserver sees it), claimbridge's "+
+		"`controller_runtime_webhook_latency_seconds` (the request inside the server) and "+
+		"`claimbridge_feasibility_duration_seconds` (the allocator check, including a snapshot rebuild when the inventory changed).")
 	fmt.Fprintln(w)
-	writeHistogram(w, "kube-apiserver", r.apiserverHist)
-	writeHistogram(w, "claimbridge", r.selfHist)
+	writeHistograms(w, "kube-apiserver", r.audit.apiserver, r.enforce.apiserver)
+	writeHistograms(w, "claimbridge", r.audit.self, r.enforce.self)
+	writeHistograms(w, "feasibility check", r.audit.feasibility, r.enforce.feasibility)
 }
 
-func writeHistogram(w io.Writer, name string, h histogram) {
-	if len(h.counts) == 0 {
+// writeHistograms writes the audit and enforce histograms of one metric side by side.
+func writeHistograms(w io.Writer, name string, audit, enforce histogram) {
+	h := audit
+	if len(h.bounds) == 0 {
+		h = enforce
+	}
+	if len(h.bounds) == 0 {
 		fmt.Fprintf(w, "%s: no samples\n\n", name)
 		return
 	}
-	total := h.counts[len(h.counts)-1]
-	fmt.Fprintf(w, "| %s: latency ≤ | requests | cumulative |\n|---|---|---|\n", name)
-	prev := 0.0
+	fmt.Fprintf(w, "| %s: latency ≤ | audit | enforce |\n|---|---|---|\n", name)
+	count := func(x histogram, i int) float64 {
+		if i >= len(x.counts) {
+			return 0
+		}
+		if i == 0 {
+			return x.counts[0]
+		}
+		return x.counts[i] - x.counts[i-1]
+	}
 	for i, b := range h.bounds {
-		n := h.counts[i] - prev
-		prev = h.counts[i]
-		if n == 0 {
+		a, e := count(audit, i), count(enforce, i)
+		if a == 0 && e == 0 {
 			continue
 		}
 		bound := b
 		if v, err := strconv.ParseFloat(b, 64); err == nil {
 			bound = dur(time.Duration(v * float64(time.Second)))
 		}
-		fmt.Fprintf(w, "| %s | %.0f | %.1f%% |\n", bound, n, 100*h.counts[i]/total)
+		fmt.Fprintf(w, "| %s | %.0f | %.0f |\n", bound, a, e)
 	}
 	fmt.Fprintln(w)
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"time"
 
@@ -171,6 +172,10 @@ func benchWebhook(ctx context.Context, w io.Writer, o options) error {
 		{key: "translate", title: "claimbridge without feasibility (translate; inventory not synced, so no allocator and no patch)", handler: handler(unsynced{static()}, 0)},
 		{key: "feasibility", title: "claimbridge with feasibility, " + nodes + " nodes, verdict cache on (translate, cached check, patch)", handler: handler(static(), 0)},
 		{key: "feasibility-cold", title: "claimbridge with feasibility, " + nodes + " nodes, verdict cache off (a full allocator check per request)", handler: handler(static(), -1)},
+	}
+	if len(o.targets) > 0 {
+		// The no-op server stays: it is the baseline.
+		targets = slices.DeleteFunc(targets, func(t *target) bool { return t.key != "noop" && !slices.Contains(o.targets, t.key) })
 	}
 	ports, err := cluster.FreePorts(len(targets))
 	if err != nil {

@@ -120,3 +120,34 @@ func BenchmarkScaling(b *testing.B) {
 }
 
 const time10s = 10 * time.Second
+
+// BenchmarkSnapshot: building the inventory snapshot, which the webhook does after the fleet
+// changed (at most once per rebuild interval), and the first check on it, which builds the
+// allocators and compiles the device classes' CEL.
+func BenchmarkSnapshot(b *testing.B) {
+	pod := makePod("p", "ns").Obj()
+	for _, n := range []int{1000, 5000} {
+		inv := inventoryFrom(fleetgen.Synthetic(n))
+		b.Run(fmt.Sprintf("nodes=%d/build", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := NewSnapshot(inv, 1, DefaultFeatures()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("nodes=%d/build-and-first-check", n), func(b *testing.B) {
+			c := NewChecker(Options{Timeout: time10s})
+			var gen uint64
+			for b.Loop() {
+				gen++
+				snap, err := NewSnapshot(inv, gen, DefaultFeatures())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if v := c.Check(b.Context(), snap, pod, alignedH100()); v.Kind != FitsNow {
+					b.Fatalf("want FitsNow, got %s %q", v.Kind, v.Reasons)
+				}
+			}
+		})
+	}
+}
