@@ -130,7 +130,9 @@ func writeHeader(w io.Writer, o options) {
 	if !*header {
 		return
 	}
-	fmt.Fprintf(w, "<!-- e2e/bench %s, GOMAXPROCS %d, %s, %s -->\n\n", runtime.Version(), runtime.GOMAXPROCS(0), cpuModel(), time.Now().UTC().Format("2006-01-02"))
+	load, _ := os.ReadFile("/proc/loadavg") // other work on the machine skews every figure
+	fmt.Fprintf(w, "<!-- e2e/bench %s, GOMAXPROCS %d, %s, %s, load average at start %s -->\n\n", runtime.Version(), runtime.GOMAXPROCS(0), cpuModel(),
+		time.Now().UTC().Format("2006-01-02"), strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 }
 
 func cpuModel() string {
