@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +30,8 @@ type creation struct {
 	// Histograms of the batches into this namespace: kube-apiserver's
 	// webhook call, claimbridge's request and its feasibility check.
 	apiserver, self, feasibility histogram
+	// cpu is the CPU time each process spent during this namespace's batches.
+	cpu map[string]time.Duration
 }
 
 // apiserverResult is the section's figures.
@@ -91,8 +95,9 @@ func waitNodes(ctx context.Context, metricsURL string, n int, timeout time.Durat
 // sees and as many in an enforce namespace, in alternating batches of
 // o.batch with o.clients concurrent clients, and reads the admission latency
 // histograms of kube-apiserver and claimbridge for the enforce batches.
-func benchAPIServer(ctx context.Context, c *cluster.Cluster, metricsURL string, o options) (apiserverResult, error) {
+func benchAPIServer(ctx context.Context, c *cluster.Cluster, metricsURL string, claimbridgePID int, o options) (apiserverResult, error) {
 	res := apiserverResult{batchSize: o.batch}
+	res.legacy.cpu, res.audit.cpu, res.enforce.cpu = map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}
 	client, err := fastClient(c.RESTConfig())
 	if err != nil {
 		return res, err
@@ -153,9 +158,13 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, metricsURL string, 
 			if err != nil {
 				return res, err
 			}
+			cpuBefore := cpuTimes(c.BinDir, claimbridgePID)
 			s, err := createPods(ctx, client, cr.ns, fmt.Sprintf("b%d-", b), o.batch, o.clients)
 			if err != nil {
 				return res, err
+			}
+			for name, t := range cpuTimes(c.BinDir, claimbridgePID) {
+				cr.cpu[name] += t - cpuBefore[name]
 			}
 			after, err := scrapeAdmission(ctx, client, metricsURL)
 			if err != nil {
@@ -226,4 +235,47 @@ func scrapeAdmission(ctx context.Context, client kubernetes.Interface, metricsUR
 		scrapeHistogram(self, "controller_runtime_webhook_latency_seconds", `webhook="`+webhook.Path+`"`),
 		scrapeHistogram(self, "claimbridge_feasibility_duration_seconds"),
 	}, nil
+}
+
+// cpuTimes reads the CPU time (user + system) of the control-plane
+// components (processes whose binary is in binDir), claimbridge (pid) and
+// this process, by name.
+func cpuTimes(binDir string, claimbridgePID int) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		name := ""
+		switch exe, _ := os.Readlink("/proc/" + p.Name() + "/exe"); {
+		case pid == claimbridgePID:
+			name = "claimbridge"
+		case pid == os.Getpid():
+			name = "bench client"
+		case exe != "" && filepath.Dir(exe) == binDir:
+			name = filepath.Base(exe)
+		default:
+			continue
+		}
+		out[name] += procCPU(pid)
+	}
+	return out
+}
+
+// procCPU is a process's utime + stime (clock ticks of 10 ms).
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command may contain spaces: fields start after the last ')'.
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * 10 * time.Millisecond
 }

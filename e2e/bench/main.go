@@ -254,7 +254,7 @@ func benchCluster(ctx context.Context, w io.Writer, o options) error {
 	if err := installWebhook(ctx, c, srv.webhookURL, certDir); err != nil {
 		return err
 	}
-	res, err := benchAPIServer(ctx, c, srv.metricsURL, o)
+	res, err := benchAPIServer(ctx, c, srv.metricsURL, srv.cmd.Process.Pid, o)
 	if err != nil {
 		return err
 	}

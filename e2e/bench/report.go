@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -149,6 +151,41 @@ func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 	fmt.Fprintf(w, "| pod creation throughput, enforce | %.0f/s | %.0f/s | %.2f× | ≥ 0.9× | %s |\n", r.enforce.latency.throughput(), base, q, met(q, 0.9, false))
 	q = ratio(r.audit.latency.throughput(), base)
 	fmt.Fprintf(w, "| pod creation throughput, audit | %.0f/s | %.0f/s | %.2f× | – | – |\n\n", r.audit.latency.throughput(), base, q)
+	fmt.Fprintln(w, "CPU time per pod created, by process, during each namespace's batches (from /proc; the batches of the "+
+		"other namespaces run in between, so asynchronous work such as the ResourceClaims of translated pods can land in any of them):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| process | no mode label | audit | enforce |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	names := map[string]bool{}
+	for _, c := range rows {
+		for n := range c.cr.cpu {
+			names[n] = true
+		}
+	}
+	perPod := func(cr creation, name string) string {
+		n := len(cr.latency.latencies)
+		if n == 0 {
+			return "–"
+		}
+		return dur(cr.cpu[name] / time.Duration(n))
+	}
+	total := func(cr creation) time.Duration {
+		var t time.Duration
+		for _, v := range cr.cpu {
+			t += v
+		}
+		return t
+	}
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", n, perPod(r.legacy, n), perPod(r.audit, n), perPod(r.enforce, n))
+	}
+	tp := func(cr creation) string {
+		if len(cr.latency.latencies) == 0 {
+			return "–"
+		}
+		return dur(total(cr) / time.Duration(len(cr.latency.latencies)))
+	}
+	fmt.Fprintf(w, "| all | %s | %s | %s |\n\n", tp(r.legacy), tp(r.audit), tp(r.enforce))
 	fmt.Fprintln(w, "Admission latency histograms (requests per bucket) of the audit and enforce batches: kube-apiserver's "+
 		"`apiserver_admission_webhook_admission_duration_seconds` (the call as the apiserver sees it), claimbridge's "+
 		"`controller_runtime_webhook_latency_seconds` (the request inside the server) and "+
