@@ -54,7 +54,7 @@ func writeWebhook(w io.Writer, o options, targets []*target) {
 	noop := targets[0]
 	fmt.Fprintf(w, "### Webhook vs a no-op webhook\n\n")
 	fmt.Fprintf(w, "Each server is a controller-runtime webhook server on 127.0.0.1 with claimbridge's TLS settings; the load generator "+
-		"(`e2e/bench`, in the same process) posts the AdmissionReview of the realistic pod over HTTP/2 with keep-alive, verifying the "+
+		"(`e2e/bench`, in the same process) posts the AdmissionReview of translate's benchmark pod, sized to fit a DGX H100 (7 + 1 GPUs and a NIC), over HTTP/2 with keep-alive, verifying the "+
 		"certificate. Fixed rate: %g requests/s for %v per run, open loop, latency measured from each request's due time. Saturation: "+
 		"%d requests in flight for %v per run. %d rounds, servers in rotating order, after a %v warm-up each.\n\n",
 		o.rate, o.runFor, o.saturation, o.runFor, o.rounds, o.warmup)
