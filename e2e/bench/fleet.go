@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -118,7 +119,7 @@ func parallel[T any](ctx context.Context, items []T, workers int, do func(contex
 		})
 	}
 	wg.Wait()
-	if err := context.Cause(ctx); err != nil && err != context.Canceled {
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil
@@ -203,7 +204,7 @@ func httpGet(ctx context.Context, url string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
 }

@@ -134,7 +134,7 @@ type serveProc struct {
 	stderr                 *lockedBuffer
 	webhookURL, metricsURL string
 	roots                  *x509.CertPool
-	done                   chan error
+	done                   chan struct{} // closed when the process exited
 }
 
 // startServe builds nothing: bin is the binary built by buildClaimbridge.
@@ -152,7 +152,7 @@ func startServe(ctx context.Context, bin, kubeconfig, certDir string) (*servePro
 		webhookURL: "https://127.0.0.1:" + strconv.Itoa(ports[0]) + webhook.Path,
 		metricsURL: "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/metrics",
 		roots:      x509.NewCertPool(),
-		done:       make(chan error, 1),
+		done:       make(chan struct{}),
 	}
 	p.roots.AppendCertsFromPEM(ca)
 	p.cmd = exec.CommandContext(ctx, bin, "serve", "--namespace", ownNamespace, "--tls-mode", "cert-manager", "--cert-dir", certDir,
@@ -165,7 +165,10 @@ func startServe(ctx context.Context, bin, kubeconfig, certDir string) (*servePro
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
 	}
-	go func() { p.done <- p.cmd.Wait() }()
+	go func() {
+		_ = p.cmd.Wait()
+		close(p.done)
+	}()
 	return p, nil
 }
 
@@ -312,7 +315,7 @@ func admit(ctx context.Context, hc *http.Client, url string, body []byte) (bool,
 	if err != nil {
 		return false, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return false, err

@@ -116,7 +116,7 @@ func benchWebhook(ctx context.Context, w io.Writer, o options) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	roots, err := selfSignedCA(dir)
 	if err != nil {
 		return err
@@ -210,7 +210,7 @@ func benchWebhook(ctx context.Context, w io.Writer, o options) error {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
@@ -271,7 +271,7 @@ func check(ctx context.Context, t *target, body []byte) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", t.key, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var review admissionv1.AdmissionReview
 	if err := json.NewDecoder(resp.Body).Decode(&review); err != nil {
 		return "", fmt.Errorf("%s: decode response: %w", t.key, err)
