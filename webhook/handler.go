@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -77,6 +78,29 @@ type PodHandler struct {
 	// template controller can recreate one that goes missing. Optional.
 	Recent *RecentTemplates
 	Now    func() time.Time
+
+	// verified remembers "<namespace>/<name>@<resourceVersion>" of cached
+	// templates already compared with the spec their name stands for
+	// (bounded: emptied when it reaches maxVerified).
+	mu       sync.Mutex
+	verified map[string]bool
+}
+
+const maxVerified = 8192
+
+func (h *PodHandler) isVerified(key string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.verified[key]
+}
+
+func (h *PodHandler) markVerified(key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.verified == nil || len(h.verified) >= maxVerified {
+		h.verified = map[string]bool{}
+	}
+	h.verified[key] = true
 }
 
 var _ admission.Handler = &PodHandler{}
@@ -244,7 +268,15 @@ func (h *PodHandler) ensureTemplate(ctx context.Context, t *resourceapi.Resource
 		h.Recent.Remember(t)
 	}
 	if have, ok := h.Inventory.Template(t.Namespace, t.Name); ok {
-		return conflict(have, t)
+		key := have.Namespace + "/" + have.Name + "@" + have.ResourceVersion
+		if have.ResourceVersion != "" && h.isVerified(key) {
+			return nil
+		}
+		r := conflict(have, t)
+		if r == nil {
+			h.markVerified(key)
+		}
+		return r
 	}
 	err := h.Templates.Create(ctx, t)
 	if err == nil {

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/claimbridge/claimbridge/internal/builders"
+	"github.com/claimbridge/claimbridge/internal/report"
 	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/translate/feasibility"
 )
@@ -339,5 +341,28 @@ func TestHandlerRemembersTemplatesForRecreation(t *testing.T) {
 	spec, ok := f.handler.Recent.Spec(name)
 	if !ok || translate.TemplateName(&spec.Spec) != name {
 		t.Fatalf("spec of %s not remembered", name)
+	}
+}
+
+func TestReportStoreKeepsTheLatestRowsPerNamespace(t *testing.T) {
+	s := &ReportStore{PerNamespace: 3, MaxNamespaces: 2}
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	for i := range 5 {
+		s.Add("a", report.Row{Name: fmt.Sprint(i)}, now.Add(time.Duration(i)*time.Second))
+	}
+	var names []string
+	for _, r := range s.Report("a", "p").Items {
+		names = append(names, r.Name)
+	}
+	if diff := cmp.Diff([]string{"2", "3", "4"}, names); diff != "" {
+		t.Errorf("rows of a (-want,+got):\n%s", diff)
+	}
+	s.Add("b", report.Row{Name: "b"}, now.Add(10*time.Second))
+	s.Add("c", report.Row{Name: "c"}, now.Add(11*time.Second)) // a was seen least recently
+	if got := s.Report("a", "p").Summary.Total; got != 0 {
+		t.Errorf("namespace a kept %d rows after eviction", got)
+	}
+	if got := s.Report("", "p").Summary.Total; got != 2 {
+		t.Errorf("%d rows in all, want 2", got)
 	}
 }

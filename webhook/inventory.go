@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
@@ -65,7 +66,7 @@ type Inventory struct {
 	quotas     cache.SharedIndexInformer
 	templates  cache.SharedIndexInformer
 
-	generation atomic.Uint64 // bumped by every fleet event
+	generation atomic.Uint64 // moves with every change a verdict reads
 	synced     atomic.Bool
 
 	mu        sync.Mutex
@@ -85,8 +86,16 @@ func NewInventory(client kubernetes.Interface, opts InventoryOptions) *Inventory
 		opts.Features = &f
 	}
 	inv := &Inventory{client: client, opts: opts}
-	inv.factory = informers.NewSharedInformerFactory(client, opts.Resync)
-	inv.ours = informers.NewSharedInformerFactoryWithOptions(client, opts.Resync, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+	// Informers keep objects without managedFields: nothing here reads them,
+	// and on a large fleet they are a good part of each object.
+	strip := informers.WithTransform(func(obj any) (any, error) {
+		if m, ok := obj.(metav1.Object); ok {
+			m.SetManagedFields(nil)
+		}
+		return obj, nil
+	})
+	inv.factory = informers.NewSharedInformerFactoryWithOptions(client, opts.Resync, strip)
+	inv.ours = informers.NewSharedInformerFactoryWithOptions(client, opts.Resync, strip, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.LabelSelector = labels.Set{translate.LabelManagedBy: translate.ManagedByValue}.String()
 	}))
 	inv.nodes = inv.factory.Core().V1().Nodes().Informer()
@@ -95,15 +104,70 @@ func NewInventory(client kubernetes.Interface, opts InventoryOptions) *Inventory
 	inv.namespaces = inv.factory.Core().V1().Namespaces().Informer()
 	inv.quotas = inv.factory.Core().V1().ResourceQuotas().Informer()
 	inv.templates = inv.ours.Resource().V1().ResourceClaimTemplates().Informer()
-	bump := cache.ResourceEventHandlerFuncs{
+	// The generation moves only on what a verdict reads, so that node
+	// heartbeats and claims waiting for allocation neither rebuild the
+	// snapshot nor empty the verdict cache.
+	_, _ = inv.nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { inv.changed() },
+		UpdateFunc: func(o, n any) {
+			if nodeChanged(o, n) {
+				inv.changed()
+			}
+		},
+		DeleteFunc: func(any) { inv.changed() },
+	})
+	_, _ = inv.classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { inv.changed() },
 		UpdateFunc: func(any, any) { inv.changed() },
 		DeleteFunc: func(any) { inv.changed() },
-	}
-	for _, i := range []cache.SharedIndexInformer{inv.nodes, inv.classes, inv.claims} {
-		_, _ = i.AddEventHandler(bump)
-	}
+	})
+	_, _ = inv.claims.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) {
+			if allocated(o) {
+				inv.changed()
+			}
+		},
+		UpdateFunc: func(o, n any) {
+			if allocationChanged(o, n) {
+				inv.changed()
+			}
+		},
+		DeleteFunc: func(o any) {
+			if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = d.Obj
+			}
+			if allocated(o) {
+				inv.changed()
+			}
+		},
+	})
 	return inv
+}
+
+// nodeChanged: a verdict reads a node's labels, taints and schedulability.
+func nodeChanged(o, n any) bool {
+	a, ok1 := o.(*corev1.Node)
+	b, ok2 := n.(*corev1.Node)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return a.Spec.Unschedulable != b.Spec.Unschedulable || !equality.Semantic.DeepEqual(a.Labels, b.Labels) ||
+		!equality.Semantic.DeepEqual(a.Spec.Taints, b.Spec.Taints)
+}
+
+// allocated: only allocated claims take devices from the fleet.
+func allocated(o any) bool {
+	c, ok := o.(*resourceapi.ResourceClaim)
+	return !ok || c.Status.Allocation != nil
+}
+
+func allocationChanged(o, n any) bool {
+	a, ok1 := o.(*resourceapi.ResourceClaim)
+	b, ok2 := n.(*resourceapi.ResourceClaim)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(a.Status.Allocation, b.Status.Allocation)
 }
 
 func (inv *Inventory) changed() {

@@ -26,8 +26,28 @@ type ReportStore struct {
 	MaxNamespaces int
 
 	mu   sync.Mutex
-	rows map[string][]report.Row
+	rows map[string]*ring
 	seen map[string]time.Time
+}
+
+// ring keeps the last rows of a namespace without copying on every add.
+type ring struct {
+	rows []report.Row
+	next int // where the next row goes once rows is full
+}
+
+func (r *ring) add(row report.Row, size int) {
+	if len(r.rows) < size {
+		r.rows = append(r.rows, row)
+		return
+	}
+	r.rows[r.next] = row
+	r.next = (r.next + 1) % size
+}
+
+// ordered returns the rows oldest first.
+func (r *ring) ordered() []report.Row {
+	return append(slices.Clone(r.rows[r.next:]), r.rows[:r.next]...)
 }
 
 // Add records a decision.
@@ -35,7 +55,7 @@ func (s *ReportStore) Add(namespace string, row report.Row, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.rows == nil {
-		s.rows, s.seen = map[string][]report.Row{}, map[string]time.Time{}
+		s.rows, s.seen = map[string]*ring{}, map[string]time.Time{}
 	}
 	per := s.PerNamespace
 	if per <= 0 {
@@ -45,21 +65,22 @@ func (s *ReportStore) Add(namespace string, row report.Row, now time.Time) {
 	if maxNS <= 0 {
 		maxNS = 1000
 	}
-	if _, ok := s.rows[namespace]; !ok && len(s.rows) >= maxNS {
-		var oldest string
-		for ns, t := range s.seen {
-			if oldest == "" || t.Before(s.seen[oldest]) {
-				oldest = ns
+	r, ok := s.rows[namespace]
+	if !ok {
+		if len(s.rows) >= maxNS {
+			var oldest string
+			for ns, t := range s.seen {
+				if oldest == "" || t.Before(s.seen[oldest]) {
+					oldest = ns
+				}
 			}
+			delete(s.rows, oldest)
+			delete(s.seen, oldest)
 		}
-		delete(s.rows, oldest)
-		delete(s.seen, oldest)
+		r = &ring{}
+		s.rows[namespace] = r
 	}
-	rows := append(s.rows[namespace], row)
-	if len(rows) > per {
-		rows = slices.Clone(rows[len(rows)-per:])
-	}
-	s.rows[namespace] = rows
+	r.add(row, per)
 	s.seen[namespace] = now
 }
 
@@ -70,7 +91,7 @@ func (s *ReportStore) Report(namespace, policy string) *report.Report {
 	var rows []report.Row
 	for ns, r := range s.rows {
 		if namespace == "" || ns == namespace {
-			rows = append(rows, r...)
+			rows = append(rows, r.ordered()...)
 		}
 	}
 	return report.New("live", policy, rows)
