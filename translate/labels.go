@@ -19,7 +19,24 @@ type labelReq struct {
 	op     corev1.NodeSelectorOperator
 	values []string
 	path   *field.Path
+	loc    reqLoc
 }
+
+// reqLoc says where a requirement stands in the pod, cheaply comparable.
+type reqLoc struct {
+	kind       reqKind
+	term, expr int
+	key        string // nodeSelector key
+}
+
+type reqKind int
+
+const (
+	locOther reqKind = iota
+	locSelector
+	locRequired
+	locPreferred
+)
 
 func (r labelReq) String() string {
 	switch r.op {

@@ -109,7 +109,7 @@ type translation struct {
 	// label handling
 	base        []labelReq
 	scenarios   []scenario
-	translated  map[string]bool // "<path>" of requirements turned into selectors
+	translated  map[reqLoc]*field.Path // requirements turned into selectors
 	affinityOut *corev1.Affinity
 	selectorOut map[string]string
 	fromLabels  bool // a label changed a request (selector or class)
@@ -118,7 +118,13 @@ type translation struct {
 	constraints []*constraint
 	crossAlign  bool
 
-	effects map[string]convResult // memo of convert, by family and requirement
+	effects map[convKey]convResult // memo of convert, by family and requirement
+}
+
+type convKey struct {
+	family, key string
+	op          corev1.NodeSelectorOperator
+	values      string
 }
 
 type convResult struct {
@@ -130,7 +136,14 @@ type convResult struct {
 
 // convert translates a requirement for a family once per translation.
 func (t *translation) convert(r labelReq, family string) convResult {
-	key := family + "\x00" + r.key + "\x00" + string(r.op) + "\x00" + strings.Join(r.values, "\x00")
+	key := convKey{family: family, key: r.key, op: r.op}
+	switch len(r.values) {
+	case 0:
+	case 1:
+		key.values = r.values[0]
+	default:
+		key.values = strings.Join(r.values, "\x00")
+	}
 	if c, ok := t.effects[key]; ok {
 		return c
 	}
@@ -140,7 +153,7 @@ func (t *translation) convert(r labelReq, family string) convResult {
 		c.eff, c.err = t.p.convert(rule, w, r, family)
 	}
 	if t.effects == nil {
-		t.effects = map[string]convResult{}
+		t.effects = map[convKey]convResult{}
 	}
 	t.effects[key] = c
 	return c
@@ -187,9 +200,19 @@ type alt struct {
 	variantOf string // preferred-alignment rule this variant honours
 	fallback  string // fallback rule that added it
 	name      string
+	k         string // key(), once computed
 }
 
+// key identifies what the allocator would see; alternatives are complete
+// when it is first asked for.
 func (a *alt) key() string {
+	if a.k == "" {
+		a.k = a.computeKey()
+	}
+	return a.k
+}
+
+func (a *alt) computeKey() string {
 	return a.class + "\x00" + strings.Join(a.selectors, "\x00") + "\x00" + strconv.FormatInt(a.count, 10) + "\x00" + a.variantOf
 }
 
@@ -435,12 +458,13 @@ func (t *translation) shareInitRequests() {
 // false when a known label cannot be translated; the pod then stays legacy.
 func (t *translation) analyzeLabels() bool {
 	spec := &t.pod.Spec
-	t.translated = map[string]bool{}
+	t.translated = map[reqLoc]*field.Path{}
 	ok := true
 
 	// nodeSelector: ANDed equality requirements.
 	for _, k := range slices.Sorted(maps.Keys(spec.NodeSelector)) {
-		r := labelReq{key: k, op: corev1.NodeSelectorOpIn, values: []string{spec.NodeSelector[k]}, path: field.NewPath("spec", "nodeSelector").Key(k)}
+		r := labelReq{key: k, op: corev1.NodeSelectorOpIn, values: []string{spec.NodeSelector[k]}, path: field.NewPath("spec", "nodeSelector").Key(k),
+			loc: reqLoc{kind: locSelector, key: k}}
 		known, good := t.known(r)
 		ok = ok && good
 		if known {
@@ -462,7 +486,8 @@ func (t *translation) analyzeLabels() bool {
 		anyKnown := false
 		for i, term := range terms {
 			for j, e := range term.MatchExpressions {
-				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, path: tp.Index(i).Child("matchExpressions").Index(j)}
+				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, path: tp.Index(i).Child("matchExpressions").Index(j),
+					loc: reqLoc{kind: locRequired, term: i, expr: j}}
 				k, good := t.known(r)
 				ok = ok && good
 				if k {
@@ -508,7 +533,8 @@ func (t *translation) analyzeLabels() bool {
 		for i, term := range aff.PreferredDuringSchedulingIgnoredDuringExecution {
 			var reqs []labelReq
 			for j, e := range term.Preference.MatchExpressions {
-				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, path: pp.Index(i).Child("preference", "matchExpressions").Index(j)}
+				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, path: pp.Index(i).Child("preference", "matchExpressions").Index(j),
+					loc: reqLoc{kind: locPreferred, term: i, expr: j}}
 				if k, good := t.known(r); k && good {
 					reqs = append(reqs, r)
 				}
@@ -554,11 +580,11 @@ func (t *translation) analyzeLabels() bool {
 	// Mark what was translated, for removal from the pod.
 	for _, s := range t.scenarios {
 		for _, r := range s.reqs {
-			t.translated[r.path.String()] = true
+			t.translated[r.loc] = r.path
 		}
 	}
 	for _, r := range t.base {
-		t.translated[r.path.String()] = true
+		t.translated[r.loc] = r.path
 	}
 	t.rewriteNodeConstraints(multiTerm, len(prefs) > 0)
 	return true
@@ -690,7 +716,7 @@ func (t *translation) rewriteNodeConstraints(multiTerm, prefsUsed bool) {
 	if spec.NodeSelector != nil {
 		t.selectorOut = map[string]string{}
 		for k, v := range spec.NodeSelector {
-			if !t.translated[field.NewPath("spec", "nodeSelector").Key(k).String()] {
+			if t.translated[reqLoc{kind: locSelector, key: k}] == nil {
 				t.selectorOut[k] = v
 			}
 		}
@@ -708,12 +734,11 @@ func (t *translation) rewriteNodeConstraints(multiTerm, prefsUsed bool) {
 		return
 	}
 	if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
-		tp := field.NewPath("spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
 		var terms []corev1.NodeSelectorTerm
 		for i, term := range req.NodeSelectorTerms {
 			var kept []corev1.NodeSelectorRequirement
 			for j, e := range term.MatchExpressions {
-				if !t.translated[tp.Index(i).Child("matchExpressions").Index(j).String()] {
+				if t.translated[reqLoc{kind: locRequired, term: i, expr: j}] == nil {
 					kept = append(kept, e)
 				}
 			}
@@ -734,12 +759,11 @@ func (t *translation) rewriteNodeConstraints(multiTerm, prefsUsed bool) {
 		}
 	}
 	if prefsUsed {
-		pp := field.NewPath("spec", "affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
 		var prefs []corev1.PreferredSchedulingTerm
 		for i, term := range na.PreferredDuringSchedulingIgnoredDuringExecution {
 			var kept []corev1.NodeSelectorRequirement
 			for j, e := range term.Preference.MatchExpressions {
-				if !t.translated[pp.Index(i).Child("preference", "matchExpressions").Index(j).String()] {
+				if t.translated[reqLoc{kind: locPreferred, term: i, expr: j}] == nil {
 					kept = append(kept, e)
 				}
 			}
@@ -920,18 +944,30 @@ func fallbackMatches(fb *FallbackRule, a *alt) bool {
 }
 
 func describeAlt(a *alt) string {
-	var parts []string
-	for _, l := range a.labels {
-		parts = append(parts, l.String())
+	var b strings.Builder
+	writeAlt(&b, a)
+	return b.String()
+}
+
+func writeAlt(b *strings.Builder, a *alt) {
+	b.WriteString(strconv.FormatInt(a.count, 10))
+	b.WriteString("× ")
+	b.WriteString(a.class)
+	for i, l := range a.labels {
+		if i == 0 {
+			b.WriteString(" (")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(l.String())
 	}
-	s := fmt.Sprintf("%d× %s", a.count, a.class)
-	if len(parts) > 0 {
-		s += " (" + strings.Join(parts, ", ") + ")"
+	if len(a.labels) > 0 {
+		b.WriteByte(')')
 	}
 	if a.variantOf != "" {
-		s += " aligned by " + a.variantOf
+		b.WriteString(" aligned by ")
+		b.WriteString(a.variantOf)
 	}
-	return s
 }
 
 // addCompanions adds companion requests (CPUs) when the pod gets a device of
@@ -1031,7 +1067,7 @@ func (r *request) addVariants(rule string) []*alt {
 	for _, a := range r.alts {
 		if a.variantOf == "" {
 			v := *a
-			v.variantOf, v.optional = rule, true
+			v.variantOf, v.optional, v.k = rule, true, ""
 			out = append(out, &v)
 			added = append(added, &v)
 		}
@@ -1042,7 +1078,7 @@ func (r *request) addVariants(rule string) []*alt {
 }
 
 func requestLabel(r *request) string {
-	return fmt.Sprintf("%s/%s", r.use.cname, r.use.resource)
+	return r.use.cname + "/" + string(r.use.resource)
 }
 
 func requestLabels(rs []*request) string {
@@ -1394,17 +1430,22 @@ func (t *translation) template() *resourceapi.ResourceClaimTemplate {
 // mutate returns the translated copy of the pod.
 func (t *translation) mutate(tmplName string) *corev1.Pod {
 	out := t.pod.DeepCopy()
-	byContainer := map[string][]*use{}
+	type slot struct {
+		init bool
+		idx  int
+	}
+	byContainer := map[slot][]*use{}
 	for _, u := range append(slices.Clone(t.uses), t.companions...) {
 		if u.req == nil || u.req.name == "" {
 			continue
 		}
-		byContainer[u.path.String()] = append(byContainer[u.path.String()], u)
+		k := slot{init: u.init || u.sidecar, idx: u.idx}
+		byContainer[k] = append(byContainer[k], u)
 	}
-	fix := func(list []corev1.Container, path *field.Path) {
+	fix := func(list []corev1.Container, init bool) {
 		for i := range list {
 			c := &list[i]
-			for _, u := range byContainer[path.Index(i).String()] {
+			for _, u := range byContainer[slot{init: init, idx: i}] {
 				if !u.rule.KeepInPod {
 					delete(c.Resources.Limits, u.resource)
 					delete(c.Resources.Requests, u.resource)
@@ -1422,8 +1463,8 @@ func (t *translation) mutate(tmplName string) *corev1.Pod {
 			}
 		}
 	}
-	fix(out.Spec.InitContainers, field.NewPath("spec", "initContainers"))
-	fix(out.Spec.Containers, field.NewPath("spec", "containers"))
+	fix(out.Spec.InitContainers, true)
+	fix(out.Spec.Containers, false)
 	out.Spec.ResourceClaims = append(out.Spec.ResourceClaims, corev1.PodResourceClaim{Name: ClaimName, ResourceClaimTemplateName: &tmplName})
 	if out.Annotations == nil {
 		out.Annotations = map[string]string{}
@@ -1432,7 +1473,12 @@ func (t *translation) mutate(tmplName string) *corev1.Pod {
 	if !t.p.spec.KeepTranslatedNodeLabels {
 		out.Spec.NodeSelector = t.selectorOut
 		out.Spec.Affinity = t.affinityOut
-		for _, p := range slices.Sorted(maps.Keys(t.translated)) {
+		paths := make([]string, 0, len(t.translated))
+		for _, p := range t.translated {
+			paths = append(paths, p.String())
+		}
+		slices.Sort(paths)
+		for _, p := range paths {
 			t.add(info(ReasonNodeLabelTranslated, nil, "%s became a device selector and was removed from the pod", p))
 		}
 	}
@@ -1440,13 +1486,25 @@ func (t *translation) mutate(tmplName string) *corev1.Pod {
 }
 
 func (t *translation) summary(tmplName string) string {
-	var parts []string
-	for _, r := range t.requests {
-		var alts []string
-		for _, a := range r.alts {
-			alts = append(alts, describeAlt(a))
+	var b strings.Builder
+	b.WriteString("ResourceClaimTemplate ")
+	b.WriteString(tmplName)
+	b.WriteString(": ")
+	for i, r := range t.requests {
+		if i > 0 {
+			b.WriteString("; ")
 		}
-		parts = append(parts, fmt.Sprintf("%s → request %s [%s]", requestLabel(r), r.name, strings.Join(alts, " | ")))
+		b.WriteString(requestLabel(r))
+		b.WriteString(" → request ")
+		b.WriteString(r.name)
+		b.WriteString(" [")
+		for j, a := range r.alts {
+			if j > 0 {
+				b.WriteString(" | ")
+			}
+			writeAlt(&b, a)
+		}
+		b.WriteByte(']')
 	}
-	return fmt.Sprintf("ResourceClaimTemplate %s: %s", tmplName, strings.Join(parts, "; "))
+	return b.String()
 }
