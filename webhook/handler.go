@@ -69,11 +69,13 @@ type PodHandler struct {
 	// LookupNamespace reads a namespace the cache does not have yet (a
 	// namespace created a moment ago). Optional.
 	LookupNamespace func(ctx context.Context, name string) (*corev1.Namespace, error)
-	// Recorder records an Event per decision on the pod's namespace;
-	// client-go's correlator rate-limits them. Optional.
-	Recorder record.EventRecorder
-	Report   *ReportStore
-	Metrics  *Metrics
+	// Recorder records Events about the decisions on the pod's namespace:
+	// at most one per namespace, kind of decision and reason per
+	// EventInterval (default 10s), then client-go's correlator. Optional.
+	Recorder      record.EventRecorder
+	EventInterval time.Duration
+	Report        *ReportStore
+	Metrics       *Metrics
 	// Recent remembers the templates admission created, so that the
 	// template controller can recreate one that goes missing. Optional.
 	Recent *RecentTemplates
@@ -84,6 +86,7 @@ type PodHandler struct {
 	// (bounded: emptied when it reaches maxVerified).
 	mu       sync.Mutex
 	verified map[string]bool
+	events   eventLimiter
 }
 
 const maxVerified = 8192
@@ -374,7 +377,36 @@ func (h *PodHandler) event(ns string, mode Mode, d decision, row report.Row, dry
 	if verb == "" {
 		verb = d.outcome
 	}
+	if !h.events.allow(ns+"/"+verb+"/"+string(d.reason), h.now(), h.EventInterval) {
+		return
+	}
 	h.Recorder.Eventf(obj, typ, verb, "pod %s/%s: %s", ns, row.Name, truncate(d.message, 900))
+}
+
+// eventLimiter lets one Event per key through per interval, before the
+// recorder's own correlator: a Deployment of a thousand replicas produces a
+// handful of Events, and admission does not pay for a thousand.
+type eventLimiter struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+const maxEventKeys = 4096
+
+func (l *eventLimiter) allow(key string, now time.Time, interval time.Duration) bool {
+	if interval <= 0 {
+		interval = 10 * time.Second
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t, ok := l.last[key]; ok && now.Sub(t) < interval {
+		return false
+	}
+	if l.last == nil || len(l.last) >= maxEventKeys {
+		l.last = map[string]time.Time{}
+	}
+	l.last[key] = now
+	return true
 }
 
 // truncate shortens s to at most n bytes, cut at a rune boundary and ending

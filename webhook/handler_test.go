@@ -21,6 +21,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/claimbridge/claimbridge/internal/builders"
@@ -364,5 +365,31 @@ func TestReportStoreKeepsTheLatestRowsPerNamespace(t *testing.T) {
 	}
 	if got := s.Report("", "p").Summary.Total; got != 2 {
 		t.Errorf("%d rows in all, want 2", got)
+	}
+}
+
+func TestEventsAreLimitedPerNamespaceAndReason(t *testing.T) {
+	rec := record.NewFakeRecorder(100)
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	f := newFixture(t, "l4-inference", func(f *fixture) {
+		f.handler.Recorder = rec
+		f.handler.Now = func() time.Time { return now }
+	})
+	for range 5 {
+		f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), false))
+	}
+	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("staging"), false))
+	if got := len(rec.Events); got != 2 {
+		t.Fatalf("%d events for 5 decisions in prod and 1 in staging, want 2", got)
+	}
+	for _, want := range []string{"Normal Translated pod prod/infer", "Normal AuditTranslated pod staging/infer"} {
+		if got := <-rec.Events; !strings.HasPrefix(got, want) {
+			t.Errorf("event %q, want it to start with %q", got, want)
+		}
+	}
+	now = now.Add(11 * time.Second)
+	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), false))
+	if got := len(rec.Events); got != 1 {
+		t.Errorf("%d events after the interval, want 1", got)
 	}
 }
