@@ -26,7 +26,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -439,15 +438,7 @@ func TestTheAPIServerTrustsTheSelfManagedCertificate(t *testing.T) {
 
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		last = err
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: timed out (last error: %v)", what, last)
-	}
+	cluster.Eventually(t, 30*time.Second, what, cond)
 }
 
 func must(t *testing.T, err error) {

@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -54,22 +53,10 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// eventually polls cond every 50ms until it returns true, failing the test after timeout
-// with the last error cond returned.
+// eventually is cluster.Eventually, for the harness's own tests.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-			return false, nil
-		}
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v (last error: %v)", what, err, last)
-	}
+	cluster.Eventually(t, timeout, what, cond)
 }
 
 func applyFleet(t *testing.T, dir, prefix string) *cluster.Fleet {

@@ -70,15 +70,7 @@ func createPod(ctx context.Context, pod *corev1.Pod, dryRun bool) (*corev1.Pod, 
 // eventually polls cond until it holds, failing the test after waitTimeout.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		last = err
-		return ok && err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within %v (last error: %v)", what, waitTimeout, last)
-	}
+	cluster.Eventually(t, waitTimeout, what, cond)
 }
 
 // setup gives a test an enforce namespace and its own copy of a fleet, and

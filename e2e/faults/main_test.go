@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -95,11 +94,9 @@ type claimbridge struct {
 // the cluster's CA, waits until it is ready and installs the chart's webhook
 // configuration pointed at it.
 func startClaimbridge(ctx context.Context, c *cluster.Cluster, root string) (*claimbridge, error) {
-	bin := filepath.Join(c.Dir, "claimbridge")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/claimbridge")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build claimbridge: %w\n%s", err, out)
+	bin, err := cluster.BuildClaimbridge(ctx, c.Dir)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := c.CreateNamespace(ctx, ownNamespace, "", nil); err != nil {
 		return nil, err

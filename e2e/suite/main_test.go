@@ -277,15 +277,7 @@ func metric(t *testing.T, name string, labels ...string) float64 {
 // eventually polls cond until it holds, failing the test after waitTimeout.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		last = err
-		return ok && err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within %v (last error: %v)", what, waitTimeout, last)
-	}
+	cluster.Eventually(t, waitTimeout, what, cond)
 }
 
 // setup gives a test a namespace in a mode, the fleets it names (prefixed),

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/builders"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
@@ -507,12 +508,7 @@ var buildOnce struct {
 func claimbridgeBin(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		buildOnce.path = filepath.Join(tc.Dir, "claimbridge")
-		cmd := exec.Command("go", "build", "-o", buildOnce.path, "./cmd/claimbridge")
-		cmd.Dir = filepath.Dir(examplesDir)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildOnce.err = fmt.Errorf("build claimbridge: %w\n%s", err, out)
-		}
+		buildOnce.path, buildOnce.err = cluster.BuildClaimbridge(context.Background(), tc.Dir)
 	})
 	if buildOnce.err != nil {
 		t.Fatal(buildOnce.err)

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -135,12 +134,10 @@ Press Ctrl-C to stop.
 // webhook configuration pointed at it. It returns the metrics address.
 func startClaimbridge(ctx context.Context, c *cluster.Cluster, root string) (string, error) {
 	const ns = "claimbridge-system"
-	bin := filepath.Join(c.Dir, "claimbridge")
 	fmt.Fprintln(os.Stderr, "devcluster: building claimbridge")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/claimbridge")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return "", fmt.Errorf("build: %w", err)
+	bin, err := cluster.BuildClaimbridge(ctx, c.Dir)
+	if err != nil {
+		return "", err
 	}
 	if _, err := c.CreateNamespace(ctx, ns, "", nil); err != nil {
 		return "", err
