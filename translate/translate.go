@@ -110,6 +110,8 @@ type translation struct {
 	base        []labelReq
 	scenarios   []scenario
 	translated  map[reqLoc]*field.Path // requirements turned into selectors
+	multiTerm   bool                   // ORed required terms became alternatives
+	prefsUsed   bool                   // preferred terms became alternatives
 	affinityOut *corev1.Affinity
 	selectorOut map[string]string
 	fromLabels  bool // a label changed a request (selector or class)
@@ -275,6 +277,8 @@ func (t *translation) run() *Result {
 	if !t.limitAlternatives() {
 		return keep(OutcomeKeepLegacy)
 	}
+	t.keepDroppedPreferences()
+	t.rewriteNodeConstraints(t.multiTerm, t.prefsUsed)
 	t.nameAll()
 	if !t.checkLimits() {
 		return keep(OutcomeKeepLegacy)
@@ -586,8 +590,27 @@ func (t *translation) analyzeLabels() bool {
 	for _, r := range t.base {
 		t.translated[r.loc] = r.path
 	}
-	t.rewriteNodeConstraints(multiTerm, len(prefs) > 0)
+	t.multiTerm, t.prefsUsed = multiTerm, len(prefs) > 0
 	return true
+}
+
+// keepDroppedPreferences puts back on the pod the preferred terms whose
+// alternatives were all left out to stay within the API's limit: nothing
+// expresses them in the claim, so the scheduler keeps scoring by them.
+func (t *translation) keepDroppedPreferences() {
+	used := map[reqLoc]bool{}
+	for _, r := range t.requests {
+		for _, a := range r.alts {
+			for _, l := range a.labels {
+				used[l.loc] = true
+			}
+		}
+	}
+	for loc := range t.translated {
+		if loc.kind == locPreferred && !used[loc] {
+			delete(t.translated, loc)
+		}
+	}
 }
 
 func reqEqual(a, b corev1.NodeSelectorRequirement) bool {
@@ -1115,7 +1138,7 @@ func (t *translation) limitAlternatives() bool {
 			}
 		}
 		if dropped > 0 {
-			t.add(warning(ReasonAlternativesDropped, r.use.path, "%s: %d lower-priority alternative(s) left out to stay within %d", requestLabel(r), dropped, maxAlternatives))
+			t.add(warning(ReasonAlternativesDropped, r.use.path, "%s: %d lower-priority alternative(s) left out to stay within %d; preferred terms they came from stay on the pod", requestLabel(r), dropped, maxAlternatives))
 		}
 	}
 	for _, c := range t.constraints {
