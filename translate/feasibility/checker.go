@@ -648,10 +648,26 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 		outcome = make([]string, len(nodes)) // per node: why it failed ("" = not decided)
 		ran     = make([]bool, len(nodes))
 		results = make([][]resourceapi.AllocationResult, len(nodes))
+		scores  = make([]int64, len(nodes))
 		errs    = make([]error, len(nodes))
 		wg      sync.WaitGroup
 	)
+	// kube-scheduler scores the nodes where the claims fit by the
+	// alternatives they got (8 - index per firstAvailable request, see
+	// computeScore in its DynamicResources plugin) and binds to the best. A
+	// node is decisive, and ends the search, when it gets every request's
+	// first alternative; otherwise every node is tried and the best score
+	// wins (lowest index on a tie).
+	top := topScore(p.claims)
 	best.Store(int64(len(nodes)))
+	decide := func(i int64) {
+		for {
+			b := best.Load()
+			if i >= b || best.CompareAndSwap(b, i) {
+				return
+			}
+		}
+	}
 	workers := min(c.parallelism, len(nodes))
 	for range workers {
 		wg.Add(1)
@@ -685,17 +701,14 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 					continue
 				case err != nil:
 					errs[i] = err
+					decide(i)
 				case len(out) != len(p.claims):
 					outcome[i] = "devices match but the allocator found no solution (constraints, capacity, device taints or devices needed by several requests)"
 					continue
 				default:
-					results[i] = out
-				}
-				// Decisive: keep the lowest index.
-				for {
-					b := best.Load()
-					if i >= b || best.CompareAndSwap(b, i) {
-						break
+					results[i], scores[i] = out, score(p.claims, out)
+					if scores[i] == top {
+						decide(i)
 					}
 				}
 			}
@@ -704,11 +717,21 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 	wg.Wait()
 	res.pruned = int(pruned.Load())
 	res.outcome, res.ran = outcome, ran
-	if b := best.Load(); b < int64(len(nodes)) {
-		if errs[b] != nil {
-			res.err, res.errNode = errs[b], nodes[b].node.Name
-			return res
+	b := best.Load()
+	if b < int64(len(nodes)) && errs[b] != nil {
+		res.err, res.errNode = errs[b], nodes[b].node.Name
+		return res
+	}
+	if b == int64(len(nodes)) {
+		// No node got every first alternative: the best score wins. A
+		// deadline keeps the best node found so far.
+		for i := range results {
+			if results[i] != nil && (b == int64(len(nodes)) || scores[i] > scores[b]) {
+				b = int64(i)
+			}
 		}
+	}
+	if b < int64(len(nodes)) {
 		res.node = nodes[b]
 		for _, a := range results[b] {
 			res.results = append(res.results, a.Devices.Results...)
@@ -724,4 +747,41 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 		why.add(msg, nodes[i].node.Name)
 	}
 	return res
+}
+
+// topScore is the score of an allocation that gets the first alternative of
+// every firstAvailable request.
+func topScore(claims []*resourceapi.ResourceClaim) int64 {
+	var s int64
+	for _, c := range claims {
+		for _, r := range c.Spec.Devices.Requests {
+			if len(r.FirstAvailable) > 0 {
+				s += resourceapi.FirstAvailableDeviceRequestMaxSize
+			}
+		}
+	}
+	return s
+}
+
+// score mirrors kube-scheduler's computeScore: each firstAvailable request
+// adds 8 minus the index of the alternative it got.
+func score(claims []*resourceapi.ResourceClaim, out []resourceapi.AllocationResult) int64 {
+	var s int64
+	for ci, c := range claims {
+		if ci >= len(out) {
+			break
+		}
+		got := map[string]bool{}
+		for _, r := range out[ci].Devices.Results {
+			got[r.Request] = true
+		}
+		for _, r := range c.Spec.Devices.Requests {
+			for i, sub := range r.FirstAvailable {
+				if got[r.Name+"/"+sub.Name] {
+					s += int64(resourceapi.FirstAvailableDeviceRequestMaxSize - i)
+				}
+			}
+		}
+	}
+	return s
 }

@@ -390,6 +390,11 @@ func rawVerdict(t *testing.T, snap *Snapshot, pod *corev1.Pod, specs []*resource
 			Allocate(context.Context, *corev1.Node, []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error)
 		}
 	}{{FitsNow, allocs.now}, {FitsWhenFree, allocs.free}} {
+		// Like kube-scheduler: among the nodes where the claims fit, the one
+		// whose allocation scores best (8 minus the index of the alternative
+		// each firstAvailable request got); the first in name order on a tie.
+		var best *Verdict
+		bestScore := int64(-1)
 		for _, ni := range snap.nodes {
 			if nodeRejects(required, pod, ni.node) != "" {
 				continue
@@ -402,13 +407,31 @@ func rawVerdict(t *testing.T, snap *Snapshot, pod *corev1.Pod, specs []*resource
 				// Fatal (per-node failures are not expected in these fleets).
 				return Verdict{Kind: NeverFits}
 			}
-			if len(out) == len(claims) {
+			if len(out) != len(claims) {
+				continue
+			}
+			var sc int64
+			for ci, c := range claims {
+				for _, r := range c.Spec.Devices.Requests {
+					for i, sub := range r.FirstAvailable {
+						if slices.ContainsFunc(out[ci].Devices.Results, func(res resourceapi.DeviceRequestAllocationResult) bool {
+							return res.Request == r.Name+"/"+sub.Name
+						}) {
+							sc += int64(8 - i)
+						}
+					}
+				}
+			}
+			if sc > bestScore {
 				v := Verdict{Kind: alloc.kind, Node: ni.node.Name}
 				for _, r := range out {
 					v.Results = append(v.Results, r.Devices.Results...)
 				}
-				return v
+				best, bestScore = &v, sc
 			}
+		}
+		if best != nil {
+			return *best
 		}
 	}
 	return Verdict{Kind: NeverFits}
