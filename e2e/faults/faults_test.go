@@ -213,7 +213,7 @@ func apiserverWebhookCounts(t *testing.T, webhook string) (failOpen, rejected fl
 // audit runs `claimbridge audit` (the built binary) against the namespace.
 func audit(t *testing.T, ns string) report.Report {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), cb.bin, "audit", "--kubeconfig", tc.Kubeconfig, "-n", ns, "-o", "json")
+	cmd := exec.CommandContext(t.Context(), cb.Bin, "audit", "--kubeconfig", tc.Kubeconfig, "-n", ns, "-o", "json")
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -232,13 +232,13 @@ func audit(t *testing.T, ns string) report.Report {
 func TestWebhookKilledMidBurstFailsOpenAndTranslationResumesAfterRestart(t *testing.T) {
 	const n, killAt, restartAt = 500, 167, 334
 	ns, _, _ := setup(t, "kill", "l4-inference")
-	failOpenBefore, _ := apiserverWebhookCounts(t, cb.webhookName)
+	failOpenBefore, _ := apiserverWebhookCounts(t, cb.WebhookName)
 
 	var killed, restarting, ready time.Time
 	adm := burst(t.Context(), ns, n, 8, func(i int) {
 		switch i {
 		case killAt:
-			p := cb.process()
+			p := cb.Process()
 			if err := syscall.Kill(p.Pid(), syscall.SIGKILL); err != nil {
 				t.Errorf("kill claimbridge: %v", err)
 			}
@@ -250,7 +250,7 @@ func TestWebhookKilledMidBurstFailsOpenAndTranslationResumesAfterRestart(t *test
 			killed = time.Now()
 		case restartAt:
 			restarting = time.Now()
-			if err := cb.start(t.Context()); err != nil {
+			if err := cb.Restart(t.Context()); err != nil {
 				t.Fatalf("restart claimbridge: %v", err)
 			}
 			ready = time.Now()
@@ -295,7 +295,7 @@ func TestWebhookKilledMidBurstFailsOpenAndTranslationResumesAfterRestart(t *test
 	}
 
 	// kube-apiserver failed open once per untranslated pod.
-	failOpenAfter, _ := apiserverWebhookCounts(t, cb.webhookName)
+	failOpenAfter, _ := apiserverWebhookCounts(t, cb.WebhookName)
 	if got := failOpenAfter - failOpenBefore; got != float64(len(untranslated)) {
 		t.Errorf("kube-apiserver failed open %v times, want once per untranslated pod (%d)", got, len(untranslated))
 	}
@@ -334,8 +334,8 @@ func writeFileAtomic(dir, name string, data []byte) error {
 func TestCertificateRotatedMidBurstFailsNoHandshake(t *testing.T) {
 	const n, rotateAt = 300, 150
 	ns, _, _ := setup(t, "rotate", "l4-inference")
-	failOpenBefore, rejectedBefore := apiserverWebhookCounts(t, cb.webhookName)
-	serialBefore, err := cb.servingSerial()
+	failOpenBefore, rejectedBefore := apiserverWebhookCounts(t, cb.WebhookName)
+	serialBefore, err := servingSerial(cb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,10 +348,10 @@ func TestCertificateRotatedMidBurstFailsNoHandshake(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Key first, certificate last, as certs/files.go writes them.
-		if err := writeFileAtomic(cb.certDir, "tls.key", cert.KeyPEM); err != nil {
+		if err := writeFileAtomic(cb.CertDir, "tls.key", cert.KeyPEM); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeFileAtomic(cb.certDir, "tls.crt", cert.CertPEM); err != nil {
+		if err := writeFileAtomic(cb.CertDir, "tls.crt", cert.CertPEM); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -361,13 +361,13 @@ func TestCertificateRotatedMidBurstFailsNoHandshake(t *testing.T) {
 			t.Errorf("pod %s (%s) is not translated: its webhook call failed", i, p.Name)
 		}
 	}
-	failOpenAfter, rejectedAfter := apiserverWebhookCounts(t, cb.webhookName)
+	failOpenAfter, rejectedAfter := apiserverWebhookCounts(t, cb.WebhookName)
 	if failOpenAfter != failOpenBefore || rejectedAfter != rejectedBefore {
 		t.Errorf("kube-apiserver webhook failures: fail-open %v→%v, rejections %v→%v; want none", failOpenBefore, failOpenAfter, rejectedBefore, rejectedAfter)
 	}
 	var serial *big.Int
 	eventually(t, "the webhook serves the new certificate", func(context.Context) (bool, error) {
-		serial, err = cb.servingSerial()
+		serial, err = servingSerial(cb)
 		return err == nil && serial.Cmp(serialBefore) != 0, err
 	})
 	// And the apiserver still trusts what is served now.
@@ -445,10 +445,10 @@ func TestSlicesChangingMidBurstNeitherCrashNorStaleVerdicts(t *testing.T) {
 	if flaps < 2 {
 		t.Errorf("the slices changed only %d times during the burst", flaps)
 	}
-	if !cb.alive() {
+	if !cb.Alive() {
 		t.Fatal("claimbridge exited")
 	}
-	if code, body := cb.readyz(); code != 200 {
+	if code, body := cb.Readyz(); code != 200 {
 		t.Fatalf("claimbridge not ready after the burst: %d %s", code, body)
 	}
 
@@ -480,7 +480,7 @@ func TestSlicesChangingMidBurstNeitherCrashNorStaleVerdicts(t *testing.T) {
 
 func TestAPIServerRestartIsReflectedInReadinessAndInformersRecover(t *testing.T) {
 	ns, fleet, files := setup(t, "apiserver", "l4-inference")
-	if code, body := cb.readyz(); code != 200 {
+	if code, body := cb.Readyz(); code != 200 {
 		t.Fatalf("not ready before the restart: %d %s", code, body)
 	}
 	var downStatus int
@@ -488,7 +488,7 @@ func TestAPIServerRestartIsReflectedInReadinessAndInformersRecover(t *testing.T)
 	err := tc.RestartAPIServer(t.Context(), func(ctx context.Context) error {
 		// While kube-apiserver is down, readiness says so.
 		return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
-			downStatus, downBody = cb.readyz()
+			downStatus, downBody = cb.Readyz()
 			return downStatus != 200, nil
 		})
 	})
@@ -501,11 +501,11 @@ func TestAPIServerRestartIsReflectedInReadinessAndInformersRecover(t *testing.T)
 	if err != nil && downStatus != 200 {
 		t.Fatalf("restart kube-apiserver: %v", err)
 	}
-	if !cb.alive() {
+	if !cb.Alive() {
 		t.Fatal("claimbridge exited while kube-apiserver restarted")
 	}
 	eventually(t, "claimbridge ready again", func(context.Context) (bool, error) {
-		code, body := cb.readyz()
+		code, body := cb.Readyz()
 		if code != 200 {
 			return false, fmt.Errorf("%d %s", code, body)
 		}

@@ -9,19 +9,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-
-	"github.com/claimbridge/claimbridge/e2e/chart"
+	"github.com/claimbridge/claimbridge/e2e/binary"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 )
 
@@ -72,9 +67,12 @@ func run() error {
 	}
 	metricsAddr := ""
 	if !*noClaimbridge {
-		if metricsAddr, err = startClaimbridge(ctx, c, root); err != nil {
+		fmt.Fprintln(os.Stderr, "devcluster: building and starting claimbridge")
+		cb, err := binary.Start(ctx, c, binary.Options{Namespace: "claimbridge-system", ExtraArgs: []string{"--log-level", "debug"}})
+		if err != nil {
 			return fmt.Errorf("claimbridge: %w", err)
 		}
+		metricsAddr = cb.MetricsAddr
 	}
 	kubeconfig := c.Kubeconfig
 	if *kubeconfigOut != "" {
@@ -127,63 +125,4 @@ Press Ctrl-C to stop.
 		return err
 	}
 	return nil
-}
-
-// startClaimbridge builds the claimbridge binary, runs `claimbridge serve` with a serving
-// certificate from the cluster's CA (cert-manager mode: files only) and installs the chart's
-// webhook configuration pointed at it. It returns the metrics address.
-func startClaimbridge(ctx context.Context, c *cluster.Cluster, root string) (string, error) {
-	const ns = "claimbridge-system"
-	fmt.Fprintln(os.Stderr, "devcluster: building claimbridge")
-	bin, err := cluster.BuildClaimbridge(ctx, c.Dir)
-	if err != nil {
-		return "", err
-	}
-	if _, err := c.CreateNamespace(ctx, ns, "", nil); err != nil {
-		return "", err
-	}
-	cert, err := c.IssueServingCert([]string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		return "", err
-	}
-	certDir := filepath.Join(c.Dir, "claimbridge-tls")
-	if err := os.MkdirAll(certDir, 0o700); err != nil {
-		return "", err
-	}
-	if err := cert.WriteTo(certDir); err != nil {
-		return "", err
-	}
-	ports, err := cluster.FreePorts(3)
-	if err != nil {
-		return "", err
-	}
-	metrics := fmt.Sprintf("127.0.0.1:%d", ports[1])
-	probes := fmt.Sprintf("127.0.0.1:%d", ports[2])
-	_, err = c.StartProcess("claimbridge", bin, []string{"serve",
-		"--namespace", ns, "--tls-mode", "cert-manager", "--cert-dir", certDir,
-		"--webhook-port", strconv.Itoa(ports[0]), "--metrics-bind-address", metrics,
-		"--health-probe-bind-address", probes, "--log-format", "text", "--log-level", "debug",
-	}, []string{"KUBECONFIG=" + c.Kubeconfig})
-	if err != nil {
-		return "", err
-	}
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, cluster.PollTimeout, true, func(ctx context.Context) (bool, error) {
-		resp, err := http.Get("http://" + probes + "/readyz")
-		if err != nil {
-			return false, nil
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	}); err != nil {
-		return "", fmt.Errorf("not ready after %v; see its log in %s", cluster.PollTimeout, c.Dir)
-	}
-	cfg, err := chart.RenderWebhookConfiguration(map[string]any{}, chart.Options{Namespace: ns})
-	if err != nil {
-		return "", err
-	}
-	url := fmt.Sprintf("https://127.0.0.1:%d/mutate-v1-pod", ports[0])
-	if _, err := c.InstallWebhookConfiguration(ctx, cfg, url, cert.CABundle); err != nil {
-		return "", err
-	}
-	return metrics, nil
 }
