@@ -68,16 +68,6 @@ type Result struct {
 	Reasons []Reason
 }
 
-// Warnings are the reasons of severity Warning, one line each.
-func (r *Result) Warnings() []string {
-	var out []string
-	for _, x := range r.Reasons {
-		if x.Severity == SeverityWarning {
-			out = append(out, x.String())
-		}
-	}
-	return out
-}
 
 // Pod translates a pod that asks for devices the legacy way into a pod that
 // refers to a ResourceClaimTemplate. It is pure and deterministic. An error

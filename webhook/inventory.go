@@ -275,15 +275,6 @@ func (inv *Inventory) fleet() (*feasibility.Inventory, error) {
 	}, nil
 }
 
-// Fleet returns the current inventory as plain objects (for the live audit).
-func (inv *Inventory) Fleet() (*feasibility.Inventory, error) {
-	if !inv.Synced() {
-		return nil, ErrNotSynced
-	}
-	inv.mu.Lock()
-	defer inv.mu.Unlock()
-	return inv.fleet()
-}
 
 // NodeCount is the number of nodes in the cache.
 func (inv *Inventory) NodeCount() int { return len(inv.nodes.GetStore().ListKeys()) }

@@ -40,13 +40,6 @@ func Audit(ctx context.Context, items []Item, c *feasibility.Checker, snap *feas
 	return rows
 }
 
-// Classes returns the DeviceClasses of an inventory, for KEP-5004 deference.
-func Classes(inv *feasibility.Inventory) []*resourceapi.DeviceClass {
-	if inv == nil {
-		return nil
-	}
-	return inv.Classes
-}
 
 // QuotasOf groups the ResourceQuota objects of the input by namespace, so
 // that offline runs apply the same quota rule as the webhook.
