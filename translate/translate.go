@@ -68,7 +68,6 @@ type Result struct {
 	Reasons []Reason
 }
 
-
 // Pod translates a pod that asks for devices the legacy way into a pod that
 // refers to a ResourceClaimTemplate. It is pure and deterministic. An error
 // means the input itself was unusable (no pod, no policy); a pod that cannot

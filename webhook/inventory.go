@@ -275,7 +275,6 @@ func (inv *Inventory) fleet() (*feasibility.Inventory, error) {
 	}, nil
 }
 
-
 // NodeCount is the number of nodes in the cache.
 func (inv *Inventory) NodeCount() int { return len(inv.nodes.GetStore().ListKeys()) }
 

@@ -40,7 +40,6 @@ func Audit(ctx context.Context, items []Item, c *feasibility.Checker, snap *feas
 	return rows
 }
 
-
 // QuotasOf groups the ResourceQuota objects of the input by namespace, so
 // that offline runs apply the same quota rule as the webhook.
 func QuotasOf(docs []manifest.Document) map[string][]*corev1.ResourceQuota {
