@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/claimbridge/claimbridge/internal/report"
+	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate/feasibility"
 )
 

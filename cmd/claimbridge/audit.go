@@ -14,7 +14,7 @@ import (
 	livepkg "github.com/claimbridge/claimbridge/internal/live"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
-	"github.com/claimbridge/claimbridge/internal/report"
+	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/translate/feasibility"
 )

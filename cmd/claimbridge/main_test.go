@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/claimbridge/claimbridge/internal/manifest"
-	"github.com/claimbridge/claimbridge/internal/report"
+	"github.com/claimbridge/claimbridge/report"
 	"sigs.k8s.io/yaml"
 )
 

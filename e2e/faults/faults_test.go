@@ -25,7 +25,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/builders"
-	"github.com/claimbridge/claimbridge/internal/report"
+	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

@@ -22,7 +22,7 @@ import (
 	"github.com/claimbridge/claimbridge/internal/builders"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
-	"github.com/claimbridge/claimbridge/internal/report"
+	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/claimbridge/claimbridge/internal/manifest"
-	"github.com/claimbridge/claimbridge/internal/report"
+	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/translate/feasibility"
 )
