@@ -1,0 +1,93 @@
+package translate
+
+import (
+	"slices"
+)
+
+// align applies the policy's alignment rules (matchAttribute constraints).
+func (t *translation) align() {
+	for i := range t.p.spec.Alignment {
+		ar := &t.p.spec.Alignment[i]
+		mode := ar.Mode
+		if mode == "" {
+			mode = AlignPreferred
+		}
+		var group []*request
+		present := map[string]bool{}
+		for _, r := range t.requests {
+			if slices.Contains(ar.Families, r.use.rule.Family) {
+				group = append(group, r)
+				present[r.use.rule.Family] = true
+			}
+		}
+		if len(ar.Families) == 1 {
+			for _, r := range group {
+				mc := r.maxCount()
+				if mc <= 1 {
+					continue
+				}
+				if ar.MaxCount > 0 && mc > ar.MaxCount {
+					continue
+				}
+				if mode == AlignRequired {
+					t.constraints = append(t.constraints, &constraint{rule: ar, whole: []*request{r}})
+				} else {
+					t.constraints = append(t.constraints, &constraint{rule: ar, variantOf: r, variants: r.addVariants(ar.Name)})
+				}
+				t.add(info(ReasonAlignmentApplied, r.use.path, "%s: the devices of request %s share %s (%s)", ar.Name, requestLabel(r), ar.Attribute, mode))
+			}
+			continue
+		}
+		if len(present) < 2 {
+			continue
+		}
+		if ar.MaxCount > 0 && slices.ContainsFunc(group, func(r *request) bool { return r.maxCount() > ar.MaxCount }) {
+			t.add(info(ReasonAlignmentNotApplied, nil, "%s: applies only when each request asks for at most %d device(s)", ar.Name, ar.MaxCount))
+			continue
+		}
+		if mode == AlignRequired {
+			t.constraints = append(t.constraints, &constraint{rule: ar, whole: group})
+			t.crossAlign = true
+			t.add(info(ReasonAlignmentApplied, nil, "%s: all devices of %s share %s (Required)", ar.Name, requestLabels(group), ar.Attribute))
+			continue
+		}
+		// Preferred: the request with most devices gets an aligned variant of
+		// each alternative; one constraint per other request ties it to the
+		// aligned variants. If the anchor takes an unaligned alternative, each
+		// constraint names one single-device request and holds trivially.
+		anchor := group[0]
+		for _, r := range group[1:] {
+			if r.maxCount() > anchor.maxCount() {
+				anchor = r
+			}
+		}
+		others := slices.DeleteFunc(slices.Clone(group), func(r *request) bool { return r == anchor })
+		if slices.ContainsFunc(others, func(r *request) bool { return r.maxCount() > 1 }) {
+			t.add(info(ReasonAlignmentNotApplied, nil, "%s: preferred alignment needs all but one of the requests to ask for a single device", ar.Name))
+			continue
+		}
+		variants := anchor.addVariants(ar.Name)
+		for _, o := range others {
+			t.constraints = append(t.constraints, &constraint{rule: ar, whole: []*request{o}, variantOf: anchor, variants: variants})
+		}
+		t.crossAlign = true
+		t.add(info(ReasonAlignmentApplied, nil, "%s: %s share %s when possible (Preferred: aligned alternatives first)", ar.Name, requestLabels(group), ar.Attribute))
+	}
+}
+
+// addVariants inserts, before each plain alternative, a variant that honours
+// the named preferred alignment rule; variants of earlier rules stay first.
+func (r *request) addVariants(rule string) []*alt {
+	var out, added []*alt
+	for _, a := range r.alts {
+		if a.variantOf == "" {
+			v := *a
+			v.variantOf, v.optional, v.k = rule, true, ""
+			out = append(out, &v)
+			added = append(added, &v)
+		}
+		out = append(out, a)
+	}
+	r.alts = out
+	return added
+}

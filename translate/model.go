@@ -1,0 +1,78 @@
+package translate
+
+import (
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// use is one (container, legacy resource) pair.
+type use struct {
+	path     *field.Path
+	idx      int // index in its container list
+	cname    string
+	init     bool // a non-restartable init container
+	sidecar  bool // a restartable init container
+	resource corev1.ResourceName
+	rule     *ResourceRule
+	suffix   string
+	count    int64 // devices; 1 for capacity rules
+	capacity int64 // for capacity rules
+	req      *request
+}
+
+type request struct {
+	name string
+	use  *use
+	alts []*alt
+}
+
+func (r *request) maxCount() int64 {
+	var m int64
+	for _, a := range r.alts {
+		m = max(m, a.count)
+	}
+	return m
+}
+
+// alt is one alternative of a request (a subrequest when there are several).
+type alt struct {
+	resource  corev1.ResourceName
+	rule      *ResourceRule
+	class     string
+	selectors []string
+	count     int64
+	labels    []labelReq
+	optional  bool   // may be dropped to stay within 8 alternatives
+	variantOf string // preferred-alignment rule this variant honours
+	fallback  string // fallback rule that added it
+	name      string
+	k         string // key(), once computed
+}
+
+// key identifies what the allocator would see; alternatives are complete
+// when it is first asked for.
+func (a *alt) key() string {
+	if a.k == "" {
+		a.k = a.computeKey()
+	}
+	return a.k
+}
+
+func (a *alt) computeKey() string {
+	return a.class + "\x00" + strings.Join(a.selectors, "\x00") + "\x00" + strconv.FormatInt(a.count, 10) + "\x00" + a.variantOf
+}
+
+type scenario struct {
+	reqs     []labelReq
+	optional bool
+}
+
+type constraint struct {
+	rule      *AlignmentRule
+	whole     []*request // requests named as a whole
+	variantOf *request   // request whose variants are named
+	variants  []*alt     // of variantOf
+}

@@ -1,0 +1,323 @@
+package translate
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// analyzeLabels turns node-label requirements that the policy knows into
+// scenarios (sets of requirements, one per future alternative). It returns
+// false when a known label cannot be translated; the pod then stays legacy.
+func (t *translation) analyzeLabels() bool {
+	spec := &t.pod.Spec
+	t.translated = map[reqLoc]*field.Path{}
+	ok := true
+
+	// nodeSelector: ANDed equality requirements.
+	for _, k := range slices.Sorted(maps.Keys(spec.NodeSelector)) {
+		r := labelReq{key: k, op: corev1.NodeSelectorOpIn, values: []string{spec.NodeSelector[k]}, path: field.NewPath("spec", "nodeSelector").Key(k),
+			loc: reqLoc{kind: locSelector, key: k}}
+		known, good := t.known(r)
+		ok = ok && good
+		if known {
+			t.base = append(t.base, r)
+		}
+	}
+
+	var reqTerms [][]labelReq
+	var aff *corev1.NodeAffinity
+	if spec.Affinity != nil {
+		aff = spec.Affinity.NodeAffinity
+	}
+	multiTerm := false
+	if aff != nil && aff.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		terms := aff.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+		tp := field.NewPath("spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+		known := make([][]labelReq, len(terms))
+		unknown := make([][]corev1.NodeSelectorRequirement, len(terms))
+		anyKnown := false
+		for i, term := range terms {
+			for j, e := range term.MatchExpressions {
+				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, path: tp.Index(i).Child("matchExpressions").Index(j),
+					loc: reqLoc{kind: locRequired, term: i, expr: j}}
+				k, good := t.known(r)
+				ok = ok && good
+				if k {
+					known[i] = append(known[i], r)
+					anyKnown = true
+				} else {
+					unknown[i] = append(unknown[i], e)
+				}
+			}
+		}
+		switch {
+		case !anyKnown:
+		case len(terms) == 1:
+			t.base = append(t.base, known[0]...)
+		default:
+			same := true
+			for i := range terms {
+				if !slices.EqualFunc(unknown[i], unknown[0], reqEqual) || len(terms[i].MatchFields) > 0 {
+					same = false
+				}
+			}
+			if !same {
+				// The known requirements stay in the pod, untranslated.
+				t.add(warning(ReasonAffinityNotTranslatable, tp, "the ORed terms also differ in labels or fields the policy does not map, so they cannot become alternatives; node affinity stays as it is"))
+			} else {
+				reqTerms = known
+				multiTerm = true
+			}
+		}
+	}
+	if !ok {
+		return false
+	}
+
+	// Preferred terms, by weight (highest first; ties keep their order).
+	type pref struct {
+		weight int32
+		reqs   []labelReq
+	}
+	var prefs []pref
+	if aff != nil {
+		pp := field.NewPath("spec", "affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
+		for i, term := range aff.PreferredDuringSchedulingIgnoredDuringExecution {
+			var reqs []labelReq
+			for j, e := range term.Preference.MatchExpressions {
+				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, path: pp.Index(i).Child("preference", "matchExpressions").Index(j),
+					loc: reqLoc{kind: locPreferred, term: i, expr: j}}
+				if k, good := t.known(r); k && good {
+					reqs = append(reqs, r)
+				}
+			}
+			if len(reqs) > 0 {
+				prefs = append(prefs, pref{weight: term.Weight, reqs: reqs})
+			}
+		}
+		slices.SortStableFunc(prefs, func(a, b pref) int { return int(b.weight) - int(a.weight) })
+	}
+
+	if len(reqTerms) == 0 {
+		reqTerms = [][]labelReq{nil}
+	}
+	var scen []scenario
+	for _, p := range prefs {
+		for _, rt := range reqTerms {
+			scen = append(scen, scenario{reqs: concat(t.base, p.reqs, rt), optional: true})
+		}
+	}
+	for _, rt := range reqTerms {
+		scen = append(scen, scenario{reqs: concat(t.base, rt)})
+	}
+	t.scenarios = t.expand(scen)
+
+	// Translate the requirements: check which families each scenario
+	// changes. Alternatives of two families cannot be correlated (each
+	// request chooses on its own), so then only the common part is used.
+	if len(prefs) > 0 || multiTerm {
+		if fams := t.varyingFamilies(); len(fams) > 1 {
+			t.add(warning(ReasonAffinityNotTranslatable, field.NewPath("spec", "affinity", "nodeAffinity"),
+				"the alternatives of node affinity change devices of several families (%s) together; requests choose alternatives independently, so node affinity stays as it is", strings.Join(fams, ", ")))
+			t.scenarios = []scenario{{reqs: slices.Clone(t.base)}}
+			t.scenarios = t.expand(t.scenarios)
+			prefs, multiTerm = nil, false
+		}
+	}
+	if len(t.scenarios) == 0 {
+		t.add(warning(ReasonNodeLabelUntranslatable, field.NewPath("spec"), "the pod's node-label requirements contradict each other"))
+		return false
+	}
+
+	// Mark what was translated, for removal from the pod.
+	for _, s := range t.scenarios {
+		for _, r := range s.reqs {
+			t.translated[r.loc] = r.path
+		}
+	}
+	for _, r := range t.base {
+		t.translated[r.loc] = r.path
+	}
+	t.multiTerm, t.prefsUsed = multiTerm, len(prefs) > 0
+	return true
+}
+
+// known reports whether a label requirement concerns a device family of the
+// pod. good is false when it does but cannot be translated.
+func (t *translation) known(r labelReq) (known, good bool) {
+	if !t.p.knowsLabel(r.key) {
+		return false, true
+	}
+	relevant := false
+	for _, f := range slices.Sorted(maps.Keys(t.families)) {
+		c := t.convert(r, f)
+		if !c.ok {
+			continue
+		}
+		if c.err != nil {
+			t.add(warning(ReasonNodeLabelUntranslatable, r.path, "%v", c.err))
+			return true, false
+		}
+		if !c.eff.notForUs {
+			relevant = true
+		}
+	}
+	if !relevant {
+		t.add(info(ReasonNodeLabelKept, r.path, "%s does not concern the devices the pod asks for; it stays as it is", r))
+	}
+	return relevant, true
+}
+
+// expand splits In lists of rules with Alternatives into one scenario per
+// value, in list order, and drops scenarios that contradict themselves.
+func (t *translation) expand(in []scenario) []scenario {
+	var out []scenario
+	for _, s := range in {
+		parts := [][]labelReq{nil}
+		for _, r := range s.reqs {
+			if r.op == corev1.NodeSelectorOpIn && len(r.values) > 1 && t.splits(r) {
+				var next [][]labelReq
+				for _, p := range parts {
+					for _, v := range r.values {
+						rr := r
+						rr.values = []string{v}
+						next = append(next, append(slices.Clone(p), rr))
+					}
+				}
+				parts = next
+				continue
+			}
+			for i := range parts {
+				parts[i] = append(parts[i], r)
+			}
+		}
+		for _, p := range parts {
+			if !contradicts(p) {
+				out = append(out, scenario{reqs: p, optional: s.optional})
+			}
+		}
+	}
+	return out
+}
+
+func (t *translation) splits(r labelReq) bool {
+	for f := range t.families {
+		if rule, _, ok := t.p.labelRule(r.key, f); ok && rule.Alternatives {
+			return true
+		}
+	}
+	return false
+}
+
+// contradicts finds two In requirements on one key with no common value.
+func contradicts(reqs []labelReq) bool {
+	for i, a := range reqs {
+		for _, b := range reqs[i+1:] {
+			if a.key != b.key || a.op != corev1.NodeSelectorOpIn || b.op != corev1.NodeSelectorOpIn {
+				continue
+			}
+			if !slices.ContainsFunc(a.values, func(v string) bool { return slices.Contains(b.values, v) }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// varyingFamilies lists the families whose devices differ between scenarios.
+func (t *translation) varyingFamilies() []string {
+	var out []string
+	for _, f := range slices.Sorted(maps.Keys(t.families)) {
+		var first string
+		for i, s := range t.scenarios {
+			var parts []string
+			for _, r := range s.reqs {
+				if c := t.convert(r, f); c.ok && c.err == nil && !c.eff.notForUs {
+					parts = append(parts, c.eff.class+"|"+strings.Join(c.eff.selectors, "&"))
+				}
+			}
+			slices.Sort(parts)
+			k := strings.Join(parts, ";")
+			if i == 0 {
+				first = k
+			} else if k != first {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func reqEqual(a, b corev1.NodeSelectorRequirement) bool {
+	return a.Key == b.Key && a.Operator == b.Operator && slices.Equal(a.Values, b.Values)
+}
+
+func concat(parts ...[]labelReq) []labelReq {
+	var out []labelReq
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+type convKey struct {
+	family, key string
+	op          corev1.NodeSelectorOperator
+	values      string
+}
+
+type convResult struct {
+	rule *NodeLabelRule
+	eff  effect
+	err  error
+	ok   bool // a rule serves the family
+}
+
+// convert translates a requirement for a family once per translation.
+func (t *translation) convert(r labelReq, family string) convResult {
+	key := convKey{family: family, key: r.key, op: r.op}
+	switch len(r.values) {
+	case 0:
+	case 1:
+		key.values = r.values[0]
+	default:
+		key.values = strings.Join(r.values, "\x00")
+	}
+	if c, ok := t.effects[key]; ok {
+		return c
+	}
+	var c convResult
+	if rule, w, ok := t.p.labelRule(r.key, family); ok {
+		c.rule, c.ok = rule, true
+		c.eff, c.err = t.p.convert(rule, w, r, family)
+	}
+	if t.effects == nil {
+		t.effects = map[convKey]convResult{}
+	}
+	t.effects[key] = c
+	return c
+}
+
+// keepDroppedPreferences puts back on the pod the preferred terms whose
+// alternatives were all left out to stay within the API's limit: nothing
+// expresses them in the claim, so the scheduler keeps scoring by them.
+func (t *translation) keepDroppedPreferences() {
+	used := map[reqLoc]bool{}
+	for _, r := range t.requests {
+		for _, a := range r.alts {
+			for _, l := range a.labels {
+				used[l.loc] = true
+			}
+		}
+	}
+	for loc := range t.translated {
+		if loc.kind == locPreferred && !used[loc] {
+			delete(t.translated, loc)
+		}
+	}
+}

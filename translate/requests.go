@@ -1,0 +1,98 @@
+package translate
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// buildRequests makes one request per use that owns its devices, with one
+// alternative per scenario (deduplicated) and the policy's fallbacks.
+func (t *translation) buildRequests() bool {
+	for _, u := range t.uses {
+		if u.req != nil {
+			continue // shares another container's request
+		}
+		r := &request{use: u}
+		u.req = r
+		for _, s := range t.scenarios {
+			a, err := t.alternative(u.resource, u.rule, u.suffix, u.count, s.reqs)
+			if err != nil {
+				t.add(warning(ReasonNodeLabelUntranslatable, u.path, "%v", err))
+				return false
+			}
+			a.optional = s.optional
+			r.addAlt(a)
+		}
+		t.applyFallbacks(r)
+		t.requests = append(t.requests, r)
+	}
+	// Init containers that share resolve to the owner's request.
+	for _, u := range t.uses {
+		if u.req != nil && u.req.use != u {
+			u.req = u.req.use.req
+		}
+	}
+	return true
+}
+
+// addAlt appends an alternative unless an equal one is there; a mandatory
+// duplicate makes the kept one mandatory.
+func (r *request) addAlt(a *alt) {
+	for _, o := range r.alts {
+		if o.key() == a.key() {
+			o.optional = o.optional && a.optional
+			return
+		}
+	}
+	r.alts = append(r.alts, a)
+}
+
+// alternative translates one resource under a set of label requirements.
+func (t *translation) alternative(res corev1.ResourceName, rule *ResourceRule, suffix string, count int64, reqs []labelReq) (*alt, error) {
+	a := &alt{resource: res, rule: rule, class: rule.DeviceClassName, count: count}
+	for _, s := range rule.Selectors {
+		expr, err := requirementExpr(splitAttr(s.Attribute), s.typeOrDefault(), s.Operator, s.Values)
+		if err != nil {
+			return nil, fmt.Errorf("policy selector on %s: %w", s.Attribute, err)
+		}
+		a.selectors = append(a.selectors, expr)
+	}
+	if suffix != "" && rule.SuffixAttribute != "" {
+		attr := splitAttr(rule.SuffixAttribute)
+		pred, err := stringIn(attr.ref(), []string{suffix})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", res, err)
+		}
+		a.selectors = append(a.selectors, guarded(attr.guard(), pred, false))
+	}
+	for _, r := range reqs {
+		c := t.convert(r, rule.Family)
+		if !c.ok {
+			continue
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		eff := c.eff
+		if eff.notForUs {
+			continue
+		}
+		a.labels = append(a.labels, r)
+		if eff.implied {
+			continue
+		}
+		if eff.class != "" && eff.class != a.class {
+			a.class = eff.class
+			t.fromLabels = true
+		}
+		for _, s := range eff.selectors {
+			if !slices.Contains(a.selectors, s) {
+				a.selectors = append(a.selectors, s)
+				t.fromLabels = true
+			}
+		}
+	}
+	return a, nil
+}

@@ -1,0 +1,69 @@
+package translate
+
+import (
+	"strconv"
+	"strings"
+)
+
+func (t *translation) summary(tmplName string) string {
+	var b strings.Builder
+	b.WriteString("ResourceClaimTemplate ")
+	b.WriteString(tmplName)
+	b.WriteString(": ")
+	for i, r := range t.requests {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(requestLabel(r))
+		b.WriteString(" → request ")
+		b.WriteString(r.name)
+		b.WriteString(" [")
+		for j, a := range r.alts {
+			if j > 0 {
+				b.WriteString(" | ")
+			}
+			writeAlt(&b, a)
+		}
+		b.WriteByte(']')
+	}
+	return b.String()
+}
+
+func describeAlt(a *alt) string {
+	var b strings.Builder
+	writeAlt(&b, a)
+	return b.String()
+}
+
+func writeAlt(b *strings.Builder, a *alt) {
+	b.WriteString(strconv.FormatInt(a.count, 10))
+	b.WriteString("× ")
+	b.WriteString(a.class)
+	for i, l := range a.labels {
+		if i == 0 {
+			b.WriteString(" (")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(l.String())
+	}
+	if len(a.labels) > 0 {
+		b.WriteByte(')')
+	}
+	if a.variantOf != "" {
+		b.WriteString(" aligned by ")
+		b.WriteString(a.variantOf)
+	}
+}
+
+func requestLabel(r *request) string {
+	return r.use.cname + "/" + string(r.use.resource)
+}
+
+func requestLabels(rs []*request) string {
+	var parts []string
+	for _, r := range rs {
+		parts = append(parts, requestLabel(r))
+	}
+	return strings.Join(parts, " + ")
+}

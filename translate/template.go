@@ -1,0 +1,168 @@
+package translate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// claimSpec builds the claim spec: requests in pod order, all defaulted
+// (ExactCount, explicit count) so the stored template equals what was hashed.
+func (t *translation) claimSpec() resourceapi.ResourceClaimSpec {
+	var spec resourceapi.ResourceClaimSpec
+	for _, r := range t.requests {
+		dr := resourceapi.DeviceRequest{Name: r.name}
+		if len(r.alts) == 1 {
+			a := r.alts[0]
+			dr.Exactly = &resourceapi.ExactDeviceRequest{
+				DeviceClassName: a.class,
+				Selectors:       celSelectors(a.selectors),
+				AllocationMode:  resourceapi.DeviceAllocationModeExactCount,
+				Count:           a.count,
+				Capacity:        capacityOf(r.use),
+			}
+		} else {
+			for _, a := range r.alts {
+				dr.FirstAvailable = append(dr.FirstAvailable, resourceapi.DeviceSubRequest{
+					Name:            a.name,
+					DeviceClassName: a.class,
+					Selectors:       celSelectors(a.selectors),
+					AllocationMode:  resourceapi.DeviceAllocationModeExactCount,
+					Count:           a.count,
+					Capacity:        capacityOf(r.use),
+				})
+			}
+		}
+		spec.Devices.Requests = append(spec.Devices.Requests, dr)
+		for _, c := range r.use.rule.Config {
+			spec.Devices.Config = append(spec.Devices.Config, resourceapi.DeviceClaimConfiguration{
+				Requests: []string{r.name},
+				DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
+					Driver:     c.Driver,
+					Parameters: *c.Parameters.DeepCopy(),
+				}},
+			})
+		}
+	}
+	for _, c := range t.constraints {
+		var names []string
+		for _, r := range c.whole {
+			names = append(names, r.name)
+		}
+		if c.variantOf != nil {
+			for _, v := range c.variants {
+				names = append(names, c.variantOf.name+"/"+v.name)
+			}
+		}
+		attr := resourceapi.FullyQualifiedName(c.rule.Attribute)
+		spec.Devices.Constraints = append(spec.Devices.Constraints, resourceapi.DeviceConstraint{Requests: names, MatchAttribute: &attr})
+	}
+	return spec
+}
+
+func celSelectors(exprs []string) []resourceapi.DeviceSelector {
+	var out []resourceapi.DeviceSelector
+	for _, e := range exprs {
+		out = append(out, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: e}})
+	}
+	return out
+}
+
+func capacityOf(u *use) *resourceapi.CapacityRequirements {
+	if u.rule.Capacity == "" {
+		return nil
+	}
+	return &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
+		resourceapi.QualifiedName(u.rule.Capacity): *resource.NewQuantity(u.capacity, resource.DecimalSI),
+	}}
+}
+
+// TemplateName is the content-addressed name of a template with this spec:
+// a hash of its protobuf encoding, which Kubernetes generates with sorted
+// map keys, so equal specs always give equal names.
+func TemplateName(spec *resourceapi.ResourceClaimSpec) string {
+	data, err := spec.Marshal()
+	if err != nil {
+		panic(err) // plain API types always marshal
+	}
+	sum := sha256.Sum256(data)
+	return TemplatePrefix + hex.EncodeToString(sum[:])[:12]
+}
+
+func (t *translation) template() *resourceapi.ResourceClaimTemplate {
+	spec := t.claimSpec()
+	name := TemplateName(&spec)
+	labels := map[string]string{LabelManagedBy: ManagedByValue}
+	return &resourceapi.ResourceClaimTemplate{
+		TypeMeta:   metav1.TypeMeta{APIVersion: resourceapi.SchemeGroupVersion.String(), Kind: "ResourceClaimTemplate"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: t.pod.Namespace, Labels: labels},
+		Spec: resourceapi.ResourceClaimTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
+			Spec:       spec,
+		},
+	}
+}
+
+// mutate returns the translated copy of the pod.
+func (t *translation) mutate(tmplName string) *corev1.Pod {
+	out := t.pod.DeepCopy()
+	type slot struct {
+		init bool
+		idx  int
+	}
+	byContainer := map[slot][]*use{}
+	for _, u := range append(slices.Clone(t.uses), t.companions...) {
+		if u.req == nil || u.req.name == "" {
+			continue
+		}
+		k := slot{init: u.init || u.sidecar, idx: u.idx}
+		byContainer[k] = append(byContainer[k], u)
+	}
+	fix := func(list []corev1.Container, init bool) {
+		for i := range list {
+			c := &list[i]
+			for _, u := range byContainer[slot{init: init, idx: i}] {
+				if !u.rule.KeepInPod {
+					delete(c.Resources.Limits, u.resource)
+					delete(c.Resources.Requests, u.resource)
+				}
+				ref := corev1.ResourceClaim{Name: ClaimName, Request: u.req.name}
+				if !slices.Contains(c.Resources.Claims, ref) {
+					c.Resources.Claims = append(c.Resources.Claims, ref)
+				}
+			}
+			if len(c.Resources.Limits) == 0 {
+				c.Resources.Limits = nil
+			}
+			if len(c.Resources.Requests) == 0 {
+				c.Resources.Requests = nil
+			}
+		}
+	}
+	fix(out.Spec.InitContainers, true)
+	fix(out.Spec.Containers, false)
+	out.Spec.ResourceClaims = append(out.Spec.ResourceClaims, corev1.PodResourceClaim{Name: ClaimName, ResourceClaimTemplateName: &tmplName})
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	out.Annotations[AnnotationTemplate] = tmplName
+	if !t.p.spec.KeepTranslatedNodeLabels {
+		out.Spec.NodeSelector = t.selectorOut
+		out.Spec.Affinity = t.affinityOut
+		paths := make([]string, 0, len(t.translated))
+		for _, p := range t.translated {
+			paths = append(paths, p.String())
+		}
+		slices.Sort(paths)
+		for _, p := range paths {
+			t.add(info(ReasonNodeLabelTranslated, nil, "%s became a device selector and was removed from the pod", p))
+		}
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package translate
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// collectUses finds the legacy device requests of every container. It
+// returns true when the pod asks for devices in a way that cannot be
+// translated faithfully (the pod then stays as it is).
+func (t *translation) collectUses() (invalid bool) {
+	visit := func(list []corev1.Container, path *field.Path, isInit bool) {
+		for i := range list {
+			c := &list[i]
+			cp := path.Index(i)
+			sidecar := isInit && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+			names := map[corev1.ResourceName]bool{}
+			for n := range c.Resources.Limits {
+				names[n] = true
+			}
+			for n := range c.Resources.Requests {
+				names[n] = true
+			}
+			for _, n := range slices.Sorted(maps.Keys(names)) {
+				rule, suffix, ok := t.p.resourceRule(string(n))
+				if !ok {
+					if isExtendedResource(n) {
+						t.add(info(ReasonUnmappedResource, cp.Child("resources", "limits").Key(string(n)), "the policy does not map %s; it stays as it is", n))
+					}
+					continue
+				}
+				u := &use{path: cp, idx: i, cname: c.Name, init: isInit && !sidecar, sidecar: sidecar, resource: n, rule: rule, suffix: suffix}
+				if len(rule.OnlyWith) > 0 {
+					if t.companionQuantity(c, u) {
+						t.companions = append(t.companions, u)
+					}
+					continue
+				}
+				if !t.deviceQuantity(c, u) {
+					invalid = true
+					continue
+				}
+				if u.count > 0 {
+					t.uses = append(t.uses, u)
+				}
+			}
+		}
+	}
+	visit(t.pod.Spec.InitContainers, field.NewPath("spec", "initContainers"), true)
+	visit(t.pod.Spec.Containers, field.NewPath("spec", "containers"), false)
+	return invalid
+}
+
+// isExtendedResource follows the API's rule: a domain-prefixed name outside
+// kubernetes.io that is not a quota "requests." name.
+func isExtendedResource(n corev1.ResourceName) bool {
+	s := string(n)
+	return strings.Contains(s, "/") && !strings.Contains(s, "kubernetes.io/") && !strings.HasPrefix(s, "requests.")
+}
+
+// deviceQuantity reads a device count the way the API validates extended
+// resources: a whole number, and a request (if given) equal to the limit.
+func (t *translation) deviceQuantity(c *corev1.Container, u *use) bool {
+	lim, hasLim := c.Resources.Limits[u.resource]
+	req, hasReq := c.Resources.Requests[u.resource]
+	lp := u.path.Child("resources", "limits").Key(string(u.resource))
+	switch {
+	case hasReq && !hasLim:
+		t.add(warning(ReasonRequestLimitMismatch, u.path.Child("resources", "requests").Key(string(u.resource)), "%s has a request but no limit; extended resources need a limit equal to the request", u.resource))
+		return false
+	case hasReq && req.Cmp(lim) != 0:
+		t.add(warning(ReasonRequestLimitMismatch, lp, "%s request %s differs from limit %s; extended resources cannot be overcommitted", u.resource, req.String(), lim.String()))
+		return false
+	}
+	n, ok := wholeNumber(lim)
+	switch {
+	case !ok:
+		t.add(warning(ReasonInvalidQuantity, lp, "%s %s is not a whole number of devices", u.resource, lim.String()))
+		return false
+	case n < 0:
+		t.add(warning(ReasonInvalidQuantity, lp, "%s %s is negative", u.resource, lim.String()))
+		return false
+	case n > resourceapi.AllocationResultsMaxSize:
+		t.add(warning(ReasonTooManyDevices, lp, "%s %d is more than the %d devices one claim can hold", u.resource, n, resourceapi.AllocationResultsMaxSize))
+		return false
+	}
+	u.count = n
+	if u.rule.Capacity != "" {
+		u.capacity, u.count = n, 1
+	}
+	return true
+}
+
+// companionQuantity reads a companion resource (CPUs): it is only added for
+// whole numbers with request equal to limit; otherwise it is left out.
+func (t *translation) companionQuantity(c *corev1.Container, u *use) bool {
+	lim, hasLim := c.Resources.Limits[u.resource]
+	req, hasReq := c.Resources.Requests[u.resource]
+	p := u.path.Child("resources", "limits").Key(string(u.resource))
+	if u.init {
+		return false
+	}
+	if !hasLim || !hasReq || req.Cmp(lim) != 0 {
+		t.add(info(ReasonCompanionNotAdded, p, "%s is added to the claim only with a request equal to its limit", u.resource))
+		return false
+	}
+	n, ok := wholeNumber(lim)
+	if !ok || n <= 0 {
+		t.add(info(ReasonCompanionNotAdded, p, "%s %s is not a whole positive number", u.resource, lim.String()))
+		return false
+	}
+	u.count, u.capacity = 1, n
+	return true
+}
+
+func wholeNumber(q resource.Quantity) (int64, bool) {
+	if q.MilliValue()%1000 != 0 {
+		return 0, false
+	}
+	v, ok := q.AsInt64()
+	if !ok {
+		// Too large for int64 or fractional: not a device count.
+		return 0, false
+	}
+	return v, true
+}
