@@ -1,0 +1,291 @@
+package translate
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// PolicyAPIVersion and PolicyKind identify a TranslationPolicy document.
+const (
+	PolicyAPIVersion = "claimbridge.io/v1alpha1"
+	PolicyKind       = "TranslationPolicy"
+)
+
+// TranslationPolicy says how legacy device requests (extended resources and
+// node labels) map to DRA device requests. It is read from YAML with
+// [LoadPolicy]; unknown fields are rejected.
+type TranslationPolicy struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Metadata   PolicyMetadata `json:"metadata,omitempty"`
+	Spec       PolicySpec     `json:"spec"`
+}
+
+// PolicyMetadata names a policy. Only the name is used (in reasons and logs).
+type PolicyMetadata struct {
+	Name string `json:"name,omitempty"`
+}
+
+// PolicySpec holds the rules. Rules of the named built-in profiles come first,
+// then the rules written here; for a resource name or label key that two rules
+// map, the later rule wins.
+type PolicySpec struct {
+	// Profiles are built-in profiles whose rules are included, in this order.
+	// Default: none. A policy file that names no profile and has no rules is
+	// rejected; use [DefaultPolicy] for "all built-in profiles".
+	Profiles []string `json:"profiles,omitempty"`
+
+	// KeepTranslatedNodeLabels leaves node-label requirements in the pod after
+	// they were turned into device selectors. Default false: they are removed,
+	// because DRA nodes do not carry the labels of device plugins.
+	KeepTranslatedNodeLabels bool `json:"keepTranslatedNodeLabels,omitempty"`
+
+	// GFDFamilyScheme says which GPU Feature Discovery release labelled the
+	// nodes, because nvidia.com/gpu.family changed meaning: "Current" (default)
+	// labels compute capability 8.9 as ada-lovelace, "Legacy" labels every 8.x
+	// as ampere.
+	GFDFamilyScheme GFDFamilyScheme `json:"gfdFamilyScheme,omitempty"`
+
+	// Resources map extended-resource names to device requests.
+	Resources []ResourceRule `json:"resources,omitempty"`
+
+	// NodeLabels map node-label keys to device attributes or capacities.
+	NodeLabels []NodeLabelRule `json:"nodeLabels,omitempty"`
+
+	// Alignment rules add matchAttribute constraints.
+	Alignment []AlignmentRule `json:"alignment,omitempty"`
+
+	// Fallbacks add prioritized alternatives after a matching one.
+	Fallbacks []FallbackRule `json:"fallbacks,omitempty"`
+}
+
+// GFDFamilyScheme selects how nvidia.com/gpu.family values map to compute capabilities.
+type GFDFamilyScheme string
+
+// GFD family schemes.
+const (
+	GFDFamilyCurrent GFDFamilyScheme = "Current"
+	GFDFamilyLegacy  GFDFamilyScheme = "Legacy"
+)
+
+// ResourceRule maps one extended-resource name (or a family of names) to a
+// DeviceClass.
+type ResourceRule struct {
+	// Name is the extended resource, e.g. "nvidia.com/gpu", or a pattern with
+	// one trailing "*", e.g. "nvidia.com/mig-*"; the text matched by "*" is
+	// the suffix that SuffixAttribute compares against. Required.
+	Name string `json:"name"`
+
+	// Family groups resources of one kind of device. Node-label rules,
+	// alignment rules and fallbacks refer to families. Required, DNS label.
+	Family string `json:"family"`
+
+	// DeviceClassName is the DeviceClass of the generated request. Required.
+	DeviceClassName string `json:"deviceClassName"`
+
+	// RequestName is the short name used in generated request names
+	// ("<container>-<requestName>"). Default: the part of Name after "/",
+	// made a DNS label.
+	RequestName string `json:"requestName,omitempty"`
+
+	// SuffixAttribute is the device attribute ("<domain>/<name>") that must
+	// equal the suffix matched by a pattern Name. Only for patterns; without
+	// it the suffix does not narrow the devices.
+	SuffixAttribute string `json:"suffixAttribute,omitempty"`
+
+	// Selectors are extra requirements on device attributes, ANDed.
+	Selectors []AttributeRequirement `json:"selectors,omitempty"`
+
+	// Config is opaque driver configuration attached to the generated requests.
+	Config []OpaqueConfig `json:"config,omitempty"`
+
+	// Capacity, when set, turns the container's quantity into a capacity
+	// request ("<domain>/<name>") on one device instead of a device count;
+	// the quantity must be a whole number. Used for CPUs from dra.cpu.
+	Capacity string `json:"capacity,omitempty"`
+
+	// KeepInPod leaves the legacy resource in the container (dra-driver-cpu
+	// needs the pod to keep its cpu requests). Only together with OnlyWith,
+	// which makes the rule a companion of other devices.
+	KeepInPod bool `json:"keepInPod,omitempty"`
+
+	// OnlyWith makes the rule a companion: it is applied only when the pod
+	// also gets a request of one of these families and an alignment rule ties
+	// the two. A companion never makes a pod translatable on its own.
+	OnlyWith []string `json:"onlyWith,omitempty"`
+}
+
+// AttributeRequirement is a typed requirement on one device attribute. It is
+// turned into CEL by claimbridge; no user-written CEL is accepted.
+type AttributeRequirement struct {
+	// Attribute is "<domain>/<name>", e.g. "gpu.intel.com/driver". Required.
+	Attribute string `json:"attribute"`
+	// Type of the attribute: String (default), Int, Bool or Version.
+	Type AttributeType `json:"type,omitempty"`
+	// Operator: In (default), NotIn, Exists, DoesNotExist, Gt, Lt.
+	Operator string `json:"operator,omitempty"`
+	// Values compared against; one or more for In/NotIn, exactly one for
+	// Gt/Lt, none for Exists/DoesNotExist.
+	Values []string `json:"values,omitempty"`
+}
+
+func (a *AttributeRequirement) typeOrDefault() AttributeType {
+	if a.Type == "" {
+		return AttrString
+	}
+	return a.Type
+}
+
+// AttributeType is the type of a device attribute value.
+type AttributeType string
+
+// Attribute types.
+const (
+	AttrString  AttributeType = "String"
+	AttrInt     AttributeType = "Int"
+	AttrBool    AttributeType = "Bool"
+	AttrVersion AttributeType = "Version"
+)
+
+// OpaqueConfig is driver configuration passed through to the claim.
+type OpaqueConfig struct {
+	// Driver the configuration is for. Required.
+	Driver string `json:"driver"`
+	// Parameters, any JSON object, at most 10Ki. Required.
+	Parameters runtime.RawExtension `json:"parameters"`
+}
+
+// NodeLabelRule maps one node-label key to a requirement on devices.
+type NodeLabelRule struct {
+	// Key is the label key, or a pattern with one "*", e.g.
+	// "feature.node.kubernetes.io/pci-*.present". Required.
+	Key string `json:"key"`
+
+	// Families whose requests get the selector. Required.
+	Families []string `json:"families"`
+
+	// Conversion names how a label value becomes a selector (see
+	// [Conversion]). Required.
+	Conversion Conversion `json:"conversion"`
+
+	// Attribute is the device attribute "<domain>/<name>" the conversion
+	// compares against. Required unless the conversion is Capacity-based,
+	// Implied, PCIPresent or MIGStrategy.
+	Attribute string `json:"attribute,omitempty"`
+
+	// Capacity is the device capacity "<domain>/<name>" for MiB.
+	Capacity string `json:"capacity,omitempty"`
+
+	// Values maps label values to attribute values for Map and PCIPresent
+	// (PCI vendor ID → driver names).
+	Values map[string][]string `json:"values,omitempty"`
+
+	// MIGDeviceClassName is the DeviceClass a request moves to when the label
+	// says the device is a MIG slice (MIGProfile, MIGStrategy, GFDProduct with
+	// a "-MIG-<profile>" value).
+	MIGDeviceClassName string `json:"migDeviceClassName,omitempty"`
+
+	// MIGProfileAttribute is the attribute holding the MIG profile.
+	MIGProfileAttribute string `json:"migProfileAttribute,omitempty"`
+
+	// Alternatives turns an In list into prioritized alternatives, in list
+	// order, instead of one selector. Default false.
+	Alternatives bool `json:"alternatives,omitempty"`
+}
+
+// Conversion names how a label value becomes a device requirement.
+type Conversion string
+
+// Conversions.
+const (
+	// ConvString compares the value with a string attribute.
+	ConvString Conversion = "String"
+	// ConvInt compares the value with an int attribute (Gt/Lt allowed).
+	ConvInt Conversion = "Int"
+	// ConvBool compares "true"/"false" with a bool attribute.
+	ConvBool Conversion = "Bool"
+	// ConvGFDProduct compares a GPU Feature Discovery product label
+	// (spaces as dashes, optional -MIG-<profile> or -SHARED suffix) with the
+	// productName attribute.
+	ConvGFDProduct Conversion = "GFDProduct"
+	// ConvMiB compares a MiB number with a byte capacity.
+	ConvMiB Conversion = "MiB"
+	// ConvGFDFamily maps an architecture family to a compute capability range.
+	ConvGFDFamily Conversion = "GFDFamily"
+	// ConvVersionMajor, ConvVersionMinor and ConvVersionPatch compare one
+	// component of a version attribute.
+	ConvVersionMajor Conversion = "VersionMajor"
+	ConvVersionMinor Conversion = "VersionMinor"
+	ConvVersionPatch Conversion = "VersionPatch"
+	// ConvVersion compares a full dotted version (leading zeros dropped).
+	ConvVersion Conversion = "Version"
+	// ConvMap maps label values to attribute values through Values.
+	ConvMap Conversion = "Map"
+	// ConvMIGProfile says the device is a MIG slice of the given profile.
+	ConvMIGProfile Conversion = "MIGProfile"
+	// ConvMIGStrategy: "single" means the legacy GPU resource is a MIG slice.
+	ConvMIGStrategy Conversion = "MIGStrategy"
+	// ConvPCIPresent: an NFD PCI presence label, satisfied when a request's
+	// driver is one that Values lists for the vendor ID in the key.
+	ConvPCIPresent Conversion = "PCIPresent"
+	// ConvImplied: the label is implied by the claim itself (for example a
+	// device count); it is removed without a selector.
+	ConvImplied Conversion = "Implied"
+)
+
+var conversions = []Conversion{ConvString, ConvInt, ConvBool, ConvGFDProduct, ConvMiB, ConvGFDFamily,
+	ConvVersionMajor, ConvVersionMinor, ConvVersionPatch, ConvVersion, ConvMap, ConvMIGProfile,
+	ConvMIGStrategy, ConvPCIPresent, ConvImplied}
+
+// AlignmentRule makes co-requested devices share an attribute.
+type AlignmentRule struct {
+	// Name identifies the rule in reasons. Required, DNS label.
+	Name string `json:"name"`
+	// Families: with one family, all devices of each request of that family
+	// that asks for more than one device share the attribute; with several,
+	// the rule applies when the pod requests devices of at least two of them,
+	// and all those devices share the attribute. Required.
+	Families []string `json:"families"`
+	// Attribute is the fully qualified attribute, e.g.
+	// "resource.kubernetes.io/pcieRoot". Required.
+	Attribute string `json:"attribute"`
+	// Mode: Required, or Preferred (default): an aligned alternative first,
+	// then the unaligned one.
+	Mode AlignmentMode `json:"mode,omitempty"`
+	// MaxCount, when set, applies the rule only if no involved request asks
+	// for more devices than this (a pcieRoot is shared by one GPU and one
+	// NIC, so aligning two GPUs with two NICs on one root cannot succeed).
+	MaxCount int64 `json:"maxCount,omitempty"`
+}
+
+// AlignmentMode is Required or Preferred.
+type AlignmentMode string
+
+// Alignment modes.
+const (
+	AlignRequired  AlignmentMode = "Required"
+	AlignPreferred AlignmentMode = "Preferred"
+)
+
+// FallbackRule adds alternatives after an alternative that matches.
+type FallbackRule struct {
+	// Name identifies the rule in reasons. Required, DNS label.
+	Name string `json:"name"`
+	// Match selects the alternatives to extend.
+	Match LegacyShape `json:"match"`
+	// Alternatives are tried after the matched one, in order. Each is written
+	// in the legacy vocabulary and translated with the same rules.
+	Alternatives []LegacyShape `json:"alternatives"`
+}
+
+// LegacyShape describes a device request the legacy way.
+type LegacyShape struct {
+	// Resource is the extended resource name. In Match it is required; in an
+	// alternative the default is the matched one.
+	Resource string `json:"resource,omitempty"`
+	// NodeSelector: in Match, labels the alternative must have been selected
+	// with; in an alternative, labels that replace those of Match.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// CountMultiplier multiplies the container's device count (alternatives
+	// only). Default 1.
+	CountMultiplier int64 `json:"countMultiplier,omitempty"`
+}
