@@ -3,6 +3,8 @@
 // Discovery, Node Feature Discovery or GKE) into a Pod that refers to a DRA
 // ResourceClaimTemplate, following a TranslationPolicy.
 //
+// # Promises
+//
 // The package is pure and deterministic: typed API objects in, typed results
 // out; no API client, no context, no logger, no clock, no global state (the
 // compiled policy caches CEL compilations, which changes no result). Maps are
@@ -14,4 +16,122 @@
 // unchanged. Every generated CEL expression is built from escaped literals
 // and compiled and cost-checked with the DRA CEL compiler as kube-apiserver
 // does for a new object.
+//
+// # The pipeline
+//
+// [Pod] runs one translation through the stages below, in this order (see
+// run in translate.go). Each stage may assume what the stages before it
+// established; a stage that fails ends the translation with the pod
+// unchanged, and the reasons gathered so far, in pipeline order, are the
+// Result's reasons.
+//
+//  1. Skip checks (translate.go): the pod opted out (claimbridge.io/skip), is
+//     a mirror pod, carries claimbridge.io/template or already has a claim
+//     named "claimbridge". Assumes nothing. Outcome Skip.
+//  2. collectUses (uses.go): one use per (container, mapped resource), init
+//     containers first, resources in sorted order; device counts are whole,
+//     non-negative, request equal to limit, at most one claim's worth
+//     (otherwise KeepLegacy); uses of companion rules (onlyWith, e.g. CPUs)
+//     are set aside when their quantity is whole with request equal to limit. Assumes the pod is not skipped. No
+//     device use means Skip. run then records the device families of the
+//     uses.
+//  3. analyzeLabels (nodelabels.go, with known, expand, splits, contradicts,
+//     varyingFamilies and the convert memo): nodeSelector and node affinity
+//     requirements that a label rule of one of the pod's families knows
+//     become scenarios, one per future alternative: preferred terms by
+//     weight first (optional), then the required terms (ORed terms only
+//     when they differ in nothing the policy does not map); In lists of
+//     rules with alternatives are split, contradicting scenarios dropped,
+//     and scenarios that would vary several families at once collapse to the
+//     common part. Assumes uses are collected and valid and families known.
+//     A known label that cannot be translated, or contradicting
+//     requirements, mean KeepLegacy.
+//  4. shareInitRequests (initcontainers.go): a non-restartable init
+//     container points at the smallest use of the same resource that asks
+//     for at least as many devices (an app container, a sidecar declared
+//     after it, or an earlier init container that holds its own), as a
+//     device plugin would hand devices on; otherwise it holds its own.
+//     Assumes uses are collected and valid.
+//  5. buildRequests (requests.go, with addAlt and alternative): one request
+//     per use that owns its devices, one alternative per scenario
+//     (deduplicated; a mandatory duplicate makes the kept one mandatory),
+//     then applyFallbacks (fallbacks.go) inserts the policy's fallback
+//     alternatives after each alternative they match; sharing uses then
+//     resolve to their owner's request. Assumes uses are collected and
+//     valid, init containers that share point at their owner, scenarios are
+//     expanded, non-empty and free of contradictions. A selector that cannot
+//     be built means KeepLegacy.
+//  6. addCompanions (companions.go): a companion use gets a one-device
+//     request when a family it accompanies is present and an alignment rule
+//     ties the two; its family joins the pod's families. Assumes the device
+//     requests are built.
+//  7. align (alignment.go, with addVariants): alignment rules become
+//     matchAttribute constraints; Required ones name whole requests,
+//     Preferred ones add an optional aligned variant before each plain
+//     alternative. Assumes every request, companions included, has all its
+//     alternatives (scenarios and fallbacks).
+//  8. limitAlternatives (limits.go): each request keeps at most 8
+//     alternatives, optional ones (preferences, fallbacks, variants) dropped
+//     from the end; constraints whose variants are all gone are dropped.
+//     Assumes the alternatives are complete and marked optional or
+//     mandatory. More than 8 mandatory alternatives mean KeepLegacy.
+//  9. keepDroppedPreferences (nodelabels.go): preferred terms that no
+//     remaining alternative expresses stay on the pod. Assumes the
+//     alternatives are final.
+//  10. rewriteNodeConstraints (nodeconstraints.go): copies of the pod's
+//     nodeSelector and node affinity without the translated requirements.
+//     Assumes the set of translated requirements is final.
+//  11. nameAll (naming.go, with uniqueName, altSlug, dnsLabel): deterministic
+//     DNS-label names for requests and subrequests, derived from content.
+//     Assumes requests and alternatives are final: nothing is added or
+//     dropped after naming.
+//  12. checkLimits (limits.go): the claim is within the API's limits
+//     (requests, constraints, devices, selectors per request) and every
+//     selector compiles within the CEL cost limit. Assumes the claim's
+//     content is final. A violation means KeepLegacy.
+//  13. defer5004 (deference.go): when DeviceClasses already serve every
+//     resource through extendedResourceName (KEP-5004) and translation adds
+//     nothing (no selector or class from a label, no alternative, no
+//     alignment across requests, no companion, no config) the pod is left
+//     to the scheduler: KeepLegacy. Otherwise a mapped resource is noted as
+//     removed. Assumes the claim is valid; reads Input.Classes.
+//  14. quotaCovered (quota.go): a ResourceQuota that limits a legacy
+//     resource the pod gives up must be matched by a quota on the devices of
+//     every class it would get, or the pod stays KeepLegacy. Assumes the classes
+//     of all alternatives are final; reads Input.Quotas.
+//  15. template (template.go, with claimSpec and [TemplateName]): the claim
+//     spec in request order, fully defaulted, named by the hash of its
+//     encoding. Assumes every check passed and all names are given.
+//  16. mutate (template.go): a copy of the pod whose containers refer to
+//     their requests, without the translated resources (unless keepInPod)
+//     and node-label requirements (unless keepTranslatedNodeLabels).
+//     Assumes the template name and the rewritten node constraints.
+//  17. summary (summary.go, with describeAlt, writeAlt, requestLabel): the
+//     Translated reason that says what each container got.
+//
+// The types the stages pass on (use, request, alt, scenario, constraint)
+// are in model.go; the translation struct in translate.go notes which stage
+// writes each field.
+//
+// # Label vocabulary and policy
+//
+// The vocabulary is data: profiles/*.yaml are the built-in vendor profiles
+// (resource rules, node-label rules, alignment and fallbacks), embedded and
+// merged by profiles.go, which also compiles a policy and looks rules up.
+// How a label value becomes a device requirement (GFD product names, MiB to
+// bytes, GFD family to compute capability, driver versions, MIG and GKE
+// partitions, NFD PCI presence) is code in labels.go, one function per
+// [Conversion]; cel.go turns requirements into escaped, checked CEL. The
+// policy's API types are in policytypes.go, loading and merging in
+// policy.go, validation in validate.go; reasons.go defines the reason
+// codes and matchconditions.go the webhook's matchConditions.
+//
+// # Imports
+//
+// Anything may import this package. It imports only the standard library,
+// k8s.io/api, k8s.io/apimachinery, the DRA CEL compiler
+// (k8s.io/dynamic-resource-allocation/cel with cel-go and the apiserver's
+// CEL environment) and sigs.k8s.io/yaml and sigs.k8s.io/json for reading
+// policies: no client, no context, no logger, no clock (purity_test.go
+// checks this).
 package translate
