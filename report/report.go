@@ -1,7 +1,10 @@
 // Package report is the audit report: one row per pod or workload with the
-// translation outcome, the feasibility verdict and the reasons. The offline
-// audit and the webhook produce the same rows; the JSON and YAML forms are a
-// stable, versioned format (claimbridge.io/v1alpha1 AuditReport).
+// decision (decide.Decision): outcome, placement check, verdict and
+// reasons. The offline audit and the webhook produce the same rows; the
+// JSON and YAML forms are a stable, versioned format
+// (claimbridge.io/v1alpha1 AuditReport), and the other formats are
+// rendered from it. What may import it: webhook/, cmd/ and internal/; it
+// imports decide and the translate packages only.
 package report
 
 import (
@@ -15,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/translate/feasibility"
 )
@@ -36,6 +40,8 @@ type Summary struct {
 	KeepLegacy int            `json:"keepLegacy"`
 	Skip       int            `json:"skip"`
 	Verdicts   map[string]int `json:"verdicts,omitempty"`
+	// Placement counts the rows by placement check result.
+	Placement map[PlacementResult]int `json:"placement,omitempty"`
 }
 
 // Row is one pod or workload.
@@ -56,9 +62,39 @@ type Row struct {
 	// Devices chosen as "<driver>/<pool>/<device>".
 	Devices  []string `json:"devices,omitempty"`
 	Template string   `json:"template,omitempty"`
-	// Reasons of translation, then of feasibility (code Feasibility*).
+	// Placement is the placement check's answer, absent when it did not run.
+	Placement *Placement `json:"placement,omitempty"`
+	// Reasons of translation, then of the placement check and the verdict.
 	Reasons []translate.Reason `json:"reasons"`
 }
+
+// Placement compares, over the nodes that publish DRA devices, where the
+// translation lands with where the pod as submitted could.
+type Placement struct {
+	// Result: Equal, Differs or Unknown.
+	Result PlacementResult `json:"result"`
+	// Nodes publishing DRA devices; Legacy and Translated how many of them
+	// each pod can land on.
+	Nodes      int `json:"nodes"`
+	Legacy     int `json:"legacy"`
+	Translated int `json:"translated"`
+	// Gained: node groups only the translation lands on; Lost: those only
+	// the pod as submitted could.
+	Gained []feasibility.NodeGroup `json:"gained,omitempty"`
+	Lost   []feasibility.NodeGroup `json:"lost,omitempty"`
+	// Unknown says why the comparison did not finish.
+	Unknown string `json:"unknown,omitempty"`
+}
+
+// PlacementResult is the outcome of the placement check.
+type PlacementResult string
+
+// Placement results.
+const (
+	PlacementEqual   PlacementResult = "Equal"
+	PlacementDiffers PlacementResult = "Differs"
+	PlacementUnknown PlacementResult = "Unknown"
+)
 
 // New builds a report from rows, sorted by namespace, kind and name.
 func New(fleet, policy string, rows []Row) *Report {
@@ -76,6 +112,12 @@ func New(fleet, policy string, rows []Row) *Report {
 			r.Summary.KeepLegacy++
 		default:
 			r.Summary.Skip++
+		}
+		if row.Placement != nil {
+			if r.Summary.Placement == nil {
+				r.Summary.Placement = map[PlacementResult]int{}
+			}
+			r.Summary.Placement[row.Placement.Result]++
 		}
 		if row.Verdict != "" {
 			if r.Summary.Verdicts == nil {
@@ -138,9 +180,9 @@ func (row Row) object() string {
 
 func (r *Report) table(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "OBJECT\tOUTCOME\tVERDICT\tNODE\tALTERNATIVES\tREASON")
+	fmt.Fprintln(tw, "OBJECT\tOUTCOME\tPLACEMENT\tVERDICT\tNODE\tALTERNATIVES\tREASON")
 	for _, row := range r.Items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.object(), row.Outcome, dash(row.Verdict), dash(row.Node),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.object(), row.Outcome, dash(row.Placement.short()), dash(row.Verdict), dash(row.Node),
 			dash(strings.Join(row.Alternatives, ",")), truncate(row.Headline(), 110))
 	}
 	if err := tw.Flush(); err != nil {
@@ -152,14 +194,37 @@ func (r *Report) table(w io.Writer) error {
 
 func (r *Report) markdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| Object | Outcome | Verdict | Node | Alternatives | Reason |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| Object | Outcome | Placement | Verdict | Node | Alternatives | Reason |\n|---|---|---|---|---|---|---|\n")
 	for _, row := range r.Items {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", row.object(), row.Outcome, dash(row.Verdict), dash(row.Node),
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", row.object(), row.Outcome, dash(row.Placement.short()), dash(row.Verdict), dash(row.Node),
 			dash(strings.Join(row.Alternatives, ", ")), strings.ReplaceAll(row.Headline(), "|", `\|`))
 	}
 	fmt.Fprintf(&b, "\n%d objects: %d translate, %d keep legacy, %d skip\n", r.Summary.Total, r.Summary.Translate, r.Summary.KeepLegacy, r.Summary.Skip)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// short renders the placement answer in a few characters: "same 8" (the
+// translation lands on the same 8 nodes), "+2 -1" (gains 2 nodes, loses 1),
+// "unknown".
+func (p *Placement) short() string {
+	if p == nil {
+		return ""
+	}
+	switch p.Result {
+	case PlacementEqual:
+		return fmt.Sprintf("same %d", p.Translated)
+	case PlacementUnknown:
+		return "unknown"
+	}
+	count := func(gs []feasibility.NodeGroup) int {
+		n := 0
+		for _, g := range gs {
+			n += g.Nodes
+		}
+		return n
+	}
+	return fmt.Sprintf("+%d -%d", count(p.Gained), count(p.Lost))
 }
 
 func dash(s string) string {
@@ -176,51 +241,24 @@ func truncate(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// Reason codes the audit adds to translation's.
-const (
-	ReasonFeasible   translate.ReasonCode = "Feasible"
-	ReasonInfeasible translate.ReasonCode = "Infeasible"
-)
-
-// Decide combines a translation result with the feasibility verdict into
-// the outcome claimbridge acts on: a translated pod is only kept translated
-// when the fleet can serve it now or once devices are free.
-func Decide(res *translate.Result, v *feasibility.Verdict) (translate.Outcome, []translate.Reason) {
-	reasons := slices.Clone(res.Reasons)
-	if res.Outcome != translate.OutcomeTranslate || v == nil {
-		return res.Outcome, reasons
+// NewRow builds the report row of one object from its decision.
+func NewRow(kind string, obj metav1.Object, source string, d *decide.Decision) Row {
+	row := Row{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Source: source, Outcome: d.Outcome, Reasons: slices.Clone(d.Reasons)}
+	if t := d.Translation; t != nil && t.Template != nil {
+		row.Template = t.Template.Name
 	}
-	switch v.Kind {
-	case feasibility.FitsNow, feasibility.FitsWhenFree:
-		msg := fmt.Sprintf("%s on node %s", v.Kind, v.Node)
-		reasons = append(reasons, translate.Reason{Code: ReasonFeasible, Severity: translate.SeverityInfo, Message: msg})
-		return translate.OutcomeTranslate, reasons
+	if pl := d.Placement; pl != nil {
+		row.Placement = &Placement{Nodes: pl.Nodes, Legacy: pl.Legacy, Translated: pl.Translated, Gained: pl.Gained, Lost: pl.Lost, Unknown: pl.Unknown}
+		switch {
+		case pl.Unknown != "":
+			row.Placement.Result = PlacementUnknown
+		case pl.Equal():
+			row.Placement.Result = PlacementEqual
+		default:
+			row.Placement.Result = PlacementDiffers
+		}
 	}
-	for _, r := range verdictReasons(v) {
-		reasons = append(reasons, translate.Reason{Code: ReasonInfeasible, Severity: translate.SeverityWarning, Message: r})
-	}
-	return translate.OutcomeKeepLegacy, reasons
-}
-
-func verdictReasons(v *feasibility.Verdict) []string {
-	if len(v.Reasons) == 0 {
-		return []string{fmt.Sprintf("%s (%s)", v.Kind, v.Code)}
-	}
-	out := make([]string, 0, len(v.Reasons))
-	for _, r := range v.Reasons {
-		out = append(out, fmt.Sprintf("%s (%s): %s", v.Kind, v.Code, r))
-	}
-	return out
-}
-
-// Row builds the report row of one object.
-func NewRow(kind string, obj metav1.Object, source string, res *translate.Result, v *feasibility.Verdict) Row {
-	outcome, reasons := Decide(res, v)
-	row := Row{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Source: source, Outcome: outcome, Reasons: reasons}
-	if res.Template != nil {
-		row.Template = res.Template.Name
-	}
-	if v != nil {
+	if v := d.Verdict; v != nil {
 		row.Verdict, row.Node = string(v.Kind), v.Node
 		for _, r := range v.Results {
 			row.Alternatives = append(row.Alternatives, r.Request)

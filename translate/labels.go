@@ -59,6 +59,7 @@ type effect struct {
 	selectors []string // CEL, ANDed
 	class     string   // DeviceClass override (MIG), "" = keep
 	implied   bool     // no selector needed: the claim implies it
+	dropped   bool     // no selector can express it: the label is dropped
 	notForUs  bool     // the rule serves the family, but not this value (NFD vendor)
 }
 
@@ -73,11 +74,19 @@ func notTranslatable(format string, args ...any) error {
 func (p *Policy) convert(rule *NodeLabelRule, wildcard string, req labelReq, family string) (effect, error) {
 	op := string(req.op)
 	switch rule.Conversion {
-	case ConvImplied:
-		if req.op == corev1.NodeSelectorOpIn || req.op == corev1.NodeSelectorOpExists {
+	case ConvImplied, ConvPresent:
+		if (req.op == corev1.NodeSelectorOpIn && slices.Equal(req.values, []string{"true"})) || req.op == corev1.NodeSelectorOpExists {
 			return effect{implied: true}, nil
 		}
 		return effect{}, notTranslatable("%s with operator %s is not implied by a claim", req.key, op)
+
+	case ConvCount:
+		// No device attribute holds the number of devices of a node; the
+		// label leaves the pod and the placement check compares the nodes.
+		if req.op == corev1.NodeSelectorOpDoesNotExist || req.op == corev1.NodeSelectorOpNotIn {
+			return effect{}, notTranslatable("%s asks for nodes without devices of the family, which contradicts the device request", req)
+		}
+		return effect{implied: true, dropped: true}, nil
 
 	case ConvPCIPresent:
 		vendor := wildcard

@@ -43,6 +43,7 @@ func NewPolicy(tp *TranslationPolicy) (*Policy, error) {
 	merged := PolicySpec{
 		KeepTranslatedNodeLabels: tp.Spec.KeepTranslatedNodeLabels,
 		GFDFamilyScheme:          tp.Spec.GFDFamilyScheme,
+		Placement:                tp.Spec.Placement,
 	}
 	for _, name := range tp.Spec.Profiles {
 		prof, err := builtinProfile(name)
@@ -88,6 +89,11 @@ func validatePolicyDocument(tp *TranslationPolicy) field.ErrorList {
 	}
 	if len(tp.Spec.Profiles) == 0 && len(tp.Spec.Resources) == 0 {
 		errs = append(errs, field.Required(spec.Child("resources"), "a policy needs at least one resource rule or one profile"))
+	}
+	switch tp.Spec.Placement {
+	case "", PlacementExact, PlacementSubset, PlacementOff:
+	default:
+		errs = append(errs, field.NotSupported(spec.Child("placement"), tp.Spec.Placement, []PlacementRule{PlacementExact, PlacementSubset, PlacementOff}))
 	}
 	switch tp.Spec.GFDFamilyScheme {
 	case "", GFDFamilyCurrent, GFDFamilyLegacy:

@@ -56,7 +56,24 @@ type PolicySpec struct {
 
 	// Fallbacks add prioritized alternatives after a matching one.
 	Fallbacks []FallbackRule `json:"fallbacks,omitempty"`
+
+	// Placement is the rule of the placement check, which compares, over
+	// the nodes that publish DRA devices, where a translated pod can land
+	// with where the pod as submitted could: "Exact" (default) translates
+	// only when the two sets of nodes are equal; "Subset" also when the
+	// translation loses nodes but gains none; "Off" does not compare.
+	Placement PlacementRule `json:"placement,omitempty"`
 }
+
+// PlacementRule says when a translation's placement is acceptable.
+type PlacementRule string
+
+// Placement rules.
+const (
+	PlacementExact  PlacementRule = "Exact"
+	PlacementSubset PlacementRule = "Subset"
+	PlacementOff    PlacementRule = "Off"
+)
 
 // GFDFamilyScheme selects how nvidia.com/gpu.family values map to compute capabilities.
 type GFDFamilyScheme string
@@ -234,7 +251,7 @@ const (
 
 var conversions = []Conversion{ConvString, ConvInt, ConvBool, ConvGFDProduct, ConvMiB, ConvGFDFamily,
 	ConvVersionMajor, ConvVersionMinor, ConvVersionPatch, ConvVersion, ConvMap, ConvMIGProfile,
-	ConvMIGStrategy, ConvPCIPresent, ConvImplied}
+	ConvMIGStrategy, ConvPCIPresent, ConvImplied, ConvPresent, ConvCount}
 
 // AlignmentRule makes co-requested devices share an attribute.
 type AlignmentRule struct {

@@ -101,10 +101,12 @@ type Policy struct {
 	byKey    map[string][]*NodeLabelRule // exact keys, in rule order
 	wild     []*NodeLabelRule            // keys with "*"
 	cel      *celChecker
+	// fingerprint identifies the effective rules (see Fingerprint).
+	fingerprint string
 }
 
 func compilePolicy(name string, spec PolicySpec) *Policy {
-	p := &Policy{name: name, spec: spec, exact: map[string]*ResourceRule{}, cel: &celChecker{}}
+	p := &Policy{name: name, spec: spec, exact: map[string]*ResourceRule{}, cel: &celChecker{}, fingerprint: specFingerprint(&spec)}
 	for i := range p.spec.Resources {
 		r := &p.spec.Resources[i]
 		if strings.HasSuffix(r.Name, "*") {

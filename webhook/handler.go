@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/translate/feasibility"
@@ -166,18 +167,19 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 	}
 	now := h.now()
 
-	start := time.Now()
-	res, err := translate.Pod(translate.Input{Pod: pod, Policy: h.Policy(), Classes: h.Inventory.Classes(), Quotas: h.Inventory.Quotas(ns)})
-	if h.Metrics != nil {
-		h.Metrics.TranslateDuration.Observe(time.Since(start).Seconds())
+	snap, err := h.Inventory.Snapshot(now)
+	if err != nil {
+		snap = nil // the decision then says the inventory is not synced
 	}
+	dec, err := decide.Pod(ctx, decide.Input{Pod: pod, Policy: h.Policy(), Classes: h.Inventory.Classes(), Quotas: h.Inventory.Quotas(ns),
+		Checker: h.Checker, Snapshot: snap})
 	if err != nil {
 		msg := fmt.Sprintf("translation failed: %v", err)
 		return admission.Allowed("claimbridge: " + msg), decision{mode: mode, outcome: "Error", reason: ReasonDecodeError, message: msg}
 	}
-
-	verdict := h.check(ctx, res, now)
-	outcome, reasons := report.Decide(res, verdict)
+	h.observe(dec)
+	res := dec.Translation
+	outcome, reasons := dec.Outcome, slices.Clone(dec.Reasons)
 	dryRun := req.DryRun != nil && *req.DryRun
 
 	var resp admission.Response
@@ -202,7 +204,7 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 		}
 	}
 
-	row := report.NewRow("Pod", pod, "", res, verdict)
+	row := report.NewRow("Pod", pod, "", dec)
 	row.Outcome, row.Reasons = outcome, reasons
 	if !mutating {
 		resp = admission.Allowed("claimbridge: " + string(outcome) + ": " + truncate(row.Headline(), maxWarning) + "; not mutated")
@@ -242,23 +244,25 @@ func (h *PodHandler) mode(ctx context.Context, ns string) Mode {
 	return modeOf(obj)
 }
 
-// check runs the allocator pass for a translated pod.
-func (h *PodHandler) check(ctx context.Context, res *translate.Result, now time.Time) *feasibility.Verdict {
-	if res.Outcome != translate.OutcomeTranslate {
-		return nil
+// observe records the durations of the decision's stages.
+func (h *PodHandler) observe(d *decide.Decision) {
+	if h.Metrics == nil {
+		return
 	}
-	start := time.Now()
-	var v feasibility.Verdict
-	snap, err := h.Inventory.Snapshot(now)
-	if err != nil {
-		v = feasibility.Verdict{Kind: feasibility.Unknown, Code: feasibility.ReasonInventoryNotSynced, Reasons: []string{err.Error()}}
-	} else {
-		v = h.Checker.Check(ctx, snap, res.Pod, []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec})
+	h.Metrics.TranslateDuration.Observe(d.Durations.Translate.Seconds())
+	if d.Placement != nil {
+		result := "Equal"
+		switch {
+		case d.Placement.Unknown != "":
+			result = "Unknown"
+		case !d.Placement.Equal():
+			result = "Differs"
+		}
+		h.Metrics.PlacementDuration.WithLabelValues(result).Observe(d.Durations.Placement.Seconds())
 	}
-	if h.Metrics != nil {
-		h.Metrics.FeasibilityDuration.WithLabelValues(string(v.Kind)).Observe(time.Since(start).Seconds())
+	if d.Verdict != nil {
+		h.Metrics.FeasibilityDuration.WithLabelValues(string(d.Verdict.Kind)).Observe(d.Durations.Verdict.Seconds())
 	}
-	return &v
 }
 
 // ensureTemplate makes sure the template exists with this spec: the cache

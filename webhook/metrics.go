@@ -11,6 +11,7 @@ type Metrics struct {
 	Admissions          *prometheus.CounterVec
 	TranslateDuration   prometheus.Histogram
 	FeasibilityDuration *prometheus.HistogramVec
+	PlacementDuration   *prometheus.HistogramVec
 	InventoryNodes      prometheus.Gauge
 	TemplatesCreated    prometheus.Counter
 	TemplatesDeleted    prometheus.Counter
@@ -35,6 +36,11 @@ func NewMetrics() *Metrics {
 			Help:    "Time of one feasibility check, by verdict.",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 18),
 		}, []string{"verdict"}),
+		PlacementDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "claimbridge_placement_duration_seconds",
+			Help:    "Time of one placement check (where the translation lands against where the pod as submitted could), by result.",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 18),
+		}, []string{"result"}),
 		InventoryNodes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "claimbridge_inventory_nodes",
 			Help: "Nodes in the inventory cache.",
@@ -65,7 +71,7 @@ func (m *Metrics) Register() error {
 
 // RegisterWith adds the metrics to a registry.
 func (m *Metrics) RegisterWith(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.Admissions, m.TranslateDuration, m.FeasibilityDuration, m.InventoryNodes,
+	for _, c := range []prometheus.Collector{m.Admissions, m.TranslateDuration, m.FeasibilityDuration, m.PlacementDuration, m.InventoryNodes,
 		m.TemplatesCreated, m.TemplatesDeleted, m.TemplatesRecreated, m.PolicyReloads} {
 		if err := r.Register(c); err != nil {
 			return err

@@ -103,14 +103,19 @@ never be served) or untranslatable (any KeepLegacy row), for CI pipelines.`,
 			if err != nil {
 				return fmt.Errorf("fleet: %w", err)
 			}
-			items, _, err := offline.Translate(docs, offline.Options{Policy: policy, Classes: inv.Classes, Quotas: offline.QuotasOf(docs)})
+			opts := offline.Options{Policy: policy, Classes: inv.Classes, Quotas: offline.QuotasOf(docs)}
+			items, _, err := offline.Translate(docs, opts)
 			if err != nil {
 				return err
 			}
 			ctx, cancel := context.WithTimeout(c.Context(), timeout*time.Duration(max(1, len(items))))
 			defer cancel()
 			checker := feasibility.NewChecker(feasibility.Options{Timeout: timeout})
-			rep := report.New(source, policy.Name(), offline.Audit(ctx, items, checker, snap))
+			rows, err := offline.Audit(ctx, items, opts, checker, snap)
+			if err != nil {
+				return err
+			}
+			rep := report.New(source, policy.Name(), rows)
 			if err := rep.Write(c.OutOrStdout(), output); err != nil {
 				return err
 			}

@@ -2,29 +2,20 @@ package offline
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/report"
-	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/translate/feasibility"
 )
 
-// Check runs the feasibility check of a translation result (nil when the
-// pod was not translated).
-func Check(ctx context.Context, c *feasibility.Checker, snap *feasibility.Snapshot, res *translate.Result) *feasibility.Verdict {
-	if res.Outcome != translate.OutcomeTranslate || res.Template == nil {
-		return nil
-	}
-	v := c.Check(ctx, snap, res.Pod, []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec})
-	return &v
-}
-
-// Audit translates and checks every item against a fleet snapshot.
-func Audit(ctx context.Context, items []Item, c *feasibility.Checker, snap *feasibility.Snapshot) []report.Row {
+// Audit decides for every item with a pod template against a fleet
+// snapshot: the same decision path as the webhook (decide.Pod).
+func Audit(ctx context.Context, items []Item, opts Options, c *feasibility.Checker, snap *feasibility.Snapshot) ([]report.Row, error) {
 	var rows []report.Row
 	for _, it := range items {
 		if it.Result == nil {
@@ -34,10 +25,18 @@ func Audit(ctx context.Context, items []Item, c *feasibility.Checker, snap *feas
 		if !ok {
 			continue
 		}
-		v := Check(ctx, c, snap, it.Result)
-		rows = append(rows, report.NewRow(it.Doc.Object.GetObjectKind().GroupVersionKind().Kind, obj, it.Doc.Where(), it.Result, v))
+		pt, ok := manifest.PodOf(it.Doc.Object.DeepCopyObject())
+		if !ok {
+			continue
+		}
+		d, err := decide.Pod(ctx, decide.Input{Pod: pt.Pod, Policy: opts.Policy, Classes: opts.Classes, Quotas: opts.Quotas[pt.Pod.Namespace],
+			Checker: c, Snapshot: snap})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", it.Doc.Where(), err)
+		}
+		rows = append(rows, report.NewRow(it.Doc.Object.GetObjectKind().GroupVersionKind().Kind, obj, it.Doc.Where(), d))
 	}
-	return rows
+	return rows, nil
 }
 
 // QuotasOf groups the ResourceQuota objects of the input by namespace, so

@@ -103,8 +103,10 @@ type Checker struct {
 
 	mu        sync.Mutex
 	celCaches map[cel.Features]*cel.Cache
-	cache     *lru
+	cache     *lru[Verdict]
 	inflight  map[string]*flight
+	// placements holds the placement answers per pod shape, by node class.
+	placements *lru[*placementEntry]
 }
 
 type flight struct {
@@ -131,7 +133,8 @@ func NewChecker(opts Options) *Checker {
 		parallelism: opts.Parallelism,
 		timeout:     opts.Timeout,
 		celCaches:   map[cel.Features]*cel.Cache{},
-		cache:       newLRU(opts.CacheSize),
+		cache:       newLRU[Verdict](opts.CacheSize),
+		placements:  newLRU[*placementEntry](opts.CacheSize),
 		inflight:    map[string]*flight{},
 	}
 }
@@ -296,7 +299,8 @@ func cacheKey(snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceCla
 		NodeSelector map[string]string
 		Affinity     *corev1.NodeSelector
 		Tolerations  []corev1.Toleration
-	}{specs, pod.Spec.NodeSelector, affinity, pod.Spec.Tolerations})
+		Requests     corev1.ResourceList
+	}{specs, pod.Spec.NodeSelector, affinity, pod.Spec.Tolerations, podRequests(pod)})
 	if err != nil {
 		return "", fmt.Errorf("hash claims: %w", err)
 	}
@@ -368,7 +372,13 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	// Node constraints of the pod (NodeAffinity and TaintToleration filters of kube-scheduler).
 	why := newReasons()
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
+	// NodeResourcesFit for what the pod asks besides its claims: against
+	// allocatable for both passes, and against what is free today (when the
+	// inventory knows the pods) for the first.
+	requests := podRequests(pod)
+	empty := corev1.ResourceList{}
 	var candidates []*nodeInfo
+	var busy []string
 	for _, ni := range snap.nodes {
 		if len(ni.devices) == 0 {
 			why.add("publish no DRA devices", ni.node.Name)
@@ -378,7 +388,12 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 			why.add(msg, ni.node.Name)
 			continue
 		}
+		if msg := snap.insufficient(&nodeInfo{node: ni.node, used: empty}, requests); msg != "" {
+			why.add(msg, ni.node.Name)
+			continue
+		}
 		candidates = append(candidates, ni)
+		busy = append(busy, snap.insufficient(ni, requests))
 	}
 	if len(candidates) == 0 {
 		v.Kind, v.Code, v.Reasons, v.NodesPruned = NeverFits, ReasonNoCandidateNodes, why.list(), len(snap.nodes)
@@ -387,7 +402,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 
 	// Pass 1: devices free today.
 	nowWhy := why.clone()
-	res := c.search(ctx, p, celCache, allocs.now, candidates, false, nowWhy, nil)
+	res := c.search(ctx, p, celCache, allocs.now, candidates, false, nowWhy, nil, busy)
 	switch {
 	case res.err != nil:
 		return c.fatal(v, res)
@@ -403,7 +418,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 
 	// Pass 2: the same nodes with every device free.
 	freeWhy := why.clone()
-	free := c.search(ctx, p, celCache, allocs.free, candidates, true, freeWhy, &res)
+	free := c.search(ctx, p, celCache, allocs.free, candidates, true, freeWhy, &res, nil)
 	v.NodesPruned = len(snap.nodes) - len(candidates) + free.pruned
 	switch {
 	case free.err != nil:
@@ -639,7 +654,10 @@ type searchResult struct {
 // a scheduler that stops at the first feasible node. With prev (the pass over the allocated
 // state), nodes without allocated devices on which the allocator already failed are not run
 // again: an empty allocated state cannot change their answer.
-func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc structured.Allocator, nodes []*nodeInfo, free bool, why *reasonSet, prev *searchResult) searchResult {
+//
+// blocked, when set, gives per node a reason it cannot take the pod today whatever its
+// devices (its CPU or memory is taken); such nodes are not run.
+func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc structured.Allocator, nodes []*nodeInfo, free bool, why *reasonSet, prev *searchResult, blocked []string) searchResult {
 	var (
 		next    atomic.Int64
 		best    atomic.Int64 // index of the decisive node so far
@@ -682,6 +700,10 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 					return
 				}
 				ni := nodes[i]
+				if blocked != nil && blocked[i] != "" {
+					outcome[i] = blocked[i]
+					continue
+				}
 				if prev != nil && prev.ran[i] && !ni.busy && prev.outcome[i] != "" {
 					outcome[i], ran[i] = prev.outcome[i], true
 					continue

@@ -28,9 +28,14 @@ type Inventory struct {
 	Classes    []*resourceapi.DeviceClass
 	Claims     []*resourceapi.ResourceClaim
 	TaintRules []*resourceapi.DeviceTaintRule
+	// Pods bound to nodes, when known: their requests count against the
+	// nodes' allocatable CPU, memory and other resources. Without them a
+	// verdict compares a pod's requests with allocatable alone.
+	Pods []*corev1.Pod
 }
 
-// LoadInventory reads Nodes, ResourceSlices, DeviceClasses, ResourceClaims and DeviceTaintRules
+// LoadInventory reads Nodes, ResourceSlices, DeviceClasses, ResourceClaims, DeviceTaintRules and
+// bound Pods (their requests are the nodes' usage)
 // from YAML files (multi-document, "kind: List" allowed) or from the *.yaml, *.yml and *.json
 // files of directories (not recursive), in lexical order. Other kinds are ignored; unknown
 // fields are errors. Errors name the file and the document index (0-based).
@@ -112,6 +117,14 @@ func (inv *Inventory) decodeObject(doc []byte) error {
 			}
 		}
 		return nil
+	case meta.APIVersion == "v1" && meta.Kind == "Pod":
+		obj := &corev1.Pod{}
+		if err := yaml.Unmarshal(doc, obj); err != nil {
+			return fmt.Errorf("pod: %w", err)
+		}
+		if obj.Spec.NodeName != "" {
+			inv.Pods = append(inv.Pods, obj)
+		}
 	case meta.APIVersion == "v1" && meta.Kind == "Node":
 		obj := &corev1.Node{}
 		if err := yaml.UnmarshalStrict(doc, obj); err != nil {

@@ -55,6 +55,11 @@ type Snapshot struct {
 
 	mu         sync.Mutex
 	allocators map[*cel.Cache]*allocatorPair
+
+	// Node classes for the placement check, computed on first use.
+	classOnce          sync.Once
+	nodeClasses        []*nodeClass
+	classesFingerprint string
 }
 
 type allocatorPair struct {
@@ -69,6 +74,13 @@ type nodeInfo struct {
 	// busy: some visible device is allocated (exclusively or shared). A node that is not busy
 	// gives the same allocator answer with and without the allocated state.
 	busy bool
+	// classKey identifies the node's class (see classes.go); set with the classes.
+	classKey string
+	// used sums the requests of the inventory's pods bound to the node, and
+	// pods counts them; usageKnown is false when the inventory lists no pods.
+	used       corev1.ResourceList
+	pods       int64
+	usageKnown bool
 }
 
 // deviceRef is one device as the allocator would see it from a node.
@@ -128,6 +140,8 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		byName[n.Name] = i
 		s.nodes = append(s.nodes, &nodeInfo{node: n})
 	}
+
+	addUsage(s.nodes, byName, inv.Pods)
 
 	// Only the newest generation of each pool counts (structured.GatherPools).
 	newest := map[[2]string]int64{}

@@ -1,0 +1,211 @@
+// Package decide is claimbridge's one decision path: given a pod, the
+// policy and an inventory snapshot, it says whether the pod is translated,
+// kept as submitted or skipped, and why. The webhook, `claimbridge
+// translate`, `explain` and `audit` all call [Pod]; the report only renders
+// its [Decision].
+//
+// The order is the design:
+//
+//  1. translate.Pod rewrites the pod (pure; a pod it cannot or should not
+//     translate is kept or skipped with its reasons);
+//  2. the placement proof (feasibility.Checker.Placement) compares, over the
+//     nodes that publish DRA devices, where the translated pod can land with
+//     where the legacy pod could; under the policy's placement rule (Exact by
+//     default) a difference keeps the pod legacy (PlacementDiffers);
+//  3. the verdict (feasibility.Checker.Check) says whether the fleet can
+//     serve the claim now (FitsNow) or once devices are free (FitsWhenFree);
+//     anything else keeps the pod legacy (Infeasible).
+//
+// What may import it: webhook/, cmd/ and internal/. It imports translate
+// and translate/feasibility only. It holds no state; the Checker's caches
+// make repeated decisions cheap.
+package decide
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+
+	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/translate/feasibility"
+)
+
+// Reason codes of the decision itself (translation and feasibility have theirs).
+const (
+	// ReasonFeasible: the fleet can serve the translation (FitsNow or FitsWhenFree).
+	ReasonFeasible translate.ReasonCode = "Feasible"
+	// ReasonInfeasible: it cannot (NeverFits) or that is not known (Unknown).
+	ReasonInfeasible translate.ReasonCode = "Infeasible"
+	// ReasonPlacementProven: the translation lands exactly where the legacy pod could.
+	ReasonPlacementProven translate.ReasonCode = "PlacementProven"
+	// ReasonPlacementDiffers: it would land on other nodes; the pod stays legacy.
+	ReasonPlacementDiffers translate.ReasonCode = "PlacementDiffers"
+	// ReasonPlacementUnknown: the comparison could not finish; the pod stays legacy.
+	ReasonPlacementUnknown translate.ReasonCode = "PlacementUnknown"
+	// ReasonPlacementNotChecked: the policy turned the placement check off.
+	ReasonPlacementNotChecked translate.ReasonCode = "PlacementNotChecked"
+)
+
+// Input is what [Pod] decides on.
+type Input struct {
+	// Pod as submitted; not modified. Required.
+	Pod *corev1.Pod
+	// Policy to apply. Required.
+	Policy *translate.Policy
+	// Classes and Quotas as for translate.Input (KEP-5004 deference, quota
+	// continuity). Nil when not known.
+	Classes []*resourceapi.DeviceClass
+	Quotas  []*corev1.ResourceQuota
+	// Checker runs the placement proof and the verdict over Snapshot. Nil
+	// when there is no fleet to check against (`claimbridge translate`
+	// without --fleet): the decision is then the translation's alone.
+	Checker *feasibility.Checker
+	// Snapshot of the inventory. Nil with a Checker means the inventory is
+	// not synced: a pod that would be translated stays legacy (verdict
+	// Unknown).
+	Snapshot *feasibility.Snapshot
+}
+
+// Decision is what claimbridge does with one pod, and why.
+type Decision struct {
+	// Outcome: Translate only when translation, the placement proof and the
+	// verdict all agree; KeepLegacy or Skip otherwise.
+	Outcome translate.Outcome
+	// Translation is the translator's result: Pod and Template are set when
+	// it translated, even if the decision keeps the pod legacy (audit shows
+	// what it would have been).
+	Translation *translate.Result
+	// Placement is the placement proof's answer; nil when it did not run.
+	Placement *feasibility.Placement
+	// Verdict of the allocator pass; nil when it did not run.
+	Verdict *feasibility.Verdict
+	// Reasons: translation's, then the placement proof's and the verdict's.
+	Reasons []translate.Reason
+	// Durations of the stages, for metrics.
+	Durations Durations
+}
+
+// Durations of the stages of one decision; zero for a stage that did not run.
+type Durations struct {
+	Translate, Placement, Verdict time.Duration
+}
+
+// Pod decides for one pod. An error means the input itself was unusable
+// (no pod, no policy); every other outcome is a Decision with reasons.
+func Pod(ctx context.Context, in Input) (*Decision, error) {
+	if in.Pod == nil {
+		return nil, errors.New("no pod")
+	}
+	if in.Policy == nil {
+		return nil, errors.New("no policy")
+	}
+	start := time.Now()
+	res, err := translate.Pod(translate.Input{Pod: in.Pod, Policy: in.Policy, Classes: in.Classes, Quotas: in.Quotas})
+	if err != nil {
+		return nil, err
+	}
+	d := &Decision{Outcome: res.Outcome, Translation: res, Reasons: slices.Clone(res.Reasons)}
+	d.Durations.Translate = time.Since(start)
+	if res.Outcome != translate.OutcomeTranslate {
+		return d, nil
+	}
+	if in.Checker == nil {
+		return d, nil
+	}
+	if in.Snapshot == nil {
+		v := feasibility.Verdict{Kind: feasibility.Unknown, Code: feasibility.ReasonInventoryNotSynced, Reasons: []string{"the device inventory is not synced yet"}}
+		d.Verdict = &v
+		d.keep(verdictReasons(&v)...)
+		return d, nil
+	}
+	claims := []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}
+
+	rule := in.Policy.Spec().Placement
+	if rule == "" {
+		rule = translate.PlacementExact
+	}
+	if rule == translate.PlacementOff {
+		d.Reasons = append(d.Reasons, reason(ReasonPlacementNotChecked, translate.SeverityInfo, "the policy turns the placement check off (placement: Off)"))
+	} else {
+		start := time.Now()
+		pl := in.Checker.Placement(ctx, in.Snapshot, feasibility.PlacementInput{
+			Policy: in.Policy, Legacy: in.Pod, Translated: res.Pod, Claims: claims,
+		})
+		d.Placement = &pl
+		d.Durations.Placement = time.Since(start)
+		if r, ok := placementReasons(&pl, rule); !ok {
+			d.keep(r...)
+			return d, nil
+		} else {
+			d.Reasons = append(d.Reasons, r...)
+		}
+	}
+
+	start = time.Now()
+	v := in.Checker.Check(ctx, in.Snapshot, res.Pod, claims)
+	d.Verdict = &v
+	d.Durations.Verdict = time.Since(start)
+	switch v.Kind {
+	case feasibility.FitsNow, feasibility.FitsWhenFree:
+		d.Reasons = append(d.Reasons, reason(ReasonFeasible, translate.SeverityInfo, fmt.Sprintf("%s on node %s", v.Kind, v.Node)))
+	default:
+		d.keep(verdictReasons(&v)...)
+	}
+	return d, nil
+}
+
+// keep makes the decision KeepLegacy with these reasons.
+func (d *Decision) keep(r ...translate.Reason) {
+	d.Outcome = translate.OutcomeKeepLegacy
+	d.Reasons = append(d.Reasons, r...)
+}
+
+func reason(code translate.ReasonCode, sev translate.Severity, msg string) translate.Reason {
+	return translate.Reason{Code: code, Severity: sev, Message: msg}
+}
+
+// placementReasons explains the placement answer; ok is false when the
+// rule keeps the pod legacy.
+func placementReasons(pl *feasibility.Placement, rule translate.PlacementRule) ([]translate.Reason, bool) {
+	if pl.Unknown != "" {
+		return []translate.Reason{reason(ReasonPlacementUnknown, translate.SeverityWarning,
+			"could not compare where the translation lands with where the pod lands today: "+pl.Unknown)}, false
+	}
+	var out []translate.Reason
+	if pl.Equal() {
+		return []translate.Reason{reason(ReasonPlacementProven, translate.SeverityInfo,
+			fmt.Sprintf("lands on the same %d of %d DRA nodes as the pod as submitted would", pl.Translated, pl.Nodes))}, true
+	}
+	ok := rule == translate.PlacementSubset && pl.Subset()
+	sev := translate.SeverityWarning
+	if ok {
+		sev = translate.SeverityInfo
+	}
+	for _, g := range pl.Gained {
+		out = append(out, reason(ReasonPlacementDiffers, sev, "would also land on "+g.String()))
+	}
+	for _, g := range pl.Lost {
+		out = append(out, reason(ReasonPlacementDiffers, sev, "could no longer land on "+g.String()))
+	}
+	if !ok {
+		head := fmt.Sprintf("the translation would land on %d DRA nodes, the pod as submitted on %d of them or others (placement: %s); kept as submitted", pl.Translated, pl.Legacy, rule)
+		out = append([]translate.Reason{reason(ReasonPlacementDiffers, translate.SeverityWarning, head)}, out...)
+	}
+	return out, ok
+}
+
+func verdictReasons(v *feasibility.Verdict) []translate.Reason {
+	if len(v.Reasons) == 0 {
+		return []translate.Reason{reason(ReasonInfeasible, translate.SeverityWarning, fmt.Sprintf("%s (%s)", v.Kind, v.Code))}
+	}
+	out := make([]translate.Reason, 0, len(v.Reasons))
+	for _, r := range v.Reasons {
+		out = append(out, reason(ReasonInfeasible, translate.SeverityWarning, fmt.Sprintf("%s (%s): %s", v.Kind, v.Code, r)))
+	}
+	return out
+}

@@ -1,0 +1,137 @@
+package feasibility
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+)
+
+// Node fit for everything a pod asks for besides its claims: CPU, memory,
+// hugepages, ephemeral storage, pods and the extended resources it still
+// requests, as kube-scheduler's NodeResourcesFit filter does — the pod's
+// effective requests (k8s.io/component-helpers/resource, with init
+// containers, sidecars and overhead) against the node's allocatable minus
+// what the pods already bound to it request. Usage is only known when the
+// inventory lists pods (offline fleets, `audit --kubeconfig`); the webhook
+// compares with allocatable alone. Extended resources that a DeviceClass
+// maps (KEP-5004) are served from DRA on nodes without them, so they are
+// not compared.
+
+// podRequests is what the pod asks of a node, without zero entries. A
+// container's limit without a request counts as its request, as the API's
+// defaulting makes it (pods read from manifests are not defaulted yet).
+func podRequests(pod *corev1.Pod) corev1.ResourceList {
+	all := resourcehelper.PodRequests(withDefaultRequests(pod), resourcehelper.PodResourcesOptions{})
+	for n, q := range all {
+		if q.IsZero() {
+			delete(all, n)
+		}
+	}
+	return all
+}
+
+// addUsage sums the requests of bound, unfinished pods per node.
+func addUsage(nodes []*nodeInfo, byName map[string]int, pods []*corev1.Pod) {
+	if len(pods) == 0 {
+		return
+	}
+	for _, ni := range nodes {
+		ni.usageKnown = true
+	}
+	for _, p := range pods {
+		i, ok := byName[p.Spec.NodeName]
+		if !ok || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		ni := nodes[i]
+		if ni.used == nil {
+			ni.used = corev1.ResourceList{}
+		}
+		for n, q := range podRequests(p) {
+			cur := ni.used[n]
+			cur.Add(q)
+			ni.used[n] = cur
+		}
+		ni.pods++
+	}
+}
+
+// insufficient returns why the node cannot hold the requests, or "". A node
+// that reports no allocatable resources at all is not judged.
+func (s *Snapshot) insufficient(ni *nodeInfo, requests corev1.ResourceList) string {
+	alloc := ni.node.Status.Allocatable
+	if len(alloc) == 0 {
+		return ""
+	}
+	if ni.usageKnown {
+		if maxPods, ok := alloc[corev1.ResourcePods]; ok && ni.pods+1 > maxPods.Value() {
+			return fmt.Sprintf("had too many pods (%d of %d)", ni.pods, maxPods.Value())
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(requests)) {
+		if name == corev1.ResourcePods || s.draServes(name) {
+			continue
+		}
+		want, have := requests[name], alloc[name]
+		free := have.DeepCopy()
+		if used, ok := ni.used[name]; ok {
+			free.Sub(used)
+		}
+		if want.Cmp(free) > 0 {
+			if ni.usageKnown {
+				return fmt.Sprintf("had insufficient %s (the pod asks for %s, %s of %s allocatable is free)", name, want.String(), free.String(), have.String())
+			}
+			return fmt.Sprintf("had insufficient %s (the pod asks for %s, %s allocatable)", name, want.String(), have.String())
+		}
+	}
+	return ""
+}
+
+// draServes reports whether a DeviceClass maps the extended resource
+// (extendedResourceName, KEP-5004): the scheduler then serves it from DRA
+// on nodes that do not advertise it.
+func (s *Snapshot) draServes(name corev1.ResourceName) bool {
+	for _, c := range s.classes {
+		if c.Spec.ExtendedResourceName != nil && *c.Spec.ExtendedResourceName == string(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// withDefaultRequests returns the pod with each container's limits copied
+// into its requests where a request is missing (pkg/apis/core/v1 defaulting:
+// "if requests are omitted for a container, they default to the limits").
+func withDefaultRequests(pod *corev1.Pod) *corev1.Pod {
+	missing := func(list []corev1.Container) bool {
+		for _, c := range list {
+			for n := range c.Resources.Limits {
+				if _, ok := c.Resources.Requests[n]; !ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if !missing(pod.Spec.Containers) && !missing(pod.Spec.InitContainers) {
+		return pod
+	}
+	out := pod.DeepCopy()
+	for _, list := range [][]corev1.Container{out.Spec.InitContainers, out.Spec.Containers} {
+		for i := range list {
+			r := &list[i].Resources
+			for n, q := range r.Limits {
+				if _, ok := r.Requests[n]; !ok {
+					if r.Requests == nil {
+						r.Requests = corev1.ResourceList{}
+					}
+					r.Requests[n] = q.DeepCopy()
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,461 @@
+package feasibility
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/structured"
+
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// The placement proof: a translation stands only when, over the nodes that
+// publish DRA devices, the nodes where the translated pod can land are the
+// nodes where the legacy pod could.
+//
+//   - The legacy pod could land on a node when it passes kube-scheduler's
+//     filters on the node's legacy view (legacyview.go): NodeUnschedulable,
+//     NodeAffinity (nodeSelector and required affinity), TaintToleration, and
+//     every extended resource it asks for against the view's allocatable.
+//     Fallbacks of the policy widen that set on purpose: the legacy pod with
+//     a fallback's labels and resource counts is the legacy pod too.
+//   - The translated pod can land on a node when it passes the same filters
+//     on the real node (its remaining affinity, every extended resource it
+//     still asks for against the real allocatable) and the allocator fits
+//     its claims there with every device free.
+//
+// Both are evaluated once per node class (classes.go) and cached by the
+// pod's shape, so a node that joins an existing class costs nothing.
+// CPU, memory and the other native resources ask the same of both pods and
+// are left to the verdict.
+
+// PlacementInput is what [Checker.Placement] compares.
+type PlacementInput struct {
+	// Policy whose vocabulary derives the legacy view. Required.
+	Policy *translate.Policy
+	// Legacy is the pod as submitted (with what admission adds to it, such
+	// as tolerations for its extended resources). Required.
+	Legacy *corev1.Pod
+	// Translated is the translated pod and Claims the specs of its claims.
+	// Required.
+	Translated *corev1.Pod
+	Claims     []*resourceapi.ResourceClaimSpec
+}
+
+// Placement is the answer of [Checker.Placement].
+type Placement struct {
+	// Nodes is the number of nodes that publish DRA devices; Legacy and
+	// Translated how many of them each pod can land on.
+	Nodes, Legacy, Translated int
+	// Classes is the number of node classes evaluated.
+	Classes int
+	// Gained lists node groups only the translation lands on, Lost those
+	// only the legacy pod could; both empty means the sets are equal.
+	Gained, Lost []NodeGroup
+	// Unknown is set when the check could not finish (deadline, allocator
+	// error); the sets are then not known.
+	Unknown string
+	// Cached is true when every class came from the cache.
+	Cached bool
+}
+
+// Equal reports whether the translation lands exactly where the legacy pod could.
+func (p *Placement) Equal() bool { return p.Unknown == "" && len(p.Gained) == 0 && len(p.Lost) == 0 }
+
+// Subset reports whether the translation lands on no node the legacy pod could not.
+func (p *Placement) Subset() bool { return p.Unknown == "" && len(p.Gained) == 0 }
+
+// NodeGroup is one class of nodes in an explanation.
+type NodeGroup struct {
+	// Nodes is how many nodes; Example the first of them in name order.
+	Nodes   int    `json:"nodes"`
+	Example string `json:"example"`
+	// Hardware describes the example's devices ("8× NVIDIA H100 80GB HBM3").
+	Hardware string `json:"hardware"`
+	// Why the side that does not land there is kept off.
+	Why string `json:"why"`
+}
+
+func (g NodeGroup) String() string {
+	noun := "nodes"
+	if g.Nodes == 1 {
+		noun = "node"
+	}
+	return fmt.Sprintf("%d %s like %s (%s): %s", g.Nodes, noun, g.Example, g.Hardware, g.Why)
+}
+
+// classAnswer is the result of one class for one pod shape.
+type classAnswer struct {
+	legacy, translated  bool
+	legacyWhy, transWhy string
+	unknown             string
+}
+
+type placementEntry struct {
+	mu      sync.Mutex
+	classes map[string]classAnswer
+}
+
+// Placement compares where the legacy and the translated pod can land over
+// the snapshot's DRA nodes. It never returns an error: what could not be
+// decided is reported in Placement.Unknown.
+func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInput) Placement {
+	if snap == nil {
+		return Placement{Unknown: "the device inventory is not synced yet"}
+	}
+	if in.Policy == nil || in.Legacy == nil || in.Translated == nil {
+		return Placement{Unknown: "nothing to compare"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+
+	claims, err := defaultClaims(in.Translated, in.Claims)
+	if err != nil {
+		return Placement{Unknown: err.Error()}
+	}
+	legacy := canonicalLegacyPod(in.Policy, in.Legacy)
+	variants := append([]*corev1.Pod{legacy}, fallbackVariants(in.Policy, legacy)...)
+	byName := selectsNodeByName(legacy) || selectsNodeByName(in.Translated)
+	key, err := placementKey(snap, in.Policy, variants, in.Translated, claims)
+	if err != nil {
+		return Placement{Unknown: err.Error()}
+	}
+	entry := c.placementEntry(key)
+
+	pc := &placementCheck{
+		c: c, ctx: ctx, snap: snap, policy: in.Policy, variants: variants, translated: in.Translated, claims: claims,
+		cc: c.celCache(snap.features), rules: in.Policy.FamilyDeviceRules(),
+	}
+	for _, v := range variants {
+		pc.keys = append(pc.keys, requiredLabelKeys(v)...)
+		pc.legacyReqs = append(pc.legacyReqs, extendedRequests(v))
+	}
+	slices.Sort(pc.keys)
+	pc.keys = slices.Compact(pc.keys)
+	pc.transReqs = extendedRequests(in.Translated)
+
+	var out Placement
+	out.Cached = true
+	type group struct {
+		key     string
+		members []*nodeInfo
+	}
+	var groups []group
+	for _, cl := range snap.nodeClassList() {
+		if !byName {
+			groups = append(groups, group{key: cl.key, members: cl.members})
+			continue
+		}
+		for _, ni := range cl.members {
+			groups = append(groups, group{key: cl.key + "/" + ni.node.Name, members: []*nodeInfo{ni}})
+		}
+	}
+	out.Classes = len(groups)
+	for _, g := range groups {
+		out.Nodes += len(g.members)
+		entry.mu.Lock()
+		ans, ok := entry.classes[g.key]
+		entry.mu.Unlock()
+		if !ok {
+			out.Cached = false
+			ans = pc.answer(g.members[0])
+			if ans.unknown == "" {
+				entry.mu.Lock()
+				entry.classes[g.key] = ans
+				entry.mu.Unlock()
+			}
+		}
+		if ans.unknown != "" {
+			return Placement{Nodes: out.Nodes, Classes: out.Classes, Unknown: ans.unknown}
+		}
+		rep := g.members[0]
+		ng := NodeGroup{Nodes: len(g.members), Example: rep.node.Name, Hardware: hardware(rep)}
+		if ans.legacy {
+			out.Legacy += len(g.members)
+		}
+		if ans.translated {
+			out.Translated += len(g.members)
+		}
+		switch {
+		case ans.translated && !ans.legacy:
+			ng.Why = "the legacy pod " + ans.legacyWhy
+			out.Gained = append(out.Gained, ng)
+		case ans.legacy && !ans.translated:
+			ng.Why = "the translated pod " + ans.transWhy
+			out.Lost = append(out.Lost, ng)
+		}
+	}
+	sortGroups(out.Gained)
+	sortGroups(out.Lost)
+	return out
+}
+
+// sortGroups puts the largest groups first, then by example name.
+func sortGroups(gs []NodeGroup) {
+	slices.SortStableFunc(gs, func(a, b NodeGroup) int {
+		if a.Nodes != b.Nodes {
+			return b.Nodes - a.Nodes
+		}
+		return strings.Compare(a.Example, b.Example)
+	})
+}
+
+type placementCheck struct {
+	c          *Checker
+	ctx        context.Context
+	snap       *Snapshot
+	policy     *translate.Policy
+	variants   []*corev1.Pod
+	translated *corev1.Pod
+	claims     []*resourceapi.ResourceClaim
+	cc         *cel.Cache
+	rules      map[string][]translate.DeviceRule
+	keys       []string
+	legacyReqs []corev1.ResourceList
+	transReqs  corev1.ResourceList
+}
+
+// answer evaluates both pods on one node.
+func (pc *placementCheck) answer(ni *nodeInfo) classAnswer {
+	var ans classAnswer
+	nd := newNodeDevices(pc.ctx, pc.cc, pc.snap, ni, pc.rules)
+	// Legacy: any variant passes the filters on the legacy view.
+	for i, v := range pc.variants {
+		view := legacyNode(pc.policy, nd, pc.keys, slices.Collect(maps.Keys(pc.legacyReqs[i])))
+		why := filters(v, view, pc.legacyReqs[i])
+		if why == "" {
+			ans.legacy = true
+			break
+		}
+		if i == 0 {
+			ans.legacyWhy = why
+		}
+	}
+	// Translated: the filters on the real node, then the allocator with
+	// every device free.
+	if why := filters(pc.translated, ni.node, pc.transReqs); why != "" {
+		ans.transWhy = why
+		return ans
+	}
+	allocs, err := pc.snap.allocatorsFor(pc.ctx, pc.cc)
+	if err != nil {
+		ans.unknown = err.Error()
+		return ans
+	}
+	res, err := allocs.free.Allocate(pc.ctx, ni.node, pc.claims)
+	switch {
+	case err != nil && pc.ctx.Err() != nil:
+		ans.unknown = "deadline exceeded before every node class was checked"
+	case err != nil && errors.Is(err, structured.ErrFailedAllocationOnNode):
+		ans.transWhy = "cannot get its claim allocated there (" + err.Error() + ")"
+	case err != nil:
+		ans.unknown = "allocator error on node " + ni.node.Name + ": " + err.Error()
+	case len(res) != len(pc.claims):
+		ans.transWhy = "cannot get its claim allocated there, even with every device free"
+	default:
+		ans.translated = true
+	}
+	return ans
+}
+
+// filters mirrors kube-scheduler's NodeUnschedulable, NodeAffinity,
+// TaintToleration and (for extended resources) NodeResourcesFit filters and
+// returns why the pod cannot land on the node, or "".
+func filters(pod *corev1.Pod, node *corev1.Node, requests corev1.ResourceList) string {
+	if msg := nodeRejects(nodeaffinity.GetRequiredNodeAffinity(pod), pod, node); msg != "" {
+		return strings.Replace(msg, "didn't match Pod's node affinity/selector", "does not match the node selector or affinity", 1)
+	}
+	for _, name := range slices.Sorted(maps.Keys(requests)) {
+		want := requests[name]
+		have := node.Status.Allocatable[name]
+		if want.Cmp(have) > 0 {
+			return fmt.Sprintf("asks for %s %s, the node has %s", name, want.String(), have.String())
+		}
+	}
+	return ""
+}
+
+// extendedRequests is the pod's effective request of each extended
+// resource, computed as the scheduler does (init containers and sidecars
+// included, k8s.io/component-helpers/resource).
+func extendedRequests(pod *corev1.Pod) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for n, q := range podRequests(pod) {
+		if isExtendedResourceName(n) {
+			out[n] = q
+		}
+	}
+	return out
+}
+
+// fallbackVariants are the legacy pod as the policy's fallbacks widen it:
+// for a fallback whose match the pod asks for (the resource, and the match's
+// labels in its nodeSelector or in every required term), the pod with the
+// alternative's labels in place of the match's and its device count
+// multiplied.
+func fallbackVariants(p *translate.Policy, pod *corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	spec := p.Spec()
+	for i := range spec.Fallbacks {
+		fb := &spec.Fallbacks[i]
+		res := corev1.ResourceName(fb.Match.Resource)
+		if !asksFor(pod, res) || !hasLabels(pod, fb.Match.NodeSelector) {
+			continue
+		}
+		for _, alt := range fb.Alternatives {
+			v := pod.DeepCopy()
+			dropLabels(v, fb.Match.NodeSelector)
+			if len(alt.NodeSelector) > 0 && v.Spec.NodeSelector == nil {
+				v.Spec.NodeSelector = map[string]string{}
+			}
+			for k, val := range alt.NodeSelector {
+				v.Spec.NodeSelector[k] = p.CanonicalLabelValue(k, val)
+			}
+			to := res
+			if alt.Resource != "" {
+				to = corev1.ResourceName(alt.Resource)
+			}
+			replaceResource(v, res, to, max(alt.CountMultiplier, 1))
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func asksFor(pod *corev1.Pod, res corev1.ResourceName) bool {
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			if _, ok := c.Resources.Limits[res]; ok {
+				return true
+			}
+			if _, ok := c.Resources.Requests[res]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasLabels: every label is required by the nodeSelector, or by every
+// required term as "key In [value]".
+func hasLabels(pod *corev1.Pod, labels map[string]string) bool {
+	for k, v := range labels {
+		if pod.Spec.NodeSelector[k] == v {
+			continue
+		}
+		a := pod.Spec.Affinity
+		if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+			return false
+		}
+		terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+		if len(terms) == 0 {
+			return false
+		}
+		for _, t := range terms {
+			if !slices.ContainsFunc(t.MatchExpressions, func(e corev1.NodeSelectorRequirement) bool {
+				return e.Key == k && e.Operator == corev1.NodeSelectorOpIn && slices.Equal(e.Values, []string{v})
+			}) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func dropLabels(pod *corev1.Pod, labels map[string]string) {
+	for k := range labels {
+		delete(pod.Spec.NodeSelector, k)
+	}
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return
+	}
+	for i := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		t := &a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[i]
+		t.MatchExpressions = slices.DeleteFunc(t.MatchExpressions, func(e corev1.NodeSelectorRequirement) bool {
+			_, ok := labels[e.Key]
+			return ok
+		})
+	}
+}
+
+func replaceResource(pod *corev1.Pod, from, to corev1.ResourceName, mul int64) {
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			for _, rl := range []corev1.ResourceList{list[i].Resources.Limits, list[i].Resources.Requests} {
+				q, ok := rl[from]
+				if !ok {
+					continue
+				}
+				delete(rl, from)
+				n := q.Value() * mul
+				q.Set(n)
+				rl[to] = q
+			}
+		}
+	}
+}
+
+// placementKey hashes what a class's answer depends on besides the class:
+// the pods' node constraints and extended requests, the claims, the
+// policy's vocabulary and the DeviceClasses.
+func placementKey(snap *Snapshot, p *translate.Policy, variants []*corev1.Pod, translated *corev1.Pod, claims []*resourceapi.ResourceClaim) (string, error) {
+	type shape struct {
+		NodeSelector map[string]string
+		Affinity     *corev1.NodeSelector
+		Tolerations  []corev1.Toleration
+		Requests     corev1.ResourceList
+	}
+	shapeOf := func(pod *corev1.Pod) shape {
+		s := shape{NodeSelector: pod.Spec.NodeSelector, Tolerations: pod.Spec.Tolerations, Requests: extendedRequests(pod)}
+		if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+			s.Affinity = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		}
+		return s
+	}
+	var legacy []shape
+	for _, v := range variants {
+		legacy = append(legacy, shapeOf(v))
+	}
+	specs := make([]resourceapi.ResourceClaimSpec, len(claims))
+	for i, c := range claims {
+		specs[i] = c.Spec
+	}
+	snap.nodeClassList() // sets the classes' fingerprint
+	b, err := json.Marshal(struct {
+		Legacy     []shape
+		Translated shape
+		Claims     []resourceapi.ResourceClaimSpec
+		Policy     string
+		Classes    string
+		Features   Features
+	}{legacy, shapeOf(translated), specs, p.Fingerprint(), snap.classesFingerprint, snap.features})
+	if err != nil {
+		return "", fmt.Errorf("hash placement: %w", err)
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:]), nil
+}
+
+func (c *Checker) placementEntry(key string) *placementEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.placements.get(key); ok {
+		return e
+	}
+	e := &placementEntry{classes: map[string]classAnswer{}}
+	c.placements.add(key, e)
+	return e
+}
