@@ -115,16 +115,21 @@
 //
 // # Label vocabulary and policy
 //
-// The vocabulary is data: profiles/*.yaml are the built-in vendor profiles
-// (resource rules, node-label rules, alignment and fallbacks), embedded and
-// merged by profiles.go, which also compiles a policy and looks rules up.
-// How a label value becomes a device requirement (GFD product names, MiB to
-// bytes, GFD family to compute capability, driver versions, MIG and GKE
-// partitions, NFD PCI presence) is code in labels.go, one function per
-// [Conversion]; cel.go turns requirements into escaped, checked CEL. The
-// policy's API types are in policytypes.go, loading and merging in
-// policy.go, validation in validate.go; reasons.go defines the reason
-// codes and matchconditions.go the webhook's matchConditions.
+// Which labels claimbridge knows is data: profiles/*.yaml are the built-in
+// vendor profiles (resource rules, node-label rules, alignment and
+// fallbacks), embedded and merged by profiles.go, which also compiles a
+// policy and looks rules up. How a label and a device attribute correspond
+// is the vocabulary table in vocabulary.go: one entry per [Conversion] (GFD
+// product names, MiB and bytes, GFD family and compute capability, driver
+// versions, MIG and GKE partitions, TPU topology, NFD PCI presence, device
+// counts) with its forward function (a requirement becomes a selector,
+// used by analyzeLabels), its backward function (device attributes become
+// the label's value, used by the placement proof's legacy view, legacy.go)
+// and its canonical form. The functions are in conversions.go and
+// conversions_gfd.go; cel.go turns requirements into escaped, checked CEL.
+// The policy's API types are in policytypes.go, loading and merging in
+// policy.go, validation in validate.go; reasons.go defines the reason codes
+// and matchconditions.go the webhook's matchConditions.
 //
 // # Imports
 //

@@ -244,9 +244,17 @@ const (
 	// ConvPCIPresent: an NFD PCI presence label, satisfied when a request's
 	// driver is one that Values lists for the vendor ID in the key.
 	ConvPCIPresent Conversion = "PCIPresent"
-	// ConvImplied: the label is implied by the claim itself (for example a
-	// device count); it is removed without a selector.
+	// ConvPresent: the label says the node has devices of the family
+	// ("true"); a request for such a device implies it, so it is removed
+	// without a selector.
+	ConvPresent Conversion = "Present"
+	// ConvImplied is the former name of ConvPresent, still accepted.
 	ConvImplied Conversion = "Implied"
+	// ConvCount: the label is the number of physical devices of the families
+	// on the node (nvidia.com/gpu.count). No device attribute holds it: the
+	// label is removed without a selector, and the placement check tells
+	// whether that changes where the pod can land.
+	ConvCount Conversion = "Count"
 )
 
 var conversions = []Conversion{ConvString, ConvInt, ConvBool, ConvGFDProduct, ConvMiB, ConvGFDFamily,

@@ -1,0 +1,293 @@
+package translate
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+)
+
+// The generic conversions of the vocabulary (vocabulary.go): scalar
+// attributes, mapped values, versions, presence and counts. GPU Feature
+// Discovery's own forms (product names, MiB, families, MIG) are in
+// conversions_gfd.go.
+
+// forwardScalar compares the value with a string, int or bool attribute.
+func forwardScalar(t AttributeType) func(*Policy, *NodeLabelRule, string, labelReq, string) (effect, error) {
+	return func(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+		if (req.op == corev1.NodeSelectorOpGt || req.op == corev1.NodeSelectorOpLt) && t != AttrInt {
+			return effect{}, notTranslatable("%s compares a %s attribute with %s", req.key, t, req.op)
+		}
+		expr, err := requirementExpr(splitAttr(rule.Attribute), t, string(req.op), req.values)
+		if err != nil {
+			return effect{}, notTranslatable("%s: %v", req.key, err)
+		}
+		return effect{selectors: []string{expr}}, nil
+	}
+}
+
+// forwardMap maps label values to attribute values through the rule's table.
+func forwardMap(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+	a := splitAttr(rule.Attribute)
+	switch req.op {
+	case corev1.NodeSelectorOpExists:
+		return effect{selectors: []string{a.guard()}}, nil
+	case corev1.NodeSelectorOpDoesNotExist:
+		return effect{selectors: []string{"!" + a.guard()}}, nil
+	case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
+	default:
+		return effect{}, notTranslatable("%s: operator %s on a mapped value", req.key, req.op)
+	}
+	var mapped []string
+	for _, v := range req.values {
+		m, ok := rule.Values[v]
+		if !ok {
+			return effect{}, notTranslatable("%s: the policy has no mapping for %q", req.key, v)
+		}
+		for _, x := range m {
+			if !slices.Contains(mapped, x) {
+				mapped = append(mapped, x)
+			}
+		}
+	}
+	pred, err := stringIn(a.ref(), mapped)
+	if err != nil {
+		return effect{}, notTranslatable("%s: %v", req.key, err)
+	}
+	return effect{selectors: []string{guarded(a.guard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}, nil
+}
+
+// forwardVersion compares a full dotted version (leading zeros dropped).
+func forwardVersion(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+	if req.op == corev1.NodeSelectorOpGt || req.op == corev1.NodeSelectorOpLt {
+		// Gt/Lt on labels compare integers; a full version is not one.
+		return effect{}, notTranslatable("%s %s compares integers, not versions", req.key, req.op)
+	}
+	expr, err := requirementExpr(splitAttr(rule.Attribute), AttrVersion, string(req.op), req.values)
+	if err != nil {
+		return effect{}, notTranslatable("%s: %v", req.key, err)
+	}
+	return effect{selectors: []string{expr}}, nil
+}
+
+// forwardVersionPart compares one component (major, minor, patch) of a
+// version attribute.
+func forwardVersionPart(fn string) func(*Policy, *NodeLabelRule, string, labelReq, string) (effect, error) {
+	return func(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+		return convertVersionPart(rule, req, fn)
+	}
+}
+
+// presence translates Exists and DoesNotExist into a presence test.
+func presence(req labelReq, guard string) (effect, bool) {
+	switch req.op {
+	case corev1.NodeSelectorOpExists:
+		return effect{selectors: []string{guard}}, true
+	case corev1.NodeSelectorOpDoesNotExist:
+		return effect{selectors: []string{"!" + guard}}, true
+	}
+	return effect{}, false
+}
+
+func convertVersionPart(rule *NodeLabelRule, req labelReq, fn string) (effect, error) {
+	a := splitAttr(rule.Attribute)
+	if eff, ok := presence(req, a.guard()); ok {
+		return eff, nil
+	}
+	var nums []string
+	for _, v := range req.values {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return effect{}, notTranslatable("%s: %q is not a version component", req.key, v)
+		}
+		nums = append(nums, strconv.FormatInt(n, 10))
+	}
+	if len(nums) == 0 {
+		return effect{}, notTranslatable("%s: no value", req.key)
+	}
+	ref := a.ref() + "." + fn + "()"
+	var pred string
+	switch {
+	case req.op == corev1.NodeSelectorOpGt || req.op == corev1.NodeSelectorOpLt:
+		pred = ref + " " + cmpOp(string(req.op)) + " " + nums[0]
+	case len(nums) == 1:
+		pred = ref + " == " + nums[0]
+	default:
+		pred = ref + " in [" + strings.Join(nums, ", ") + "]"
+	}
+	return effect{selectors: []string{guarded(a.guard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}, nil
+}
+
+// forwardPresent: the label says the node has devices of the family, which
+// a request for such a device implies.
+func forwardPresent(_ *Policy, _ *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+	if (req.op == corev1.NodeSelectorOpIn && slices.Equal(req.values, []string{"true"})) || req.op == corev1.NodeSelectorOpExists {
+		return effect{implied: true}, nil
+	}
+	return effect{}, notTranslatable("%s with operator %s is not implied by a claim", req.key, req.op)
+}
+
+// forwardCount: no device attribute holds the number of devices of a node.
+// The label leaves the pod without a selector, and the placement check
+// compares the nodes the pod can land on with and without it.
+func forwardCount(_ *Policy, _ *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+	if req.op == corev1.NodeSelectorOpDoesNotExist || req.op == corev1.NodeSelectorOpNotIn {
+		return effect{}, notTranslatable("%s asks for nodes without devices of the family, which contradicts the device request", req)
+	}
+	return effect{implied: true, dropped: true}, nil
+}
+
+// forwardPCIPresent: an NFD PCI presence label, satisfied when the request's
+// family is one the rule lists for the vendor ID in the key.
+func forwardPCIPresent(_ *Policy, rule *NodeLabelRule, wildcard string, req labelReq, family string) (effect, error) {
+	if !slices.Contains(rule.Values[pciVendor(wildcard)], family) {
+		return effect{notForUs: true}, nil
+	}
+	if (req.op == corev1.NodeSelectorOpIn && slices.Equal(req.values, []string{"true"})) || req.op == corev1.NodeSelectorOpExists {
+		return effect{implied: true}, nil
+	}
+	return effect{}, notTranslatable("%s asks for nodes without the vendor's devices, which contradicts the device request", req)
+}
+
+// pciVendor is the vendor ID in what "*" matched of an NFD key:
+// "10de" in pci-10de.present, pci-0302_10de.present.
+func pciVendor(wildcard string) string {
+	if i := strings.LastIndex(wildcard, "_"); i >= 0 {
+		wildcard = wildcard[i+1:]
+	}
+	return strings.ToLower(wildcard)
+}
+
+// backwardAttribute reads the attribute of the first device, in the order of
+// the rule's families, that has it: GFD labels what its first GPU reports.
+func backwardAttribute(p *Policy, rule *NodeLabelRule, _ string, devices FamilyDevices) (string, bool) {
+	for _, f := range rule.Families {
+		for _, d := range devices(f) {
+			if a, ok := d.attribute(rule.Attribute); ok {
+				return p.attributeLabel(rule, a)
+			}
+		}
+	}
+	return "", false
+}
+
+// attributeLabel formats an attribute as the label shows it (a Map label
+// in attribute space, see canonicalMap).
+func (p *Policy) attributeLabel(rule *NodeLabelRule, a resourceapi.DeviceAttribute) (string, bool) {
+	switch rule.Conversion {
+	case ConvString, ConvMap:
+		if a.StringValue != nil {
+			return *a.StringValue, true
+		}
+	case ConvInt:
+		if a.IntValue != nil {
+			return strconv.FormatInt(*a.IntValue, 10), true
+		}
+	case ConvBool:
+		if a.BoolValue != nil {
+			return strconv.FormatBool(*a.BoolValue), true
+		}
+	case ConvVersion, ConvVersionMajor, ConvVersionMinor, ConvVersionPatch, ConvGFDFamily:
+		if a.VersionValue == nil {
+			return "", false
+		}
+		major, minor, patch, err := parseSemver(*a.VersionValue)
+		if err != nil {
+			return "", false
+		}
+		switch rule.Conversion {
+		case ConvVersionMajor:
+			return strconv.FormatInt(major, 10), true
+		case ConvVersionMinor:
+			return strconv.FormatInt(minor, 10), true
+		case ConvVersionPatch:
+			return strconv.FormatInt(patch, 10), true
+		case ConvGFDFamily:
+			return gfdFamilyOf(major, minor, p.spec.GFDFamilyScheme), true
+		}
+		return strconv.FormatInt(major, 10) + "." + strconv.FormatInt(minor, 10) + "." + strconv.FormatInt(patch, 10), true
+	}
+	return "", false
+}
+
+// backwardPresent: "true" when the node has a device of one of the rule's families.
+func backwardPresent(_ *Policy, rule *NodeLabelRule, _ string, devices FamilyDevices) (string, bool) {
+	for _, f := range rule.Families {
+		if len(devices(f)) > 0 {
+			return "true", true
+		}
+	}
+	return "", false
+}
+
+// backwardCount counts the physical devices of the rule's families: a
+// partition (a device with a parentUUID, such as a MIG slice) counts its
+// parent once, as GFD's nvidia.com/gpu.count counts MIG-enabled GPUs.
+func backwardCount(_ *Policy, rule *NodeLabelRule, _ string, devices FamilyDevices) (string, bool) {
+	parents := map[string]bool{}
+	n := 0
+	for _, f := range rule.Families {
+		for _, d := range devices(f) {
+			if a, ok := d.attribute(d.Driver + "/parentUUID"); ok && a.StringValue != nil {
+				if !parents[*a.StringValue] {
+					parents[*a.StringValue] = true
+					n++
+				}
+				continue
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return "", false
+	}
+	return strconv.Itoa(n), true
+}
+
+// backwardPCIPresent: "true" when the node has a device of a family the rule
+// lists for the key's vendor.
+func backwardPCIPresent(_ *Policy, rule *NodeLabelRule, wildcard string, devices FamilyDevices) (string, bool) {
+	for _, f := range rule.Values[pciVendor(wildcard)] {
+		if len(devices(f)) > 0 {
+			return "true", true
+		}
+	}
+	return "", false
+}
+
+func asIs(_ *NodeLabelRule, v string) string { return v }
+
+// canonicalInt drops leading zeros of a number ("06" is "6").
+func canonicalInt(_ *NodeLabelRule, v string) string {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return strconv.FormatInt(n, 10)
+	}
+	return v
+}
+
+// canonicalVersion writes a version as major.minor.patch without leading
+// zeros, as the DRA drivers publish it.
+func canonicalVersion(_ *NodeLabelRule, v string) string {
+	if major, minor, patch, err := parseVersion(v); err == nil {
+		return strconv.FormatInt(major, 10) + "." + strconv.FormatInt(minor, 10) + "." + strconv.FormatInt(patch, 10)
+	}
+	return v
+}
+
+// canonicalMap: a Map label compares as the attribute value it maps to.
+func canonicalMap(rule *NodeLabelRule, v string) string {
+	if m := rule.Values[v]; len(m) > 0 {
+		return m[0]
+	}
+	return v
+}
+
+// parseSemver reads a DRA version attribute ("8.9.0", "580.65.6"); a
+// pre-release or build suffix is ignored.
+func parseSemver(v string) (major, minor, patch int64, err error) {
+	v, _, _ = strings.Cut(v, "+")
+	v, _, _ = strings.Cut(v, "-")
+	return parseVersion(v)
+}
