@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,6 +109,7 @@ func TestGolden(t *testing.T) {
 				t.Errorf("input pod was modified (-want,+got):\n%s", diff)
 			}
 			checkTemplate(t, res)
+			checkLabelReasons(t, res)
 			checkIdempotent(t, in, res)
 		})
 	}
@@ -185,4 +187,70 @@ func checkIdempotent(t testing.TB, in Input, res *Result) {
 	if res.Outcome == OutcomeTranslate && again.Outcome != OutcomeSkip {
 		t.Errorf("second translation: outcome %s, want %s", again.Outcome, OutcomeSkip)
 	}
+}
+
+// checkLabelReasons: every NodeLabelTranslated reason names attributes (or a
+// DeviceClass) and requests, and each of those requests in the template
+// really has a selector on that attribute (or that class).
+func checkLabelReasons(t testing.TB, res *Result) {
+	t.Helper()
+	for _, r := range res.Reasons {
+		if r.Code != ReasonNodeLabelTranslated {
+			continue
+		}
+		if res.Template == nil {
+			t.Errorf("%s without a template", r)
+			continue
+		}
+		msg, ok := strings.CutPrefix(r.Message, "became a device selector on ")
+		whats, reqs, ok2 := strings.Cut(msg, " of request ")
+		reqs, _, ok3 := strings.Cut(reqs, " and was removed")
+		if !ok || !ok2 || !ok3 {
+			t.Errorf("cannot read %q", r.Message)
+			continue
+		}
+		for _, name := range strings.Split(reqs, ", ") {
+			sub, found := findSubrequest(res.Template.Spec.Spec, name)
+			if !found {
+				t.Errorf("%s: the template has no request %s", r.Field, name)
+				continue
+			}
+			for _, what := range strings.Split(whats, " and ") {
+				if class, ok := strings.CutPrefix(what, "DeviceClass "); ok {
+					if sub.DeviceClassName != class {
+						t.Errorf("%s: request %s has class %s, the reason says %s", r.Field, name, sub.DeviceClassName, class)
+					}
+					continue
+				}
+				field := "attributes"
+				if c, ok := strings.CutPrefix(what, "capacity "); ok {
+					field, what = "capacity", c
+				}
+				domain, id, _ := strings.Cut(what, "/")
+				ref := "device." + field + "[\"" + domain + "\"]." + id
+				if !slices.ContainsFunc(sub.Selectors, func(s resourceapi.DeviceSelector) bool { return strings.Contains(s.CEL.Expression, ref) }) {
+					t.Errorf("%s: request %s has no selector on %s, the reason says it has", r.Field, name, ref)
+				}
+			}
+		}
+	}
+}
+
+// findSubrequest finds "<request>" (exactly) or "<request>/<subrequest>".
+func findSubrequest(spec resourceapi.ResourceClaimSpec, name string) (resourceapi.DeviceSubRequest, bool) {
+	req, sub, _ := strings.Cut(name, "/")
+	for _, r := range spec.Devices.Requests {
+		if r.Name != req {
+			continue
+		}
+		if r.Exactly != nil && sub == "" {
+			return resourceapi.DeviceSubRequest{DeviceClassName: r.Exactly.DeviceClassName, Selectors: r.Exactly.Selectors}, true
+		}
+		for _, s := range r.FirstAvailable {
+			if s.Name == sub {
+				return s, true
+			}
+		}
+	}
+	return resourceapi.DeviceSubRequest{}, false
 }

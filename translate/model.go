@@ -44,7 +44,8 @@ type alt struct {
 	class     string
 	selectors []string
 	count     int64
-	labels    []labelReq
+	labels    []labelReq // the requirements it was made for
+	shown     []labelReq // those of labels that changed its selectors or class
 	optional  bool   // may be dropped to stay within 8 alternatives
 	variantOf string // preferred-alignment rule this variant honours
 	fallback  string // fallback rule that added it

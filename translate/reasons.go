@@ -54,6 +54,8 @@ const (
 	ReasonExtendedResourceMappedByClass ReasonCode = "ExtendedResourceMappedByClass"
 	ReasonQuotaNotCovered               ReasonCode = "QuotaNotCovered"
 	ReasonNodeLabelTranslated           ReasonCode = "NodeLabelTranslated"
+	ReasonNodeLabelImplied              ReasonCode = "NodeLabelImplied"
+	ReasonNodeLabelDropped              ReasonCode = "NodeLabelDropped"
 	ReasonNodeLabelKept                 ReasonCode = "NodeLabelKept"
 	ReasonNodeLabelUntranslatable       ReasonCode = "NodeLabelUntranslatable"
 	ReasonAffinityNotTranslatable       ReasonCode = "AffinityNotTranslatable"

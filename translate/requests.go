@@ -83,6 +83,7 @@ func (t *translation) alternative(res corev1.ResourceName, rule *ResourceRule, s
 		if eff.implied {
 			continue
 		}
+		a.shown = append(a.shown, r)
 		if eff.class != "" && eff.class != a.class {
 			a.class = eff.class
 			t.fromLabels = true

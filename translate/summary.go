@@ -39,7 +39,7 @@ func writeAlt(b *strings.Builder, a *alt) {
 	b.WriteString(strconv.FormatInt(a.count, 10))
 	b.WriteString("× ")
 	b.WriteString(a.class)
-	for i, l := range a.labels {
+	for i, l := range a.shown {
 		if i == 0 {
 			b.WriteString(" (")
 		} else {
@@ -47,7 +47,7 @@ func writeAlt(b *strings.Builder, a *alt) {
 		}
 		b.WriteString(l.String())
 	}
-	if len(a.labels) > 0 {
+	if len(a.shown) > 0 {
 		b.WriteByte(')')
 	}
 	if a.variantOf != "" {

@@ -155,14 +155,7 @@ func (t *translation) mutate(tmplName string) *corev1.Pod {
 	if !t.p.spec.KeepTranslatedNodeLabels {
 		out.Spec.NodeSelector = t.selectorOut
 		out.Spec.Affinity = t.affinityOut
-		paths := make([]string, 0, len(t.translated))
-		for _, p := range t.translated {
-			paths = append(paths, p.String())
-		}
-		slices.Sort(paths)
-		for _, p := range paths {
-			t.add(info(ReasonNodeLabelTranslated, nil, "%s became a device selector and was removed from the pod", p))
-		}
+		t.explainLabels()
 	}
 	return out
 }

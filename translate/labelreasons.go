@@ -1,0 +1,99 @@
+package translate
+
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
+// explainLabels says, for every node-label requirement that left the pod,
+// what the claim does with it, looking at the final requests:
+//
+//   - NodeLabelTranslated: it became a selector (or a DeviceClass) of named
+//     requests; the template really holds it, and the message names the
+//     attribute and the requests so that anyone can check;
+//   - NodeLabelImplied: the device request implies it (a presence label such
+//     as nvidia.com/gpu.present or an NFD PCI vendor label);
+//   - NodeLabelDropped: no device attribute expresses it (nvidia.com/gpu.count);
+//     it is removed and the placement check compares where the pod lands.
+//
+// Assumes requests, alternatives and names are final and the set of
+// translated requirements is final (rewriteNodeConstraints ran).
+func (t *translation) explainLabels() {
+	type fate struct {
+		what     []string // attributes or classes that express it
+		requests []string // "<request>" or "<request>/<subrequest>"
+		implied  bool
+		dropped  bool
+	}
+	fates := map[reqLoc]*fate{}
+	for _, r := range t.requests {
+		for _, a := range r.alts {
+			for _, l := range a.labels {
+				c := t.convert(l, a.rule.Family)
+				if !c.ok || c.err != nil || c.eff.notForUs {
+					continue
+				}
+				f := fates[l.loc]
+				if f == nil {
+					f = &fate{}
+					fates[l.loc] = f
+				}
+				switch {
+				case c.eff.dropped:
+					f.dropped = true
+				case c.eff.implied:
+					f.implied = true
+				default:
+					name := r.name
+					if len(r.alts) > 1 {
+						name += "/" + a.name
+					}
+					f.requests = appendNew(f.requests, name)
+					if c.eff.class != "" {
+						f.what = appendNew(f.what, "DeviceClass "+c.eff.class)
+					}
+					if len(c.eff.selectors) > 0 {
+						f.what = appendNew(f.what, expressedBy(c.rule))
+					}
+				}
+			}
+		}
+	}
+	locs := slices.SortedFunc(maps.Keys(t.translated), func(a, b reqLoc) int {
+		return strings.Compare(t.translated[a].String(), t.translated[b].String())
+	})
+	for _, loc := range locs {
+		p := t.translated[loc]
+		f := fates[loc]
+		switch {
+		case f != nil && len(f.requests) > 0:
+			t.add(info(ReasonNodeLabelTranslated, p, "became a device selector on %s of request %s and was removed from the pod",
+				strings.Join(f.what, " and "), strings.Join(f.requests, ", ")))
+		case f != nil && f.dropped:
+			t.add(info(ReasonNodeLabelDropped, p, "no device attribute expresses it; it was removed from the pod, and the placement check compares where the pod can land with and without it"))
+		default:
+			t.add(info(ReasonNodeLabelImplied, p, "the device request implies it; it was removed from the pod"))
+		}
+	}
+}
+
+// expressedBy names the attribute or capacity a rule's selectors read.
+func expressedBy(rule *NodeLabelRule) string {
+	switch {
+	case rule.Capacity != "":
+		return "capacity " + rule.Capacity
+	case rule.Attribute != "":
+		return rule.Attribute
+	case rule.MIGProfileAttribute != "":
+		return rule.MIGProfileAttribute
+	}
+	return string(rule.Conversion)
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
