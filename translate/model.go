@@ -46,9 +46,9 @@ type alt struct {
 	count     int64
 	labels    []labelReq // the requirements it was made for
 	shown     []labelReq // those of labels that changed its selectors or class
-	optional  bool   // may be dropped to stay within 8 alternatives
-	variantOf string // preferred-alignment rule this variant honours
-	fallback  string // fallback rule that added it
+	optional  bool       // may be dropped to stay within 8 alternatives
+	variantOf string     // preferred-alignment rule this variant honours
+	fallback  string     // fallback rule that added it
 	name      string
 	k         string // key(), once computed
 }
