@@ -15,12 +15,15 @@ func (t *translation) align() {
 		var group []*request
 		present := map[string]bool{}
 		for _, r := range t.requests {
-			if slices.Contains(ar.Families, r.use.rule.Family) {
+			if slices.Contains(ar.Families, r.use.rule.Family) && (len(ar.Families) == 1 || !r.initExtra()) {
 				group = append(group, r)
 				present[r.use.rule.Family] = true
 			}
 		}
 		if len(ar.Families) == 1 {
+			if mode == AlignRequired {
+				t.alignInitDevices(ar)
+			}
 			for _, r := range group {
 				mc := r.maxCount()
 				if mc <= 1 {
@@ -90,4 +93,32 @@ func (r *request) addVariants(rule string) []*alt {
 	}
 	r.alts = out
 	return added
+}
+
+// alignInitDevices applies a required single-family rule (several GPUs of
+// one product) to the devices of an init container that refers to several
+// requests: they are one container's devices, as with one request.
+func (t *translation) alignInitDevices(ar *AlignmentRule) {
+	for _, u := range t.uses {
+		if len(u.also) == 0 && !slices.ContainsFunc(t.uses, func(x *use) bool { return x.extraOf == u }) {
+			continue
+		}
+		if !slices.Contains(ar.Families, u.rule.Family) {
+			continue
+		}
+		reqs := []*request{u.req}
+		for _, o := range u.also {
+			reqs = append(reqs, o.req)
+		}
+		for _, x := range t.uses {
+			if x.extraOf == u {
+				reqs = append(reqs, x.req)
+			}
+		}
+		if len(reqs) < 2 {
+			continue
+		}
+		t.constraints = append(t.constraints, &constraint{rule: ar, whole: reqs})
+		t.add(info(ReasonAlignmentApplied, u.path, "%s: the devices of init container %s, from %d requests, share %s (Required)", ar.Name, u.cname, len(reqs), ar.Attribute))
+	}
 }

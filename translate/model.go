@@ -21,6 +21,11 @@ type use struct {
 	count    int64 // devices; 1 for capacity rules
 	capacity int64 // for capacity rules
 	req      *request
+	// also are further uses whose requests an init container refers to
+	// besides req's (shareInitRequests); extraOf marks the use that holds
+	// the rest of an init container's devices.
+	also    []*use
+	extraOf *use
 }
 
 type request struct {
@@ -28,6 +33,10 @@ type request struct {
 	use  *use
 	alts []*alt
 }
+
+// initExtra: the request holds the devices an init container needs beyond
+// those it reuses; it takes no part in alignment across families.
+func (r *request) initExtra() bool { return r.use.extraOf != nil }
 
 func (r *request) maxCount() int64 {
 	var m int64

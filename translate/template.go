@@ -132,9 +132,15 @@ func (t *translation) mutate(tmplName string) *corev1.Pod {
 					delete(c.Resources.Limits, u.resource)
 					delete(c.Resources.Requests, u.resource)
 				}
-				ref := corev1.ResourceClaim{Name: ClaimName, Request: u.req.name}
-				if !slices.Contains(c.Resources.Claims, ref) {
-					c.Resources.Claims = append(c.Resources.Claims, ref)
+				refs := []*request{u.req}
+				for _, o := range u.also {
+					refs = append(refs, o.req)
+				}
+				for _, r := range refs {
+					ref := corev1.ResourceClaim{Name: ClaimName, Request: r.name}
+					if !slices.Contains(c.Resources.Claims, ref) {
+						c.Resources.Claims = append(c.Resources.Claims, ref)
+					}
 				}
 			}
 			if len(c.Resources.Limits) == 0 {
