@@ -69,6 +69,9 @@ type Input struct {
 	// not synced: a pod that would be translated stays legacy (verdict
 	// Unknown).
 	Snapshot *feasibility.Snapshot
+	// ListNodes names the nodes of the placement check's two sets in
+	// Decision.Placement (for explain).
+	ListNodes bool
 }
 
 // Decision is what claimbridge does with one pod, and why.
@@ -86,6 +89,11 @@ type Decision struct {
 	Verdict *feasibility.Verdict
 	// Reasons: translation's, then the placement proof's and the verdict's.
 	Reasons []translate.Reason
+	// Decisive is the reason that decided the outcome: for Translate the
+	// verdict's, for a pod the placement check or the verdict kept legacy
+	// the first of theirs, otherwise translation's first warning or, with
+	// none, its last reason.
+	Decisive translate.Reason
 	// Durations of the stages, for metrics.
 	Durations Durations
 }
@@ -109,7 +117,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Decision{Outcome: res.Outcome, Translation: res, Reasons: slices.Clone(res.Reasons)}
+	d := &Decision{Outcome: res.Outcome, Translation: res, Reasons: slices.Clone(res.Reasons), Decisive: firstWarning(res.Reasons)}
 	d.Durations.Translate = time.Since(start)
 	if res.Outcome != translate.OutcomeTranslate {
 		return d, nil
@@ -134,7 +142,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	} else {
 		start := time.Now()
 		pl := in.Checker.Placement(ctx, in.Snapshot, feasibility.PlacementInput{
-			Policy: in.Policy, Legacy: in.Pod, Translated: res.Pod, Claims: claims,
+			Policy: in.Policy, Legacy: in.Pod, Translated: res.Pod, Claims: claims, ListNodes: in.ListNodes,
 		})
 		d.Placement = &pl
 		d.Durations.Placement = time.Since(start)
@@ -152,17 +160,34 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	d.Durations.Verdict = time.Since(start)
 	switch v.Kind {
 	case feasibility.FitsNow, feasibility.FitsWhenFree:
-		d.Reasons = append(d.Reasons, reason(ReasonFeasible, translate.SeverityInfo, fmt.Sprintf("%s on node %s", v.Kind, v.Node)))
+		d.Decisive = reason(ReasonFeasible, translate.SeverityInfo, fmt.Sprintf("%s on node %s", v.Kind, v.Node))
+		d.Reasons = append(d.Reasons, d.Decisive)
 	default:
 		d.keep(verdictReasons(&v)...)
 	}
 	return d, nil
 }
 
-// keep makes the decision KeepLegacy with these reasons.
+// keep makes the decision KeepLegacy with these reasons; the first decides.
 func (d *Decision) keep(r ...translate.Reason) {
 	d.Outcome = translate.OutcomeKeepLegacy
 	d.Reasons = append(d.Reasons, r...)
+	if len(r) > 0 {
+		d.Decisive = r[0]
+	}
+}
+
+// firstWarning is the first warning, else the last reason.
+func firstWarning(reasons []translate.Reason) translate.Reason {
+	for _, r := range reasons {
+		if r.Severity == translate.SeverityWarning {
+			return r
+		}
+	}
+	if len(reasons) == 0 {
+		return translate.Reason{}
+	}
+	return reasons[len(reasons)-1]
 }
 
 func reason(code translate.ReasonCode, sev translate.Severity, msg string) translate.Reason {
@@ -193,7 +218,7 @@ func placementReasons(pl *feasibility.Placement, rule translate.PlacementRule) (
 		out = append(out, reason(ReasonPlacementDiffers, sev, "could no longer land on "+g.String()))
 	}
 	if !ok {
-		head := fmt.Sprintf("the translation would land on %d DRA nodes, the pod as submitted on %d of them or others (placement: %s); kept as submitted", pl.Translated, pl.Legacy, rule)
+		head := fmt.Sprintf("the translation would not land where the pod as submitted can (%d against %d of the %d DRA nodes; placement rule %s)", pl.Translated, pl.Legacy, pl.Nodes, rule)
 		out = append([]translate.Reason{reason(ReasonPlacementDiffers, translate.SeverityWarning, head)}, out...)
 	}
 	return out, ok

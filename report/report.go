@@ -64,6 +64,8 @@ type Row struct {
 	Template string   `json:"template,omitempty"`
 	// Placement is the placement check's answer, absent when it did not run.
 	Placement *Placement `json:"placement,omitempty"`
+	// Decisive is the reason that decided the outcome (one of Reasons).
+	Decisive *translate.Reason `json:"decisive,omitempty"`
 	// Reasons of translation, then of the placement check and the verdict.
 	Reasons []translate.Reason `json:"reasons"`
 }
@@ -157,9 +159,12 @@ func (r *Report) Write(w io.Writer, format string) error {
 	return fmt.Errorf("unknown format %q (%s)", format, strings.Join(Formats, ", "))
 }
 
-// Headline is the main reason of a row, for one-line displays: the first
-// warning, else the last reason (the decision).
+// Headline is the main reason of a row, for one-line displays: the reason
+// that decided, else the first warning, else the last reason.
 func (row Row) Headline() string {
+	if row.Decisive != nil && row.Decisive.Code != "" {
+		return string(row.Decisive.Code) + ": " + row.Decisive.Message
+	}
 	for _, r := range row.Reasons {
 		if r.Severity == translate.SeverityWarning {
 			return string(r.Code) + ": " + r.Message
@@ -244,6 +249,10 @@ func truncate(s string, n int) string {
 // NewRow builds the report row of one object from its decision.
 func NewRow(kind string, obj metav1.Object, source string, d *decide.Decision) Row {
 	row := Row{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Source: source, Outcome: d.Outcome, Reasons: slices.Clone(d.Reasons)}
+	if d.Decisive.Code != "" {
+		r := d.Decisive
+		row.Decisive = &r
+	}
 	if t := d.Translation; t != nil && t.Template != nil {
 		row.Template = t.Template.Name
 	}

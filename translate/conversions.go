@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -173,11 +174,10 @@ func backwardAttribute(p *Policy, rule *NodeLabelRule, _ string, devices FamilyD
 	return "", false
 }
 
-// attributeLabel formats an attribute as the label shows it (a Map label
-// in attribute space, see canonicalMap).
+// attributeLabel formats an attribute as the label shows it.
 func (p *Policy) attributeLabel(rule *NodeLabelRule, a resourceapi.DeviceAttribute) (string, bool) {
 	switch rule.Conversion {
-	case ConvString, ConvMap:
+	case ConvString:
 		if a.StringValue != nil {
 			return *a.StringValue, true
 		}
@@ -276,12 +276,41 @@ func canonicalVersion(_ *NodeLabelRule, v string) string {
 	return v
 }
 
-// canonicalMap: a Map label compares as the attribute value it maps to.
+// canonicalMap: label values that map to the same attribute values compare
+// equal (nvidia-h100-80gb and nvidia-h100-mega-80gb are both the H100): each
+// stands for the first such value in sorted order, which is also what
+// backwardMap derives. The result is still a valid label value.
 func canonicalMap(rule *NodeLabelRule, v string) string {
-	if m := rule.Values[v]; len(m) > 0 {
-		return m[0]
+	m, ok := rule.Values[v]
+	if !ok {
+		return v
+	}
+	for _, k := range slices.Sorted(maps.Keys(rule.Values)) {
+		if slices.Equal(rule.Values[k], m) {
+			return k
+		}
 	}
 	return v
+}
+
+// backwardMap is the first label value, in sorted order, that maps to the
+// first device's attribute value.
+func backwardMap(_ *Policy, rule *NodeLabelRule, _ string, devices FamilyDevices) (string, bool) {
+	for _, f := range rule.Families {
+		for _, d := range devices(f) {
+			a, ok := d.attribute(rule.Attribute)
+			if !ok || a.StringValue == nil {
+				continue
+			}
+			for _, k := range slices.Sorted(maps.Keys(rule.Values)) {
+				if slices.Contains(rule.Values[k], *a.StringValue) {
+					return canonicalMap(rule, k), true
+				}
+			}
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // parseSemver reads a DRA version attribute ("8.9.0", "580.65.6"); a

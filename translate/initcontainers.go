@@ -66,6 +66,11 @@ func (t *translation) shareInitRequests() {
 		}
 		u.req = &request{use: chosen[0]}
 		u.also = chosen[1:]
+		if have == u.count {
+			t.add(info(ReasonInitContainerSharesDevices, u.path, "init container %s uses the %d %s devices of %s (they start after it finishes)",
+				u.cname, have, u.resource, joinAnd(names)))
+			continue
+		}
 		extra := *u
 		extra.req, extra.also, extra.extraOf = nil, nil, u
 		extra.count = u.count - have

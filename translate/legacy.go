@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 
@@ -107,9 +108,12 @@ func (p *Policy) FamilyDeviceRules() map[string][]DeviceRule {
 }
 
 // LegacyResource says how the device plugin's resource name would be
-// counted on a DRA node; ok is false when the policy does not map it as a
-// device count.
-func (p *Policy) LegacyResource(name corev1.ResourceName) (DeviceRule, bool) {
+// counted on a DRA node with these labels; ok is false when the policy does
+// not map it as a device count. The node's own labels may say that the
+// device plugin serves the resource as MIG slices (nvidia.com/mig.strategy
+// single, GKE's gke-gpu-partition-size): the devices counted are then those
+// the labels move the request to, as the translation does.
+func (p *Policy) LegacyResource(name corev1.ResourceName, nodeLabels map[string]string) (DeviceRule, bool) {
 	rule, suffix, ok := p.resourceRule(string(name))
 	if !ok || rule.Capacity != "" || len(rule.OnlyWith) > 0 {
 		return DeviceRule{}, false
@@ -117,6 +121,19 @@ func (p *Policy) LegacyResource(name corev1.ResourceName) (DeviceRule, bool) {
 	dr, err := deviceRule(rule, string(name), suffix)
 	if err != nil {
 		return DeviceRule{}, false
+	}
+	for _, k := range slices.Sorted(maps.Keys(nodeLabels)) {
+		lr, w, ok := p.labelRule(k, rule.Family)
+		if !ok || lr.MIGDeviceClassName == "" {
+			continue
+		}
+		req := labelReq{key: k, op: corev1.NodeSelectorOpIn, values: []string{nodeLabels[k]}}
+		eff, err := p.convert(lr, w, req, rule.Family)
+		if err != nil || eff.class == "" {
+			continue
+		}
+		dr.DeviceClassName = eff.class
+		dr.Selectors = append(slices.Clone(dr.Selectors), eff.selectors...)
 	}
 	return dr, true
 }

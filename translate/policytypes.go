@@ -207,6 +207,12 @@ type NodeLabelRule struct {
 	// Alternatives turns an In list into prioritized alternatives, in list
 	// order, instead of one selector. Default false.
 	Alternatives bool `json:"alternatives,omitempty"`
+
+	// OnlyOnNodesWithLabel, when set, says the label exists only on nodes
+	// that carry this label key too (GKE's labels on GKE nodes, which all
+	// carry cloud.google.com/gke-nodepool): the placement check's legacy
+	// view derives it only there.
+	OnlyOnNodesWithLabel string `json:"onlyOnNodesWithLabel,omitempty"`
 }
 
 // Conversion names how a label value becomes a device requirement.

@@ -216,6 +216,11 @@ func validateNodeLabelRule(p *field.Path, r *NodeLabelRule) field.ErrorList {
 	if r.MIGProfileAttribute != "" {
 		errs = append(errs, validateQualifiedAttribute(p.Child("migProfileAttribute"), r.MIGProfileAttribute)...)
 	}
+	if r.OnlyOnNodesWithLabel != "" {
+		for _, msg := range validation.IsQualifiedName(r.OnlyOnNodesWithLabel) {
+			errs = append(errs, field.Invalid(p.Child("onlyOnNodesWithLabel"), r.OnlyOnNodesWithLabel, msg))
+		}
+	}
 	return errs
 }
 

@@ -18,8 +18,9 @@ package translate
 //     DRA node);
 //   - canonical puts a label value into the form backward derives, so that
 //     a pod's requirement and a derived label compare the way the devices
-//     would (versions without leading zeros, Map values as the attribute
-//     value they map to).
+//     would (versions without leading zeros; Map values that map to the
+//     same attribute values as one of them). Canonical values stay valid
+//     label values.
 //
 // Adding a label of an existing kind is one rule in a profile and one
 // golden case; adding a kind of label is one entry here, its functions in
@@ -37,7 +38,7 @@ var vocabulary = map[Conversion]conversion{
 	ConvString:       {forward: forwardScalar(AttrString), backward: backwardAttribute, canonical: asIs},
 	ConvInt:          {forward: forwardScalar(AttrInt), backward: backwardAttribute, canonical: canonicalInt},
 	ConvBool:         {forward: forwardScalar(AttrBool), backward: backwardAttribute, canonical: asIs},
-	ConvMap:          {forward: forwardMap, backward: backwardAttribute, canonical: canonicalMap},
+	ConvMap:          {forward: forwardMap, backward: backwardMap, canonical: canonicalMap},
 	ConvVersion:      {forward: forwardVersion, backward: backwardAttribute, canonical: canonicalVersion},
 	ConvVersionMajor: {forward: forwardVersionPart("major"), backward: backwardAttribute, canonical: canonicalInt},
 	ConvVersionMinor: {forward: forwardVersionPart("minor"), backward: backwardAttribute, canonical: canonicalInt},
@@ -63,13 +64,19 @@ func (p *Policy) convert(rule *NodeLabelRule, wildcard string, req labelReq, fam
 }
 
 // LegacyLabel derives the value that the label key would have on a node
-// with these devices, reading the policy's rule for the key backwards.
+// with these labels and devices, reading the policy's rule for the key
+// backwards.
 // ok is false when no rule derives the key or the node would not carry the
 // label. Values come in the canonical form of [Policy.CanonicalLabelValue].
-func (p *Policy) LegacyLabel(key string, devices FamilyDevices) (string, bool) {
+func (p *Policy) LegacyLabel(key string, nodeLabels map[string]string, devices FamilyDevices) (string, bool) {
 	rule, wildcard, ok := p.labelRuleAny(key)
 	if !ok {
 		return "", false
+	}
+	if k := rule.OnlyOnNodesWithLabel; k != "" {
+		if _, ok := nodeLabels[k]; !ok {
+			return "", false
+		}
 	}
 	c, ok := vocabulary[rule.Conversion]
 	if !ok {
@@ -81,9 +88,9 @@ func (p *Policy) LegacyLabel(key string, devices FamilyDevices) (string, bool) {
 // CanonicalLabelValue puts a label value into the form LegacyLabel derives,
 // so that a pod's requirement and a node's label compare the way the
 // devices would: versions without leading zeros ("550.107.02" is
-// "550.107.2"), values of a Map rule as the attribute value they map to
-// (several GKE names map to one product). Values of keys the policy does
-// not know, and values a rule cannot read, stay as they are.
+// "550.107.2"); values of a Map rule that map to the same attribute values
+// as one (several GKE names map to one product). Values of keys the policy
+// does not know, and values a rule cannot read, stay as they are.
 func (p *Policy) CanonicalLabelValue(key, value string) string {
 	rule, _, ok := p.labelRuleAny(key)
 	if !ok {

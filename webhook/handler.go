@@ -183,9 +183,9 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 	dryRun := req.DryRun != nil && *req.DryRun
 
 	var resp admission.Response
+	var ensureReason *translate.Reason
 	mutating := mode == ModeEnforce && outcome == translate.OutcomeTranslate
 	if mutating {
-		var ensureReason *translate.Reason
 		if dryRun {
 			reasons = append(reasons, translate.Reason{Code: ReasonDryRun, Severity: translate.SeverityInfo, Message: "dry run: the template was not created"})
 		} else if r := h.ensureTemplate(ctx, res.Template); r != nil {
@@ -206,13 +206,16 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 
 	row := report.NewRow("Pod", pod, "", dec)
 	row.Outcome, row.Reasons = outcome, reasons
+	if ensureReason != nil {
+		row.Decisive = ensureReason
+	}
 	if !mutating {
 		resp = admission.Allowed("claimbridge: " + string(outcome) + ": " + truncate(row.Headline(), maxWarning) + "; not mutated")
 	}
 	if pod.Name == "" {
 		row.Name = pod.GenerateName + "*"
 	}
-	d := decision{mode: mode, outcome: string(outcome), reason: primaryReason(outcome, reasons), message: row.Headline()}
+	d := decision{mode: mode, outcome: string(outcome), reason: primaryReason(outcome, row), message: row.Headline()}
 	resp = resp.WithWarnings(warnings(mode, outcome, row, dryRun)...)
 	if h.Report != nil && !dryRun {
 		h.Report.Add(ns, row, now)
@@ -312,19 +315,14 @@ func conflict(have, want *resourceapi.ResourceClaimTemplate) *translate.Reason {
 		Message: fmt.Sprintf("ResourceClaimTemplate %s/%s exists with another spec or was not created by claimbridge; the pod stays as submitted", want.Namespace, want.Name)}
 }
 
-// primaryReason is the reason code a metric counts: the first warning, else
-// the decision itself.
-func primaryReason(outcome translate.Outcome, reasons []translate.Reason) translate.ReasonCode {
+// primaryReason is the reason code a metric counts: Translated, else the
+// reason that decided.
+func primaryReason(outcome translate.Outcome, row report.Row) translate.ReasonCode {
 	if outcome == translate.OutcomeTranslate {
 		return translate.ReasonTranslated
 	}
-	for _, r := range reasons {
-		if r.Severity == translate.SeverityWarning {
-			return r.Code
-		}
-	}
-	if len(reasons) > 0 {
-		return reasons[0].Code
+	if row.Decisive != nil {
+		return row.Decisive.Code
 	}
 	return ""
 }

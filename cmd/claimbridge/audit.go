@@ -103,18 +103,16 @@ never be served) or untranslatable (any KeepLegacy row), for CI pipelines.`,
 			if err != nil {
 				return fmt.Errorf("fleet: %w", err)
 			}
-			opts := offline.Options{Policy: policy, Classes: inv.Classes, Quotas: offline.QuotasOf(docs)}
-			items, _, err := offline.Translate(docs, opts)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(c.Context(), timeout*time.Duration(max(1, len(items))))
+			docCount := len(docs)
+			ctx, cancel := context.WithTimeout(c.Context(), timeout*time.Duration(max(1, docCount)))
 			defer cancel()
 			checker := feasibility.NewChecker(feasibility.Options{Timeout: timeout})
-			rows, err := offline.Audit(ctx, items, opts, checker, snap)
+			items, _, err := offline.Translate(ctx, docs, offline.Options{Policy: policy, Classes: inv.Classes, Quotas: offline.QuotasOf(docs),
+				Checker: checker, Snapshot: snap})
 			if err != nil {
 				return err
 			}
+			rows := offline.Rows(items)
 			rep := report.New(source, policy.Name(), rows)
 			if err := rep.Write(c.OutOrStdout(), output); err != nil {
 				return err

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
 	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/translate/feasibility"
 )
 
 // policyFlags choose the translation policy.
@@ -44,18 +48,25 @@ func (p *policyFlags) load() (*translate.Policy, error) {
 func newTranslateCommand(explainOnly bool) *cobra.Command {
 	var (
 		files   []string
+		fleets  []string
 		output  string
 		explain bool
+		timeout time.Duration
 		pol     policyFlags
 	)
 	c := &cobra.Command{
-		Use:   "translate -f FILE|DIR|- [--policy FILE | --profile NAME...] [-o yaml|json] [--explain]",
+		Use:   "translate -f FILE|DIR|- [--fleet DIR] [--policy FILE | --profile NAME...] [-o yaml|json] [--explain]",
 		Short: "Rewrite the pods and workloads of manifests to use ResourceClaimTemplates",
 		Long: `Reads Pods and workloads (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
 CronJob, ReplicationController, PodTemplate, List) and prints them rewritten,
 followed by the ResourceClaimTemplates they refer to, once per namespace.
 Objects of other kinds pass through unchanged. --explain prints the decision
-and its reasons for each object instead.`,
+and its reasons for each object instead.
+
+With --fleet, each translation is checked against the fleet inventory as the
+webhook checks it: it is kept only when it lands exactly where the pod as
+submitted could (the placement check) and the fleet can serve it; --explain
+then also lists the nodes of both sides.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if output != "yaml" && output != "json" {
@@ -72,7 +83,23 @@ and its reasons for each object instead.`,
 			if err != nil {
 				return err
 			}
-			items, templates, err := offline.Translate(docs, offline.Options{Policy: policy, Quotas: offline.QuotasOf(docs)})
+			opts := offline.Options{Policy: policy, Quotas: offline.QuotasOf(docs), ListNodes: true}
+			ctx := c.Context()
+			if len(fleets) > 0 {
+				inv, err := feasibility.LoadInventory(fleets...)
+				if err != nil {
+					return fmt.Errorf("fleet: %w", err)
+				}
+				if opts.Snapshot, err = feasibility.NewSnapshot(inv, 1, feasibility.DefaultFeatures()); err != nil {
+					return fmt.Errorf("fleet: %w", err)
+				}
+				opts.Classes = inv.Classes
+				opts.Checker = feasibility.NewChecker(feasibility.Options{Timeout: timeout})
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout*time.Duration(max(1, len(docs))))
+				defer cancel()
+			}
+			items, templates, err := offline.Translate(ctx, docs, opts)
 			if err != nil {
 				return err
 			}
@@ -83,11 +110,13 @@ and its reasons for each object instead.`,
 		},
 	}
 	if explainOnly {
-		c.Use = "explain -f FILE|DIR|- [--policy FILE | --profile NAME...]"
+		c.Use = "explain -f FILE|DIR|- [--fleet DIR] [--policy FILE | --profile NAME...]"
 		c.Short = "Explain, for each pod and workload, what translation decides and why"
 	}
 	c.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or - for stdin (repeatable)")
 	c.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
+	c.Flags().StringSliceVar(&fleets, "fleet", nil, "check each translation against this fleet inventory (YAML file or directory, repeatable)")
+	c.Flags().DurationVar(&timeout, "timeout", 2*time.Second, "with --fleet: deadline of one check")
 	if !explainOnly {
 		c.Flags().BoolVar(&explain, "explain", false, "print the reasons per object instead of the objects")
 	}

@@ -431,7 +431,7 @@ func TestGeneratedObjectsForTheExamplesPassAPIValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items, templates, err := offline.Translate(docs, offline.Options{Policy: translate.DefaultPolicy()})
+	items, templates, err := offline.Translate(t.Context(), docs, offline.Options{Policy: translate.DefaultPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}

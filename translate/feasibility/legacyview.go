@@ -125,7 +125,7 @@ func legacyNode(p *translate.Policy, nd *nodeDevices, keys []string, resources [
 		if _, ok := n.Labels[k]; ok {
 			continue
 		}
-		if v, ok := p.LegacyLabel(k, nd.devicesOf); ok {
+		if v, ok := p.LegacyLabel(k, real.Labels, nd.devicesOf); ok {
 			n.Labels[k] = v
 		}
 	}
@@ -134,7 +134,7 @@ func legacyNode(p *translate.Policy, nd *nodeDevices, keys []string, resources [
 		n.Status.Allocatable = corev1.ResourceList{}
 	}
 	for _, r := range resources {
-		rule, ok := p.LegacyResource(r)
+		rule, ok := p.LegacyResource(r, real.Labels)
 		if !ok {
 			continue
 		}
@@ -233,6 +233,10 @@ func hardware(ni *nodeInfo) string {
 		}
 		counts[desc]++
 	}
+	// Whole devices first, then partitions (MIG slices).
+	slices.SortStableFunc(order, func(a, b string) int {
+		return boolInt(strings.HasPrefix(a, "MIG ")) - boolInt(strings.HasPrefix(b, "MIG "))
+	})
 	parts := make([]string, 0, len(order))
 	for _, desc := range order {
 		parts = append(parts, fmt.Sprintf("%d× %s", counts[desc], desc))
@@ -260,10 +264,17 @@ func describeDevice(d deviceRef) string {
 		name = d.driver + " device"
 	}
 	if p := get("profile"); p != "" {
-		name += " MIG " + p
+		name = "MIG " + p
 	}
 	if t := get("topology"); t != "" {
 		name += " " + t
 	}
 	return name
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

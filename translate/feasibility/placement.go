@@ -52,6 +52,11 @@ type PlacementInput struct {
 	// Required.
 	Translated *corev1.Pod
 	Claims     []*resourceapi.ResourceClaimSpec
+	// ListNodes fills Placement.LegacyNodes and TranslatedNodes.
+	ListNodes bool
+	// ByNode evaluates every node on its own instead of once per class (and
+	// without the cache); for tests that check the classes.
+	ByNode bool
 }
 
 // Placement is the answer of [Checker.Placement].
@@ -69,6 +74,9 @@ type Placement struct {
 	Unknown string
 	// Cached is true when every class came from the cache.
 	Cached bool
+	// LegacyNodes and TranslatedNodes name the nodes, in name order, when
+	// PlacementInput.ListNodes is set.
+	LegacyNodes, TranslatedNodes []string
 }
 
 // Equal reports whether the translation lands exactly where the legacy pod could.
@@ -127,12 +135,15 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 	}
 	legacy := canonicalLegacyPod(in.Policy, in.Legacy)
 	variants := append([]*corev1.Pod{legacy}, fallbackVariants(in.Policy, legacy)...)
-	byName := selectsNodeByName(legacy) || selectsNodeByName(in.Translated)
+	byName := in.ByNode || selectsNodeByName(legacy) || selectsNodeByName(in.Translated)
 	key, err := placementKey(snap, in.Policy, variants, in.Translated, claims)
 	if err != nil {
 		return Placement{Unknown: err.Error()}
 	}
 	entry := c.placementEntry(key)
+	if in.ByNode {
+		entry = &placementEntry{classes: map[string]classAnswer{}}
+	}
 
 	pc := &placementCheck{
 		c: c, ctx: ctx, snap: snap, policy: in.Policy, variants: variants, translated: in.Translated, claims: claims,
@@ -188,17 +199,29 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 		if ans.translated {
 			out.Translated += len(g.members)
 		}
+		if in.ListNodes {
+			for _, ni := range g.members {
+				if ans.legacy {
+					out.LegacyNodes = append(out.LegacyNodes, ni.node.Name)
+				}
+				if ans.translated {
+					out.TranslatedNodes = append(out.TranslatedNodes, ni.node.Name)
+				}
+			}
+		}
 		switch {
 		case ans.translated && !ans.legacy:
-			ng.Why = "the legacy pod " + ans.legacyWhy
+			ng.Why = "the pod as submitted " + ans.legacyWhy
 			out.Gained = append(out.Gained, ng)
 		case ans.legacy && !ans.translated:
-			ng.Why = "the translated pod " + ans.transWhy
+			ng.Why = "the translation " + ans.transWhy
 			out.Lost = append(out.Lost, ng)
 		}
 	}
 	sortGroups(out.Gained)
 	sortGroups(out.Lost)
+	slices.Sort(out.LegacyNodes)
+	slices.Sort(out.TranslatedNodes)
 	return out
 }
 
@@ -241,6 +264,9 @@ func (pc *placementCheck) answer(ni *nodeInfo) classAnswer {
 		}
 		if i == 0 {
 			ans.legacyWhy = why
+			if strings.Contains(why, "node selector or affinity") {
+				ans.legacyWhy += legacyLabels(view, requiredLabelKeys(v))
+			}
 		}
 	}
 	// Translated: the filters on the real node, then the allocator with
@@ -268,6 +294,23 @@ func (pc *placementCheck) answer(ni *nodeInfo) classAnswer {
 		ans.translated = true
 	}
 	return ans
+}
+
+// legacyLabels shows the view's values of the keys: " (there:
+// nvidia.com/gpu.count=1)", "(there: no nvidia.com/gpu.product)".
+func legacyLabels(view *corev1.Node, keys []string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if v, ok := view.Labels[k]; ok {
+			parts = append(parts, k+"="+v)
+		} else {
+			parts = append(parts, "no "+k)
+		}
+	}
+	return " (there: " + strings.Join(parts, ", ") + ")"
 }
 
 // filters mirrors kube-scheduler's NodeUnschedulable, NodeAffinity,

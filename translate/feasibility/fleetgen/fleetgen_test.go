@@ -25,14 +25,26 @@ import (
 
 var update = flag.Bool("update", false, "rewrite examples/fleets from the generator")
 
-const fleetsDir = "../../../examples/fleets"
+const (
+	fleetsDir = "../../../examples/fleets"
+	corpusDir = "../testdata/placement/fleets"
+)
 
 // TestShippedFleetsMatchGenerator fails when examples/fleets drifts from the generator.
 // Refresh with: go run ./hack/genfleet (or go test ./translate/feasibility/fleetgen -update).
 func TestShippedFleetsMatchGenerator(t *testing.T) {
-	for _, f := range Shipped() {
+	checkGenerated(t, fleetsDir, Shipped())
+}
+
+// TestCorpusFleetsMatchGenerator does the same for the placement corpus's fleets.
+func TestCorpusFleetsMatchGenerator(t *testing.T) {
+	checkGenerated(t, corpusDir, Corpus())
+}
+
+func checkGenerated(t *testing.T, root string, fleets []Fleet) {
+	for _, f := range fleets {
 		t.Run(f.Name, func(t *testing.T) {
-			dir := filepath.Join(fleetsDir, f.Name)
+			dir := filepath.Join(root, f.Name)
 			if *update {
 				if err := Write(dir, f); err != nil {
 					t.Fatal(err)
@@ -93,7 +105,7 @@ func TestGeneratorIsDeterministic(t *testing.T) {
 // TestFleetsPassAPIValidation re-checks the rules of the apiserver's validation that generated
 // objects could break: names, attribute and capacity names and counts, value lengths, pools.
 func TestFleetsPassAPIValidation(t *testing.T) {
-	fleets := append(Shipped(), Synthetic(8))
+	fleets := append(append(Shipped(), Corpus()...), Synthetic(8))
 	for _, f := range fleets {
 		t.Run(f.Name, func(t *testing.T) {
 			for _, err := range validateFleet(f) {
