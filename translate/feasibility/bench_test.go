@@ -5,8 +5,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/translate/feasibility/fleetgen"
 )
 
@@ -149,5 +153,123 @@ func BenchmarkSnapshot(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// placementInput is a realistic pod for the placement check: one H100 and
+// its NIC by GFD product label, with its translation.
+func placementInput(b *testing.B) PlacementInput {
+	b.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+			Containers: []corev1.Container{{Name: "trainer", Image: "registry.example/t:1", Resources: corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1"), "rdma/hca": resource.MustParse("1")},
+			}}},
+		},
+	}
+	policy := translate.DefaultPolicy()
+	res, err := translate.Pod(translate.Input{Pod: pod, Policy: policy})
+	if err != nil || res.Outcome != translate.OutcomeTranslate {
+		b.Fatalf("translate: %v %v", err, res.Reasons)
+	}
+	return PlacementInput{Policy: policy, Legacy: pod, Translated: res.Pod, Claims: []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}}
+}
+
+// BenchmarkPlacement: the placement check on 100, 1,000 and 5,000 nodes, warm
+// (its cache holds the pod's shape: the pods of one Deployment after the
+// first) and cold (a pod shape seen for the first time: one evaluation per
+// node class), next to the verdict of the same pod (BenchmarkPlacement/…/verdict-*).
+func BenchmarkPlacement(b *testing.B) {
+	in := placementInput(b)
+	for _, n := range []int{100, 1000, 5000} {
+		snap := syntheticSnapshot(b, n)
+		for _, warm := range []bool{true, false} {
+			size, cache := -1, "cold"
+			if warm {
+				size, cache = 0, "warm"
+			}
+			b.Run(fmt.Sprintf("nodes=%d/placement-%s", n, cache), func(b *testing.B) {
+				c := NewChecker(Options{CacheSize: size, Timeout: time10s})
+				c.Placement(b.Context(), snap, in) // node classes and allocators of the snapshot
+				for b.Loop() {
+					p := c.Placement(b.Context(), snap, in)
+					if !p.Equal() || p.Cached != warm {
+						b.Fatalf("placement %+v, want equal and cached %v", p, warm)
+					}
+				}
+			})
+			b.Run(fmt.Sprintf("nodes=%d/verdict-%s", n, cache), func(b *testing.B) {
+				c := NewChecker(Options{CacheSize: size, Timeout: time10s})
+				c.Check(b.Context(), snap, in.Translated, in.Claims)
+				for b.Loop() {
+					if v := c.Check(b.Context(), snap, in.Translated, in.Claims); v.Kind != FitsNow {
+						b.Fatalf("verdict %s %q", v.Kind, v.Reasons)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkPlacementNewSnapshot: the first placement check on a new
+// snapshot, which groups the nodes into classes (the webhook rebuilds the
+// snapshot at most every 500 ms when the inventory changed), against
+// building the snapshot alone.
+func BenchmarkPlacementNewSnapshot(b *testing.B) {
+	in := placementInput(b)
+	for _, n := range []int{1000, 5000} {
+		inv := inventoryFrom(fleetgen.Synthetic(n))
+		b.Run(fmt.Sprintf("nodes=%d/build", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := NewSnapshot(inv, 1, DefaultFeatures()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("nodes=%d/build-and-first-placement", n), func(b *testing.B) {
+			c := NewChecker(Options{Timeout: time10s})
+			var gen uint64
+			for b.Loop() {
+				gen++
+				snap, err := NewSnapshot(inv, gen, DefaultFeatures())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if p := c.Placement(b.Context(), snap, in); !p.Equal() {
+					b.Fatalf("placement %+v", p)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkNodeClasses: grouping the nodes of a snapshot into classes with
+// nothing remembered (the first snapshot a process sees) and with the
+// previous snapshot's keys (every later one), against building the snapshot.
+func BenchmarkNodeClasses(b *testing.B) {
+	for _, n := range []int{1000, 5000} {
+		snap := syntheticSnapshot(b, n)
+		for _, remembered := range []bool{false, true} {
+			name := "first"
+			if remembered {
+				name = "remembered"
+			}
+			b.Run(fmt.Sprintf("nodes=%d/%s", n, name), func(b *testing.B) {
+				var memo classMemo
+				(&Snapshot{nodes: snap.nodes, classes: snap.classes}).nodeClassList(&memo)
+				for b.Loop() {
+					// A snapshot of the same objects, classes not computed yet.
+					s := &Snapshot{nodes: snap.nodes, classes: snap.classes}
+					if !remembered {
+						memo = classMemo{}
+					}
+					if len(s.nodeClassList(&memo)) != 4 {
+						b.Fatal("want 4 classes")
+					}
+				}
+			})
+		}
 	}
 }

@@ -107,6 +107,8 @@ type Checker struct {
 	inflight  map[string]*flight
 	// placements holds the placement answers per pod shape, by node class.
 	placements *lru[*placementEntry]
+	// classes carries node class keys from one snapshot to the next.
+	classes classMemo
 }
 
 type flight struct {

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -31,29 +32,49 @@ type nodeClass struct {
 	members []*nodeInfo // in name order; members[0] is the representative
 }
 
-// identityAttributes hold per-device identities: only their pattern of
-// equality between the devices of a node matters (matchAttribute compares
-// equality; no translation compares them with a literal).
+// identityAttributes hold per-device identities (in any domain): only their
+// pattern of equality between the devices of a node matters (matchAttribute
+// compares equality; no translation compares them with a literal).
 var identityAttributes = map[string]bool{
-	"uuid": true, "parentUUID": true, "serial": true, "mac": true,
+	"uuid": true, "parentUUID": true, "serial": true, "mac": true, "rdmaDevice": true,
 	"pciAddress": true, "pciAddr": true, "parentPciAddr": true, "pciBusID": true, "pcieBusID": true,
-	"resource.kubernetes.io/pciBusID": true,
+}
+
+func isIdentity(name resourceapi.QualifiedName) bool {
+	s := string(name)
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '/' {
+			return identityAttributes[s[i+1:]]
+		}
+	}
+	return identityAttributes[s]
 }
 
 // hostnameLabel is unique per node and left out of the class key; a pod
 // that selects on it (or on the node's name) is checked node by node.
 const hostnameLabel = "kubernetes.io/hostname"
 
-// nodeClassList returns the node classes of the snapshot's DRA nodes, computed once.
-func (s *Snapshot) nodeClassList() []*nodeClass {
+// nodeClassList returns the node classes of the snapshot's DRA nodes,
+// computed once per snapshot. memo carries class keys over from earlier
+// snapshots: a node whose object and devices are the same objects as then
+// keeps its key (informers replace an object when it changes), so a new
+// snapshot after a claim was allocated costs a lookup per node.
+func (s *Snapshot) nodeClassList(memo *classMemo) []*nodeClass {
 	s.classOnce.Do(func() {
 		byKey := map[string]*nodeClass{}
 		h := sha256.New()
+		memo.mu.Lock()
+		next := make(map[*corev1.Node]memoEntry, len(s.nodes))
 		for _, ni := range s.nodes {
 			if len(ni.devices) == 0 {
 				continue
 			}
-			ni.classKey = classKey(h, ni)
+			e, ok := memo.entries[ni.node]
+			if !ok || !sameDevices(e.devices, ni.devices) {
+				e = memoEntry{devices: devicePointers(ni.devices), key: classKey(h, ni)}
+			}
+			next[ni.node] = e
+			ni.classKey = e.key
 			c, ok := byKey[ni.classKey]
 			if !ok {
 				c = &nodeClass{key: ni.classKey}
@@ -62,96 +83,179 @@ func (s *Snapshot) nodeClassList() []*nodeClass {
 			}
 			c.members = append(c.members, ni)
 		}
+		memo.entries = next
+		memo.mu.Unlock()
 		s.classesFingerprint = classesFingerprint(s.classes)
 	})
 	return s.nodeClasses
 }
 
+// classMemo remembers the class key of each node object (see nodeClassList).
+type classMemo struct {
+	mu      sync.Mutex
+	entries map[*corev1.Node]memoEntry
+}
+
+type memoEntry struct {
+	devices []*resourceapi.Device
+	key     string
+}
+
+func devicePointers(refs []deviceRef) []*resourceapi.Device {
+	out := make([]*resourceapi.Device, len(refs))
+	for i := range refs {
+		out[i] = refs[i].device
+	}
+	return out
+}
+
+func sameDevices(a []*resourceapi.Device, b []deviceRef) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i].device {
+			return false
+		}
+	}
+	return true
+}
+
 func classKey(h hash.Hash, ni *nodeInfo) string {
-	h.Reset()
-	w := func(parts ...string) {
-		for _, p := range parts {
-			h.Write([]byte(p))
-			h.Write([]byte{0})
-		}
-	}
+	k := keyWriter{buf: make([]byte, 0, 4096)}
 	n := ni.node
-	w("labels")
-	for _, k := range slices.Sorted(maps.Keys(n.Labels)) {
-		if k != hostnameLabel {
-			w(k, n.Labels[k])
+	k.str("labels")
+	for _, name := range k.sorted(maps.Keys(n.Labels)) {
+		if name != hostnameLabel {
+			k.str(name, n.Labels[name])
 		}
 	}
-	w("taints")
+	k.str("taints")
 	for _, t := range n.Spec.Taints {
-		w(t.Key, t.Value, string(t.Effect))
+		k.str(t.Key, t.Value, string(t.Effect))
 	}
-	w("unschedulable", strconv.FormatBool(n.Spec.Unschedulable))
-	w("allocatable")
+	k.str("unschedulable", strconv.FormatBool(n.Spec.Unschedulable))
+	k.str("allocatable")
 	for _, r := range slices.Sorted(maps.Keys(n.Status.Allocatable)) {
 		if isExtendedResourceName(r) {
 			q := n.Status.Allocatable[r]
-			w(string(r), q.String())
+			k.str(string(r), q.String())
 		}
 	}
-	w("devices")
+	k.str("devices")
 	devs := slices.Clone(ni.devices)
 	slices.SortFunc(devs, func(a, b deviceRef) int {
 		return cmp.Or(cmp.Compare(a.driver, b.driver), cmp.Compare(a.device.Name, b.device.Name))
 	})
 	ids := map[string]int{}
 	for _, d := range devs {
-		writeDevice(w, d, ids)
+		k.device(d, ids)
 	}
+	h.Reset()
+	h.Write(k.buf)
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
-func writeDevice(w func(...string), d deviceRef, ids map[string]int) {
+// keyWriter appends the parts of a class key to one buffer (a class key is
+// computed for every node of a fleet: few allocations per attribute).
+type keyWriter struct {
+	buf     []byte
+	scratch []string
+}
+
+func (k *keyWriter) str(parts ...string) {
+	for _, p := range parts {
+		k.buf = append(k.buf, p...)
+		k.buf = append(k.buf, 0)
+	}
+}
+
+// sorted collects names into the writer's scratch slice, sorted.
+func (k *keyWriter) sorted(names func(func(string) bool)) []string {
+	k.scratch = k.scratch[:0]
+	for n := range names {
+		k.scratch = append(k.scratch, n)
+	}
+	slices.Sort(k.scratch)
+	return k.scratch
+}
+
+func (k *keyWriter) device(d deviceRef, ids map[string]int) {
 	dev := d.device
-	w("device", d.driver)
-	for _, name := range slices.Sorted(maps.Keys(dev.Attributes)) {
+	k.str("device", d.driver)
+	names := make([]resourceapi.QualifiedName, 0, len(dev.Attributes))
+	for name := range dev.Attributes {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
 		a := dev.Attributes[name]
-		v := attributeString(a)
-		if identityAttributes[string(name)] {
+		k.buf = append(k.buf, name...)
+		k.buf = append(k.buf, 0)
+		if isIdentity(name) {
+			v := attributeString(a)
 			id, ok := ids[v]
 			if !ok {
 				id = len(ids)
 				ids[v] = id
 			}
-			v = "#" + strconv.Itoa(id)
+			k.buf = append(k.buf, '#')
+			k.buf = strconv.AppendInt(k.buf, int64(id), 10)
+		} else {
+			k.buf = appendAttribute(k.buf, a)
 		}
-		w(string(name), v)
+		k.buf = append(k.buf, 0)
 	}
-	for _, name := range slices.Sorted(maps.Keys(dev.Capacity)) {
+	names = names[:0]
+	for name := range dev.Capacity {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
 		c := dev.Capacity[name]
-		w("c", string(name), c.Value.String())
+		k.str("c", string(name), c.Value.String())
 		if p := c.RequestPolicy; p != nil {
-			w("policy", quantityString(p.Default))
+			k.str("policy", quantityString(p.Default))
 			if p.ValidRange != nil {
-				w(quantityString(p.ValidRange.Min), quantityString(p.ValidRange.Max), quantityString(p.ValidRange.Step))
+				k.str(quantityString(p.ValidRange.Min), quantityString(p.ValidRange.Max), quantityString(p.ValidRange.Step))
 			}
 			for _, v := range p.ValidValues {
-				w(v.String())
+				k.str(v.String())
 			}
 		}
 	}
 	if dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations {
-		w("multi")
+		k.str("multi")
 	}
 	for _, t := range dev.Taints {
-		w("t", t.Key, t.Value, string(t.Effect))
+		k.str("t", t.Key, t.Value, string(t.Effect))
 	}
 	for _, cc := range dev.ConsumesCounters {
-		w("counters", cc.CounterSet)
-		for _, k := range slices.Sorted(maps.Keys(cc.Counters)) {
-			v := cc.Counters[k].Value
-			w(k, v.String())
+		k.str("counters", cc.CounterSet)
+		for _, name := range k.sorted(maps.Keys(cc.Counters)) {
+			v := cc.Counters[name].Value
+			k.str(name, v.String())
 		}
 	}
 	if dev.BindsToNode != nil && *dev.BindsToNode {
-		w("binds")
+		k.str("binds")
 	}
-	w(dev.BindingConditions...)
+	k.str(dev.BindingConditions...)
+}
+
+// appendAttribute appends an attribute's type and value (as attributeString).
+func appendAttribute(buf []byte, a resourceapi.DeviceAttribute) []byte {
+	switch {
+	case a.IntValue != nil:
+		return strconv.AppendInt(append(buf, 'i'), *a.IntValue, 10)
+	case a.BoolValue != nil:
+		return strconv.AppendBool(append(buf, 'b'), *a.BoolValue)
+	case a.StringValue != nil:
+		return append(append(buf, 's'), *a.StringValue...)
+	case a.VersionValue != nil:
+		return append(append(buf, 'v'), *a.VersionValue...)
+	}
+	return append(buf, attributeString(a)...)
 }
 
 func quantityString(q *resource.Quantity) string {

@@ -119,19 +119,26 @@ func withDefaultRequests(pod *corev1.Pod) *corev1.Pod {
 	if !missing(pod.Spec.Containers) && !missing(pod.Spec.InitContainers) {
 		return pod
 	}
-	out := pod.DeepCopy()
-	for _, list := range [][]corev1.Container{out.Spec.InitContainers, out.Spec.Containers} {
+	// A shallow copy with copied containers: the rest of the pod is read only.
+	out := *pod
+	fill := func(list []corev1.Container) []corev1.Container {
+		list = slices.Clone(list)
 		for i := range list {
 			r := &list[i].Resources
+			reqs := maps.Clone(r.Requests)
 			for n, q := range r.Limits {
-				if _, ok := r.Requests[n]; !ok {
-					if r.Requests == nil {
-						r.Requests = corev1.ResourceList{}
+				if _, ok := reqs[n]; !ok {
+					if reqs == nil {
+						reqs = corev1.ResourceList{}
 					}
-					r.Requests[n] = q.DeepCopy()
+					reqs[n] = q
 				}
 			}
+			r.Requests = reqs
 		}
+		return list
 	}
-	return out
+	out.Spec.Containers = fill(pod.Spec.Containers)
+	out.Spec.InitContainers = fill(pod.Spec.InitContainers)
+	return &out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -129,14 +128,11 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 
-	claims, err := defaultClaims(in.Translated, in.Claims)
-	if err != nil {
-		return Placement{Unknown: err.Error()}
-	}
-	legacy := canonicalLegacyPod(in.Policy, in.Legacy)
-	variants := append([]*corev1.Pod{legacy}, fallbackVariants(in.Policy, legacy)...)
-	byName := in.ByNode || selectsNodeByName(legacy) || selectsNodeByName(in.Translated)
-	key, err := placementKey(snap, in.Policy, variants, in.Translated, claims)
+	// The cache key reads the pods as given: canonical forms and fallback
+	// variants are functions of them and of the policy. Everything else is
+	// prepared only when a class is not in the cache.
+	byName := in.ByNode || selectsNodeByName(in.Legacy) || selectsNodeByName(in.Translated)
+	key, err := placementKey(snap, &c.classes, in.Policy, in.Legacy, in.Translated, in.Claims)
 	if err != nil {
 		return Placement{Unknown: err.Error()}
 	}
@@ -144,18 +140,30 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 	if in.ByNode {
 		entry = &placementEntry{classes: map[string]classAnswer{}}
 	}
-
-	pc := &placementCheck{
-		c: c, ctx: ctx, snap: snap, policy: in.Policy, variants: variants, translated: in.Translated, claims: claims,
-		cc: c.celCache(snap.features), rules: in.Policy.FamilyDeviceRules(),
+	var pc *placementCheck
+	prepare := func() error {
+		if pc != nil {
+			return nil
+		}
+		claims, err := defaultClaims(in.Translated, in.Claims)
+		if err != nil {
+			return err
+		}
+		legacy := canonicalLegacyPod(in.Policy, in.Legacy)
+		variants := append([]*corev1.Pod{legacy}, fallbackVariants(in.Policy, legacy)...)
+		pc = &placementCheck{
+			c: c, ctx: ctx, snap: snap, policy: in.Policy, variants: variants, translated: in.Translated, claims: claims,
+			cc: c.celCache(snap.features), rules: in.Policy.FamilyDeviceRules(),
+		}
+		for _, v := range variants {
+			pc.keys = append(pc.keys, requiredLabelKeys(v)...)
+			pc.legacyReqs = append(pc.legacyReqs, extendedRequests(v))
+		}
+		slices.Sort(pc.keys)
+		pc.keys = slices.Compact(pc.keys)
+		pc.transReqs = extendedRequests(in.Translated)
+		return nil
 	}
-	for _, v := range variants {
-		pc.keys = append(pc.keys, requiredLabelKeys(v)...)
-		pc.legacyReqs = append(pc.legacyReqs, extendedRequests(v))
-	}
-	slices.Sort(pc.keys)
-	pc.keys = slices.Compact(pc.keys)
-	pc.transReqs = extendedRequests(in.Translated)
 
 	var out Placement
 	out.Cached = true
@@ -164,7 +172,7 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 		members []*nodeInfo
 	}
 	var groups []group
-	for _, cl := range snap.nodeClassList() {
+	for _, cl := range snap.nodeClassList(&c.classes) {
 		if !byName {
 			groups = append(groups, group{key: cl.key, members: cl.members})
 			continue
@@ -181,6 +189,9 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 		entry.mu.Unlock()
 		if !ok {
 			out.Cached = false
+			if err := prepare(); err != nil {
+				return Placement{Unknown: err.Error()}
+			}
 			ans = pc.answer(g.members[0])
 			if ans.unknown == "" {
 				entry.mu.Lock()
@@ -192,7 +203,7 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 			return Placement{Nodes: out.Nodes, Classes: out.Classes, Unknown: ans.unknown}
 		}
 		rep := g.members[0]
-		ng := NodeGroup{Nodes: len(g.members), Example: rep.node.Name, Hardware: hardware(rep)}
+		ng := NodeGroup{Nodes: len(g.members), Example: rep.node.Name}
 		if ans.legacy {
 			out.Legacy += len(g.members)
 		}
@@ -211,10 +222,10 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 		}
 		switch {
 		case ans.translated && !ans.legacy:
-			ng.Why = "the pod as submitted " + ans.legacyWhy
+			ng.Why, ng.Hardware = "the pod as submitted "+ans.legacyWhy, hardware(rep)
 			out.Gained = append(out.Gained, ng)
 		case ans.legacy && !ans.translated:
-			ng.Why = "the translation " + ans.transWhy
+			ng.Why, ng.Hardware = "the translation "+ans.transWhy, hardware(rep)
 			out.Lost = append(out.Lost, ng)
 		}
 	}
@@ -454,42 +465,53 @@ func replaceResource(pod *corev1.Pod, from, to corev1.ResourceName, mul int64) {
 // placementKey hashes what a class's answer depends on besides the class:
 // the pods' node constraints and extended requests, the claims, the
 // policy's vocabulary and the DeviceClasses.
-func placementKey(snap *Snapshot, p *translate.Policy, variants []*corev1.Pod, translated *corev1.Pod, claims []*resourceapi.ResourceClaim) (string, error) {
-	type shape struct {
-		NodeSelector map[string]string
-		Affinity     *corev1.NodeSelector
-		Tolerations  []corev1.Toleration
-		Requests     corev1.ResourceList
-	}
-	shapeOf := func(pod *corev1.Pod) shape {
-		s := shape{NodeSelector: pod.Spec.NodeSelector, Tolerations: pod.Spec.Tolerations, Requests: extendedRequests(pod)}
-		if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
-			s.Affinity = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, legacy, translated *corev1.Pod, claims []*resourceapi.ResourceClaimSpec) (string, error) {
+	snap.nodeClassList(memo) // sets the classes' fingerprint
+	h := sha256.New()
+	w := func(parts ...string) {
+		for _, s := range parts {
+			h.Write([]byte(s))
+			h.Write([]byte{0})
 		}
-		return s
 	}
-	var legacy []shape
-	for _, v := range variants {
-		legacy = append(legacy, shapeOf(v))
+	marshal := func(m interface{ Marshal() ([]byte, error) }) error {
+		b, err := m.Marshal()
+		if err != nil {
+			return fmt.Errorf("hash placement: %w", err)
+		}
+		w(string(b))
+		return nil
 	}
-	specs := make([]resourceapi.ResourceClaimSpec, len(claims))
-	for i, c := range claims {
-		specs[i] = c.Spec
+	for _, pod := range []*corev1.Pod{legacy, translated} {
+		w("pod")
+		for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
+			w(k, pod.Spec.NodeSelector[k])
+		}
+		if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+			if err := marshal(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution); err != nil {
+				return "", err
+			}
+		}
+		for i := range pod.Spec.Tolerations {
+			if err := marshal(&pod.Spec.Tolerations[i]); err != nil {
+				return "", err
+			}
+		}
+		reqs := extendedRequests(pod)
+		for _, n := range slices.Sorted(maps.Keys(reqs)) {
+			q := reqs[n]
+			w(string(n), q.String())
+		}
 	}
-	snap.nodeClassList() // sets the classes' fingerprint
-	b, err := json.Marshal(struct {
-		Legacy     []shape
-		Translated shape
-		Claims     []resourceapi.ResourceClaimSpec
-		Policy     string
-		Classes    string
-		Features   Features
-	}{legacy, shapeOf(translated), specs, p.Fingerprint(), snap.classesFingerprint, snap.features})
-	if err != nil {
-		return "", fmt.Errorf("hash placement: %w", err)
+	w("claims")
+	for _, c := range claims {
+		if err := marshal(c); err != nil {
+			return "", err
+		}
 	}
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:]), nil
+	f := snap.features
+	w(p.Fingerprint(), snap.classesFingerprint, fmt.Sprintf("%+v", f))
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func (c *Checker) placementEntry(key string) *placementEntry {
