@@ -54,8 +54,8 @@ func TestThePlacementCheckIsWhatKeepsAWiderTranslationLegacy(t *testing.T) {
 		wantDecisive translate.ReasonCode
 	}{
 		"the default rule (Exact) keeps the pod as submitted": {rule: "", wantOutcome: translate.OutcomeKeepLegacy, wantDecisive: decide.ReasonPlacementDiffers},
-		"Subset keeps it too: the translation gains nodes":     {rule: translate.PlacementSubset, wantOutcome: translate.OutcomeKeepLegacy, wantDecisive: decide.ReasonPlacementDiffers},
-		"with the check Off it is translated":                  {rule: translate.PlacementOff, wantOutcome: translate.OutcomeTranslate, wantDecisive: decide.ReasonFeasible},
+		"Subset keeps it too: the translation gains nodes":    {rule: translate.PlacementSubset, wantOutcome: translate.OutcomeKeepLegacy, wantDecisive: decide.ReasonPlacementDiffers},
+		"with the check Off it is translated":                 {rule: translate.PlacementOff, wantOutcome: translate.OutcomeTranslate, wantDecisive: decide.ReasonFeasible},
 	} {
 		t.Run(name, func(t *testing.T) {
 			d, err := decide.Pod(t.Context(), decide.Input{Pod: pod, Policy: policyWith(t, tc.rule), Classes: inv.Classes,
