@@ -80,7 +80,8 @@ tidy-check:
 		 rm -f /tmp/claimbridge-go.mod.$$$$ /tmp/claimbridge-go.sum.$$$$) || exit 1; \
 	done
 
-import-check: ## translate/ must stay pure: no client, context, logger or clock
+import-check: ## translate/ stays pure (no client, context, logger or clock) and the packages keep their layers
 	$(GO) test -count=1 -run TestTranslateIsPure ./translate/
+	$(GO) test -count=1 ./hack/layers/
 
 include e2e/Makefile.inc
