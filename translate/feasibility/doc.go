@@ -11,6 +11,7 @@
 //	func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapshot, error)
 //	func NewChecker(opts Options) *Checker                                 // Options{Parallelism, Timeout, CacheSize}
 //	func (c *Checker) Check(ctx, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaimSpec) Verdict
+//	func (c *Checker) Placement(ctx, snap *Snapshot, in PlacementInput) Placement  // the placement check
 //
 // A [Verdict] is FitsNow (node and devices named; a firstAvailable request shows the winning
 // alternative as "<request>/<subrequest>"), FitsWhenFree (some node could serve the claims if
@@ -32,6 +33,16 @@
 // devices, which the allocator could never satisfy either. The remaining nodes run through the
 // allocator in parallel with a deadline; verdicts are cached by (claims and node constraints
 // hash, inventory generation), and concurrent identical checks share one search.
+//
+// The placement check ([Checker.Placement], placement.go) compares, over the nodes that publish
+// DRA devices, where a pod as submitted could land on each node's legacy view (legacyview.go:
+// the labels and extended resources its devices stand for, from the policy's vocabulary read
+// backwards) with where its translation lands on the real node. It runs once per node class
+// (classes.go: nodes with the same devices, labels, taints and allocatable) and caches its
+// answers per pod shape. Node fit for what a pod asks besides its claims (CPU, memory,
+// hugepages, extended resources) follows kube-scheduler's NodeResourcesFit (fit.go).
+//
+// What may import it: decide, report, webhook, internal and cmd; it imports translate only.
 //
 // The package is pure: no API client, no logger, no global state. An error from LoadInventory
 // or NewSnapshot means invalid input; "does not fit" is a Verdict, never an error, and fatal
