@@ -165,17 +165,14 @@ func validateNodeLabelRule(p *field.Path, r *NodeLabelRule) field.ErrorList {
 		errs = append(errs, field.NotSupported(p.Child("conversion"), r.Conversion, conversions))
 		return errs
 	}
-	needAttr := map[Conversion]bool{ConvString: true, ConvInt: true, ConvBool: true, ConvGFDProduct: true,
-		ConvGFDFamily: true, ConvVersionMajor: true, ConvVersionMinor: true, ConvVersionPatch: true,
-		ConvVersion: true, ConvMap: true}
-	switch {
-	case needAttr[r.Conversion]:
+	switch vocabulary[r.Conversion].reads {
+	case "attribute":
 		if r.Attribute == "" {
 			errs = append(errs, field.Required(p.Child("attribute"), "conversion "+string(r.Conversion)+" compares an attribute"))
 		}
-	case r.Conversion == ConvMiB:
+	case "capacity":
 		if r.Capacity == "" {
-			errs = append(errs, field.Required(p.Child("capacity"), "conversion MiB compares a capacity"))
+			errs = append(errs, field.Required(p.Child("capacity"), "conversion "+string(r.Conversion)+" compares a capacity"))
 		}
 	}
 	if r.Attribute != "" {

@@ -28,6 +28,8 @@ package translate
 
 // conversion is one entry of the vocabulary.
 type conversion struct {
+	// reads is what the rule must name: "attribute", "capacity" or "".
+	reads     string
 	forward   func(p *Policy, rule *NodeLabelRule, wildcard string, req labelReq, family string) (effect, error)
 	backward  func(p *Policy, rule *NodeLabelRule, wildcard string, devices FamilyDevices) (string, bool)
 	canonical func(rule *NodeLabelRule, value string) string
@@ -35,17 +37,17 @@ type conversion struct {
 
 // vocabulary maps every Conversion to its functions.
 var vocabulary = map[Conversion]conversion{
-	ConvString:       {forward: forwardScalar(AttrString), backward: backwardAttribute, canonical: asIs},
-	ConvInt:          {forward: forwardScalar(AttrInt), backward: backwardAttribute, canonical: canonicalInt},
-	ConvBool:         {forward: forwardScalar(AttrBool), backward: backwardAttribute, canonical: asIs},
-	ConvMap:          {forward: forwardMap, backward: backwardMap, canonical: canonicalMap},
-	ConvVersion:      {forward: forwardVersion, backward: backwardAttribute, canonical: canonicalVersion},
-	ConvVersionMajor: {forward: forwardVersionPart("major"), backward: backwardAttribute, canonical: canonicalInt},
-	ConvVersionMinor: {forward: forwardVersionPart("minor"), backward: backwardAttribute, canonical: canonicalInt},
-	ConvVersionPatch: {forward: forwardVersionPart("patch"), backward: backwardAttribute, canonical: canonicalInt},
-	ConvGFDProduct:   {forward: forwardGFDProduct, backward: backwardGFDProduct, canonical: asIs},
-	ConvMiB:          {forward: forwardMiB, backward: backwardMiB, canonical: canonicalInt},
-	ConvGFDFamily:    {forward: forwardGFDFamily, backward: backwardAttribute, canonical: asIs},
+	ConvString:       {reads: "attribute", forward: forwardScalar(AttrString), backward: backwardAttribute, canonical: asIs},
+	ConvInt:          {reads: "attribute", forward: forwardScalar(AttrInt), backward: backwardAttribute, canonical: canonicalInt},
+	ConvBool:         {reads: "attribute", forward: forwardScalar(AttrBool), backward: backwardAttribute, canonical: asIs},
+	ConvMap:          {reads: "attribute", forward: forwardMap, backward: backwardMap, canonical: canonicalMap},
+	ConvVersion:      {reads: "attribute", forward: forwardVersion, backward: backwardAttribute, canonical: canonicalVersion},
+	ConvVersionMajor: {reads: "attribute", forward: forwardVersionPart("major"), backward: backwardAttribute, canonical: canonicalInt},
+	ConvVersionMinor: {reads: "attribute", forward: forwardVersionPart("minor"), backward: backwardAttribute, canonical: canonicalInt},
+	ConvVersionPatch: {reads: "attribute", forward: forwardVersionPart("patch"), backward: backwardAttribute, canonical: canonicalInt},
+	ConvGFDProduct:   {reads: "attribute", forward: forwardGFDProduct, backward: backwardGFDProduct, canonical: asIs},
+	ConvMiB:          {reads: "capacity", forward: forwardMiB, backward: backwardMiB, canonical: canonicalInt},
+	ConvGFDFamily:    {reads: "attribute", forward: forwardGFDFamily, backward: backwardAttribute, canonical: asIs},
 	ConvMIGProfile:   {forward: forwardMIGProfile, backward: backwardMIGProfile, canonical: asIs},
 	ConvMIGStrategy:  {forward: forwardMIGStrategy, backward: backwardMIGStrategy, canonical: asIs},
 	ConvPCIPresent:   {forward: forwardPCIPresent, backward: backwardPCIPresent, canonical: asIs},
