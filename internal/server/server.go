@@ -211,7 +211,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	mgr.GetWebhookServer().Register(webhook.Path, &admission.Webhook{Handler: handler, RecoverPanic: new(true)})
 
-	for _, r := range []starter{inv, policy} {
+	for _, r := range []starter{inv, policy, warmer{inv: inv, checker: handler.Checker}} {
 		if err := mgr.Add(runnable(r)); err != nil {
 			return err
 		}
@@ -252,6 +252,34 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 
 // starter is a runnable's Start.
 type starter interface{ Start(context.Context) error }
+
+// warmer prepares the checker once the inventory is synced: the node classes
+// of the placement check and the allocators, so that the first admission
+// does not pay for a large fleet. Later snapshots reuse the classes of the
+// nodes that did not change.
+type warmer struct {
+	inv     *webhook.Inventory
+	checker *feasibility.Checker
+}
+
+func (w warmer) Start(ctx context.Context) error {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for !w.inv.Synced() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+	if snap, err := w.inv.Snapshot(time.Now()); err == nil {
+		start := time.Now()
+		w.checker.Prepare(ctx, snap)
+		ctrl.Log.WithName("feasibility").Info("prepared the checker", "nodes", w.inv.NodeCount(), "duration", time.Since(start).String())
+	}
+	<-ctx.Done()
+	return nil
+}
 
 // nonLeader marks a runnable that every replica runs.
 type nonLeader struct{ starter }

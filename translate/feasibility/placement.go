@@ -514,6 +514,16 @@ func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, legacy, 
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// Prepare does ahead of time what the first checks on a snapshot would do:
+// group its nodes into classes and build its allocators.
+func (c *Checker) Prepare(ctx context.Context, snap *Snapshot) {
+	if snap == nil {
+		return
+	}
+	snap.nodeClassList(&c.classes)
+	_, _ = snap.allocatorsFor(ctx, c.celCache(snap.features))
+}
+
 func (c *Checker) placementEntry(key string) *placementEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
