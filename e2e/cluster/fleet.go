@@ -180,19 +180,22 @@ func renameNodeSelector(sel *corev1.NodeSelector, rename func(string) string) {
 		return
 	}
 	for i := range sel.NodeSelectorTerms {
-		term := &sel.NodeSelectorTerms[i]
-		for j := range term.MatchFields {
-			if term.MatchFields[j].Key == "metadata.name" {
-				for k, v := range term.MatchFields[j].Values {
-					term.MatchFields[j].Values[k] = rename(v)
-				}
+		renameNodeSelectorTerm(&sel.NodeSelectorTerms[i], rename)
+	}
+}
+
+func renameNodeSelectorTerm(term *corev1.NodeSelectorTerm, rename func(string) string) {
+	for j := range term.MatchFields {
+		if term.MatchFields[j].Key == "metadata.name" {
+			for k, v := range term.MatchFields[j].Values {
+				term.MatchFields[j].Values[k] = rename(v)
 			}
 		}
-		for j := range term.MatchExpressions {
-			if term.MatchExpressions[j].Key == corev1.LabelHostname {
-				for k, v := range term.MatchExpressions[j].Values {
-					term.MatchExpressions[j].Values[k] = rename(v)
-				}
+	}
+	for j := range term.MatchExpressions {
+		if term.MatchExpressions[j].Key == corev1.LabelHostname {
+			for k, v := range term.MatchExpressions[j].Values {
+				term.MatchExpressions[j].Values[k] = rename(v)
 			}
 		}
 	}
@@ -351,6 +354,27 @@ func (f *Fleet) prefixed(name string) string {
 		return name
 	}
 	return f.prefix + "-" + name
+}
+
+// RenamePodNodeReferences gives a pod written against the fleet's files the fleet's published
+// node names, as WithPrefix does for the fleet's own objects: spec.nodeName, the
+// kubernetes.io/hostname node selector, and the kubernetes.io/hostname and metadata.name
+// terms of required and preferred node affinity. The pod is changed in place.
+func (f *Fleet) RenamePodNodeReferences(pod *corev1.Pod) {
+	if pod.Spec.NodeName != "" {
+		pod.Spec.NodeName = f.NodeName(pod.Spec.NodeName)
+	}
+	if h, ok := pod.Spec.NodeSelector[corev1.LabelHostname]; ok {
+		pod.Spec.NodeSelector[corev1.LabelHostname] = f.NodeName(h)
+	}
+	if pod.Spec.Affinity == nil || pod.Spec.Affinity.NodeAffinity == nil {
+		return
+	}
+	na := pod.Spec.Affinity.NodeAffinity
+	renameNodeSelector(na.RequiredDuringSchedulingIgnoredDuringExecution, f.NodeName)
+	for i := range na.PreferredDuringSchedulingIgnoredDuringExecution {
+		renameNodeSelectorTerm(&na.PreferredDuringSchedulingIgnoredDuringExecution[i].Preference, f.NodeName)
+	}
 }
 
 // NodeNames returns the published node names, in file order.

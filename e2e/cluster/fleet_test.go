@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,5 +34,35 @@ func TestReadFleetRejectsKindsItCannotPublish(t *testing.T) {
 	err := inv.add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"))
 	if err == nil {
 		t.Fatalf("a ConfigMap was accepted into %+v", inv)
+	}
+}
+
+func TestRenamePodNodeReferencesNamesThePublishedNodes(t *testing.T) {
+	f := &Fleet{prefix: "t1"}
+	hostIn := func(v string) corev1.NodeSelectorTerm {
+		return corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{v}}}}
+	}
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		NodeName:     "a",
+		NodeSelector: map[string]string{corev1.LabelHostname: "b", "zone": "z"},
+		Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
+				hostIn("c"),
+				{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"d"}}}},
+			}},
+			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 1, Preference: hostIn("e")}},
+		}},
+	}}
+	f.RenamePodNodeReferences(pod)
+	na := pod.Spec.Affinity.NodeAffinity
+	got := []string{
+		pod.Spec.NodeName, pod.Spec.NodeSelector[corev1.LabelHostname], pod.Spec.NodeSelector["zone"],
+		na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Values[0],
+		na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[1].MatchFields[0].Values[0],
+		na.PreferredDuringSchedulingIgnoredDuringExecution[0].Preference.MatchExpressions[0].Values[0],
+	}
+	want := []string{"t1-a", "t1-b", "z", "t1-c", "t1-d", "t1-e"}
+	if !slices.Equal(got, want) {
+		t.Errorf("node references %q, want %q", got, want)
 	}
 }
