@@ -49,6 +49,9 @@ var (
 	serverLog   = &lockedBuffer{}
 	fleetsDir   string
 	examplesDir string
+	// policyPath is the policy file the server reloads (see usePolicy); it
+	// holds the default policy unless a test says otherwise.
+	policyPath string
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -117,6 +120,10 @@ func startClaimbridge(ctx context.Context, c *cluster.Cluster) (func(), error) {
 		return nil, err
 	}
 	metricsURL = "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	policyPath = filepath.Join(c.Dir, "policy.yaml")
+	if err := writePolicy(defaultPolicyDocument()); err != nil {
+		return nil, err
+	}
 	ctrl.SetLogger(funcr.NewJSON(func(obj string) { serverLog.WriteLine(obj) }, funcr.Options{Verbosity: 1}))
 
 	sctx, cancel := context.WithCancel(ctx)
@@ -125,7 +132,7 @@ func startClaimbridge(ctx context.Context, c *cluster.Cluster) (func(), error) {
 		done <- server.Run(sctx, c.RESTConfig(), server.Options{
 			Namespace: ownNamespace, WebhookHost: "127.0.0.1", WebhookPort: ports[0], CertDir: certDir,
 			TLSMode: server.TLSCertManager, MetricsAddr: "127.0.0.1:" + strconv.Itoa(ports[1]), ProbeAddr: "0",
-			LeaderElect: true, TemplateGCGrace: gcGrace, SnapshotMinInterval: -1,
+			LeaderElect: true, TemplateGCGrace: gcGrace, SnapshotMinInterval: -1, Policy: policyPath,
 		})
 	}()
 	stop := func() {
