@@ -146,12 +146,12 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 		})
 		d.Placement = &pl
 		d.Durations.Placement = time.Since(start)
-		if r, ok := placementReasons(&pl, rule); !ok {
+		r, ok := placementReasons(&pl, rule)
+		if !ok {
 			d.keep(r...)
 			return d, nil
-		} else {
-			d.Reasons = append(d.Reasons, r...)
 		}
+		d.Reasons = append(d.Reasons, r...)
 	}
 
 	start = time.Now()
