@@ -106,7 +106,7 @@ then also lists the nodes of both sides.`,
 			if explain || explainOnly {
 				return offline.WriteExplain(c.OutOrStdout(), items)
 			}
-			return offline.WriteObjects(c.OutOrStdout(), output, items, templates)
+			return offline.WriteObjects(c.OutOrStdout(), output, docs, templates)
 		},
 	}
 	if explainOnly {
