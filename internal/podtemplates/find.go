@@ -22,6 +22,8 @@ type location struct {
 	object bool
 	// field: FormContainer's key ("container" or "script").
 	field string
+	// unnamed: the name the operator gives a container that has none.
+	unnamed string
 }
 
 // Table is the known locations, by API group and kind. Versions are not
@@ -74,7 +76,8 @@ var table = []location{
 	{group: "argoproj.io", kinds: []string{"CronWorkflow"}, pattern: "spec.workflowSpec.templates[*]", form: FormContainer, field: "script"},
 	// Knative Serving: a RevisionTemplateSpec, whose spec is a PodSpec
 	// inline beside containerConcurrency and timeoutSeconds.
-	{group: "serving.knative.dev", kinds: []string{"Service", "Configuration"}, pattern: "spec.template", form: FormTemplate},
+	// A single container may go unnamed: Knative names it user-container.
+	{group: "serving.knative.dev", kinds: []string{"Service", "Configuration"}, pattern: "spec.template", form: FormTemplate, unnamed: "user-container"},
 	// Kueue's AppWrapper wraps whole objects.
 	{group: "workload.codeflare.dev", kinds: []string{"AppWrapper"}, pattern: "spec.components[*].template", object: true},
 }
@@ -156,6 +159,9 @@ func find(obj *yaml.Node, prefix path, ns string, f *Found, claimed map[*yaml.No
 				continue
 			}
 			t, ok, err := newTemplate(m.node, l.form, l.field, ns)
+			if ok && l.unnamed != "" {
+				t.nameContainers(l.unnamed)
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", m.path.String(), err)
 			}
@@ -164,7 +170,7 @@ func find(obj *yaml.Node, prefix path, ns string, f *Found, claimed map[*yaml.No
 			}
 			t.Path, t.Rule, t.Pattern = m.path.String(), rule, l.pattern
 			if l.form == FormContainer {
-				t.Pattern = l.pattern + "." + l.field
+				t.Path, t.Pattern = m.path.field(l.field).String(), l.pattern+"."+l.field
 			}
 			claimed[t.node] = true
 			f.Templates = append(f.Templates, t)
@@ -173,6 +179,13 @@ func find(obj *yaml.Node, prefix path, ns string, f *Found, claimed map[*yaml.No
 	if !known {
 		shape(obj, prefix, prefix, ns, f, claimed)
 	}
+	// In the order they appear in the document.
+	slices.SortStableFunc(f.Templates, func(a, b *Template) int {
+		if a.node.Line != b.node.Line {
+			return a.node.Line - b.node.Line
+		}
+		return a.node.Column - b.node.Column
+	})
 	return nil
 }
 

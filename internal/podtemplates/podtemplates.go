@@ -84,6 +84,18 @@ type Template struct {
 	model    bool   // FormPodSpec: the first container is the model
 	metaKeys bool   // FormPodSpec: annotations and labels live on the node
 	tmplNS   string // FormTemplate: the template's own metadata.namespace
+	unnamed  []int  // FormTemplate: containers named by the operator, not the manifest
+}
+
+// nameContainers gives unnamed containers the name their operator gives
+// them, so that requests are named as in the pods the operator creates.
+func (t *Template) nameContainers(name string) {
+	for i := range t.orig.Spec.Containers {
+		if t.orig.Spec.Containers[i].Name == "" {
+			t.orig.Spec.Containers[i].Name = name
+			t.unnamed = append(t.unnamed, i)
+		}
+	}
 }
 
 // Pod returns the pod the template stands for: its metadata and spec, in
@@ -119,7 +131,13 @@ func (t *Template) view(p *corev1.Pod) (any, error) {
 	case FormTemplate:
 		meta := *p.ObjectMeta.DeepCopy()
 		meta.Namespace = t.tmplNS
-		return generic(corev1.PodTemplateSpec{ObjectMeta: meta, Spec: p.Spec})
+		spec := *p.Spec.DeepCopy()
+		for _, i := range t.unnamed {
+			if i < len(spec.Containers) {
+				spec.Containers[i].Name = ""
+			}
+		}
+		return generic(corev1.PodTemplateSpec{ObjectMeta: meta, Spec: spec})
 	case FormPodSpec:
 		spec := *p.Spec.DeepCopy()
 		var model *corev1.Container
