@@ -1,12 +1,14 @@
 package podtemplates
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // location is one entry of the table: where a kind holds pods. Patterns are
@@ -24,6 +26,9 @@ type location struct {
 	field string
 	// unnamed: the name the operator gives a container that has none.
 	unnamed string
+	// kserve: a KServe component, whose `model` is a container and whose
+	// `annotations` and `labels` go to the pod.
+	kserve bool
 }
 
 // Table is the known locations, by API group and kind. Versions are not
@@ -64,9 +69,9 @@ var table = []location{
 	{group: "ray.io", kinds: []string{"RayService"}, pattern: "spec.rayClusterConfig.headGroupSpec.template", form: FormTemplate},
 	{group: "ray.io", kinds: []string{"RayService"}, pattern: "spec.rayClusterConfig.workerGroupSpecs[*].template", form: FormTemplate},
 	// KServe: each component is a PodSpec inline.
-	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.predictor", form: FormPodSpec},
-	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.transformer", form: FormPodSpec},
-	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.explainer", form: FormPodSpec},
+	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.predictor", form: FormPodSpec, kserve: true},
+	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.transformer", form: FormPodSpec, kserve: true},
+	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.explainer", form: FormPodSpec, kserve: true},
 	// Volcano.
 	{group: "batch.volcano.sh", kinds: []string{"Job"}, pattern: "spec.tasks[*].template", form: FormTemplate},
 	// Argo Workflows: container and script templates.
@@ -158,10 +163,7 @@ func find(obj *yaml.Node, prefix path, ns string, f *Found, claimed map[*yaml.No
 				}
 				continue
 			}
-			t, ok, err := newTemplate(m.node, l.form, l.field, ns)
-			if ok && l.unnamed != "" {
-				t.nameContainers(l.unnamed)
-			}
+			t, ok, err := newTemplate(m.node, l, ns)
 			if err != nil {
 				return fmt.Errorf("%s: %w", m.path.String(), err)
 			}
@@ -249,7 +251,7 @@ func shape(n *yaml.Node, at, root path, ns string, f *Found, claimed map[*yaml.N
 		if isRoot {
 			form = FormPod
 		}
-		if t, ok, err := newTemplate(n, form, "", ns); err == nil && ok {
+		if t, ok, err := newTemplate(n, location{form: form}, ns); err == nil && ok {
 			t.Path, t.Rule, t.Pattern = at.String(), RuleShape, "template with spec.containers"
 			if isRoot {
 				t.Pattern = "object with spec.containers"
@@ -260,7 +262,7 @@ func shape(n *yaml.Node, at, root path, ns string, f *Found, claimed map[*yaml.N
 		}
 	}
 	if !isRoot && hasContainers(n) {
-		if t, ok, err := newTemplate(n, FormPodSpec, "", ns); err == nil && ok {
+		if t, ok, err := newTemplate(n, location{form: FormPodSpec}, ns); err == nil && ok {
 			t.Path, t.Rule, t.Pattern = at.String(), RuleShape, "PodSpec with containers"
 			claimed[n] = true
 			f.Templates = append(f.Templates, t)
@@ -295,10 +297,11 @@ func hasContainers(n *yaml.Node) bool {
 
 // newTemplate decodes the pod at n. ok is false when there is no pod there
 // (an Argo template of another type).
-func newTemplate(n *yaml.Node, form Form, field, ns string) (*Template, bool, error) {
+func newTemplate(n *yaml.Node, l location, ns string) (*Template, bool, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, false, fmt.Errorf("is a %s, not a mapping", kindName(n))
 	}
+	form, field := l.form, l.field
 	t := &Template{Form: form, node: n, namespace: ns, field: field}
 	pod := &corev1.Pod{}
 	switch form {
@@ -325,7 +328,7 @@ func newTemplate(n *yaml.Node, form Form, field, ns string) (*Template, bool, er
 			return nil, false, err
 		}
 		pod.Spec = c.PodSpec
-		if c.Model != nil {
+		if c.Model != nil && l.kserve {
 			// KServe names the model's container kserve-container.
 			t.model, t.named = true, c.Model.Name != ""
 			if c.Model.Name == "" {
@@ -336,8 +339,10 @@ func newTemplate(n *yaml.Node, form Form, field, ns string) (*Template, bool, er
 		if len(pod.Spec.Containers) == 0 {
 			return nil, false, nil
 		}
-		t.metaKeys = true
-		pod.Annotations, pod.Labels = c.Annotations, c.Labels
+		if l.kserve {
+			t.metaKeys = true
+			pod.Annotations, pod.Labels = c.Annotations, c.Labels
+		}
 	case FormContainer:
 		cn := lookup(n, field)
 		if cn == nil {
@@ -358,8 +363,12 @@ func newTemplate(n *yaml.Node, form Form, field, ns string) (*Template, bool, er
 		}
 		pod.Annotations, pod.Labels = at.Metadata.Annotations, at.Metadata.Labels
 		pod.Spec = corev1.PodSpec{Containers: []corev1.Container{c}, NodeSelector: at.NodeSelector, Affinity: at.Affinity, Tolerations: at.Tolerations}
+		t.patch = at.PodSpecPatch
 		if at.PodSpecPatch != "" {
-			t.Unsupported = "the template has a podSpecPatch: claimbridge writes the pod's resourceClaims as the podSpecPatch and does not merge into an existing one"
+			var err error
+			if t.patchMap, err = mergeablePatch(at.PodSpecPatch); err != nil {
+				t.Unsupported = "podSpecPatch: " + err.Error()
+			}
 		}
 	}
 	pod.APIVersion, pod.Kind = "v1", "Pod"
@@ -367,6 +376,9 @@ func newTemplate(n *yaml.Node, form Form, field, ns string) (*Template, bool, er
 		pod.Namespace = ns
 	}
 	t.orig = pod
+	if l.unnamed != "" {
+		t.nameContainers(l.unnamed)
+	}
 	return t, true, nil
 }
 
@@ -426,4 +438,24 @@ func kindName(n *yaml.Node) string {
 		return "scalar"
 	}
 	return "node"
+}
+
+// mergeablePatch parses an Argo podSpecPatch that claimbridge can add the
+// pod's resourceClaims to: YAML or JSON without Argo expressions, that does
+// not patch what translation reads or writes (containers, node selection,
+// claims). Anything else could change the pod behind the translator's back.
+func mergeablePatch(patch string) (map[string]any, error) {
+	if strings.Contains(patch, "{{") {
+		return nil, errors.New("it holds Argo expressions, so the pod it makes is only known at run time")
+	}
+	var m map[string]any
+	if err := sigsyaml.Unmarshal([]byte(patch), &m); err != nil {
+		return nil, fmt.Errorf("it does not parse: %w", err)
+	}
+	for _, k := range []string{"containers", "initContainers", "resourceClaims", "nodeSelector", "affinity"} {
+		if _, ok := m[k]; ok {
+			return nil, fmt.Errorf("it patches the pod's %s, which translation reads and writes; claimbridge does not merge into it", k)
+		}
+	}
+	return m, nil
 }

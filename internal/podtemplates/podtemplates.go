@@ -85,6 +85,19 @@ type Template struct {
 	metaKeys bool   // FormPodSpec: annotations and labels live on the node
 	tmplNS   string // FormTemplate: the template's own metadata.namespace
 	unnamed  []int  // FormTemplate: containers named by the operator, not the manifest
+	patch    string         // FormContainer: the template's podSpecPatch
+	patchMap map[string]any // … parsed, when claimbridge can merge into it
+}
+
+// PodSpecPatch is an Argo template's podSpecPatch, "" for other forms.
+func (t *Template) PodSpecPatch() string { return t.patch }
+
+// Blank replaces every template found with null, so that what is around
+// them can be compared.
+func Blank(f *Found) {
+	for _, t := range f.Templates {
+		*t.node = yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagNull, Value: "null"}
+	}
 }
 
 // nameContainers gives unnamed containers the name their operator gives
@@ -180,8 +193,14 @@ func (t *Template) view(p *corev1.Pod) (any, error) {
 			Affinity:     p.Spec.Affinity,
 			Tolerations:  p.Spec.Tolerations,
 		}
+		v.PodSpecPatch = t.patch
 		if len(p.Spec.ResourceClaims) > 0 {
-			patch, err := json.Marshal(map[string]any{"resourceClaims": p.Spec.ResourceClaims})
+			m := map[string]any{}
+			for k, e := range t.patchMap {
+				m[k] = e
+			}
+			m["resourceClaims"] = p.Spec.ResourceClaims
+			patch, err := json.Marshal(m)
 			if err != nil {
 				return nil, err
 			}
