@@ -439,3 +439,18 @@ func MarshalYAML(o any) ([]byte, error) {
 	}
 	return sigsyaml.Marshal(p)
 }
+
+// FromNode makes a document of an object held as a YAML node (a KRM
+// function's item), validated as [Read] validates documents. The node is
+// edited in place by translation.
+func FromNode(source string, index int, n *yaml.Node) (Document, error) {
+	raw, err := yaml.Marshal(n)
+	if err != nil {
+		return Document{}, fmt.Errorf("%s#%d: %w", source, index, err)
+	}
+	obj, err := decodeOne(raw)
+	if err != nil {
+		return Document{}, fmt.Errorf("%s#%d: %w", source, index, err)
+	}
+	return Document{Source: source, Index: index, Item: -1, Object: obj, Node: n, Root: &Root{Raw: raw, Node: n}}, nil
+}
