@@ -56,7 +56,7 @@ func TestFunction(t *testing.T) {
 		files          []string
 		wantErr        bool
 		wantTemplates  int
-		wantItem       string // text in the output items
+		wantItem       string   // text in the output items
 		wantResults    []string // "severity field: message prefix"
 	}{
 		"a RayCluster's worker groups are translated; the head has nothing to translate": {

@@ -79,12 +79,12 @@ type Template struct {
 	namespace string     // the object's namespace
 	orig      *corev1.Pod
 	// Shape of the original, for the view.
-	field    string // FormContainer: "container" or "script"
-	named    bool   // FormContainer/FormPodSpec model: the container had a name
-	model    bool   // FormPodSpec: the first container is the model
-	metaKeys bool   // FormPodSpec: annotations and labels live on the node
-	tmplNS   string // FormTemplate: the template's own metadata.namespace
-	unnamed  []int  // FormTemplate: containers named by the operator, not the manifest
+	field    string         // FormContainer: "container" or "script"
+	named    bool           // FormContainer/FormPodSpec model: the container had a name
+	model    bool           // FormPodSpec: the first container is the model
+	metaKeys bool           // FormPodSpec: annotations and labels live on the node
+	tmplNS   string         // FormTemplate: the template's own metadata.namespace
+	unnamed  []int          // FormTemplate: containers named by the operator, not the manifest
 	patch    string         // FormContainer: the template's podSpecPatch
 	patchMap map[string]any // … parsed, when claimbridge can merge into it
 }
