@@ -50,6 +50,14 @@ type Row struct {
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
 	Source    string `json:"source,omitempty"`
+	// Path of the pod template in the object, for objects that hold several
+	// or hold them where a CRD does: "spec.workerGroupSpecs[0].template".
+	// Empty for Pods and built-in workloads.
+	Path string `json:"path,omitempty"`
+	// Rule that found the template in a custom resource: Table (a known
+	// location of a popular CRD) or Shape (found by its shape in a kind
+	// nobody listed). Empty for Pods and built-in workloads.
+	Rule string `json:"rule,omitempty"`
 	// Outcome after feasibility: Translate, KeepLegacy or Skip.
 	Outcome translate.Outcome `json:"outcome"`
 	// Verdict of the allocator pass (FitsNow, FitsWhenFree, NeverFits,
@@ -177,10 +185,14 @@ func (row Row) Headline() string {
 }
 
 func (row Row) object() string {
-	if row.Namespace == "" {
-		return row.Kind + "/" + row.Name
+	s := row.Kind + "/" + row.Name
+	if row.Namespace != "" {
+		s = row.Namespace + "/" + s
 	}
-	return row.Namespace + "/" + row.Kind + "/" + row.Name
+	if row.Path != "" {
+		s += ": " + row.Path
+	}
+	return s
 }
 
 func (r *Report) table(w io.Writer) error {

@@ -38,12 +38,15 @@ func newAuditCommand() *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "audit (-f FILE|DIR|- --fleet DIR | --kubeconfig FILE [-n NS...]) [-o table|json|yaml|markdown] [--fail-on never-fits|untranslatable]",
-		Short: "Report what claimbridge would do with each pod and workload, checked against a fleet",
-		Long: `Translates every Pod and workload of the manifests and checks the result with
-the DRA allocator against a fleet inventory (Nodes, ResourceSlices,
-DeviceClasses, allocated ResourceClaims, DeviceTaintRules as YAML). One row per
-object: Translate (the fleet can serve it), KeepLegacy (it stays on the device
-plugin, with the reason) or Skip.
+		Short: "Report what claimbridge would do with each pod template, checked against a fleet",
+		Long: `Translates every pod template of the manifests (Pods, workloads and custom
+resources, as translate finds them) and checks the result with the DRA
+allocator against a fleet inventory (Nodes, ResourceSlices, DeviceClasses,
+allocated ResourceClaims, DeviceTaintRules as YAML). One row per pod template
+(a custom resource's rows name the template's path): Translate (the fleet can
+serve it), KeepLegacy (it stays on the device plugin, with the reason) or Skip.
+An object that asks for devices where no template can be located is a
+KeepLegacy row with reason Unsupported.
 
 With --kubeconfig, the Pods and workloads of the cluster (of the namespaces
 given with -n, or all) are audited against the cluster's own inventory (or

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/report"
-	"sigs.k8s.io/yaml"
 )
 
 func run(t *testing.T, stdin string, args ...string) (string, error) {
@@ -154,5 +156,142 @@ func TestAuditReportAgainstShippedFleets(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEmptyDocuments: empty, comment-only and null documents are skipped
+// wherever they are in the stream, as kubectl does (helm template prints
+// them), by translate and audit alike.
+func TestEmptyDocuments(t *testing.T) {
+	pod, err := os.ReadFile("../../examples/workloads/notebook-mig.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := run(t, string(pod), "translate", "-f", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	empties := map[string]string{
+		"empty":        "",
+		"comment-only": "# Source: chart/templates/disabled.yaml\n",
+		"null":         "null\n",
+		"tilde":        "~\n",
+	}
+	for kind, empty := range empties {
+		for _, pos := range []string{"first", "middle", "last"} {
+			t.Run(kind+" document "+pos, func(t *testing.T) {
+				var parts []string
+				switch pos {
+				case "first":
+					parts = []string{empty, string(pod)}
+				case "middle":
+					parts = []string{string(pod), empty, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: notebooks}\n"}
+				case "last":
+					parts = []string{string(pod), empty}
+				}
+				input := "---\n" + strings.Join(parts, "---\n")
+				out, err := run(t, input, "translate", "-f", "-")
+				if err != nil {
+					t.Fatalf("translate: %v", err)
+				}
+				if pos != "middle" && out != want {
+					t.Errorf("output differs from the translation without the %s document:\n%s", kind, out)
+				}
+				if pos == "middle" && !strings.Contains(out, "kind: ConfigMap") {
+					t.Errorf("the document after the %s one is missing:\n%s", kind, out)
+				}
+				if _, err := run(t, input, "audit", "-f", "-", "--fleet", "../../examples/fleets/mixed", "--fail-on", "untranslatable"); err != nil {
+					t.Errorf("audit: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// TestAuditCRDs: one row per embedded pod template over a directory mixing
+// every CRD example, and an object whose device request has no template to
+// go to fails --fail-on untranslatable.
+func TestAuditCRDs(t *testing.T) {
+	out, err := run(t, "", "audit", "-f", "../../examples/crds", "--fleet", "../../examples/fleets/mixed", "-o", "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report.Report
+	if err := yaml.UnmarshalStrict([]byte(out), &rep); err != nil {
+		t.Fatalf("report does not decode strictly: %v", err)
+	}
+	got := map[string]string{}
+	for _, r := range rep.Items {
+		got[r.Kind+"/"+r.Name+": "+r.Path] = string(r.Outcome) + " " + r.Rule
+	}
+	want := map[string]string{
+		"AppWrapper/wrapped-ft: spec.components[0].template.spec.pytorchReplicaSpecs.Worker.template":               "Translate Table",
+		"ClusterTrainingRuntime/torch-distributed-gpu: spec.template.spec.replicatedJobs[0].template.spec.template": "Translate Table",
+		"TrainJob/finetune-qwen: ":                                             "KeepLegacy ",
+		"FineTune/adapter: spec.trainer.template":                              "Translate Shape",
+		"FineTune/adapter: spec.evaluator":                                     "Translate Shape",
+		"InferenceService/llama-8b: spec.predictor":                            "Translate Table",
+		"JobSet/maxtext: spec.replicatedJobs[0].template.spec.template":        "Translate Table",
+		"Job/horovod: spec.tasks[0].template":                                  "Skip Table",
+		"Job/horovod: spec.tasks[1].template":                                  "Translate Table",
+		"LeaderWorkerSet/vllm-405b: spec.leaderWorkerTemplate.leaderTemplate":  "Translate Table",
+		"LeaderWorkerSet/vllm-405b: spec.leaderWorkerTemplate.workerTemplate":  "Translate Table",
+		"MPIJob/nccl-allreduce: spec.mpiReplicaSpecs.Launcher.template":        "Skip Table",
+		"MPIJob/nccl-allreduce: spec.mpiReplicaSpecs.Worker.template":          "Translate Table",
+		"Notebook/bob: spec.template":                                          "Translate Table",
+		"PyTorchJob/llama-pretrain: spec.pytorchReplicaSpecs.Master.template":  "Translate Table",
+		"PyTorchJob/llama-pretrain: spec.pytorchReplicaSpecs.Worker.template":  "Translate Table",
+		"RayCluster/llm: spec.headGroupSpec.template":                          "Skip Table",
+		"RayCluster/llm: spec.workerGroupSpecs[0].template":                    "Translate Table",
+		"RayCluster/llm: spec.workerGroupSpecs[1].template":                    "Translate Table",
+		"RayJob/batch-embed: spec.rayClusterSpec.headGroupSpec.template":       "Skip Table",
+		"RayJob/batch-embed: spec.rayClusterSpec.workerGroupSpecs[0].template": "Translate Table",
+		"RayJob/batch-embed: spec.submitterPodTemplate":                        "Skip Table",
+		"RayService/chat: spec.rayClusterConfig.headGroupSpec.template":        "Skip Table",
+		"RayService/chat: spec.rayClusterConfig.workerGroupSpecs[0].template":  "Translate Table",
+		"Service/whisper: spec.template":                                       "Translate Table",
+		"Workflow/eval-pipeline: spec.templates[1].container":                  "Skip Table",
+		"Workflow/eval-pipeline: spec.templates[2].container":                  "Translate Table",
+		"Workflow/eval-pipeline: spec.templates[3].script":                     "Translate Table",
+		"Workflow/eval-pipeline: spec.templates[4].container":                  "KeepLegacy Table",
+		"Workflow/eval-pipeline: spec.templates[5].container":                  "Translate Table",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows (-want,+got):\n%s", diff)
+	}
+	if len(rep.Items) != len(want) {
+		t.Errorf("%d rows, want %d (one per pod template)", len(rep.Items), len(want))
+	}
+	_, err = run(t, "", "audit", "-f", "../../examples/crds/trainjob.yaml", "--fleet", "../../examples/fleets/mixed", "--fail-on", "untranslatable")
+	if exitCode(err) != exitInvalid {
+		t.Errorf("--fail-on untranslatable with an Unsupported TrainJob: exit %d, want %d", exitCode(err), exitInvalid)
+	}
+}
+
+// TestPostRender: the Helm post-renderer form reads stdin and writes the
+// same as translate -f -; its misuse is a usage error.
+func TestPostRender(t *testing.T) {
+	input, err := os.ReadFile("../../examples/crds/raycluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := run(t, string(input), "translate", "-f", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := run(t, string(input), "translate", "--post-render")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("post-render output differs from translate -f -:\n%s", cmp.Diff(want, got))
+	}
+	for _, args := range [][]string{{"--post-render", "-f", "x.yaml"}, {"--post-render", "--explain"}, {"--post-render", "-o", "json"}} {
+		if _, err := run(t, "", append([]string{"translate"}, args...)...); exitCode(err) != exitUsage {
+			t.Errorf("translate %v: exit %d, want %d", args, exitCode(err), exitUsage)
+		}
+	}
+	if _, err := run(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: 3\n", "translate", "--post-render"); exitCode(err) != exitInvalid {
+		t.Errorf("invalid rendered manifests: exit %d, want %d", exitCode(err), exitInvalid)
 	}
 }

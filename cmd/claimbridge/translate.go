@@ -52,25 +52,48 @@ func newTranslateCommand(explainOnly bool) *cobra.Command {
 		output  string
 		explain bool
 		timeout time.Duration
+		post    bool
 		pol     policyFlags
 	)
 	c := &cobra.Command{
-		Use:   "translate -f FILE|DIR|- [--fleet DIR] [--policy FILE | --profile NAME...] [-o yaml|json] [--explain]",
-		Short: "Rewrite the pods and workloads of manifests to use ResourceClaimTemplates",
-		Long: `Reads Pods and workloads (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
-CronJob, ReplicationController, PodTemplate, List) and prints them rewritten,
-followed by the ResourceClaimTemplates they refer to, once per namespace.
-Objects of other kinds pass through unchanged. --explain prints the decision
-and its reasons for each object instead.
+		Use:   "translate (-f FILE|DIR|- | --post-render) [--fleet DIR] [--policy FILE | --profile NAME...] [-o yaml|json] [--explain]",
+		Short: "Rewrite the pod templates of manifests to use ResourceClaimTemplates",
+		Long: `Reads manifests and rewrites every pod template in them: Pods, built-in
+workloads (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob,
+ReplicationController, PodTemplate, List) and custom resources — the known
+locations of Kubeflow (PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob,
+JAXJob, Notebook, TrainingRuntime), JobSet, LeaderWorkerSet, Ray (RayCluster,
+RayJob, RayService), KServe InferenceService, Volcano Job, Argo Workflows,
+Knative Service and Kueue's AppWrapper, and, in a kind nobody listed, any
+template found by its shape (named containers). It prints the documents,
+changed only where a template was translated (unchanged documents byte for
+byte), followed by the ResourceClaimTemplates they refer to, once per
+namespace. Empty, comment-only and null documents are skipped. --explain
+prints the decision and its reasons for each pod template instead.
 
 With --fleet, each translation is checked against the fleet inventory as the
 webhook checks it: it is kept only when it lands exactly where the pod as
 submitted could (the placement check) and the fleet can serve it; --explain
-then also lists the nodes of both sides.`,
+then also lists the nodes of both sides.
+
+--post-render makes it a Helm post-renderer: the rendered manifests on stdin,
+the translated manifests and their templates on stdout as YAML, exit code 0,
+or 1 with the reason on stderr (Helm then fails the release).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if output != "yaml" && output != "json" {
 				return usagef("-o must be yaml or json")
+			}
+			if post {
+				switch {
+				case len(files) > 0:
+					return usagef("--post-render reads the rendered manifests on stdin: no -f")
+				case explain || explainOnly:
+					return usagef("--post-render and --explain exclude each other")
+				case output != "yaml":
+					return usagef("--post-render writes YAML")
+				}
+				files = []string{"-"}
 			}
 			if len(files) == 0 {
 				return usagef("%v", manifest.ErrNoInput)
@@ -106,19 +129,20 @@ then also lists the nodes of both sides.`,
 			if explain || explainOnly {
 				return offline.WriteExplain(c.OutOrStdout(), items)
 			}
-			return offline.WriteObjects(c.OutOrStdout(), output, items, templates)
+			return offline.WriteObjects(c.OutOrStdout(), output, docs, templates)
 		},
 	}
 	if explainOnly {
 		c.Use = "explain -f FILE|DIR|- [--fleet DIR] [--policy FILE | --profile NAME...]"
-		c.Short = "Explain, for each pod and workload, what translation decides and why"
+		c.Short = "Explain, for each pod template, what translation decides and why"
 	}
 	c.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or - for stdin (repeatable)")
 	c.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
 	c.Flags().StringSliceVar(&fleets, "fleet", nil, "check each translation against this fleet inventory (YAML file or directory, repeatable)")
 	c.Flags().DurationVar(&timeout, "timeout", 2*time.Second, "with --fleet: deadline of one check")
 	if !explainOnly {
-		c.Flags().BoolVar(&explain, "explain", false, "print the reasons per object instead of the objects")
+		c.Flags().BoolVar(&explain, "explain", false, "print the reasons per pod template instead of the objects")
+		c.Flags().BoolVar(&post, "post-render", false, "run as a Helm post-renderer: manifests on stdin, translated on stdout")
 	}
 	pol.add(c)
 	return c

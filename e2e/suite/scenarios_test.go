@@ -431,17 +431,33 @@ func TestGeneratedObjectsForTheExamplesPassAPIValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items, templates, err := offline.Translate(t.Context(), docs, offline.Options{Policy: translate.DefaultPolicy()})
+	_, templates, err := offline.Translate(t.Context(), docs, offline.Options{Policy: translate.DefaultPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(templates) == 0 {
 		t.Fatal("no template generated")
 	}
+	// The custom resources' kinds are not served here: only the templates
+	// made from their pod templates are checked.
+	crds, err := manifest.Read([]string{filepath.Join(examplesDir, "crds")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, crdTemplates, err := offline.Translate(t.Context(), crds, offline.Options{Policy: translate.DefaultPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	templates = append(templates, crdTemplates...)
 	nsSet := map[string]bool{}
-	for _, it := range items {
-		if m, ok := it.Object.(metav1.Object); ok && m.GetNamespace() != "" {
+	for _, d := range docs {
+		if m, ok := d.Object.(metav1.Object); ok && m.GetNamespace() != "" {
 			nsSet[m.GetNamespace()] = true
+		}
+	}
+	for _, tmpl := range templates {
+		if tmpl.Namespace != "" {
+			nsSet[tmpl.Namespace] = true
 		}
 	}
 	for ns := range nsSet {
@@ -451,7 +467,7 @@ func TestGeneratedObjectsForTheExamplesPassAPIValidation(t *testing.T) {
 		t.Cleanup(func() { _ = tc.DeleteNamespace(context.Background(), ns) })
 	}
 	var buf bytes.Buffer
-	if err := offline.WriteObjects(&buf, "yaml", items, templates); err != nil {
+	if err := offline.WriteObjects(&buf, "yaml", docs, templates); err != nil {
 		t.Fatal(err)
 	}
 	// kubectl of the cluster's version, server-side dry run: real defaulting

@@ -1,11 +1,14 @@
 // Package manifest reads Kubernetes manifests (multi-document YAML or JSON,
-// files, directories or standard input) and gives access to the pod
-// templates of Pods and workloads. Errors name the file and the document.
+// files, directories or standard input) as typed objects and as YAML nodes
+// that can be edited in place, and writes them back: documents that were not
+// changed byte for byte, changed ones with their field order, styles and
+// comments. Empty, comment-only and null documents (as `helm template`
+// prints) are skipped wherever they are, as kubectl does. Errors name the
+// file and the document.
 package manifest
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,8 +19,6 @@ import (
 	"slices"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,7 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/yaml"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // Document is one object read from a manifest.
@@ -38,7 +40,45 @@ type Document struct {
 	// Item is the position inside a List, or -1.
 	Item int
 	// Object is a typed object for kinds client-go knows, else unstructured.
+	// It is not updated when Node is edited.
 	Object runtime.Object
+	// Node is the object as parsed YAML (a mapping); translation edits it in
+	// place. Nil for objects that were not read from a manifest (see
+	// [EnsureNode]).
+	Node *yaml.Node
+	// Root is the document the object was read from; the items of a List
+	// share their List's.
+	Root *Root
+}
+
+// Root is one document of the input.
+type Root struct {
+	// Raw is the document as read.
+	Raw []byte
+	// Node is the document's top node (a mapping).
+	Node *yaml.Node
+	// Changed is set by whoever edits a node inside the document; unchanged
+	// documents are written back as Raw.
+	Changed bool
+}
+
+// EnsureNode gives a document built from a typed object (a live cluster's)
+// a YAML node.
+func EnsureNode(d *Document) error {
+	if d.Node != nil {
+		return nil
+	}
+	data, err := MarshalYAML(d.Object)
+	if err != nil {
+		return err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	d.Node = doc.Content[0]
+	d.Root = &Root{Raw: data, Node: d.Node}
+	return nil
 }
 
 // Where names the document in messages: "file.yaml#2" or "file.yaml#2.items[0]".
@@ -126,46 +166,74 @@ func decodeAll(source string, r io.Reader) ([]Document, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s#%d: %w", source, index, err)
 		}
-		if len(bytes.TrimSpace(stripComments(raw))) == 0 {
-			index--
+		node, err := parseNode(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s#%d: %w", source, index, err)
+		}
+		if node == nil {
+			index-- // empty, comment-only or null: not a document for kubectl either
 			continue
 		}
 		obj, err := decodeOne(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s#%d: %w", source, index, err)
 		}
+		root := &Root{Raw: raw, Node: node}
 		if list, ok := obj.(*corev1.List); ok {
+			items := listItems(node)
 			for i, item := range list.Items {
 				o, err := decodeOne(item.Raw)
 				if err != nil {
 					return nil, fmt.Errorf("%s#%d.items[%d]: %w", source, index, i, err)
 				}
-				docs = append(docs, Document{Source: source, Index: index, Item: i, Object: o})
+				d := Document{Source: source, Index: index, Item: i, Object: o, Root: root}
+				if i < len(items) {
+					d.Node = items[i]
+				}
+				docs = append(docs, d)
 			}
 			continue
 		}
-		docs = append(docs, Document{Source: source, Index: index, Item: -1, Object: obj})
+		docs = append(docs, Document{Source: source, Index: index, Item: -1, Object: obj, Node: node, Root: root})
 	}
 }
 
-func stripComments(b []byte) []byte {
-	var out []byte
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
-			out = append(out, line...)
-			out = append(out, '\n')
+// parseNode parses one document; nil for an empty, comment-only or null
+// document.
+func parseNode(raw []byte) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, nil
+	}
+	n := doc.Content[0]
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, errors.New("document is not an object")
+	}
+	return n, nil
+}
+
+func listItems(list *yaml.Node) []*yaml.Node {
+	for i := 0; i+1 < len(list.Content); i += 2 {
+		if list.Content[i].Value == "items" && list.Content[i+1].Kind == yaml.SequenceNode {
+			return list.Content[i+1].Content
 		}
 	}
-	return out
+	return nil
 }
 
 func decodeOne(raw []byte) (runtime.Object, error) {
-	js, err := yaml.YAMLToJSON(raw)
+	js, err := sigsyaml.YAMLToJSON(raw)
 	if err != nil {
 		return nil, err
 	}
 	var tm metav1.TypeMeta
-	if err := yaml.Unmarshal(js, &tm); err != nil {
+	if err := sigsyaml.Unmarshal(js, &tm); err != nil {
 		return nil, err
 	}
 	if tm.Kind == "" || tm.APIVersion == "" {
@@ -173,7 +241,7 @@ func decodeOne(raw []byte) (runtime.Object, error) {
 	}
 	if tm.Kind == "List" {
 		var l corev1.List
-		if err := yaml.Unmarshal(js, &l); err != nil {
+		if err := sigsyaml.Unmarshal(js, &l); err != nil {
 			return nil, err
 		}
 		return &l, nil
@@ -191,60 +259,6 @@ func decodeOne(raw []byte) (runtime.Object, error) {
 		return u, nil
 	}
 	return nil, err
-}
-
-// PodTemplate gives access to the pod (or pod template) inside an object.
-type PodTemplate struct {
-	// Pod is a Pod built from the template: the template's metadata and
-	// spec, and the namespace of the object.
-	Pod *corev1.Pod
-	// Set writes a translated pod back into the object.
-	Set func(*corev1.Pod)
-}
-
-// PodOf returns the pod template of a Pod or workload, or false for other
-// kinds.
-func PodOf(obj runtime.Object) (PodTemplate, bool) {
-	fromTemplate := func(ns string, t *corev1.PodTemplateSpec) PodTemplate {
-		pod := &corev1.Pod{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-			ObjectMeta: *t.ObjectMeta.DeepCopy(),
-			Spec:       *t.Spec.DeepCopy(),
-		}
-		if pod.Namespace == "" {
-			pod.Namespace = ns
-		}
-		return PodTemplate{Pod: pod, Set: func(p *corev1.Pod) {
-			meta := *p.ObjectMeta.DeepCopy()
-			meta.Namespace = t.Namespace
-			t.ObjectMeta = meta
-			t.Spec = *p.Spec.DeepCopy()
-		}}
-	}
-	switch o := obj.(type) {
-	case *corev1.Pod:
-		return PodTemplate{Pod: o.DeepCopy(), Set: func(p *corev1.Pod) { *o = *p.DeepCopy() }}, true
-	case *appsv1.Deployment:
-		return fromTemplate(o.Namespace, &o.Spec.Template), true
-	case *appsv1.StatefulSet:
-		return fromTemplate(o.Namespace, &o.Spec.Template), true
-	case *appsv1.DaemonSet:
-		return fromTemplate(o.Namespace, &o.Spec.Template), true
-	case *appsv1.ReplicaSet:
-		return fromTemplate(o.Namespace, &o.Spec.Template), true
-	case *batchv1.Job:
-		return fromTemplate(o.Namespace, &o.Spec.Template), true
-	case *batchv1.CronJob:
-		return fromTemplate(o.Namespace, &o.Spec.JobTemplate.Spec.Template), true
-	case *corev1.ReplicationController:
-		if o.Spec.Template == nil {
-			return PodTemplate{}, false
-		}
-		return fromTemplate(o.Namespace, o.Spec.Template), true
-	case *corev1.PodTemplate:
-		return fromTemplate(o.Namespace, &o.Template), true
-	}
-	return PodTemplate{}, false
 }
 
 // Describe names an object: "Deployment ml/trainer".
@@ -267,31 +281,78 @@ func meta(obj runtime.Object) (metav1.Object, error) {
 	return nil, errors.New("no metadata")
 }
 
-// Write prints objects as multi-document YAML or as a JSON List.
-func Write(w io.Writer, format string, objs []runtime.Object) error {
+// Write prints the documents — each document once, unchanged ones as they
+// were read, changed ones re-encoded from their nodes — followed by extra
+// objects, as multi-document YAML; or all of them as one JSON List.
+func Write(w io.Writer, format string, docs []Document, extra []runtime.Object) error {
 	switch format {
 	case "json":
-		items := make([]runtime.RawExtension, 0, len(objs))
-		for _, o := range objs {
-			items = append(items, runtime.RawExtension{Object: o})
+		items := make([]any, 0, len(docs)+len(extra))
+		for _, d := range docs {
+			if d.Node == nil {
+				p, err := plain(d.Object)
+				if err != nil {
+					return err
+				}
+				items = append(items, p)
+				continue
+			}
+			v, err := nodeJSON(d.Node)
+			if err != nil {
+				return err
+			}
+			items = append(items, v)
 		}
-		list := map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
-		data, err := jsonIndent(list)
+		for _, o := range extra {
+			p, err := plain(o)
+			if err != nil {
+				return err
+			}
+			items = append(items, p)
+		}
+		data, err := json.MarshalIndent(map[string]any{"apiVersion": "v1", "kind": "List", "items": items}, "", "  ")
 		if err != nil {
 			return err
 		}
-		_, err = w.Write(data)
+		_, err = w.Write(append(data, '\n'))
 		return err
 	case "yaml", "":
-		for i, o := range objs {
+		var out [][]byte
+		seen := map[*Root]bool{}
+		for _, d := range docs {
+			if d.Root == nil {
+				data, err := MarshalYAML(d.Object)
+				if err != nil {
+					return err
+				}
+				out = append(out, data)
+				continue
+			}
+			if seen[d.Root] {
+				continue
+			}
+			seen[d.Root] = true
+			data, err := d.Root.bytes()
+			if err != nil {
+				return err
+			}
+			out = append(out, data)
+		}
+		for _, o := range extra {
 			data, err := MarshalYAML(o)
 			if err != nil {
 				return err
 			}
+			out = append(out, data)
+		}
+		for i, data := range out {
 			if i > 0 {
 				if _, err := io.WriteString(w, "---\n"); err != nil {
 					return err
 				}
+			}
+			if len(data) > 0 && data[len(data)-1] != '\n' {
+				data = append(data, '\n')
 			}
 			if _, err := w.Write(data); err != nil {
 				return err
@@ -300,6 +361,34 @@ func Write(w io.Writer, format string, objs []runtime.Object) error {
 		return nil
 	}
 	return fmt.Errorf("unknown output format %q (yaml or json)", format)
+}
+
+// bytes is the document as it is to be written: Raw when nothing changed,
+// else its node encoded with the sequence indentation the input used.
+func (r *Root) bytes() ([]byte, error) {
+	if !r.Changed {
+		return r.Raw, nil
+	}
+	style := yaml.CompactSequenceStyle
+	if yaml.DeriveSeqIndentStyle(string(r.Raw)) == string(yaml.WideSequenceStyle) {
+		style = yaml.WideSequenceStyle
+	}
+	return yaml.MarshalWithOptions(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{r.Node}}, &yaml.EncoderOptions{SeqIndent: style})
+}
+
+// nodeJSON is a node as a JSON value (map keys in JSON's sorted order).
+func nodeJSON(n *yaml.Node) (any, error) {
+	data, err := yaml.Marshal(n)
+	if err != nil {
+		return nil, err
+	}
+	js, err := sigsyaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	err = json.Unmarshal(js, &v)
+	return v, err
 }
 
 // plain turns an object into a map without the noise typed objects carry
@@ -342,40 +431,26 @@ func isEmptyMap(v any) bool {
 	return ok && len(m) == 0
 }
 
-func jsonIndent(v any) ([]byte, error) {
-	p, err := plainList(v)
-	if err != nil {
-		return nil, err
-	}
-	data, err := json.MarshalIndent(p, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(data, '\n'), nil
-}
-
-func plainList(v any) (any, error) {
-	list, ok := v.(map[string]any)
-	if !ok {
-		return plain(v)
-	}
-	items, _ := list["items"].([]runtime.RawExtension)
-	out := make([]any, 0, len(items))
-	for _, it := range items {
-		p, err := plain(it.Object)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return map[string]any{"apiVersion": "v1", "kind": "List", "items": out}, nil
-}
-
 // MarshalYAML prints one object as YAML without the noise of typed objects.
 func MarshalYAML(o any) ([]byte, error) {
 	p, err := plain(o)
 	if err != nil {
 		return nil, err
 	}
-	return yaml.Marshal(p)
+	return sigsyaml.Marshal(p)
+}
+
+// FromNode makes a document of an object held as a YAML node (a KRM
+// function's item), validated as [Read] validates documents. The node is
+// edited in place by translation.
+func FromNode(source string, index int, n *yaml.Node) (Document, error) {
+	raw, err := yaml.Marshal(n)
+	if err != nil {
+		return Document{}, fmt.Errorf("%s#%d: %w", source, index, err)
+	}
+	obj, err := decodeOne(raw)
+	if err != nil {
+		return Document{}, fmt.Errorf("%s#%d: %w", source, index, err)
+	}
+	return Document{Source: source, Index: index, Item: -1, Object: obj, Node: n, Root: &Root{Raw: raw, Node: n}}, nil
 }

@@ -5,10 +5,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/claimbridge/claimbridge/internal/manifest"
+	"github.com/claimbridge/claimbridge/internal/podtemplates"
 	"github.com/claimbridge/claimbridge/report"
 )
 
-// Rows are the report rows of the items with a pod template.
+// Rows are the report rows of the items: one per pod template, and one per
+// object that asks for devices outside any template.
 func Rows(items []Item) []report.Row {
 	var rows []report.Row
 	for _, it := range items {
@@ -19,7 +21,12 @@ func Rows(items []Item) []report.Row {
 		if !ok {
 			continue
 		}
-		rows = append(rows, report.NewRow(it.Doc.Object.GetObjectKind().GroupVersionKind().Kind, obj, it.Doc.Where(), it.Decision))
+		row := report.NewRow(it.Doc.Object.GetObjectKind().GroupVersionKind().Kind, obj, it.Doc.Where(), it.Decision)
+		row.Path = it.Path
+		if it.Rule != podtemplates.RuleBuiltin {
+			row.Rule = string(it.Rule)
+		}
+		rows = append(rows, row)
 	}
 	return rows
 }

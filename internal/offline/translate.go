@@ -1,12 +1,15 @@
 // Package offline runs claimbridge over manifests: the translate, explain
-// and audit commands without a cluster. Every pod template goes through the
-// one decision path (decide.Pod), with a fleet when one is given.
+// and audit commands, the Helm post-renderer and the KRM function, without a
+// cluster. Every pod template of every object — Pods, built-in workloads and
+// custom resources, as package podtemplates finds them — goes through the one
+// decision path (decide.Pod), with a fleet when one is given.
 package offline
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,23 +18,39 @@ import (
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/internal/manifest"
+	"github.com/claimbridge/claimbridge/internal/podtemplates"
 	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/translate/feasibility"
 )
 
-// Item is one object of the input and what the decision made of it.
+// ReasonUnsupported: an object asks for legacy devices where claimbridge
+// cannot write a claim (no pod template it can locate, or one it cannot
+// write back to). The object is kept as it is.
+const ReasonUnsupported translate.ReasonCode = "Unsupported"
+
+// Item is one pod template of the input (or one object that asks for
+// devices outside any template) and what the decision made of it.
 type Item struct {
 	Doc manifest.Document
-	// Object is the rewritten object, or the original when not translated.
-	Object runtime.Object
+	// Path of the template in the object, "" for a Pod, a built-in
+	// workload's only template, or the object itself (Unsupported).
+	Path string
+	// Rule that found the template (Builtin, Table, Shape), "" when none.
+	Rule podtemplates.Rule
 	// Pod is the pod template as submitted and Decision what claimbridge
-	// decided for it; both nil for objects without a pod template.
+	// decided for it.
 	Pod      *corev1.Pod
 	Decision *decide.Decision
 }
 
-// Name is how reports name the object: "Deployment ml/trainer".
-func (it Item) Name() string { return manifest.Describe(it.Doc.Object) }
+// Name is how reports name the item: "Deployment ml/trainer",
+// "RayCluster ml/llm: spec.workerGroupSpecs[0].template".
+func (it Item) Name() string {
+	if it.Path == "" || it.Rule == podtemplates.RuleBuiltin {
+		return manifest.Describe(it.Doc.Object)
+	}
+	return manifest.Describe(it.Doc.Object) + ": " + it.Path
+}
 
 // Options of an offline run.
 type Options struct {
@@ -50,55 +69,138 @@ type Options struct {
 	ListNodes bool
 }
 
-// Translate decides for the pod template of every document and rewrites
-// those the decision translates. Documents keep their order; the templates
-// come back once per namespace and name, in the order first used.
+// Translate decides for every pod template of every document and rewrites,
+// in place, those the decision translates: the documents' nodes are edited
+// (and their Root marked changed). Items come in document order, then
+// template order; the templates come back once per namespace and name, in
+// the order first used, as [deployed] writes them.
 func Translate(ctx context.Context, docs []manifest.Document, opts Options) ([]Item, []*resourceapi.ResourceClaimTemplate, error) {
 	var items []Item
 	var templates []*resourceapi.ResourceClaimTemplate
 	seen := map[string]bool{}
-	for _, d := range docs {
-		obj := d.Object.DeepCopyObject()
-		it := Item{Doc: d, Object: obj}
-		pt, ok := manifest.PodOf(obj)
-		if !ok {
-			items = append(items, it)
-			continue
+	for i := range docs {
+		d := &docs[i]
+		if err := manifest.EnsureNode(d); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", d.Where(), err)
 		}
-		dec, err := decide.Pod(ctx, decide.Input{Pod: pt.Pod, Policy: opts.Policy, Classes: opts.Classes, Quotas: opts.Quotas[pt.Pod.Namespace],
-			Checker: opts.Checker, Snapshot: opts.Snapshot, ListNodes: opts.ListNodes})
+		found, err := podtemplates.Find(d.Node)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", d.Where(), err)
 		}
-		it.Decision, it.Pod = dec, pt.Pod.DeepCopy()
-		if dec.Outcome == translate.OutcomeTranslate {
-			res := dec.Translation
-			pt.Set(res.Pod)
-			key := res.Template.Namespace + "/" + res.Template.Name
-			if !seen[key] {
-				seen[key] = true
-				templates = append(templates, res.Template)
+		for _, t := range found.Templates {
+			path := t.Path
+			if t.Rule == podtemplates.RuleBuiltin {
+				path = ""
 			}
+			it := Item{Doc: *d, Path: path, Rule: t.Rule, Pod: t.Pod()}
+			dec, err := decidePod(ctx, t.Pod(), opts)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %s: %w", d.Where(), t.Path, err)
+			}
+			if dec.Outcome == translate.OutcomeTranslate && t.Unsupported != "" {
+				dec = unwritable(dec, t)
+			}
+			it.Decision = dec
+			if dec.Outcome == translate.OutcomeTranslate {
+				res := dec.Translation
+				if err := t.Set(res.Pod); err != nil {
+					return nil, nil, fmt.Errorf("%s: %s: %w", d.Where(), t.Path, err)
+				}
+				d.Root.Changed = true
+				key := res.Template.Namespace + "/" + res.Template.Name
+				if !seen[key] {
+					seen[key] = true
+					templates = append(templates, deployed(res.Template))
+				}
+			}
+			items = append(items, it)
 		}
-		items = append(items, it)
+		if dec := unsupported(found, opts.Policy); dec != nil {
+			items = append(items, Item{Doc: *d, Decision: dec})
+		}
 	}
 	return items, templates, nil
 }
 
-// WriteObjects prints the rewritten objects followed by the templates.
-func WriteObjects(w io.Writer, format string, items []Item, templates []*resourceapi.ResourceClaimTemplate) error {
-	objs := make([]runtime.Object, 0, len(items)+len(templates))
-	for _, it := range items {
-		objs = append(objs, it.Object)
-	}
-	for _, t := range templates {
-		objs = append(objs, t)
-	}
-	return manifest.Write(w, format, objs)
+// decidePod is the one place the offline tools ask for a decision.
+func decidePod(ctx context.Context, pod *corev1.Pod, opts Options) (*decide.Decision, error) {
+	return decide.Pod(ctx, decide.Input{Pod: pod, Policy: opts.Policy, Classes: opts.Classes, Quotas: opts.Quotas[pod.Namespace],
+		Checker: opts.Checker, Snapshot: opts.Snapshot, ListNodes: opts.ListNodes})
 }
 
-// WriteExplain prints, for each object with a pod template, the outcome and
-// every reason.
+// unwritable keeps legacy a pod whose translation cannot be written back
+// where it is (an Argo template whose podSpecPatch cannot be merged into).
+// The would-be translation's reasons stay, but for the one that says it
+// happened.
+func unwritable(dec *decide.Decision, t *podtemplates.Template) *decide.Decision {
+	r := translate.Reason{Code: ReasonUnsupported, Severity: translate.SeverityWarning, Field: t.Path, Message: t.Unsupported}
+	out := *dec
+	out.Outcome = translate.OutcomeKeepLegacy
+	out.Reasons = append(slices.DeleteFunc(slices.Clone(dec.Reasons), func(r translate.Reason) bool { return r.Code == translate.ReasonTranslated }), r)
+	out.Decisive = r
+	return &out
+}
+
+// deployed is a template as the offline tools write it: the webhook's
+// object (same name, same spec) without the managed-by label, because
+// whoever applies it (kubectl, Helm, kustomize, a GitOps controller) owns it,
+// and the webhook's collector must not delete what that tool declares.
+func deployed(t *resourceapi.ResourceClaimTemplate) *resourceapi.ResourceClaimTemplate {
+	t = t.DeepCopy()
+	delete(t.Labels, translate.LabelManagedBy)
+	if len(t.Labels) == 0 {
+		t.Labels = nil
+	}
+	return t
+}
+
+// unsupported is the decision for the mapped device requests of an object
+// that are outside any template claimbridge can locate, or nil if there are
+// none.
+func unsupported(f *podtemplates.Found, p *translate.Policy) *decide.Decision {
+	var reasons []translate.Reason
+	for _, s := range f.Stray {
+		if !mapped(p, s.Resource) {
+			continue
+		}
+		reasons = append(reasons, translate.Reason{Code: ReasonUnsupported, Severity: translate.SeverityWarning, Field: s.Field,
+			Message: fmt.Sprintf("%s is asked for outside any pod template claimbridge can locate; the object is kept as it is", s.Resource)})
+	}
+	if len(reasons) == 0 {
+		return nil
+	}
+	return &decide.Decision{Outcome: translate.OutcomeKeepLegacy, Reasons: reasons, Decisive: reasons[0]}
+}
+
+// mapped reports whether the policy maps an extended resource (companions
+// such as cpu, which never make a pod worth translating alone, excluded).
+func mapped(p *translate.Policy, name string) bool {
+	for _, r := range p.Spec().Resources {
+		if len(r.OnlyWith) > 0 {
+			continue
+		}
+		if base, ok := strings.CutSuffix(r.Name, "*"); ok {
+			if strings.HasPrefix(name, base) && name != base {
+				return true
+			}
+		} else if r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteObjects prints the documents, rewritten where translated, followed by
+// the templates.
+func WriteObjects(w io.Writer, format string, docs []manifest.Document, templates []*resourceapi.ResourceClaimTemplate) error {
+	extra := make([]runtime.Object, 0, len(templates))
+	for _, t := range templates {
+		extra = append(extra, t)
+	}
+	return manifest.Write(w, format, docs, extra)
+}
+
+// WriteExplain prints, for each pod template, the outcome and every reason.
 func WriteExplain(w io.Writer, items []Item) error {
 	var b strings.Builder
 	for _, it := range items {

@@ -1,0 +1,205 @@
+package offline
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/claimbridge/claimbridge/internal/manifest"
+	"github.com/claimbridge/claimbridge/internal/podtemplates"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+func translateFile(t *testing.T, name string, input []byte) ([]manifest.Document, []Item, string) {
+	t.Helper()
+	docs, err := manifest.Read([]string{"-"}, bytes.NewReader(input))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	items, templates, err := Translate(t.Context(), docs, Options{Policy: translate.DefaultPolicy()})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var out bytes.Buffer
+	if err := WriteObjects(&out, "yaml", docs, templates); err != nil {
+		t.Fatal(err)
+	}
+	return docs, items, out.String()
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("differs from %s (-want,+got):\n%s", path, diff)
+	}
+}
+
+// TestCRDGolden translates every example under examples/crds: the output
+// (objects, then templates) and the explanation are golden files.
+func TestCRDGolden(t *testing.T) {
+	files, err := filepath.Glob("../../examples/crds/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			input, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, items, out := translateFile(t, name, input)
+			golden(t, filepath.Join("testdata", "crds", name+".golden.yaml"), out)
+			var explain bytes.Buffer
+			if err := WriteExplain(&explain, items); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", "crds", name+".explain.golden"), explain.String())
+
+			// Translating the output again changes nothing.
+			_, again, out2 := translateFile(t, name, []byte(out))
+			if out2 != out {
+				t.Errorf("translating the output again changed it:\n%s", cmp.Diff(out, out2))
+			}
+			for _, it := range again {
+				if it.Decision.Outcome == translate.OutcomeTranslate {
+					t.Errorf("%s translated a second time", it.Name())
+				}
+			}
+			checkOutsideTemplates(t, input, []byte(out))
+			checkPodsSkipped(t, []byte(out), items)
+		})
+	}
+}
+
+// checkOutsideTemplates: with every pod template blanked out, input and
+// output objects are the same YAML, comments and field order included.
+func checkOutsideTemplates(t *testing.T, input, output []byte) {
+	t.Helper()
+	blank := func(data []byte) []string {
+		docs, err := manifest.Read([]string{"-"}, bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, d := range docs {
+			if d.Object.GetObjectKind().GroupVersionKind().Kind == "ResourceClaimTemplate" {
+				continue
+			}
+			f, err := podtemplates.Find(d.Node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			podtemplates.Blank(f)
+			s, err := yaml.String(d.Node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	if diff := cmp.Diff(blank(input), blank(output)); diff != "" {
+		t.Errorf("the objects differ outside their pod templates (-input,+output):\n%s", diff)
+	}
+}
+
+// checkPodsSkipped: a pod its operator creates from a translated template is
+// left alone by the webhook (translation skips it as already translated), and
+// refers to the claim its template declares.
+func checkPodsSkipped(t *testing.T, output []byte, items []Item) {
+	t.Helper()
+	docs, err := manifest.Read([]string{"-"}, bytes.NewReader(output))
+	if err != nil {
+		t.Fatal(err)
+	}
+	translated := map[string]bool{}
+	for _, it := range items {
+		if it.Decision.Outcome == translate.OutcomeTranslate {
+			translated[it.Name()] = true
+		}
+	}
+	seen := 0
+	for _, d := range docs {
+		f, err := podtemplates.Find(d.Node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tmpl := range f.Templates {
+			it := Item{Doc: d, Path: tmpl.Path, Rule: tmpl.Rule}
+			if tmpl.Rule == podtemplates.RuleBuiltin {
+				it.Path = ""
+			}
+			if !translated[it.Name()] {
+				continue
+			}
+			seen++
+			pod := operatorPod(t, tmpl, d.Node)
+			res, err := translate.Pod(translate.Input{Pod: pod, Policy: translate.DefaultPolicy()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != translate.OutcomeSkip || !slices.ContainsFunc(res.Reasons, func(r translate.Reason) bool { return r.Code == translate.ReasonAlreadyTranslated }) {
+				t.Errorf("%s: a pod created from the translated template is not skipped: %v", it.Name(), res.Reasons)
+			}
+			if !slices.ContainsFunc(pod.Spec.ResourceClaims, func(c corev1.PodResourceClaim) bool { return c.Name == translate.ClaimName }) {
+				t.Errorf("%s: the pod has no claim %q", it.Name(), translate.ClaimName)
+			}
+		}
+	}
+	if seen != len(translated) {
+		t.Errorf("found %d translated templates in the output, want %d", seen, len(translated))
+	}
+}
+
+// operatorPod builds the pod an operator would create from a template; for
+// Argo it applies the template's podSpecPatch as Argo does (a strategic
+// merge patch over the pod spec).
+func operatorPod(t *testing.T, tmpl *podtemplates.Template, obj *yaml.Node) *corev1.Pod {
+	t.Helper()
+	pod := tmpl.Pod()
+	if tmpl.Form != podtemplates.FormContainer {
+		return pod
+	}
+	patch := tmpl.PodSpecPatch()
+	if patch == "" {
+		t.Fatalf("%s: no podSpecPatch", tmpl.Path)
+	}
+	spec, err := json.Marshal(pod.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := strategicpatch.StrategicMergePatch(spec, []byte(patch), corev1.PodSpec{})
+	if err != nil {
+		t.Fatalf("%s: podSpecPatch %s: %v", tmpl.Path, patch, err)
+	}
+	pod.Spec = corev1.PodSpec{}
+	if err := json.Unmarshal(merged, &pod.Spec); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}

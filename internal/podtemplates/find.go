@@ -1,0 +1,461 @@
+package podtemplates
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// location is one entry of the table: where a kind holds pods. Patterns are
+// dot-separated field names; "*" is every value of a mapping (rendered as its
+// key) and a "[*]" suffix every element of a list (rendered as its index).
+type location struct {
+	group   string // API group, "" for the core group
+	kinds   []string
+	pattern string
+	form    Form
+	// object: the pattern leads to a whole embedded object (Kueue's
+	// AppWrapper components), searched again from the table.
+	object bool
+	// field: FormContainer's key ("container" or "script").
+	field string
+	// unnamed: the name the operator gives a container that has none.
+	unnamed string
+	// kserve: a KServe component, whose `model` is a container and whose
+	// `annotations` and `labels` go to the pod.
+	kserve bool
+}
+
+// Table is the known locations, by API group and kind. Versions are not
+// part of the key: these fields have kept their place across versions.
+var table = []location{
+	{group: "", kinds: []string{"Pod"}, pattern: "", form: FormPod},
+	{group: "", kinds: []string{"PodTemplate"}, pattern: "template", form: FormTemplate},
+	{group: "", kinds: []string{"ReplicationController"}, pattern: "spec.template", form: FormTemplate},
+	{group: "apps", kinds: []string{"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"}, pattern: "spec.template", form: FormTemplate},
+	{group: "batch", kinds: []string{"Job"}, pattern: "spec.template", form: FormTemplate},
+	{group: "batch", kinds: []string{"CronJob"}, pattern: "spec.jobTemplate.spec.template", form: FormTemplate},
+
+	// Kubeflow Training Operator (v1) and MPI Operator (v2beta1).
+	{group: "kubeflow.org", kinds: []string{"PyTorchJob"}, pattern: "spec.pytorchReplicaSpecs.*.template", form: FormTemplate},
+	{group: "kubeflow.org", kinds: []string{"TFJob"}, pattern: "spec.tfReplicaSpecs.*.template", form: FormTemplate},
+	{group: "kubeflow.org", kinds: []string{"MPIJob"}, pattern: "spec.mpiReplicaSpecs.*.template", form: FormTemplate},
+	{group: "kubeflow.org", kinds: []string{"XGBoostJob"}, pattern: "spec.xgbReplicaSpecs.*.template", form: FormTemplate},
+	{group: "kubeflow.org", kinds: []string{"PaddleJob"}, pattern: "spec.paddleReplicaSpecs.*.template", form: FormTemplate},
+	{group: "kubeflow.org", kinds: []string{"JAXJob"}, pattern: "spec.jaxReplicaSpecs.*.template", form: FormTemplate},
+	// Kubeflow Notebooks.
+	{group: "kubeflow.org", kinds: []string{"Notebook"}, pattern: "spec.template", form: FormTemplate},
+	// Kubeflow Trainer (v2): the pods of a TrainJob come from its runtime,
+	// a JobSet template. A TrainJob's own spec.trainer.resourcesPerNode
+	// overrides the runtime's container resources and has no claims: it is
+	// reported, not translated.
+	{group: "trainer.kubeflow.org", kinds: []string{"TrainingRuntime", "ClusterTrainingRuntime"}, pattern: "spec.template.spec.replicatedJobs[*].template.spec.template", form: FormTemplate},
+	{group: "trainer.kubeflow.org", kinds: []string{"TrainJob"}},
+	// JobSet and LeaderWorkerSet.
+	{group: "jobset.x-k8s.io", kinds: []string{"JobSet"}, pattern: "spec.replicatedJobs[*].template.spec.template", form: FormTemplate},
+	{group: "leaderworkerset.x-k8s.io", kinds: []string{"LeaderWorkerSet"}, pattern: "spec.leaderWorkerTemplate.leaderTemplate", form: FormTemplate},
+	{group: "leaderworkerset.x-k8s.io", kinds: []string{"LeaderWorkerSet"}, pattern: "spec.leaderWorkerTemplate.workerTemplate", form: FormTemplate},
+	// KubeRay.
+	{group: "ray.io", kinds: []string{"RayCluster"}, pattern: "spec.headGroupSpec.template", form: FormTemplate},
+	{group: "ray.io", kinds: []string{"RayCluster"}, pattern: "spec.workerGroupSpecs[*].template", form: FormTemplate},
+	{group: "ray.io", kinds: []string{"RayJob"}, pattern: "spec.rayClusterSpec.headGroupSpec.template", form: FormTemplate},
+	{group: "ray.io", kinds: []string{"RayJob"}, pattern: "spec.rayClusterSpec.workerGroupSpecs[*].template", form: FormTemplate},
+	{group: "ray.io", kinds: []string{"RayJob"}, pattern: "spec.submitterPodTemplate", form: FormTemplate},
+	{group: "ray.io", kinds: []string{"RayService"}, pattern: "spec.rayClusterConfig.headGroupSpec.template", form: FormTemplate},
+	{group: "ray.io", kinds: []string{"RayService"}, pattern: "spec.rayClusterConfig.workerGroupSpecs[*].template", form: FormTemplate},
+	// KServe: each component is a PodSpec inline.
+	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.predictor", form: FormPodSpec, kserve: true},
+	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.transformer", form: FormPodSpec, kserve: true},
+	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.explainer", form: FormPodSpec, kserve: true},
+	// Volcano.
+	{group: "batch.volcano.sh", kinds: []string{"Job"}, pattern: "spec.tasks[*].template", form: FormTemplate},
+	// Argo Workflows: container and script templates.
+	{group: "argoproj.io", kinds: []string{"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate"}, pattern: "spec.templates[*]", form: FormContainer, field: "container"},
+	{group: "argoproj.io", kinds: []string{"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate"}, pattern: "spec.templates[*]", form: FormContainer, field: "script"},
+	{group: "argoproj.io", kinds: []string{"CronWorkflow"}, pattern: "spec.workflowSpec.templates[*]", form: FormContainer, field: "container"},
+	{group: "argoproj.io", kinds: []string{"CronWorkflow"}, pattern: "spec.workflowSpec.templates[*]", form: FormContainer, field: "script"},
+	// Knative Serving: a RevisionTemplateSpec, whose spec is a PodSpec
+	// inline beside containerConcurrency and timeoutSeconds.
+	// A single container may go unnamed: Knative names it user-container.
+	{group: "serving.knative.dev", kinds: []string{"Service", "Configuration"}, pattern: "spec.template", form: FormTemplate, unnamed: "user-container"},
+	// Kueue's AppWrapper wraps whole objects.
+	{group: "workload.codeflare.dev", kinds: []string{"AppWrapper"}, pattern: "spec.components[*].template", object: true},
+}
+
+// Found is what [Find] located in one object.
+type Found struct {
+	Templates []*Template
+	// Stray lists the extended resources asked for outside any template
+	// (resources.limits/requests, or similar maps), with their field paths:
+	// "spec.trainer.resourcesPerNode.limits[nvidia.com/gpu]".
+	Stray []Stray
+}
+
+// Stray is an extended resource request outside a pod template.
+type Stray struct {
+	Field    string
+	Resource string
+}
+
+// Known reports whether the table lists a kind (its templates are then
+// found by the table only, never by shape).
+func Known(apiVersion, kind string) bool {
+	g := group(apiVersion)
+	return slices.ContainsFunc(table, func(l location) bool { return l.group == g && slices.Contains(l.kinds, kind) })
+}
+
+func group(apiVersion string) string {
+	if g, _, ok := strings.Cut(apiVersion, "/"); ok {
+		return g
+	}
+	return ""
+}
+
+// Find locates the pod templates of an object (a YAML mapping). An error
+// means a location the table names holds something that is not a pod
+// template (the manifest is invalid); places found by shape that do not
+// decode are not templates.
+func Find(obj *yaml.Node) (*Found, error) {
+	f := &Found{}
+	claimed := map[*yaml.Node]bool{}
+	if err := find(obj, nil, metaNamespace(obj), f, claimed); err != nil {
+		return nil, err
+	}
+	stray(obj, nil, claimed, f)
+	return f, nil
+}
+
+func find(obj *yaml.Node, prefix path, ns string, f *Found, claimed map[*yaml.Node]bool) error {
+	if obj.Kind != yaml.MappingNode {
+		return nil
+	}
+	apiVersion, kind := scalar(lookup(obj, "apiVersion")), scalar(lookup(obj, "kind"))
+	if own := metaNamespace(obj); own != "" {
+		ns = own
+	}
+	g := group(apiVersion)
+	known := false
+	for _, l := range table {
+		if l.group != g || !slices.Contains(l.kinds, kind) {
+			continue
+		}
+		known = true
+		if l.pattern == "" && l.form == "" {
+			continue // listed so that its requests are reported, not searched by shape
+		}
+		rule := RuleTable
+		if g == "" || g == "apps" || g == "batch" {
+			rule = RuleBuiltin
+		}
+		var steps []string
+		if l.pattern != "" {
+			steps = strings.Split(l.pattern, ".")
+		}
+		for _, m := range match(obj, steps, prefix) {
+			if l.object {
+				if err := find(m.node, m.path, ns, f, claimed); err != nil {
+					return err
+				}
+				continue
+			}
+			t, ok, err := newTemplate(m.node, l, ns)
+			if err != nil {
+				return fmt.Errorf("%s: %w", m.path.String(), err)
+			}
+			if !ok {
+				continue
+			}
+			t.Path, t.Rule, t.Pattern = m.path.String(), rule, l.pattern
+			if l.form == FormContainer {
+				t.Path, t.Pattern = m.path.field(l.field).String(), l.pattern+"."+l.field
+			}
+			claimed[t.node] = true
+			f.Templates = append(f.Templates, t)
+		}
+	}
+	if !known {
+		shape(obj, prefix, prefix, ns, f, claimed)
+	}
+	// In the order they appear in the document.
+	slices.SortStableFunc(f.Templates, func(a, b *Template) int {
+		if a.node.Line != b.node.Line {
+			return a.node.Line - b.node.Line
+		}
+		return a.node.Column - b.node.Column
+	})
+	return nil
+}
+
+type matched struct {
+	node *yaml.Node
+	path path
+}
+
+// match walks a pattern from n.
+func match(n *yaml.Node, steps []string, at path) []matched {
+	if len(steps) == 0 {
+		return []matched{{n, at}}
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	step := steps[0]
+	var out []matched
+	switch {
+	case step == "*":
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			out = append(out, match(n.Content[i+1], steps[1:], at.field(n.Content[i].Value))...)
+		}
+	case strings.HasSuffix(step, "[*]"):
+		name := strings.TrimSuffix(step, "[*]")
+		list := lookup(n, name)
+		if list == nil || list.Kind != yaml.SequenceNode {
+			return nil
+		}
+		for i, e := range list.Content {
+			out = append(out, match(e, steps[1:], at.field(name).index(i))...)
+		}
+	default:
+		v := lookup(n, step)
+		if v == nil {
+			return nil
+		}
+		out = match(v, steps[1:], at.field(step))
+	}
+	return out
+}
+
+// shape finds pod templates in an object of an unlisted kind: a mapping
+// with a `spec` that has named containers is a PodTemplateSpec (or, at the
+// root, a Pod); a mapping that has named containers itself is a PodSpec.
+// Found templates are not searched further; metadata and status are not
+// searched.
+func shape(n *yaml.Node, at, root path, ns string, f *Found, claimed map[*yaml.Node]bool) {
+	if n.Kind == yaml.SequenceNode {
+		for i, e := range n.Content {
+			shape(e, at.index(i), root, ns, f, claimed)
+		}
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	isRoot := len(at) == len(root)
+	if spec := lookup(n, "spec"); spec != nil && hasContainers(spec) {
+		form := FormTemplate
+		if isRoot {
+			form = FormPod
+		}
+		if t, ok, err := newTemplate(n, location{form: form}, ns); err == nil && ok {
+			t.Path, t.Rule, t.Pattern = at.String(), RuleShape, "template with spec.containers"
+			if isRoot {
+				t.Pattern = "object with spec.containers"
+			}
+			claimed[n] = true
+			f.Templates = append(f.Templates, t)
+			return
+		}
+	}
+	if !isRoot && hasContainers(n) {
+		if t, ok, err := newTemplate(n, location{form: FormPodSpec}, ns); err == nil && ok {
+			t.Path, t.Rule, t.Pattern = at.String(), RuleShape, "PodSpec with containers"
+			claimed[n] = true
+			f.Templates = append(f.Templates, t)
+			return
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i].Value
+		if isRoot && (k == "metadata" || k == "status" || k == "apiVersion" || k == "kind") {
+			continue
+		}
+		shape(n.Content[i+1], at.field(k), root, ns, f, claimed)
+	}
+}
+
+// hasContainers: a `containers` list of mappings that each have a name.
+func hasContainers(n *yaml.Node) bool {
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	c := lookup(n, "containers")
+	if c == nil || c.Kind != yaml.SequenceNode || len(c.Content) == 0 {
+		return false
+	}
+	for _, e := range c.Content {
+		if e.Kind != yaml.MappingNode || scalar(lookup(e, "name")) == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// newTemplate decodes the pod at n. ok is false when there is no pod there
+// (an Argo template of another type).
+func newTemplate(n *yaml.Node, l location, ns string) (*Template, bool, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, false, fmt.Errorf("is a %s, not a mapping", kindName(n))
+	}
+	form, field := l.form, l.field
+	t := &Template{Form: form, node: n, namespace: ns, field: field}
+	pod := &corev1.Pod{}
+	switch form {
+	case FormPod:
+		if err := decode(n, pod); err != nil {
+			return nil, false, err
+		}
+		pod.APIVersion, pod.Kind = "v1", "Pod"
+	case FormTemplate:
+		var pt corev1.PodTemplateSpec
+		if err := decode(n, &pt); err != nil {
+			return nil, false, err
+		}
+		t.tmplNS = pt.Namespace
+		pod.ObjectMeta, pod.Spec = pt.ObjectMeta, pt.Spec
+	case FormPodSpec:
+		var c struct {
+			corev1.PodSpec `json:",inline"`
+			Model          *corev1.Container `json:"model,omitempty"`
+			Annotations    map[string]string `json:"annotations,omitempty"`
+			Labels         map[string]string `json:"labels,omitempty"`
+		}
+		if err := decode(n, &c); err != nil {
+			return nil, false, err
+		}
+		pod.Spec = c.PodSpec
+		if c.Model != nil && l.kserve {
+			// KServe names the model's container kserve-container.
+			t.model, t.named = true, c.Model.Name != ""
+			if c.Model.Name == "" {
+				c.Model.Name = "kserve-container"
+			}
+			pod.Spec.Containers = append([]corev1.Container{*c.Model}, pod.Spec.Containers...)
+		}
+		if len(pod.Spec.Containers) == 0 {
+			return nil, false, nil
+		}
+		if l.kserve {
+			t.metaKeys = true
+			pod.Annotations, pod.Labels = c.Annotations, c.Labels
+		}
+	case FormContainer:
+		cn := lookup(n, field)
+		if cn == nil {
+			return nil, false, nil
+		}
+		var c corev1.Container
+		if err := decode(cn, &c); err != nil {
+			return nil, false, fmt.Errorf("%s: %w", field, err)
+		}
+		var at argoTemplate
+		if err := decode(n, &at); err != nil {
+			return nil, false, err
+		}
+		// Argo names the container of a container or script template main.
+		t.named = c.Name != ""
+		if c.Name == "" {
+			c.Name = "main"
+		}
+		pod.Annotations, pod.Labels = at.Metadata.Annotations, at.Metadata.Labels
+		pod.Spec = corev1.PodSpec{Containers: []corev1.Container{c}, NodeSelector: at.NodeSelector, Affinity: at.Affinity, Tolerations: at.Tolerations}
+		t.patch = at.PodSpecPatch
+		if at.PodSpecPatch != "" {
+			var err error
+			if t.patchMap, err = mergeablePatch(at.PodSpecPatch); err != nil {
+				t.Unsupported = "podSpecPatch: " + err.Error()
+			}
+		}
+	}
+	pod.APIVersion, pod.Kind = "v1", "Pod"
+	if pod.Namespace == "" {
+		pod.Namespace = ns
+	}
+	t.orig = pod
+	if l.unnamed != "" {
+		t.nameContainers(l.unnamed)
+	}
+	return t, true, nil
+}
+
+// stray records extended-resource requests outside the claimed templates:
+// in any mapping named limits, requests or resourcesPerNode's limits.
+func stray(n *yaml.Node, at path, claimed map[*yaml.Node]bool, f *Found) {
+	if claimed[n] {
+		return
+	}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for i, e := range n.Content {
+			stray(e, at.index(i), claimed, f)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i].Value, n.Content[i+1]
+			if len(at) == 0 && (k == "metadata" || k == "status") {
+				continue
+			}
+			if (k == "limits" || k == "requests") && v.Kind == yaml.MappingNode {
+				for j := 0; j+1 < len(v.Content); j += 2 {
+					r := v.Content[j].Value
+					if strings.Contains(r, "/") {
+						f.Stray = append(f.Stray, Stray{Field: at.field(k).String() + "[" + r + "]", Resource: r})
+					}
+				}
+				continue
+			}
+			stray(v, at.field(k), claimed, f)
+		}
+	}
+}
+
+func metaNamespace(obj *yaml.Node) string {
+	if obj.Kind != yaml.MappingNode {
+		return ""
+	}
+	if m := lookup(obj, "metadata"); m != nil && m.Kind == yaml.MappingNode {
+		return scalar(lookup(m, "namespace"))
+	}
+	return ""
+}
+
+func scalar(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == yaml.NodeTagNull {
+		return ""
+	}
+	return n.Value
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "scalar"
+	}
+	return "node"
+}
+
+// mergeablePatch parses an Argo podSpecPatch that claimbridge can add the
+// pod's resourceClaims to: YAML or JSON without Argo expressions, that does
+// not patch what translation reads or writes (containers, node selection,
+// claims). Anything else could change the pod behind the translator's back.
+func mergeablePatch(patch string) (map[string]any, error) {
+	if strings.Contains(patch, "{{") {
+		return nil, errors.New("it holds Argo expressions, so the pod it makes is only known at run time")
+	}
+	var m map[string]any
+	if err := sigsyaml.Unmarshal([]byte(patch), &m); err != nil {
+		return nil, fmt.Errorf("it does not parse: %w", err)
+	}
+	for _, k := range []string{"containers", "initContainers", "resourceClaims", "nodeSelector", "affinity"} {
+		if _, ok := m[k]; ok {
+			return nil, fmt.Errorf("it patches the pod's %s, which translation reads and writes; claimbridge does not merge into it", k)
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,278 @@
+// Package podtemplates finds the pod templates embedded in any Kubernetes
+// object, as parsed YAML, and writes translated pods back in place.
+//
+// Templates are found by a table of the known locations of built-in
+// workloads and popular CRDs (Kubeflow training jobs and notebooks, JobSet,
+// LeaderWorkerSet, Ray, KServe, Volcano, Argo Workflows, Knative, Kueue's
+// AppWrapper), and in objects of any other kind by their shape: a mapping
+// with a `template` whose `spec` has named `containers`, or a mapping that
+// has named `containers` itself (a PodSpec inline).
+//
+// Writing back changes only the fields translation changed: every other
+// node keeps its position, style and comments. Where a list changes length
+// (a pod's resourceClaims, rewritten affinity terms) the list is written
+// anew and comments inside it are lost. The package is pure: no I/O, no
+// clock, deterministic output.
+package podtemplates
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// Form is how a pod is held at a location.
+type Form string
+
+// Forms of an embedded pod.
+const (
+	// FormPod: the object is a Pod (metadata and spec at its root).
+	FormPod Form = "Pod"
+	// FormTemplate: a PodTemplateSpec (metadata and spec), as in a
+	// Deployment's spec.template, a RayCluster's workerGroupSpecs[*].template
+	// or a Knative Service's spec.template (whose spec holds a PodSpec inline
+	// beside Knative's own fields).
+	FormTemplate Form = "PodTemplateSpec"
+	// FormPodSpec: a PodSpec inline, as in a KServe component
+	// (spec.predictor): its `model` is the container KServe names
+	// kserve-container, and its `annotations` and `labels` go to the pod.
+	FormPodSpec Form = "PodSpec"
+	// FormContainer: an Argo Workflows template (spec.templates[*]) whose
+	// `container` or `script` is the pod's one container, named main. The
+	// template's metadata, nodeSelector, affinity and tolerations are the
+	// pod's; pod-level resourceClaims are written as its podSpecPatch.
+	FormContainer Form = "Container"
+)
+
+// Rule says how a template was found.
+type Rule string
+
+// Rules.
+const (
+	// RuleBuiltin: a built-in Kubernetes kind (Pod, Deployment, Job, …).
+	RuleBuiltin Rule = "Builtin"
+	// RuleTable: a location of a known CRD.
+	RuleTable Rule = "Table"
+	// RuleShape: found by shape in an object of a kind nobody listed.
+	RuleShape Rule = "Shape"
+)
+
+// Template is one embedded pod.
+type Template struct {
+	// Path of the template in the object, "" for a Pod:
+	// "spec.workerGroupSpecs[0].template", "spec.pytorchReplicaSpecs.Worker.template".
+	Path string
+	// Rule that found it, and Pattern, the table entry or shape it matched
+	// ("spec.workerGroupSpecs[*].template").
+	Rule    Rule
+	Pattern string
+	Form    Form
+	// Unsupported, when set, says why a translated pod cannot be written
+	// back here (the pod is then kept as it is).
+	Unsupported string
+
+	node      *yaml.Node // the mapping the view is rooted at
+	namespace string     // the object's namespace
+	orig      *corev1.Pod
+	// Shape of the original, for the view.
+	field    string         // FormContainer: "container" or "script"
+	named    bool           // FormContainer/FormPodSpec model: the container had a name
+	model    bool           // FormPodSpec: the first container is the model
+	metaKeys bool           // FormPodSpec: annotations and labels live on the node
+	tmplNS   string         // FormTemplate: the template's own metadata.namespace
+	unnamed  []int          // FormTemplate: containers named by the operator, not the manifest
+	patch    string         // FormContainer: the template's podSpecPatch
+	patchMap map[string]any // … parsed, when claimbridge can merge into it
+}
+
+// PodSpecPatch is an Argo template's podSpecPatch, "" for other forms.
+func (t *Template) PodSpecPatch() string { return t.patch }
+
+// Blank replaces every template found with null, so that what is around
+// them can be compared.
+func Blank(f *Found) {
+	for _, t := range f.Templates {
+		*t.node = yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagNull, Value: "null"}
+	}
+}
+
+// nameContainers gives unnamed containers the name their operator gives
+// them, so that requests are named as in the pods the operator creates.
+func (t *Template) nameContainers(name string) {
+	for i := range t.orig.Spec.Containers {
+		if t.orig.Spec.Containers[i].Name == "" {
+			t.orig.Spec.Containers[i].Name = name
+			t.unnamed = append(t.unnamed, i)
+		}
+	}
+}
+
+// Pod returns the pod the template stands for: its metadata and spec, in
+// the namespace of the object (unless the template names its own). The
+// caller owns it.
+func (t *Template) Pod() *corev1.Pod { return t.orig.DeepCopy() }
+
+// Set writes a translated pod back into the object. Only what differs from
+// the original pod is written.
+func (t *Template) Set(p *corev1.Pod) error {
+	if t.Unsupported != "" {
+		return fmt.Errorf("%s: %s", t.Path, t.Unsupported)
+	}
+	before, err := t.view(t.orig)
+	if err != nil {
+		return err
+	}
+	after, err := t.view(p)
+	if err != nil {
+		return err
+	}
+	return apply(t.node, before, after)
+}
+
+// view is the generic (JSON) form of a pod as it is written at t.node.
+func (t *Template) view(p *corev1.Pod) (any, error) {
+	switch t.Form {
+	case FormPod:
+		return generic(struct {
+			Metadata any            `json:"metadata"`
+			Spec     corev1.PodSpec `json:"spec"`
+		}{p.ObjectMeta, p.Spec})
+	case FormTemplate:
+		meta := *p.ObjectMeta.DeepCopy()
+		meta.Namespace = t.tmplNS
+		spec := *p.Spec.DeepCopy()
+		for _, i := range t.unnamed {
+			if i < len(spec.Containers) {
+				spec.Containers[i].Name = ""
+			}
+		}
+		return generic(corev1.PodTemplateSpec{ObjectMeta: meta, Spec: spec})
+	case FormPodSpec:
+		spec := *p.Spec.DeepCopy()
+		var model *corev1.Container
+		if t.model && len(spec.Containers) > 0 {
+			model = &spec.Containers[0]
+			spec.Containers = spec.Containers[1:]
+			if !t.named {
+				model.Name = ""
+			}
+		}
+		v, err := generic(spec)
+		if err != nil {
+			return nil, err
+		}
+		m := v.(map[string]any)
+		if t.model {
+			if m["model"], err = generic(model); err != nil {
+				return nil, err
+			}
+			if len(spec.Containers) == 0 {
+				delete(m, "containers")
+			}
+		}
+		if t.metaKeys {
+			m["annotations"], _ = generic(p.Annotations)
+			m["labels"], _ = generic(p.Labels)
+		}
+		return m, nil
+	case FormContainer:
+		var c corev1.Container
+		if len(p.Spec.Containers) > 0 {
+			c = *p.Spec.Containers[0].DeepCopy()
+		}
+		if !t.named {
+			c.Name = ""
+		}
+		v := argoTemplate{
+			Metadata:     argoMeta{Annotations: p.Annotations, Labels: p.Labels},
+			NodeSelector: p.Spec.NodeSelector,
+			Affinity:     p.Spec.Affinity,
+			Tolerations:  p.Spec.Tolerations,
+		}
+		v.PodSpecPatch = t.patch
+		if len(p.Spec.ResourceClaims) > 0 {
+			m := map[string]any{}
+			for k, e := range t.patchMap {
+				m[k] = e
+			}
+			m["resourceClaims"] = p.Spec.ResourceClaims
+			patch, err := json.Marshal(m)
+			if err != nil {
+				return nil, err
+			}
+			v.PodSpecPatch = string(patch)
+		}
+		m, err := generic(v)
+		if err != nil {
+			return nil, err
+		}
+		mm := m.(map[string]any)
+		if mm[t.field], err = generic(c); err != nil {
+			return nil, err
+		}
+		return mm, nil
+	}
+	return nil, fmt.Errorf("unknown form %q", t.Form)
+}
+
+// argoTemplate is the part of an Argo Workflows template that makes its pod.
+type argoTemplate struct {
+	Metadata     argoMeta            `json:"metadata"`
+	NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
+	Affinity     *corev1.Affinity    `json:"affinity,omitempty"`
+	Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
+	PodSpecPatch string              `json:"podSpecPatch,omitempty"`
+}
+
+type argoMeta struct {
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+}
+
+// generic turns a value into its JSON form (maps, slices, strings, float64,
+// bools, nil).
+func generic(v any) (any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decode reads a YAML node into a typed value the way kubectl does
+// (YAML → JSON → struct). Unknown fields are ignored: they stay in the node
+// untouched.
+func decode(n *yaml.Node, into any) error {
+	data, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	js, err := sigsyaml.YAMLToJSON(data)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(js, into)
+}
+
+// path is a location being walked: rendered like the issue's examples,
+// "spec.workerGroupSpecs[0].template".
+type path []string
+
+func (p path) field(name string) path { return append(p[:len(p):len(p)], name) }
+func (p path) index(i int) path {
+	q := p[:len(p):len(p)]
+	if len(q) == 0 {
+		return append(q, fmt.Sprintf("[%d]", i))
+	}
+	return append(q[:len(q)-1], q[len(q)-1]+fmt.Sprintf("[%d]", i))
+}
+
+func (p path) String() string { return strings.Join(p, ".") }
