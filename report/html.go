@@ -170,7 +170,7 @@ type tableRow struct {
 	Row
 	Object   string
 	Category Category
-	PerPod   string
+	PerPod   []string
 	Demand   int64
 	Pods     int64
 	Headline string
@@ -183,7 +183,7 @@ func newTableRow(row Row, c Category) tableRow {
 	for _, n := range slices.Sorted(maps.Keys(row.DevicesRequested)) {
 		parts = append(parts, fmt.Sprintf("%d× %s", row.DevicesRequested[n], n))
 	}
-	t.PerPod = strings.Join(parts, ", ")
+	t.PerPod = parts
 	for _, r := range row.Reasons {
 		if r.Severity == translate.SeverityWarning {
 			t.Warnings++

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/claimbridge/claimbridge/internal/browser"
 	"github.com/claimbridge/claimbridge/internal/reportpage"
 	"github.com/claimbridge/claimbridge/report"
@@ -48,6 +50,34 @@ func TestReportRenderGivesTheAuditsPage(t *testing.T) {
 		if rendered != page {
 			t.Errorf("report render of the %s report differs from audit -o html", name)
 		}
+	}
+	rep, err := report.Read(strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type asks struct {
+		Hardware string
+		Devices  int64
+	}
+	got := map[string]asks{}
+	for _, row := range rep.Items {
+		got[row.Namespace+"/"+row.Kind+"/"+row.Name] = asks{row.Hardware, row.Demand()}
+	}
+	want := map[string]asks{
+		"notebooks/Pod/notebook-alice":     {"MIG 1g.10gb", 1},
+		"research/CronJob/nightly-eval":    {"NVIDIA-A100-SXM4-40GB", 2},
+		"research/Deployment/embeddings":   {"nvidia.com/gpu, any model", 2},
+		"research/Job/pretrain":            {"NVIDIA hopper", 10}, // (4 GPUs + 1 NIC) × parallelism 2
+		"research/Pod/pinned":              {"nvidia.com/gpu, any model", 1},
+		"serving/Deployment/llm-inference": {"NVIDIA-L4", 2}, // 1 GPU × 2 replicas
+		"serving/Pod/web":                  {"", 0},
+		"serving/StatefulSet/jax-serve":    {"TPU tpu-v5-lite-podslice 2x4", 8},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("hardware and devices of the examples (-want,+got):\n%s", diff)
+	}
+	if f := rep.FleetSummary; f == nil || f.Nodes != 12 || f.DRANodes != 10 || f.DevicePluginNodes != 2 || f.DevicePluginResources["nvidia.com/gpu"] != 16 {
+		t.Errorf("fleet summary of the mixed fleet: %+v", f)
 	}
 	if !strings.HasPrefix(page, "<!DOCTYPE html>") || strings.Contains(page, "http://") || strings.Contains(page, "https://") {
 		t.Errorf("the page is not a self-contained HTML document (it names a network address or lacks the doctype)")
