@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -41,13 +40,13 @@ as 'claimbridge audit ... -o html'.`,
 			if !slices.Contains(report.Formats, output) {
 				return usagef("-o must be one of %s", strings.Join(report.Formats, ", "))
 			}
-			var in io.Reader = c.InOrStdin()
+			in := c.InOrStdin()
 			if file != "-" {
 				f, err := os.Open(file)
 				if err != nil {
 					return err
 				}
-				defer f.Close()
+				defer func() { _ = f.Close() }()
 				in = f
 			}
 			rep, err := report.Read(in)

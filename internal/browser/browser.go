@@ -81,7 +81,7 @@ func (c *Chromium) run(ctx context.Context, width, height int, url string, args 
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(profile)
+	defer func() { _ = os.RemoveAll(profile) }()
 	all := []string{
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -156,7 +156,7 @@ func trimBottom(path string) error {
 		return err
 	}
 	img, err := png.Decode(f)
-	f.Close()
+	_ = f.Close()
 	if err != nil {
 		return fmt.Errorf("screenshot %s: %w", path, err)
 	}

@@ -182,16 +182,17 @@ func (p *Page) Check(rep *report.Report) error {
 		fail("the report's summary says %d rows, its items are %d", rep.Summary.Total, e.workloads)
 	}
 	kpi := func(key string) (int64, bool) {
-		for _, n := range p.All(WithAttr("data-kpi", key)) {
-			v, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(Text(n)), "%"), 10, 64)
-			if err != nil {
-				fail("data-kpi=%s: %q is not a number", key, Text(n))
-				return 0, false
-			}
-			return v, true
+		ns := p.All(WithAttr("data-kpi", key))
+		if len(ns) != 1 {
+			fail("%d elements with data-kpi=%s on the page, want 1", len(ns), key)
+			return 0, false
 		}
-		fail("no data-kpi=%s on the page", key)
-		return 0, false
+		v, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(Text(ns[0])), "%"), 10, 64)
+		if err != nil {
+			fail("data-kpi=%s: %q is not a number", key, Text(ns[0]))
+			return 0, false
+		}
+		return v, true
 	}
 	want := map[string]int64{"workloads": e.workloads, "devices": e.devices, "never": e.never}
 	for _, c := range []string{"now", "free", "blocked", "skip"} {
