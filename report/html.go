@@ -219,8 +219,9 @@ var notBlocking = map[translate.ReasonCode]bool{
 }
 
 // blockers ranks the reasons that keep rows legacy by the devices they hold
-// back, per hardware kind. A row counts under each distinct reason it has:
-// its warnings, or its last reason when it has none.
+// back, per hardware kind. A row counts under the reason that decided it
+// (Row.Decisive); a report without it (older versions) counts a row under
+// each distinct warning, or its last reason when it has none.
 func blockers(r *Report) []blocker {
 	type key struct {
 		code            translate.ReasonCode
@@ -232,15 +233,7 @@ func blockers(r *Report) []blocker {
 		if row.Outcome != translate.OutcomeKeepLegacy {
 			continue
 		}
-		var reasons []translate.Reason
-		for _, rs := range row.Reasons {
-			if rs.Severity == translate.SeverityWarning && !notBlocking[rs.Code] {
-				reasons = append(reasons, rs)
-			}
-		}
-		if len(reasons) == 0 && len(row.Reasons) > 0 {
-			reasons = row.Reasons[len(row.Reasons)-1:]
-		}
+		reasons := decidingReasons(row)
 		seen := map[key]bool{}
 		for _, rs := range reasons {
 			k := key{code: rs.Code, hwKind: row.Hardware}
@@ -269,6 +262,24 @@ func blockers(r *Report) []blocker {
 	slices.SortStableFunc(out, func(a, b blocker) int {
 		return cmp.Or(cmp.Compare(b.Devices, a.Devices), cmp.Compare(b.Rows, a.Rows), strings.Compare(a.Label(), b.Label()), strings.Compare(a.Hardware, b.Hardware))
 	})
+	return out
+}
+
+// decidingReasons are the reasons that keep a row legacy: the decisive one,
+// else (a report of an older version) its warnings or its last reason.
+func decidingReasons(row Row) []translate.Reason {
+	if row.Decisive != nil && row.Decisive.Code != "" {
+		return []translate.Reason{*row.Decisive}
+	}
+	var out []translate.Reason
+	for _, rs := range row.Reasons {
+		if rs.Severity == translate.SeverityWarning && !notBlocking[rs.Code] {
+			out = append(out, rs)
+		}
+	}
+	if len(out) == 0 && len(row.Reasons) > 0 {
+		out = row.Reasons[len(row.Reasons)-1:]
+	}
 	return out
 }
 

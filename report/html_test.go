@@ -19,7 +19,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// smallReport has one row of each kind the page shows differently.
+// smallReport has one row of each kind the page shows differently; the
+// train row has no decisive reason, as in reports of older versions.
 func smallReport() *report.Report {
 	rows := []report.Row{
 		{Kind: "Deployment", Namespace: "serving", Name: "llm", Outcome: translate.OutcomeTranslate, Verdict: "FitsNow", VerdictCode: "Fits",
@@ -32,6 +33,7 @@ func smallReport() *report.Report {
 			Reasons: []translate.Reason{{Code: decide.ReasonFeasible, Severity: translate.SeverityInfo, Message: "FitsWhenFree on node a100-mig-0"}}},
 		{Kind: "CronJob", Namespace: "research", Name: "eval", Outcome: translate.OutcomeKeepLegacy, Verdict: "NeverFits", VerdictCode: "NoMatchingDevices",
 			Template: "claimbridge-ba93c6a33a3b", DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Replicas: 1, Hardware: "NVIDIA-A100-SXM4-40GB",
+			Decisive: &translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "NeverFits (NoMatchingDevices): 2 nodes (legacy-0, legacy-1) publish no DRA devices"},
 			Reasons: []translate.Reason{
 				{Code: translate.ReasonNodeLabelTranslated, Severity: translate.SeverityInfo, Message: "spec.nodeSelector[nvidia.com/gpu.product] became a device selector"},
 				{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "NeverFits (NoMatchingDevices): 2 nodes (legacy-0, legacy-1) publish no DRA devices"},
