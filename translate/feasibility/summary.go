@@ -1,9 +1,12 @@
 package feasibility
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -32,7 +35,9 @@ type NodeSummary struct {
 	// Labels of the node (shared with the inventory: do not modify).
 	Labels map[string]string
 	// DRADevices is the number of DRA devices the node can see; Hardware
-	// describes them ("8× NVIDIA H100 80GB HBM3, 1× dra.net device").
+	// describes them, most numerous first, then by name, so that nodes with
+	// the same devices read the same ("8× NVIDIA H100 80GB HBM3, 1× dra.net
+	// device").
 	DRADevices int
 	Hardware   string
 	// Extended are the extended resources of the node's allocatable
@@ -49,7 +54,7 @@ func (s *Snapshot) Summary() Summary {
 	for _, ni := range s.nodes {
 		ns := NodeSummary{Name: ni.node.Name, Labels: ni.node.Labels, DRADevices: len(ni.devices)}
 		if len(ni.devices) > 0 {
-			ns.Hardware = hardware(ni)
+			ns.Hardware = sortedHardware(ni)
 		}
 		for _, name := range slices.Sorted(maps.Keys(ni.node.Status.Allocatable)) {
 			if q := ni.node.Status.Allocatable[name]; translate.IsExtendedResource(name) && q.Value() > 0 {
@@ -99,4 +104,20 @@ func classSelects(ctx context.Context, cc *cel.Cache, selectors []resourceapi.De
 		}
 	}
 	return true
+}
+
+// sortedHardware describes a node's devices like hardware, in an order that
+// does not depend on the order of the slices.
+func sortedHardware(ni *nodeInfo) string {
+	counts := map[string]int{}
+	for _, d := range ni.devices {
+		counts[describeDevice(d)]++
+	}
+	descs := slices.Sorted(maps.Keys(counts))
+	slices.SortStableFunc(descs, func(a, b string) int { return cmp.Compare(counts[b], counts[a]) })
+	parts := make([]string, 0, len(descs))
+	for _, desc := range descs {
+		parts = append(parts, fmt.Sprintf("%d× %s", counts[desc], desc))
+	}
+	return strings.Join(parts, ", ")
 }

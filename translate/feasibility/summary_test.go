@@ -36,7 +36,7 @@ func TestSummaryOfTheMixedFleet(t *testing.T) {
 		nodes[n.Name] = node{n.DRADevices, n.Hardware, n.Extended}
 	}
 	wantSome := map[string]node{
-		"dgx-h100-0":   {18, "8× NVIDIA H100 80GB HBM3, 8× MT2910 Family [ConnectX-7], 2× dra.cpu device", nil},
+		"dgx-h100-0":   {18, "8× MT2910 Family [ConnectX-7], 8× NVIDIA H100 80GB HBM3, 2× dra.cpu device", nil},
 		"legacy-gfd-0": {0, "", map[corev1.ResourceName]int64{"nvidia.com/gpu": 8}},
 		"tpu-v5e-1":    {8, "8× tpu-v5-lite-podslice 2x4", nil},
 	}
