@@ -22,8 +22,12 @@ example: ## translate an example workload, then audit all of them against the mi
 
 test: unit e2e ## everything CI runs: unit tests with fuzz seed corpora, then the e2e suite
 
+# The HTML report's browser tests open pages in the headless Chromium that hack/chromium.sh finds
+# or installs from the distribution's packages; if it cannot, they skip and say why.
 unit: ## unit tests of the root module (includes the seed corpora of the fuzz targets)
-	$(GO) test -count=1 $(PKGS)
+	@chromium="$$(hack/chromium.sh | tail -n1)"; test -n "$$chromium" || echo "unit: no Chromium: the HTML report's browser tests skip"; \
+	echo "CLAIMBRIDGE_CHROMIUM=$$chromium $(GO) test -count=1 $(PKGS)"; \
+	CLAIMBRIDGE_CHROMIUM="$$chromium" $(GO) test -count=1 $(PKGS)
 
 FUZZ_TARGETS := \
 	./translate:FuzzLoadPolicy \

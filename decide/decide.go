@@ -79,6 +79,11 @@ type Decision struct {
 	// Outcome: Translate only when translation, the placement proof and the
 	// verdict all agree; KeepLegacy or Skip otherwise.
 	Outcome translate.Outcome
+	// Pod is the pod as submitted (the Input's, not a copy), and Requested
+	// the devices it asks for per legacy resource the policy maps
+	// (translate.Policy.DevicesRequested), whatever the outcome.
+	Pod       *corev1.Pod
+	Requested map[corev1.ResourceName]int64
 	// Translation is the translator's result: Pod and Template are set when
 	// it translated, even if the decision keeps the pod legacy (audit shows
 	// what it would have been).
@@ -117,7 +122,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Decision{Outcome: res.Outcome, Translation: res, Reasons: slices.Clone(res.Reasons), Decisive: firstWarning(res.Reasons)}
+	d := &Decision{Outcome: res.Outcome, Pod: in.Pod, Requested: in.Policy.DevicesRequested(in.Pod), Translation: res, Reasons: slices.Clone(res.Reasons), Decisive: firstWarning(res.Reasons)}
 	d.Durations.Translate = time.Since(start)
 	if res.Outcome != translate.OutcomeTranslate {
 		return d, nil

@@ -30,7 +30,10 @@ type Report struct {
 	Fleet      string  `json:"fleet,omitempty"`
 	Policy     string  `json:"policy"`
 	Summary    Summary `json:"summary"`
-	Items      []Row   `json:"items"`
+	// FleetSummary is the inventory the rows were checked against, when
+	// known: DRA and device-plugin nodes, devices by class.
+	FleetSummary *FleetSummary `json:"fleetSummary,omitempty"`
+	Items        []Row         `json:"items"`
 }
 
 // Summary counts rows by outcome and verdict.
@@ -76,6 +79,20 @@ type Row struct {
 	Decisive *translate.Reason `json:"decisive,omitempty"`
 	// Reasons of translation, then of the placement check and the verdict.
 	Reasons []translate.Reason `json:"reasons"`
+	// VerdictCode classifies the verdict (feasibility.ReasonCode:
+	// NoMatchingDevices, DevicesInUse, …), empty when there is none.
+	VerdictCode string `json:"verdictCode,omitempty"`
+	// DevicesRequested counts the devices one pod asks for as submitted,
+	// per legacy extended resource the policy maps (whatever the outcome).
+	DevicesRequested map[string]int64 `json:"devicesRequested,omitempty"`
+	// Replicas is how many pods the object declares at once
+	// (spec.replicas, a Job's parallelism); absent for a Pod and for a
+	// DaemonSet (one per node, not known here), which count as one.
+	Replicas int32 `json:"replicas,omitempty"`
+	// Hardware names the kind of hardware the pod asks for (see
+	// HardwareKind): "NVIDIA-L4", "MIG 1g.10gb", "TPU tpu-v5-lite-podslice
+	// 2x4", "nvidia.com/gpu, any model"; empty without devices.
+	Hardware string `json:"hardware,omitempty"`
 }
 
 // Placement compares, over the nodes that publish DRA devices, where the
@@ -140,7 +157,7 @@ func New(fleet, policy string, rows []Row) *Report {
 }
 
 // Formats lists the output formats of Write.
-var Formats = []string{"table", "json", "yaml", "markdown"}
+var Formats = []string{"table", "json", "yaml", "markdown", "html"}
 
 // Write renders the report.
 func (r *Report) Write(w io.Writer, format string) error {
@@ -163,6 +180,8 @@ func (r *Report) Write(w io.Writer, format string) error {
 		return r.table(w)
 	case "markdown":
 		return r.markdown(w)
+	case "html":
+		return r.WriteHTML(w)
 	}
 	return fmt.Errorf("unknown format %q (%s)", format, strings.Join(Formats, ", "))
 }
@@ -279,8 +298,9 @@ func NewRow(kind string, obj metav1.Object, source string, d *decide.Decision) R
 			row.Placement.Result = PlacementDiffers
 		}
 	}
+	row.describeRequest(obj, d)
 	if v := d.Verdict; v != nil {
-		row.Verdict, row.Node = string(v.Kind), v.Node
+		row.Verdict, row.Node, row.VerdictCode = string(v.Kind), v.Node, string(v.Code)
 		for _, r := range v.Results {
 			row.Alternatives = append(row.Alternatives, r.Request)
 			row.Devices = append(row.Devices, r.Driver+"/"+r.Pool+"/"+r.Device)

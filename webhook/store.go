@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,10 +25,22 @@ type ReportStore struct {
 	// MaxNamespaces bounds memory; the namespace seen least recently goes
 	// first. Default 1000.
 	MaxNamespaces int
+	// Fleet, when set, gives the inventory snapshot whose summary the
+	// report carries (report.FleetSummary); nil leaves it out.
+	Fleet SnapshotSource
 
 	mu   sync.Mutex
 	rows map[string]*ring
 	seen map[string]time.Time
+
+	fleetMu   sync.Mutex
+	fleetSnap *feasibility.Snapshot
+	fleetSum  *report.FleetSummary
+}
+
+// SnapshotSource gives the current inventory snapshot: the Inventory.
+type SnapshotSource interface {
+	Snapshot(now time.Time) (*feasibility.Snapshot, error)
 }
 
 // ring keeps the last rows of a namespace without copying on every add.
@@ -94,10 +107,30 @@ func (s *ReportStore) Report(namespace, policy string) *report.Report {
 			rows = append(rows, r.ordered()...)
 		}
 	}
-	return report.New("live", policy, rows)
+	rep := report.New("live", policy, rows)
+	rep.FleetSummary = s.fleetSummary()
+	return rep
 }
 
-// Handler serves the report as JSON (?namespace=NS&format=json|yaml|table|markdown).
+// fleetSummary summarises the current snapshot, once per snapshot.
+func (s *ReportStore) fleetSummary() *report.FleetSummary {
+	if s.Fleet == nil {
+		return nil
+	}
+	snap, err := s.Fleet.Snapshot(time.Now())
+	if err != nil || snap == nil {
+		return nil
+	}
+	s.fleetMu.Lock()
+	defer s.fleetMu.Unlock()
+	if snap != s.fleetSnap {
+		s.fleetSnap, s.fleetSum = snap, report.NewFleetSummary(snap.Summary())
+	}
+	return s.fleetSum
+}
+
+// Handler serves the report (?namespace=NS&format=json|yaml|table|markdown|html),
+// JSON by default; html is the self-contained page of `claimbridge audit -o html`.
 func (s *ReportStore) Handler(policy func() string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		format := r.URL.Query().Get("format")
@@ -105,13 +138,18 @@ func (s *ReportStore) Handler(policy func() string) http.Handler {
 			format = "json"
 		}
 		if !slices.Contains(report.Formats, format) {
-			http.Error(w, "format must be one of json, yaml, table, markdown", http.StatusBadRequest)
+			http.Error(w, "format must be one of "+strings.Join(report.Formats, ", "), http.StatusBadRequest)
 			return
 		}
 		rep := s.Report(r.URL.Query().Get("namespace"), policy())
-		if format == "json" {
+		switch format {
+		case "json":
 			w.Header().Set("Content-Type", "application/json")
-		} else {
+		case "html":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			// The page is self-contained: no script, style or image from elsewhere.
+			w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:")
+		default:
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		}
 		if err := rep.Write(w, format); err != nil {

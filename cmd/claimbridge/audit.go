@@ -37,7 +37,7 @@ func newAuditCommand() *cobra.Command {
 		nsList  []string
 	)
 	c := &cobra.Command{
-		Use:   "audit (-f FILE|DIR|- --fleet DIR | --kubeconfig FILE [-n NS...]) [-o table|json|yaml|markdown] [--fail-on never-fits|untranslatable]",
+		Use:   "audit (-f FILE|DIR|- --fleet DIR | --kubeconfig FILE [-n NS...]) [-o table|json|yaml|markdown|html] [--fail-on never-fits|untranslatable]",
 		Short: "Report what claimbridge would do with each pod template, checked against a fleet",
 		Long: `Translates every pod template of the manifests (Pods, workloads and custom
 resources, as translate finds them) and checks the result with the DRA
@@ -117,6 +117,7 @@ never be served) or untranslatable (any KeepLegacy row), for CI pipelines.`,
 			}
 			rows := offline.Rows(items)
 			rep := report.New(source, policy.Name(), rows)
+			rep.FleetSummary = report.NewFleetSummary(snap.Summary())
 			if err := rep.Write(c.OutOrStdout(), output); err != nil {
 				return err
 			}

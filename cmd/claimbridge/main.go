@@ -58,6 +58,6 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newServeCommand(), newTranslateCommand(false), newTranslateCommand(true), newAuditCommand(), newKRMCommand(), newPolicyCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newTranslateCommand(false), newTranslateCommand(true), newAuditCommand(), newReportCommand(), newKRMCommand(), newPolicyCommand(), newVersionCommand())
 	return root
 }

@@ -104,8 +104,9 @@ Try it:
   kubectl -n serving get pods -o wide && kubectl -n serving get resourceclaims,resourceclaimtemplates
   kubectl -n serving get resourceclaims -o jsonpath='{range .items[*]}{.status.allocation.devices.results}{"\n"}{end}'
 
-  # 3. read the audit report of what claimbridge decided
+  # 3. read the audit report of what claimbridge decided, as a table or as the readiness page
   curl -s 'http://%s/report?format=table'
+  curl -s 'http://%s/report?format=html' > report.html   # open it in a browser
 
 More: kubectl get nodes -L nvidia.com/gpu.product; kubectl get resourceslices,deviceclasses
 Pods are scheduled and their claims allocated; no container ever runs (there is no kubelet).
@@ -116,7 +117,7 @@ Press Ctrl-C to stop.
 		time.Since(start).Round(100*time.Millisecond), c.Host,
 		*fleetDir, len(fleet.Published.Nodes), len(fleet.Published.ResourceSlices), len(fleet.Published.DeviceClasses),
 		metricsAddr, kubeconfig, c.BinDir, cluster.KubeletVersion,
-		filepath.Join(root, "examples", "workloads", "inference-l4.yaml"), metricsAddr,
+		filepath.Join(root, "examples", "workloads", "inference-l4.yaml"), metricsAddr, metricsAddr,
 		strings.Join(c.LogFiles(), " "),
 	)
 

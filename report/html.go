@@ -1,0 +1,291 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/translate/feasibility"
+)
+
+// The HTML page is rendered from the Report alone (the JSON form holds
+// everything it shows), so `audit -o html` and `report render` of the
+// audit's JSON give the same bytes. It is one self-contained file: styles,
+// the script that sorts and filters the table, and the charts (SVG drawn
+// here) are inline; it needs no network and reads well without script,
+// without colour (every category has a pattern and a label) and on paper.
+
+var (
+	//go:embed templates/report.html.tmpl
+	pageTemplate string
+	//go:embed templates/report.css
+	pageCSS string
+	//go:embed templates/report.js
+	pageJS string
+
+	pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+		"pct":            func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + "%" },
+		"plural":         plural,
+		"join":           strings.Join,
+		"short":          func(p *Placement) string { return p.short() },
+		"add1":           func(i int) int { return i + 1 },
+		"int64":          func(i int) int64 { return int64(i) },
+		"categoriesList": func() []Category { return categories },
+	}).Parse(pageTemplate))
+)
+
+// WriteHTML renders the report as one self-contained HTML page.
+func (r *Report) WriteHTML(w io.Writer) error {
+	var b bytes.Buffer
+	if err := pageTmpl.Execute(&b, newPage(r)); err != nil {
+		return fmt.Errorf("render html: %w", err)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// Category is where a row stands on the way to DRA.
+type Category struct {
+	Key, Label, Help string
+}
+
+// Categories of rows, in the order of the charts.
+var categories = []Category{
+	{Key: "now", Label: "Ready now", Help: "translated, and the fleet's DRA devices can serve it today (FitsNow)"},
+	{Key: "free", Label: "Ready when free", Help: "translated; DRA devices that can serve it exist but are in use (FitsWhenFree)"},
+	{Key: "blocked", Label: "Blocked", Help: "stays on the device plugin: DRA cannot serve it, or it cannot be translated faithfully"},
+	{Key: "skip", Label: "Skipped", Help: "not claimbridge's business: opted out, no mapped device request, already translated"},
+}
+
+func categoryOf(row Row) Category {
+	switch {
+	case row.Outcome == translate.OutcomeTranslate && row.Verdict == string(feasibility.FitsWhenFree):
+		return categories[1]
+	case row.Outcome == translate.OutcomeTranslate:
+		return categories[0]
+	case row.Outcome == translate.OutcomeKeepLegacy:
+		return categories[2]
+	}
+	return categories[3]
+}
+
+// count is a number of rows, pods and devices.
+type count struct {
+	Rows, Pods, Devices int64
+}
+
+func (c *count) add(row Row) {
+	c.Rows++
+	c.Pods += row.Pods()
+	c.Devices += row.Demand()
+}
+
+type page struct {
+	R          *Report
+	Title      string
+	Categories []Category
+	Total      count
+	ByCategory map[string]count
+	// Never: blocked rows whose verdict is NeverFits.
+	Never count
+	// ReadyShare: the share of the devices asked for that DRA can serve now.
+	ReadyShare int64
+	Overall    chart
+	Namespaces chart
+	Hardware   chart
+	Blockers   []blocker
+	Placements []placementRow
+	Rows       []tableRow
+	Namespace  []string
+	Fleet      *FleetSummary
+	Classes    []keyCount
+	Resources  []keyCount
+	CSS        template.CSS
+	JS         template.JS
+}
+
+type keyCount struct {
+	Key   string
+	Count int64
+}
+
+func newPage(r *Report) *page {
+	p := &page{R: r, Title: "Migration readiness", Categories: categories, ByCategory: map[string]count{}, Fleet: r.FleetSummary,
+		CSS: template.CSS(pageCSS), JS: template.JS(pageJS)} // our own embedded files, not input
+	if r.Fleet != "" {
+		p.Title += " — " + r.Fleet
+	}
+	namespaces := map[string]bool{}
+	for _, row := range r.Items {
+		c := categoryOf(row)
+		p.Total.add(row)
+		cc := p.ByCategory[c.Key]
+		cc.add(row)
+		p.ByCategory[c.Key] = cc
+		if c.Key == "blocked" && row.Verdict == string(feasibility.NeverFits) {
+			p.Never.add(row)
+		}
+		namespaces[row.Namespace] = true
+		p.Rows = append(p.Rows, newTableRow(row, c))
+		if pl := row.Placement; pl != nil && pl.Result != PlacementEqual {
+			p.Placements = append(p.Placements, placementRow{Object: row.object(), Placement: pl})
+		}
+	}
+	if p.Total.Devices > 0 {
+		p.ReadyShare = p.ByCategory["now"].Devices * 100 / p.Total.Devices
+	}
+	p.Namespace = slices.Sorted(maps.Keys(namespaces))
+	p.Overall = overallChart(p.ByCategory, p.Total)
+	p.Namespaces = groupChart("chart-namespaces", "Devices asked for, by namespace and readiness", r.Items, func(row Row) string {
+		return cmp.Or(row.Namespace, "(cluster)")
+	}, true)
+	p.Hardware = groupChart("chart-hardware", "Devices asked for, by hardware kind and readiness", r.Items, func(row Row) string { return row.Hardware }, false)
+	p.Blockers = blockers(r)
+	if f := r.FleetSummary; f != nil {
+		for _, k := range slices.Sorted(maps.Keys(f.DevicesByClass)) {
+			p.Classes = append(p.Classes, keyCount{k, int64(f.DevicesByClass[k])})
+		}
+		for _, k := range slices.Sorted(maps.Keys(f.DevicePluginResources)) {
+			p.Resources = append(p.Resources, keyCount{k, f.DevicePluginResources[k]})
+		}
+	}
+	return p
+}
+
+type placementRow struct {
+	Object    string
+	Placement *Placement
+}
+
+type tableRow struct {
+	Row
+	Object   string
+	Category Category
+	PerPod   []string
+	Demand   int64
+	Pods     int64
+	Headline string
+	Warnings int
+}
+
+func newTableRow(row Row, c Category) tableRow {
+	t := tableRow{Row: row, Object: row.object(), Category: c, Demand: row.Demand(), Pods: row.Pods(), Headline: row.Headline()}
+	var parts []string
+	for _, n := range slices.Sorted(maps.Keys(row.DevicesRequested)) {
+		parts = append(parts, fmt.Sprintf("%d× %s", row.DevicesRequested[n], n))
+	}
+	t.PerPod = parts
+	for _, r := range row.Reasons {
+		if r.Severity == translate.SeverityWarning {
+			t.Warnings++
+		}
+	}
+	return t
+}
+
+// blocker is one reason that keeps rows of one hardware kind legacy.
+type blocker struct {
+	Code        translate.ReasonCode
+	VerdictCode string
+	Hardware    string
+	count
+	Objects []string
+	Message string
+	Remedy  string
+}
+
+// Label is the reason as shown: "Infeasible (NoMatchingDevices)".
+func (b blocker) Label() string {
+	if b.VerdictCode != "" {
+		return string(b.Code) + " (" + b.VerdictCode + ")"
+	}
+	return string(b.Code)
+}
+
+// notBlocking are warnings that do not keep a pod legacy by themselves.
+var notBlocking = map[translate.ReasonCode]bool{
+	translate.ReasonAlternativesDropped: true,
+	translate.ReasonFallbackApplied:     true,
+	translate.ReasonAlignmentNotApplied: true,
+}
+
+// blockers ranks the reasons that keep rows legacy by the devices they hold
+// back, per hardware kind. A row counts under the reason that decided it
+// (Row.Decisive); a report without it (older versions) counts a row under
+// each distinct warning, or its last reason when it has none.
+func blockers(r *Report) []blocker {
+	type key struct {
+		code            translate.ReasonCode
+		verdict, hwKind string
+	}
+	byKey := map[key]*blocker{}
+	var order []key
+	for _, row := range r.Items {
+		if row.Outcome != translate.OutcomeKeepLegacy {
+			continue
+		}
+		reasons := decidingReasons(row)
+		seen := map[key]bool{}
+		for _, rs := range reasons {
+			k := key{code: rs.Code, hwKind: row.Hardware}
+			if rs.Code == decide.ReasonInfeasible {
+				k.verdict = row.VerdictCode
+			}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			b, ok := byKey[k]
+			if !ok {
+				b = &blocker{Code: k.code, VerdictCode: k.verdict, Hardware: k.hwKind, Message: rs.Message,
+					Remedy: remedy(k.code, k.verdict, k.hwKind, r.FleetSummary)}
+				byKey[k] = b
+				order = append(order, k)
+			}
+			b.add(row)
+			b.Objects = append(b.Objects, row.object())
+		}
+	}
+	out := make([]blocker, 0, len(order))
+	for _, k := range order {
+		out = append(out, *byKey[k])
+	}
+	slices.SortStableFunc(out, func(a, b blocker) int {
+		return cmp.Or(cmp.Compare(b.Devices, a.Devices), cmp.Compare(b.Rows, a.Rows), strings.Compare(a.Label(), b.Label()), strings.Compare(a.Hardware, b.Hardware))
+	})
+	return out
+}
+
+// decidingReasons are the reasons that keep a row legacy: the decisive one,
+// else (a report of an older version) its warnings or its last reason.
+func decidingReasons(row Row) []translate.Reason {
+	if row.Decisive != nil && row.Decisive.Code != "" {
+		return []translate.Reason{*row.Decisive}
+	}
+	var out []translate.Reason
+	for _, rs := range row.Reasons {
+		if rs.Severity == translate.SeverityWarning && !notBlocking[rs.Code] {
+			out = append(out, rs)
+		}
+	}
+	if len(out) == 0 && len(row.Reasons) > 0 {
+		out = row.Reasons[len(row.Reasons)-1:]
+	}
+	return out
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
+}
