@@ -115,6 +115,9 @@ func (p *Policy) FamilyDeviceRules() map[string][]DeviceRule {
 // the labels move the request to, as the translation does.
 func (p *Policy) LegacyResource(name corev1.ResourceName, nodeLabels map[string]string) (DeviceRule, bool) {
 	rule, suffix, ok := p.resourceRule(string(name))
+	if ok && rule.CapacityOf != "" {
+		return p.capacityLegacyResource(rule, name) // capacity.go
+	}
 	if !ok || rule.Capacity != "" || len(rule.OnlyWith) > 0 {
 		return DeviceRule{}, false
 	}
@@ -161,7 +164,7 @@ func deviceRule(r *ResourceRule, name, suffix string) (DeviceRule, error) {
 // sharedDevice: the resource is a share of a device. The NVIDIA device
 // plugin names time-sliced GPUs <resource>.shared.
 func (r *ResourceRule) sharedDevice() bool {
-	return strings.HasSuffix(r.Name, ".shared")
+	return r.Shared || strings.HasSuffix(r.Name, ".shared")
 }
 
 // Fingerprint identifies the policy's effective rules: two policies with

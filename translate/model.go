@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -20,7 +22,10 @@ type use struct {
 	suffix   string
 	count    int64 // devices; 1 for capacity rules
 	capacity int64 // for capacity rules
-	req      *request
+	// capacities are requested on each device of the use's request: the
+	// container's capacityOf uses (capacity.go) or a sharing mode's.
+	capacities map[resourceapi.QualifiedName]resource.Quantity
+	req        *request
 	// also are further uses whose requests an init container refers to
 	// besides req's (shareInitRequests); extraOf marks the use that holds
 	// the rest of an init container's devices.

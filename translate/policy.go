@@ -44,19 +44,35 @@ func NewPolicy(tp *TranslationPolicy) (*Policy, error) {
 		KeepTranslatedNodeLabels: tp.Spec.KeepTranslatedNodeLabels,
 		GFDFamilyScheme:          tp.Spec.GFDFamilyScheme,
 		Placement:                tp.Spec.Placement,
+		Schedulers:               tp.Spec.Schedulers,
+		Preemption:               tp.Spec.Preemption,
+		ImplicitTolerations:      tp.Spec.ImplicitTolerations,
 	}
+	profilesTolerate := false
 	for _, name := range tp.Spec.Profiles {
 		prof, err := builtinProfile(name)
 		if err != nil {
 			return nil, err
 		}
 		appendRules(&merged, &prof.Spec)
+		if prof.Spec.ImplicitTolerations != nil && *prof.Spec.ImplicitTolerations {
+			profilesTolerate = true
+		}
 	}
 	appendRules(&merged, &tp.Spec)
 	if merged.GFDFamilyScheme == "" {
 		merged.GFDFamilyScheme = GFDFamilyCurrent
 	}
+	if len(merged.Schedulers) == 0 {
+		merged.Schedulers = []string{DefaultScheduler}
+	}
+	if merged.ImplicitTolerations == nil {
+		merged.ImplicitTolerations = &profilesTolerate
+	}
 	if errs := validateReferences(&tp.Spec, &merged); len(errs) > 0 {
+		return nil, fmt.Errorf("invalid policy: %w", errs.ToAggregate())
+	}
+	if errs := resolveCapacityRules(&merged); len(errs) > 0 {
 		return nil, fmt.Errorf("invalid policy: %w", errs.ToAggregate())
 	}
 	name := tp.Metadata.Name
@@ -100,6 +116,7 @@ func validatePolicyDocument(tp *TranslationPolicy) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(spec.Child("gfdFamilyScheme"), tp.Spec.GFDFamilyScheme, []GFDFamilyScheme{GFDFamilyCurrent, GFDFamilyLegacy}))
 	}
+	errs = append(errs, validateSchedulers(spec.Child("schedulers"), tp.Spec.Schedulers)...)
 	errs = append(errs, validateRules(spec, &tp.Spec)...)
 	return errs
 }
@@ -120,6 +137,14 @@ func validateReferences(s, merged *PolicySpec) field.ErrorList {
 			if !families[f] {
 				errs = append(errs, field.NotFound(spec.Child("resources").Index(i).Child("onlyWith").Index(j), f))
 			}
+		}
+	}
+	for i, r := range s.Resources {
+		if r.CapacityOf == "" {
+			continue
+		}
+		if _, why := countedRule(merged.Resources, r.CapacityOf); why != "" {
+			errs = append(errs, field.Invalid(spec.Child("resources").Index(i).Child("capacityOf"), r.CapacityOf, why))
 		}
 	}
 	for i, r := range s.NodeLabels {
@@ -149,6 +174,44 @@ func validateReferences(s, merged *PolicySpec) field.ErrorList {
 				errs = append(errs, field.NotFound(fp.Child("alternatives").Index(j).Child("resource"), a.Resource))
 			}
 		}
+	}
+	return errs
+}
+
+// countedRule is the rule in force for the device-count resource a
+// capacityOf rule refers to (the last exact rule of that name), or why
+// there is none.
+func countedRule(rules []ResourceRule, name string) (*ResourceRule, string) {
+	for i := len(rules) - 1; i >= 0; i-- {
+		r := &rules[i]
+		if r.Name != name {
+			continue
+		}
+		if r.CapacityOf != "" || r.Capacity != "" || len(r.OnlyWith) > 0 || r.Shared {
+			return nil, "must name a device-count rule (not a capacity, companion or shared rule)"
+		}
+		return r, ""
+	}
+	return nil, "no resource rule maps it"
+}
+
+// resolveCapacityRules gives every capacityOf rule the family and class of
+// the rule it refers to, so that lookups by family see it where its devices
+// are. The policy's own rules were checked by validateReferences; an error
+// here is in a built-in profile.
+func resolveCapacityRules(spec *PolicySpec) field.ErrorList {
+	var errs field.ErrorList
+	for i := range spec.Resources {
+		r := &spec.Resources[i]
+		if r.CapacityOf == "" {
+			continue
+		}
+		counted, why := countedRule(spec.Resources, r.CapacityOf)
+		if counted == nil {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "resources").Key(r.Name).Child("capacityOf"), r.CapacityOf, why))
+			continue
+		}
+		r.Family, r.DeviceClassName = counted.Family, counted.DeviceClassName
 	}
 	return errs
 }

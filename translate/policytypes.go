@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -57,12 +58,62 @@ type PolicySpec struct {
 	// Fallbacks add prioritized alternatives after a matching one.
 	Fallbacks []FallbackRule `json:"fallbacks,omitempty"`
 
+	// Schedulers lists the schedulerName values of the schedulers that
+	// allocate DRA claims in this cluster; a pod for any other scheduler is
+	// not translated (SchedulerNotListed), because nothing would allocate
+	// its claim. An empty schedulerName is "default-scheduler", as API
+	// defaulting makes it. Default: [default-scheduler].
+	//
+	// As of Kubernetes 1.37 (sources in the README): Volcano ≥ v1.15
+	// ("volcano") and KAI-Scheduler ("kai-scheduler") allocate claims, KAI
+	// only plain requests (no firstAvailable, consumable capacity or device
+	// taints); scheduler-plugins and Koordinator run the upstream plugin but
+	// their shipped RBAC cannot write claim status; YuniKorn, kube-batch and
+	// HAMi's scheduler extender do not allocate claims. None is listed by
+	// default.
+	Schedulers []string `json:"schedulers,omitempty"`
+
+	// Preemption says what happens to pods that translation would keep from
+	// preempting: in Kubernetes 1.37 a pod whose devices come from a claim
+	// cannot preempt lower-priority pods to get them. Default: such pods are
+	// translated with the warning PreemptionLost.
+	Preemption PreemptionRule `json:"preemption,omitempty"`
+
+	// ImplicitTolerations says that the cluster's admission adds, for each
+	// extended resource a container requests, the toleration {key:
+	// <resource>, operator: Exists, effect: NoSchedule}: the
+	// ExtendedResourceToleration admission plugin does, and GKE does for
+	// nvidia.com/gpu and google.com/tpu. When true, translation adds that
+	// toleration for every extended resource it removes from the pod (none
+	// when an equal or broader toleration is there), so the pod still
+	// tolerates the taints of the nodes that have those devices. Default:
+	// true when an included profile turns it on (gke, tpu), else false.
+	ImplicitTolerations *bool `json:"implicitTolerations,omitempty"`
+
 	// Placement is the rule of the placement check, which compares, over
 	// the nodes that publish DRA devices, where a translated pod can land
 	// with where the pod as submitted could: "Exact" (default) translates
 	// only when the two sets of nodes are equal; "Subset" also when the
 	// translation loses nodes but gains none; "Off" does not compare.
 	Placement PlacementRule `json:"placement,omitempty"`
+}
+
+// DefaultScheduler is the schedulerName of kube-scheduler, the default of
+// PolicySpec.Schedulers.
+const DefaultScheduler = "default-scheduler"
+
+// PreemptionRule says which pods stay legacy because translation would keep
+// them from preempting.
+type PreemptionRule struct {
+	// KeepLegacyAbovePriority, when set, keeps a pod as submitted
+	// (PreemptionLost) when its spec.priority is greater than this value
+	// and its preemptionPolicy is not Never; a pod whose priority is not
+	// resolved (a priorityClassName without spec.priority, as in a
+	// manifest) counts as above. Unset (default): such pods are translated
+	// with the warning PreemptionLost, because most GPU workloads are not
+	// scheduled by preemption and keeping them all legacy would stop the
+	// migration.
+	KeepLegacyAbovePriority *int32 `json:"keepLegacyAbovePriority,omitempty"`
 }
 
 // PlacementRule says when a translation's placement is acceptable.
@@ -93,11 +144,13 @@ type ResourceRule struct {
 	Name string `json:"name"`
 
 	// Family groups resources of one kind of device. Node-label rules,
-	// alignment rules and fallbacks refer to families. Required, DNS label.
-	Family string `json:"family"`
+	// alignment rules and fallbacks refer to families. Required (except for
+	// capacityOf rules, which take their rule's), DNS label.
+	Family string `json:"family,omitempty"`
 
-	// DeviceClassName is the DeviceClass of the generated request. Required.
-	DeviceClassName string `json:"deviceClassName"`
+	// DeviceClassName is the DeviceClass of the generated request. Required
+	// (except for capacityOf rules, which take their rule's).
+	DeviceClassName string `json:"deviceClassName,omitempty"`
 
 	// RequestName is the short name used in generated request names
 	// ("<container>-<requestName>"). Default: the part of Name after "/",
@@ -116,9 +169,45 @@ type ResourceRule struct {
 	Config []OpaqueConfig `json:"config,omitempty"`
 
 	// Capacity, when set, turns the container's quantity into a capacity
-	// request ("<domain>/<name>") on one device instead of a device count;
-	// the quantity must be a whole number. Used for CPUs from dra.cpu.
+	// request on one device instead of a device count; the quantity must be
+	// a whole number. Used for CPUs from dra.cpu. With CapacityOf it names
+	// the capacity requested on each device. The name is matched exactly
+	// against the devices' capacity names as the driver publishes them:
+	// "<domain>/<name>" (dra.cpu/cpu) or "<name>" (HAMi's memory, cores).
 	Capacity string `json:"capacity,omitempty"`
+
+	// CapacityOf makes the rule a capacity of the devices of another
+	// resource rule: the container's quantity of this resource, times
+	// Unit, becomes the capacity request named by Capacity on each device
+	// of the request that the container's quantity of CapacityOf makes
+	// (DRA consumable capacity; the devices must allow multiple
+	// allocations for others to share them). HAMi's nvidia.com/gpumem is a
+	// capacity of nvidia.com/gpu. Family and DeviceClassName are those of
+	// the CapacityOf rule and must not be set. A container that asks for
+	// this resource without CapacityOf stays as submitted.
+	CapacityOf string `json:"capacityOf,omitempty"`
+
+	// Unit is the capacity one unit of the resource stands for (capacityOf
+	// rules only), e.g. "1Mi" for HAMi's gpumem, which counts MiB while the
+	// driver's memory capacity is in bytes. Default "1".
+	Unit *resource.Quantity `json:"unit,omitempty"`
+
+	// AbsentValue is the capacity requested (capacityOf rules only) when the
+	// container asks for another capacity of the same device but not for
+	// this one. Unset: the device's default applies (its request policy's
+	// default, often all of it). HAMi gives a container that sets gpumem but
+	// not gpucores no share of the cores, so the hami profile sets 0.
+	AbsentValue *resource.Quantity `json:"absentValue,omitempty"`
+
+	// Shared marks the resource as a share of a device rather than a
+	// device: GPU time-slicing or MPS replicas (nvidia.com/gpu.shared), the
+	// RDMA shared device plugin's rdma/* resources. A shared resource is
+	// never made an exclusive device: without Sharing the pod stays as
+	// submitted (SharedDeviceNotMapped).
+	Shared bool `json:"shared,omitempty"`
+
+	// Sharing says how a shared resource is translated (shared rules only).
+	Sharing *SharingRule `json:"sharing,omitempty"`
 
 	// KeepInPod leaves the legacy resource in the container (dra-driver-cpu
 	// needs the pod to keep its cpu requests). Only together with OnlyWith,
@@ -130,6 +219,38 @@ type ResourceRule struct {
 	// the two. A companion never makes a pod translatable on its own.
 	OnlyWith []string `json:"onlyWith,omitempty"`
 }
+
+// SharingRule says how a shared resource carries its sharing over to DRA.
+type SharingRule struct {
+	// Mode is ConsumableCapacity or ClaimConfig. Required.
+	Mode SharingMode `json:"mode"`
+	// CapacityRequests are fixed capacity requests on the device, for
+	// ConsumableCapacity, e.g. {shares: "1"} for the NVIDIA driver's
+	// consumable shares. Keys are capacity names as the driver publishes
+	// them ("<name>" in the driver's domain, or "<domain>/<name>"). Empty:
+	// the device's default request.
+	CapacityRequests map[string]resource.Quantity `json:"capacityRequests,omitempty"`
+}
+
+// SharingMode names how a shared resource is translated.
+type SharingMode string
+
+// Sharing modes.
+const (
+	// SharingConsumableCapacity: the request goes to devices that allow
+	// multiple allocations (DRA consumable capacity, KEP-5075), with
+	// CapacityRequests; pods' claims share a device as replicas did. The
+	// request gets the selector device.allowMultipleAllocations, so an
+	// exclusive device never serves it. For the NVIDIA driver this needs its
+	// ConsumableShares feature (alpha, off by default).
+	SharingConsumableCapacity SharingMode = "ConsumableCapacity"
+	// SharingClaimConfig: the request gets the rule's Config (for example a
+	// GpuConfig with TimeSlicing or MPS). The NVIDIA driver shares a GPU so
+	// configured only among the containers and pods of one claim, and every
+	// pod gets a claim of its own from the template: each pod gets a GPU of
+	// its own (warning SharedDevicePerPod).
+	SharingClaimConfig SharingMode = "ClaimConfig"
+)
 
 // AttributeRequirement is a typed requirement on one device attribute. It is
 // turned into CEL by claimbridge; no user-written CEL is accepted.

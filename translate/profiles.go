@@ -13,8 +13,9 @@ import (
 var profileFS embed.FS
 
 // defaultOff lists the built-in profiles that the default policy leaves out:
-// dra-cpu turns CPU requests into claims and must be chosen deliberately.
-var defaultOff = []string{"dra-cpu"}
+// dra-cpu turns CPU requests into claims and hami replaces the NVIDIA
+// driver's nvidia.com/gpu rule: both must be chosen deliberately.
+var defaultOff = []string{"dra-cpu", "hami"}
 
 // ProfileNames lists the built-in profiles, sorted.
 func ProfileNames() []string {

@@ -70,6 +70,45 @@ const (
 	ReasonInvalidPod                    ReasonCode = "InvalidPod"
 )
 
+// Reason codes of the rules that keep a pod from being stranded: a
+// translated pod needs a scheduler that allocates its claim, every resource
+// it asks for, and the sharing it relied on (scheduling.go, capacity.go,
+// shared.go, tolerations.go).
+const (
+	// ReasonNodeNamePreset: spec.nodeName is set at creation; no scheduler
+	// runs, so no one would allocate the claim. Skip.
+	ReasonNodeNamePreset ReasonCode = "NodeNamePreset"
+	// ReasonSchedulerNotListed: the pod's schedulerName is not in the
+	// policy's schedulers, the schedulers known to allocate DRA claims. Skip.
+	ReasonSchedulerNotListed ReasonCode = "SchedulerNotListed"
+	// ReasonUnmappedCompanionResource: the pod asks for an extended resource
+	// the policy does not map, in the domain of one it does (HAMi's
+	// nvidia.com/gpumem beside nvidia.com/gpu); translated, the device
+	// would lose it and no node would offer the rest. KeepLegacy.
+	ReasonUnmappedCompanionResource ReasonCode = "UnmappedCompanionResource"
+	// ReasonCapacityNotTranslatable: a capacity of a device (capacityOf)
+	// cannot go with its device: the container does not ask for the device,
+	// an init container holds it, or the quantity is not a whole number.
+	// KeepLegacy.
+	ReasonCapacityNotTranslatable ReasonCode = "CapacityNotTranslatable"
+	// ReasonSharedDeviceNotMapped: the pod asks for a share of a device (a
+	// shared resource, or a node-label value of a shared product) and the
+	// policy does not say how to share it under DRA. KeepLegacy.
+	ReasonSharedDeviceNotMapped ReasonCode = "SharedDeviceNotMapped"
+	// ReasonSharedDevicePerPod: a shared resource translated with a claim
+	// configuration (sharing mode ClaimConfig): the pod gets a device of its
+	// own, shared only among its containers. Warning.
+	ReasonSharedDevicePerPod ReasonCode = "SharedDevicePerPod"
+	// ReasonPreemptionLost: the pod may preempt (priority above 0, policy
+	// not Never), and a pod whose devices come from a claim cannot preempt
+	// for them in Kubernetes 1.37. Warning; KeepLegacy above the policy's
+	// preemption.keepLegacyAbovePriority.
+	ReasonPreemptionLost ReasonCode = "PreemptionLost"
+	// ReasonImplicitToleration: the toleration that admission adds for a
+	// requested extended resource was added for one translation removed.
+	ReasonImplicitToleration ReasonCode = "ImplicitToleration"
+)
+
 // Reason explains one decision, with the field it is about.
 type Reason struct {
 	Code     ReasonCode `json:"code"`

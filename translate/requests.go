@@ -59,6 +59,9 @@ func (t *translation) alternative(res corev1.ResourceName, rule *ResourceRule, s
 		}
 		a.selectors = append(a.selectors, expr)
 	}
+	if rule.sharedBySelector() {
+		a.selectors = append(a.selectors, allowsMultipleAllocations) // shared.go
+	}
 	if suffix != "" && rule.SuffixAttribute != "" {
 		attr := splitAttr(rule.SuffixAttribute)
 		pred, err := stringIn(attr.ref(), []string{suffix})

@@ -25,6 +25,7 @@ func (t *translation) summary(tmplName string) string {
 			writeAlt(&b, a)
 		}
 		b.WriteByte(']')
+		b.WriteString(describeCapacities(r.use))
 	}
 	return b.String()
 }

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -25,7 +24,7 @@ func (t *translation) claimSpec() resourceapi.ResourceClaimSpec {
 				Selectors:       celSelectors(a.selectors),
 				AllocationMode:  resourceapi.DeviceAllocationModeExactCount,
 				Count:           a.count,
-				Capacity:        capacityOf(r.use),
+				Capacity:        capacityRequests(r.use, a.class),
 			}
 		} else {
 			for _, a := range r.alts {
@@ -35,7 +34,7 @@ func (t *translation) claimSpec() resourceapi.ResourceClaimSpec {
 					Selectors:       celSelectors(a.selectors),
 					AllocationMode:  resourceapi.DeviceAllocationModeExactCount,
 					Count:           a.count,
-					Capacity:        capacityOf(r.use),
+					Capacity:        capacityRequests(r.use, a.class),
 				})
 			}
 		}
@@ -72,15 +71,6 @@ func celSelectors(exprs []string) []resourceapi.DeviceSelector {
 		out = append(out, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: e}})
 	}
 	return out
-}
-
-func capacityOf(u *use) *resourceapi.CapacityRequirements {
-	if u.rule.Capacity == "" {
-		return nil
-	}
-	return &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
-		resourceapi.QualifiedName(u.rule.Capacity): *resource.NewQuantity(u.capacity, resource.DecimalSI),
-	}}
 }
 
 // TemplateName is the content-addressed name of a template with this spec:

@@ -57,6 +57,12 @@ type Result struct {
 	Template *resourceapi.ResourceClaimTemplate
 	// Reasons explain every decision, in a stable order.
 	Reasons []Reason
+	// ImplicitTolerations are the tolerations added to the translated pod
+	// because the cluster's admission adds them for the extended resources
+	// translation removed (PolicySpec.ImplicitTolerations), in the order
+	// they were added to Pod.Spec.Tolerations; only for OutcomeTranslate.
+	// The pod as submitted would have received them at admission.
+	ImplicitTolerations []corev1.Toleration
 }
 
 // Pod translates a pod that asks for devices the legacy way into a pod that
@@ -86,6 +92,8 @@ type translation struct {
 
 	uses       []*use          // collectUses (device uses); shareInitRequests, buildRequests set req
 	companions []*use          // collectUses (companion uses); addCompanions sets req
+	// collectUses (capacityOf uses); attachCapacities copies them onto their device uses
+	capacityUses []*use
 	families   map[string]bool // run, from uses; addCompanions adds companion families
 
 	// label handling (analyzeLabels, unless noted)
@@ -133,7 +141,12 @@ func (t *translation) run() *Result {
 		}
 	}
 
-	// uses.go: which containers ask for which mapped devices, and how many.
+	// scheduling.go: a scheduler that allocates claims will place the pod.
+	if !t.scheduledWithClaims() {
+		return keep(OutcomeSkip)
+	}
+	// uses.go, capacity.go, shared.go: which containers ask for which mapped
+	// devices, how many, with which capacities, and whether they are shares.
 	invalid := t.collectUses()
 	if invalid {
 		return keep(OutcomeKeepLegacy)
@@ -146,6 +159,10 @@ func (t *translation) run() *Result {
 	t.families = map[string]bool{}
 	for _, u := range t.uses {
 		t.families[u.rule.Family] = true
+	}
+	// shared.go: a node label that selects shared GPUs is a sharing intent.
+	if !t.sharedProductIntent() {
+		return keep(OutcomeKeepLegacy)
 	}
 	// nodelabels.go: node-label requirements become scenarios (one per alternative).
 	if !t.analyzeLabels() {
@@ -183,12 +200,19 @@ func (t *translation) run() *Result {
 	if !t.quotaCovered() {
 		return keep(OutcomeKeepLegacy)
 	}
+	// scheduling.go: a pod that could preempt cannot preempt for claims.
+	if !t.keepsPreemption() {
+		return keep(OutcomeKeepLegacy)
+	}
 	// template.go: the content-addressed template and the pod that refers to it.
 	tmpl := t.template()
 	out := t.mutate(tmpl.Name)
+	t.stripCapacities(out)
+	// tolerations.go: the tolerations admission adds for the removed resources.
+	tolerations := t.addImplicitTolerations(out)
 	// summary.go: one reason that says what the pod got.
 	t.add(info(ReasonTranslated, nil, "%s", t.summary(tmpl.Name)))
-	return &Result{Outcome: OutcomeTranslate, Pod: out, Template: tmpl, Reasons: t.reasons}
+	return &Result{Outcome: OutcomeTranslate, Pod: out, Template: tmpl, Reasons: t.reasons, ImplicitTolerations: tolerations}
 }
 
 func (t *translation) add(r ...Reason) { t.reasons = append(t.reasons, r...) }

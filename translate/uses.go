@@ -30,9 +30,17 @@ func (t *translation) collectUses() (invalid bool) {
 			for _, n := range slices.Sorted(maps.Keys(names)) {
 				rule, suffix, ok := t.p.resourceRule(string(n))
 				if !ok {
-					if isExtendedResource(n) {
-						t.add(info(ReasonUnmappedResource, cp.Child("resources", "limits").Key(string(n)), "the policy does not map %s; it stays as it is", n))
+					if !isExtendedResource(n) {
+						continue
 					}
+					rp := cp.Child("resources", "limits").Key(string(n))
+					if mapped, ok := t.p.mappedInDomain(n); ok {
+						t.add(warning(ReasonUnmappedCompanionResource, rp,
+							"the policy does not map %s, which the device plugin of %s reads together with it; translated, the device would lose it and no node would offer the rest (map it in the policy, e.g. with capacityOf)", n, mapped))
+						invalid = true
+						continue
+					}
+					t.add(info(ReasonUnmappedResource, rp, "the policy does not map %s; it stays as it is", n))
 					continue
 				}
 				u := &use{path: cp, idx: i, cname: c.Name, init: isInit && !sidecar, sidecar: sidecar, resource: n, rule: rule, suffix: suffix}
@@ -42,11 +50,23 @@ func (t *translation) collectUses() (invalid bool) {
 					}
 					continue
 				}
+				if rule.CapacityOf != "" {
+					if !t.capacityQuantity(c, u) {
+						invalid = true
+					} else if u.capacity > 0 {
+						t.capacityUses = append(t.capacityUses, u)
+					}
+					continue
+				}
 				if !t.deviceQuantity(c, u) {
 					invalid = true
 					continue
 				}
 				if u.count > 0 {
+					if !t.sharedUse(u) {
+						invalid = true
+						continue
+					}
 					t.uses = append(t.uses, u)
 				}
 			}
@@ -54,7 +74,27 @@ func (t *translation) collectUses() (invalid bool) {
 	}
 	visit(t.pod.Spec.InitContainers, field.NewPath("spec", "initContainers"), true)
 	visit(t.pod.Spec.Containers, field.NewPath("spec", "containers"), false)
+	if t.attachCapacities() {
+		invalid = true
+	}
 	return invalid
+}
+
+// mappedInDomain finds a resource the policy maps in the domain of an
+// unmapped extended resource ("nvidia.com/gpu" for nvidia.com/gpumem): the
+// two are probably read together by one device plugin.
+func (p *Policy) mappedInDomain(n corev1.ResourceName) (string, bool) {
+	domain, _, _ := strings.Cut(string(n), "/")
+	for i := range p.spec.Resources {
+		r := &p.spec.Resources[i]
+		if len(r.OnlyWith) > 0 {
+			continue
+		}
+		if d, _, ok := strings.Cut(r.Name, "/"); ok && d == domain {
+			return r.Name, true
+		}
+	}
+	return "", false
 }
 
 // isExtendedResource follows the API's rule: a domain-prefixed name outside

@@ -51,6 +51,10 @@ func validateResourceRule(p *field.Path, r *ResourceRule) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("name"), r.Name, "not an extended resource name"))
 		}
 	}
+	if r.CapacityOf != "" {
+		// A capacity of another rule's devices: family and class are that rule's.
+		return append(errs, validateCapacityOfRule(p, r, pattern)...)
+	}
 	errs = append(errs, validateDNSLabel(p.Child("family"), r.Family)...)
 	if r.DeviceClassName == "" {
 		errs = append(errs, field.Required(p.Child("deviceClassName"), ""))
@@ -59,6 +63,13 @@ func validateResourceRule(p *field.Path, r *ResourceRule) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("deviceClassName"), r.DeviceClassName, msg))
 		}
 	}
+	if r.Unit != nil {
+		errs = append(errs, field.Forbidden(p.Child("unit"), "only for capacityOf rules"))
+	}
+	if r.AbsentValue != nil {
+		errs = append(errs, field.Forbidden(p.Child("absentValue"), "only for capacityOf rules"))
+	}
+	errs = append(errs, validateSharing(p, r)...)
 	if r.RequestName != "" {
 		errs = append(errs, validateDNSLabel(p.Child("requestName"), r.RequestName)...)
 		if len(r.RequestName) > 20 {
@@ -75,7 +86,7 @@ func validateResourceRule(p *field.Path, r *ResourceRule) field.ErrorList {
 		errs = append(errs, validateAttributeRequirement(p.Child("selectors").Index(i), &r.Selectors[i])...)
 	}
 	if r.Capacity != "" {
-		errs = append(errs, validateQualifiedAttribute(p.Child("capacity"), r.Capacity)...)
+		errs = append(errs, validateCapacityName(p.Child("capacity"), r.Capacity)...)
 	}
 	if r.KeepInPod && len(r.OnlyWith) == 0 {
 		errs = append(errs, field.Required(p.Child("onlyWith"), "keepInPod is only for companion rules"))
@@ -100,6 +111,119 @@ func validateResourceRule(p *field.Path, r *ResourceRule) field.ErrorList {
 			errs = append(errs, field.Invalid(cp.Child("parameters"), string(raw), "must be a JSON object"))
 		case len(raw) > 10*1024:
 			errs = append(errs, field.TooLong(cp.Child("parameters"), "", 10*1024))
+		}
+	}
+	return errs
+}
+
+// validateCapacityOfRule checks a rule whose quantity is a capacity of the
+// devices of another rule (HAMi's gpumem of nvidia.com/gpu).
+func validateCapacityOfRule(p *field.Path, r *ResourceRule, pattern bool) field.ErrorList {
+	var errs field.ErrorList
+	if pattern {
+		errs = append(errs, field.Invalid(p.Child("name"), r.Name, "a capacityOf rule names one resource, not a pattern"))
+	}
+	if strings.HasSuffix(r.CapacityOf, "*") || !strings.Contains(r.CapacityOf, "/") {
+		errs = append(errs, field.Invalid(p.Child("capacityOf"), r.CapacityOf, "must name the extended resource of a device-count rule, such as nvidia.com/gpu"))
+	}
+	if r.CapacityOf == r.Name {
+		errs = append(errs, field.Invalid(p.Child("capacityOf"), r.CapacityOf, "a resource cannot be a capacity of itself"))
+	}
+	if r.Capacity == "" {
+		errs = append(errs, field.Required(p.Child("capacity"), "the capacity requested on each device, as the driver publishes it"))
+	} else {
+		errs = append(errs, validateCapacityName(p.Child("capacity"), r.Capacity)...)
+	}
+	if r.Unit != nil && r.Unit.Sign() <= 0 {
+		errs = append(errs, field.Invalid(p.Child("unit"), r.Unit.String(), "must be positive"))
+	}
+	if r.AbsentValue != nil && r.AbsentValue.Sign() < 0 {
+		errs = append(errs, field.Invalid(p.Child("absentValue"), r.AbsentValue.String(), "must not be negative"))
+	}
+	forbidden := map[string]bool{
+		"family": r.Family != "", "deviceClassName": r.DeviceClassName != "", "requestName": r.RequestName != "",
+		"suffixAttribute": r.SuffixAttribute != "", "selectors": len(r.Selectors) > 0, "config": len(r.Config) > 0,
+		"keepInPod": r.KeepInPod, "onlyWith": len(r.OnlyWith) > 0, "shared": r.Shared, "sharing": r.Sharing != nil,
+	}
+	for _, f := range slices.Sorted(maps.Keys(forbidden)) {
+		if forbidden[f] {
+			errs = append(errs, field.Forbidden(p.Child(f), "a capacityOf rule takes the devices, class and family of its rule"))
+		}
+	}
+	return errs
+}
+
+// validateSharing checks shared and sharing: a sharing mode only for a
+// shared resource, and what each mode needs.
+func validateSharing(p *field.Path, r *ResourceRule) field.ErrorList {
+	var errs field.ErrorList
+	sp := p.Child("sharing")
+	if r.Sharing == nil {
+		if r.Shared && len(r.Config) > 0 {
+			errs = append(errs, field.Required(sp.Child("mode"), "a shared resource with config is translated only with sharing mode ClaimConfig, which gives every pod a device of its own"))
+		}
+		return errs
+	}
+	if !r.Shared {
+		errs = append(errs, field.Forbidden(sp, "only for shared resources (shared: true)"))
+	}
+	if r.Capacity != "" || len(r.OnlyWith) > 0 {
+		errs = append(errs, field.Forbidden(sp, "not for capacity or companion rules"))
+	}
+	switch r.Sharing.Mode {
+	case SharingConsumableCapacity:
+		for _, k := range slices.Sorted(maps.Keys(r.Sharing.CapacityRequests)) {
+			kp := sp.Child("capacityRequests").Key(k)
+			errs = append(errs, validateCapacityName(kp, k)...)
+			if q := r.Sharing.CapacityRequests[k]; q.Sign() < 0 {
+				errs = append(errs, field.Invalid(kp, q.String(), "must not be negative"))
+			}
+		}
+	case SharingClaimConfig:
+		if len(r.Config) == 0 {
+			errs = append(errs, field.Required(p.Child("config"), "sharing mode ClaimConfig passes the rule's config (e.g. a GpuConfig with TimeSlicing) to the claim"))
+		}
+		if len(r.Sharing.CapacityRequests) > 0 {
+			errs = append(errs, field.Forbidden(sp.Child("capacityRequests"), "only for mode ConsumableCapacity"))
+		}
+	case "":
+		errs = append(errs, field.Required(sp.Child("mode"), ""))
+	default:
+		errs = append(errs, field.NotSupported(sp.Child("mode"), r.Sharing.Mode, []SharingMode{SharingConsumableCapacity, SharingClaimConfig}))
+	}
+	return errs
+}
+
+// validateCapacityName checks a capacity name as the DRA API accepts one in
+// capacity requests: "<name>" (the driver's domain) or "<domain>/<name>".
+func validateCapacityName(p *field.Path, v string) field.ErrorList {
+	if v == "" {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	if !strings.Contains(v, "/") {
+		if len(v) > 32 || !isCIdentifier(v) {
+			return field.ErrorList{field.Invalid(p, v, "must be a C identifier of at most 32 characters, or \"<domain>/<name>\"")}
+		}
+		return nil
+	}
+	return validateQualifiedAttribute(p, v)
+}
+
+// validateSchedulers checks the scheduler names: each a DNS subdomain, as
+// the API validates spec.schedulerName, and none twice.
+func validateSchedulers(p *field.Path, names []string) field.ErrorList {
+	var errs field.ErrorList
+	for i, n := range names {
+		ip := p.Index(i)
+		if n == "" {
+			errs = append(errs, field.Required(ip, "a schedulerName"))
+			continue
+		}
+		for _, msg := range validation.IsDNS1123Subdomain(n) {
+			errs = append(errs, field.Invalid(ip, n, msg))
+		}
+		if slices.Index(names, n) != i {
+			errs = append(errs, field.Duplicate(ip, n))
 		}
 	}
 	return errs

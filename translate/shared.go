@@ -1,0 +1,149 @@
+package translate
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Shared devices. A device plugin can advertise one device as several
+// (NVIDIA time-slicing and MPS replicas, nvidia.com/gpu.shared; the RDMA
+// shared device plugin's rdma/* resources), and pods asking for one of them
+// share a device. A DRA claim from a template is one claim per pod: made an
+// exclusive device, every shared pod would need a device of its own, so a
+// node that served four pods per GPU would serve one. A shared resource is
+// therefore translated only as the policy says (ResourceRule.Sharing):
+//
+//   - ConsumableCapacity: devices that allow multiple allocations (KEP-5075)
+//     take several claims, as the replicas did;
+//   - ClaimConfig: the claim carries a sharing configuration. The NVIDIA DRA
+//     driver (kubernetes-sigs/dra-driver-nvidia-gpu) applies TimeSlicing or
+//     MPS from a GpuConfig to the GPUs allocated to that claim, and without
+//     its alpha ConsumableShares feature publishes GPUs without
+//     allowMultipleAllocations, so the allocator gives a GPU to one claim:
+//     the GPU is shared among the containers of the pod, and each pod gets a
+//     GPU of its own (warning SharedDevicePerPod).
+
+// sharedUse checks a use of a shared resource. It returns false when the pod
+// must stay as submitted.
+func (t *translation) sharedUse(u *use) bool {
+	r := u.rule
+	if !r.Shared {
+		return true
+	}
+	lp := u.path.Child("resources", "limits").Key(string(u.resource))
+	switch {
+	case r.Sharing == nil:
+		t.add(warning(ReasonSharedDeviceNotMapped, lp,
+			"%s is a share of a device (time-slicing, MPS or a shared device plugin); as a claim it would be a device of its own, so fewer pods would fit, and the policy does not say how to share it (resources[].sharing)", u.resource))
+		return false
+	case u.count > 1:
+		t.add(warning(ReasonSharedDeviceNotMapped, lp,
+			"%s %d asks for several shares, which the device plugin may hand out from one device; a claim would need %d distinct devices", u.resource, u.count, u.count))
+		return false
+	case r.Sharing.Mode == SharingClaimConfig:
+		t.add(warning(ReasonSharedDevicePerPod, lp,
+			"%s becomes a device of the pod's own claim with the policy's sharing configuration: it is shared only among the pod's containers, and every pod gets a device of its own", u.resource))
+	case r.Sharing.Mode == SharingConsumableCapacity:
+		for _, k := range slices.Sorted(maps.Keys(r.Sharing.CapacityRequests)) {
+			if u.capacities == nil {
+				u.capacities = map[resourceapi.QualifiedName]resource.Quantity{}
+			}
+			u.capacities[resourceapi.QualifiedName(k)] = r.Sharing.CapacityRequests[k].DeepCopy()
+		}
+	}
+	return true
+}
+
+// allowsMultipleAllocations is the selector that keeps a shared resource off
+// devices that only one claim can hold.
+const allowsMultipleAllocations = "device.allowMultipleAllocations"
+
+// sharedBySelector reports whether the rule's alternatives need the
+// allowsMultipleAllocations selector.
+func (r *ResourceRule) sharedBySelector() bool {
+	return r.Shared && r.Sharing != nil && r.Sharing.Mode == SharingConsumableCapacity
+}
+
+// gfdSharedSuffix is what GPU Feature Discovery appends to
+// nvidia.com/gpu.product when the GPU is time-sliced or shared by MPS with
+// replicas > 1 and the resource is not renamed (internal/lm/resource.go,
+// getProductName).
+const gfdSharedSuffix = "-SHARED"
+
+// sharedProductIntent checks the pod's node-label requirements on GPU
+// Feature Discovery product labels: a value that ends in -SHARED selects
+// shared GPUs, and translating the label away would give the pod a GPU of
+// its own. Unless every use of the label's family is a shared resource the
+// policy maps, the pod stays as submitted. It runs before the labels are
+// converted (which drop the suffix). It returns false to keep the pod.
+func (t *translation) sharedProductIntent() bool {
+	check := func(key string, values []string, p *field.Path) bool {
+		if !slices.ContainsFunc(values, func(v string) bool { return strings.HasSuffix(v, gfdSharedSuffix) }) {
+			return true
+		}
+		for _, f := range slices.Sorted(maps.Keys(t.families)) {
+			rule, _, ok := t.p.labelRule(key, f)
+			if !ok || rule.Conversion != ConvGFDProduct || t.familyShared(f) {
+				continue
+			}
+			t.add(warning(ReasonSharedDeviceNotMapped, p,
+				"%s selects a shared GPU (GPU Feature Discovery appends %s to time-sliced or MPS products); as a claim the pod would get a GPU of its own, so fewer pods would fit", key, gfdSharedSuffix))
+			return false
+		}
+		return true
+	}
+	spec := t.pod.Spec
+	for _, k := range slices.Sorted(maps.Keys(spec.NodeSelector)) {
+		if !check(k, []string{spec.NodeSelector[k]}, field.NewPath("spec", "nodeSelector").Key(k)) {
+			return false
+		}
+	}
+	a := spec.Affinity
+	if a == nil || a.NodeAffinity == nil {
+		return true
+	}
+	na := field.NewPath("spec", "affinity", "nodeAffinity")
+	exprs := func(list []corev1.NodeSelectorRequirement, p *field.Path) bool {
+		for j, e := range list {
+			if e.Operator == corev1.NodeSelectorOpIn && !check(e.Key, e.Values, p.Child("matchExpressions").Index(j)) {
+				return false
+			}
+		}
+		return true
+	}
+	if req := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
+		for i, term := range req.NodeSelectorTerms {
+			if !exprs(term.MatchExpressions, na.Child("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms").Index(i)) {
+				return false
+			}
+		}
+	}
+	for i, pt := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+		if !exprs(pt.Preference.MatchExpressions, na.Child("preferredDuringSchedulingIgnoredDuringExecution").Index(i).Child("preference")) {
+			return false
+		}
+	}
+	return true
+}
+
+// familyShared: every use of the family is a shared resource the policy
+// maps with a sharing mode.
+func (t *translation) familyShared(family string) bool {
+	found := false
+	for _, u := range t.uses {
+		if u.rule.Family != family {
+			continue
+		}
+		if !u.rule.Shared || u.rule.Sharing == nil {
+			return false
+		}
+		found = true
+	}
+	return found
+}
