@@ -32,6 +32,8 @@ type goldenResult struct {
 	Reasons  []string                           `json:"reasons"`
 	Pod      *corev1.Pod                        `json:"pod"`
 	Template *resourceapi.ResourceClaimTemplate `json:"template,omitempty"`
+	// ImplicitTolerations are Result.ImplicitTolerations.
+	ImplicitTolerations []corev1.Toleration `json:"implicitTolerations,omitempty"`
 }
 
 func loadCase(t testing.TB, path string) (Input, *goldenCase) {
@@ -81,7 +83,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := goldenResult{Outcome: res.Outcome, Pod: res.Pod, Template: res.Template}
+			got := goldenResult{Outcome: res.Outcome, Pod: res.Pod, Template: res.Template, ImplicitTolerations: res.ImplicitTolerations}
 			for _, r := range res.Reasons {
 				got.Reasons = append(got.Reasons, string(r.Severity)+" "+r.String())
 			}
@@ -101,6 +103,16 @@ func TestGolden(t *testing.T) {
 			}
 			if diff := cmp.Diff(string(want), string(gotYAML)); diff != "" {
 				t.Errorf("result differs from %s (-want,+got):\n%s", goldenPath, diff)
+			}
+
+			// A pod that is not translated is left exactly as submitted.
+			if res.Outcome != OutcomeTranslate {
+				if diff := cmp.Diff(in.Pod, res.Pod); diff != "" {
+					t.Errorf("outcome %s changed the pod (-submitted,+result):\n%s", res.Outcome, diff)
+				}
+				if len(res.ImplicitTolerations) > 0 {
+					t.Errorf("outcome %s with implicit tolerations %v", res.Outcome, res.ImplicitTolerations)
+				}
 			}
 
 			// The input is never modified.

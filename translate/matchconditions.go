@@ -15,9 +15,13 @@ type MatchCondition struct {
 // MatchConditions returns the CEL matchConditions that let kube-apiserver send
 // the webhook only the pods this policy can act on: pods with a container
 // (app, init or sidecar) that requests or limits an extended resource the
-// policy maps, and that did not opt out. Pods that only carry node labels
-// the policy knows are not sent: without a device request there is nothing
-// to translate. Both conditions must hold (the API ANDs matchConditions).
+// policy maps, that did not opt out, that are not bound at creation
+// (spec.nodeName) and whose scheduler is one of the policy's schedulers.
+// Pods that only carry node labels the policy knows are not sent: without a
+// device request there is nothing to translate. Every condition must hold
+// (the API ANDs matchConditions). The webhook sees the pod after API
+// defaulting, which sets schedulerName; the condition also reads an empty
+// one as default-scheduler, as translation does.
 func (p *Policy) MatchConditions() []MatchCondition {
 	var exact, prefixes []string
 	for _, r := range p.spec.Resources {
@@ -59,8 +63,16 @@ func (p *Policy) MatchConditions() []MatchCondition {
 		"(has(object.spec.initContainers) && object.spec.initContainers.exists(c, " + container + "))"
 	optOut := "!(has(object.metadata.annotations) && " + mustCELString(AnnotationSkip) + " in object.metadata.annotations && " +
 		"object.metadata.annotations[" + mustCELString(AnnotationSkip) + "] == \"true\")"
+	schedulers := make([]string, 0, len(p.spec.Schedulers))
+	for _, s := range p.spec.Schedulers {
+		schedulers = append(schedulers, mustCELString(s))
+	}
+	scheduler := "(has(object.spec.schedulerName) && object.spec.schedulerName != \"\" ? object.spec.schedulerName : " +
+		mustCELString(DefaultScheduler) + ") in [" + strings.Join(schedulers, ", ") + "]"
 	return []MatchCondition{
 		{Name: "requests-mapped-devices", Expression: devices},
 		{Name: "not-opted-out", Expression: optOut},
+		{Name: "not-bound-at-creation", Expression: "!has(object.spec.nodeName) || object.spec.nodeName == \"\""},
+		{Name: "scheduler-allocates-claims", Expression: scheduler},
 	}
 }

@@ -90,6 +90,42 @@ func TestLoadPolicyRejectsBadInputWithFieldPaths(t *testing.T) {
 			yaml:     head + "spec:\n  profiles: [nvidia]\n  fallbacks:\n  - name: f\n    match: {resource: nvidia.com/gpu}\n    alternatives:\n    - countMultiplier: 1\n",
 			wantErrs: []string{"spec.fallbacks[0].alternatives[0]: Invalid value"},
 		},
+		"scheduler names": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  schedulers: [default-scheduler, Volcano, \"\", default-scheduler]\n",
+			wantErrs: []string{"spec.schedulers[1]: Invalid value", "spec.schedulers[2]: Required value", "spec.schedulers[3]: Duplicate value"},
+		},
+		"capacityOf rule with its own family and class": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  resources:\n  - name: nvidia.com/gpumem\n    capacityOf: nvidia.com/gpu\n    capacity: memory\n    family: g\n    deviceClassName: c\n",
+			wantErrs: []string{"spec.resources[0].family: Forbidden", "spec.resources[0].deviceClassName: Forbidden"},
+		},
+		"capacityOf rule without a capacity, with a bad unit": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  resources:\n  - name: nvidia.com/gpumem\n    capacityOf: nvidia.com/gpu\n    unit: \"-1\"\n    absentValue: \"-2\"\n",
+			wantErrs: []string{"spec.resources[0].capacity: Required value", "spec.resources[0].unit: Invalid value", "spec.resources[0].absentValue: Invalid value"},
+		},
+		"capacityOf a resource no rule maps": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  resources:\n  - name: example.com/mem\n    capacityOf: example.com/gpu\n    capacity: memory\n",
+			wantErrs: []string{"spec.resources[0].capacityOf: Invalid value", "no resource rule maps it"},
+		},
+		"capacityOf a shared resource": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  resources:\n  - name: nvidia.com/gpumem\n    capacityOf: nvidia.com/gpu.shared\n    capacity: memory\n",
+			wantErrs: []string{"spec.resources[0].capacityOf: Invalid value", "device-count rule"},
+		},
+		"capacity name that is not a qualified name": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  resources:\n  - name: nvidia.com/gpumem\n    capacityOf: nvidia.com/gpu\n    capacity: mem-ory\n",
+			wantErrs: []string{"spec.resources[0].capacity: Invalid value", "C identifier"},
+		},
+		"sharing on a resource that is not shared": {
+			yaml:     head + "spec:\n  resources:\n  - name: a.com/x\n    family: g\n    deviceClassName: c\n    sharing: {mode: ConsumableCapacity}\n",
+			wantErrs: []string{"spec.resources[0].sharing: Forbidden"},
+		},
+		"sharing modes": {
+			yaml: head + "spec:\n  resources:\n  - name: a.com/x\n    family: g\n    deviceClassName: c\n    shared: true\n    sharing: {mode: TimeSlicing}\n" +
+				"  - name: a.com/y\n    family: g\n    deviceClassName: c\n    shared: true\n    sharing: {mode: ClaimConfig}\n" +
+				"  - name: a.com/z\n    family: g\n    deviceClassName: c\n    shared: true\n    config:\n    - driver: a.com\n      parameters: {kind: GpuConfig}\n" +
+				"  - name: a.com/w\n    family: g\n    deviceClassName: c\n    shared: true\n    sharing: {mode: ConsumableCapacity, capacityRequests: {\"bad name\": \"1\"}}\n",
+			wantErrs: []string{"spec.resources[0].sharing.mode: Unsupported value", "spec.resources[1].config: Required value",
+				"spec.resources[2].sharing.mode: Required value", "spec.resources[3].sharing.capacityRequests[bad name]: Invalid value"},
+		},
 		"not YAML": {
 			yaml:     "{{{",
 			wantErrs: []string{"decode policy"},
@@ -152,14 +188,54 @@ func TestBuiltinProfiles(t *testing.T) {
 			}
 		})
 	}
-	want := []string{"nvidia", "amd", "gke", "intel", "nfd", "rdma", "tpu"}
+	want := []string{"nvidia", "amd", "gke", "intel", "nfd", "rdma", "tpu"} // not dra-cpu, hami
 	if diff := cmp.Diff(want, DefaultProfileNames()); diff != "" {
 		t.Errorf("default profiles (-want,+got):\n%s", diff)
 	}
-	if slices.Contains(DefaultProfileNames(), "dra-cpu") {
-		t.Error("dra-cpu must be opt-in")
+	if slices.Contains(DefaultProfileNames(), "dra-cpu") || slices.Contains(DefaultProfileNames(), "hami") {
+		t.Error("dra-cpu and hami must be opt-in")
 	}
 	if _, err := ProfileSource("nope"); err == nil {
 		t.Error("unknown profile accepted")
+	}
+}
+
+func TestPolicyDefaultsOfTheStrandingRules(t *testing.T) {
+	def := DefaultPolicy()
+	if diff := cmp.Diff([]string{DefaultScheduler}, def.Schedulers()); diff != "" {
+		t.Errorf("default schedulers (-want,+got):\n%s", diff)
+	}
+	if it := def.Spec().ImplicitTolerations; it == nil || !*it {
+		t.Error("the default policy includes the gke and tpu profiles: implicit tolerations must be on")
+	}
+	nv, err := ProfilePolicy("nvidia")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := nv.Spec().ImplicitTolerations; it == nil || *it {
+		t.Error("without the gke and tpu profiles implicit tolerations must be off")
+	}
+	off, err := LoadPolicy([]byte("apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nspec:\n  profiles: [nvidia, gke]\n  implicitTolerations: false\n  schedulers: [volcano]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := off.Spec().ImplicitTolerations; it == nil || *it {
+		t.Error("the policy's own implicitTolerations: false must win over the gke profile")
+	}
+	if diff := cmp.Diff([]string{"volcano"}, off.Schedulers()); diff != "" {
+		t.Errorf("schedulers (-want,+got):\n%s", diff)
+	}
+	hami, err := ProfilePolicy("nvidia", "hami")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"nvidia.com/gpumem", "nvidia.com/gpucores"} {
+		r, _, ok := hami.resourceRule(name)
+		if !ok || r.Family != "hami-gpu" || r.DeviceClassName != "hami-core-gpu.project-hami.io" {
+			t.Errorf("%s: the capacityOf rule must take the family and class of nvidia.com/gpu: %+v", name, r)
+		}
+	}
+	if r, _, _ := hami.resourceRule("nvidia.com/gpu"); r.DeviceClassName != "hami-core-gpu.project-hami.io" {
+		t.Errorf("hami after nvidia must map nvidia.com/gpu to HAMi's class, got %s", r.DeviceClassName)
 	}
 }

@@ -58,7 +58,7 @@ func (t *translation) addImplicitTolerations(out *corev1.Pod) []corev1.Toleratio
 		out.Spec.Tolerations = append(out.Spec.Tolerations, tol)
 		added = append(added, tol)
 		t.add(info(ReasonImplicitToleration, field.NewPath("spec", "tolerations").Index(len(out.Spec.Tolerations)-1),
-			"added %s:NoSchedule (Exists), the toleration admission gives pods that request %s (ExtendedResourceToleration, GKE), because the claim replaces the request", key, key))
+			"added the toleration {key: %s, operator: Exists, effect: NoSchedule} that admission gives pods requesting %s (the ExtendedResourceToleration plugin; GKE): the claim replaces the request", key, key))
 	}
 	return added
 }

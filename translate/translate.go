@@ -90,11 +90,10 @@ type translation struct {
 	pod     *corev1.Pod
 	reasons []Reason // appended to by every stage, in pipeline order
 
-	uses       []*use          // collectUses (device uses); shareInitRequests, buildRequests set req
-	companions []*use          // collectUses (companion uses); addCompanions sets req
-	// collectUses (capacityOf uses); attachCapacities copies them onto their device uses
-	capacityUses []*use
-	families   map[string]bool // run, from uses; addCompanions adds companion families
+	uses         []*use          // collectUses (device uses); shareInitRequests, buildRequests set req
+	companions   []*use          // collectUses (companion uses); addCompanions sets req
+	capacityUses []*use          // collectUses (capacityOf uses); attachCapacities copies them onto device uses
+	families     map[string]bool // run, from uses; addCompanions adds companion families
 
 	// label handling (analyzeLabels, unless noted)
 	base        []labelReq

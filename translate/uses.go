@@ -35,8 +35,12 @@ func (t *translation) collectUses() (invalid bool) {
 					}
 					rp := cp.Child("resources", "limits").Key(string(n))
 					if mapped, ok := t.p.mappedInDomain(n); ok {
+						hint := companionHints[n]
+						if hint == "" {
+							hint = "map it in the policy (for a capacity of the device: capacityOf) to translate the pod"
+						}
 						t.add(warning(ReasonUnmappedCompanionResource, rp,
-							"the policy does not map %s, which the device plugin of %s reads together with it; translated, the device would lose it and no node would offer the rest (map it in the policy, e.g. with capacityOf)", n, mapped))
+							"the policy maps %s but not %s of the same domain, which a device plugin reads with it: translated, the device would lose it and no node offers it alone; %s", mapped, n, hint))
 						invalid = true
 						continue
 					}
@@ -78,6 +82,14 @@ func (t *translation) collectUses() (invalid bool) {
 		invalid = true
 	}
 	return invalid
+}
+
+// companionHints say what to do about known companion resources.
+var companionHints = map[corev1.ResourceName]string{
+	"nvidia.com/gpumem":            "it is HAMi's memory per GPU in MiB: the hami profile maps it",
+	"nvidia.com/gpucores":          "it is HAMi's share of each GPU's cores in percent: the hami profile maps it",
+	"nvidia.com/gpumem-percentage": "it is HAMi's share of each GPU's memory in percent, which becomes bytes only on a known GPU, and a claim requests bytes (HAMi's own DRA webhook does not translate it either)",
+	"nvidia.com/priority":          "it is HAMi's task priority, which DRA has no counterpart for",
 }
 
 // mappedInDomain finds a resource the policy maps in the domain of an

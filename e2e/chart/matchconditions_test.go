@@ -107,6 +107,16 @@ func (b *podBuilder) annotate(k, v string) *podBuilder {
 	return b
 }
 
+func (b *podBuilder) scheduler(name string) *podBuilder {
+	b.pod.Spec.SchedulerName = name
+	return b
+}
+
+func (b *podBuilder) nodeName(name string) *podBuilder {
+	b.pod.Spec.NodeName = name
+	return b
+}
+
 func (b *podBuilder) obj() *corev1.Pod { return b.pod }
 
 func TestDefaultMatchConditionsSelectExactlyThePodsToTranslate(t *testing.T) {
@@ -134,6 +144,12 @@ func TestDefaultMatchConditionsSelectExactlyThePodsToTranslate(t *testing.T) {
 		"an unmapped extended resource is not sent":  {pod: makePod().limit("example.com/fpga", "1").obj(), want: false},
 		"a resource named like a prefix is not sent": {pod: makePod().limit("nvidia.com/mig", "1").obj(), want: false},
 		"an opted-out GPU pod is not sent":           {pod: makePod().limit("nvidia.com/gpu", "1").annotate("claimbridge.io/skip", "true").obj(), want: false},
+		"a GPU pod for default-scheduler is sent":    {pod: makePod().limit("nvidia.com/gpu", "1").scheduler("default-scheduler").obj(), want: true},
+		"a GPU pod bound at creation is not sent":    {pod: makePod().limit("nvidia.com/gpu", "1").nodeName("gpu-node-1").obj(), want: false},
+		"a GPU pod for volcano is not sent":          {pod: makePod().limit("nvidia.com/gpu", "1").scheduler("volcano").obj(), want: false},
+		"a GPU pod for hami-scheduler is not sent": {
+			pod: makePod().limit("nvidia.com/gpu", "1").limit("nvidia.com/gpumem", "4000").scheduler("hami-scheduler").obj(), want: false,
+		},
 		// Deliberate: without a device request there is nothing to translate.
 		"node labels alone are not sent": {
 			pod: makePod().nodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").obj(), want: false,
@@ -173,6 +189,32 @@ spec:
 	}
 	if match(t, m, makePod().limit("nvidia.com/gpu", "1").obj()) {
 		t.Error("a resource the custom policy does not map is sent")
+	}
+
+	// The scheduler condition is the policy's list, exactly.
+	volcano, err := translate.LoadPolicy([]byte(`apiVersion: claimbridge.io/v1alpha1
+kind: TranslationPolicy
+metadata: {name: volcano}
+spec:
+  profiles: [nvidia]
+  schedulers: [volcano]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conds = nil
+	for _, mc := range volcano.MatchConditions() {
+		conds = append(conds, map[string]any{"name": mc.Name, "expression": mc.Expression})
+	}
+	cfg, err = RenderWebhookConfiguration(map[string]any{"webhook": map[string]any{"matchConditions": conds}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = compileLikeTheAPIServer(t, cfg.Webhooks[0])
+	for sched, want := range map[string]bool{"volcano": true, "default-scheduler": false, "": false, "volcano-2": false} {
+		if got := match(t, m, makePod().limit("nvidia.com/gpu", "1").scheduler(sched).obj()); got != want {
+			t.Errorf("schedulerName %q with schedulers [volcano]: sent = %v, want %v", sched, got, want)
+		}
 	}
 
 	all, err := RenderWebhookConfiguration(map[string]any{"webhook": map[string]any{"matchConditions": []any{}}}, Options{})
