@@ -11,9 +11,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -55,6 +57,21 @@ func realisticPod() *corev1.Pod {
 		PreferredTerm(50, corev1.NodeSelectorRequirement{Key: "nvidia.com/cuda.driver-version.major", Operator: corev1.NodeSelectorOpGt, Values: []string{"570"}}).
 		Obj()
 }
+
+// benchPolicy is the built-in default policy with rdma/hca mapped as one NIC
+// per pod.
+var benchPolicy = `apiVersion: claimbridge.io/v1alpha1
+kind: TranslationPolicy
+metadata:
+  name: bench
+spec:
+  profiles: [` + strings.Join(translate.DefaultProfileNames(), ", ") + `]
+  resources:
+  - name: rdma/hca
+    family: rdma-nic
+    deviceClassName: dranet-rdma
+    requestName: nic
+`
 
 // admissionReview is the request kube-apiserver sends for creating pod.
 func admissionReview(pod *corev1.Pod) ([]byte, error) {
@@ -125,7 +142,17 @@ func benchWebhook(ctx context.Context, w io.Writer, o options) error {
 	gen := fleetgen.Synthetic(o.webhookNodes)
 	fleet := &feasibility.Inventory{Nodes: gen.Nodes, Slices: gen.Slices, Classes: gen.Classes, Claims: gen.Claims}
 	pod := realisticPod()
-	res, err := translate.Pod(translate.Input{Pod: pod, Policy: translate.DefaultPolicy(), Classes: fleet.Classes})
+	// The built-in policy with rdma/hca as one NIC per pod (the rdma
+	// profile's rdma/* is shared and would keep the pod legacy).
+	policyFile := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policyFile, []byte(benchPolicy), 0o600); err != nil {
+		return err
+	}
+	policy, err := webhook.NewPolicyFile(policyFile) // loaded once, as the server does
+	if err != nil {
+		return err
+	}
+	res, err := translate.Pod(translate.Input{Pod: pod, Policy: policy.Get(), Classes: fleet.Classes})
 	if err != nil || res.Outcome != translate.OutcomeTranslate {
 		return fmt.Errorf("translate the benchmark pod: %v %w", res.Outcome, err)
 	}
@@ -138,10 +165,6 @@ func benchWebhook(ctx context.Context, w io.Writer, o options) error {
 		// The informer cache holds the template once the first pod of the
 		// workload created it.
 		return &webhook.StaticInventory{Fleet: fleet, Namespaces: namespaces, Existing: []*resourceapi.ResourceClaimTemplate{res.Template}, Features: feasibility.DefaultFeatures()}
-	}
-	policy, err := webhook.NewPolicyFile("") // the built-in policy, loaded once as the server does
-	if err != nil {
-		return err
 	}
 	metrics := webhook.NewMetrics()
 	if err := metrics.Register(); err != nil {
