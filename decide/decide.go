@@ -147,7 +147,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	} else {
 		start := time.Now()
 		pl := in.Checker.Placement(ctx, in.Snapshot, feasibility.PlacementInput{
-			Policy: in.Policy, Legacy: in.Pod, Translated: res.Pod, Claims: claims, ListNodes: in.ListNodes,
+			Policy: in.Policy, Legacy: AsAdmitted(in.Pod, res.ImplicitTolerations), Translated: res.Pod, Claims: claims, ListNodes: in.ListNodes,
 		})
 		d.Placement = &pl
 		d.Durations.Placement = time.Since(start)
@@ -171,6 +171,19 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 		d.keep(verdictReasons(&v)...)
 	}
 	return d, nil
+}
+
+// AsAdmitted is the pod as submitted with the tolerations that admission
+// gives it for the extended resources it requests (translate.Result's
+// ImplicitTolerations: the ExtendedResourceToleration plugin, GKE), which
+// the translation carries itself: the legacy pod would have had them.
+func AsAdmitted(pod *corev1.Pod, tolerations []corev1.Toleration) *corev1.Pod {
+	if len(tolerations) == 0 {
+		return pod
+	}
+	out := pod.DeepCopy()
+	out.Spec.Tolerations = append(out.Spec.Tolerations, tolerations...)
+	return out
 }
 
 // keep makes the decision KeepLegacy with these reasons; the first decides.

@@ -197,7 +197,7 @@ func decideCase(t *testing.T, c CorpusCase, policy *translate.Policy, inv *feasi
 	if d.Placement == nil {
 		return r
 	}
-	in := feasibility.PlacementInput{Policy: policy, Legacy: c.Pod, Translated: d.Translation.Pod,
+	in := feasibility.PlacementInput{Policy: policy, Legacy: decide.AsAdmitted(c.Pod, d.Translation.ImplicitTolerations), Translated: d.Translation.Pod,
 		Claims: []*resourceapi.ResourceClaimSpec{&d.Translation.Template.Spec.Spec}, ListNodes: true}
 	byClass := checker.Placement(ctx, snap, in)
 	in.ByNode = true
