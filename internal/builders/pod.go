@@ -131,5 +131,24 @@ func (w *PodWrapper) Label(key, value string) *PodWrapper {
 	return w
 }
 
+// NodeName binds the pod to a node at creation (spec.nodeName).
+func (w *PodWrapper) NodeName(node string) *PodWrapper {
+	w.pod.Spec.NodeName = node
+	return w
+}
+
+// SchedulerName sets spec.schedulerName.
+func (w *PodWrapper) SchedulerName(name string) *PodWrapper {
+	w.pod.Spec.SchedulerName = name
+	return w
+}
+
+// Priority sets spec.priority, as the Priority admission plugin resolves a
+// priority class.
+func (w *PodWrapper) Priority(p int32) *PodWrapper {
+	w.pod.Spec.Priority = &p
+	return w
+}
+
 // Obj returns a copy of the pod.
 func (w *PodWrapper) Obj() *corev1.Pod { return w.pod.DeepCopy() }
