@@ -348,3 +348,17 @@ func nodeNames(fl []*cluster.Fleet) map[string]bool {
 func podGone(ctx context.Context, ns, name string) {
 	_ = client.CoreV1().Pods(ns).Delete(ctx, name, *metav1.NewDeleteOptions(0))
 }
+
+// afterwards is eventually for cleanups, which run once t.Context() is done.
+func afterwards(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		last = err
+		return ok && err == nil, nil
+	})
+	if err != nil {
+		t.Errorf("%s: not within %v (last error: %v)", what, waitTimeout, last)
+	}
+}

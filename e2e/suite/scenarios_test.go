@@ -199,6 +199,19 @@ func TestPrioritizedAlternativeFallsBackWhenPreferredHardwareIsFull(t *testing.T
 
 func TestGPUAndNICAreAllocatedOnOnePCIeRoot(t *testing.T) {
 	ns, _ := setup(t, "enforce", "dgx-h100")
+	// The default policy's rdma/* is the RDMA shared device plugin's, a
+	// shared NIC: the pod stays as submitted.
+	mark := warnings.mark()
+	if _, err := client.CoreV1().Pods(ns).Create(t.Context(), builders.MakePod("shared-nic", ns).Container("c").Limit("nvidia.com/gpu", "1").Limit("rdma/hca", "1").Obj(),
+		metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Fatal(err)
+	}
+	if !warned(warnings.since(mark), "kept as submitted: SharedDeviceNotMapped") {
+		t.Errorf("a shared RDMA NIC was not kept legacy: %q", warnings.since(mark))
+	}
+	// A site whose rdma/hca is one NIC per pod says so in its policy.
+	usePolicy(t, policyOf("e2e-exclusive-nic", translate.PolicySpec{Profiles: translate.DefaultProfileNames(),
+		Resources: []translate.ResourceRule{{Name: "rdma/hca", Family: "rdma-nic", DeviceClassName: "dranet-rdma", RequestName: "nic"}}}))
 	// Take the first NIC of every node, so that the first free GPU's own NIC
 	// is busy: only the constraint makes the allocator skip to an aligned pair.
 	for i := range 2 {

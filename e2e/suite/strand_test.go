@@ -1,0 +1,247 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/claimbridge/claimbridge/e2e/cluster"
+	"github.com/claimbridge/claimbridge/internal/builders"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// asStored is the pod as kube-apiserver stores it without the webhook: a
+// server-side dry run of the same pod in a namespace claimbridge never sees.
+// Volumes are left out: the ServiceAccount admission plugin names its
+// projected token volume at random.
+func asStored(t *testing.T, offNS string, pod *corev1.Pod) corev1.PodSpec {
+	t.Helper()
+	p := pod.DeepCopy()
+	p.Namespace = offNS
+	got, err := client.CoreV1().Pods(offNS).Create(t.Context(), p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		t.Fatalf("dry run: %v", err)
+	}
+	return withoutVolumes(got.Spec)
+}
+
+func withoutVolumes(s corev1.PodSpec) corev1.PodSpec {
+	s = *s.DeepCopy()
+	s.Volumes = nil
+	for i := range s.Containers {
+		s.Containers[i].VolumeMounts = nil
+	}
+	return s
+}
+
+func TestPodsATranslationWouldStrandAreAdmittedUnchangedInAnEnforceNamespace(t *testing.T) {
+	ns, fl := setup(t, "enforce", "l4-inference")
+	offNS := tc.Namespace(t, "strand-off-", nil)
+	gpu := func(name string) *builders.PodWrapper {
+		return builders.MakePod(name, ns).Container("app").Limit("nvidia.com/gpu", "1")
+	}
+	cases := []struct {
+		pod *corev1.Pod
+		// sent: kube-apiserver sends the pod to the webhook (the chart's
+		// matchConditions filter the others out); reason is then the row's.
+		sent   bool
+		reason translate.ReasonCode
+	}{
+		{pod: gpu("bound-at-creation").NodeName(fl[0].NodeName("l4-inference-0")).Obj()},
+		{pod: gpu("for-volcano").SchedulerName("volcano").Obj()},
+		{pod: gpu("hami-gpumem").Limit("nvidia.com/gpumem", "4000").Obj(), sent: true, reason: translate.ReasonUnmappedCompanionResource},
+		{pod: builders.MakePod("time-sliced", ns).Container("app").Limit("nvidia.com/gpu.shared", "1").Obj(), sent: true, reason: translate.ReasonSharedDeviceNotMapped},
+		{pod: gpu("shared-product").NodeSelector("nvidia.com/gpu.product", "NVIDIA-L4-SHARED").Obj(), sent: true, reason: translate.ReasonSharedDeviceNotMapped},
+	}
+	for _, c := range cases {
+		want := asStored(t, offNS, c.pod)
+		got, ws := create(t, c.pod)
+		if diff := cmp.Diff(want, withoutVolumes(got.Spec)); diff != "" {
+			t.Errorf("%s: the pod was changed (-as without the webhook,+stored):\n%s", c.pod.Name, diff)
+		}
+		if _, ok := got.Annotations[translate.AnnotationTemplate]; ok || hasClaim(got) {
+			t.Errorf("%s: translated: %v", c.pod.Name, got.Spec.ResourceClaims)
+		}
+		if c.sent && !warned(ws, "kept as submitted: "+string(c.reason)) {
+			t.Errorf("%s: warnings %q do not say %s", c.pod.Name, ws, c.reason)
+		}
+		if !c.sent && len(ws) != 0 {
+			t.Errorf("%s: warnings %q: the webhook should not have seen the pod", c.pod.Name, ws)
+		}
+	}
+	rows := map[string]translate.ReasonCode{}
+	for _, r := range liveReport(t, ns).Items {
+		if r.Decisive != nil {
+			rows[r.Name] = r.Decisive.Code
+		}
+		if r.Outcome != translate.OutcomeKeepLegacy {
+			t.Errorf("report: %s is %s", r.Name, r.Outcome)
+		}
+	}
+	for _, c := range cases {
+		code, seen := rows[c.pod.Name]
+		switch {
+		case c.sent && code != c.reason:
+			t.Errorf("report: %s has reason %q, want %s (rows %v)", c.pod.Name, code, c.reason, rows)
+		case !c.sent && seen:
+			t.Errorf("report: %s reached the webhook (%s), the matchConditions should have kept it away", c.pod.Name, code)
+		}
+	}
+	if templates, err := client.ResourceV1().ResourceClaimTemplates(ns).List(t.Context(), metav1.ListOptions{}); err != nil || len(templates.Items) != 0 {
+		t.Errorf("templates were created: %v %v", templates, err)
+	}
+}
+
+// policyOf is a policy document named name.
+func policyOf(name string, spec translate.PolicySpec) *translate.TranslationPolicy {
+	return &translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
+		Metadata: translate.PolicyMetadata{Name: name}, Spec: spec}
+}
+
+// hamiPolicy is the nvidia profile with HAMi's DRA driver on top.
+var hamiPolicy = policyOf("e2e-hami", translate.PolicySpec{Profiles: []string{"nvidia", "hami"}})
+
+func TestHAMiGpumemPodsShareOneGPUThroughConsumableCapacity(t *testing.T) {
+	usePolicy(t, hamiPolicy)
+	ns, fl := setup(t, "enforce", "hami-t4")
+	// The fleet's DeviceClass maps nvidia.com/gpu (as HAMi's driver chart
+	// installs it); classes outlive fleets, so this one goes with the test.
+	t.Cleanup(func() {
+		for _, name := range fl[0].NewDeviceClasses {
+			if err := client.ResourceV1().DeviceClasses().Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("delete DeviceClass %s: %v", name, err)
+			}
+		}
+		// Until claimbridge's inventory drops the class, it would leave
+		// later tests' GPU pods to KEP-5004.
+		probe := builders.MakePod("probe", ns).Container("app").Limit("nvidia.com/gpu", "1").Obj()
+		afterwards(t, "claimbridge no longer sees HAMi's class", func(ctx context.Context) (bool, error) {
+			mark := warnings.mark()
+			if _, err := client.CoreV1().Pods(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+				return false, err
+			}
+			return !warned(warnings.since(mark), "DeferToExtendedResource"), nil
+		})
+	})
+	one := fl[0].NodeName("hami-t4-0") // a single T4: 15360 MiB, 100 cores
+	// Three 5000 MiB shares fit one T4 (15000 MiB); three exclusive GPUs would not.
+	var pods []*corev1.Pod
+	for i := range 3 {
+		pod := builders.MakePod(fmt.Sprintf("share-%d", i), ns).Container("app").
+			Limit("nvidia.com/gpu", "1").Limit("nvidia.com/gpumem", "5000").
+			NodeSelector("kubernetes.io/hostname", one).Obj()
+		got, ws := create(t, pod)
+		if !hasClaim(got) {
+			t.Fatalf("%s not translated: %q", pod.Name, ws)
+		}
+		for _, k := range []corev1.ResourceName{"nvidia.com/gpu", "nvidia.com/gpumem"} {
+			if _, ok := got.Spec.Containers[0].Resources.Limits[k]; ok {
+				t.Errorf("%s: %s is still in the limits", pod.Name, k)
+			}
+		}
+		if !warned(ws, "ExtendedResourceMappedByClass") {
+			t.Errorf("%s: no warning that HAMi's class maps nvidia.com/gpu: %q", pod.Name, ws)
+		}
+		pods = append(pods, got)
+		// The next verdict sees this share allocated.
+		allocation(t, bound(t, ns, got.Name))
+		waitInventory(t)
+	}
+	var memory resource.Quantity
+	for _, p := range pods {
+		p = bound(t, ns, p.Name)
+		if p.Spec.NodeName != one {
+			t.Errorf("%s bound to %s, want %s", p.Name, p.Spec.NodeName, one)
+		}
+		alloc := allocation(t, p)
+		if len(alloc.Devices.Results) != 1 {
+			t.Fatalf("%s: %d devices allocated", p.Name, len(alloc.Devices.Results))
+		}
+		r := alloc.Devices.Results[0]
+		if r.Driver != "hami-core-gpu.project-hami.io" || r.Device != "hami-gpu-0" || r.ShareID == nil {
+			t.Errorf("%s: allocated %s/%s/%s share %v, want a share of hami-gpu-0", p.Name, r.Driver, r.Pool, r.Device, r.ShareID)
+		}
+		want := map[resourceapi.QualifiedName]resource.Quantity{"memory": resource.MustParse("5000Mi"), "cores": resource.MustParse("0")}
+		if diff := cmp.Diff(want, r.ConsumedCapacity, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+			t.Errorf("%s: consumed capacity (-want,+got):\n%s", p.Name, diff)
+		}
+		memory.Add(r.ConsumedCapacity["memory"])
+	}
+	if memory.Cmp(resource.MustParse("15360Mi")) > 0 {
+		t.Errorf("the shares consume %s of a 15360Mi GPU", memory.String())
+	}
+
+	// A whole GPU (nvidia.com/gpu alone): translation would add nothing to
+	// what HAMi's class serves through extendedResourceName, so the pod is
+	// left to the scheduler (KEP-5004), which allocates the GPU itself.
+	two := fl[0].NodeName("hami-t4-1")
+	whole, ws := create(t, builders.MakePod("whole", ns).Container("app").Limit("nvidia.com/gpu", "1").NodeSelector("kubernetes.io/hostname", two).Obj())
+	if hasClaim(whole) || !warned(ws, "kept as submitted: DeferToExtendedResource") {
+		t.Fatalf("the whole-GPU pod was not left to KEP-5004: claims %v, warnings %q", whole.Spec.ResourceClaims, ws)
+	}
+	eventually(t, "the scheduler's extended-resource claim of whole is allocated", func(ctx context.Context) (bool, error) {
+		p, err := client.CoreV1().Pods(ns).Get(ctx, whole.Name, metav1.GetOptions{})
+		if err != nil || p.Spec.NodeName != two || p.Status.ExtendedResourceClaimStatus == nil {
+			return false, err
+		}
+		c, err := client.ResourceV1().ResourceClaims(ns).Get(ctx, p.Status.ExtendedResourceClaimStatus.ResourceClaimName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return c.Status.Allocation != nil && len(c.Status.Allocation.Devices.Results) == 1, nil
+	})
+}
+
+func TestGKETaintedGPUAndTPUNodesGetTranslatedPodsWithoutExplicitTolerations(t *testing.T) {
+	ns, fl := setup(t, "enforce", "gke-l4", "tpu-v5e")
+	toleration := func(key string) corev1.Toleration {
+		return corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	}
+	cases := []struct {
+		pod      *corev1.Pod
+		resource string
+		fleet    *cluster.Fleet
+	}{
+		{
+			pod:      builders.MakePod("infer", ns).Container("server").Limit("nvidia.com/gpu", "1").NodeSelector("cloud.google.com/gke-accelerator", "nvidia-l4").Obj(),
+			resource: "nvidia.com/gpu", fleet: fl[0],
+		},
+		{
+			pod:      builders.MakePod("jax", ns).Container("server").Limit("google.com/tpu", "8").NodeSelector("cloud.google.com/gke-tpu-topology", "2x4").Obj(),
+			resource: "google.com/tpu", fleet: fl[1],
+		},
+	}
+	for _, c := range cases {
+		got, ws := create(t, c.pod)
+		if !hasClaim(got) {
+			t.Fatalf("%s not translated: %q", c.pod.Name, ws)
+		}
+		if !slices.Contains(got.Spec.Tolerations, toleration(c.resource)) {
+			t.Errorf("%s: tolerations %v lack the one GKE gives pods that request %s", c.pod.Name, got.Spec.Tolerations, c.resource)
+		}
+		p := bound(t, ns, got.Name)
+		if !slices.Contains(c.fleet.NodeNames(), p.Spec.NodeName) {
+			t.Errorf("%s bound to %s, want a tainted node of %v", c.pod.Name, p.Spec.NodeName, c.fleet.NodeNames())
+		}
+		node, err := client.CoreV1().Nodes().Get(t.Context(), p.Spec.NodeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(node.Spec.Taints, func(tn corev1.Taint) bool { return tn.Key == c.resource && tn.Effect == corev1.TaintEffectNoSchedule }) {
+			t.Errorf("%s: node %s is not tainted %s: the test proves nothing", c.pod.Name, node.Name, c.resource)
+		}
+		for _, r := range allocation(t, p).Devices.Results {
+			if r.Pool != p.Spec.NodeName {
+				t.Errorf("%s: device %s/%s is not on %s", c.pod.Name, r.Pool, r.Device, p.Spec.NodeName)
+			}
+		}
+	}
+}
