@@ -27,14 +27,24 @@
 //
 //  1. Skip checks (translate.go): the pod opted out (claimbridge.io/skip), is
 //     a mirror pod, carries claimbridge.io/template or already has a claim
-//     named "claimbridge". Assumes nothing. Outcome Skip.
+//     named "claimbridge". Assumes nothing. Outcome Skip. Then
+//     scheduledWithClaims (scheduling.go): a pod that asks for a mapped
+//     resource is translated only when a scheduler that allocates claims
+//     places it: not bound at creation (NodeNamePreset) and for one of the
+//     policy's schedulers (SchedulerNotListed). Outcome Skip.
 //  2. collectUses (uses.go): one use per (container, mapped resource), init
 //     containers first, resources in sorted order; device counts are whole,
 //     non-negative, request equal to limit, at most one claim's worth
 //     (otherwise KeepLegacy); uses of companion rules (onlyWith, e.g. CPUs)
 //     are set aside when their quantity is whole with request equal to limit. Assumes the pod is not skipped. No
-//     device use means Skip. run then records the device families of the
-//     uses.
+//     device use means Skip. An unmapped extended resource in the domain of
+//     a mapped one (UnmappedCompanionResource), a shared resource without a
+//     sharing mode (shared.go, SharedDeviceNotMapped) and a capacityOf use
+//     that cannot join its container's device use (capacity.go,
+//     attachCapacities, CapacityNotTranslatable) mean KeepLegacy. run then
+//     records the device families of the uses, and sharedProductIntent
+//     (shared.go) keeps a pod that selects a -SHARED GFD product legacy,
+//     before any label is converted.
 //  3. analyzeLabels (nodelabels.go, with known, expand, splits, contradicts,
 //     varyingFamilies and the convert memo): nodeSelector and node affinity
 //     requirements that a label rule of one of the pod's families knows
@@ -98,14 +108,20 @@
 //  14. quotaCovered (quota.go): a ResourceQuota that limits a legacy
 //     resource the pod gives up must be matched by a quota on the devices of
 //     every class it would get, or the pod stays KeepLegacy. Assumes the classes
-//     of all alternatives are final; reads Input.Quotas.
+//     of all alternatives are final; reads Input.Quotas. Then keepsPreemption
+//     (scheduling.go): a pod that could preempt is warned (PreemptionLost)
+//     or, above preemption.keepLegacyAbovePriority, kept legacy.
 //  15. template (template.go, with claimSpec and [TemplateName]): the claim
 //     spec in request order, fully defaulted, named by the hash of its
 //     encoding. Assumes every check passed and all names are given.
 //  16. mutate (template.go): a copy of the pod whose containers refer to
 //     their requests, without the translated resources (unless keepInPod)
 //     and node-label requirements (unless keepTranslatedNodeLabels).
-//     Assumes the template name and the rewritten node constraints.
+//     Assumes the template name and the rewritten node constraints. Then
+//     stripCapacities (capacity.go) removes the capacity resources that went
+//     into the claim, and addImplicitTolerations (tolerations.go) adds the
+//     tolerations admission gives pods for the extended resources removed
+//     (Result.ImplicitTolerations).
 //  17. summary (summary.go, with describeAlt, writeAlt, requestLabel): the
 //     Translated reason that says what each container got.
 //
