@@ -499,9 +499,13 @@ func TestGeneratedObjectsForTheExamplesPassAPIValidation(t *testing.T) {
 }
 
 func TestAuditCommandListsTheLegacyPodsOfTheLiveCluster(t *testing.T) {
-	ns, _ := setup(t, "", "l4-inference", "legacy-gfd")
+	ns, fl := setup(t, "", "l4-inference", "legacy-gfd")
 	create(t, builders.MakePod("l4", ns).Container("c").Limit("nvidia.com/gpu", "1").NodeSelector("nvidia.com/gpu.product", "NVIDIA-L4").Obj())
-	create(t, builders.MakePod("a100", ns).Container("c").Limit("nvidia.com/gpu", "1").NodeSelector("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB").Obj())
+	a100, _ := create(t, builders.MakePod("a100", ns).Container("c").Limit("nvidia.com/gpu", "1").NodeSelector("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB").Obj())
+	// Bound by the scheduler, a100 is audited as it was created (without
+	// the nodeName the binding set); pinned was bound at creation.
+	bound(t, ns, a100.Name)
+	create(t, builders.MakePod("pinned", ns).Container("c").Limit("nvidia.com/gpu", "1").NodeName(fl[1].NodeName("legacy-gfd-0")).Obj())
 	// The built binary, as an operator runs it.
 	cmd := exec.CommandContext(t.Context(), claimbridgeBin(t), "audit", "--kubeconfig", tc.Kubeconfig, "-n", ns, "-o", "json")
 	out, err := cmd.Output()
@@ -515,8 +519,11 @@ func TestAuditCommandListsTheLegacyPodsOfTheLiveCluster(t *testing.T) {
 	got := map[string]string{}
 	for _, r := range rep.Items {
 		got[r.Name] = string(r.Outcome) + "/" + r.Verdict
+		if r.Name == "pinned" && (r.Decisive == nil || r.Decisive.Code != translate.ReasonNodeNamePreset) {
+			t.Errorf("pinned: decisive reason %+v, want %s", r.Decisive, translate.ReasonNodeNamePreset)
+		}
 	}
-	want := map[string]string{"l4": "Translate/FitsNow", "a100": "KeepLegacy/NeverFits"}
+	want := map[string]string{"l4": "Translate/FitsNow", "a100": "KeepLegacy/NeverFits", "pinned": "Skip/"}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s: %s, want %s (report %v)", k, got[k], v, got)

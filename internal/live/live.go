@@ -4,6 +4,7 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -83,6 +84,7 @@ func Workloads(ctx context.Context, c kubernetes.Interface, namespaces []string)
 			return nil, fmt.Errorf("list pods: %w", err)
 		}
 		for i := range pods.Items {
+			asSubmitted(&pods.Items[i])
 			add(corev1.SchemeGroupVersion.WithKind("Pod"), &pods.Items[i], owned(&pods.Items[i].ObjectMeta))
 		}
 		quotas, err := c.CoreV1().ResourceQuotas(ns).List(ctx, opts)
@@ -94,6 +96,32 @@ func Workloads(ctx context.Context, c kubernetes.Interface, namespaces []string)
 		}
 	}
 	return docs, nil
+}
+
+// asSubmitted undoes what scheduling did to a pod, so that the audit decides
+// on the pod as it was created: spec.nodeName that a scheduler's binding set
+// is cleared (a pod bound at creation keeps it and is reported
+// NodeNamePreset). The binding subresource writes nodeName without a
+// managedFields entry, while the creator of a pod bound at creation owns
+// f:spec.f:nodeName; without managedFields the pod is left as it is.
+func asSubmitted(pod *corev1.Pod) {
+	if pod.Spec.NodeName == "" || len(pod.ManagedFields) == 0 {
+		return
+	}
+	for _, m := range pod.ManagedFields {
+		if m.FieldsV1 == nil {
+			continue
+		}
+		var fields struct {
+			Spec map[string]json.RawMessage `json:"f:spec"`
+		}
+		if err := json.Unmarshal(m.FieldsV1.GetRawBytes(), &fields); err == nil {
+			if _, ok := fields.Spec["f:nodeName"]; ok {
+				return
+			}
+		}
+	}
+	pod.Spec.NodeName = ""
 }
 
 func owned(m *metav1.ObjectMeta) bool {
