@@ -31,6 +31,12 @@ var remedies = map[translate.ReasonCode]string{
 	translate.ReasonInitContainerHoldsDevices:     "give the init container the same device count as a later app container, so that it can share theirs",
 	translate.ReasonHasResourceClaims:             "nothing to do: the pod already uses ResourceClaims",
 	translate.ReasonAlreadyTranslated:             "nothing to do: the pod is translated already",
+	translate.ReasonNodeNamePreset:                "nothing to do: a pod bound at creation (spec.nodeName) keeps its device-plugin resources; let a scheduler place it to have it translated",
+	translate.ReasonSchedulerNotListed:            "if the pod's scheduler allocates DRA claims, add it to the policy's schedulers (the README lists which do); otherwise the pod stays legacy",
+	translate.ReasonUnmappedCompanionResource:     "map the companion resource in the policy (capacityOf; the hami profile maps HAMi's gpumem and gpucores), or drop it from the pod",
+	translate.ReasonCapacityNotTranslatable:       "ask for the device in the same app container as its capacities (HAMi's gpumem, gpucores), not in an init container",
+	translate.ReasonSharedDeviceNotMapped:         "say in the policy how the shared device is shared under DRA (resources[].sharing: ConsumableCapacity on devices that allow multiple allocations, or ClaimConfig), or keep these pods on device-plugin nodes",
+	translate.ReasonPreemptionLost:                "raise preemption.keepLegacyAbovePriority, or accept that a translated pod cannot preempt for devices in Kubernetes 1.37",
 	decide.ReasonPlacementDiffers:                 "make the pod's node labels and affinity mean the same on DRA nodes (label the DRA nodes as the device-plugin nodes were), or set placement: Subset in the policy",
 	decide.ReasonPlacementUnknown:                 "rerun with a longer --timeout (--feasibility-timeout on the webhook): the placement check did not finish",
 }

@@ -240,14 +240,14 @@ func TestAuditCRDs(t *testing.T) {
 		"InferenceService/llama-8b: spec.predictor":                            "Translate Table",
 		"JobSet/maxtext: spec.replicatedJobs[0].template.spec.template":        "Translate Table",
 		"Job/horovod: spec.tasks[0].template":                                  "Skip Table",
-		"Job/horovod: spec.tasks[1].template":                                  "Translate Table",
+		"Job/horovod: spec.tasks[1].template":                                  "Skip Table", // a Volcano Job's pods are volcano's
 		"LeaderWorkerSet/vllm-405b: spec.leaderWorkerTemplate.leaderTemplate":  "Translate Table",
 		"LeaderWorkerSet/vllm-405b: spec.leaderWorkerTemplate.workerTemplate":  "Translate Table",
 		"MPIJob/nccl-allreduce: spec.mpiReplicaSpecs.Launcher.template":        "Skip Table",
 		"MPIJob/nccl-allreduce: spec.mpiReplicaSpecs.Worker.template":          "Translate Table",
 		"Notebook/bob: spec.template":                                          "Translate Table",
-		"PyTorchJob/llama-pretrain: spec.pytorchReplicaSpecs.Master.template":  "Translate Table",
-		"PyTorchJob/llama-pretrain: spec.pytorchReplicaSpecs.Worker.template":  "Translate Table",
+		"PyTorchJob/llama-pretrain: spec.pytorchReplicaSpecs.Master.template":  "KeepLegacy Table", // rdma/hca: a shared NIC
+		"PyTorchJob/llama-pretrain: spec.pytorchReplicaSpecs.Worker.template":  "KeepLegacy Table",
 		"RayCluster/llm: spec.headGroupSpec.template":                          "Skip Table",
 		"RayCluster/llm: spec.workerGroupSpecs[0].template":                    "Translate Table",
 		"RayCluster/llm: spec.workerGroupSpecs[1].template":                    "Translate Table",

@@ -3,10 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/net/html"
 
 	"github.com/claimbridge/claimbridge/internal/browser"
 	"github.com/claimbridge/claimbridge/internal/reportpage"
@@ -119,8 +121,8 @@ func TestAuditPageInChromium(t *testing.T) {
 	url := "file://" + file
 	reportpage.CheckInBrowser(t, chromium, url, rep, filepath.Join(out, "report-examples"))
 
-	// The examples: one of eight stays legacy, because no DRA node has an A100 40GB; the
-	// remedy names the device-plugin nodes that have it.
+	// The examples: two of eight stay legacy: no DRA node has an A100 40GB (the remedy
+	// names the device-plugin nodes that have it), and the training Job's NIC is shared.
 	dom, err := chromium.DumpDOM(t.Context(), url, 1280, 900)
 	if err != nil {
 		t.Fatal(err)
@@ -130,9 +132,13 @@ func TestAuditPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	remedies := p.All(reportpage.Element("span", "remedy"))
-	if len(remedies) != 1 || !strings.Contains(reportpage.Text(remedies[0]), "legacy-gfd-0, legacy-gfd-1") ||
-		!strings.Contains(reportpage.Text(remedies[0]), "NVIDIA-A100-SXM4-40GB") {
-		t.Errorf("the blocking reasons' remedies: want one naming NVIDIA-A100-SXM4-40GB and legacy-gfd-0, legacy-gfd-1, got %d", len(remedies))
+	has := func(parts ...string) bool {
+		return slices.ContainsFunc(remedies, func(r *html.Node) bool {
+			return !slices.ContainsFunc(parts, func(s string) bool { return !strings.Contains(reportpage.Text(r), s) })
+		})
+	}
+	if len(remedies) != 2 || !has("legacy-gfd-0, legacy-gfd-1", "NVIDIA-A100-SXM4-40GB") || !has("resources[].sharing") {
+		t.Errorf("the blocking reasons' remedies: want one naming NVIDIA-A100-SXM4-40GB and legacy-gfd-0, legacy-gfd-1 and one for the shared NIC, got %d", len(remedies))
 		for _, r := range remedies {
 			t.Logf("remedy: %s", reportpage.Text(r))
 		}

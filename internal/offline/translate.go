@@ -93,7 +93,7 @@ func Translate(ctx context.Context, docs []manifest.Document, opts Options) ([]I
 				path = ""
 			}
 			it := Item{Doc: *d, Path: path, Rule: t.Rule, Pod: t.Pod()}
-			dec, err := decidePod(ctx, t.Pod(), opts)
+			dec, err := decidePod(ctx, asCreated(t), opts)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %s: %w", d.Where(), t.Path, err)
 			}
@@ -103,6 +103,10 @@ func Translate(ctx context.Context, docs []manifest.Document, opts Options) ([]I
 			it.Decision = dec
 			if dec.Outcome == translate.OutcomeTranslate {
 				res := dec.Translation
+				if res.Pod.Spec.SchedulerName == t.InheritedScheduler && t.Pod().Spec.SchedulerName == "" {
+					// The controller sets it; the template stays as written.
+					res.Pod.Spec.SchedulerName = ""
+				}
 				if err := t.Set(res.Pod); err != nil {
 					return nil, nil, fmt.Errorf("%s: %s: %w", d.Where(), t.Path, err)
 				}
@@ -120,6 +124,16 @@ func Translate(ctx context.Context, docs []manifest.Document, opts Options) ([]I
 		}
 	}
 	return items, templates, nil
+}
+
+// asCreated is the template's pod as its controller will create it: with
+// the scheduler the controller gives pods whose template names none.
+func asCreated(t *podtemplates.Template) *corev1.Pod {
+	pod := t.Pod()
+	if pod.Spec.SchedulerName == "" && t.InheritedScheduler != "" {
+		pod.Spec.SchedulerName = t.InheritedScheduler
+	}
+	return pod
 }
 
 // decidePod is the one place the offline tools ask for a decision.

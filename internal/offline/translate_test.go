@@ -203,3 +203,55 @@ func operatorPod(t *testing.T, tmpl *podtemplates.Template, obj *yaml.Node) *cor
 	}
 	return pod
 }
+
+// TestVolcanoJobPodsAreDecidedForTheScheduler: a Volcano Job's pods get its
+// spec.schedulerName ("volcano" by default) from its controller, so they are
+// decided as pods of that scheduler: skipped by the default policy,
+// translated by a policy that lists it, and the template is written back
+// without the inherited name.
+func TestVolcanoJobPodsAreDecidedForTheScheduler(t *testing.T) {
+	job := func(scheduler string) []byte {
+		s := ""
+		if scheduler != "" {
+			s = "  schedulerName: " + scheduler + "\n"
+		}
+		return []byte("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: j, namespace: ml}\nspec:\n" + s +
+			"  tasks:\n  - name: w\n    template:\n      spec:\n        containers:\n        - name: w\n          image: x\n          resources: {limits: {nvidia.com/gpu: 1}}\n")
+	}
+	volcano, err := translate.LoadPolicy([]byte("apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nspec:\n  profiles: [nvidia]\n  schedulers: [volcano]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		input       []byte
+		policy      *translate.Policy
+		wantOutcome translate.Outcome
+	}{
+		"no schedulerName: Volcano's default, not listed": {input: job(""), policy: translate.DefaultPolicy(), wantOutcome: translate.OutcomeSkip},
+		"schedulerName volcano, not listed":               {input: job("volcano"), policy: translate.DefaultPolicy(), wantOutcome: translate.OutcomeSkip},
+		"schedulerName default-scheduler":                 {input: job("default-scheduler"), policy: translate.DefaultPolicy(), wantOutcome: translate.OutcomeTranslate},
+		"a policy that lists volcano translates":          {input: job(""), policy: volcano, wantOutcome: translate.OutcomeTranslate},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			docs, err := manifest.Read([]string{"-"}, bytes.NewReader(tc.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			items, templates, err := Translate(t.Context(), docs, Options{Policy: tc.policy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(items) != 1 || items[0].Decision.Outcome != tc.wantOutcome {
+				t.Fatalf("items %+v, want one %s", items, tc.wantOutcome)
+			}
+			var out bytes.Buffer
+			if err := WriteObjects(&out, "yaml", docs, templates); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Count(out.String(), "schedulerName") != strings.Count(string(tc.input), "schedulerName") {
+				t.Errorf("the inherited schedulerName was written into the template:\n%s", out.String())
+			}
+		})
+	}
+}

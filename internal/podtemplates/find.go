@@ -29,6 +29,10 @@ type location struct {
 	// kserve: a KServe component, whose `model` is a container and whose
 	// `annotations` and `labels` go to the pod.
 	kserve bool
+	// scheduler: the object's field (dot-separated) whose schedulerName its
+	// controller gives pods whose template names none, and defaultScheduler
+	// the value its admission defaults that field to.
+	scheduler, defaultScheduler string
 }
 
 // Table is the known locations, by API group and kind. Versions are not
@@ -72,8 +76,12 @@ var table = []location{
 	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.predictor", form: FormPodSpec, kserve: true},
 	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.transformer", form: FormPodSpec, kserve: true},
 	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.explainer", form: FormPodSpec, kserve: true},
-	// Volcano.
-	{group: "batch.volcano.sh", kinds: []string{"Job"}, pattern: "spec.tasks[*].template", form: FormTemplate},
+	// Volcano. Its admission defaults spec.schedulerName to "volcano"
+	// (pkg/webhooks/admission/jobs/mutate/mutate_job.go, patchDefaultScheduler)
+	// and its job controller gives it to every pod whose template names no
+	// scheduler (pkg/controllers/job/job_controller_util.go, createJobPod).
+	{group: "batch.volcano.sh", kinds: []string{"Job"}, pattern: "spec.tasks[*].template", form: FormTemplate,
+		scheduler: "spec.schedulerName", defaultScheduler: "volcano"},
 	// Argo Workflows: container and script templates.
 	{group: "argoproj.io", kinds: []string{"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate"}, pattern: "spec.templates[*]", form: FormContainer, field: "container"},
 	{group: "argoproj.io", kinds: []string{"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate"}, pattern: "spec.templates[*]", form: FormContainer, field: "script"},
@@ -171,6 +179,12 @@ func find(obj *yaml.Node, prefix path, ns string, f *Found, claimed map[*yaml.No
 				continue
 			}
 			t.Path, t.Rule, t.Pattern = m.path.String(), rule, l.pattern
+			if l.scheduler != "" {
+				t.InheritedScheduler = l.defaultScheduler
+				if got := match(obj, strings.Split(l.scheduler, "."), prefix); len(got) == 1 && scalar(got[0].node) != "" {
+					t.InheritedScheduler = scalar(got[0].node)
+				}
+			}
 			if l.form == FormContainer {
 				t.Path, t.Pattern = m.path.field(l.field).String(), l.pattern+"."+l.field
 			}

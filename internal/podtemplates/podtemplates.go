@@ -74,6 +74,11 @@ type Template struct {
 	// Unsupported, when set, says why a translated pod cannot be written
 	// back here (the pod is then kept as it is).
 	Unsupported string
+	// InheritedScheduler is the schedulerName the object's controller gives
+	// the pods when the template names none (a Volcano Job's
+	// spec.schedulerName, "volcano" by default); "" when pods keep the
+	// template's. Decisions are made on the pod as it will be created.
+	InheritedScheduler string
 
 	node      *yaml.Node // the mapping the view is rooted at
 	namespace string     // the object's namespace
