@@ -29,7 +29,9 @@ var gfdMIGSuffix = regexp.MustCompile(`^(.+)-MIG-([0-9a-z.+-]+)$`)
 
 // parseGFDProduct splits a GFD product label value into the product (in
 // label form: spaces as dashes) and the MIG profile of the single strategy.
-// A "-SHARED" suffix (time-sliced GPUs) is dropped.
+// A "-SHARED" suffix (time-sliced GPUs) is dropped; a pod that asks for a
+// shared product is kept legacy before labels are converted (shared.go),
+// and NotIn on a shared product holds on every DRA device.
 func parseGFDProduct(v string) (product, migProfile string) {
 	v = strings.TrimSuffix(v, "-SHARED")
 	if m := gfdMIGSuffix.FindStringSubmatch(v); m != nil {
@@ -51,6 +53,11 @@ func forwardGFDProduct(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _
 	}
 	var products, profiles []string
 	for _, v := range req.values {
+		if req.op == corev1.NodeSelectorOpNotIn && strings.HasSuffix(v, "-SHARED") {
+			// A shared (time-sliced) product is a device-plugin setting no
+			// DRA device has: "not a shared T4" holds on every device.
+			continue
+		}
 		prod, prof := parseGFDProduct(v)
 		if !slices.Contains(products, prod) {
 			products = append(products, prod)
@@ -58,6 +65,9 @@ func forwardGFDProduct(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _
 		if !slices.Contains(profiles, prof) {
 			profiles = append(profiles, prof)
 		}
+	}
+	if len(products) == 0 {
+		return effect{implied: true}, nil
 	}
 	// GFD joins the words of the NVML name with dashes; dashes inside the
 	// name stay, so compare in the label's form.
