@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,9 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/yaml"
 
 	"github.com/claimbridge/claimbridge/e2e/cluster"
+	"github.com/claimbridge/claimbridge/internal/placementcorpus"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -35,96 +34,33 @@ import (
 
 const placementCorpusDir = "../../translate/feasibility/testdata/placement"
 
-// The shapes of the corpus files, as in translate/feasibility/corpus_test.go.
-type corpusFile struct {
-	Fleet    string                       `json:"fleet"`
-	Profiles []string                     `json:"profiles,omitempty"`
-	Policy   *translate.TranslationPolicy `json:"policy,omitempty"`
-	Cases    []corpusCase                 `json:"cases"`
-}
-
-type corpusCase struct {
-	Name string      `json:"name"`
-	Why  string      `json:"why"`
-	Pod  *corev1.Pod `json:"pod"`
-}
-
-type corpusResult struct {
-	Name      string            `json:"name"`
-	Outcome   translate.Outcome `json:"outcome"`
-	Reason    string            `json:"reason"`
-	Placement *corpusPlacement  `json:"placement,omitempty"`
-	Verdict   string            `json:"verdict,omitempty"`
-	Node      string            `json:"node,omitempty"`
-}
-
-type corpusPlacement struct {
-	Legacy     []string `json:"legacy"`
-	Translated []string `json:"translated"`
-}
+type (
+	corpusFile   = placementcorpus.File
+	corpusCase   = placementcorpus.Case
+	corpusResult = placementcorpus.Result
+)
 
 // policyDocument is the file's policy as the server's policy file would
 // hold it: its own, its profiles, or the default policy.
-func (f *corpusFile) policyDocument() *translate.TranslationPolicy {
-	switch {
-	case f.Policy != nil:
-		return f.Policy
-	case len(f.Profiles) > 0:
-		return &translate.TranslationPolicy{
-			APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
-			Metadata: translate.PolicyMetadata{Name: "profiles:" + strings.Join(f.Profiles, ",")},
-			Spec:     translate.PolicySpec{Profiles: f.Profiles},
-		}
+func policyDocument(f *corpusFile) *translate.TranslationPolicy {
+	if doc := f.PolicyDocument(); doc != nil {
+		return doc
 	}
 	return defaultPolicyDocument()
 }
 
-// loadPlacementCorpus reads every corpus file and its golden file, by name.
+// loadPlacementCorpus reads every corpus file and its golden results, by name.
 func loadPlacementCorpus(t *testing.T) (map[string]*corpusFile, map[string]corpusResult) {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(placementCorpusDir, "corpus", "*.yaml"))
+	files, err := placementcorpus.Load(placementCorpusDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, golden := map[string]*corpusFile{}, map[string]corpusResult{}
-	for _, p := range paths {
-		if strings.HasSuffix(p, ".golden.yaml") {
-			continue
-		}
-		name := strings.TrimSuffix(filepath.Base(p), ".yaml")
-		var f corpusFile
-		readStrict(t, p, &f)
-		var results []corpusResult
-		readStrict(t, strings.TrimSuffix(p, ".yaml")+".golden.yaml", &results)
-		if len(results) != len(f.Cases) {
-			t.Fatalf("%s: %d cases, %d golden results", name, len(f.Cases), len(results))
-		}
-		for i, c := range f.Cases {
-			if results[i].Name != c.Name {
-				t.Fatalf("%s: case %d is %s, its golden result %s", name, i, c.Name, results[i].Name)
-			}
-			if _, dup := golden[c.Name]; dup {
-				t.Fatalf("case name %s is not unique in the corpus", c.Name)
-			}
-			golden[c.Name] = results[i]
-		}
-		files[name] = &f
-	}
-	if len(files) == 0 {
-		t.Fatalf("no corpus in %s", placementCorpusDir)
+	golden, err := placementcorpus.LoadGolden(placementCorpusDir, files)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return files, golden
-}
-
-func readStrict(t *testing.T, path string, v any) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.UnmarshalStrict(data, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
 }
 
 // corpusFleet is one corpus fleet published under a prefix.
@@ -286,7 +222,7 @@ func TestPlacementCorpusTranslatedPodsAreBoundInsideTheProvenSetAndKeptPodsSayWh
 			fleet := publishCorpusFleet(t, fleetName, probeNS)
 			for _, fileName := range byFleet[fleetName] {
 				f := files[fileName]
-				usePolicy(t, f.policyDocument())
+				usePolicy(t, policyDocument(f))
 				for _, c := range f.Cases {
 					began := time.Now()
 					t.Run(fileName+"/"+c.Name, func(t *testing.T) {
@@ -440,21 +376,11 @@ func invalidAsSubmitted(t *testing.T, submitted *corev1.Pod, admitted error) err
 	return nil
 }
 
-// corpusPod completes a corpus pod as the offline test does (name, images)
-// and puts it in ns.
+// corpusPod is a copy of the case's pod (completed when the corpus was
+// loaded: name, images) in ns.
 func corpusPod(c corpusCase, ns string) *corev1.Pod {
 	pod := c.Pod.DeepCopy()
-	if pod.Name == "" {
-		pod.Name = c.Name
-	}
 	pod.Namespace = ns
-	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range list {
-			if list[i].Image == "" {
-				list[i].Image = "registry.example/" + list[i].Name + ":1"
-			}
-		}
-	}
 	return pod
 }
 

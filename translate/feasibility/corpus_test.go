@@ -7,15 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/internal/placementcorpus"
 	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/translate/feasibility"
 )
@@ -27,106 +26,24 @@ import (
 
 var updateCorpus = flag.Bool("update", false, "rewrite the placement corpus's golden files")
 
-// CorpusFile is one file of testdata/placement/corpus.
-type CorpusFile struct {
-	// Fleet is a directory under testdata/placement/fleets.
-	Fleet string `json:"fleet"`
-	// Profiles or Policy choose the policy; the default policy otherwise.
-	Profiles []string                     `json:"profiles,omitempty"`
-	Policy   *translate.TranslationPolicy `json:"policy,omitempty"`
-	Cases    []CorpusCase                 `json:"cases"`
-}
+const corpusDir = "testdata/placement"
 
-// CorpusCase is one pod.
-type CorpusCase struct {
-	Name string `json:"name"`
-	// Why the case is here, in a sentence.
-	Why string      `json:"why"`
-	Pod *corev1.Pod `json:"pod"`
-}
-
-// CorpusResult is what the decision made of one case.
-type CorpusResult struct {
-	Name    string            `json:"name"`
-	Outcome translate.Outcome `json:"outcome"`
-	// Reason is the code of the reason that decided (decide.Decision.Decisive).
-	Reason string `json:"reason"`
-	// Placement holds the node sets of the placement check, absent when it did not run.
-	Placement *CorpusPlacement `json:"placement,omitempty"`
-	Verdict   string           `json:"verdict,omitempty"`
-	Node      string           `json:"node,omitempty"`
-}
-
-// CorpusPlacement: the nodes the pod as submitted could land on (its
-// legacy view), and those its translation lands on.
-type CorpusPlacement struct {
-	Legacy     []string `json:"legacy"`
-	Translated []string `json:"translated"`
-}
-
-// LoadCorpus reads every corpus file, by name.
-func loadCorpus(t testing.TB) map[string]*CorpusFile {
+func loadCorpus(t testing.TB) map[string]*placementcorpus.File {
 	t.Helper()
-	paths, err := filepath.Glob("testdata/placement/corpus/*.yaml")
+	files, err := placementcorpus.Load(corpusDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]*CorpusFile{}
-	for _, p := range paths {
-		if strings.HasSuffix(p, ".golden.yaml") {
-			continue
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f CorpusFile
-		if err := yaml.UnmarshalStrict(data, &f); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		for i := range f.Cases {
-			completePod(f.Cases[i].Name, f.Cases[i].Pod)
-		}
-		out[strings.TrimSuffix(filepath.Base(p), ".yaml")] = &f
-	}
-	return out
+	return files
 }
 
-// completePod fills what the corpus leaves out for brevity: the name, the
-// namespace and images.
-func completePod(name string, pod *corev1.Pod) {
-	if pod.Name == "" {
-		pod.Name = name
-	}
-	if pod.Namespace == "" {
-		pod.Namespace = "corpus"
-	}
-	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range list {
-			if list[i].Image == "" {
-				list[i].Image = "registry.example/" + list[i].Name + ":1"
-			}
-		}
-	}
-}
-
-func (f *CorpusFile) policy(t testing.TB) *translate.Policy {
+func policyOf(t testing.TB, f *placementcorpus.File) *translate.Policy {
 	t.Helper()
-	switch {
-	case f.Policy != nil:
-		p, err := translate.NewPolicy(f.Policy)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	case len(f.Profiles) > 0:
-		p, err := translate.ProfilePolicy(f.Profiles...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+	p, err := f.CompilePolicy()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return translate.DefaultPolicy()
+	return p
 }
 
 func snapshotOf(t testing.TB, fleet string) (*feasibility.Inventory, *feasibility.Snapshot) {
@@ -152,9 +69,9 @@ func TestPlacementCorpus(t *testing.T) {
 		f := files[name]
 		t.Run(name, func(t *testing.T) {
 			inv, snap := snapshotOf(t, f.Fleet)
-			policy := f.policy(t)
+			policy := policyOf(t, f)
 			checker := feasibility.NewChecker(feasibility.Options{})
-			var got []CorpusResult
+			var got []placementcorpus.Result
 			for _, c := range f.Cases {
 				total++
 				got = append(got, decideCase(t, c, policy, inv, snap, checker))
@@ -163,7 +80,7 @@ func TestPlacementCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata/placement/corpus", name+".golden.yaml")
+			golden := placementcorpus.GoldenPath(corpusDir, name)
 			if *updateCorpus {
 				if err := os.WriteFile(golden, data, 0o644); err != nil {
 					t.Fatal(err)
@@ -183,14 +100,14 @@ func TestPlacementCorpus(t *testing.T) {
 	}
 }
 
-func decideCase(t *testing.T, c CorpusCase, policy *translate.Policy, inv *feasibility.Inventory, snap *feasibility.Snapshot, checker *feasibility.Checker) CorpusResult {
+func decideCase(t *testing.T, c placementcorpus.Case, policy *translate.Policy, inv *feasibility.Inventory, snap *feasibility.Snapshot, checker *feasibility.Checker) placementcorpus.Result {
 	t.Helper()
 	ctx := context.Background()
 	d, err := decide.Pod(ctx, decide.Input{Pod: c.Pod, Policy: policy, Classes: inv.Classes, Checker: checker, Snapshot: snap})
 	if err != nil {
 		t.Fatalf("%s: %v", c.Name, err)
 	}
-	r := CorpusResult{Name: c.Name, Outcome: d.Outcome, Reason: string(d.Decisive.Code)}
+	r := placementcorpus.Result{Name: c.Name, Outcome: d.Outcome, Reason: string(d.Decisive.Code)}
 	if d.Verdict != nil {
 		r.Verdict, r.Node = string(d.Verdict.Kind), d.Verdict.Node
 	}
@@ -211,7 +128,7 @@ func decideCase(t *testing.T, c CorpusCase, policy *translate.Policy, inv *feasi
 	if byClass.Equal() != d.Placement.Equal() || byClass.Legacy != d.Placement.Legacy || byClass.Translated != d.Placement.Translated {
 		t.Errorf("%s: the decision's placement (%d/%d) differs from a second check (%d/%d)", c.Name, d.Placement.Legacy, d.Placement.Translated, byClass.Legacy, byClass.Translated)
 	}
-	r.Placement = &CorpusPlacement{Legacy: byClass.LegacyNodes, Translated: byClass.TranslatedNodes}
+	r.Placement = &placementcorpus.Placement{Legacy: byClass.LegacyNodes, Translated: byClass.TranslatedNodes}
 	if r.Placement.Legacy == nil {
 		r.Placement.Legacy = []string{}
 	}
