@@ -1,0 +1,231 @@
+package feasibility
+
+// The plan of a check: the requests of the claims as requirements (one per
+// request or subrequest), their classes and selectors, and the device index
+// that prunes nodes before the allocator runs.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/utils/ptr"
+)
+
+// requirement is one way to satisfy one request: the request itself or one of its subrequests.
+type requirement struct {
+	claim     int
+	request   string // "<req>" or "<req>/<sub>"
+	parent    string
+	class     *resourceapi.DeviceClass
+	selectors []resourceapi.DeviceSelector // class selectors first, then the request's
+	mode      resourceapi.DeviceAllocationMode
+	count     int64
+	admin     bool
+	// noPrune: a selector does not compile; let the allocator report it.
+	noPrune bool
+}
+
+// need is the number of devices one node must offer for the requirement: "All" needs at least
+// one ("At least one device is required for 'All' allocation mode").
+func (r *requirement) need() int64 {
+	if r.mode == resourceapi.DeviceAllocationModeAll {
+		return 1
+	}
+	return r.count
+}
+
+// plan is everything derived from the claims once per check.
+type plan struct {
+	claims []*resourceapi.ResourceClaim
+	reqs   []requirement
+	// groups[i] lists the requirement indices that are the alternatives of one request;
+	// a node is a candidate when every group has an alternative it can satisfy.
+	groups [][]int
+	proj   projection
+	// match caches the selector result per projected device: one byte per requirement,
+	// 'y' match, 'n' no match, '?' error (never pruned).
+	mu    sync.Mutex
+	match map[string][]byte
+	parts map[string]keyParts // per driver
+}
+
+type keyParts struct {
+	attrs, caps [][2]resourceapi.QualifiedName
+}
+
+// plan resolves classes and prepares the requirements; reasons are returned for unknown classes.
+func (c *Checker) plan(snap *Snapshot, celCache *cel.Cache, claims []*resourceapi.ResourceClaim) (*plan, []string) {
+	p := &plan{claims: claims, proj: projection{attrs: map[[2]string]bool{}, caps: map[[2]string]bool{}}, match: map[string][]byte{}, parts: map[string]keyParts{}}
+	var reasons []string
+	addReq := func(r requirement, className string, selectors []resourceapi.DeviceSelector) int {
+		class, ok := snap.classes[className]
+		if !ok {
+			reasons = append(reasons, fmt.Sprintf("request %s: device class %q not found", r.request, className))
+			return -1
+		}
+		r.class = class
+		r.selectors = append(slices.Clone(class.Spec.Selectors), selectors...)
+		for _, s := range r.selectors {
+			if s.CEL == nil {
+				continue
+			}
+			compiled := celCache.GetOrCompile(s.CEL.Expression)
+			if compiled.Error != nil {
+				r.noPrune = true
+				continue
+			}
+			p.proj.add(references(compiled.Environment, s.CEL.Expression))
+		}
+		p.reqs = append(p.reqs, r)
+		return len(p.reqs) - 1
+	}
+	for ci, claim := range claims {
+		for _, req := range claim.Spec.Devices.Requests {
+			var group []int
+			if req.Exactly != nil {
+				e := req.Exactly
+				i := addReq(requirement{claim: ci, request: req.Name, parent: req.Name, mode: e.AllocationMode, count: e.Count, admin: ptr.Deref(e.AdminAccess, false)}, e.DeviceClassName, e.Selectors)
+				group = append(group, i)
+			}
+			for _, s := range req.FirstAvailable {
+				i := addReq(requirement{claim: ci, request: req.Name + "/" + s.Name, parent: req.Name, mode: s.AllocationMode, count: s.Count}, s.DeviceClassName, s.Selectors)
+				group = append(group, i)
+			}
+			p.groups = append(p.groups, group)
+		}
+	}
+	return p, reasons
+}
+
+// matches returns, per requirement, whether the device may match ('y'), does not ('n') or
+// could not be evaluated ('?').
+func (p *plan) matches(ctx context.Context, celCache *cel.Cache, d *deviceRef) []byte {
+	p.mu.Lock()
+	parts, ok := p.parts[d.driver]
+	if !ok {
+		parts.attrs, parts.caps = p.proj.keyParts(d.driver)
+		p.parts[d.driver] = parts
+	}
+	p.mu.Unlock()
+	key := p.proj.key(d.driver, d.device, d.driver+"/"+d.pool+"/"+d.device.Name, parts.attrs, parts.caps)
+	p.mu.Lock()
+	m, ok := p.match[key]
+	p.mu.Unlock()
+	if ok {
+		return m
+	}
+	m = make([]byte, len(p.reqs))
+	proj := p.proj.project(d.driver, d.device)
+	input := cel.Device{Driver: d.driver, AllowMultipleAllocations: proj.AllowMultipleAllocations, Attributes: proj.Attributes, Capacity: proj.Capacity}
+	for i := range p.reqs {
+		r := &p.reqs[i]
+		m[i] = 'y'
+		if r.noPrune {
+			m[i] = '?'
+			continue
+		}
+		for _, s := range r.selectors {
+			if s.CEL == nil {
+				continue
+			}
+			ok, _, err := celCache.GetOrCompile(s.CEL.Expression).DeviceMatches(ctx, input)
+			if err != nil {
+				m[i] = '?'
+				break
+			}
+			if !ok {
+				m[i] = 'n'
+				break
+			}
+		}
+	}
+	p.mu.Lock()
+	p.match[key] = m
+	p.mu.Unlock()
+	return m
+}
+
+// prune decides from the device index alone whether the node cannot satisfy the claims. It is
+// conservative: it only rejects a node when some request has no alternative for which the
+// node has enough devices passing the class and request selectors (free ones, unless free is
+// set or the request has admin access). Devices that allow multiple allocations or whose
+// selectors fail to evaluate count as unlimited. Constraints, capacity, device taints and
+// devices shared between requests are left to the allocator.
+func (p *plan) prune(ctx context.Context, celCache *cel.Cache, ni *nodeInfo, free bool) string {
+	counts := make([]int64, len(p.reqs))
+	const unlimited = int64(1) << 40
+	for di := range ni.devices {
+		d := &ni.devices[di]
+		m := p.matches(ctx, celCache, d)
+		for i := range p.reqs {
+			switch m[i] {
+			case 'n':
+				continue
+			case '?':
+				counts[i] = unlimited
+				continue
+			}
+			if d.multi {
+				counts[i] = unlimited
+				continue
+			}
+			if d.allocated && !free && !p.reqs[i].admin && p.reqs[i].mode != resourceapi.DeviceAllocationModeAll {
+				continue
+			}
+			counts[i]++
+		}
+	}
+	for _, group := range p.groups {
+		fits := false
+		for _, i := range group {
+			if counts[i] >= p.reqs[i].need() {
+				fits = true
+				break
+			}
+		}
+		if !fits {
+			return p.explain(group, counts, free)
+		}
+	}
+	return ""
+}
+
+func (p *plan) explain(group []int, counts []int64, free bool) string {
+	r := &p.reqs[group[0]]
+	adjective := "free "
+	if free {
+		adjective = ""
+	}
+	if len(group) == 1 {
+		return fmt.Sprintf("have %d %sdevices of class %s matching request %s (%s)", counts[group[0]], adjective, r.class.Name, r.request, needText(r))
+	}
+	var parts []string
+	for _, i := range group {
+		a := &p.reqs[i]
+		parts = append(parts, fmt.Sprintf("%s: %d %sof class %s (%s)", a.request, counts[i], adjective, a.class.Name, needText(a)))
+	}
+	return fmt.Sprintf("have no alternative for request %s: %s", r.parent, joinSemicolon(parts))
+}
+
+func needText(r *requirement) string {
+	if r.mode == resourceapi.DeviceAllocationModeAll {
+		return "needs all, at least 1"
+	}
+	return "needs " + strconv.FormatInt(r.count, 10)
+}
+
+func joinSemicolon(parts []string) string {
+	var out string
+	for i, s := range parts {
+		if i > 0 {
+			out += "; "
+		}
+		out += s
+	}
+	return out
+}
