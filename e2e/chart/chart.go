@@ -5,20 +5,23 @@
 package chart
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/action"
-	helmchart "helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/releaseutil"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -49,13 +52,33 @@ func Dir() (string, error) {
 	return dir, nil
 }
 
-// Load reads the chart from Dir.
-func Load() (*helmchart.Chart, error) {
+// Load reads the chart at path, a chart directory or a packaged archive (`helm package`
+// output); an empty path is Dir.
+func Load(path string) (*helmchart.Chart, error) {
+	if path == "" {
+		dir, err := Dir()
+		if err != nil {
+			return nil, err
+		}
+		path = dir
+	}
+	return loader.Load(path)
+}
+
+// Package packages the chart directory into destDir as `helm package` does and returns the
+// archive's path (destDir/claimbridge-<version>.tgz).
+func Package(destDir string) (string, error) {
 	dir, err := Dir()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return loader.Load(dir)
+	p := action.NewPackage()
+	p.Destination = destDir
+	path, err := p.Run(dir, nil)
+	if err != nil {
+		return "", fmt.Errorf("package the chart: %w", err)
+	}
+	return path, nil
 }
 
 // Rendered is the output of one render.
@@ -68,14 +91,16 @@ type Rendered struct {
 	Notes string
 }
 
-// Options of Render.
+// Options of Render and Install.
 type Options struct {
 	Release, Namespace string // default DefaultRelease, DefaultNamespace
+	// Chart is a chart directory or a packaged archive. Default: Dir, the chart of this checkout.
+	Chart string
 	// APIVersions the cluster serves in addition to the built-in ones (like --api-versions).
 	APIVersions []string
 	// Kubeconfig, when set, renders against that cluster as an upgrade dry run
 	// (`helm upgrade --dry-run=server`): templates' lookup calls see the live objects and the
-	// capabilities are the server's. Nothing is changed in the cluster.
+	// capabilities are the server's. Nothing is changed in the cluster. Install requires it.
 	Kubeconfig string
 }
 
@@ -83,7 +108,58 @@ type Options struct {
 // values are checked against values.schema.json and the templates' guards; an error names
 // the violation.
 func Render(values map[string]any, opts Options) (*Rendered, error) {
-	ch, err := Load()
+	mode := modeTemplate
+	if opts.Kubeconfig != "" {
+		mode = modeUpgradeDryRun
+	}
+	return run(values, opts, mode)
+}
+
+// InstallMode says what Install does.
+type InstallMode int
+
+// Install modes.
+const (
+	// InstallDryRun is `helm install --dry-run=server`: rendered with the cluster's
+	// capabilities and lookups, every object validated against the server's OpenAPI schema
+	// (custom resources included) and checked not to exist yet; nothing is created.
+	InstallDryRun InstallMode = iota + 1
+	// InstallForReal is `helm install`: the release and its objects are created (server-side
+	// apply), without waiting for them to become ready.
+	InstallForReal
+)
+
+// Install installs the chart with values into the cluster of opts.Kubeconfig, as `helm
+// install` does (the namespace must exist).
+func Install(ctx context.Context, values map[string]any, opts Options, mode InstallMode) (*Rendered, error) {
+	if opts.Kubeconfig == "" {
+		return nil, errors.New("install: no kubeconfig")
+	}
+	switch mode {
+	case InstallDryRun:
+		return runContext(ctx, values, opts, modeInstallDryRun)
+	case InstallForReal:
+		return runContext(ctx, values, opts, modeInstall)
+	default:
+		return nil, fmt.Errorf("install: unknown mode %d", mode)
+	}
+}
+
+type runMode int
+
+const (
+	modeTemplate runMode = iota
+	modeUpgradeDryRun
+	modeInstallDryRun
+	modeInstall
+)
+
+func run(values map[string]any, opts Options, mode runMode) (*Rendered, error) {
+	return runContext(context.Background(), values, opts, mode)
+}
+
+func runContext(ctx context.Context, values map[string]any, opts Options, mode runMode) (*Rendered, error) {
+	ch, err := Load(opts.Chart)
 	if err != nil {
 		return nil, err
 	}
@@ -93,44 +169,55 @@ func Render(values map[string]any, opts Options) (*Rendered, error) {
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
 	}
-	kv, err := chartutil.ParseKubeVersion(KubeVersion)
+	kv, err := common.ParseKubeVersion(KubeVersion)
 	if err != nil {
 		return nil, err
 	}
-	cfg := &action.Configuration{}
+	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler))
 	install := action.NewInstall(cfg)
-	install.DryRun = true
-	install.Replace = true
 	install.IncludeCRDs = true
 	install.ReleaseName = opts.Release
 	install.Namespace = opts.Namespace
-	if opts.Kubeconfig == "" {
-		install.ClientOnly = true
+	switch mode {
+	case modeTemplate:
+		install.DryRunStrategy = action.DryRunClient
+		install.Replace = true
 		install.KubeVersion = kv
 		install.APIVersions = opts.APIVersions
-	} else {
+	default:
 		flags := genericclioptions.NewConfigFlags(false)
 		flags.KubeConfig = &opts.Kubeconfig
 		flags.Namespace = &opts.Namespace
-		if err := cfg.Init(flags, opts.Namespace, "secret", func(string, ...any) {}); err != nil {
+		if err := cfg.Init(flags, opts.Namespace, "secret"); err != nil {
 			return nil, fmt.Errorf("connect to the cluster: %w", err)
 		}
-		install.DryRunOption = "server"
-		install.IsUpgrade = true // like `helm upgrade --dry-run=server`: objects may exist
+		switch mode {
+		case modeUpgradeDryRun:
+			install.DryRunStrategy = action.DryRunServer
+			install.IsUpgrade = true // like `helm upgrade --dry-run=server`: objects may exist
+		case modeInstallDryRun:
+			install.DryRunStrategy = action.DryRunServer
+		case modeInstall:
+			install.DryRunStrategy = action.DryRunNone
+			install.ServerSideApply = true
+		}
 	}
 	if values == nil {
 		values = map[string]any{}
 	}
-	rel, err := install.Run(ch, values)
+	released, err := install.RunWithContext(ctx, ch, values)
 	if err != nil {
 		return nil, err
 	}
-	out := &Rendered{Manifests: releaseutil.SplitManifests(rel.Manifest), Notes: rel.Info.Notes}
+	rel, ok := released.(*helmrelease.Release)
+	if !ok {
+		return nil, fmt.Errorf("unexpected release type %T", released)
+	}
 	_, manifests, err := releaseutil.SortManifests(splitBySource(rel.Manifest), nil, releaseutil.InstallOrder)
 	if err != nil {
 		return nil, fmt.Errorf("sort manifests: %w", err)
 	}
-	out.Manifests = map[string]string{}
+	out := &Rendered{Manifests: map[string]string{}, Notes: rel.Info.Notes}
 	for _, m := range manifests {
 		out.Manifests[m.Name] += m.Content + "\n---\n"
 		obj := &unstructured.Unstructured{}

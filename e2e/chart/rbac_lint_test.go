@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/lint"
-	"helm.sh/helm/v3/pkg/lint/support"
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/v2/lint"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 	rbacv1 "k8s.io/api/rbac/v1"
 )
 
@@ -137,7 +137,7 @@ func TestHelmLint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := chartutil.ParseKubeVersion(KubeVersion)
+	kv, err := common.ParseKubeVersion(KubeVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestHelmLint(t *testing.T) {
 	}
 	for name, values := range cases {
 		t.Run(name, func(t *testing.T) {
-			linter := lint.AllWithKubeVersion(dir, values, DefaultNamespace, kv)
+			linter := lint.RunAll(dir, values, DefaultNamespace, lint.WithKubeVersion(kv))
 			for _, m := range linter.Messages {
 				t.Log(m.Error())
 			}
