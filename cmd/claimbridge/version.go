@@ -2,13 +2,44 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// Set at build time by `make build` and `make image`:
+//
+//	-ldflags "-X main.version=0.1.0 -X main.commit=<git commit>[-dirty]"
+//
+// The version is the chart's appVersion (charts/claimbridge/Chart.yaml), so that the image
+// the chart runs by default reports the version the chart names.
+var (
+	version = "dev"
+	commit  = ""
+)
+
+// versionInfo is what `claimbridge version` prints: the stamped version, else the module
+// version of a `go install …@version` build, else "dev".
+func versionInfo() (v, c string) {
+	v, c = version, commit
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		if c == "" {
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.revision" {
+					c = s.Value
+				}
+			}
+		}
+	}
+	if c == "" {
+		c = "unknown"
+	}
+	return v, c
+}
 
 func newVersionCommand() *cobra.Command {
 	return &cobra.Command{
@@ -16,11 +47,9 @@ func newVersionCommand() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		Run: func(c *cobra.Command, _ []string) {
-			v := version
-			if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-				v = bi.Main.Version
-			}
-			fmt.Fprintf(c.OutOrStdout(), "claimbridge %s (DRA resource.k8s.io/v1, Kubernetes 1.37)\n", v)
+			v, commit := versionInfo()
+			fmt.Fprintf(c.OutOrStdout(), "claimbridge %s (commit %s, %s, %s/%s; DRA resource.k8s.io/v1, Kubernetes 1.37)\n",
+				v, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		},
 	}
 }

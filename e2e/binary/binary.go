@@ -1,7 +1,7 @@
-// Package binary runs the built `claimbridge serve` binary next to an e2e
-// control plane, the way an operator deploys it: cert-manager TLS mode with a
-// serving certificate from the cluster's CA, behind the MutatingWebhookConfiguration
-// the chart renders, pointed at 127.0.0.1.
+// Package binary runs `claimbridge serve` next to an e2e control plane the way an
+// operator deploys it: the binary taken out of the container image (`make image`, see
+// package image), cert-manager TLS mode with a serving certificate from the cluster's CA,
+// behind the MutatingWebhookConfiguration the chart renders, pointed at 127.0.0.1.
 package binary
 
 import (
@@ -10,16 +10,49 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/claimbridge/claimbridge/e2e/chart"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
+	"github.com/claimbridge/claimbridge/e2e/image"
 )
+
+// ImageEnv names the environment variable that points the harness at the OCI image layout
+// `make image` wrote (_output/image/oci). When it is unset the harness builds the image for
+// this machine's platform itself.
+const ImageEnv = "CLAIMBRIDGE_IMAGE"
+
+// FromImage writes the claimbridge binary of the container image for this machine's
+// platform into dir and returns its path: from $CLAIMBRIDGE_IMAGE if set, else from an image
+// built now (this platform only) into dir/image.
+func FromImage(ctx context.Context, dir string) (string, error) {
+	p := v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
+	layoutDir := os.Getenv(ImageEnv)
+	if layoutDir == "" {
+		b, err := image.Build(ctx, image.Options{Platforms: []v1.Platform{p}})
+		if err != nil {
+			return "", err
+		}
+		out, err := image.Write(filepath.Join(dir, "image"), b)
+		if err != nil {
+			return "", err
+		}
+		layoutDir = out.Layout
+	}
+	bin := filepath.Join(dir, "claimbridge")
+	if err := image.ExtractBinary(layoutDir, p, bin); err != nil {
+		return "", fmt.Errorf("take the binary out of the image (%s=%s): %w", ImageEnv, layoutDir, err)
+	}
+	return bin, nil
+}
 
 // Options of Start.
 type Options struct {
@@ -40,16 +73,16 @@ type Server struct {
 	// WebhookName is the name of the webhook in the installed configuration.
 	WebhookName string
 
-	c    *cluster.Cluster
-	args []string
-	mu   sync.Mutex
-	proc *cluster.Process
+	c         *cluster.Cluster
+	args, env []string
+	mu        sync.Mutex
+	proc      *cluster.Process
 }
 
-// Start builds cmd/claimbridge, runs `claimbridge serve`, waits until it is
-// ready and installs the chart's webhook configuration pointed at it.
+// Start takes the binary out of the image (FromImage), runs `claimbridge serve`, waits
+// until it is ready and installs the chart's webhook configuration pointed at it.
 func Start(ctx context.Context, c *cluster.Cluster, o Options) (*Server, error) {
-	bin, err := cluster.BuildClaimbridge(ctx, c.Dir)
+	bin, err := FromImage(ctx, c.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -91,10 +124,22 @@ func Start(ctx context.Context, c *cluster.Cluster, o Options) (*Server, error) 
 	return s, nil
 }
 
+// Run runs bin with args and env (added to the test binary's environment; KUBECONFIG
+// defaults to the cluster's admin kubeconfig) and waits until /readyz on probesAddr answers
+// 200. The caller provides the certificate and the webhook configuration; Start does both.
+func Run(ctx context.Context, c *cluster.Cluster, bin string, args, env []string, probesAddr string) (*Server, error) {
+	s := &Server{Bin: bin, ProbesAddr: probesAddr, c: c, args: args, env: env}
+	if err := s.Restart(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // Restart starts the binary again with the same flags (after it was killed)
 // and waits until /readyz answers 200.
 func (s *Server) Restart(ctx context.Context) error {
-	p, err := s.c.StartProcess("claimbridge", s.Bin, s.args, []string{"KUBECONFIG=" + s.c.Kubeconfig})
+	env := append([]string{"KUBECONFIG=" + s.c.Kubeconfig}, s.env...)
+	p, err := s.c.StartProcess("claimbridge", s.Bin, s.args, env)
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,10 @@ type Options struct {
 	// ExtraArgs are appended to a component's flags, keyed by component name ("etcd",
 	// "kube-apiserver", "kube-controller-manager", "kube-scheduler"). Later flags win.
 	ExtraArgs map[string][]string
+	// ServiceNetwork lets kube-apiserver reach Services whose backends RouteService names,
+	// the way kube-proxy would (see serviceNetwork): webhooks registered by Service, as the
+	// chart registers claimbridge, become callable. Default: false (no Service is reachable).
+	ServiceNetwork bool
 }
 
 // Option changes Options, for Start.
@@ -97,6 +101,8 @@ type Cluster struct {
 	ca         *authority
 	restConfig *rest.Config
 	client     kubernetes.Interface
+
+	services *serviceNetwork // nil without Options.ServiceNetwork
 
 	mu         sync.Mutex
 	components []*component // start order
@@ -277,6 +283,11 @@ func (c *Cluster) start(ctx context.Context, attempt int) error {
 	}
 	progress("etcd ready on %s", etcdURL)
 
+	if c.opts.ServiceNetwork {
+		if c.services, err = startServiceNetwork(dir); err != nil {
+			return err
+		}
+	}
 	if err := c.run(dir, KubeAPIServer,
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1",
@@ -419,6 +430,9 @@ func (c *Cluster) writeKubeconfig(path, commonName, org string) error {
 // run starts one component with its default flags followed by Options.ExtraArgs.
 func (c *Cluster) run(dir, name string, args ...string) error {
 	args = append(args, c.opts.ExtraArgs[name]...)
+	if name == KubeAPIServer && c.services != nil {
+		args = append(args, "--egress-selector-config-file="+c.services.config)
+	}
 	comp, err := startComponent(name, filepath.Join(c.BinDir, name), filepath.Join(dir, "logs", name+".log"), args, nil)
 	if err != nil {
 		return err
@@ -640,6 +654,9 @@ func (c *Cluster) stopComponents() {
 	c.mu.Unlock()
 	for i := len(comps) - 1; i >= 0; i-- {
 		comps[i].stop(15 * time.Second)
+	}
+	if c.services != nil {
+		c.services.close()
 	}
 }
 

@@ -1,0 +1,99 @@
+// Command image builds claimbridge's container image without a container engine (`make
+// image`): an OCI image layout with a linux/amd64 + linux/arm64 index, and a docker-style
+// tarball per platform. See package image.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/claimbridge/claimbridge/e2e/image"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "image:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	out := flag.String("o", "", "output directory (default: _output/image in the repository)")
+	platforms := flag.String("platforms", "linux/amd64,linux/arm64", "comma-separated os/arch list")
+	version := flag.String("version", "", "version to stamp (default: the chart's appVersion)")
+	commit := flag.String("commit", "", "commit to stamp (default: the checkout's HEAD)")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	o := image.Options{Version: *version, Commit: *commit, Progress: os.Stderr}
+	for _, p := range strings.Split(*platforms, ",") {
+		goos, goarch, ok := strings.Cut(strings.TrimSpace(p), "/")
+		if !ok {
+			return fmt.Errorf("-platforms: %q is not os/arch", p)
+		}
+		o.Platforms = append(o.Platforms, v1.Platform{OS: goos, Architecture: goarch})
+	}
+	root, err := image.RepoRoot()
+	if err != nil {
+		return err
+	}
+	o.Root = root
+	if *out == "" {
+		*out = filepath.Join(root, "_output", "image")
+	}
+	start := time.Now()
+	fmt.Fprintf(os.Stderr, "image: building %s for %s (the first build compiles every dependency for each platform: minutes)\n", image.Repository, *platforms)
+	b, err := image.Build(ctx, o)
+	if err != nil {
+		return err
+	}
+	w, err := image.Write(*out, b)
+	if err != nil {
+		return err
+	}
+	digest, err := b.Index.Digest()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s:%s (version %s, commit %s) in %.0f s\n", image.Repository, b.Tag(), b.Version, b.Commit, time.Since(start).Seconds())
+	fmt.Printf("  index    %s\n", digest)
+	for _, plat := range slices.Sorted(maps.Keys(b.Images)) {
+		img := b.Images[plat]
+		d, err := img.Digest()
+		if err != nil {
+			return err
+		}
+		m, err := img.Manifest()
+		if err != nil {
+			return err
+		}
+		var size int64
+		for _, l := range m.Layers {
+			size += l.Size
+		}
+		fmt.Printf("  %-8s %s (%.1f MB compressed)  %s\n", plat, d, float64(size)/1e6, rel(root, w.Tarballs[plat]))
+	}
+	fmt.Printf("  layout   %s\n", rel(root, w.Layout))
+	fmt.Printf("push: crane push %s REGISTRY/claimbridge:%s\n", rel(root, w.Layout), b.Tag())
+	fmt.Printf("  or: skopeo copy --all oci:%s:%s docker://REGISTRY/claimbridge:%s\n", rel(root, w.Layout), b.Tag(), b.Tag())
+	return nil
+}
+
+func rel(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
