@@ -84,8 +84,8 @@ func TestDefaultRender(t *testing.T) {
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
 		t.Errorf("resource requests missing: %v", c.Resources.Requests)
 	}
-	if c.Image != "registry.example/claimbridge:0.1.0" {
-		t.Errorf("image = %q, want the appVersion tag", c.Image)
+	if c.Image != "ghcr.io/claimbridge/claimbridge:0.1.0" {
+		t.Errorf("image = %q, want the project's image with the appVersion tag", c.Image)
 	}
 	wantArgs := []string{
 		"serve",
