@@ -125,7 +125,7 @@ healthzListenAddress: 127.0.0.1:`+strconv.Itoa(ports[1])+`
 		"--metrics-listen-address=127.0.0.1:" + strconv.Itoa(ports[0]),
 		"--cluster-resource-namespace=kube-system",
 		"--v=2",
-	}, nil)
+	}, []string{"KUBECONFIG=" + c.Kubeconfig})
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,9 @@ healthzListenAddress: 127.0.0.1:`+strconv.Itoa(ports[1])+`
 		"--leader-elect=false",
 		"--metrics-listen-address=127.0.0.1:" + strconv.Itoa(ports[2]),
 		"--v=2",
-	}, nil)
+		// cainjector's own --kubeconfig flag hides controller-runtime's, which it reads;
+		// controller-runtime also reads $KUBECONFIG.
+	}, []string{"KUBECONFIG=" + c.Kubeconfig})
 	if err != nil {
 		return nil, err
 	}

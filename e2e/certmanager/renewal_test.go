@@ -147,12 +147,14 @@ func TestCertManagerIssuesTheServingCertificateAndRenewalUnderABurstFailsNoAdmis
 		issued.Seconds(), injected.Seconds(), serving0.Seconds(), firstTranslation.Seconds())
 
 	failOpen0 := apiserverFailOpen(t)
+	conns0 := tc.ServiceNetworkStats().Connections
 
 	// Renewals while a burst of pods is admitted.
 	var stop atomic.Bool
 	type renewal struct {
 		issued, served time.Duration
 		serial         *big.Int
+		conns          int64 // the service network's connection count when it was served
 	}
 	var renewalsDone []renewal
 	var renewErr error
@@ -182,7 +184,7 @@ func TestCertManagerIssuesTheServingCertificateAndRenewalUnderABurstFailsNoAdmis
 				renewErr = fmt.Errorf("renewal %d: claimbridge still serves the old certificate: %w", k, err)
 				return
 			}
-			renewalsDone = append(renewalsDone, renewal{issued: issuedAt, served: time.Since(start), serial: serial})
+			renewalsDone = append(renewalsDone, renewal{issued: issuedAt, served: time.Since(start), serial: serial, conns: tc.ServiceNetworkStats().Connections})
 			prev = serial
 			time.Sleep(time.Second)
 		}
@@ -215,10 +217,27 @@ func TestCertManagerIssuesTheServingCertificateAndRenewalUnderABurstFailsNoAdmis
 		t.Errorf("kube-apiserver failed open %v times during the renewals", failOpen)
 	}
 	elapsed := adm[len(adm)-1].end.Sub(adm[0].start)
-	t.Logf("%d pods in %.1fs (%.0f/s) across %d renewals: %d create errors, %d untranslated, %v fail-open admissions",
-		len(adm), elapsed.Seconds(), float64(len(adm))/elapsed.Seconds(), len(renewalsDone), createErrs, untranslated, failOpen)
+	t.Logf("%d pods in %.1fs (%.0f/s) across %d renewals: %d create errors, %d untranslated, %v fail-open admissions; kube-apiserver opened %d connections to the Service meanwhile",
+		len(adm), elapsed.Seconds(), float64(len(adm))/elapsed.Seconds(), len(renewalsDone), createErrs, untranslated, failOpen,
+		tc.ServiceNetworkStats().Connections-conns0)
+
+	// kube-apiserver keeps its connection (HTTP/2) across the renewals; a new one must
+	// handshake with the renewed certificate and verify it against the same caBundle.
+	conns1 := tc.ServiceNetworkStats().Connections
+	closed := tc.CloseServiceConnections()
+	got, err := client.CoreV1().Pods(podNS).Create(ctx, legacyPod(podNS, "after"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !translated(got) {
+		t.Error("after the renewals, a pod on a new connection is not translated")
+	}
+	if n := tc.ServiceNetworkStats().Connections - conns1; n < 1 {
+		t.Errorf("kube-apiserver made %d new connections after %d were closed", n, closed)
+	}
 	for i, r := range renewalsDone {
-		t.Logf("renewal %d: reissued %.1fs after the trigger, served by claimbridge %.1fs after it (serial %x…)", i+1, r.issued.Seconds(), r.served.Seconds(), r.serial.Bytes()[:4])
+		t.Logf("renewal %d: reissued %.1fs after the trigger, served by claimbridge %.1fs after it (serial %x…); kube-apiserver had opened %d connections before",
+			i+1, r.issued.Seconds(), r.served.Seconds(), r.serial.Bytes()[:4], r.conns-conns0)
 	}
 	if len(renewalsDone) != renewals {
 		t.Errorf("%d renewals, want %d", len(renewalsDone), renewals)

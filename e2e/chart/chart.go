@@ -20,6 +20,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/common"
 	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/kube"
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -200,6 +201,7 @@ func runContext(ctx context.Context, values map[string]any, opts Options, mode r
 		case modeInstall:
 			install.DryRunStrategy = action.DryRunNone
 			install.ServerSideApply = true
+			install.WaitStrategy = kube.HookOnlyStrategy // the chart has no hooks: nothing to wait for
 		}
 	}
 	if values == nil {

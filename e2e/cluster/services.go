@@ -34,6 +34,7 @@ type serviceNetwork struct {
 
 	mu     sync.Mutex
 	routes map[string]string // clusterIP:port → backend host:port
+	open   map[net.Conn]bool // the apiserver side of every connection routed and not closed
 
 	connections, refused atomic.Int64
 	wg                   sync.WaitGroup
@@ -67,7 +68,7 @@ func startServiceNetwork(dir string) (*serviceNetwork, error) {
 		_ = ln.Close()
 		return nil, fmt.Errorf("service network: %w", err)
 	}
-	n := &serviceNetwork{socket: socket, config: cfg, ln: ln, routes: map[string]string{}}
+	n := &serviceNetwork{socket: socket, config: cfg, ln: ln, routes: map[string]string{}, open: map[net.Conn]bool{}}
 	n.wg.Go(n.serve)
 	return n, nil
 }
@@ -109,6 +110,14 @@ func (n *serviceNetwork) handle(conn net.Conn) {
 	}
 	defer func() { _ = up.Close() }()
 	n.connections.Add(1)
+	n.mu.Lock()
+	n.open[conn] = true
+	n.mu.Unlock()
+	defer func() {
+		n.mu.Lock()
+		delete(n.open, conn)
+		n.mu.Unlock()
+	}()
 	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
 	}
@@ -144,6 +153,21 @@ func (c *Cluster) ServiceNetworkStats() ServiceNetworkStats {
 		return ServiceNetworkStats{}
 	}
 	return ServiceNetworkStats{Connections: c.services.connections.Load(), Refused: c.services.refused.Load()}
+}
+
+// CloseServiceConnections closes every connection the service network carries, the way a
+// backend that goes away drops them: kube-apiserver dials again (a new TLS handshake) for its
+// next request. Requests in flight on them fail; call it when none are.
+func (c *Cluster) CloseServiceConnections() int {
+	if c.services == nil {
+		return 0
+	}
+	c.services.mu.Lock()
+	defer c.services.mu.Unlock()
+	for conn := range c.services.open {
+		_ = conn.Close()
+	}
+	return len(c.services.open)
 }
 
 // RouteService sends the apiserver's connections to port of the Service namespace/name (its
