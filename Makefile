@@ -34,7 +34,7 @@ image: ## container image in _output/image: OCI layout (crane push / skopeo copy
 # Built once into bin/, then run twice: on a fresh machine the build downloads and compiles
 # every dependency first (see README.md for the time it takes), so say so before it starts.
 example: ## translate an example workload, then audit all of them against the mixed example fleet
-	@test -x bin/claimbridge || echo "example: building bin/claimbridge first; on a fresh machine Go downloads and compiles every dependency (about 7 minutes on 2 cores), later runs take seconds"
+	@test -x bin/claimbridge || echo "example: building bin/claimbridge first; on a fresh machine Go downloads and compiles every dependency (about 6 minutes on 2 cores), later runs take seconds"
 	@$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/claimbridge ./cmd/claimbridge
 	bin/claimbridge translate -f examples/workloads/inference-l4.yaml
 	@echo

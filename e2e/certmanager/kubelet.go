@@ -2,7 +2,9 @@ package certmanager
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -109,7 +111,7 @@ func (v *SecretVolume) project(data map[string][]byte) error {
 	}
 	for k := range data {
 		link := filepath.Join(v.Dir, k)
-		if _, err := os.Lstat(link); os.IsNotExist(err) {
+		if _, err := os.Lstat(link); errors.Is(err, fs.ErrNotExist) {
 			if err := os.Symlink(filepath.Join("..data", k), link); err != nil {
 				return err
 			}

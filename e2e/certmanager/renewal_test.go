@@ -80,9 +80,12 @@ func TestCertManagerIssuesTheServingCertificateAndRenewalUnderABurstFailsNoAdmis
 
 	// cert-manager issues the serving certificate.
 	serving := fullname + "-serving"
-	waitCertificateReady(t, serving, 0)
+	waitCertificateReady(t, serving)
 	issued := time.Since(installed)
-	cert := getCertificate(t, serving)
+	cert, err := getCertificate(ctx, serving)
+	if err != nil {
+		t.Fatal(err)
+	}
 	secretName, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName")
 
 	// cainjector injects the CA of that Secret into the webhook configuration.
@@ -164,13 +167,20 @@ func TestCertManagerIssuesTheServingCertificateAndRenewalUnderABurstFailsNoAdmis
 		time.Sleep(2 * time.Second) // the burst is under way
 		prev := serial0
 		for k := 1; k <= renewals; k++ {
-			rev := revision(t, serving)
+			rev, _, err := certificateState(ctx, serving)
+			if err != nil {
+				renewErr = err
+				return
+			}
 			start := time.Now()
 			if err := triggerRenewal(ctx, serving); err != nil {
 				renewErr = err
 				return
 			}
-			if err := pollUntil(ctx, func() bool { return revision(t, serving) > rev && certificateReady(t, serving) }); err != nil {
+			if err := pollUntil(ctx, func() bool {
+				r, ready, err := certificateState(ctx, serving)
+				return err == nil && ready && r > rev
+			}); err != nil {
 				renewErr = fmt.Errorf("renewal %d: certificate not reissued: %w", k, err)
 				return
 			}
@@ -194,6 +204,9 @@ func TestCertManagerIssuesTheServingCertificateAndRenewalUnderABurstFailsNoAdmis
 	wg.Wait()
 	if renewErr != nil {
 		t.Fatal(renewErr)
+	}
+	if len(adm) < 100 {
+		t.Fatalf("only %d pods were created during the renewals", len(adm))
 	}
 
 	// Every create succeeded and every pod was translated: no admission failed open.
@@ -416,39 +429,36 @@ func triggerRenewal(ctx context.Context, name string) error {
 	return err
 }
 
-func getCertificate(t *testing.T, name string) *unstructured.Unstructured {
-	t.Helper()
-	u, err := dyn.Resource(certmanager.CertificateResource).Namespace(ownNamespace).Get(t.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
+func getCertificate(ctx context.Context, name string) (*unstructured.Unstructured, error) {
+	return dyn.Resource(certmanager.CertificateResource).Namespace(ownNamespace).Get(ctx, name, metav1.GetOptions{})
 }
 
-func certificateReady(t *testing.T, name string) bool {
-	conds, _, _ := unstructured.NestedSlice(getCertificate(t, name).Object, "status", "conditions")
-	ready, issuing := false, false
+// certificateState is the Certificate's revision and whether it is Ready and not Issuing.
+func certificateState(ctx context.Context, name string) (revision int64, ready bool, err error) {
+	u, err := getCertificate(ctx, name)
+	if err != nil {
+		return 0, false, err
+	}
+	revision, _, _ = unstructured.NestedInt64(u.Object, "status", "revision")
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	isReady, issuing := false, false
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
 		switch m["type"] {
 		case "Ready":
-			ready = m["status"] == "True"
+			isReady = m["status"] == "True"
 		case "Issuing":
 			issuing = m["status"] == "True"
 		}
 	}
-	return ready && !issuing
+	return revision, isReady && !issuing, nil
 }
 
-func revision(t *testing.T, name string) int64 {
-	rev, _, _ := unstructured.NestedInt64(getCertificate(t, name).Object, "status", "revision")
-	return rev
-}
-
-func waitCertificateReady(t *testing.T, name string, minRevision int64) {
+func waitCertificateReady(t *testing.T, name string) {
 	t.Helper()
-	eventually(t, "Certificate "+name+" is Ready", func(context.Context) (bool, error) {
-		return certificateReady(t, name) && revision(t, name) > minRevision, nil
+	eventually(t, "Certificate "+name+" is Ready", func(ctx context.Context) (bool, error) {
+		_, ready, err := certificateState(ctx, name)
+		return ready, err
 	})
 }
 
