@@ -67,8 +67,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s:%s (version %s, commit %s) in %.0f s\n", image.Repository, b.Tag(), b.Version, b.Commit, time.Since(start).Seconds())
-	fmt.Printf("  index    %s\n", digest)
+	fmt.Fprintf(os.Stdout, "%s:%s (version %s, commit %s) in %.0f s\n", image.Repository, b.Tag(), b.Version, b.Commit, time.Since(start).Seconds())
+	fmt.Fprintf(os.Stdout, "  index    %s\n", digest)
 	for _, plat := range slices.Sorted(maps.Keys(b.Images)) {
 		img := b.Images[plat]
 		d, err := img.Digest()
@@ -83,11 +83,11 @@ func run() error {
 		for _, l := range m.Layers {
 			size += l.Size
 		}
-		fmt.Printf("  %-8s %s (%.1f MB compressed)  %s\n", plat, d, float64(size)/1e6, rel(root, w.Tarballs[plat]))
+		fmt.Fprintf(os.Stdout, "  %-8s %s (%.1f MB compressed)  %s\n", plat, d, float64(size)/1e6, rel(root, w.Tarballs[plat]))
 	}
-	fmt.Printf("  layout   %s\n", rel(root, w.Layout))
-	fmt.Printf("push: crane push %s REGISTRY/claimbridge:%s\n", rel(root, w.Layout), b.Tag())
-	fmt.Printf("  or: skopeo copy --all oci:%s:%s docker://REGISTRY/claimbridge:%s\n", rel(root, w.Layout), b.Tag(), b.Tag())
+	fmt.Fprintf(os.Stdout, "  layout   %s\n", rel(root, w.Layout))
+	fmt.Fprintf(os.Stdout, "push: crane push %s REGISTRY/claimbridge:%s\n", rel(root, w.Layout), b.Tag())
+	fmt.Fprintf(os.Stdout, "  or: skopeo copy --all oci:%s:%s docker://REGISTRY/claimbridge:%s\n", rel(root, w.Layout), b.Tag(), b.Tag())
 	return nil
 }
 
