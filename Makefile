@@ -13,7 +13,7 @@ COMMIT    := $(shell c="$$(git rev-parse HEAD 2>/dev/null)" || c=unknown; \
 LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .DEFAULT_GOAL := build
-.PHONY: build version image example test unit verify lint fmt vet tidy-check import-check fuzz bench bench-unit bench-e2e help
+.PHONY: build version image chart example test unit verify lint fmt vet tidy-check import-check fuzz bench bench-unit bench-e2e help
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -30,6 +30,10 @@ version: ## print the version (the chart's appVersion)
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 image: ## container image in _output/image: OCI layout (crane push / skopeo copy) + docker tarballs, no engine needed
 	cd e2e && $(GO) run ./cmd/image -o $(CURDIR)/_output/image -platforms $(IMAGE_PLATFORMS)
+
+chart: ## package the chart into _output/claimbridge-<version>.tgz with the pinned Helm (installed into the cache)
+	@mkdir -p _output
+	@helm="$$(hack/tools.sh helm | tail -n1)" && $$helm package charts/claimbridge -d _output
 
 # Built once into bin/, then run twice: on a fresh machine the build downloads and compiles
 # every dependency first (see README.md for the time it takes), so say so before it starts.
