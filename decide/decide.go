@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +50,10 @@ const (
 	ReasonPlacementUnknown translate.ReasonCode = "PlacementUnknown"
 	// ReasonPlacementNotChecked: the policy turned the placement check off.
 	ReasonPlacementNotChecked translate.ReasonCode = "PlacementNotChecked"
+	// ReasonSingleAlternativeRejected: for a pod whose scheduler or queue
+	// takes no firstAvailable, one single-alternative translation that was
+	// tried and why it was not kept.
+	ReasonSingleAlternativeRejected translate.ReasonCode = "SingleAlternativeRejected"
 )
 
 // Input is what [Pod] decides on.
@@ -118,47 +123,41 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 		return nil, errors.New("no policy")
 	}
 	start := time.Now()
-	res, err := translate.Pod(translate.Input{Pod: in.Pod, Policy: in.Policy, Classes: in.Classes, Quotas: in.Quotas})
+	tin := translate.Input{Pod: in.Pod, Policy: in.Policy, Classes: in.Classes, Quotas: in.Quotas}
+	res, err := translate.Pod(tin)
 	if err != nil {
 		return nil, err
 	}
 	d := &Decision{Outcome: res.Outcome, Pod: in.Pod, Requested: in.Policy.DevicesRequested(in.Pod), Translation: res, Reasons: slices.Clone(res.Reasons), Decisive: firstWarning(res.Reasons)}
 	d.Durations.Translate = time.Since(start)
-	if res.Outcome != translate.OutcomeTranslate {
-		return d, nil
-	}
-	if in.Checker == nil {
-		return d, nil
-	}
-	if in.Snapshot == nil {
-		v := feasibility.Verdict{Kind: feasibility.Unknown, Code: feasibility.ReasonInventoryNotSynced, Reasons: []string{"the device inventory is not synced yet"}}
-		d.Verdict = &v
-		d.keep(verdictReasons(&v)...)
-		return d, nil
-	}
-	claims := []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}
-
-	rule := in.Policy.Spec().Placement
-	if rule == "" {
-		rule = translate.PlacementExact
-	}
-	if rule == translate.PlacementOff {
-		d.Reasons = append(d.Reasons, reason(ReasonPlacementNotChecked, translate.SeverityInfo, "the policy turns the placement check off (placement: Off)"))
+	if res.Output == translate.OutputExactlyOnly && res.Combinations > 1 {
+		if !d.chooseSingle(ctx, in, tin) {
+			return d, nil
+		}
+		res = d.Translation
 	} else {
-		start := time.Now()
-		pl := in.Checker.Placement(ctx, in.Snapshot, feasibility.PlacementInput{
-			Policy: in.Policy, Legacy: AsAdmitted(in.Pod, res.ImplicitTolerations), Translated: res.Pod, Claims: claims, ListNodes: in.ListNodes,
-		})
-		d.Placement = &pl
-		d.Durations.Placement = time.Since(start)
-		r, ok := placementReasons(&pl, rule)
+		if res.Outcome != translate.OutcomeTranslate || in.Checker == nil {
+			return d, nil
+		}
+		if in.Snapshot == nil {
+			d.notSynced()
+			return d, nil
+		}
+		r, _, ok := d.place(ctx, in, res)
 		if !ok {
 			d.keep(r...)
 			return d, nil
 		}
 		d.Reasons = append(d.Reasons, r...)
 	}
-
+	if in.Checker == nil {
+		return d, nil
+	}
+	if in.Snapshot == nil {
+		d.notSynced()
+		return d, nil
+	}
+	claims := []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}
 	start = time.Now()
 	v := in.Checker.Check(ctx, in.Snapshot, res.Pod, claims)
 	d.Verdict = &v
@@ -171,6 +170,146 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 		d.keep(verdictReasons(&v)...)
 	}
 	return d, nil
+}
+
+func (d *Decision) notSynced() {
+	v := feasibility.Verdict{Kind: feasibility.Unknown, Code: feasibility.ReasonInventoryNotSynced, Reasons: []string{"the device inventory is not synced yet"}}
+	d.Verdict = &v
+	d.keep(verdictReasons(&v)...)
+}
+
+// placementRule is the policy's placement rule, Exact when unset.
+func placementRule(p *translate.Policy) translate.PlacementRule {
+	if rule := p.Spec().Placement; rule != "" {
+		return rule
+	}
+	return translate.PlacementExact
+}
+
+// place runs the placement check on a translation. It returns the reasons,
+// the answer (nil when the policy turns the check off) and whether the rule
+// accepts it.
+func (d *Decision) place(ctx context.Context, in Input, res *translate.Result) ([]translate.Reason, *feasibility.Placement, bool) {
+	rule := placementRule(in.Policy)
+	if rule == translate.PlacementOff {
+		return []translate.Reason{reason(ReasonPlacementNotChecked, translate.SeverityInfo, "the policy turns the placement check off (placement: Off)")}, nil, true
+	}
+	start := time.Now()
+	pl := in.Checker.Placement(ctx, in.Snapshot, feasibility.PlacementInput{
+		Policy: in.Policy, Legacy: AsAdmitted(in.Pod, res.ImplicitTolerations), Translated: res.Pod,
+		Claims: []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}, ListNodes: in.ListNodes,
+		NoFallbacks: res.Output == translate.OutputExactlyOnly,
+	})
+	d.Placement = &pl
+	d.Durations.Placement += time.Since(start)
+	r, ok := placementReasons(&pl, rule)
+	return r, &pl, ok
+}
+
+// maxSingleTries bounds the single-alternative translations whose placement
+// decide checks for one pod (plus the faithful one when it comes later).
+const maxSingleTries = 8
+
+// chooseSingle decides for a pod whose scheduler or queue takes no
+// firstAvailable (output ExactlyOnly) and whose requests have several
+// alternatives: it tries the single-alternative translations in preference
+// order and keeps the first whose placement check the policy's rule
+// accepts. Without a fleet (no Checker) nothing can be proven, so it takes
+// the faithful combination (each request's only mandatory alternative:
+// what the pod as submitted asks for), and keeps the pod legacy when there
+// is none; with the placement check off it takes the most preferred. It
+// returns false when the decision is made (the pod stays legacy).
+func (d *Decision) chooseSingle(ctx context.Context, in Input, tin translate.Input) bool {
+	first := d.Translation
+	n, faithful := first.Combinations, first.FaithfulCombination
+	translateAt := func(i int) (*translate.Result, error) {
+		if i == 0 {
+			return first, nil
+		}
+		start := time.Now()
+		tin.Alternative = i
+		res, err := translate.Pod(tin)
+		d.Durations.Translate += time.Since(start)
+		return res, err
+	}
+	use := func(res *translate.Result, extra ...translate.Reason) {
+		d.Outcome, d.Translation = res.Outcome, res
+		d.Reasons = append(slices.Clone(res.Reasons), extra...)
+		d.Decisive = firstWarning(d.Reasons)
+	}
+	noneReason := func(why string) translate.Reason {
+		return reason(translate.ReasonNoSingleAlternative, translate.SeverityWarning, fmt.Sprintf(
+			"the pod's scheduler or queue takes no firstAvailable (output ExactlyOnly), and %s; the pod keeps its device-plugin resources", why))
+	}
+	if in.Checker == nil || in.Snapshot == nil || placementRule(in.Policy) == translate.PlacementOff {
+		pick := faithful
+		if in.Checker != nil {
+			pick = 0 // the check is off or the inventory not synced: the verdict decides
+		}
+		if pick < 0 {
+			d.keep(noneReason(fmt.Sprintf("no one of its %d single-alternative translations means what the pod asks for (a request has several mandatory alternatives); only the placement check over a fleet could choose one", n)))
+			return false
+		}
+		res, err := translateAt(pick)
+		if err != nil {
+			d.keep(noneReason(err.Error()))
+			return false
+		}
+		use(res)
+		if res.Outcome != translate.OutcomeTranslate {
+			return false
+		}
+		if in.Checker != nil && in.Snapshot != nil {
+			r, _, _ := d.place(ctx, in, res)
+			d.Reasons = append(d.Reasons, r...)
+		}
+		return true
+	}
+	tries := make([]int, 0, maxSingleTries+1)
+	for i := 0; i < n && i < maxSingleTries; i++ {
+		tries = append(tries, i)
+	}
+	if faithful >= maxSingleTries {
+		tries = append(tries, faithful)
+	}
+	var rejected []translate.Reason
+	var firstPl *feasibility.Placement // the answer for the translation audit shows
+	for _, i := range tries {
+		res, err := translateAt(i)
+		if err != nil {
+			return d.keepWith(first, firstPl, rejected, noneReason(err.Error()))
+		}
+		what := fmt.Sprintf("single alternative %d of %d (%s)", i+1, n, strings.Join(res.Chosen, "; "))
+		if res.Outcome != translate.OutcomeTranslate {
+			w := firstWarning(res.Reasons)
+			rejected = append(rejected, reason(ReasonSingleAlternativeRejected, translate.SeverityInfo, fmt.Sprintf("%s: %s: %s", what, w.Code, w.Message)))
+			continue
+		}
+		r, pl, ok := d.place(ctx, in, res)
+		if i == 0 {
+			firstPl = pl
+		}
+		if ok {
+			use(res, append(rejected, r...)...)
+			return true
+		}
+		why := r[0].Message
+		if pl != nil && pl.Unknown == "" {
+			why = fmt.Sprintf("lands on %d, the pod as submitted on %d of the %d DRA nodes", pl.Translated, pl.Legacy, pl.Nodes)
+		}
+		rejected = append(rejected, reason(ReasonSingleAlternativeRejected, translate.SeverityInfo, fmt.Sprintf("%s: %s: %s", what, r[0].Code, why)))
+	}
+	return d.keepWith(first, firstPl, rejected, noneReason(fmt.Sprintf("none of the %d single-alternative translations tried (of %d) is accepted", len(tries), n)))
+}
+
+// keepWith keeps the pod legacy after trying single alternatives: the most
+// preferred translation is what audit shows, with its placement answer and
+// why each was rejected.
+func (d *Decision) keepWith(first *translate.Result, pl *feasibility.Placement, rejected []translate.Reason, why translate.Reason) bool {
+	d.Translation, d.Placement = first, pl
+	d.Reasons = append(slices.Clone(first.Reasons), rejected...)
+	d.keep(why)
+	return false
 }
 
 // AsAdmitted is the pod as submitted with the tolerations that admission

@@ -8,7 +8,19 @@ import (
 
 // defer5004 leaves the pod to KEP-5004 when a DeviceClass already serves each
 // of its extended resources and translation would add nothing: no selector
-// from a label, no alternative, no alignment across requests, no config.
+// from a label, no alternative, no alignment across requests, no config, no
+// capacity — and, unless deference.preferExtendedResource, no node-label
+// requirement removed from the pod (one the device request implies, such as
+// nvidia.com/gpu.present, or one no attribute expresses, nvidia.com/gpu.count):
+// KEP-5004 keeps the pod's labels, which DRA nodes without GPU Feature
+// Discovery lack, while translation frees the pod of them. Tolerations never
+// count: admission gives the pod that keeps its extended resource the same
+// ones translation adds (tolerations.go).
+//
+// Leaving a pod to KEP-5004 keeps the resource in its requests, so
+// kube-scheduler's NodeResourcesFit scoring (bin-packing, and
+// BalancedAllocation) still counts it; a translated pod's claim is not
+// counted there. preferExtendedResource trades label removal for that.
 func (t *translation) defer5004() bool {
 	mapped := map[string]string{}
 	for _, c := range t.in.Classes {
@@ -32,6 +44,13 @@ func (t *translation) defer5004() bool {
 			adds = true
 		}
 	}
+	// Node-label requirements removed without a selector (implied or not
+	// expressible): an addition unless the policy prefers KEP-5004.
+	removesLabels := len(t.translated) > 0 && !t.p.spec.KeepTranslatedNodeLabels
+	onlyLabels := !adds && removesLabels
+	if onlyLabels && !t.p.spec.Deference.PreferExtendedResource {
+		adds = true
+	}
 	if all && !adds {
 		var names []string
 		for _, u := range t.uses {
@@ -39,13 +58,21 @@ func (t *translation) defer5004() bool {
 		}
 		slices.Sort(names)
 		names = slices.Compact(names)
-		t.add(info(ReasonDeferToExtendedResource, nil, "the scheduler already serves %s from DRA (extendedResourceName) and translation would add nothing", strings.Join(names, ", ")))
+		what := "translation would add nothing"
+		if onlyLabels {
+			what = "translation would only remove node-label requirements that the device request implies or no device attribute expresses (spec.deference.preferExtendedResource: the pod keeps NodeResourcesFit scoring, and the DRA nodes must carry those labels)"
+		}
+		t.add(info(ReasonDeferToExtendedResource, nil, "the scheduler already serves %s from DRA (extendedResourceName) and %s", strings.Join(names, ", "), what))
 		return true
+	}
+	hint := ""
+	if all && onlyLabels {
+		hint = " (spec.deference.preferExtendedResource: true would leave this pod to KEP-5004: translation only removes node labels)"
 	}
 	for _, u := range t.uses {
 		if cls, ok := mapped[string(u.resource)]; ok {
 			t.add(warning(ReasonExtendedResourceMappedByClass, u.path.Child("resources", "limits").Key(string(u.resource)),
-				"DeviceClass %s maps %s (extendedResourceName); claimbridge removed it from the container so that it is not allocated twice", cls, u.resource))
+				"DeviceClass %s maps %s (extendedResourceName); claimbridge removed it from the container so that it is not allocated twice, and kube-scheduler's NodeResourcesFit scoring (bin-packing) no longer counts it for this pod, as it would for a pod left to KEP-5004%s", cls, u.resource, hint))
 		}
 	}
 	return false

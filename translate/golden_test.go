@@ -24,6 +24,8 @@ type goldenCase struct {
 	Policy   *TranslationPolicy         `json:"policy,omitempty"`
 	Classes  []*resourceapi.DeviceClass `json:"classes,omitempty"`
 	Quotas   []*corev1.ResourceQuota    `json:"quotas,omitempty"`
+	// Alternative is Input.Alternative (ExactlyOnly output).
+	Alternative int `json:"alternative,omitempty"`
 }
 
 // goldenResult is what a case must produce, stored as <case>.golden.yaml.
@@ -34,6 +36,13 @@ type goldenResult struct {
 	Template *resourceapi.ResourceClaimTemplate `json:"template,omitempty"`
 	// ImplicitTolerations are Result.ImplicitTolerations.
 	ImplicitTolerations []corev1.Toleration `json:"implicitTolerations,omitempty"`
+	// Output, Combinations and FaithfulCombination are Result's, shown
+	// when the output profile is not Full; Charge is shown for cases with
+	// quotas.
+	Output              OutputProfile                 `json:"output,omitempty"`
+	Combinations        int                           `json:"combinations,omitempty"`
+	FaithfulCombination *int                          `json:"faithfulCombination,omitempty"`
+	Charge              map[corev1.ResourceName]int64 `json:"charge,omitempty"`
 }
 
 func loadCase(t testing.TB, path string) (Input, *goldenCase) {
@@ -46,7 +55,7 @@ func loadCase(t testing.TB, path string) (Input, *goldenCase) {
 	if err := yaml.UnmarshalStrict(data, &gc); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	in := Input{Pod: gc.Pod, Classes: gc.Classes, Quotas: gc.Quotas}
+	in := Input{Pod: gc.Pod, Classes: gc.Classes, Quotas: gc.Quotas, Alternative: gc.Alternative}
 	switch {
 	case gc.Policy != nil:
 		in.Policy, err = NewPolicy(gc.Policy)
@@ -78,12 +87,21 @@ func TestGolden(t *testing.T) {
 	for _, path := range cases {
 		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			in, _ := loadCase(t, path)
+			in, gc := loadCase(t, path)
 			res, err := Pod(in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := goldenResult{Outcome: res.Outcome, Pod: res.Pod, Template: res.Template, ImplicitTolerations: res.ImplicitTolerations}
+			if res.Output != "" && res.Output != OutputFull {
+				got.Output, got.Combinations = res.Output, res.Combinations
+				if res.Combinations > 0 {
+					got.FaithfulCombination = &res.FaithfulCombination
+				}
+			}
+			if len(gc.Quotas) > 0 {
+				got.Charge = res.Charge
+			}
 			for _, r := range res.Reasons {
 				got.Reasons = append(got.Reasons, string(r.Severity)+" "+r.String())
 			}

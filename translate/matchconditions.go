@@ -16,7 +16,8 @@ type MatchCondition struct {
 // the webhook only the pods this policy can act on: pods with a container
 // (app, init or sidecar) that requests or limits an extended resource the
 // policy maps, that did not opt out, that are not bound at creation
-// (spec.nodeName) and whose scheduler is one of the policy's schedulers.
+// (spec.nodeName) and whose scheduler is one of the policy's schedulers
+// whose output is not Skip.
 // Pods that only carry node labels the policy knows are not sent: without a
 // device request there is nothing to translate. Every condition must hold
 // (the API ANDs matchConditions). The webhook sees the pod after API
@@ -63,8 +64,8 @@ func (p *Policy) MatchConditions() []MatchCondition {
 		"(has(object.spec.initContainers) && object.spec.initContainers.exists(c, " + container + "))"
 	optOut := "!(has(object.metadata.annotations) && " + mustCELString(AnnotationSkip) + " in object.metadata.annotations && " +
 		"object.metadata.annotations[" + mustCELString(AnnotationSkip) + "] == \"true\")"
-	schedulers := make([]string, 0, len(p.spec.Schedulers))
-	for _, s := range p.spec.Schedulers {
+	var schedulers []string
+	for _, s := range p.Schedulers() { // not those with output Skip
 		schedulers = append(schedulers, mustCELString(s))
 	}
 	scheduler := "(has(object.spec.schedulerName) && object.spec.schedulerName != \"\" ? object.spec.schedulerName : " +

@@ -47,6 +47,8 @@ func NewPolicy(tp *TranslationPolicy) (*Policy, error) {
 		Schedulers:               tp.Spec.Schedulers,
 		Preemption:               tp.Spec.Preemption,
 		ImplicitTolerations:      tp.Spec.ImplicitTolerations,
+		Kueue:                    tp.Spec.Kueue,
+		Deference:                tp.Spec.Deference,
 	}
 	profilesTolerate := false
 	for _, name := range tp.Spec.Profiles {
@@ -64,7 +66,7 @@ func NewPolicy(tp *TranslationPolicy) (*Policy, error) {
 		merged.GFDFamilyScheme = GFDFamilyCurrent
 	}
 	if len(merged.Schedulers) == 0 {
-		merged.Schedulers = []string{DefaultScheduler}
+		merged.Schedulers = SchedulerNames(DefaultScheduler)
 	}
 	if merged.ImplicitTolerations == nil {
 		merged.ImplicitTolerations = &profilesTolerate
@@ -117,6 +119,7 @@ func validatePolicyDocument(tp *TranslationPolicy) field.ErrorList {
 		errs = append(errs, field.NotSupported(spec.Child("gfdFamilyScheme"), tp.Spec.GFDFamilyScheme, []GFDFamilyScheme{GFDFamilyCurrent, GFDFamilyLegacy}))
 	}
 	errs = append(errs, validateSchedulers(spec.Child("schedulers"), tp.Spec.Schedulers)...)
+	errs = append(errs, validateKueue(spec.Child("kueue"), &tp.Spec.Kueue)...)
 	errs = append(errs, validateRules(spec, &tp.Spec)...)
 	return errs
 }

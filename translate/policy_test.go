@@ -94,6 +94,24 @@ func TestLoadPolicyRejectsBadInputWithFieldPaths(t *testing.T) {
 			yaml:     head + "spec:\n  profiles: [nvidia]\n  schedulers: [default-scheduler, Volcano, \"\", default-scheduler]\n",
 			wantErrs: []string{"spec.schedulers[1]: Invalid value", "spec.schedulers[2]: Required value", "spec.schedulers[3]: Duplicate value"},
 		},
+		"scheduler entries": {
+			yaml: head + "spec:\n  profiles: [nvidia]\n  schedulers:\n  - name: volcano\n    output: Partial\n  - name: kai-scheduler\n    classNameContains:\n    - {resources: [], value: \"\"}\n    - {resources: [gpu, \"a.com/*x*\"], value: gpu}\n  - {output: Full}\n",
+			wantErrs: []string{"spec.schedulers[0].output: Unsupported value", "spec.schedulers[1].classNameContains[0].resources: Required value",
+				"spec.schedulers[1].classNameContains[0].value: Required value", "spec.schedulers[1].classNameContains[1].resources[0]: Invalid value",
+				"spec.schedulers[1].classNameContains[1].resources[1]: Invalid value", "spec.schedulers[2].name: Required value"},
+		},
+		"scheduler entry with an unknown field": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  schedulers:\n  - {name: volcano, outptu: Full}\n",
+			wantErrs: []string{"decode policy", "outptu"},
+		},
+		"kueue output Full and bad mappings": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  kueue:\n    output: Full\n    deviceClassMappings:\n    - {name: \"\", deviceClassNames: []}\n    - {name: example.com/gpu, deviceClassNames: [Bad_Class]}\n",
+			wantErrs: []string{"spec.kueue.output: Invalid value", "firstAvailable", "spec.kueue.deviceClassMappings[0].name: Required value", "spec.kueue.deviceClassMappings[0].deviceClassNames: Required value", "spec.kueue.deviceClassMappings[1].deviceClassNames[0]: Invalid value"},
+		},
+		"kueue output unknown": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  kueue: {output: Exactly}\n",
+			wantErrs: []string{"spec.kueue.output: Unsupported value"},
+		},
 		"capacityOf rule with its own family and class": {
 			yaml:     head + "spec:\n  profiles: [nvidia]\n  resources:\n  - name: nvidia.com/gpumem\n    capacityOf: nvidia.com/gpu\n    capacity: memory\n    family: g\n    deviceClassName: c\n",
 			wantErrs: []string{"spec.resources[0].family: Forbidden", "spec.resources[0].deviceClassName: Forbidden"},

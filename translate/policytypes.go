@@ -59,19 +59,32 @@ type PolicySpec struct {
 	Fallbacks []FallbackRule `json:"fallbacks,omitempty"`
 
 	// Schedulers lists the schedulerName values of the schedulers that
-	// allocate DRA claims in this cluster; a pod for any other scheduler is
-	// not translated (SchedulerNotListed), because nothing would allocate
-	// its claim. An empty schedulerName is "default-scheduler", as API
-	// defaulting makes it. Default: [default-scheduler].
+	// allocate DRA claims in this cluster, each with the output its pods
+	// get (SchedulerEntry: a plain name takes claimbridge's built-in
+	// profile for it); a pod for any other scheduler is not translated
+	// (SchedulerNotListed), because nothing would allocate its claim. An
+	// empty schedulerName is "default-scheduler", as API defaulting makes
+	// it. Default: [default-scheduler].
 	//
 	// As of Kubernetes 1.37 (sources in the README): Volcano ≥ v1.15
-	// ("volcano") and KAI-Scheduler ("kai-scheduler") allocate claims, KAI
-	// only plain requests (no firstAvailable, consumable capacity or device
-	// taints); scheduler-plugins and Koordinator run the upstream plugin but
-	// their shipped RBAC cannot write claim status; YuniKorn, kube-batch and
-	// HAMi's scheduler extender do not allocate claims. None is listed by
-	// default.
-	Schedulers []string `json:"schedulers,omitempty"`
+	// ("volcano") and KAI-Scheduler ("kai-scheduler") allocate claims, and
+	// their built-in profiles are ExactlyOnly (Volcano's queue quota skips
+	// firstAvailable; KAI's allocator runs without it, without consumable
+	// capacity, and counts GPUs only on classes named "…gpu…");
+	// scheduler-plugins and Koordinator run the upstream plugin but their
+	// shipped RBAC cannot write claim status, and YuniKorn, kube-batch and
+	// HAMi's scheduler extender do not allocate claims: their profiles are
+	// Skip. None but default-scheduler is listed by default.
+	Schedulers []SchedulerEntry `json:"schedulers,omitempty"`
+
+	// Kueue says how pods that Kueue manages (label
+	// kueue.x-k8s.io/queue-name) are translated. Default: ExactlyOnly, and
+	// only to DeviceClasses that Kueue's deviceClassMappings list (none
+	// known by default, so such pods stay as submitted).
+	Kueue KueueRule `json:"kueue,omitempty"`
+
+	// Deference says when a pod is left to KEP-5004 instead of translated.
+	Deference DeferenceRule `json:"deference,omitempty"`
 
 	// Preemption says what happens to pods that translation would keep from
 	// preempting: in Kubernetes 1.37 a pod whose devices come from a claim
@@ -114,6 +127,15 @@ type PreemptionRule struct {
 	// scheduled by preemption and keeping them all legacy would stop the
 	// migration.
 	KeepLegacyAbovePriority *int32 `json:"keepLegacyAbovePriority,omitempty"`
+
+	// DRAPreemption says that the cluster's scheduler preempts for devices
+	// of claims (KEP-5690, feature gate DRAPreemption of kube-scheduler):
+	// then translation costs no pod its preemption, so there is no
+	// PreemptionLost warning and KeepLegacyAbovePriority is not applied.
+	// Default false: Kubernetes 1.37 has no such gate (its
+	// DynamicResources plugin implements no PreFilterExtensions), and the
+	// KEP, off by default where it lands, excludes pods of a PodGroup.
+	DRAPreemption bool `json:"draPreemption,omitempty"`
 }
 
 // PlacementRule says when a translation's placement is acceptable.

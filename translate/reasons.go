@@ -109,6 +109,44 @@ const (
 	ReasonImplicitToleration ReasonCode = "ImplicitToleration"
 )
 
+// Reason codes of the rest of the stack: what the pod's scheduler, Kueue
+// and the namespace's quota accept (schedulers.go, output.go, quota.go).
+const (
+	// ReasonSchedulerSkipped: the policy lists the pod's scheduler with
+	// output Skip (the built-in profile of schedulers that do not
+	// allocate claims), or Kueue manages the pod and spec.kueue.output is
+	// Skip. Skip.
+	ReasonSchedulerSkipped ReasonCode = "SchedulerSkipped"
+	// ReasonSingleAlternative: the output profile is ExactlyOnly, and a
+	// request keeps one of its alternatives. Info.
+	ReasonSingleAlternative ReasonCode = "SingleAlternative"
+	// ReasonNoSingleAlternative: the output profile is ExactlyOnly and no
+	// single alternative is acceptable (decide: none lands where the pod
+	// as submitted can; without a fleet, a request has several mandatory
+	// alternatives). KeepLegacy.
+	ReasonNoSingleAlternative ReasonCode = "NoSingleAlternative"
+	// ReasonClassNotCountedByScheduler: the scheduler accounts the legacy
+	// resource only on classes whose name contains a string
+	// (classNameContains; KAI-Scheduler's "gpu"), and the translation uses
+	// another class. KeepLegacy.
+	ReasonClassNotCountedByScheduler ReasonCode = "ClassNotCountedByScheduler"
+	// ReasonCapacityNotSupported: the scheduler's allocator ignores
+	// consumable capacity (consumableCapacity: false; KAI-Scheduler), and
+	// the translation requests capacities or a shared device. KeepLegacy.
+	ReasonCapacityNotSupported ReasonCode = "CapacityNotSupported"
+	// ReasonKueueClassNotMapped: Kueue manages the pod and a class of its
+	// claim is not in Kueue's deviceClassMappings. KeepLegacy.
+	ReasonKueueClassNotMapped ReasonCode = "KueueClassNotMapped"
+	// ReasonQuotaCharge: what the claim would be charged against a
+	// ResourceQuota that limits it, within what is left. Info.
+	ReasonQuotaCharge ReasonCode = "QuotaCharge"
+	// ReasonQuotaWouldBlockClaim: the claim's charge is over what a
+	// ResourceQuota has left, so the resourceclaim controller could not
+	// create it and the pod would wait Pending (FailedResourceClaimCreation).
+	// KeepLegacy.
+	ReasonQuotaWouldBlockClaim ReasonCode = "QuotaWouldBlockClaim"
+)
+
 // Reason explains one decision, with the field it is about.
 type Reason struct {
 	Code     ReasonCode `json:"code"`

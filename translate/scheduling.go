@@ -2,8 +2,6 @@ package translate
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -14,9 +12,6 @@ import (
 // (PolicySpec.Schedulers says which). A pod bound at creation (spec.nodeName)
 // passes no scheduler at all: the kubelet would wait for a claim no one
 // allocates. Such pods keep their device-plugin resources.
-
-// Schedulers returns the schedulerName values whose pods are translated.
-func (p *Policy) Schedulers() []string { return slices.Clone(p.spec.Schedulers) }
 
 // schedulerName is the pod's scheduler as API defaulting names it: an empty
 // schedulerName is kube-scheduler's.
@@ -41,13 +36,8 @@ func (t *translation) scheduledWithClaims() bool {
 			"the pod is bound to node %q at creation, without a scheduler, so no one would allocate a claim; it keeps its device-plugin resources", pod.Spec.NodeName))
 		return false
 	}
-	if name := schedulerName(pod); !slices.Contains(t.p.spec.Schedulers, name) {
-		t.add(info(ReasonSchedulerNotListed, field.NewPath("spec", "schedulerName"),
-			"scheduler %q is not one the policy lists as allocating DRA claims (spec.schedulers: %s); the pod keeps its device-plugin resources (add the scheduler to spec.schedulers if it allocates claims)",
-			name, strings.Join(t.p.spec.Schedulers, ", ")))
-		return false
-	}
-	return true
+	// schedulers.go: the scheduler's output profile, and Kueue's.
+	return t.resolveOutput()
 }
 
 // asksForMappedResource reports whether a container asks for a resource a
@@ -76,7 +66,12 @@ func (t *translation) asksForMappedResource() bool {
 // (pkg/scheduler/framework/plugins/dynamicresources, v1.37.2; no
 // DRAPreemption gate exists in 1.37). It warns (PreemptionLost) when the pod
 // could preempt, and returns false when the policy keeps such pods legacy.
+// With preemption.draPreemption the scheduler preempts for claims, and
+// nothing is lost.
 func (t *translation) keepsPreemption() bool {
+	if t.p.spec.Preemption.DRAPreemption {
+		return true // the scheduler preempts for claims (KEP-5690)
+	}
 	spec := t.pod.Spec
 	if spec.PreemptionPolicy != nil && *spec.PreemptionPolicy == corev1.PreemptNever {
 		return true

@@ -27,10 +27,6 @@ const (
 	// cannot use resource claims.
 	mirrorPodAnnotation = "kubernetes.io/config.mirror"
 
-	// deviceClassQuotaSuffix: quota on the devices of a class is
-	// "<class>.deviceclass.resource.k8s.io/devices".
-	deviceClassQuotaSuffix = ".deviceclass.resource.k8s.io/devices"
-
 	maxAlternatives = resourceapi.FirstAvailableDeviceRequestMaxSize
 )
 
@@ -43,8 +39,18 @@ type Input struct {
 	// Classes are the cluster's DeviceClasses, used to defer to classes that
 	// already serve an extended resource (KEP-5004). Nil when not known.
 	Classes []*resourceapi.DeviceClass
-	// Quotas are the ResourceQuotas of the pod's namespace. Nil when not known.
+	// Quotas are the ResourceQuotas of the pod's namespace, with their
+	// status (the usage the quota controller last recorded). Nil when not
+	// known.
 	Quotas []*corev1.ResourceQuota
+	// Alternative chooses, when the pod's output profile is ExactlyOnly
+	// (its scheduler or Kueue takes no firstAvailable), which
+	// single-alternative translation to make: the index, in preference
+	// order, of a combination of one alternative per request (see
+	// Result.Combinations). 0, the default, is the most preferred. decide
+	// tries them in order and keeps the first the placement check accepts.
+	// Ignored for the Full profile.
+	Alternative int
 }
 
 // Result is the outcome of translating one pod.
@@ -63,6 +69,33 @@ type Result struct {
 	// they were added to Pod.Spec.Tolerations; only for OutcomeTranslate.
 	// The pod as submitted would have received them at admission.
 	ImplicitTolerations []corev1.Toleration
+
+	// Output is the output profile the pod was translated under (its
+	// scheduler's, made stricter by Kueue's for a Kueue-managed pod);
+	// empty when the pod was skipped before it was known.
+	Output OutputProfile
+	// Combinations is, for the ExactlyOnly profile, how many
+	// single-alternative translations the pod has (Input.Alternative
+	// ranges over 0..Combinations-1): the product of the alternatives of
+	// its requests, ordered as the allocator tries them, the first
+	// request's preference first. 0 when the translation did not get that
+	// far or the profile is Full.
+	Combinations int
+	// FaithfulCombination is the combination that takes, for each request,
+	// its only mandatory alternative (the one made from the pod's required
+	// node constraints, without preferences, fallbacks or aligned
+	// variants), which means what the pod as submitted asks for; -1 when a
+	// request has several (ORed terms, In lists): then no single
+	// alternative does, and only the placement check can choose one.
+	FaithfulCombination int
+	// Chosen says, for the ExactlyOnly profile, which alternative each
+	// request with several kept ("app/nvidia.com/gpu: 1× gpu.nvidia.com
+	// (nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3)"), in request order.
+	Chosen []string
+	// Charge is what the claim would be charged against ResourceQuota when
+	// the resourceclaim controller creates it, per quota resource name
+	// (quota.go); nil when the translation did not get that far.
+	Charge map[corev1.ResourceName]int64
 }
 
 // Pod translates a pod that asks for devices the legacy way into a pod that
@@ -110,6 +143,12 @@ type translation struct {
 	crossAlign  bool          // align: a constraint ties requests together
 
 	effects map[convKey]convResult // memo of convert, by family and requirement
+
+	out          output                        // resolveOutput: what the scheduler and Kueue accept
+	combinations int                           // singleAlternative
+	faithful     int                           // singleAlternative
+	chosen       []string                      // singleAlternative
+	charge       map[corev1.ResourceName]int64 // quotaCovered
 }
 
 // run is the pipeline. The order of the stages is the design: each stage may
@@ -118,8 +157,10 @@ type translation struct {
 // pod unchanged and its reasons.
 func (t *translation) run() *Result {
 	pod := t.pod
+	t.faithful = -1
 	keep := func(o Outcome) *Result {
-		return &Result{Outcome: o, Pod: pod.DeepCopy(), Reasons: t.reasons}
+		return &Result{Outcome: o, Pod: pod.DeepCopy(), Reasons: t.reasons, Output: t.out.profile,
+			Combinations: t.combinations, FaithfulCombination: t.faithful, Chosen: t.chosen, Charge: t.charge}
 	}
 	// Skip checks: opted out, mirror pod, or translated already.
 	switch {
@@ -181,6 +222,10 @@ func (t *translation) run() *Result {
 	if !t.limitAlternatives() {
 		return keep(OutcomeKeepLegacy)
 	}
+	// output.go: one alternative per request where the scheduler or Kueue takes no firstAvailable.
+	if !t.singleAlternative() {
+		return keep(OutcomeKeepLegacy)
+	}
 	// nodelabels.go: preferred terms no alternative expresses any more stay on the pod.
 	t.keepDroppedPreferences()
 	// nodeconstraints.go: the pod's nodeSelector and affinity without what was translated.
@@ -195,7 +240,11 @@ func (t *translation) run() *Result {
 	if t.defer5004() {
 		return keep(OutcomeKeepLegacy)
 	}
-	// quota.go: translation must not let the pod escape a ResourceQuota.
+	// output.go: the classes and capacities the scheduler and Kueue can serve and count.
+	if !t.stackAccepts() {
+		return keep(OutcomeKeepLegacy)
+	}
+	// quota.go: translation must not let the pod escape a ResourceQuota, nor its claim be refused by one.
 	if !t.quotaCovered() {
 		return keep(OutcomeKeepLegacy)
 	}
@@ -211,7 +260,8 @@ func (t *translation) run() *Result {
 	tolerations := t.addImplicitTolerations(out)
 	// summary.go: one reason that says what the pod got.
 	t.add(info(ReasonTranslated, nil, "%s", t.summary(tmpl.Name)))
-	return &Result{Outcome: OutcomeTranslate, Pod: out, Template: tmpl, Reasons: t.reasons, ImplicitTolerations: tolerations}
+	return &Result{Outcome: OutcomeTranslate, Pod: out, Template: tmpl, Reasons: t.reasons, ImplicitTolerations: tolerations,
+		Output: t.out.profile, Combinations: t.combinations, FaithfulCombination: t.faithful, Chosen: t.chosen, Charge: t.charge}
 }
 
 func (t *translation) add(r ...Reason) { t.reasons = append(t.reasons, r...) }

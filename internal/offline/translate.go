@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/claimbridge/claimbridge/decide"
@@ -93,7 +94,8 @@ func Translate(ctx context.Context, docs []manifest.Document, opts Options) ([]I
 				path = ""
 			}
 			it := Item{Doc: *d, Path: path, Rule: t.Rule, Pod: t.Pod()}
-			dec, err := decidePod(ctx, asCreated(t), opts)
+			queue := queueOf(d.Object)
+			dec, err := decidePod(ctx, asCreated(t, queue), opts)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %s: %w", d.Where(), t.Path, err)
 			}
@@ -106,6 +108,13 @@ func Translate(ctx context.Context, docs []manifest.Document, opts Options) ([]I
 				if res.Pod.Spec.SchedulerName == t.InheritedScheduler && t.Pod().Spec.SchedulerName == "" {
 					// The controller sets it; the template stays as written.
 					res.Pod.Spec.SchedulerName = ""
+				}
+				if _, own := t.Pod().Labels[translate.QueueLabel]; queue != "" && !own {
+					// The workload's label, not the template's.
+					delete(res.Pod.Labels, translate.QueueLabel)
+					if len(res.Pod.Labels) == 0 {
+						res.Pod.Labels = nil
+					}
 				}
 				if err := t.Set(res.Pod); err != nil {
 					return nil, nil, fmt.Errorf("%s: %s: %w", d.Where(), t.Path, err)
@@ -127,13 +136,36 @@ func Translate(ctx context.Context, docs []manifest.Document, opts Options) ([]I
 }
 
 // asCreated is the template's pod as its controller will create it: with
-// the scheduler the controller gives pods whose template names none.
-func asCreated(t *podtemplates.Template) *corev1.Pod {
+// the scheduler the controller gives pods whose template names none. A
+// template of a workload that Kueue manages (the object carries
+// kueue.x-k8s.io/queue-name) is decided as a Kueue-managed pod: Kueue reads
+// the workload's pod templates, claims included, to admit it.
+func asCreated(t *podtemplates.Template, queue string) *corev1.Pod {
 	pod := t.Pod()
 	if pod.Spec.SchedulerName == "" && t.InheritedScheduler != "" {
 		pod.Spec.SchedulerName = t.InheritedScheduler
 	}
+	if _, own := pod.Labels[translate.QueueLabel]; queue != "" && !own {
+		if pod.Labels == nil {
+			pod.Labels = map[string]string{}
+		}
+		pod.Labels[translate.QueueLabel] = queue
+	}
 	return pod
+}
+
+// queueOf is the Kueue queue an object is submitted to (its label
+// kueue.x-k8s.io/queue-name), "" for none or a Pod (whose own label is
+// read as any pod's).
+func queueOf(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	if _, isPod := obj.(*corev1.Pod); isPod {
+		return ""
+	}
+	return m.GetLabels()[translate.QueueLabel]
 }
 
 // decidePod is the one place the offline tools ask for a decision.

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/podtemplates"
 	"github.com/claimbridge/claimbridge/translate"
@@ -251,6 +252,61 @@ func TestVolcanoJobPodsAreDecidedForTheScheduler(t *testing.T) {
 			}
 			if strings.Count(out.String(), "schedulerName") != strings.Count(string(tc.input), "schedulerName") {
 				t.Errorf("the inherited schedulerName was written into the template:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// TestKueueWorkloadsAreDecidedAsKueueManaged: a workload that carries
+// kueue.x-k8s.io/queue-name is admitted by Kueue from its pod templates, so
+// they are decided as Kueue-managed pods: kept as submitted until Kueue's
+// deviceClassMappings are known, then translated without firstAvailable;
+// the workload's label is not written into the template.
+func TestKueueWorkloadsAreDecidedAsKueueManaged(t *testing.T) {
+	job := []byte("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  namespace: ml\n  labels: {kueue.x-k8s.io/queue-name: research}\nspec:\n  template:\n    spec:\n" +
+		"      restartPolicy: Never\n      affinity:\n        nodeAffinity:\n          preferredDuringSchedulingIgnoredDuringExecution:\n" +
+		"          - weight: 10\n            preference: {matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB-HBM3]}]}\n" +
+		"      containers:\n      - name: w\n        image: x\n        resources: {limits: {nvidia.com/gpu: 1}}\n")
+	mapped := translate.DefaultPolicy().WithKueueMappings([]translate.KueueDeviceClassMapping{{Name: "nvidia.com/gpu", DeviceClassNames: []string{"gpu.nvidia.com"}}})
+	cases := map[string]struct {
+		policy      *translate.Policy
+		wantOutcome translate.Outcome
+		wantReason  translate.ReasonCode
+	}{
+		"no mappings known: kept as submitted":  {policy: translate.DefaultPolicy(), wantOutcome: translate.OutcomeKeepLegacy, wantReason: translate.ReasonKueueClassNotMapped},
+		"the class mapped: one exactly request": {policy: mapped, wantOutcome: translate.OutcomeTranslate, wantReason: decide.ReasonFeasible},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			docs, err := manifest.Read([]string{"-"}, bytes.NewReader(job))
+			if err != nil {
+				t.Fatal(err)
+			}
+			items, templates, err := Translate(t.Context(), docs, Options{Policy: tc.policy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(items) != 1 || items[0].Decision.Outcome != tc.wantOutcome {
+				t.Fatalf("items %+v, want one %s", items, tc.wantOutcome)
+			}
+			d := items[0].Decision
+			if tc.wantOutcome == translate.OutcomeKeepLegacy && d.Decisive.Code != tc.wantReason {
+				t.Errorf("decisive %s, want %s", d.Decisive.Code, tc.wantReason)
+			}
+			if tc.wantOutcome != translate.OutcomeTranslate {
+				return
+			}
+			for _, r := range templates[0].Spec.Spec.Devices.Requests {
+				if r.Exactly == nil {
+					t.Errorf("request %s has firstAvailable, which Kueue rejects", r.Name)
+				}
+			}
+			var out bytes.Buffer
+			if err := WriteObjects(&out, "yaml", docs, templates); err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(out.String(), "kueue.x-k8s.io/queue-name"); n != 1 {
+				t.Errorf("the queue label appears %d times, want once (the Job's):\n%s", n, out.String())
 			}
 		})
 	}

@@ -51,6 +51,12 @@ type PlacementInput struct {
 	Claims     []*resourceapi.ResourceClaimSpec
 	// ListNodes fills Placement.LegacyNodes and TranslatedNodes.
 	ListNodes bool
+	// NoFallbacks compares with the pod as submitted alone: the policy's
+	// fallbacks do not widen the legacy side. For a single-alternative
+	// translation (output ExactlyOnly), which offers no fallback
+	// alternative, so that the alternative the pod asks for is judged
+	// against what the pod asks for.
+	NoFallbacks bool
 	// ByNode evaluates every node on its own instead of once per class (and
 	// without the cache); for tests that check the classes.
 	ByNode bool
@@ -130,7 +136,7 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 	// variants are functions of them and of the policy. Everything else is
 	// prepared only when a class is not in the cache.
 	byName := in.ByNode || selectsNodeByName(in.Legacy) || selectsNodeByName(in.Translated)
-	key, err := placementKey(snap, &c.classes, in.Policy, in.Legacy, in.Translated, in.Claims)
+	key, err := placementKey(snap, &c.classes, in.Policy, in.Legacy, in.Translated, in.Claims, in.NoFallbacks)
 	if err != nil {
 		return Placement{Unknown: err.Error()}
 	}
@@ -148,7 +154,10 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 			return err
 		}
 		legacy := canonicalLegacyPod(in.Policy, in.Legacy)
-		variants := append([]*corev1.Pod{legacy}, fallbackVariants(in.Policy, legacy)...)
+		variants := []*corev1.Pod{legacy}
+		if !in.NoFallbacks {
+			variants = append(variants, fallbackVariants(in.Policy, legacy)...)
+		}
 		pc = &placementCheck{
 			c: c, ctx: ctx, snap: snap, policy: in.Policy, variants: variants, translated: in.Translated, claims: claims,
 			cc: c.celCache(snap.features), rules: in.Policy.FamilyDeviceRules(),

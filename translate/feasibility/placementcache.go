@@ -19,7 +19,7 @@ import (
 // placementKey hashes what a class's answer depends on besides the class:
 // the pods' node constraints and extended requests, the claims, the
 // policy's vocabulary and the DeviceClasses.
-func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, legacy, translated *corev1.Pod, claims []*resourceapi.ResourceClaimSpec) (string, error) {
+func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, legacy, translated *corev1.Pod, claims []*resourceapi.ResourceClaimSpec, noFallbacks bool) (string, error) {
 	snap.nodeClassList(memo) // sets the classes' fingerprint
 	h := sha256.New()
 	w := func(parts ...string) {
@@ -64,7 +64,7 @@ func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, legacy, 
 		}
 	}
 	f := snap.features
-	w(p.Fingerprint(), snap.classesFingerprint, fmt.Sprintf("%+v", f))
+	w(p.Fingerprint(), snap.classesFingerprint, fmt.Sprintf("%+v", f), fmt.Sprint(noFallbacks))
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 

@@ -1,0 +1,230 @@
+package translate
+
+import (
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Output profiles of the schedulers and queues. What a scheduler does with
+// claims decides what a translation for its pods may contain: a request it
+// cannot allocate strands the pod; one its queue accounting does not count
+// lets the pod escape a quota. The built-in profiles below are read from the
+// schedulers' source as of Kubernetes 1.37 (the README's table cites file
+// and commit); a policy's entry replaces any field it sets.
+
+// knownScheduler is the built-in profile of one scheduler and why.
+type knownScheduler struct {
+	entry SchedulerEntry
+	// why says, in one line with its source, what makes the profile.
+	why string
+}
+
+var (
+	noConsumableCapacity = false
+
+	// kaiGPUResources are the legacy resources KAI-Scheduler accounts as
+	// GPUs of a queue.
+	kaiGPUResources = []string{"nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-*"}
+)
+
+// knownSchedulers are the built-in profiles, by schedulerName.
+var knownSchedulers = map[string]knownScheduler{
+	DefaultScheduler: {
+		entry: SchedulerEntry{Output: OutputFull},
+		why:   "kube-scheduler's DynamicResources plugin allocates every request claimbridge makes",
+	},
+	"volcano": {
+		entry: SchedulerEntry{Output: OutputExactlyOnly},
+		why:   "Volcano (v1.15+) allocates claims with the upstream plugin, but its queue quota skips firstAvailable and allocationMode All requests (pkg/scheduler/cache/cache.go)",
+	},
+	"kai-scheduler": {
+		entry: SchedulerEntry{
+			Output:             OutputExactlyOnly,
+			ClassNameContains:  []ClassNameRule{{Resources: kaiGPUResources, Value: "gpu"}},
+			ConsumableCapacity: &noConsumableCapacity,
+		},
+		why: "KAI-Scheduler's allocator runs with every DRA feature off (structured.Features{}: no firstAvailable, consumable capacity or device taints), and its queue accounting counts GPUs only on classes whose name contains \"gpu\" (pkg/common/resources/dra.go)",
+	},
+	"yunikorn": {
+		entry: SchedulerEntry{Output: OutputSkip},
+		why:   "YuniKorn runs only the DRA PreFilter and Filter and never allocates a claim (yunikorn-k8shim pkg/plugin/predicates/predicate_manager.go)",
+	},
+	"kube-batch": {
+		entry: SchedulerEntry{Output: OutputSkip},
+		why:   "kube-batch has no DRA code",
+	},
+	"koord-scheduler": {
+		entry: SchedulerEntry{Output: OutputSkip},
+		why:   "Koordinator's scheduler role cannot write resourceclaims/binding (config/rbac/scheduler_role.yaml), and its node agents do not support DRA (koordinator#2855)",
+	},
+	"scheduler-plugins-scheduler": {
+		entry: SchedulerEntry{Output: OutputSkip},
+		why:   "the scheduler-plugins chart's ClusterRole can only read claims, not write their status or binding (manifests/install/charts/as-a-second-scheduler/templates/rbac.yaml)",
+	},
+	"hami-scheduler": {
+		entry: SchedulerEntry{Output: OutputSkip},
+		why:   "HAMi's scheduler extender places device-plugin resources and does not allocate claims",
+	},
+}
+
+// KnownSchedulers returns the built-in profiles, by schedulerName, each
+// with its reason, for documentation and `claimbridge policy`.
+func KnownSchedulers() map[string]KnownScheduler {
+	out := map[string]KnownScheduler{}
+	for n, k := range knownSchedulers {
+		e := k.entry
+		e.Name = n
+		out[n] = KnownScheduler{Entry: e, Why: k.why}
+	}
+	return out
+}
+
+// KnownScheduler is a built-in profile and why it is what it is.
+type KnownScheduler struct {
+	Entry SchedulerEntry
+	Why   string
+}
+
+// resolve fills the fields an entry leaves unset from the built-in profile
+// of its scheduler (Full, no class rules, consumable capacity when there is
+// none).
+func resolve(e SchedulerEntry) SchedulerEntry {
+	k := knownSchedulers[e.Name].entry
+	if e.Output == "" {
+		e.Output = k.Output
+	}
+	if e.Output == "" {
+		e.Output = OutputFull
+	}
+	if e.ClassNameContains == nil {
+		e.ClassNameContains = k.ClassNameContains
+	}
+	if e.ConsumableCapacity == nil {
+		e.ConsumableCapacity = k.ConsumableCapacity
+	}
+	return e
+}
+
+// SchedulerProfile returns the resolved entry of a schedulerName ("" is
+// default-scheduler) and whether the policy lists it.
+func (p *Policy) SchedulerProfile(name string) (SchedulerEntry, bool) {
+	if name == "" {
+		name = DefaultScheduler
+	}
+	for _, e := range p.spec.Schedulers {
+		if e.Name == name {
+			return resolve(e), true
+		}
+	}
+	return SchedulerEntry{Name: name}, false
+}
+
+// Schedulers returns the schedulerName values whose pods may be translated:
+// those the policy lists whose output is not Skip.
+func (p *Policy) Schedulers() []string {
+	var out []string
+	for _, e := range p.spec.Schedulers {
+		if resolve(e).Output != OutputSkip {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}
+
+// QueueLabel is the label that makes a pod (or a workload, for its pod
+// templates) Kueue-managed.
+const QueueLabel = "kueue.x-k8s.io/queue-name"
+
+// output is what the rest of the stack allows a translation of one pod.
+type output struct {
+	profile   OutputProfile
+	scheduler SchedulerEntry // resolved
+	kueue     string         // the pod's queue, when Kueue manages it
+}
+
+// single reports whether requests get one alternative each.
+func (o *output) single() bool { return o.profile == OutputExactlyOnly }
+
+// takesNo says who takes no firstAvailable, for reasons:
+// "scheduler volcano takes", "Kueue (queue research) takes".
+func (o *output) takesNo() string {
+	var who []string
+	if o.scheduler.Output == OutputExactlyOnly {
+		who = append(who, "scheduler "+o.scheduler.Name)
+	}
+	if o.kueue != "" {
+		who = append(who, "Kueue (queue "+o.kueue+")")
+	}
+	if len(who) == 2 {
+		return strings.Join(who, " and ") + " take"
+	}
+	return strings.Join(who, "") + " takes"
+}
+
+// resolveOutput finds the pod's output: its scheduler's profile, made
+// stricter by Kueue's for a Kueue-managed pod. It returns false, with the
+// reason, when the pod is skipped.
+func (t *translation) resolveOutput() bool {
+	name := schedulerName(t.pod)
+	entry, listed := t.p.SchedulerProfile(name)
+	if !listed {
+		msg := "scheduler %q is not one the policy lists as allocating DRA claims (spec.schedulers: %s); the pod keeps its device-plugin resources (add the scheduler to spec.schedulers if it allocates claims)"
+		args := []any{name, strings.Join(t.p.schedulerNames(), ", ")}
+		if k, ok := knownSchedulers[name]; ok {
+			msg += "; claimbridge's built-in profile for it is %s: %s"
+			args = append(args, k.entry.Output, k.why)
+		}
+		t.add(info(ReasonSchedulerNotListed, field.NewPath("spec", "schedulerName"), msg, args...))
+		return false
+	}
+	if entry.Output == OutputSkip {
+		why := "the policy says so"
+		if k, ok := knownSchedulers[name]; ok && slices.ContainsFunc(t.p.spec.Schedulers, func(e SchedulerEntry) bool { return e.Name == name && e.Output == "" }) {
+			why = "claimbridge's built-in profile: " + k.why
+		}
+		t.add(info(ReasonSchedulerSkipped, field.NewPath("spec", "schedulerName"),
+			"pods of scheduler %q are not translated (spec.schedulers output Skip; %s); the pod keeps its device-plugin resources", name, why))
+		return false
+	}
+	t.out = output{profile: entry.Output, scheduler: entry}
+	if q, ok := t.pod.Labels[QueueLabel]; ok {
+		t.out.kueue = q
+		kq := t.p.spec.Kueue.Output
+		if kq == "" {
+			kq = OutputExactlyOnly
+		}
+		if kq == OutputSkip {
+			t.add(info(ReasonSchedulerSkipped, field.NewPath("metadata", "labels").Key(QueueLabel),
+				"the pod is managed by Kueue (queue %q) and the policy does not translate such pods (spec.kueue.output: Skip); it keeps its device-plugin resources", q))
+			return false
+		}
+		t.out.profile = stricter(t.out.profile, kq)
+	}
+	return true
+}
+
+func (p *Policy) schedulerNames() []string {
+	var out []string
+	for _, e := range p.spec.Schedulers {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+// matchesResource reports whether a resource name matches one of the names
+// or trailing-"*" patterns.
+func matchesResource(patterns []string, n corev1.ResourceName) bool {
+	for _, p := range patterns {
+		if base, ok := strings.CutSuffix(p, "*"); ok {
+			if strings.HasPrefix(string(n), base) && string(n) != base {
+				return true
+			}
+		} else if p == string(n) {
+			return true
+		}
+	}
+	return false
+}

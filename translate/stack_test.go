@@ -1,0 +1,282 @@
+package translate
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+func mustPolicy(t *testing.T, spec string) *Policy {
+	t.Helper()
+	p, err := LoadPolicy([]byte("apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nmetadata: {name: test}\nspec:\n" + spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSchedulerEntriesReadAsNamesOrObjects(t *testing.T) {
+	p := mustPolicy(t, `  profiles: [nvidia]
+  schedulers:
+  - default-scheduler
+  - volcano
+  - name: kai-scheduler
+    classNameContains: []
+  - {name: yunikorn, output: Full}
+  - koord-scheduler
+  - {name: my-scheduler, consumableCapacity: false}
+`)
+	want := map[string]SchedulerEntry{
+		"default-scheduler": {Name: "default-scheduler", Output: OutputFull},
+		"volcano":           {Name: "volcano", Output: OutputExactlyOnly},
+		// An explicit empty list turns the built-in class rule off; the
+		// rest of KAI's profile stays.
+		"kai-scheduler":   {Name: "kai-scheduler", Output: OutputExactlyOnly, ClassNameContains: []ClassNameRule{}, ConsumableCapacity: &noConsumableCapacity},
+		"yunikorn":        {Name: "yunikorn", Output: OutputFull},
+		"koord-scheduler": {Name: "koord-scheduler", Output: OutputSkip},
+		"my-scheduler":    {Name: "my-scheduler", Output: OutputFull, ConsumableCapacity: &noConsumableCapacity},
+	}
+	for name, w := range want {
+		got, listed := p.SchedulerProfile(name)
+		if !listed {
+			t.Errorf("%s: not listed", name)
+		}
+		if diff := cmp.Diff(w, got); diff != "" {
+			t.Errorf("%s (-want,+got):\n%s", name, diff)
+		}
+	}
+	kai, _ := DefaultPolicy().SchedulerProfile("kai-scheduler")
+	if kai.ClassNameContains != nil {
+		t.Errorf("an unlisted scheduler has no profile: %+v", kai)
+	}
+	if k := resolve(SchedulerEntry{Name: "kai-scheduler"}); len(k.ClassNameContains) != 1 || k.ClassNameContains[0].Value != "gpu" {
+		t.Errorf("KAI's built-in profile counts GPUs on classes named gpu: %+v", k)
+	}
+	// Skip entries are not schedulers whose pods are translated.
+	if diff := cmp.Diff([]string{"default-scheduler", "volcano", "kai-scheduler", "yunikorn", "my-scheduler"}, p.Schedulers()); diff != "" {
+		t.Errorf("Schedulers (-want,+got):\n%s", diff)
+	}
+}
+
+func TestSchedulerEntriesSurviveARoundTrip(t *testing.T) {
+	p := mustPolicy(t, "  profiles: [nvidia]\n  schedulers: [default-scheduler, {name: kai-scheduler, classNameContains: []}, {name: volcano, output: Full}]\n")
+	spec := p.Spec()
+	data, err := yaml.Marshal(spec.Schedulers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "- default-scheduler\n- classNameContains: []\n  name: kai-scheduler\n- name: volcano\n  output: Full\n"
+	if diff := cmp.Diff(want, string(data)); diff != "" {
+		t.Errorf("YAML (-want,+got):\n%s", diff)
+	}
+	var back []SchedulerEntry
+	if err := yaml.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(spec.Schedulers, back); diff != "" {
+		t.Errorf("round trip (-want,+got):\n%s", diff)
+	}
+	if _, err := json.Marshal(SchedulerEntry{Name: "x", ClassNameContains: []ClassNameRule{}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMatchConditionsLeaveOutSkippedSchedulers(t *testing.T) {
+	p := mustPolicy(t, "  profiles: [nvidia]\n  schedulers: [default-scheduler, yunikorn, volcano]\n")
+	var expr string
+	for _, c := range p.MatchConditions() {
+		if c.Name == "scheduler-allocates-claims" {
+			expr = c.Expression
+		}
+	}
+	if !strings.Contains(expr, `"volcano"`) || !strings.Contains(expr, `"default-scheduler"]`) && !strings.Contains(expr, `"default-scheduler",`) {
+		t.Errorf("condition %q must list default-scheduler and volcano", expr)
+	}
+	if strings.Contains(expr, "yunikorn") {
+		t.Errorf("condition %q lists yunikorn, whose output is Skip", expr)
+	}
+}
+
+func TestParseKueueConfiguration(t *testing.T) {
+	config := `apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+integrations:
+  frameworks: [batch/job, pod]
+resources:
+  deviceClassMappings:
+  - name: example.com/gpu
+    deviceClassNames: [gpu.nvidia.com, mig.nvidia.com]
+`
+	want := []KueueDeviceClassMapping{{Name: "example.com/gpu", DeviceClassNames: []string{"gpu.nvidia.com", "mig.nvidia.com"}}}
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kueue-manager-config, namespace: kueue-system}\ndata:\n  controller_manager_config.yaml: |\n" +
+		indent(config, "    ")
+	cases := map[string]struct {
+		data    string
+		want    []KueueDeviceClassMapping
+		wantErr string
+	}{
+		"a Configuration":                     {data: config, want: want},
+		"the ConfigMap that holds one":        {data: cm, want: want},
+		"v1beta1 without resources":           {data: "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"},
+		"another kind":                        {data: "apiVersion: v1\nkind: Secret\n", wantErr: "not a Kueue Configuration"},
+		"a ConfigMap without a Configuration": {data: "apiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n", wantErr: "holds no Kueue Configuration"},
+		"a mapping without classes": {data: "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nresources:\n  deviceClassMappings:\n  - name: a.com/gpu\n",
+			wantErr: "resources.deviceClassMappings[0].deviceClassNames: Required value"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := ParseKueueConfiguration([]byte(tc.data))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one that says %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func indent(s, prefix string) string {
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+// kueuePod is a Kueue-managed pod asking for n of a resource.
+func kueuePod(name string) *corev1.Pod {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ml", Labels: map[string]string{QueueLabel: "research"}}}
+	pod.Spec.Containers = []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceName(name): resource.MustParse("1")}}}}
+	return pod
+}
+
+func TestKueueMappingsFromAConfigurationTranslateKueuePods(t *testing.T) {
+	base := DefaultPolicy()
+	res, err := Pod(Input{Pod: kueuePod("nvidia.com/gpu"), Policy: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != OutcomeKeepLegacy || !slices.ContainsFunc(res.Reasons, func(r Reason) bool { return r.Code == ReasonKueueClassNotMapped }) {
+		t.Fatalf("without mappings: %s %v", res.Outcome, res.Reasons)
+	}
+	withMappings := base.WithKueueMappings([]KueueDeviceClassMapping{{Name: "nvidia.com/gpu", DeviceClassNames: []string{"gpu.nvidia.com"}}})
+	if withMappings.Fingerprint() == base.Fingerprint() {
+		t.Error("the mappings must change the policy's fingerprint (placement cache keys)")
+	}
+	if len(base.Spec().Kueue.DeviceClassMappings) != 0 {
+		t.Error("WithKueueMappings changed the policy it was called on")
+	}
+	res, err = Pod(Input{Pod: kueuePod("nvidia.com/gpu"), Policy: withMappings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != OutcomeTranslate || res.Output != OutputExactlyOnly {
+		t.Fatalf("with mappings: %s %s %v", res.Outcome, res.Output, res.Reasons)
+	}
+	// A MIG slice's class is not mapped.
+	res, err = Pod(Input{Pod: kueuePod("nvidia.com/mig-1g.10gb"), Policy: withMappings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != OutcomeKeepLegacy {
+		t.Fatalf("MIG with only gpu.nvidia.com mapped: %s %v", res.Outcome, res.Reasons)
+	}
+}
+
+func TestSingleAlternativeCombinationsFollowTheAllocatorsOrder(t *testing.T) {
+	// Two containers, each with an In list of two products: four
+	// combinations, the first container's preference first.
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ml"}}
+	pod.Spec.SchedulerName = "volcano"
+	for _, n := range []string{"a", "b"} {
+		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: n, Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}})
+	}
+	pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+			Key: "nvidia.com/gpu.product", Operator: corev1.NodeSelectorOpIn, Values: []string{"NVIDIA-H100-80GB-HBM3", "NVIDIA-L4"}}}}}}}}
+	p := mustPolicy(t, "  profiles: [nvidia]\n  schedulers: [default-scheduler, volcano]\n")
+	var got []string
+	for i := range 4 {
+		res, err := Pod(Input{Pod: pod, Policy: p, Alternative: i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != OutcomeTranslate || res.Combinations != 4 || res.FaithfulCombination != -1 {
+			t.Fatalf("alternative %d: %s, %d combinations, faithful %d: %v", i, res.Outcome, res.Combinations, res.FaithfulCombination, res.Reasons)
+		}
+		for _, r := range res.Template.Spec.Spec.Devices.Requests {
+			if r.Exactly == nil {
+				t.Fatalf("alternative %d: request %s is not exactly", i, r.Name)
+			}
+		}
+		got = append(got, strings.Join(res.Chosen, " + "))
+	}
+	h100, l4 := "1× gpu.nvidia.com (nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3)", "1× gpu.nvidia.com (nvidia.com/gpu.product=NVIDIA-L4)"
+	want := []string{
+		"a/nvidia.com/gpu: " + h100 + " + b/nvidia.com/gpu: " + h100,
+		"a/nvidia.com/gpu: " + h100 + " + b/nvidia.com/gpu: " + l4,
+		"a/nvidia.com/gpu: " + l4 + " + b/nvidia.com/gpu: " + h100,
+		"a/nvidia.com/gpu: " + l4 + " + b/nvidia.com/gpu: " + l4,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("combinations (-want,+got):\n%s", diff)
+	}
+	res, err := Pod(Input{Pod: pod, Policy: p, Alternative: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != OutcomeKeepLegacy || res.Reasons[len(res.Reasons)-1].Code != ReasonNoSingleAlternative {
+		t.Errorf("alternative out of range: %s %v", res.Outcome, res.Reasons)
+	}
+}
+
+func TestPreferredAlignmentUnderExactlyOnly(t *testing.T) {
+	// One GPU and one NIC, aligned by PCIe root when possible: the aligned
+	// variant alone keeps the constraint on the whole requests; the
+	// unaligned one (the faithful one) has none.
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ml"}}
+	pod.Spec.SchedulerName = "volcano"
+	pod.Spec.Containers = []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
+		"nvidia.com/gpu": resource.MustParse("1"), "rdma/hca": resource.MustParse("1")}}}}
+	p := mustPolicy(t, `  profiles: [nvidia]
+  schedulers: [default-scheduler, volcano]
+  resources:
+  - {name: rdma/hca, family: rdma-nic, deviceClassName: dranet-rdma, requestName: nic}
+  alignment:
+  - {name: pcie, families: [nvidia-gpu, rdma-nic], attribute: resource.kubernetes.io/pcieRoot, mode: Preferred, maxCount: 1}
+`)
+	first, err := Pod(Input{Pod: pod, Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Outcome != OutcomeTranslate || first.Combinations != 2 || first.FaithfulCombination != 1 {
+		t.Fatalf("%s, %d combinations, faithful %d: %v", first.Outcome, first.Combinations, first.FaithfulCombination, first.Reasons)
+	}
+	cs := first.Template.Spec.Spec.Devices.Constraints
+	if len(cs) != 1 || len(cs[0].Requests) != 2 || slices.ContainsFunc(cs[0].Requests, func(n string) bool { return strings.Contains(n, "/") }) {
+		t.Errorf("aligned variant: constraints %+v, want one on both whole requests", cs)
+	}
+	second, err := Pod(Input{Pod: pod, Policy: p, Alternative: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Outcome != OutcomeTranslate || len(second.Template.Spec.Spec.Devices.Constraints) != 0 {
+		t.Errorf("unaligned alternative: %s, constraints %+v", second.Outcome, second.Template.Spec.Spec.Devices.Constraints)
+	}
+}
