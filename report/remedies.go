@@ -37,6 +37,12 @@ var remedies = map[translate.ReasonCode]string{
 	translate.ReasonCapacityNotTranslatable:       "ask for the device in the same app container as its capacities (HAMi's gpumem, gpucores), not in an init container",
 	translate.ReasonSharedDeviceNotMapped:         "say in the policy how the shared device is shared under DRA (resources[].sharing: ConsumableCapacity on devices that allow multiple allocations, or ClaimConfig), or keep these pods on device-plugin nodes",
 	translate.ReasonPreemptionLost:                "raise preemption.keepLegacyAbovePriority, or accept that a translated pod cannot preempt for devices in Kubernetes 1.37",
+	translate.ReasonSchedulerSkipped:              "nothing to do while the scheduler does not allocate DRA claims (the README's schedulers table says why); list it with output: Full (or ExactlyOnly) once it does",
+	translate.ReasonNoSingleAlternative:           "the scheduler or Kueue takes no firstAvailable: narrow the pod's In lists, ORed terms or preferences to one choice, or run the placement check against the fleet (--fleet) so that claimbridge can pick one",
+	translate.ReasonClassNotCountedByScheduler:    "map the resource to a DeviceClass whose name the scheduler's accounting counts (KAI-Scheduler: a name containing \"gpu\"), or set the scheduler's classNameContains in the policy",
+	translate.ReasonCapacityNotSupported:          "keep these pods on the device plugin until the scheduler's allocator honours consumable capacity, or schedule them with kube-scheduler",
+	translate.ReasonKueueClassNotMapped:           "add the DeviceClass to Kueue's resources.deviceClassMappings and give claimbridge the mappings (spec.kueue.deviceClassMappings, or --kueue-config with Kueue's Configuration)",
+	translate.ReasonQuotaWouldBlockClaim:          "raise the namespace's ResourceQuota on the DeviceClass's devices (the row's charge says what one claim needs; firstAvailable is charged its largest alternative), or narrow the pod's alternatives",
 	decide.ReasonPlacementDiffers:                 "make the pod's node labels and affinity mean the same on DRA nodes (label the DRA nodes as the device-plugin nodes were), or set placement: Subset in the policy",
 	decide.ReasonPlacementUnknown:                 "rerun with a longer --timeout (--feasibility-timeout on the webhook): the placement check did not finish",
 }

@@ -89,6 +89,12 @@ type Row struct {
 	// (spec.replicas, a Job's parallelism); absent for a Pod and for a
 	// DaemonSet (one per node, not known here), which count as one.
 	Replicas int32 `json:"replicas,omitempty"`
+	// Charge is what the translation's claim would be charged against
+	// ResourceQuota, per quota resource name
+	// ("gpu.nvidia.com.deviceclass.resource.k8s.io/devices": 2; a
+	// firstAvailable request counts its largest alternative per class),
+	// whatever the outcome; absent when translation did not get that far.
+	Charge map[string]int64 `json:"charge,omitempty"`
 	// Hardware names the kind of hardware the pod asks for (see
 	// HardwareKind): "NVIDIA-L4", "MIG 1g.10gb", "TPU tpu-v5-lite-podslice
 	// 2x4", "nvidia.com/gpu, any model"; empty without devices.
@@ -286,6 +292,12 @@ func NewRow(kind string, obj metav1.Object, source string, d *decide.Decision) R
 	}
 	if t := d.Translation; t != nil && t.Template != nil {
 		row.Template = t.Template.Name
+	}
+	if t := d.Translation; t != nil && len(t.Charge) > 0 {
+		row.Charge = map[string]int64{}
+		for k, v := range t.Charge {
+			row.Charge[string(k)] = v
+		}
 	}
 	if pl := d.Placement; pl != nil {
 		row.Placement = &Placement{Nodes: pl.Nodes, Legacy: pl.Legacy, Translated: pl.Translated, Gained: pl.Gained, Lost: pl.Lost, Unknown: pl.Unknown}

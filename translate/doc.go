@@ -31,7 +31,11 @@
 //     scheduledWithClaims (scheduling.go): a pod that asks for a mapped
 //     resource is translated only when a scheduler that allocates claims
 //     places it: not bound at creation (NodeNamePreset) and for one of the
-//     policy's schedulers (SchedulerNotListed). Outcome Skip.
+//     policy's schedulers (SchedulerNotListed). resolveOutput
+//     (schedulers.go) then finds the pod's output profile: its scheduler's
+//     entry, filled from the built-in profiles (knownSchedulers), made
+//     stricter by spec.kueue for a pod labelled kueue.x-k8s.io/queue-name;
+//     output Skip (SchedulerSkipped) skips the pod. Outcome Skip.
 //  2. collectUses (uses.go): one use per (container, mapped resource), init
 //     containers first, resources in sorted order; device counts are whole,
 //     non-negative, request equal to limit, at most one claim's worth
@@ -85,9 +89,15 @@
 //     from the end; constraints whose variants are all gone are dropped.
 //     Assumes the alternatives are complete and marked optional or
 //     mandatory. More than 8 mandatory alternatives mean KeepLegacy.
-//  9. keepDroppedPreferences (nodelabels.go): preferred terms that no
-//     remaining alternative expresses stay on the pod. Assumes the
-//     alternatives are final.
+//  9. singleAlternative (output.go): for the ExactlyOnly profile (Volcano,
+//     KAI-Scheduler, Kueue take no firstAvailable) each request keeps one
+//     alternative: the combination Input.Alternative, in the allocator's
+//     order (Result.Combinations; decide tries them in turn). Constraints
+//     on aligned variants become constraints on whole requests when the
+//     variant is kept, and go when it is not. Assumes the alternatives are
+//     final (within 8) and not named. Then keepDroppedPreferences
+//     (nodelabels.go): preferred terms that no remaining alternative
+//     expresses stay on the pod. Assumes the alternatives are final.
 //  10. rewriteNodeConstraints (nodeconstraints.go): copies of the pod's
 //     nodeSelector and node affinity without the translated requirements.
 //     Assumes the set of translated requirements is final.
@@ -102,15 +112,27 @@
 //  13. defer5004 (deference.go): when DeviceClasses already serve every
 //     resource through extendedResourceName (KEP-5004) and translation adds
 //     nothing (no selector or class from a label, no alternative, no
-//     alignment across requests, no companion, no config) the pod is left
-//     to the scheduler: KeepLegacy. Otherwise a mapped resource is noted as
-//     removed. Assumes the claim is valid; reads Input.Classes.
-//  14. quotaCovered (quota.go): a ResourceQuota that limits a legacy
-//     resource the pod gives up must be matched by a quota on the devices of
-//     every class it would get, or the pod stays KeepLegacy. Assumes the classes
-//     of all alternatives are final; reads Input.Quotas. Then keepsPreemption
-//     (scheduling.go): a pod that could preempt is warned (PreemptionLost)
-//     or, above preemption.keepLegacyAbovePriority, kept legacy.
+//     alignment across requests, no companion, no config, and no
+//     node-label requirement removed, unless deference.preferExtendedResource)
+//     the pod is left to the scheduler: KeepLegacy. Otherwise a mapped
+//     resource is noted as removed, with the NodeResourcesFit scoring it no
+//     longer feeds. Assumes the claim is valid; reads Input.Classes.
+//  14. stackAccepts (output.go): the claim uses only classes the
+//     scheduler's accounting counts (classNameContains, KAI's "gpu";
+//     ClassNotCountedByScheduler), capacities only where its allocator
+//     honours them (CapacityNotSupported), and for a Kueue-managed pod only
+//     classes Kueue's deviceClassMappings list (KueueClassNotMapped); else
+//     KeepLegacy. Then quotaCovered (quota.go): the claim's charge
+//     (Result.Charge, as kube-apiserver's claim evaluator computes it); a
+//     ResourceQuota that limits a legacy resource the pod gives up must be
+//     matched by one that limits the devices of every class it would get
+//     (QuotaNotCovered), and the charge must be within what every unscoped
+//     quota has left (QuotaWouldBlockClaim), or the pod stays KeepLegacy.
+//     Assumes the classes of all alternatives are final; reads Input.Quotas
+//     and Input.Classes. Then keepsPreemption (scheduling.go): unless
+//     preemption.draPreemption, a pod that could preempt is warned
+//     (PreemptionLost) or, above preemption.keepLegacyAbovePriority, kept
+//     legacy.
 //  15. template (template.go, with claimSpec and [TemplateName]): the claim
 //     spec in request order, fully defaulted, named by the hash of its
 //     encoding. Assumes every check passed and all names are given.
@@ -143,7 +165,9 @@
 // the label's value, used by the placement proof's legacy view, legacy.go)
 // and its canonical form. The functions are in conversions.go and
 // conversions_gfd.go; cel.go turns requirements into escaped, checked CEL.
-// The policy's API types are in policytypes.go, loading and merging in
+// The policy's API types are in policytypes.go (and stacktypes.go for
+// schedulers, Kueue and deference; kueue.go reads Kueue's Configuration),
+// loading and merging in
 // policy.go, validation in validate.go; reasons.go defines the reason codes
 // and matchconditions.go the webhook's matchConditions.
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,10 @@ import (
 // good policy stays in force.
 type PolicyFile struct {
 	Path string
+	// KueueConfig is a Kueue Configuration file (or the ConfigMap that holds
+	// one) whose resources.deviceClassMappings are added to the policy's
+	// kueue rule; read and reloaded with the policy. Optional.
+	KueueConfig string
 	// Interval between checks of the file. Default 2s.
 	Interval time.Duration
 	Metrics  *Metrics
@@ -31,23 +36,53 @@ type PolicyFile struct {
 
 // NewPolicyFile loads the policy; with an empty path it serves the default
 // policy. The first load must succeed.
-func NewPolicyFile(path string) (*PolicyFile, error) {
-	pf := &PolicyFile{Path: path}
-	if path == "" {
-		pf.current.Store(translate.DefaultPolicy())
-		return pf, nil
-	}
-	data, err := os.ReadFile(path)
+func NewPolicyFile(path string) (*PolicyFile, error) { return NewPolicyFiles(path, "") }
+
+// NewPolicyFiles loads the policy (the default policy for an empty path)
+// with the deviceClassMappings of a Kueue configuration file, when one is
+// named. The first load must succeed.
+func NewPolicyFiles(path, kueueConfig string) (*PolicyFile, error) {
+	pf := &PolicyFile{Path: path, KueueConfig: kueueConfig}
+	data, p, err := pf.load()
 	if err != nil {
-		return nil, fmt.Errorf("read policy: %w", err)
-	}
-	p, err := translate.LoadPolicy(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	pf.current.Store(p)
 	pf.last = data
 	return pf, nil
+}
+
+// load reads both files and returns what was read (to tell a change) and
+// the policy.
+func (pf *PolicyFile) load() ([]byte, *translate.Policy, error) {
+	var raw, kueue, data []byte
+	var err error
+	if pf.Path != "" {
+		if raw, err = os.ReadFile(pf.Path); err != nil {
+			return nil, nil, fmt.Errorf("read policy: %w", err)
+		}
+		data = raw
+	}
+	if pf.KueueConfig != "" {
+		if kueue, err = os.ReadFile(pf.KueueConfig); err != nil {
+			return nil, nil, fmt.Errorf("read Kueue configuration: %w", err)
+		}
+		data = append(append(slices.Clone(raw), 0), kueue...)
+	}
+	p := translate.DefaultPolicy()
+	if pf.Path != "" {
+		if p, err = translate.LoadPolicy(raw); err != nil {
+			return data, nil, fmt.Errorf("%s: %w", pf.Path, err)
+		}
+	}
+	if pf.KueueConfig != "" {
+		m, err := translate.ParseKueueConfiguration(kueue)
+		if err != nil {
+			return data, nil, fmt.Errorf("%s: %w", pf.KueueConfig, err)
+		}
+		p = p.WithKueueMappings(m)
+	}
+	return data, p, nil
 }
 
 // Get returns the policy in force.
@@ -58,7 +93,7 @@ func (pf *PolicyFile) NeedLeaderElection() bool { return false }
 
 // Start watches the file until ctx ends.
 func (pf *PolicyFile) Start(ctx context.Context) error {
-	if pf.Path == "" {
+	if pf.Path == "" && pf.KueueConfig == "" {
 		<-ctx.Done()
 		return nil
 	}
@@ -78,21 +113,20 @@ func (pf *PolicyFile) Start(ctx context.Context) error {
 	}
 }
 
-// Reload reads the file once and applies it if it changed and is valid.
+// Reload reads the files once and applies them if they changed and are valid.
 func (pf *PolicyFile) Reload(ctx context.Context) {
 	logger := log.FromContext(ctx).WithName("policy")
-	data, err := os.ReadFile(pf.Path)
-	if err != nil {
-		logger.Error(err, "read policy file; keeping the policy in force", "path", pf.Path)
+	data, p, err := pf.load()
+	if data == nil && err != nil {
+		logger.Error(err, "read policy file; keeping the policy in force", "path", pf.Path, "kueueConfig", pf.KueueConfig)
 		return
 	}
 	if bytes.Equal(data, pf.last) {
 		return
 	}
 	pf.last = data
-	p, err := translate.LoadPolicy(data)
 	if err != nil {
-		logger.Error(err, "new policy rejected; keeping the policy in force", "path", pf.Path, "inForce", pf.Get().Name())
+		logger.Error(err, "new policy rejected; keeping the policy in force", "path", pf.Path, "kueueConfig", pf.KueueConfig, "inForce", pf.Get().Name())
 		if pf.Metrics != nil {
 			pf.Metrics.PolicyReloads.WithLabelValues("rejected").Inc()
 		}

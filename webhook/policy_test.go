@@ -84,3 +84,47 @@ func TestPolicyFileRefusesAnInvalidFirstVersion(t *testing.T) {
 		t.Fatalf("default policy: %v", err)
 	}
 }
+
+func TestPolicyFileAddsAndReloadsKueuesDeviceClassMappings(t *testing.T) {
+	dir := t.TempDir()
+	policy, kueue := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "kueue.yaml")
+	write := func(path, s string) {
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	config := func(classes string) string {
+		return "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nresources:\n  deviceClassMappings:\n  - name: nvidia.com/gpu\n    deviceClassNames: [" + classes + "]\n"
+	}
+	mapped := func(pf *PolicyFile) string {
+		var out []string
+		for _, m := range pf.Get().Spec().Kueue.DeviceClassMappings {
+			out = append(out, m.DeviceClassNames...)
+		}
+		return strings.Join(out, ",")
+	}
+	write(policy, strings.Replace(goodPolicy, "%s", "site", 1))
+	write(kueue, config("gpu.nvidia.com"))
+	pf, err := NewPolicyFiles(policy, kueue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mapped(pf); got != "gpu.nvidia.com" {
+		t.Fatalf("mappings %q, want gpu.nvidia.com", got)
+	}
+	var rejected []error
+	pf.OnReject = func(err error) { rejected = append(rejected, err) }
+	write(kueue, config("gpu.nvidia.com, mig.nvidia.com"))
+	pf.Reload(t.Context())
+	if got := mapped(pf); got != "gpu.nvidia.com,mig.nvidia.com" {
+		t.Errorf("after the Kueue configuration changed: mappings %q", got)
+	}
+	write(kueue, "apiVersion: v1\nkind: Secret\n")
+	pf.Reload(t.Context())
+	if got := mapped(pf); got != "gpu.nvidia.com,mig.nvidia.com" || len(rejected) != 1 || !strings.Contains(rejected[0].Error(), "not a Kueue Configuration") {
+		t.Errorf("an invalid Kueue configuration: mappings %q, rejections %v", got, rejected)
+	}
+	if _, err := NewPolicyFiles("", filepath.Join(dir, "missing.yaml")); err == nil {
+		t.Error("a missing Kueue configuration was accepted at start")
+	}
+}

@@ -96,6 +96,10 @@ func TestExitCodes(t *testing.T) {
 		"fail-on passes when all fit":              {args: []string{"audit", "-f", "../../examples/workloads/inference-l4.yaml", "--fleet", "../../examples/fleets/mixed", "--fail-on", "never-fits,untranslatable"}, wantCode: 0},
 		"policy check":                             {args: []string{"policy", "check", badPolicy}, wantCode: 1, wantText: "Not found"},
 		"unknown profile":                          {args: []string{"policy", "show", "cuda"}, wantCode: 2},
+		"a Kueue workload translates with Kueue's mappings": {args: []string{"explain", "-f", "../../examples/crds/appwrapper.yaml", "--kueue-config", "../../examples/kueue/configuration.yaml"},
+			wantText: "appwrapper.yaml#0): Translate"},
+		"a Kueue workload stays without them":      {args: []string{"explain", "-f", "../../examples/crds/appwrapper.yaml"}, wantText: "KueueClassNotMapped"},
+		"a bad Kueue configuration names the file": {args: []string{"translate", "-f", bad, "--kueue-config", badPolicy}, wantCode: 1, wantText: "not a Kueue Configuration"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -232,7 +236,7 @@ func TestAuditCRDs(t *testing.T) {
 		got[r.Kind+"/"+r.Name+": "+r.Path] = string(r.Outcome) + " " + r.Rule
 	}
 	want := map[string]string{
-		"AppWrapper/wrapped-ft: spec.components[0].template.spec.pytorchReplicaSpecs.Worker.template":               "Translate Table",
+		"AppWrapper/wrapped-ft: spec.components[0].template.spec.pytorchReplicaSpecs.Worker.template":               "KeepLegacy Table", // Kueue-managed, its mappings unknown
 		"ClusterTrainingRuntime/torch-distributed-gpu: spec.template.spec.replicatedJobs[0].template.spec.template": "Translate Table",
 		"TrainJob/finetune-qwen: ":                                             "KeepLegacy ",
 		"FineTune/adapter: spec.trainer.template":                              "Translate Shape",

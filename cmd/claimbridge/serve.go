@@ -34,6 +34,7 @@ type serveOptions struct {
 	certValidity       time.Duration
 	tlsMinVersion      string
 	policy             string
+	kueueConfig        string
 	metricsAddr        string
 	probeAddr          string
 	leaderElect        bool
@@ -76,6 +77,7 @@ the metrics address. Namespaces opt in with the label claimbridge.io/mode=enforc
 	f.DurationVar(&o.certValidity, "cert-validity", 90*24*time.Hour, "self-managed: serving certificate lifetime (renewed with 1/3 left)")
 	f.StringVar(&o.tlsMinVersion, "tls-min-version", "VersionTLS12", "minimum TLS version: VersionTLS12 or VersionTLS13")
 	f.StringVar(&o.policy, "policy", "", "TranslationPolicy file, reloaded on change (default: the built-in default policy)")
+	f.StringVar(&o.kueueConfig, "kueue-config", "", "Kueue Configuration file (or the ConfigMap that holds it) whose resources.deviceClassMappings say which DeviceClasses Kueue-managed pods may use; reloaded with the policy")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of /metrics and /report")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader for the template controller (admission runs on every replica)")
@@ -154,7 +156,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	return server.Run(ctx, cfg, server.Options{
 		Namespace: o.namespace, WebhookPort: o.webhookPort, CertDir: o.certDir, TLSMode: o.tlsMode,
 		TLSSecretName: o.tlsSecretName, ServiceName: o.serviceName, WebhookConfigName: o.webhookConfigName,
-		CAValidity: o.caValidity, CertValidity: o.certValidity, TLSMinVersion: minTLS, Policy: o.policy,
+		CAValidity: o.caValidity, CertValidity: o.certValidity, TLSMinVersion: minTLS, Policy: o.policy, KueueConfig: o.kueueConfig,
 		MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, LeaderElect: o.leaderElect, LeaderElectionID: o.leaderElectionID,
 		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, FeasibilitySearches: o.feasibilitySearch, Features: features, ShutdownTimeout: o.shutdownTimeout,
 	})

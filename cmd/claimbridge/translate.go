@@ -18,14 +18,32 @@ import (
 type policyFlags struct {
 	file     string
 	profiles []string
+	kueue    string
 }
 
 func (p *policyFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&p.file, "policy", "", "TranslationPolicy file (default: all built-in profiles but the opt-in ones)")
 	c.Flags().StringSliceVar(&p.profiles, "profile", nil, "built-in profile(s) to use instead of a policy file (see 'claimbridge policy list')")
+	c.Flags().StringVar(&p.kueue, "kueue-config", "", "Kueue Configuration file (or its ConfigMap): its resources.deviceClassMappings say which DeviceClasses Kueue-managed pods may use")
 }
 
 func (p *policyFlags) load() (*translate.Policy, error) {
+	pol, err := p.loadPolicy()
+	if err != nil || p.kueue == "" {
+		return pol, err
+	}
+	data, err := os.ReadFile(p.kueue)
+	if err != nil {
+		return nil, err
+	}
+	m, err := translate.ParseKueueConfiguration(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.kueue, err)
+	}
+	return pol.WithKueueMappings(m), nil
+}
+
+func (p *policyFlags) loadPolicy() (*translate.Policy, error) {
 	switch {
 	case p.file != "" && len(p.profiles) > 0:
 		return nil, usagef("--policy and --profile exclude each other")

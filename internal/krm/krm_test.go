@@ -67,8 +67,10 @@ func TestFunction(t *testing.T) {
 				"info spec.workerGroupSpecs[1].template: Translate",
 			},
 		},
+		// The PyTorchJob is Kueue-managed: the policy names the class Kueue maps.
 		"a TranslationPolicy as functionConfig: GPUs only, the NIC stays a device-plugin resource": {
-			functionConfig: "apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nmetadata: {name: gpus-only}\nspec: {profiles: [nvidia]}\n",
+			functionConfig: "apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nmetadata: {name: gpus-only}\n" +
+				"spec: {profiles: [nvidia], kueue: {deviceClassMappings: [{name: nvidia.com/gpu, deviceClassNames: [gpu.nvidia.com]}]}}\n",
 			files:          []string{"../../examples/crds/pytorchjob.yaml"},
 			wantTemplates:  1,
 			wantItem:       "rdma/hca: 1",

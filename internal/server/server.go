@@ -59,6 +59,9 @@ type Options struct {
 	TLSMinVersion uint16
 	// Policy file; empty = the built-in default policy.
 	Policy string
+	// KueueConfig is a Kueue Configuration file (or its ConfigMap) whose
+	// deviceClassMappings join the policy's kueue rule; empty = none.
+	KueueConfig string
 	// MetricsAddr serves /metrics and /report (default ":8080", "0" off);
 	// ProbeAddr serves /healthz and /readyz (default ":8081", "0" off).
 	MetricsAddr, ProbeAddr string
@@ -154,7 +157,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return err
 	}
 	store := &webhook.ReportStore{}
-	policy, err := webhook.NewPolicyFile(o.Policy)
+	policy, err := webhook.NewPolicyFiles(o.Policy, o.KueueConfig)
 	if err != nil {
 		return err
 	}
