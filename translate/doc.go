@@ -34,7 +34,7 @@
 //     policy's schedulers (SchedulerNotListed). resolveOutput
 //     (schedulers.go) then finds the pod's output profile: its scheduler's
 //     entry, filled from the built-in profiles (knownSchedulers), made
-//     stricter by spec.kueue for a pod labelled kueue.x-k8s.io/queue-name;
+//     stricter by spec.kueue for a pod Kueue manages (kueueManaged);
 //     output Skip (SchedulerSkipped) skips the pod. Outcome Skip.
 //  2. collectUses (uses.go): one use per (container, mapped resource), init
 //     containers first, resources in sorted order; device counts are whole,

@@ -145,8 +145,8 @@ func (t *translation) stackAccepts() bool {
 			if len(mapped) > 0 {
 				known = fmt.Sprintf("the mappings list only %s", strings.Join(slices.Sorted(maps.Keys(mapped)), ", "))
 			}
-			t.add(warning(ReasonKueueClassNotMapped, field.NewPath("metadata", "labels").Key(QueueLabel),
-				"the pod is managed by Kueue (queue %q), which finds a workload inadmissible when a DeviceClass of its claims is not in its Configuration's resources.deviceClassMappings: the translation would use %s, and %s; the pod keeps its device-plugin resources",
+			t.add(warning(ReasonKueueClassNotMapped, field.NewPath("metadata", "labels").Key(t.out.kueueKey),
+				"the pod is managed by Kueue (%s), which finds a workload inadmissible when a DeviceClass of its claims is not in its Configuration's resources.deviceClassMappings: the translation would use %s, and %s; the pod keeps its device-plugin resources",
 				t.out.kueue, strings.Join(missing, ", "), known))
 			ok = false
 		}

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -138,11 +139,36 @@ func (p *Policy) Schedulers() []string {
 // templates) Kueue-managed.
 const QueueLabel = "kueue.x-k8s.io/queue-name"
 
+// Labels Kueue puts on the pods it manages that may lack QueueLabel: the
+// pod template of a workload Kueue admitted carries its PodSet's name
+// (the Job's pods do not carry the Job's queue-name), and a plain pod of
+// Kueue's pod integration is marked managed.
+const (
+	KueuePodSetLabel  = "kueue.x-k8s.io/podset"
+	KueueManagedLabel = "kueue.x-k8s.io/managed"
+)
+
+// kueueManaged says how a pod shows that Kueue manages it ("queue
+// \"research\""), and the label that shows it; "" when it does not.
+func kueueManaged(pod *corev1.Pod) (who, label string) {
+	if q, ok := pod.Labels[QueueLabel]; ok {
+		return fmt.Sprintf("queue %q", q), QueueLabel
+	}
+	if ps, ok := pod.Labels[KueuePodSetLabel]; ok {
+		return fmt.Sprintf("podset %q of a workload it admitted", ps), KueuePodSetLabel
+	}
+	if pod.Labels[KueueManagedLabel] == "true" {
+		return "label " + KueueManagedLabel, KueueManagedLabel
+	}
+	return "", ""
+}
+
 // output is what the rest of the stack allows a translation of one pod.
 type output struct {
 	profile   OutputProfile
 	scheduler SchedulerEntry // resolved
-	kueue     string         // the pod's queue, when Kueue manages it
+	kueue     string         // how the pod shows Kueue manages it (kueueManaged), "" when not
+	kueueKey  string         // the label that shows it
 }
 
 // single reports whether requests get one alternative each.
@@ -156,7 +182,7 @@ func (o *output) takesNo() string {
 		who = append(who, "scheduler "+o.scheduler.Name)
 	}
 	if o.kueue != "" {
-		who = append(who, "Kueue (queue "+o.kueue+")")
+		who = append(who, "Kueue ("+o.kueue+")")
 	}
 	if len(who) == 2 {
 		return strings.Join(who, " and ") + " take"
@@ -190,15 +216,15 @@ func (t *translation) resolveOutput() bool {
 		return false
 	}
 	t.out = output{profile: entry.Output, scheduler: entry}
-	if q, ok := t.pod.Labels[QueueLabel]; ok {
-		t.out.kueue = q
+	if who, key := kueueManaged(t.pod); who != "" {
+		t.out.kueue, t.out.kueueKey = who, key
 		kq := t.p.spec.Kueue.Output
 		if kq == "" {
 			kq = OutputExactlyOnly
 		}
 		if kq == OutputSkip {
-			t.add(info(ReasonSchedulerSkipped, field.NewPath("metadata", "labels").Key(QueueLabel),
-				"the pod is managed by Kueue (queue %q) and the policy does not translate such pods (spec.kueue.output: Skip); it keeps its device-plugin resources", q))
+			t.add(info(ReasonSchedulerSkipped, field.NewPath("metadata", "labels").Key(key),
+				"the pod is managed by Kueue (%s) and the policy does not translate such pods (spec.kueue.output: Skip); it keeps its device-plugin resources", who))
 			return false
 		}
 		t.out.profile = stricter(t.out.profile, kq)

@@ -158,7 +158,9 @@ func SchedulerNames(names ...string) []SchedulerEntry {
 
 // KueueRule says how pods that Kueue manages are translated. A pod is
 // Kueue-managed when it carries the label kueue.x-k8s.io/queue-name (for a
-// workload's pod template, when the workload object carries it).
+// workload's pod template, when the workload object carries it), or one of
+// the labels Kueue puts on the pods it manages: kueue.x-k8s.io/podset (on
+// the pod template of a workload it admitted) or kueue.x-k8s.io/managed.
 type KueueRule struct {
 	// Output for Kueue-managed pods: ExactlyOnly (default) or Skip. Kueue
 	// rejects a pod set whose claims use firstAvailable or allocationMode
