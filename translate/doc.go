@@ -165,11 +165,15 @@
 // the label's value, used by the placement proof's legacy view, legacy.go)
 // and its canonical form. The functions are in conversions.go and
 // conversions_gfd.go; cel.go turns requirements into escaped, checked CEL.
-// The policy's API types are in policytypes.go (and stacktypes.go for
-// schedulers, Kueue and deference; kueue.go reads Kueue's Configuration),
-// loading and merging in
-// policy.go, validation in validate.go; reasons.go defines the reason codes
-// and matchconditions.go the webhook's matchConditions.
+// The policy's API types are in policytypes.go (the document and its
+// spec), resourcetypes.go (resource rules, sharing, capacities),
+// labeltypes.go (node-label rules and the Conversion names),
+// alignmenttypes.go (alignment and fallbacks) and stacktypes.go
+// (schedulers, Kueue and deference; kueue.go reads Kueue's Configuration).
+// Loading and merging are in policy.go; validation in validate.go (resource
+// rules), validatelabels.go (label, alignment and fallback rules) and
+// validatestack.go (schedulers and Kueue); reasons.go defines the reason
+// codes and matchconditions.go the webhook's matchConditions.
 //
 // # Imports
 //

@@ -1,0 +1,101 @@
+package translate
+
+// The policy's node-label rules: which node-label keys become which
+// requirements on device attributes, and how their values convert
+// (vocabulary.go holds both directions of every conversion).
+
+// NodeLabelRule maps one node-label key to a requirement on devices.
+type NodeLabelRule struct {
+	// Key is the label key, or a pattern with one "*", e.g.
+	// "feature.node.kubernetes.io/pci-*.present". Required.
+	Key string `json:"key"`
+
+	// Families whose requests get the selector. Required.
+	Families []string `json:"families"`
+
+	// Conversion names how a label value becomes a selector (see
+	// [Conversion]). Required.
+	Conversion Conversion `json:"conversion"`
+
+	// Attribute is the device attribute "<domain>/<name>" the conversion
+	// compares against. Required unless the conversion is Capacity-based,
+	// Implied, PCIPresent or MIGStrategy.
+	Attribute string `json:"attribute,omitempty"`
+
+	// Capacity is the device capacity "<domain>/<name>" for MiB.
+	Capacity string `json:"capacity,omitempty"`
+
+	// Values maps label values to attribute values for Map and PCIPresent
+	// (PCI vendor ID → driver names).
+	Values map[string][]string `json:"values,omitempty"`
+
+	// MIGDeviceClassName is the DeviceClass a request moves to when the label
+	// says the device is a MIG slice (MIGProfile, MIGStrategy, GFDProduct with
+	// a "-MIG-<profile>" value).
+	MIGDeviceClassName string `json:"migDeviceClassName,omitempty"`
+
+	// MIGProfileAttribute is the attribute holding the MIG profile.
+	MIGProfileAttribute string `json:"migProfileAttribute,omitempty"`
+
+	// Alternatives turns an In list into prioritized alternatives, in list
+	// order, instead of one selector. Default false.
+	Alternatives bool `json:"alternatives,omitempty"`
+
+	// OnlyOnNodesWithLabel, when set, says the label exists only on nodes
+	// that carry this label key too (GKE's labels on GKE nodes, which all
+	// carry cloud.google.com/gke-nodepool): the placement check's legacy
+	// view derives it only there.
+	OnlyOnNodesWithLabel string `json:"onlyOnNodesWithLabel,omitempty"`
+}
+
+// Conversion names how a label value becomes a device requirement.
+type Conversion string
+
+// Conversions.
+const (
+	// ConvString compares the value with a string attribute.
+	ConvString Conversion = "String"
+	// ConvInt compares the value with an int attribute (Gt/Lt allowed).
+	ConvInt Conversion = "Int"
+	// ConvBool compares "true"/"false" with a bool attribute.
+	ConvBool Conversion = "Bool"
+	// ConvGFDProduct compares a GPU Feature Discovery product label
+	// (spaces as dashes, optional -MIG-<profile> or -SHARED suffix) with the
+	// productName attribute.
+	ConvGFDProduct Conversion = "GFDProduct"
+	// ConvMiB compares a MiB number with a byte capacity.
+	ConvMiB Conversion = "MiB"
+	// ConvGFDFamily maps an architecture family to a compute capability range.
+	ConvGFDFamily Conversion = "GFDFamily"
+	// ConvVersionMajor, ConvVersionMinor and ConvVersionPatch compare one
+	// component of a version attribute.
+	ConvVersionMajor Conversion = "VersionMajor"
+	ConvVersionMinor Conversion = "VersionMinor"
+	ConvVersionPatch Conversion = "VersionPatch"
+	// ConvVersion compares a full dotted version (leading zeros dropped).
+	ConvVersion Conversion = "Version"
+	// ConvMap maps label values to attribute values through Values.
+	ConvMap Conversion = "Map"
+	// ConvMIGProfile says the device is a MIG slice of the given profile.
+	ConvMIGProfile Conversion = "MIGProfile"
+	// ConvMIGStrategy: "single" means the legacy GPU resource is a MIG slice.
+	ConvMIGStrategy Conversion = "MIGStrategy"
+	// ConvPCIPresent: an NFD PCI presence label, satisfied when a request's
+	// driver is one that Values lists for the vendor ID in the key.
+	ConvPCIPresent Conversion = "PCIPresent"
+	// ConvPresent: the label says the node has devices of the family
+	// ("true"); a request for such a device implies it, so it is removed
+	// without a selector.
+	ConvPresent Conversion = "Present"
+	// ConvImplied is the former name of ConvPresent, still accepted.
+	ConvImplied Conversion = "Implied"
+	// ConvCount: the label is the number of physical devices of the families
+	// on the node (nvidia.com/gpu.count). No device attribute holds it: the
+	// label is removed without a selector, and the placement check tells
+	// whether that changes where the pod can land.
+	ConvCount Conversion = "Count"
+)
+
+var conversions = []Conversion{ConvString, ConvInt, ConvBool, ConvGFDProduct, ConvMiB, ConvGFDFamily,
+	ConvVersionMajor, ConvVersionMinor, ConvVersionPatch, ConvVersion, ConvMap, ConvMIGProfile,
+	ConvMIGStrategy, ConvPCIPresent, ConvImplied, ConvPresent, ConvCount}

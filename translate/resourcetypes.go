@@ -1,0 +1,166 @@
+package translate
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// The policy's resource rules: which extended resources become which
+// device requests, and how shares and capacities carry over.
+
+// ResourceRule maps one extended-resource name (or a family of names) to a
+// DeviceClass.
+type ResourceRule struct {
+	// Name is the extended resource, e.g. "nvidia.com/gpu", or a pattern with
+	// one trailing "*", e.g. "nvidia.com/mig-*"; the text matched by "*" is
+	// the suffix that SuffixAttribute compares against. Required.
+	Name string `json:"name"`
+
+	// Family groups resources of one kind of device. Node-label rules,
+	// alignment rules and fallbacks refer to families. Required (except for
+	// capacityOf rules, which take their rule's), DNS label.
+	Family string `json:"family,omitempty"`
+
+	// DeviceClassName is the DeviceClass of the generated request. Required
+	// (except for capacityOf rules, which take their rule's).
+	DeviceClassName string `json:"deviceClassName,omitempty"`
+
+	// RequestName is the short name used in generated request names
+	// ("<container>-<requestName>"). Default: the part of Name after "/",
+	// made a DNS label.
+	RequestName string `json:"requestName,omitempty"`
+
+	// SuffixAttribute is the device attribute ("<domain>/<name>") that must
+	// equal the suffix matched by a pattern Name. Only for patterns; without
+	// it the suffix does not narrow the devices.
+	SuffixAttribute string `json:"suffixAttribute,omitempty"`
+
+	// Selectors are extra requirements on device attributes, ANDed.
+	Selectors []AttributeRequirement `json:"selectors,omitempty"`
+
+	// Config is opaque driver configuration attached to the generated requests.
+	Config []OpaqueConfig `json:"config,omitempty"`
+
+	// Capacity, when set, turns the container's quantity into a capacity
+	// request on one device instead of a device count; the quantity must be
+	// a whole number. Used for CPUs from dra.cpu. With CapacityOf it names
+	// the capacity requested on each device. The name is matched exactly
+	// against the devices' capacity names as the driver publishes them:
+	// "<domain>/<name>" (dra.cpu/cpu) or "<name>" (HAMi's memory, cores).
+	Capacity string `json:"capacity,omitempty"`
+
+	// CapacityOf makes the rule a capacity of the devices of another
+	// resource rule: the container's quantity of this resource, times
+	// Unit, becomes the capacity request named by Capacity on each device
+	// of the request that the container's quantity of CapacityOf makes
+	// (DRA consumable capacity; the devices must allow multiple
+	// allocations for others to share them). HAMi's nvidia.com/gpumem is a
+	// capacity of nvidia.com/gpu. Family and DeviceClassName are those of
+	// the CapacityOf rule and must not be set. A container that asks for
+	// this resource without CapacityOf stays as submitted.
+	CapacityOf string `json:"capacityOf,omitempty"`
+
+	// Unit is the capacity one unit of the resource stands for (capacityOf
+	// rules only), e.g. "1Mi" for HAMi's gpumem, which counts MiB while the
+	// driver's memory capacity is in bytes. Default "1".
+	Unit *resource.Quantity `json:"unit,omitempty"`
+
+	// AbsentValue is the capacity requested (capacityOf rules only) when the
+	// container asks for another capacity of the same device but not for
+	// this one. Unset: the device's default applies (its request policy's
+	// default, often all of it). HAMi gives a container that sets gpumem but
+	// not gpucores no share of the cores, so the hami profile sets 0.
+	AbsentValue *resource.Quantity `json:"absentValue,omitempty"`
+
+	// Shared marks the resource as a share of a device rather than a
+	// device: GPU time-slicing or MPS replicas (nvidia.com/gpu.shared), the
+	// RDMA shared device plugin's rdma/* resources. A shared resource is
+	// never made an exclusive device: without Sharing the pod stays as
+	// submitted (SharedDeviceNotMapped).
+	Shared bool `json:"shared,omitempty"`
+
+	// Sharing says how a shared resource is translated (shared rules only).
+	Sharing *SharingRule `json:"sharing,omitempty"`
+
+	// KeepInPod leaves the legacy resource in the container (dra-driver-cpu
+	// needs the pod to keep its cpu requests). Only together with OnlyWith,
+	// which makes the rule a companion of other devices.
+	KeepInPod bool `json:"keepInPod,omitempty"`
+
+	// OnlyWith makes the rule a companion: it is applied only when the pod
+	// also gets a request of one of these families and an alignment rule ties
+	// the two. A companion never makes a pod translatable on its own.
+	OnlyWith []string `json:"onlyWith,omitempty"`
+}
+
+// SharingRule says how a shared resource carries its sharing over to DRA.
+type SharingRule struct {
+	// Mode is ConsumableCapacity or ClaimConfig. Required.
+	Mode SharingMode `json:"mode"`
+	// CapacityRequests are fixed capacity requests on the device, for
+	// ConsumableCapacity, e.g. {shares: "1"} for the NVIDIA driver's
+	// consumable shares. Keys are capacity names as the driver publishes
+	// them ("<name>" in the driver's domain, or "<domain>/<name>"). Empty:
+	// the device's default request.
+	CapacityRequests map[string]resource.Quantity `json:"capacityRequests,omitempty"`
+}
+
+// SharingMode names how a shared resource is translated.
+type SharingMode string
+
+// Sharing modes.
+const (
+	// SharingConsumableCapacity: the request goes to devices that allow
+	// multiple allocations (DRA consumable capacity, KEP-5075), with
+	// CapacityRequests; pods' claims share a device as replicas did. The
+	// request gets the selector device.allowMultipleAllocations, so an
+	// exclusive device never serves it. For the NVIDIA driver this needs its
+	// ConsumableShares feature (alpha, off by default).
+	SharingConsumableCapacity SharingMode = "ConsumableCapacity"
+	// SharingClaimConfig: the request gets the rule's Config (for example a
+	// GpuConfig with TimeSlicing or MPS). The NVIDIA driver shares a GPU so
+	// configured only among the containers and pods of one claim, and every
+	// pod gets a claim of its own from the template: each pod gets a GPU of
+	// its own (warning SharedDevicePerPod).
+	SharingClaimConfig SharingMode = "ClaimConfig"
+)
+
+// AttributeRequirement is a typed requirement on one device attribute. It is
+// turned into CEL by claimbridge; no user-written CEL is accepted.
+type AttributeRequirement struct {
+	// Attribute is "<domain>/<name>", e.g. "gpu.intel.com/driver". Required.
+	Attribute string `json:"attribute"`
+	// Type of the attribute: String (default), Int, Bool or Version.
+	Type AttributeType `json:"type,omitempty"`
+	// Operator: In (default), NotIn, Exists, DoesNotExist, Gt, Lt.
+	Operator string `json:"operator,omitempty"`
+	// Values compared against; one or more for In/NotIn, exactly one for
+	// Gt/Lt, none for Exists/DoesNotExist.
+	Values []string `json:"values,omitempty"`
+}
+
+func (a *AttributeRequirement) typeOrDefault() AttributeType {
+	if a.Type == "" {
+		return AttrString
+	}
+	return a.Type
+}
+
+// AttributeType is the type of a device attribute value.
+type AttributeType string
+
+// Attribute types.
+const (
+	AttrString  AttributeType = "String"
+	AttrInt     AttributeType = "Int"
+	AttrBool    AttributeType = "Bool"
+	AttrVersion AttributeType = "Version"
+)
+
+// OpaqueConfig is driver configuration passed through to the claim.
+type OpaqueConfig struct {
+	// Driver the configuration is for. Required.
+	Driver string `json:"driver"`
+	// Parameters, any JSON object, at most 10Ki. Required.
+	Parameters runtime.RawExtension `json:"parameters"`
+}
