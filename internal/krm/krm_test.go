@@ -71,9 +71,9 @@ func TestFunction(t *testing.T) {
 		"a TranslationPolicy as functionConfig: GPUs only, the NIC stays a device-plugin resource": {
 			functionConfig: "apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nmetadata: {name: gpus-only}\n" +
 				"spec: {profiles: [nvidia], kueue: {deviceClassMappings: [{name: nvidia.com/gpu, deviceClassNames: [gpu.nvidia.com]}]}}\n",
-			files:          []string{"../../examples/crds/pytorchjob.yaml"},
-			wantTemplates:  1,
-			wantItem:       "rdma/hca: 1",
+			files:         []string{"../../examples/crds/pytorchjob.yaml"},
+			wantTemplates: 1,
+			wantItem:      "rdma/hca: 1",
 			wantResults: []string{
 				"info spec.pytorchReplicaSpecs.Master.template: Translate: Translated: ResourceClaimTemplate claimbridge-87cc07c7c871: pytorch/nvidia.com/gpu → request pytorch-gpu",
 				"info spec.pytorchReplicaSpecs.Worker.template: Translate",
