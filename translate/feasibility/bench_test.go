@@ -169,7 +169,19 @@ func placementInput(b *testing.B) PlacementInput {
 			}}},
 		},
 	}
-	policy := translate.DefaultPolicy()
+	// rdma/hca as one NIC per pod (the rdma profile's rdma/* is shared),
+	// so that the pod aligns a GPU and a NIC.
+	policy, err := translate.LoadPolicy([]byte(`apiVersion: claimbridge.io/v1alpha1
+kind: TranslationPolicy
+metadata: {name: bench}
+spec:
+  profiles: [nvidia, rdma, nfd]
+  resources:
+  - {name: rdma/hca, family: rdma-nic, deviceClassName: dranet-rdma, requestName: nic}
+`))
+	if err != nil {
+		b.Fatal(err)
+	}
 	res, err := translate.Pod(translate.Input{Pod: pod, Policy: policy})
 	if err != nil || res.Outcome != translate.OutcomeTranslate {
 		b.Fatalf("translate: %v %v", err, res.Reasons)
