@@ -230,8 +230,22 @@ func (r *Report) table(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%d objects: %d translate, %d keep legacy, %d skip\n", r.Summary.Total, r.Summary.Translate, r.Summary.KeepLegacy, r.Summary.Skip)
+	_, err := fmt.Fprintf(w, "\n%s\n", r.summaryLine())
 	return err
+}
+
+// summaryLine counts the rows: one per object, or per pod template of an
+// object that holds several (a JobSet's jobs, a RayCluster's groups).
+func (r *Report) summaryLine() string {
+	objects := map[string]bool{}
+	for _, row := range r.Items {
+		objects[row.Kind+"/"+row.Namespace+"/"+row.Name] = true
+	}
+	what := fmt.Sprintf("%d objects", r.Summary.Total)
+	if len(objects) != r.Summary.Total {
+		what = fmt.Sprintf("%d pod templates in %d objects", r.Summary.Total, len(objects))
+	}
+	return fmt.Sprintf("%s: %d translate, %d keep legacy, %d skip", what, r.Summary.Translate, r.Summary.KeepLegacy, r.Summary.Skip)
 }
 
 func (r *Report) markdown(w io.Writer) error {
@@ -241,7 +255,7 @@ func (r *Report) markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", row.object(), row.Outcome, dash(row.Placement.short()), dash(row.Verdict), dash(row.Node),
 			dash(strings.Join(row.Alternatives, ", ")), strings.ReplaceAll(row.Headline(), "|", `\|`))
 	}
-	fmt.Fprintf(&b, "\n%d objects: %d translate, %d keep legacy, %d skip\n", r.Summary.Total, r.Summary.Translate, r.Summary.KeepLegacy, r.Summary.Skip)
+	fmt.Fprintf(&b, "\n%s\n", r.summaryLine())
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -272,6 +273,18 @@ func TestAuditCRDs(t *testing.T) {
 	}
 	if len(rep.Items) != len(want) {
 		t.Errorf("%d rows, want %d (one per pod template)", len(rep.Items), len(want))
+	}
+	table, err := run(t, "", "audit", "-f", "../../examples/crds", "--fleet", "../../examples/fleets/mixed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects := map[string]bool{}
+	for _, r := range rep.Items {
+		objects[r.Kind+"/"+r.Namespace+"/"+r.Name] = true
+	}
+	line := fmt.Sprintf("%d pod templates in %d objects: %d translate, %d keep legacy, %d skip", len(want), len(objects), rep.Summary.Translate, rep.Summary.KeepLegacy, rep.Summary.Skip)
+	if !strings.Contains(table, line) {
+		t.Errorf("the table's summary is not %q:\n%s", line, table)
 	}
 	_, err = run(t, "", "audit", "-f", "../../examples/crds/trainjob.yaml", "--fleet", "../../examples/fleets/mixed", "--fail-on", "untranslatable")
 	if exitCode(err) != exitInvalid {
