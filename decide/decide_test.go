@@ -39,14 +39,7 @@ func policyWith(t *testing.T, rule translate.PlacementRule) *translate.Policy {
 // 1-GPU nodes. The check keeps it legacy; without the check it is
 // translated. The test fails if the check is removed from the decision path.
 func TestThePlacementCheckIsWhatKeepsAWiderTranslationLegacy(t *testing.T) {
-	inv, err := feasibility.LoadInventory("../translate/feasibility/testdata/placement/fleets/gpus")
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := feasibility.NewSnapshot(inv, 1, feasibility.DefaultFeatures())
-	if err != nil {
-		t.Fatal(err)
-	}
+	inv, snap := gpusFleet(t)
 	pod := gpuPod(1, map[string]string{"nvidia.com/gpu.count": "8"})
 	for name, tc := range map[string]struct {
 		rule         translate.PlacementRule
@@ -99,4 +92,18 @@ func TestAnInventoryNotSyncedKeepsThePodLegacy(t *testing.T) {
 	if d.Outcome != translate.OutcomeKeepLegacy || d.Verdict == nil || d.Verdict.Code != feasibility.ReasonInventoryNotSynced {
 		t.Errorf("outcome %s, verdict %+v; want KeepLegacy with InventoryNotSynced", d.Outcome, d.Verdict)
 	}
+}
+
+// gpusFleet is the placement corpus's gpus fleet and its snapshot.
+func gpusFleet(t *testing.T) (*feasibility.Inventory, *feasibility.Snapshot) {
+	t.Helper()
+	inv, err := feasibility.LoadInventory("../translate/feasibility/testdata/placement/fleets/gpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := feasibility.NewSnapshot(inv, 1, feasibility.DefaultFeatures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv, snap
 }

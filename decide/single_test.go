@@ -69,14 +69,7 @@ func hasCode(rs []translate.Reason, code translate.ReasonCode) bool {
 // first alternative, does not check each one, or lets the fallbacks widen
 // the pod as submitted.
 func TestExactlyOnlyKeepsTheFirstSingleAlternativeThePlacementCheckAccepts(t *testing.T) {
-	inv, err := feasibility.LoadInventory("../translate/feasibility/testdata/placement/fleets/gpus")
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := feasibility.NewSnapshot(inv, 1, feasibility.DefaultFeatures())
-	if err != nil {
-		t.Fatal(err)
-	}
+	inv, snap := gpusFleet(t)
 	checker := feasibility.NewChecker(feasibility.Options{})
 	cases := map[string]struct {
 		pod          *corev1.Pod

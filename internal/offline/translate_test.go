@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -235,17 +236,7 @@ func TestVolcanoJobPodsAreDecidedForTheScheduler(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			docs, err := manifest.Read([]string{"-"}, bytes.NewReader(tc.input))
-			if err != nil {
-				t.Fatal(err)
-			}
-			items, templates, err := Translate(t.Context(), docs, Options{Policy: tc.policy})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(items) != 1 || items[0].Decision.Outcome != tc.wantOutcome {
-				t.Fatalf("items %+v, want one %s", items, tc.wantOutcome)
-			}
+			docs, _, templates := translateOne(t, tc.input, tc.policy, tc.wantOutcome)
 			var out bytes.Buffer
 			if err := WriteObjects(&out, "yaml", docs, templates); err != nil {
 				t.Fatal(err)
@@ -278,17 +269,7 @@ func TestKueueWorkloadsAreDecidedAsKueueManaged(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			docs, err := manifest.Read([]string{"-"}, bytes.NewReader(job))
-			if err != nil {
-				t.Fatal(err)
-			}
-			items, templates, err := Translate(t.Context(), docs, Options{Policy: tc.policy})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(items) != 1 || items[0].Decision.Outcome != tc.wantOutcome {
-				t.Fatalf("items %+v, want one %s", items, tc.wantOutcome)
-			}
+			docs, items, templates := translateOne(t, job, tc.policy, tc.wantOutcome)
 			d := items[0].Decision
 			if tc.wantOutcome == translate.OutcomeKeepLegacy && d.Decisive.Code != tc.wantReason {
 				t.Errorf("decisive %s, want %s", d.Decisive.Code, tc.wantReason)
@@ -310,4 +291,21 @@ func TestKueueWorkloadsAreDecidedAsKueueManaged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// translateOne translates one document and expects one item with outcome want.
+func translateOne(t *testing.T, input []byte, policy *translate.Policy, want translate.Outcome) ([]manifest.Document, []Item, []*resourceapi.ResourceClaimTemplate) {
+	t.Helper()
+	docs, err := manifest.Read([]string{"-"}, bytes.NewReader(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, templates, err := Translate(t.Context(), docs, Options{Policy: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 1 || items[0].Decision.Outcome != want {
+		t.Fatalf("items %+v, want one %s", items, want)
+	}
+	return docs, items, templates
 }
