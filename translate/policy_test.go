@@ -18,6 +18,14 @@ func TestLoadPolicyRejectsBadInputWithFieldPaths(t *testing.T) {
 			yaml:     head + "spec:\n  profiles: [nvidia]\n  bogus: true\n",
 			wantErrs: []string{`unknown field "spec.bogus"`},
 		},
+		"placement true names no rule": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  placement: true\n",
+			wantErrs: []string{`spec.placement: Unsupported value: "true"`, `"Exact", "Subset", "Off"`},
+		},
+		"placement rule misspelled": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  placement: exact\n",
+			wantErrs: []string{`spec.placement: Unsupported value: "exact"`},
+		},
 		"wrong kind and version": {
 			yaml:     "apiVersion: v1\nkind: ConfigMap\nspec:\n  profiles: [nvidia]\n",
 			wantErrs: []string{"apiVersion: Unsupported value", "kind: Unsupported value"},
@@ -193,6 +201,23 @@ spec:
 	}
 	if diff := cmp.Diff([]string{"nvidia-gpu", "nvidia-mig", "rdma-nic"}, p.Families()); diff != "" {
 		t.Errorf("families (-want,+got):\n%s", diff)
+	}
+}
+
+// An unquoted Off is false in YAML 1.1; it means the rule Off, as written.
+func TestLoadPolicyPlacementOffUnquoted(t *testing.T) {
+	for _, v := range []string{"Off", `"Off"`, "off", "Subset"} {
+		p, err := LoadPolicy([]byte("apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nspec:\n  profiles: [nvidia]\n  placement: " + v + "\n"))
+		if err != nil {
+			t.Fatalf("placement: %s: %v", v, err)
+		}
+		want := PlacementOff
+		if v == "Subset" {
+			want = PlacementSubset
+		}
+		if got := p.spec.Placement; got != want {
+			t.Errorf("placement: %s read as %q, want %q", v, got, want)
+		}
 	}
 }
 

@@ -1,5 +1,7 @@
 package translate
 
+import "encoding/json"
+
 // PolicyAPIVersion and PolicyKind identify a TranslationPolicy document.
 const (
 	PolicyAPIVersion = "claimbridge.io/v1alpha1"
@@ -142,6 +144,26 @@ const (
 	PlacementSubset PlacementRule = "Subset"
 	PlacementOff    PlacementRule = "Off"
 )
+
+// UnmarshalJSON reads a rule. YAML 1.1, which policies are read as, turns
+// an unquoted Off into false; it is read as Off. True, which names no rule,
+// is kept as "true" for validation to refuse with the field path.
+func (r *PlacementRule) UnmarshalJSON(data []byte) error {
+	switch string(data) {
+	case "false":
+		*r = PlacementOff
+		return nil
+	case "true":
+		*r = "true"
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	*r = PlacementRule(s)
+	return nil
+}
 
 // GFDFamilyScheme selects how nvidia.com/gpu.family values map to compute capabilities.
 type GFDFamilyScheme string

@@ -33,6 +33,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 )
 
@@ -67,7 +70,7 @@ func main() {
 	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "webhook: warm-up per server")
 	flag.IntVar(&o.rounds, "rounds", 3, "webhook: rounds; each runs every server once per load, in rotating order")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "webhook: write a CPU profile of the loaded runs to this file")
-	targets := flag.String("targets", "", "webhook: claimbridge servers to load besides the no-op one (translate, feasibility, feasibility-cold); default all")
+	targets := flag.String("targets", "", "webhook: claimbridge servers to load besides the no-op one (translate, placement-off, feasibility, feasibility-cold); default all")
 	flag.IntVar(&o.nodes, "nodes", 5000, "cluster: nodes of the published fleet (16 devices each)")
 	flag.IntVar(&o.pods, "pods", 1000, "cluster: pods created per namespace")
 	flag.IntVar(&o.batch, "batch", 125, "cluster: pods per batch; batches alternate between the namespaces")
@@ -76,6 +79,9 @@ func main() {
 	flag.StringVar(&o.probe, "probe", "", "internal: run a memory probe (objects) and print JSON")
 	flag.StringVar(&o.kubeconfig, "probe-kubeconfig", "", "internal: probe's kubeconfig")
 	flag.Parse()
+	// The handlers and the allocator log through controller-runtime's
+	// logger; the benchmark discards it (as serve does below its level).
+	crlog.SetLogger(logr.Discard())
 	o.parts = strings.Split(*parts, ",")
 	if *targets != "" {
 		o.targets = strings.Split(*targets, ",")

@@ -333,13 +333,15 @@ func admit(ctx context.Context, hc *http.Client, url string, body []byte) (bool,
 }
 
 // legacyPod asks for one GPU the device-plugin way, with a GPU Feature
-// Discovery product selector. It names a scheduler that does not run, so
-// that kube-scheduler does not compete for the CPUs while pods are created.
+// Discovery product selector, for kube-scheduler (the scheduler claimbridge
+// translates for by default). A scheduling gate keeps kube-scheduler from
+// competing for the CPUs while pods are created: gated pods wait outside its
+// queue, and claimbridge translates them as any other.
 func legacyPod(name, ns string) *corev1.Pod {
 	p := builders.MakePod(name, ns).
 		Container("app").Limit("nvidia.com/gpu", "1").
 		NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").
 		Obj()
-	p.Spec.SchedulerName = "not-scheduled"
+	p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "claimbridge.io/bench"}}
 	return p
 }
