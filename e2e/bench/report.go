@@ -82,7 +82,7 @@ func writeWebhook(w io.Writer, o options, targets []*target) {
 		{"feasibility", fixed}: 1.5, {"feasibility", saturated}: 3,
 	}
 	names := map[string]string{"translate": "without feasibility", "feasibility": "with feasibility (" + human(o.webhookNodes) + " nodes, cache on)",
-		"placement-off": "with feasibility, placement proof off (" + human(o.webhookNodes) + " nodes, cache on)",
+		"placement-off":    "with feasibility, placement proof off (" + human(o.webhookNodes) + " nodes, cache on)",
 		"feasibility-cold": "with feasibility (" + human(o.webhookNodes) + " nodes, cache off)"}
 	for _, t := range targets[1:] {
 		row := func(what string, n, d time.Duration) {
