@@ -356,7 +356,9 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 		return v
 	}
 
-	// Pass 1: devices free today.
+	// Pass 1: devices free today. The node classes let the search run one
+	// node of a class whose devices are free (computed once per snapshot).
+	snap.nodeClassList(&c.classes)
 	nowWhy := why.clone()
 	res := c.search(ctx, p, celCache, allocs.now, candidates, false, nowWhy, nil, busy)
 	switch {

@@ -63,6 +63,11 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 			}
 		}
 	}
+	// Nodes of one class answer alike when their devices are free (see
+	// classRepresentatives): only the first of each is run, and it wins
+	// any tie with the others, so skipping them changes no choice.
+	rep := classRepresentatives(nodes, free, blocked)
+	prunedAt := make([]bool, len(nodes))
 	workers := min(c.parallelism, len(nodes))
 	for range workers {
 		wg.Add(1)
@@ -77,6 +82,9 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 					return
 				}
 				ni := nodes[i]
+				if rep[i] != int(i) {
+					continue // answered by its class's first node
+				}
 				if blocked != nil && blocked[i] != "" {
 					outcome[i] = blocked[i]
 					continue
@@ -86,7 +94,7 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 					continue
 				}
 				if msg := p.prune(ctx, cc, ni, free); msg != "" {
-					outcome[i] = msg
+					outcome[i], prunedAt[i] = msg, true
 					pruned.Add(1)
 					continue
 				}
@@ -114,6 +122,14 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 		}()
 	}
 	wg.Wait()
+	for i, r := range rep {
+		if r != i && outcome[r] != "" {
+			outcome[i], ran[i] = outcome[r], ran[r]
+			if prunedAt[r] {
+				pruned.Add(1)
+			}
+		}
+	}
 	res.pruned = int(pruned.Load())
 	res.outcome, res.ran = outcome, ran
 	b := best.Load()
@@ -146,6 +162,31 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 		why.add(msg, nodes[i].node.Name)
 	}
 	return res
+}
+
+// classRepresentatives gives, per candidate, the index of the first
+// candidate of its class that the search may stand for it: nodes of one
+// class have the same labels, taints, allocatable and devices up to names
+// and identities (classes.go), so on nodes whose devices are all free (the
+// free pass, or a node that is not busy) the allocator gives them the same
+// answer and the same score. Nodes without a class key, busy nodes in the
+// pass over the allocated state, and nodes blocked today stand for
+// themselves.
+func classRepresentatives(nodes []*nodeInfo, free bool, blocked []string) []int {
+	rep := make([]int, len(nodes))
+	first := map[string]int{}
+	for i, ni := range nodes {
+		rep[i] = i
+		if ni.classKey == "" || (!free && ni.busy) || (blocked != nil && blocked[i] != "") {
+			continue
+		}
+		if r, ok := first[ni.classKey]; ok {
+			rep[i] = r
+		} else {
+			first[ni.classKey] = i
+		}
+	}
+	return rep
 }
 
 // topScore is the score of an allocation that gets the first alternative of
