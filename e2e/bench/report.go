@@ -171,8 +171,8 @@ func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 		"admitted unchanged with a warning) and one in `enforce` mode (translated: the pod refers to the template and "+
 		"kube-controller-manager creates its ResourceClaim), all served by the `claimbridge serve` process above (%s-node "+
 		"fleet) behind the chart's MutatingWebhookConfiguration. %d batches of %d pods per namespace, namespaces in "+
-		"rotating order, %d concurrent clients (client QPS 500, burst 1000). The pods name a scheduler that does not run, so "+
-		"kube-scheduler does not compete for the CPUs.\n\n", human(o.pods), human(o.nodes), r.batches, r.batchSize, o.clients)
+		"rotating order, %d concurrent clients (client QPS 500, burst 1000). The pods carry a scheduling gate, so "+
+		"kube-scheduler does not compete for the CPUs (claimbridge translates gated pods as any other).\n\n", human(o.pods), human(o.nodes), r.batches, r.batchSize, o.clients)
 	fmt.Fprintln(w, "| namespace | pods | translated | created/s | create p50 | create p99 |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	rows := []struct {
