@@ -13,7 +13,7 @@ COMMIT    := $(shell c="$$(git rev-parse HEAD 2>/dev/null)" || c=unknown; \
 LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .DEFAULT_GOAL := build
-.PHONY: build version image chart example test unit verify lint fmt vet tidy-check import-check fuzz bench bench-unit bench-e2e help
+.PHONY: build version image chart example test unit verify lint fmt vet tidy-check import-check fuzz bench bench-unit bench-e2e bench-smoke help
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -44,7 +44,7 @@ example: ## translate an example workload, then audit all of them against the mi
 	@echo
 	bin/claimbridge audit -f examples/workloads --fleet examples/fleets/mixed
 
-test: unit e2e ## everything CI runs: unit tests with fuzz seed corpora, then the e2e suite
+test: unit e2e bench-smoke ## everything CI runs: unit tests with fuzz seed corpora, the e2e suite, one pass of every benchmark
 
 # The HTML report's browser tests open pages in the headless Chromium that hack/chromium.sh finds
 # or installs from the distribution's packages; if it cannot, they skip and say why.
@@ -85,6 +85,17 @@ bench-e2e: ## e2e benchmarks (e2e/bench): webhook vs no-op, memory, pod creation
 	@bins="$$(hack/e2e-bins.sh | tail -n1)" && \
 	(cd e2e && CLAIMBRIDGE_K8S_BIN="$$bins" $(GO) run ./bench -timeout $(BENCH_E2E_TIMEOUT) $(BENCH_E2E_ARGS) > ../_output/bench-e2e.md) && \
 	cat _output/bench-e2e.md
+
+# Every benchmark once, on small inputs, so that a benchmark whose input no longer means what it
+# measures (a pod that stopped being translated, a fleet that no longer fits) fails here rather
+# than in the next make bench. It measures nothing: its output goes to _output/bench-smoke*.
+bench-smoke: ## one pass of every benchmark on small inputs (part of make test; about 45 s warm)
+	@mkdir -p _output
+	$(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./translate/... > _output/bench-smoke.txt || { cat _output/bench-smoke.txt; exit 1; }
+	@bins="$$(hack/e2e-bins.sh | tail -n1)" && \
+	(cd e2e && CLAIMBRIDGE_K8S_BIN="$$bins" $(GO) run ./bench -timeout 5m -webhook-nodes 100 -rounds 1 -run-for 300ms -warmup 200ms \
+		-nodes 40 -pods 24 -batch 8 -clients 2 > ../_output/bench-smoke-e2e.md 2> ../_output/bench-smoke-e2e.log) || { tail -n 20 _output/bench-smoke-e2e.log; exit 1; }
+	@echo "bench-smoke: every benchmark ran once (_output/bench-smoke.txt, _output/bench-smoke-e2e.md)"
 
 verify: fmt vet lint tidy-check import-check ## gofmt, go vet, golangci-lint, go mod tidy drift, import rules, untracked files
 	@test -z "$$(git status --porcelain --untracked-files=all)" || { echo "verify: the tree has changes or untracked files:"; git status --short; exit 1; }
