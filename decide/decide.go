@@ -17,7 +17,7 @@
 //     anything else keeps the pod legacy (Infeasible).
 //
 // What may import it: webhook/, cmd/ and internal/. It imports translate
-// and translate/feasibility only. It holds no state; the Checker's caches
+// and feasibility only. It holds no state; the Checker's caches
 // make repeated decisions cheap.
 package decide
 
@@ -33,7 +33,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/claimbridge/claimbridge/translate"
-	"github.com/claimbridge/claimbridge/translate/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 // Reason codes of the decision itself (translation and feasibility have theirs).

@@ -9,7 +9,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/translate"
-	"github.com/claimbridge/claimbridge/translate/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 func gpuPod(n int64, selector map[string]string) *corev1.Pod {
@@ -97,7 +97,7 @@ func TestAnInventoryNotSyncedKeepsThePodLegacy(t *testing.T) {
 // gpusFleet is the placement corpus's gpus fleet and its snapshot.
 func gpusFleet(t *testing.T) (*feasibility.Inventory, *feasibility.Snapshot) {
 	t.Helper()
-	inv, err := feasibility.LoadInventory("../translate/feasibility/testdata/placement/fleets/gpus")
+	inv, err := feasibility.LoadInventory("../feasibility/testdata/placement/fleets/gpus")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/claimbridge/claimbridge/translate/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 // FleetSummary is the inventory a report was checked against.

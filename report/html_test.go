@@ -14,7 +14,7 @@ import (
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
-	"github.com/claimbridge/claimbridge/translate/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

@@ -6,7 +6,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/translate"
-	"github.com/claimbridge/claimbridge/translate/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 // remedies says, per reason code that keeps a pod legacy, what to do about

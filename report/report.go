@@ -20,7 +20,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/translate"
-	"github.com/claimbridge/claimbridge/translate/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 // Report is the whole audit.

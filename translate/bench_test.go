@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/claimbridge/claimbridge/internal/builders"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
 )
 
 // realisticPod: a trainer with 8 GPUs and a NIC, a sidecar with a GPU, GFD

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimbridge/claimbridge/internal/builders"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"

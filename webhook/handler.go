@@ -24,7 +24,7 @@ import (
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
-	"github.com/claimbridge/claimbridge/translate/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 // Path is where the pod webhook is served.

@@ -19,7 +19,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 
 	"github.com/claimbridge/claimbridge/translate"
-	"github.com/claimbridge/claimbridge/translate/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 // Mode is a namespace's claimbridge mode, from its label ModeLabel.

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/claimbridge/claimbridge/report"
-	"github.com/claimbridge/claimbridge/translate/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 // ReportStore keeps the latest admission decisions per namespace, for the

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/html"
 
-	"github.com/claimbridge/claimbridge/internal/browser"
-	"github.com/claimbridge/claimbridge/internal/reportpage"
+	"github.com/claimbridge/claimbridge/internal/testing/browser"
+	"github.com/claimbridge/claimbridge/internal/testing/reportpage"
 	"github.com/claimbridge/claimbridge/report"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
 	"github.com/claimbridge/claimbridge/translate"
-	"github.com/claimbridge/claimbridge/translate/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 // policyFlags choose the translation policy.

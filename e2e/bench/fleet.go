@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/claimbridge/claimbridge/translate/feasibility/fleetgen"
+	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 )
 
 // dgxFleet returns n nodes with 16 devices each (8 H100 GPUs and 8 RDMA

@@ -27,7 +27,7 @@ import (
 	"github.com/claimbridge/claimbridge/e2e/certmanager"
 	"github.com/claimbridge/claimbridge/e2e/chart"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
-	"github.com/claimbridge/claimbridge/internal/builders"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

@@ -21,18 +21,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/claimbridge/claimbridge/e2e/cluster"
-	"github.com/claimbridge/claimbridge/internal/placementcorpus"
+	"github.com/claimbridge/claimbridge/internal/testing/placementcorpus"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
-// The placement corpus of translate/feasibility (testdata/placement) on the
+// The placement corpus of feasibility (testdata/placement) on the
 // real control plane: every pod is created through kube-apiserver in an
 // enforce namespace, on the fleet its file names, under its file's policy.
 // The offline test (feasibility's TestPlacementCorpus) proves where each
 // translation lands; this one checks that kube-scheduler agrees.
 
-const placementCorpusDir = "../../translate/feasibility/testdata/placement"
+const placementCorpusDir = "../../feasibility/testdata/placement"
 
 type (
 	corpusFile   = placementcorpus.File

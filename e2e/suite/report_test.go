@@ -12,9 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/claimbridge/claimbridge/internal/browser"
-	"github.com/claimbridge/claimbridge/internal/builders"
-	"github.com/claimbridge/claimbridge/internal/reportpage"
+	"github.com/claimbridge/claimbridge/internal/testing/browser"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/internal/testing/reportpage"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )

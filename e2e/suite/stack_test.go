@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/claimbridge/claimbridge/e2e/cluster"
-	"github.com/claimbridge/claimbridge/internal/builders"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

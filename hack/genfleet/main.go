@@ -10,12 +10,12 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/claimbridge/claimbridge/translate/feasibility/fleetgen"
+	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 )
 
 func main() {
 	out := flag.String("out", "examples/fleets", "output directory; shipped fleets go to <out>/<name>, a synthetic fleet directly to <out>")
-	corpus := flag.String("corpus", "translate/feasibility/testdata/placement/fleets", "output directory of the placement corpus's fleets (<corpus>/<name>); empty to skip")
+	corpus := flag.String("corpus", "feasibility/testdata/placement/fleets", "output directory of the placement corpus's fleets (<corpus>/<name>); empty to skip")
 	nodes := flag.Int("nodes", 0, "if > 0, write one synthetic fleet of this many nodes instead of the shipped fleets")
 	flag.Parse()
 	if err := run(*out, *corpus, *nodes); err != nil {

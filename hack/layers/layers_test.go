@@ -5,7 +5,9 @@ package layers
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,19 +17,20 @@ const module = "github.com/claimbridge/claimbridge"
 
 // rules: for a package (or a prefix ending in "/"), the packages of this
 // module it may depend on; anything else of the module is forbidden. The
-// layers, bottom up: translate (pure) → translate/feasibility → decide →
-// report → webhook, certs → internal → cmd.
+// layers, bottom up: translate (pure) → feasibility → decide → report →
+// webhook, certs → internal → cmd. Test support lives in internal/testing/
+// and no product package depends on it (TestNoProductPackageUsesTestSupport).
 var rules = []struct {
 	pkg     string
 	mayUse  []string
 	because string
 }{
 	{"translate", nil, "the translator is the pure core"},
-	{"translate/feasibility", []string{"translate"}, "feasibility runs the allocator over what translate produced"},
-	{"translate/feasibility/fleetgen", nil, "fleets are plain API objects"},
-	{"decide", []string{"translate", "translate/feasibility"}, "the one decision path sits right above translation and feasibility"},
-	{"report", []string{"decide", "translate", "translate/feasibility"}, "the report only renders decisions"},
-	{"webhook", []string{"report", "decide", "translate", "translate/feasibility"}, "the webhook is a thin edge: no import from internal/"},
+	{"feasibility", []string{"translate"}, "feasibility runs the allocator over what translate produced"},
+	{"decide", []string{"translate", "feasibility"}, "the one decision path sits right above translation and feasibility"},
+	{"report", []string{"decide", "translate", "feasibility"}, "the report only renders decisions"},
+	{"webhook", []string{"report", "decide", "translate", "feasibility"}, "the webhook is a thin edge: no import from internal/"},
+	{"internal/testing/fleetgen", nil, "fleets are plain API objects"},
 	{"certs", nil, "certificates know nothing of translation"},
 }
 
@@ -36,7 +39,9 @@ type pkg struct {
 	Deps       []string
 }
 
-func TestImportRules(t *testing.T) {
+// modulePackages lists the module's packages with all their dependencies.
+func modulePackages(t *testing.T) []pkg {
+	t.Helper()
 	out, err := exec.Command("go", "list", "-deps=false", "-json", module+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -50,11 +55,19 @@ func TestImportRules(t *testing.T) {
 		}
 		pkgs = append(pkgs, p)
 	}
+	return pkgs
+}
+
+func rel(importPath string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(importPath, module), "/")
+}
+
+func TestImportRules(t *testing.T) {
 	checked := 0
-	for _, p := range pkgs {
-		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+	for _, p := range modulePackages(t) {
+		name := rel(p.ImportPath)
 		for _, r := range rules {
-			if rel != r.pkg {
+			if name != r.pkg {
 				continue
 			}
 			checked++
@@ -64,7 +77,7 @@ func TestImportRules(t *testing.T) {
 					continue
 				}
 				if !slices.Contains(r.mayUse, dep) {
-					t.Errorf("%s depends on %s; it may only use %v of this module (%s)", rel, dep, r.mayUse, r.because)
+					t.Errorf("%s depends on %s; it may only use %v of this module (%s)", name, dep, r.mayUse, r.because)
 				}
 			}
 		}
@@ -73,3 +86,77 @@ func TestImportRules(t *testing.T) {
 		t.Errorf("checked %d packages, want %d (a package was renamed?)", checked, len(rules))
 	}
 }
+
+// TestNoProductPackageUsesTestSupport: internal/testing/ holds builders,
+// generated fleets, the placement corpus and the browser helpers; only tests,
+// hack/ and the e2e module may use them, so none of it reaches the binary.
+func TestNoProductPackageUsesTestSupport(t *testing.T) {
+	for _, p := range modulePackages(t) {
+		name := rel(p.ImportPath)
+		if strings.HasPrefix(name, "internal/testing/") || strings.HasPrefix(name, "hack/") {
+			continue
+		}
+		for _, d := range p.Deps {
+			if dep, ours := strings.CutPrefix(d, module+"/"); ours && strings.HasPrefix(dep, "internal/testing/") {
+				t.Errorf("%s depends on %s: test support is for tests, hack/ and e2e/ only", name, dep)
+			}
+		}
+	}
+}
+
+// TestLayoutTableMatchesTree: every package of the module falls under one row
+// of README.md's Layout table (hack/ aside), and every row names a folder
+// that holds packages, so the table a newcomer reads is the tree.
+func TestLayoutTableMatchesTree(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "### Layout\n")
+	if !ok {
+		t.Fatal("README.md has no Layout section")
+	}
+	var rows []string
+	for line := range strings.Lines(section) {
+		if strings.HasPrefix(line, "### ") || strings.HasPrefix(line, "## ") {
+			break
+		}
+		if m := layoutRow.FindStringSubmatch(line); m != nil {
+			rows = append(rows, m[1])
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatal("README.md's Layout table has no rows")
+	}
+	used := map[string]bool{}
+	for _, p := range modulePackages(t) {
+		name := rel(p.ImportPath) + "/"
+		if strings.HasPrefix(name, "hack/") {
+			continue
+		}
+		best := ""
+		for _, r := range rows {
+			if strings.HasPrefix(name, r) && len(r) > len(best) {
+				best = r
+			}
+		}
+		if best == "" {
+			t.Errorf("package %s is under no row of README.md's Layout table %v", name, rows)
+			continue
+		}
+		used[best] = true
+	}
+	for _, r := range rows {
+		if !used[r] {
+			t.Errorf("README.md's Layout table names %s, which holds no package", r)
+		}
+	}
+	for _, r := range rules {
+		if !strings.HasPrefix(r.pkg, "internal/") && !slices.Contains(rows, r.pkg+"/") {
+			t.Errorf("the import rule for %s has no row of its own in README.md's Layout table", r.pkg)
+		}
+	}
+}
+
+// layoutRow matches a row of the Layout table: | `folder/` | ...
+var layoutRow = regexp.MustCompile("^\\| `([a-z0-9/]+/)` \\|")

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/claimbridge/claimbridge/internal/manifest"
-	"github.com/claimbridge/claimbridge/translate/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 // Workloads lists Deployments, StatefulSets, DaemonSets, Jobs, CronJobs and

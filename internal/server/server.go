@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/claimbridge/claimbridge/certs"
-	"github.com/claimbridge/claimbridge/translate/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/webhook"
 )
 

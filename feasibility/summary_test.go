@@ -6,11 +6,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/claimbridge/claimbridge/translate/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 func TestSummaryOfTheMixedFleet(t *testing.T) {
-	inv, err := feasibility.LoadInventory("../../examples/fleets/mixed")
+	inv, err := feasibility.LoadInventory("../examples/fleets/mixed")
 	if err != nil {
 		t.Fatal(err)
 	}

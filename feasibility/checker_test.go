@@ -18,7 +18,7 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/ptr"
 
-	"github.com/claimbridge/claimbridge/translate/feasibility/fleetgen"
+	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 )
 
 const (

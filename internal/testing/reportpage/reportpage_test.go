@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimbridge/claimbridge/internal/reportpage"
+	"github.com/claimbridge/claimbridge/internal/testing/reportpage"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )

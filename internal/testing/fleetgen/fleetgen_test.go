@@ -27,11 +27,11 @@ var update = flag.Bool("update", false, "rewrite examples/fleets from the genera
 
 const (
 	fleetsDir = "../../../examples/fleets"
-	corpusDir = "../testdata/placement/fleets"
+	corpusDir = "../../../feasibility/testdata/placement/fleets"
 )
 
 // TestShippedFleetsMatchGenerator fails when examples/fleets drifts from the generator.
-// Refresh with: go run ./hack/genfleet (or go test ./translate/feasibility/fleetgen -update).
+// Refresh with: go run ./hack/genfleet (or go test ./internal/testing/fleetgen -update).
 func TestShippedFleetsMatchGenerator(t *testing.T) {
 	checkGenerated(t, fleetsDir, Shipped())
 }

@@ -1,5 +1,5 @@
 // Package placementcorpus reads the placement corpus
-// (translate/feasibility/testdata/placement): pods, each with the fleet it
+// (feasibility/testdata/placement): pods, each with the fleet it
 // runs on and the policy of its file, and the golden decisions — the
 // outcome, the reason that decided, and the nodes the pod as submitted
 // could land on and those its translation lands on. The offline corpus test

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/claimbridge/claimbridge/internal/browser"
+	"github.com/claimbridge/claimbridge/internal/testing/browser"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )

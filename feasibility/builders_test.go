@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/claimbridge/claimbridge/translate/feasibility/fleetgen"
+	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 )
 
 // podBuilder builds translated pods: only the fields the checker reads.
@@ -102,7 +102,7 @@ func inventoryOf(t testing.TB, fleets ...string) *Inventory {
 	t.Helper()
 	var paths []string
 	for _, f := range fleets {
-		paths = append(paths, "../../examples/fleets/"+f)
+		paths = append(paths, "../examples/fleets/"+f)
 	}
 	inv, err := LoadInventory(paths...)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// The fleets of the placement corpus (translate/feasibility/testdata/placement): machines chosen
+// The fleets of the placement corpus (feasibility/testdata/placement): machines chosen
 // so that the legacy view of a node and the real node can disagree — GPU counts of 1, 2, 4, 6
 // and 8, full GPUs next to MIG slices, EFA NICs, an unschedulable node, GKE node pools with
 // their own labels and taints, TPU slices of several topologies.
