@@ -32,8 +32,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 
-	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/translate"
 )
 
 // Reason codes of the decision itself (translation and feasibility have theirs).

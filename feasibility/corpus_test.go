@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/placementcorpus"
 	"github.com/claimbridge/claimbridge/translate"
-	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 // The placement corpus (testdata/placement): pods, each with the fleet it

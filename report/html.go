@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/claimbridge/claimbridge/decide"
-	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/translate"
 )
 
 // The HTML page is rendered from the Report alone (the JSON form holds

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/claimbridge/claimbridge/decide"
-	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/translate"
 )
 
 // remedies says, per reason code that keeps a pod legacy, what to do about

@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 
-	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/translate"
 )
 
 // Mode is a namespace's claimbridge mode, from its label ModeLabel.
