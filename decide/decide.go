@@ -36,26 +36,6 @@ import (
 	"github.com/claimbridge/claimbridge/translate"
 )
 
-// Reason codes of the decision itself (translation and feasibility have theirs).
-const (
-	// ReasonFeasible: the fleet can serve the translation (FitsNow or FitsWhenFree).
-	ReasonFeasible translate.ReasonCode = "Feasible"
-	// ReasonInfeasible: it cannot (NeverFits) or that is not known (Unknown).
-	ReasonInfeasible translate.ReasonCode = "Infeasible"
-	// ReasonPlacementProven: the translation lands exactly where the legacy pod could.
-	ReasonPlacementProven translate.ReasonCode = "PlacementProven"
-	// ReasonPlacementDiffers: it would land on other nodes; the pod stays legacy.
-	ReasonPlacementDiffers translate.ReasonCode = "PlacementDiffers"
-	// ReasonPlacementUnknown: the comparison could not finish; the pod stays legacy.
-	ReasonPlacementUnknown translate.ReasonCode = "PlacementUnknown"
-	// ReasonPlacementNotChecked: the policy turned the placement check off.
-	ReasonPlacementNotChecked translate.ReasonCode = "PlacementNotChecked"
-	// ReasonSingleAlternativeRejected: for a pod whose scheduler or queue
-	// takes no firstAvailable, one single-alternative translation that was
-	// tried and why it was not kept.
-	ReasonSingleAlternativeRejected translate.ReasonCode = "SingleAlternativeRejected"
-)
-
 // Input is what [Pod] decides on.
 type Input struct {
 	// Pod as submitted; not modified. Required.

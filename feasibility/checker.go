@@ -38,22 +38,6 @@ const (
 	Unknown VerdictKind = "Unknown"
 )
 
-// ReasonCode classifies a verdict; stable, usable as a metrics label.
-type ReasonCode string
-
-const (
-	ReasonFits                ReasonCode = "Fits"
-	ReasonDevicesInUse        ReasonCode = "DevicesInUse"
-	ReasonNoCandidateNodes    ReasonCode = "NoCandidateNodes"
-	ReasonNoMatchingDevices   ReasonCode = "NoMatchingDevices"
-	ReasonDeviceClassNotFound ReasonCode = "DeviceClassNotFound"
-	ReasonInvalidClaim        ReasonCode = "InvalidClaim"
-	ReasonAllocatorError      ReasonCode = "AllocatorError"
-	ReasonDeadlineExceeded    ReasonCode = "DeadlineExceeded"
-	ReasonInventoryNotSynced  ReasonCode = "InventoryNotSynced"
-	ReasonBusy                ReasonCode = "Busy"
-)
-
 // Verdict is the answer of [Checker.Check].
 type Verdict struct {
 	Kind VerdictKind

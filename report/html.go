@@ -211,13 +211,6 @@ func (b blocker) Label() string {
 	return string(b.Code)
 }
 
-// notBlocking are warnings that do not keep a pod legacy by themselves.
-var notBlocking = map[translate.ReasonCode]bool{
-	translate.ReasonAlternativesDropped: true,
-	translate.ReasonFallbackApplied:     true,
-	translate.ReasonAlignmentNotApplied: true,
-}
-
 // blockers ranks the reasons that keep rows legacy by the devices they hold
 // back, per hardware kind. A row counts under the reason that decided it
 // (Row.Decisive); a report without it (older versions) counts a row under
@@ -233,7 +226,7 @@ func blockers(r *Report) []blocker {
 		if row.Outcome != translate.OutcomeKeepLegacy {
 			continue
 		}
-		reasons := decidingReasons(row)
+		reasons := decidingReasons(r.reasons(), row)
 		seen := map[key]bool{}
 		for _, rs := range reasons {
 			k := key{code: rs.Code, hwKind: row.Hardware}
@@ -247,7 +240,7 @@ func blockers(r *Report) []blocker {
 			b, ok := byKey[k]
 			if !ok {
 				b = &blocker{Code: k.code, VerdictCode: k.verdict, Hardware: k.hwKind, Message: rs.Message,
-					Remedy: remedy(k.code, k.verdict, k.hwKind, r.FleetSummary)}
+					Remedy: remedy(r.reasons(), k.code, k.verdict, k.hwKind, r.FleetSummary)}
 				byKey[k] = b
 				order = append(order, k)
 			}
@@ -266,14 +259,15 @@ func blockers(r *Report) []blocker {
 }
 
 // decidingReasons are the reasons that keep a row legacy: the decisive one,
-// else (a report of an older version) its warnings or its last reason.
-func decidingReasons(row Row) []translate.Reason {
+// else (a report of an older version) its warnings that lead to an outcome
+// of their own (the catalog's), or its last reason.
+func decidingReasons(reasons translate.Catalog, row Row) []translate.Reason {
 	if row.Decisive != nil && row.Decisive.Code != "" {
 		return []translate.Reason{*row.Decisive}
 	}
 	var out []translate.Reason
 	for _, rs := range row.Reasons {
-		if rs.Severity == translate.SeverityWarning && !notBlocking[rs.Code] {
+		if e, known := reasons.Lookup(rs.Code); rs.Severity == translate.SeverityWarning && (!known || e.Outcome != "") {
 			out = append(out, rs)
 		}
 	}

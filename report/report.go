@@ -34,6 +34,18 @@ type Report struct {
 	// known: DRA and device-plugin nodes, devices by class.
 	FleetSummary *FleetSummary `json:"fleetSummary,omitempty"`
 	Items        []Row         `json:"items"`
+	// Reasons is the catalog the remedies come from: decide's when nil
+	// (every code of a decision); the webhook and the offline runs give
+	// theirs, which add their own codes.
+	Reasons translate.Catalog `json:"-"`
+}
+
+// reasons is the report's catalog.
+func (r *Report) reasons() translate.Catalog {
+	if r.Reasons != nil {
+		return r.Reasons
+	}
+	return decide.Reasons()
 }
 
 // Summary counts rows by outcome and verdict.

@@ -37,7 +37,7 @@ func (t *translation) align() {
 				} else {
 					t.constraints = append(t.constraints, &constraint{rule: ar, variantOf: r, variants: r.addVariants(ar.Name)})
 				}
-				t.add(info(ReasonAlignmentApplied, r.use.path, "%s: the devices of request %s share %s (%s)", ar.Name, requestLabel(r), ar.Attribute, mode))
+				t.add(say(ReasonAlignmentApplied, r.use.path, "%s: the devices of request %s share %s (%s)", ar.Name, requestLabel(r), ar.Attribute, mode))
 			}
 			continue
 		}
@@ -45,13 +45,13 @@ func (t *translation) align() {
 			continue
 		}
 		if ar.MaxCount > 0 && slices.ContainsFunc(group, func(r *request) bool { return r.maxCount() > ar.MaxCount }) {
-			t.add(info(ReasonAlignmentNotApplied, nil, "%s: applies only when each request asks for at most %d device(s)", ar.Name, ar.MaxCount))
+			t.add(say(ReasonAlignmentNotApplied, nil, "%s: applies only when each request asks for at most %d device(s)", ar.Name, ar.MaxCount))
 			continue
 		}
 		if mode == AlignRequired {
 			t.constraints = append(t.constraints, &constraint{rule: ar, whole: group})
 			t.crossAlign = true
-			t.add(info(ReasonAlignmentApplied, nil, "%s: all devices of %s share %s (Required)", ar.Name, requestLabels(group), ar.Attribute))
+			t.add(say(ReasonAlignmentApplied, nil, "%s: all devices of %s share %s (Required)", ar.Name, requestLabels(group), ar.Attribute))
 			continue
 		}
 		// Preferred: the request with most devices gets an aligned variant of
@@ -66,7 +66,7 @@ func (t *translation) align() {
 		}
 		others := slices.DeleteFunc(slices.Clone(group), func(r *request) bool { return r == anchor })
 		if slices.ContainsFunc(others, func(r *request) bool { return r.maxCount() > 1 }) {
-			t.add(info(ReasonAlignmentNotApplied, nil, "%s: preferred alignment needs all but one of the requests to ask for a single device", ar.Name))
+			t.add(say(ReasonAlignmentNotApplied, nil, "%s: preferred alignment needs all but one of the requests to ask for a single device", ar.Name))
 			continue
 		}
 		variants := anchor.addVariants(ar.Name)
@@ -74,7 +74,7 @@ func (t *translation) align() {
 			t.constraints = append(t.constraints, &constraint{rule: ar, whole: []*request{o}, variantOf: anchor, variants: variants})
 		}
 		t.crossAlign = true
-		t.add(info(ReasonAlignmentApplied, nil, "%s: %s share %s when possible (Preferred: aligned alternatives first)", ar.Name, requestLabels(group), ar.Attribute))
+		t.add(say(ReasonAlignmentApplied, nil, "%s: %s share %s when possible (Preferred: aligned alternatives first)", ar.Name, requestLabels(group), ar.Attribute))
 	}
 }
 
@@ -119,6 +119,6 @@ func (t *translation) alignInitDevices(ar *AlignmentRule) {
 			continue
 		}
 		t.constraints = append(t.constraints, &constraint{rule: ar, whole: reqs})
-		t.add(info(ReasonAlignmentApplied, u.path, "%s: the devices of init container %s, from %d requests, share %s (Required)", ar.Name, u.cname, len(reqs), ar.Attribute))
+		t.add(say(ReasonAlignmentApplied, u.path, "%s: the devices of init container %s, from %d requests, share %s (Required)", ar.Name, u.cname, len(reqs), ar.Attribute))
 	}
 }

@@ -31,12 +31,12 @@ func (t *translation) capacityQuantity(c *corev1.Container, u *use) bool {
 		lim, lp = req, u.path.Child("resources", "requests").Key(string(u.resource))
 	}
 	if hasLim && hasReq && req.Cmp(lim) != 0 {
-		t.add(warning(ReasonRequestLimitMismatch, lp, "%s request %s differs from limit %s; extended resources cannot be overcommitted", u.resource, req.String(), lim.String()))
+		t.add(say(ReasonRequestLimitMismatch, lp, "%s request %s differs from limit %s; extended resources cannot be overcommitted", u.resource, req.String(), lim.String()))
 		return false
 	}
 	n, ok := wholeNumber(lim)
 	if !ok || n < 0 {
-		t.add(warning(ReasonCapacityNotTranslatable, lp, "%s %s is not a whole, non-negative number", u.resource, lim.String()))
+		t.add(say(ReasonCapacityNotTranslatable, lp, "%s %s is not a whole, non-negative number", u.resource, lim.String()))
 		return false
 	}
 	unit := int64(1)
@@ -45,7 +45,7 @@ func (t *translation) capacityQuantity(c *corev1.Container, u *use) bool {
 		unit, format = u.rule.Unit.Value(), u.rule.Unit.Format
 	}
 	if n > math.MaxInt64/unit {
-		t.add(warning(ReasonCapacityNotTranslatable, lp, "%s %s is too large", u.resource, lim.String()))
+		t.add(say(ReasonCapacityNotTranslatable, lp, "%s %s is too large", u.resource, lim.String()))
 		return false
 	}
 	u.capacity = n
@@ -74,12 +74,12 @@ func (t *translation) attachCapacities() (invalid bool) {
 		du := owner(cu)
 		switch {
 		case du == nil:
-			t.add(warning(ReasonCapacityNotTranslatable, lp,
+			t.add(say(ReasonCapacityNotTranslatable, lp,
 				"%s is a capacity of %s, which container %s does not ask for (HAMi would give it one device; a claim cannot)", cu.resource, cu.rule.CapacityOf, cu.cname))
 			invalid = true
 			continue
 		case du.init:
-			t.add(warning(ReasonCapacityNotTranslatable, lp,
+			t.add(say(ReasonCapacityNotTranslatable, lp,
 				"%s is asked for by init container %s, whose devices would be shared with the app containers' requests and their capacities", cu.resource, cu.cname))
 			invalid = true
 			continue
@@ -98,7 +98,7 @@ func (t *translation) attachCapacities() (invalid bool) {
 			continue
 		}
 		if du.init {
-			t.add(warning(ReasonCapacityNotTranslatable, du.path.Child("resources", "limits").Key(string(du.resource)),
+			t.add(say(ReasonCapacityNotTranslatable, du.path.Child("resources", "limits").Key(string(du.resource)),
 				"init container %s asks for %s, which the pod asks for with capacities: it would reuse an app container's devices within their capacities, where HAMi gives it devices of its own", du.cname, du.resource))
 			return true
 		}

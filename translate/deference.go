@@ -62,7 +62,7 @@ func (t *translation) defer5004() bool {
 		if onlyLabels {
 			what = "translation would only remove node-label requirements that the device request implies or no device attribute expresses (spec.deference.preferExtendedResource: the pod keeps NodeResourcesFit scoring, and the DRA nodes must carry those labels)"
 		}
-		t.add(info(ReasonDeferToExtendedResource, nil, "the scheduler already serves %s from DRA (extendedResourceName) and %s", strings.Join(names, ", "), what))
+		t.add(say(ReasonDeferToExtendedResource, nil, "the scheduler already serves %s from DRA (extendedResourceName) and %s", strings.Join(names, ", "), what))
 		return true
 	}
 	hint := ""
@@ -71,7 +71,7 @@ func (t *translation) defer5004() bool {
 	}
 	for _, u := range t.uses {
 		if cls, ok := mapped[string(u.resource)]; ok {
-			t.add(warning(ReasonExtendedResourceMappedByClass, u.path.Child("resources", "limits").Key(string(u.resource)),
+			t.add(say(ReasonExtendedResourceMappedByClass, u.path.Child("resources", "limits").Key(string(u.resource)),
 				"DeviceClass %s maps %s (extendedResourceName); claimbridge removed it from the container so that it is not allocated twice, and kube-scheduler's NodeResourcesFit scoring (bin-packing) no longer counts it for this pod, as it would for a pod left to KEP-5004%s", cls, u.resource, hint))
 		}
 	}

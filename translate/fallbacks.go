@@ -43,7 +43,7 @@ func (t *translation) applyFallbacks(r *request) {
 				mul := max(fa.CountMultiplier, 1)
 				na, err := t.alternative(res, rule, suffix, a.count*mul, reqs)
 				if err != nil {
-					t.add(warning(ReasonFallbackApplied, r.use.path, "fallback %s: alternative %s left out: %v", fb.Name, res, err))
+					t.add(say(ReasonAlternativesDropped, r.use.path, "fallback %s: alternative %s left out: %v", fb.Name, res, err))
 					continue
 				}
 				na.optional, na.fallback = true, fb.Name
@@ -52,7 +52,7 @@ func (t *translation) applyFallbacks(r *request) {
 					out = append(out, na)
 				}
 			}
-			t.add(info(ReasonFallbackApplied, r.use.path, "fallback %s adds %d alternative(s) after %s", fb.Name, len(fb.Alternatives), describeAlt(a)))
+			t.add(say(ReasonFallbackApplied, r.use.path, "fallback %s adds %d alternative(s) after %s", fb.Name, len(fb.Alternatives), describeAlt(a)))
 		}
 	}
 	// Keep first occurrences only.

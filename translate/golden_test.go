@@ -105,6 +105,7 @@ func TestGolden(t *testing.T) {
 			for _, r := range res.Reasons {
 				got.Reasons = append(got.Reasons, string(r.Severity)+" "+r.String())
 			}
+			checkCatalog(t, res)
 			gotYAML, err := yaml.Marshal(got)
 			if err != nil {
 				t.Fatal(err)
@@ -283,4 +284,32 @@ func findSubrequest(spec resourceapi.ResourceClaimSpec, name string) (resourceap
 		}
 	}
 	return resourceapi.DeviceSubRequest{}, false
+}
+
+// checkCatalog: every reason of a result has a catalog entry whose severity
+// it carries, and the reason that decides a pod kept as submitted (the
+// first warning, else the last reason, as decide picks it) leads to that
+// outcome in the catalog.
+func checkCatalog(t *testing.T, res *Result) {
+	t.Helper()
+	for _, r := range res.Reasons {
+		e, ok := Reasons().Lookup(r.Code)
+		if !ok {
+			t.Errorf("reason %s has no catalog entry", r.Code)
+			continue
+		}
+		if e.Severity != r.Severity {
+			t.Errorf("reason %s is reported as %s, the catalog says %s", r.Code, r.Severity, e.Severity)
+		}
+	}
+	if res.Outcome == OutcomeTranslate || len(res.Reasons) == 0 {
+		return
+	}
+	decisive := res.Reasons[len(res.Reasons)-1]
+	if i := slices.IndexFunc(res.Reasons, func(r Reason) bool { return r.Severity == SeverityWarning }); i >= 0 {
+		decisive = res.Reasons[i]
+	}
+	if e := Reasons()[decisive.Code]; e.Outcome != res.Outcome {
+		t.Errorf("outcome %s decided by %s, whose catalog entry leads to %q", res.Outcome, decisive.Code, e.Outcome)
+	}
 }

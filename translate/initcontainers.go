@@ -49,13 +49,13 @@ func (t *translation) shareInitRequests() {
 		}
 		if best != nil {
 			u.req = &request{use: best} // resolved to best's request later
-			t.add(info(ReasonInitContainerSharesDevices, u.path, "init container %s uses the devices of %s for %s (it finishes before they start)", u.cname, best.cname, u.resource))
+			t.add(say(ReasonInitContainerSharesDevices, u.path, "init container %s uses the devices of %s for %s (it finishes before they start)", u.cname, best.cname, u.resource))
 			continue
 		}
 		chosen := closestSubset(usable, u.count)
 		if len(chosen) == 0 {
 			owners = append(owners, u)
-			t.add(info(ReasonInitContainerHoldsDevices, u.path, "init container %s gets its own %s devices, held until the pod ends (a device plugin would hand them on)", u.cname, u.resource))
+			t.add(say(ReasonInitContainerHoldsDevices, u.path, "init container %s gets its own %s devices, held until the pod ends (a device plugin would hand them on)", u.cname, u.resource))
 			continue
 		}
 		var have int64
@@ -67,7 +67,7 @@ func (t *translation) shareInitRequests() {
 		u.req = &request{use: chosen[0]}
 		u.also = chosen[1:]
 		if have == u.count {
-			t.add(info(ReasonInitContainerSharesDevices, u.path, "init container %s uses the %d %s devices of %s (they start after it finishes)",
+			t.add(say(ReasonInitContainerSharesDevices, u.path, "init container %s uses the %d %s devices of %s (they start after it finishes)",
 				u.cname, have, u.resource, joinAnd(names)))
 			continue
 		}
@@ -76,7 +76,7 @@ func (t *translation) shareInitRequests() {
 		extra.count = u.count - have
 		out = append(out, &extra)
 		owners = append(owners, &extra)
-		t.add(info(ReasonInitContainerSharesDevices, u.path, "init container %s uses the %d %s devices of %s (they start after it finishes) and %d more of its own, %d in all",
+		t.add(say(ReasonInitContainerSharesDevices, u.path, "init container %s uses the %d %s devices of %s (they start after it finishes) and %d more of its own, %d in all",
 			u.cname, have, u.resource, joinAnd(names), extra.count, u.count))
 	}
 	t.uses = out

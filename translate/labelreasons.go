@@ -68,12 +68,12 @@ func (t *translation) explainLabels() {
 		f := fates[loc]
 		switch {
 		case f != nil && len(f.requests) > 0:
-			t.add(info(ReasonNodeLabelTranslated, p, "became a device selector on %s of request %s and was removed from the pod",
+			t.add(say(ReasonNodeLabelTranslated, p, "became a device selector on %s of request %s and was removed from the pod",
 				strings.Join(f.what, " and "), strings.Join(f.requests, ", ")))
 		case f != nil && f.dropped:
-			t.add(info(ReasonNodeLabelDropped, p, "no device attribute expresses it; it was removed from the pod, and the placement check compares where the pod can land with and without it"))
+			t.add(say(ReasonNodeLabelDropped, p, "no device attribute expresses it; it was removed from the pod, and the placement check compares where the pod can land with and without it"))
 		default:
-			t.add(info(ReasonNodeLabelImplied, p, "the device request implies it; it was removed from the pod"))
+			t.add(say(ReasonNodeLabelImplied, p, "the device request implies it; it was removed from the pod"))
 		}
 	}
 }

@@ -18,7 +18,7 @@ func (t *translation) limitAlternatives() bool {
 			}
 		}
 		if mandatory > maxAlternatives {
-			t.add(warning(ReasonTooManyAlternatives, r.use.path, "%s needs %d alternatives, more than the %d a request may have", requestLabel(r), mandatory, maxAlternatives))
+			t.add(say(ReasonTooManyAlternatives, r.use.path, "%s needs %d alternatives, more than the %d a request may have", requestLabel(r), mandatory, maxAlternatives))
 			return false
 		}
 		dropped := 0
@@ -32,7 +32,7 @@ func (t *translation) limitAlternatives() bool {
 			}
 		}
 		if dropped > 0 {
-			t.add(warning(ReasonAlternativesDropped, r.use.path, "%s: %d lower-priority alternative(s) left out to stay within %d; preferred terms they came from stay on the pod", requestLabel(r), dropped, maxAlternatives))
+			t.add(say(ReasonAlternativesDropped, r.use.path, "%s: %d lower-priority alternative(s) left out to stay within %d; preferred terms they came from stay on the pod", requestLabel(r), dropped, maxAlternatives))
 		}
 	}
 	for _, c := range t.constraints {
@@ -48,11 +48,11 @@ func (t *translation) limitAlternatives() bool {
 // selector as kube-apiserver would.
 func (t *translation) checkLimits() bool {
 	if len(t.requests) > resourceapi.DeviceRequestsMaxSize {
-		t.add(warning(ReasonTooManyRequests, nil, "the pod needs %d device requests, more than the %d a claim may have", len(t.requests), resourceapi.DeviceRequestsMaxSize))
+		t.add(say(ReasonTooManyRequests, nil, "the pod needs %d device requests, more than the %d a claim may have", len(t.requests), resourceapi.DeviceRequestsMaxSize))
 		return false
 	}
 	if len(t.constraints) > resourceapi.DeviceConstraintsMaxSize {
-		t.add(warning(ReasonTooManyRequests, nil, "the pod needs %d constraints, more than the %d a claim may have", len(t.constraints), resourceapi.DeviceConstraintsMaxSize))
+		t.add(say(ReasonTooManyRequests, nil, "the pod needs %d constraints, more than the %d a claim may have", len(t.constraints), resourceapi.DeviceConstraintsMaxSize))
 		return false
 	}
 	var total int64
@@ -60,18 +60,18 @@ func (t *translation) checkLimits() bool {
 		total += r.maxCount()
 	}
 	if total > resourceapi.AllocationResultsMaxSize {
-		t.add(warning(ReasonTooManyDevices, nil, "the pod asks for up to %d devices in all, more than the %d one claim can hold", total, resourceapi.AllocationResultsMaxSize))
+		t.add(say(ReasonTooManyDevices, nil, "the pod asks for up to %d devices in all, more than the %d one claim can hold", total, resourceapi.AllocationResultsMaxSize))
 		return false
 	}
 	for _, r := range t.requests {
 		for _, a := range r.alts {
 			if len(a.selectors) > resourceapi.DeviceSelectorsMaxSize {
-				t.add(warning(ReasonInvalidSelector, r.use.path, "%s needs %d selectors, more than %d", requestLabel(r), len(a.selectors), resourceapi.DeviceSelectorsMaxSize))
+				t.add(say(ReasonInvalidSelector, r.use.path, "%s needs %d selectors, more than %d", requestLabel(r), len(a.selectors), resourceapi.DeviceSelectorsMaxSize))
 				return false
 			}
 			for _, s := range a.selectors {
 				if err := t.p.cel.check(s); err != nil {
-					t.add(warning(ReasonInvalidSelector, r.use.path, "%v", err))
+					t.add(say(ReasonInvalidSelector, r.use.path, "%v", err))
 					return false
 				}
 			}

@@ -67,7 +67,7 @@ func (t *translation) analyzeLabels() bool {
 			}
 			if !same {
 				// The known requirements stay in the pod, untranslated.
-				t.add(warning(ReasonAffinityNotTranslatable, tp, "the ORed terms also differ in labels or fields the policy does not map, so they cannot become alternatives; node affinity stays as it is"))
+				t.add(say(ReasonAffinityNotTranslatable, tp, "the ORed terms also differ in labels or fields the policy does not map, so they cannot become alternatives; node affinity stays as it is"))
 			} else {
 				reqTerms = known
 				multiTerm = true
@@ -121,7 +121,7 @@ func (t *translation) analyzeLabels() bool {
 	// request chooses on its own), so then only the common part is used.
 	if len(prefs) > 0 || multiTerm {
 		if fams := t.varyingFamilies(); len(fams) > 1 {
-			t.add(warning(ReasonAffinityNotTranslatable, field.NewPath("spec", "affinity", "nodeAffinity"),
+			t.add(say(ReasonAffinityNotTranslatable, field.NewPath("spec", "affinity", "nodeAffinity"),
 				"the alternatives of node affinity change devices of several families (%s) together; requests choose alternatives independently, so node affinity stays as it is", strings.Join(fams, ", ")))
 			t.scenarios = []scenario{{reqs: slices.Clone(t.base)}}
 			t.scenarios = t.expand(t.scenarios)
@@ -129,7 +129,7 @@ func (t *translation) analyzeLabels() bool {
 		}
 	}
 	if len(t.scenarios) == 0 {
-		t.add(warning(ReasonNodeLabelUntranslatable, field.NewPath("spec"), "the pod's node-label requirements contradict each other"))
+		t.add(say(ReasonNodeLabelUntranslatable, field.NewPath("spec"), "the pod's node-label requirements contradict each other"))
 		return false
 	}
 
@@ -159,7 +159,7 @@ func (t *translation) known(r labelReq) (known, good bool) {
 			continue
 		}
 		if c.err != nil {
-			t.add(warning(ReasonNodeLabelUntranslatable, r.path, "%v", c.err))
+			t.add(say(ReasonNodeLabelUntranslatable, r.path, "%v", c.err))
 			return true, false
 		}
 		if !c.eff.notForUs {
@@ -167,7 +167,7 @@ func (t *translation) known(r labelReq) (known, good bool) {
 		}
 	}
 	if !relevant {
-		t.add(info(ReasonNodeLabelKept, r.path, "%s does not concern the devices the pod asks for; it stays as it is", r))
+		t.add(say(ReasonNodeLabelKept, r.path, "%s does not concern the devices the pod asks for; it stays as it is", r))
 	}
 	return relevant, true
 }

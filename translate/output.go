@@ -51,7 +51,7 @@ func (t *translation) singleAlternative() bool {
 	}
 	i := t.in.Alternative
 	if i < 0 || i >= t.combinations {
-		t.add(warning(ReasonNoSingleAlternative, nil, "%s no firstAvailable, and the pod has %d single-alternative translations, not %d", t.out.takesNo(), t.combinations, i+1))
+		t.add(say(ReasonNoSingleAlternative, nil, "%s no firstAvailable, and the pod has %d single-alternative translations, not %d", t.out.takesNo(), t.combinations, i+1))
 		return false
 	}
 	// Decode i: the last request's alternative varies fastest.
@@ -69,7 +69,7 @@ func (t *translation) singleAlternative() bool {
 		a := r.alts[choice[j]]
 		r.alts = []*alt{a}
 		t.chosen = append(t.chosen, requestLabel(r)+": "+describeAlt(a))
-		t.add(info(ReasonSingleAlternative, r.use.path, "%s no firstAvailable (output ExactlyOnly): %s keeps alternative %d of %d, %s", t.out.takesNo(), requestLabel(r), choice[j]+1, n, describeAlt(a)))
+		t.add(say(ReasonSingleAlternative, r.use.path, "%s no firstAvailable (output ExactlyOnly): %s keeps alternative %d of %d, %s", t.out.takesNo(), requestLabel(r), choice[j]+1, n, describeAlt(a)))
 	}
 	// Constraints on variants: whole requests when the variant was chosen.
 	cross := false
@@ -111,14 +111,14 @@ func (t *translation) stackAccepts() bool {
 				}
 			}
 			if len(bad) > 0 {
-				t.add(warning(ReasonClassNotCountedByScheduler, p,
+				t.add(say(ReasonClassNotCountedByScheduler, p,
 					"scheduler %s accounts %s only on DeviceClasses whose name contains %q, and the translation asks for %s: the pod's devices would escape its queue's quota; it keeps its device-plugin resources",
 					t.out.scheduler.Name, r.use.resource, rule.Value, strings.Join(bad, ", ")))
 				ok = false
 			}
 		}
 		if cc := t.out.scheduler.ConsumableCapacity; cc != nil && !*cc && (len(r.use.capacities) > 0 || r.use.rule.sharedBySelector()) {
-			t.add(warning(ReasonCapacityNotSupported, p,
+			t.add(say(ReasonCapacityNotSupported, p,
 				"scheduler %s's allocator does not honour consumable capacity (its profile's consumableCapacity: false): it would ignore the capacity requests of %s and hand the device out whole; the pod keeps its device-plugin resources",
 				t.out.scheduler.Name, requestLabel(r)))
 			ok = false
@@ -145,7 +145,7 @@ func (t *translation) stackAccepts() bool {
 			if len(mapped) > 0 {
 				known = fmt.Sprintf("the mappings list only %s", strings.Join(slices.Sorted(maps.Keys(mapped)), ", "))
 			}
-			t.add(warning(ReasonKueueClassNotMapped, field.NewPath("metadata", "labels").Key(t.out.kueueKey),
+			t.add(say(ReasonKueueClassNotMapped, field.NewPath("metadata", "labels").Key(t.out.kueueKey),
 				"the pod is managed by Kueue (%s), which finds a workload inadmissible when a DeviceClass of its claims is not in its Configuration's resources.deviceClassMappings: the translation would use %s, and %s; the pod keeps its device-plugin resources",
 				t.out.kueue, strings.Join(missing, ", "), known))
 			ok = false

@@ -128,7 +128,7 @@ func (t *translation) quotaContinuity() bool {
 		return true
 	}
 	slices.Sort(missing)
-	t.add(warning(ReasonQuotaNotCovered, nil, "a ResourceQuota limits the legacy resource, and none limits %s (scoped quotas never limit claims); translating would let the pod escape its quota", strings.Join(missing, ", ")))
+	t.add(say(ReasonQuotaNotCovered, nil, "a ResourceQuota limits the legacy resource, and none limits %s (scoped quotas never limit claims); translating would let the pod escape its quota", strings.Join(missing, ", ")))
 	return false
 }
 
@@ -181,7 +181,7 @@ func (t *translation) claimFits() bool {
 	within, over := against(t.in.Quotas, t.charge, true)
 	if len(over) == 0 {
 		for _, u := range within {
-			t.add(info(ReasonQuotaCharge, nil, "the claim would be charged %s, within what is left", u))
+			t.add(say(ReasonQuotaCharge, nil, "the claim would be charged %s, within what is left", u))
 		}
 		return true
 	}
@@ -211,7 +211,7 @@ func (t *translation) claimFits() bool {
 	if slices.ContainsFunc(t.requests, func(r *request) bool { return len(r.alts) > 1 }) {
 		worst = " (a firstAvailable request is charged its largest alternative of each class)"
 	}
-	t.add(warning(ReasonQuotaWouldBlockClaim, nil,
+	t.add(say(ReasonQuotaWouldBlockClaim, nil,
 		"the claim would be charged %s%s, more than is left: the resourceclaim controller could not create it and the pod would wait Pending (FailedResourceClaimCreation); %s",
 		strings.Join(parts, "; "), worst, asSubmitted))
 	return false

@@ -34,14 +34,14 @@ const (
 // ReasonCode is a stable PascalCase code, usable as a metrics label.
 type ReasonCode string
 
-// Reason codes. Each one is documented where it is produced; the CLI's
-// explain output and the webhook's warnings, Events and metrics all use them.
+// Reason codes. Each one is documented where it is produced and has an
+// entry in the catalog (catalog.go); the CLI's explain output and the
+// webhook's warnings, Events and metrics all use them.
 const (
 	ReasonTranslated                    ReasonCode = "Translated"
 	ReasonOptedOut                      ReasonCode = "OptedOut"
 	ReasonMirrorPod                     ReasonCode = "MirrorPod"
 	ReasonAlreadyTranslated             ReasonCode = "AlreadyTranslated"
-	ReasonHasResourceClaims             ReasonCode = "HasResourceClaims"
 	ReasonNoLegacyResources             ReasonCode = "NoLegacyResources"
 	ReasonUnmappedResource              ReasonCode = "UnmappedResource"
 	ReasonInvalidQuantity               ReasonCode = "InvalidQuantity"
@@ -59,7 +59,6 @@ const (
 	ReasonNodeLabelKept                 ReasonCode = "NodeLabelKept"
 	ReasonNodeLabelUntranslatable       ReasonCode = "NodeLabelUntranslatable"
 	ReasonAffinityNotTranslatable       ReasonCode = "AffinityNotTranslatable"
-	ReasonAlternatives                  ReasonCode = "Alternatives"
 	ReasonFallbackApplied               ReasonCode = "FallbackApplied"
 	ReasonAlignmentApplied              ReasonCode = "AlignmentApplied"
 	ReasonAlignmentNotApplied           ReasonCode = "AlignmentNotApplied"
@@ -67,7 +66,6 @@ const (
 	ReasonInitContainerHoldsDevices     ReasonCode = "InitContainerHoldsDevices"
 	ReasonCompanionNotAdded             ReasonCode = "CompanionNotAdded"
 	ReasonInvalidSelector               ReasonCode = "InvalidSelector"
-	ReasonInvalidPod                    ReasonCode = "InvalidPod"
 )
 
 // Reason codes of the rules that keep a pod from being stranded: a
@@ -162,18 +160,11 @@ func (r Reason) String() string {
 	return fmt.Sprintf("%s: %s: %s", r.Code, r.Field, r.Message)
 }
 
-func newReason(code ReasonCode, sev Severity, p *field.Path, format string, args ...any) Reason {
-	r := Reason{Code: code, Severity: sev, Message: fmt.Sprintf(format, args...)}
+// say makes a reason of a code, with the severity its catalog entry gives.
+func say(code ReasonCode, p *field.Path, format string, args ...any) Reason {
+	r := Reason{Code: code, Severity: reasons[code].Severity, Message: fmt.Sprintf(format, args...)}
 	if p != nil {
 		r.Field = p.String()
 	}
 	return r
-}
-
-func info(code ReasonCode, p *field.Path, format string, args ...any) Reason {
-	return newReason(code, SeverityInfo, p, format, args...)
-}
-
-func warning(code ReasonCode, p *field.Path, format string, args ...any) Reason {
-	return newReason(code, SeverityWarning, p, format, args...)
 }

@@ -19,7 +19,7 @@ func (t *translation) buildRequests() bool {
 		for _, s := range t.scenarios {
 			a, err := t.alternative(u.resource, u.rule, u.suffix, u.count, s.reqs)
 			if err != nil {
-				t.add(warning(ReasonNodeLabelUntranslatable, u.path, "%v", err))
+				t.add(say(ReasonNodeLabelUntranslatable, u.path, "%v", err))
 				return false
 			}
 			a.optional = s.optional

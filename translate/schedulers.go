@@ -203,7 +203,7 @@ func (t *translation) resolveOutput() bool {
 			msg += "; claimbridge's built-in profile for it is %s: %s"
 			args = append(args, k.entry.Output, k.why)
 		}
-		t.add(info(ReasonSchedulerNotListed, field.NewPath("spec", "schedulerName"), msg, args...))
+		t.add(say(ReasonSchedulerNotListed, field.NewPath("spec", "schedulerName"), msg, args...))
 		return false
 	}
 	if entry.Output == OutputSkip {
@@ -211,7 +211,7 @@ func (t *translation) resolveOutput() bool {
 		if k, ok := knownSchedulers[name]; ok && slices.ContainsFunc(t.p.spec.Schedulers, func(e SchedulerEntry) bool { return e.Name == name && e.Output == "" }) {
 			why = "claimbridge's built-in profile: " + k.why
 		}
-		t.add(info(ReasonSchedulerSkipped, field.NewPath("spec", "schedulerName"),
+		t.add(say(ReasonSchedulerSkipped, field.NewPath("spec", "schedulerName"),
 			"pods of scheduler %q are not translated (spec.schedulers output Skip; %s); the pod keeps its device-plugin resources", name, why))
 		return false
 	}
@@ -223,7 +223,7 @@ func (t *translation) resolveOutput() bool {
 			kq = OutputExactlyOnly
 		}
 		if kq == OutputSkip {
-			t.add(info(ReasonSchedulerSkipped, field.NewPath("metadata", "labels").Key(key),
+			t.add(say(ReasonSchedulerSkipped, field.NewPath("metadata", "labels").Key(key),
 				"the pod is managed by Kueue (%s) and the policy does not translate such pods (spec.kueue.output: Skip); it keeps its device-plugin resources", who))
 			return false
 		}

@@ -32,7 +32,7 @@ func (t *translation) scheduledWithClaims() bool {
 	}
 	pod := t.pod
 	if pod.Spec.NodeName != "" {
-		t.add(info(ReasonNodeNamePreset, field.NewPath("spec", "nodeName"),
+		t.add(say(ReasonNodeNamePreset, field.NewPath("spec", "nodeName"),
 			"the pod is bound to node %q at creation, without a scheduler, so no one would allocate a claim; it keeps its device-plugin resources", pod.Spec.NodeName))
 		return false
 	}
@@ -91,9 +91,9 @@ func (t *translation) keepsPreemption() bool {
 	msg := fmt.Sprintf("with %s the pod may preempt lower-priority pods, but in Kubernetes 1.37 a pod whose devices come from a claim cannot preempt for them: translated, it would wait for devices to free up", who)
 	limit := t.p.spec.Preemption.KeepLegacyAbovePriority
 	if limit != nil && (unresolved || *spec.Priority > *limit) {
-		t.add(warning(ReasonPreemptionLost, p, "%s; kept as submitted (spec.preemption.keepLegacyAbovePriority: %d)", msg, *limit))
+		t.add(say(ReasonPreemptionLost, p, "%s; kept as submitted (spec.preemption.keepLegacyAbovePriority: %d)", msg, *limit))
 		return false
 	}
-	t.add(warning(ReasonPreemptionLost, p, "%s", msg))
+	t.add(say(ReasonPreemptionLost, p, "%s", msg))
 	return true
 }

@@ -39,15 +39,15 @@ func (t *translation) sharedUse(u *use) bool {
 	lp := u.path.Child("resources", "limits").Key(string(u.resource))
 	switch {
 	case r.Sharing == nil:
-		t.add(warning(ReasonSharedDeviceNotMapped, lp,
+		t.add(say(ReasonSharedDeviceNotMapped, lp,
 			"%s is a share of a device (time-slicing, MPS or a shared device plugin); as a claim it would be a device of its own, so fewer pods would fit, and the policy does not say how to share it (resources[].sharing)", u.resource))
 		return false
 	case u.count > 1:
-		t.add(warning(ReasonSharedDeviceNotMapped, lp,
+		t.add(say(ReasonSharedDeviceNotMapped, lp,
 			"%s %d asks for several shares, which the device plugin may hand out from one device; a claim would need %d distinct devices", u.resource, u.count, u.count))
 		return false
 	case r.Sharing.Mode == SharingClaimConfig:
-		t.add(warning(ReasonSharedDevicePerPod, lp,
+		t.add(say(ReasonSharedDevicePerPod, lp,
 			"%s becomes a device of the pod's own claim with the policy's sharing configuration: it is shared only among the pod's containers, and every pod gets a device of its own", u.resource))
 	case r.Sharing.Mode == SharingConsumableCapacity:
 		for _, k := range slices.Sorted(maps.Keys(r.Sharing.CapacityRequests)) {
@@ -92,7 +92,7 @@ func (t *translation) sharedProductIntent() bool {
 			if !ok || rule.Conversion != ConvGFDProduct || t.familyShared(f) {
 				continue
 			}
-			t.add(warning(ReasonSharedDeviceNotMapped, p,
+			t.add(say(ReasonSharedDeviceNotMapped, p,
 				"%s selects a shared GPU (GPU Feature Discovery appends %s to time-sliced or MPS products); as a claim the pod would get a GPU of its own, so fewer pods would fit", key, gfdSharedSuffix))
 			return false
 		}

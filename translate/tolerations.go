@@ -57,7 +57,7 @@ func (t *translation) addImplicitTolerations(out *corev1.Pod) []corev1.Toleratio
 		tol := corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
 		out.Spec.Tolerations = append(out.Spec.Tolerations, tol)
 		added = append(added, tol)
-		t.add(info(ReasonImplicitToleration, field.NewPath("spec", "tolerations").Index(len(out.Spec.Tolerations)-1),
+		t.add(say(ReasonImplicitToleration, field.NewPath("spec", "tolerations").Index(len(out.Spec.Tolerations)-1),
 			"added the toleration {key: %s, operator: Exists, effect: NoSchedule} that admission gives pods requesting %s (the ExtendedResourceToleration plugin; GKE): the claim replaces the request", key, key))
 	}
 	return added

@@ -165,18 +165,18 @@ func (t *translation) run() *Result {
 	// Skip checks: opted out, mirror pod, or translated already.
 	switch {
 	case pod.Annotations[AnnotationSkip] == "true":
-		t.add(info(ReasonOptedOut, field.NewPath("metadata", "annotations").Key(AnnotationSkip), "the pod opted out"))
+		t.add(say(ReasonOptedOut, field.NewPath("metadata", "annotations").Key(AnnotationSkip), "the pod opted out"))
 		return keep(OutcomeSkip)
 	case pod.Annotations[mirrorPodAnnotation] != "":
-		t.add(info(ReasonMirrorPod, field.NewPath("metadata", "annotations").Key(mirrorPodAnnotation), "mirror pods cannot use resource claims"))
+		t.add(say(ReasonMirrorPod, field.NewPath("metadata", "annotations").Key(mirrorPodAnnotation), "mirror pods cannot use resource claims"))
 		return keep(OutcomeSkip)
 	case pod.Annotations[AnnotationTemplate] != "":
-		t.add(info(ReasonAlreadyTranslated, field.NewPath("metadata", "annotations").Key(AnnotationTemplate), "the pod was translated already"))
+		t.add(say(ReasonAlreadyTranslated, field.NewPath("metadata", "annotations").Key(AnnotationTemplate), "the pod was translated already"))
 		return keep(OutcomeSkip)
 	}
 	for i, c := range pod.Spec.ResourceClaims {
 		if c.Name == ClaimName {
-			t.add(info(ReasonAlreadyTranslated, field.NewPath("spec", "resourceClaims").Index(i), "the pod already has a claim named %q", ClaimName))
+			t.add(say(ReasonAlreadyTranslated, field.NewPath("spec", "resourceClaims").Index(i), "the pod already has a claim named %q", ClaimName))
 			return keep(OutcomeSkip)
 		}
 	}
@@ -192,7 +192,7 @@ func (t *translation) run() *Result {
 		return keep(OutcomeKeepLegacy)
 	}
 	if len(t.uses) == 0 {
-		t.add(info(ReasonNoLegacyResources, nil, "no container asks for an extended resource the policy maps"))
+		t.add(say(ReasonNoLegacyResources, nil, "no container asks for an extended resource the policy maps"))
 		return keep(OutcomeSkip)
 	}
 	// The device families of the pod decide which label rules apply.
@@ -259,7 +259,7 @@ func (t *translation) run() *Result {
 	// tolerations.go: the tolerations admission adds for the removed resources.
 	tolerations := t.addImplicitTolerations(out)
 	// summary.go: one reason that says what the pod got.
-	t.add(info(ReasonTranslated, nil, "%s", t.summary(tmpl.Name)))
+	t.add(say(ReasonTranslated, nil, "%s", t.summary(tmpl.Name)))
 	return &Result{Outcome: OutcomeTranslate, Pod: out, Template: tmpl, Reasons: t.reasons, ImplicitTolerations: tolerations,
 		Output: t.out.profile, Combinations: t.combinations, FaithfulCombination: t.faithful, Chosen: t.chosen, Charge: t.charge}
 }

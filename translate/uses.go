@@ -39,12 +39,12 @@ func (t *translation) collectUses() (invalid bool) {
 						if hint == "" {
 							hint = "map it in the policy (for a capacity of the device: capacityOf) to translate the pod"
 						}
-						t.add(warning(ReasonUnmappedCompanionResource, rp,
+						t.add(say(ReasonUnmappedCompanionResource, rp,
 							"the policy maps %s but not %s of the same domain, which a device plugin reads with it: translated, the device would lose it and no node offers it alone; %s", mapped, n, hint))
 						invalid = true
 						continue
 					}
-					t.add(info(ReasonUnmappedResource, rp, "the policy does not map %s; it stays as it is", n))
+					t.add(say(ReasonUnmappedResource, rp, "the policy does not map %s; it stays as it is", n))
 					continue
 				}
 				u := &use{path: cp, idx: i, cname: c.Name, init: isInit && !sidecar, sidecar: sidecar, resource: n, rule: rule, suffix: suffix}
@@ -124,22 +124,22 @@ func (t *translation) deviceQuantity(c *corev1.Container, u *use) bool {
 	lp := u.path.Child("resources", "limits").Key(string(u.resource))
 	switch {
 	case hasReq && !hasLim:
-		t.add(warning(ReasonRequestLimitMismatch, u.path.Child("resources", "requests").Key(string(u.resource)), "%s has a request but no limit; extended resources need a limit equal to the request", u.resource))
+		t.add(say(ReasonRequestLimitMismatch, u.path.Child("resources", "requests").Key(string(u.resource)), "%s has a request but no limit; extended resources need a limit equal to the request", u.resource))
 		return false
 	case hasReq && req.Cmp(lim) != 0:
-		t.add(warning(ReasonRequestLimitMismatch, lp, "%s request %s differs from limit %s; extended resources cannot be overcommitted", u.resource, req.String(), lim.String()))
+		t.add(say(ReasonRequestLimitMismatch, lp, "%s request %s differs from limit %s; extended resources cannot be overcommitted", u.resource, req.String(), lim.String()))
 		return false
 	}
 	n, ok := wholeNumber(lim)
 	switch {
 	case !ok:
-		t.add(warning(ReasonInvalidQuantity, lp, "%s %s is not a whole number of devices", u.resource, lim.String()))
+		t.add(say(ReasonInvalidQuantity, lp, "%s %s is not a whole number of devices", u.resource, lim.String()))
 		return false
 	case n < 0:
-		t.add(warning(ReasonInvalidQuantity, lp, "%s %s is negative", u.resource, lim.String()))
+		t.add(say(ReasonInvalidQuantity, lp, "%s %s is negative", u.resource, lim.String()))
 		return false
 	case n > resourceapi.AllocationResultsMaxSize:
-		t.add(warning(ReasonTooManyDevices, lp, "%s %d is more than the %d devices one claim can hold", u.resource, n, resourceapi.AllocationResultsMaxSize))
+		t.add(say(ReasonTooManyDevices, lp, "%s %d is more than the %d devices one claim can hold", u.resource, n, resourceapi.AllocationResultsMaxSize))
 		return false
 	}
 	u.count = n
@@ -159,12 +159,12 @@ func (t *translation) companionQuantity(c *corev1.Container, u *use) bool {
 		return false
 	}
 	if !hasLim || !hasReq || req.Cmp(lim) != 0 {
-		t.add(info(ReasonCompanionNotAdded, p, "%s is added to the claim only with a request equal to its limit", u.resource))
+		t.add(say(ReasonCompanionNotAdded, p, "%s is added to the claim only with a request equal to its limit", u.resource))
 		return false
 	}
 	n, ok := wholeNumber(lim)
 	if !ok || n <= 0 {
-		t.add(info(ReasonCompanionNotAdded, p, "%s %s is not a whole positive number", u.resource, lim.String()))
+		t.add(say(ReasonCompanionNotAdded, p, "%s %s is not a whole positive number", u.resource, lim.String()))
 		return false
 	}
 	u.count, u.capacity = 1, n

@@ -30,18 +30,6 @@ import (
 // Path is where the pod webhook is served.
 const Path = "/mutate-v1-pod"
 
-// Reason codes of the webhook itself (translation and feasibility have theirs).
-const (
-	ReasonNotCreate        translate.ReasonCode = "NotCreate"
-	ReasonNotPod           translate.ReasonCode = "NotPod"
-	ReasonExcludedNS       translate.ReasonCode = "ExcludedNamespace"
-	ReasonNamespaceOff     translate.ReasonCode = "NamespaceNotOptedIn"
-	ReasonDecodeError      translate.ReasonCode = "DecodeError"
-	ReasonTemplateError    translate.ReasonCode = "TemplateError"
-	ReasonTemplateConflict translate.ReasonCode = "TemplateConflict"
-	ReasonDryRun           translate.ReasonCode = "DryRun"
-)
-
 // InventoryReader is what a decision reads: the informer-backed [Inventory]
 // in the server, a [StaticInventory] for one-shot audits and tests.
 type InventoryReader interface {
@@ -175,7 +163,7 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 		Checker: h.Checker, Snapshot: snap})
 	if err != nil {
 		msg := fmt.Sprintf("translation failed: %v", err)
-		return admission.Allowed("claimbridge: " + msg), decision{mode: mode, outcome: "Error", reason: ReasonDecodeError, message: msg}
+		return admission.Allowed("claimbridge: " + msg), decision{mode: mode, outcome: "Error", reason: ReasonDecideError, message: msg}
 	}
 	h.observe(dec)
 	res := dec.Translation
@@ -198,7 +186,7 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 		} else {
 			raw, err := json.Marshal(res.Pod)
 			if err != nil {
-				return admission.Errored(http.StatusInternalServerError, err), decision{mode: mode, outcome: "Error", reason: ReasonDecodeError}
+				return admission.Errored(http.StatusInternalServerError, err), decision{mode: mode, outcome: "Error", reason: ReasonPatchError, message: err.Error()}
 			}
 			resp = admission.PatchResponseFromRaw(req.Object.Raw, raw)
 		}

@@ -29,6 +29,15 @@ import (
 // write back to). The object is kept as it is.
 const ReasonUnsupported translate.ReasonCode = "Unsupported"
 
+// Reasons is the catalog of every code an offline run reports: the
+// decision's and its own.
+func Reasons() translate.Catalog { return catalog }
+
+var catalog = decide.Reasons().With(translate.Catalog{
+	ReasonUnsupported: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
+		"translate the object that holds the pod template (the README lists where claimbridge finds them), or let the webhook translate its pods", "#claimbridge-translate"),
+})
+
 // Item is one pod template of the input (or one object that asks for
 // devices outside any template) and what the decision made of it.
 type Item struct {

@@ -1,0 +1,43 @@
+package decide
+
+import (
+	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// Reason codes of the decision itself (translation and feasibility have theirs).
+const (
+	// ReasonFeasible: the fleet can serve the translation (FitsNow or FitsWhenFree).
+	ReasonFeasible translate.ReasonCode = "Feasible"
+	// ReasonInfeasible: it cannot (NeverFits) or that is not known (Unknown).
+	ReasonInfeasible translate.ReasonCode = "Infeasible"
+	// ReasonPlacementProven: the translation lands exactly where the legacy pod could.
+	ReasonPlacementProven translate.ReasonCode = "PlacementProven"
+	// ReasonPlacementDiffers: it would land on other nodes; the pod stays
+	// legacy (reported as Info when the policy's placement: Subset accepts it).
+	ReasonPlacementDiffers translate.ReasonCode = "PlacementDiffers"
+	// ReasonPlacementUnknown: the comparison could not finish; the pod stays legacy.
+	ReasonPlacementUnknown translate.ReasonCode = "PlacementUnknown"
+	// ReasonPlacementNotChecked: the policy turned the placement check off.
+	ReasonPlacementNotChecked translate.ReasonCode = "PlacementNotChecked"
+	// ReasonSingleAlternativeRejected: for a pod whose scheduler or queue
+	// takes no firstAvailable, one single-alternative translation that was
+	// tried and why it was not kept.
+	ReasonSingleAlternativeRejected translate.ReasonCode = "SingleAlternativeRejected"
+)
+
+// Reasons is the catalog of every code a decision can carry: translation's,
+// the verdict's (feasibility) and the decision's own.
+func Reasons() translate.Catalog { return catalog }
+
+const docPlacement = "#the-placement-check"
+
+var catalog = translate.Reasons().With(feasibility.Reasons(), translate.Catalog{
+	ReasonFeasible:                  translate.NewEntry(translate.SeverityInfo, translate.OutcomeTranslate, "nothing to do: the fleet can serve the translation", docPlacement),
+	ReasonInfeasible:                translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "see the verdict's code: the fleet cannot serve the translation, or that is not known", docPlacement),
+	ReasonPlacementProven:           translate.NewEntry(translate.SeverityInfo, "", "nothing to do: the translation lands where the pod as submitted would", docPlacement),
+	ReasonPlacementDiffers:          translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "make the pod's node labels and affinity mean the same on DRA nodes (label the DRA nodes as the device-plugin nodes were), or set placement: Subset in the policy", docPlacement),
+	ReasonPlacementUnknown:          translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "rerun with a longer --timeout (--feasibility-timeout on the webhook): the placement check did not finish", docPlacement),
+	ReasonPlacementNotChecked:       translate.NewEntry(translate.SeverityInfo, "", "set placement: Exact (the default) to have translations checked against the fleet", docPlacement),
+	ReasonSingleAlternativeRejected: translate.NewEntry(translate.SeverityInfo, "", "nothing to do: another alternative was tried in its place", "#schedulers-queues-and-quota"),
+})

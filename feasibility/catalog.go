@@ -1,0 +1,56 @@
+package feasibility
+
+import "github.com/claimbridge/claimbridge/translate"
+
+// ReasonCode classifies a verdict; stable, usable as a metrics label. Each
+// code has an entry in the catalog below (see translate's catalog.go).
+type ReasonCode string
+
+// Verdict codes.
+const (
+	// ReasonFits: FitsNow, the node is named.
+	ReasonFits ReasonCode = "Fits"
+	// ReasonDevicesInUse: FitsWhenFree, the fleet has the devices, all in use.
+	ReasonDevicesInUse ReasonCode = "DevicesInUse"
+	// ReasonNoCandidateNodes: no DRA node passes the pod's node selector,
+	// affinity and taints.
+	ReasonNoCandidateNodes ReasonCode = "NoCandidateNodes"
+	// ReasonNoMatchingDevices: nodes pass, none publishes matching devices.
+	ReasonNoMatchingDevices ReasonCode = "NoMatchingDevices"
+	// ReasonDeviceClassNotFound: the claim names a DeviceClass the fleet lacks.
+	ReasonDeviceClassNotFound ReasonCode = "DeviceClassNotFound"
+	// ReasonInvalidClaim: the claim does not pass validation or defaulting.
+	ReasonInvalidClaim ReasonCode = "InvalidClaim"
+	// ReasonAllocatorError: the allocator failed on the claim.
+	ReasonAllocatorError ReasonCode = "AllocatorError"
+	// ReasonDeadlineExceeded: the check did not finish in time (Unknown).
+	ReasonDeadlineExceeded ReasonCode = "DeadlineExceeded"
+	// ReasonInventoryNotSynced: the inventory is not synced yet (Unknown).
+	ReasonInventoryNotSynced ReasonCode = "InventoryNotSynced"
+	// ReasonBusy: no search slot was free in time (Unknown).
+	ReasonBusy ReasonCode = "Busy"
+)
+
+// Reasons is the catalog of verdict codes, keyed by the code as a
+// translate.ReasonCode. A verdict reaches a pod's reasons as decide's
+// Feasible or Infeasible with the verdict's code; %[1]s in a remedy stands
+// for the kind of hardware of the rows.
+func Reasons() translate.Catalog { return verdictCatalog }
+
+const docPlacement = "#the-placement-check"
+
+var verdictCatalog = translate.Catalog{
+	code(ReasonFits):                translate.NewEntry(translate.SeverityInfo, translate.OutcomeTranslate, "nothing to do: the fleet can serve the pod now", docPlacement),
+	code(ReasonDevicesInUse):        translate.NewEntry(translate.SeverityInfo, translate.OutcomeTranslate, "free DRA devices for %[1]s or add some: the fleet has them, all in use", docPlacement),
+	code(ReasonNoCandidateNodes):    translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "no DRA node passes the pod's node selector, affinity and taints — label or untaint DRA nodes for %[1]s, or add tolerations", docPlacement),
+	code(ReasonNoMatchingDevices):   translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "no DRA node publishes %[1]s — add DRA nodes with it, or relax the node labels the pods ask for", docPlacement),
+	code(ReasonDeviceClassNotFound): translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "install the DeviceClass the policy maps %[1]s to (the DRA driver's chart ships it), or point the policy at the class you have", docPlacement),
+	code(ReasonInvalidClaim):        translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "the translated claim is invalid: check the policy's rules for %[1]s (claimbridge explain shows the claim)", docPlacement),
+	code(ReasonAllocatorError):      translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "the allocator failed on the claim for %[1]s: check the DeviceClass selectors and the driver's attributes", docPlacement),
+	code(ReasonDeadlineExceeded):    translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "rerun with a longer --timeout (--feasibility-timeout on the webhook): the check for %[1]s did not finish", docPlacement),
+	code(ReasonInventoryNotSynced):  translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "wait for the webhook's inventory to sync, then look again", docPlacement),
+	code(ReasonBusy):                translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "raise --feasibility-max-searches or give the webhook more CPU: checks found no free slot in time", docPlacement),
+}
+
+// code is a verdict code as a catalog key.
+func code(c ReasonCode) translate.ReasonCode { return translate.ReasonCode(c) }

@@ -1,0 +1,154 @@
+package translate
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// The reason catalog: what claimbridge says about each reason code, in one
+// place.
+//
+// A reason code is declared once, as a constant in the lowest package that
+// emits it, with one entry in that package's catalog: the severity it is
+// reported with, the outcome it leads to when it decides, the one-line
+// remedy and the README section that explains it. The packages above merge
+// the catalogs below them ([Catalog.With]): decide's covers translation,
+// feasibility and the decision; the webhook's and the offline runs' add
+// their own codes. Warnings, Events, metrics, the CLI's explain and the
+// report's remedies all read it. Adding a code is one constant and one
+// entry beside it; the catalog test (hack/reasons) fails when a code a
+// package declares has no entry, or an entry has no remedy or no section.
+
+// Entry describes one reason code.
+type Entry struct {
+	// Severity the reason is reported with: Warning reasons become
+	// admission warnings and count as the decisive reason.
+	Severity Severity
+	// Outcome the reason leads to when it is the one that decides
+	// (decide.Decision.Decisive): Skip or KeepLegacy for the reasons that
+	// keep a pod as submitted, Translate for those that let it go through;
+	// empty for a reason that only records what translation did.
+	Outcome Outcome
+	// Remedy says what to do about it, in one line. In the feasibility
+	// catalog, %[1]s stands for the kind of hardware of the rows.
+	Remedy string
+	// Doc is the anchor of the README.md section that explains it.
+	Doc string
+}
+
+// NewEntry is an Entry, for the catalogs of other packages.
+func NewEntry(severity Severity, outcome Outcome, remedy, doc string) Entry {
+	return Entry{Severity: severity, Outcome: outcome, Remedy: remedy, Doc: doc}
+}
+
+// Catalog maps reason codes to their entries. A package's catalog is
+// built once and never changed.
+type Catalog map[ReasonCode]Entry
+
+// Lookup returns the entry of a code.
+func (c Catalog) Lookup(code ReasonCode) (Entry, bool) {
+	e, ok := c[code]
+	return e, ok
+}
+
+// Remedy is the remedy of a code, "" when the catalog has none.
+func (c Catalog) Remedy(code ReasonCode) string {
+	return c[code].Remedy
+}
+
+// Codes lists the catalog's codes in sorted order.
+func (c Catalog) Codes() []ReasonCode {
+	return slices.Sorted(maps.Keys(c))
+}
+
+// With returns a new catalog of c's entries and others'. A code declared
+// twice is a programming error: it panics, at package initialization.
+func (c Catalog) With(others ...Catalog) Catalog {
+	out := maps.Clone(c)
+	for _, o := range others {
+		for code, e := range o {
+			if _, dup := out[code]; dup {
+				panic(fmt.Sprintf("reason code %s is declared twice", code))
+			}
+			out[code] = e
+		}
+	}
+	return out
+}
+
+// Reasons is the translator's catalog.
+func Reasons() Catalog { return reasons }
+
+// README sections that explain reasons.
+const (
+	docModes       = "#modes"
+	docNever       = "#what-is-never-translated"
+	docHow         = "#how-a-pod-is-translated"
+	docPolicy      = "#the-translation-policy"
+	docStack       = "#schedulers-queues-and-quota"
+	docCapacities  = "#capacities-of-a-device-hami"
+	docShared      = "#shared-resources"
+	docPreemption  = "#preemption"
+	docTolerations = "#implicit-tolerations"
+)
+
+var reasons = Catalog{
+	// Skip: not claimbridge's business.
+	ReasonTranslated:        {SeverityInfo, OutcomeTranslate, "nothing to do: the pod uses a ResourceClaimTemplate", docHow},
+	ReasonOptedOut:          {SeverityInfo, OutcomeSkip, "nothing to do; remove the annotation claimbridge.io/skip to have the pod translated", docModes},
+	ReasonMirrorPod:         {SeverityInfo, OutcomeSkip, "nothing to do: a mirror pod is the kubelet's copy of a static pod and cannot change", docNever},
+	ReasonAlreadyTranslated: {SeverityInfo, OutcomeSkip, "nothing to do: the pod is translated already", docHow},
+	ReasonNoLegacyResources: {SeverityInfo, OutcomeSkip, "nothing to do: the pod asks for no extended resource the policy maps", docHow},
+	ReasonUnmappedResource:  {SeverityInfo, "", "add a resources rule for the extended resource to the TranslationPolicy (or a profile that maps it)", docPolicy},
+
+	// KeepLegacy: the request cannot be a claim.
+	ReasonInvalidQuantity:      {SeverityWarning, OutcomeKeepLegacy, "ask for whole devices: extended resources take integer quantities", docHow},
+	ReasonRequestLimitMismatch: {SeverityWarning, OutcomeKeepLegacy, "set the device request equal to the limit (or give only the limit), as extended resources require", docHow},
+	ReasonTooManyDevices:       {SeverityWarning, OutcomeKeepLegacy, "split the pod or ask for fewer devices per container: the request is over DRA's per-request maximum", docHow},
+	ReasonTooManyRequests:      {SeverityWarning, OutcomeKeepLegacy, "use fewer containers with devices or fewer device kinds: the claim would be over DRA's request limit", docHow},
+	ReasonTooManyAlternatives:  {SeverityWarning, OutcomeKeepLegacy, "narrow the node-affinity terms or In lists: they make more alternatives than firstAvailable allows", docHow},
+	ReasonAlternativesDropped:  {SeverityWarning, "", "narrow the node-affinity terms or fallbacks: lower-priority alternatives were dropped", docHow},
+	ReasonInvalidSelector:      {SeverityWarning, OutcomeKeepLegacy, "fix the policy: a selector it generates does not compile (run claimbridge policy check)", docPolicy},
+
+	// KEP-5004 and quota continuity.
+	ReasonDeferToExtendedResource:       {SeverityInfo, OutcomeKeepLegacy, "nothing to do: a DeviceClass serves the resource through extendedResourceName (KEP-5004)", docPolicy},
+	ReasonExtendedResourceMappedByClass: {SeverityWarning, "", "nothing to do: a DeviceClass already maps this extended resource (KEP-5004)", docPolicy},
+	ReasonQuotaNotCovered:               {SeverityWarning, OutcomeKeepLegacy, "add a ResourceQuota on the DeviceClass's devices (<class>.deviceclass.resource.k8s.io/devices) next to the legacy one", docStack},
+
+	// Node labels and affinity.
+	ReasonNodeLabelTranslated:     {SeverityInfo, "", "nothing to do: the label became a device selector", docHow},
+	ReasonNodeLabelImplied:        {SeverityInfo, "", "nothing to do: the claim implies the label", docHow},
+	ReasonNodeLabelDropped:        {SeverityInfo, "", "nothing to do: the label is removed from the pod, the device selector says the same", docHow},
+	ReasonNodeLabelKept:           {SeverityInfo, "", "nothing to do: the label stays on the pod", docHow},
+	ReasonNodeLabelUntranslatable: {SeverityWarning, OutcomeKeepLegacy, "add a nodeLabels rule for the label to the policy, or drop the label from the pod", docPolicy},
+	ReasonAffinityNotTranslatable: {SeverityWarning, OutcomeKeepLegacy, "rewrite the node affinity with In/NotIn/Exists on labels the policy maps, or move it to labels the DRA nodes carry", docHow},
+
+	// Alternatives, alignment, init containers, companions.
+	ReasonFallbackApplied:            {SeverityInfo, "", "nothing to do: the policy's fallback adds alternatives", docPolicy},
+	ReasonAlignmentApplied:           {SeverityInfo, "", "nothing to do: the devices are aligned as the policy says", docPolicy},
+	ReasonAlignmentNotApplied:        {SeverityInfo, "", "check the policy's alignment rules if these devices should be aligned", docPolicy},
+	ReasonInitContainerSharesDevices: {SeverityInfo, "", "nothing to do: the init container uses the devices of a later container, as with the device plugin", docHow},
+	ReasonInitContainerHoldsDevices:  {SeverityInfo, "", "give the init container the same device count as a later app container, so that it can share theirs", docHow},
+	ReasonCompanionNotAdded:          {SeverityInfo, "", "check the companion rule's onlyWith families and the pod's CPU requests", docPolicy},
+
+	// Never strand a pod.
+	ReasonNodeNamePreset:            {SeverityInfo, OutcomeSkip, "nothing to do: a pod bound at creation (spec.nodeName) keeps its device-plugin resources; let a scheduler place it to have it translated", docNever},
+	ReasonSchedulerNotListed:        {SeverityInfo, OutcomeSkip, "if the pod's scheduler allocates DRA claims, add it to the policy's schedulers (the README lists which do); otherwise the pod stays legacy", docNever},
+	ReasonUnmappedCompanionResource: {SeverityWarning, OutcomeKeepLegacy, "map the companion resource in the policy (capacityOf; the hami profile maps HAMi's gpumem and gpucores), or drop it from the pod", docNever},
+	ReasonCapacityNotTranslatable:   {SeverityWarning, OutcomeKeepLegacy, "ask for the device in the same app container as its capacities (HAMi's gpumem, gpucores), not in an init container", docCapacities},
+	ReasonSharedDeviceNotMapped:     {SeverityWarning, OutcomeKeepLegacy, "say in the policy how the shared device is shared under DRA (resources[].sharing: ConsumableCapacity on devices that allow multiple allocations, or ClaimConfig), or keep these pods on device-plugin nodes", docShared},
+	ReasonSharedDevicePerPod:        {SeverityWarning, "", "nothing to do if a device per pod is what you want; otherwise share it with sharing: ConsumableCapacity", docShared},
+	ReasonPreemptionLost:            {SeverityWarning, OutcomeKeepLegacy, "raise preemption.keepLegacyAbovePriority, or accept that a translated pod cannot preempt for devices in Kubernetes 1.37", docPreemption},
+	ReasonImplicitToleration:        {SeverityInfo, "", "nothing to do: the toleration admission would have added stays on the pod", docTolerations},
+
+	// The rest of the stack: schedulers, Kueue, quota.
+	ReasonSchedulerSkipped:           {SeverityInfo, OutcomeSkip, "nothing to do while the scheduler does not allocate DRA claims (the README's schedulers table says why); list it with output: Full (or ExactlyOnly) once it does", docStack},
+	ReasonSingleAlternative:          {SeverityInfo, "", "nothing to do: the scheduler or Kueue takes one alternative, and this one was kept", docStack},
+	ReasonNoSingleAlternative:        {SeverityWarning, OutcomeKeepLegacy, "the scheduler or Kueue takes no firstAvailable: narrow the pod's In lists, ORed terms or preferences to one choice, or run the placement check against the fleet (--fleet) so that claimbridge can pick one", docStack},
+	ReasonClassNotCountedByScheduler: {SeverityWarning, OutcomeKeepLegacy, "map the resource to a DeviceClass whose name the scheduler's accounting counts (KAI-Scheduler: a name containing \"gpu\"), or set the scheduler's classNameContains in the policy", docStack},
+	ReasonCapacityNotSupported:       {SeverityWarning, OutcomeKeepLegacy, "keep these pods on the device plugin until the scheduler's allocator honours consumable capacity, or schedule them with kube-scheduler", docStack},
+	ReasonKueueClassNotMapped:        {SeverityWarning, OutcomeKeepLegacy, "add the DeviceClass to Kueue's resources.deviceClassMappings and give claimbridge the mappings (spec.kueue.deviceClassMappings, or --kueue-config with Kueue's Configuration)", docStack},
+	ReasonQuotaCharge:                {SeverityInfo, "", "nothing to do: the claim fits what the namespace's quota has left", docStack},
+	ReasonQuotaWouldBlockClaim:       {SeverityWarning, OutcomeKeepLegacy, "raise the namespace's ResourceQuota on the DeviceClass's devices (the row's charge says what one claim needs; firstAvailable is charged its largest alternative), or narrow the pod's alternatives", docStack},
+}
