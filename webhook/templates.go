@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -212,4 +213,60 @@ func (c *TemplateController) recreate(ctx context.Context, pod *corev1.Pod, name
 		c.Metrics.TemplatesRecreated.Inc()
 	}
 	return nil
+}
+
+// RecentTemplates remembers the specs of templates admission asked for, by
+// name. Names are content hashes, so a spec found under a name in any
+// namespace is the spec of that name everywhere.
+type RecentTemplates struct {
+	// Max entries. Default 4096.
+	Max int
+
+	mu    sync.Mutex
+	specs map[string]resourceapi.ResourceClaimTemplateSpec
+	order []string
+}
+
+// Remember records a template's spec.
+func (r *RecentTemplates) Remember(t *resourceapi.ResourceClaimTemplate) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.specs == nil {
+		r.specs = map[string]resourceapi.ResourceClaimTemplateSpec{}
+	}
+	if _, ok := r.specs[t.Name]; ok {
+		return
+	}
+	maxN := r.Max
+	if maxN <= 0 {
+		maxN = 4096
+	}
+	if len(r.order) >= maxN {
+		delete(r.specs, r.order[0])
+		r.order = r.order[1:]
+	}
+	r.specs[t.Name] = *t.Spec.DeepCopy()
+	r.order = append(r.order, t.Name)
+}
+
+// Spec returns a remembered spec.
+func (r *RecentTemplates) Spec(name string) (resourceapi.ResourceClaimTemplateSpec, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.specs[name]
+	return *s.DeepCopy(), ok
+}
+
+// APITemplates is the TemplateClient on the API.
+type APITemplates struct{ Client kubernetes.Interface }
+
+// Create creates a template.
+func (a APITemplates) Create(ctx context.Context, t *resourceapi.ResourceClaimTemplate) error {
+	_, err := a.Client.ResourceV1().ResourceClaimTemplates(t.Namespace).Create(ctx, t, metav1.CreateOptions{})
+	return err
+}
+
+// Get reads a template.
+func (a APITemplates) Get(ctx context.Context, namespace, name string) (*resourceapi.ResourceClaimTemplate, error) {
+	return a.Client.ResourceV1().ResourceClaimTemplates(namespace).Get(ctx, name, metav1.GetOptions{})
 }

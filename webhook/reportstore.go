@@ -1,17 +1,11 @@
 package webhook
 
 import (
-	"context"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/report"
@@ -156,124 +150,4 @@ func (s *ReportStore) Handler(policy func() string) http.Handler {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	})
-}
-
-// RecentTemplates remembers the specs of templates admission asked for, by
-// name. Names are content hashes, so a spec found under a name in any
-// namespace is the spec of that name everywhere.
-type RecentTemplates struct {
-	// Max entries. Default 4096.
-	Max int
-
-	mu    sync.Mutex
-	specs map[string]resourceapi.ResourceClaimTemplateSpec
-	order []string
-}
-
-// Remember records a template's spec.
-func (r *RecentTemplates) Remember(t *resourceapi.ResourceClaimTemplate) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.specs == nil {
-		r.specs = map[string]resourceapi.ResourceClaimTemplateSpec{}
-	}
-	if _, ok := r.specs[t.Name]; ok {
-		return
-	}
-	maxN := r.Max
-	if maxN <= 0 {
-		maxN = 4096
-	}
-	if len(r.order) >= maxN {
-		delete(r.specs, r.order[0])
-		r.order = r.order[1:]
-	}
-	r.specs[t.Name] = *t.Spec.DeepCopy()
-	r.order = append(r.order, t.Name)
-}
-
-// Spec returns a remembered spec.
-func (r *RecentTemplates) Spec(name string) (resourceapi.ResourceClaimTemplateSpec, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s, ok := r.specs[name]
-	return *s.DeepCopy(), ok
-}
-
-// APITemplates is the TemplateClient on the API.
-type APITemplates struct{ Client kubernetes.Interface }
-
-// Create creates a template.
-func (a APITemplates) Create(ctx context.Context, t *resourceapi.ResourceClaimTemplate) error {
-	_, err := a.Client.ResourceV1().ResourceClaimTemplates(t.Namespace).Create(ctx, t, metav1.CreateOptions{})
-	return err
-}
-
-// Get reads a template.
-func (a APITemplates) Get(ctx context.Context, namespace, name string) (*resourceapi.ResourceClaimTemplate, error) {
-	return a.Client.ResourceV1().ResourceClaimTemplates(namespace).Get(ctx, name, metav1.GetOptions{})
-}
-
-// StaticInventory answers from objects listed once: for one-shot audits of a
-// live cluster and for tests.
-type StaticInventory struct {
-	Fleet      *feasibility.Inventory
-	Namespaces map[string]*corev1.Namespace
-	QuotaList  []*corev1.ResourceQuota
-	Existing   []*resourceapi.ResourceClaimTemplate
-	Features   feasibility.Features
-
-	once sync.Once
-	snap *feasibility.Snapshot
-	err  error
-}
-
-// NamespaceMode implements InventoryReader.
-func (s *StaticInventory) NamespaceMode(name string) (Mode, bool) {
-	ns, ok := s.Namespaces[name]
-	if !ok {
-		return ModeOff, false
-	}
-	return modeOf(ns), true
-}
-
-// Classes implements InventoryReader.
-func (s *StaticInventory) Classes() []*resourceapi.DeviceClass {
-	if s.Fleet == nil {
-		return nil
-	}
-	return s.Fleet.Classes
-}
-
-// Quotas implements InventoryReader.
-func (s *StaticInventory) Quotas(namespace string) []*corev1.ResourceQuota {
-	var out []*corev1.ResourceQuota
-	for _, q := range s.QuotaList {
-		if q.Namespace == namespace {
-			out = append(out, q)
-		}
-	}
-	return out
-}
-
-// Snapshot implements InventoryReader; it is built once.
-func (s *StaticInventory) Snapshot(time.Time) (*feasibility.Snapshot, error) {
-	s.once.Do(func() {
-		if s.Fleet == nil {
-			s.err = ErrNotSynced
-			return
-		}
-		s.snap, s.err = feasibility.NewSnapshot(s.Fleet, 1, s.Features)
-	})
-	return s.snap, s.err
-}
-
-// Template implements InventoryReader.
-func (s *StaticInventory) Template(namespace, name string) (*resourceapi.ResourceClaimTemplate, bool) {
-	for _, t := range s.Existing {
-		if t.Namespace == namespace && t.Name == name {
-			return t, true
-		}
-	}
-	return nil, false
 }
