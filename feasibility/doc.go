@@ -12,6 +12,8 @@
 //	func NewChecker(opts Options) *Checker                                 // Options{Parallelism, Timeout, CacheSize}
 //	func (c *Checker) Check(ctx, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaimSpec) Verdict
 //	func (c *Checker) Placement(ctx, snap *Snapshot, in PlacementInput) Placement  // the placement check
+//	func OpenFleet(opts Options, paths ...string) (*Fleet, error)         // LoadInventory, then NewFleet
+//	func NewFleet(inv *Inventory, opts Options) (*Fleet, error)           // Fleet{Inventory, Snapshot, Checker}, for the CLI
 //
 // A [Verdict] is FitsNow (node and devices named; a firstAvailable request shows the winning
 // alternative as "<request>/<subrequest>"), FitsWhenFree (some node could serve the claims if
@@ -44,7 +46,8 @@
 //
 // What may import it: decide, report, webhook, internal and cmd; it imports translate only.
 //
-// The package is pure: no API client, no logger, no global state. An error from LoadInventory
-// or NewSnapshot means invalid input; "does not fit" is a Verdict, never an error, and fatal
-// allocator errors (CEL runtime errors, unknown classes) become NeverFits with a reason.
+// The package is pure: no API client, no logger, no global state. An error from LoadInventory,
+// NewSnapshot, OpenFleet or NewFleet means invalid input; "does not fit" is a Verdict, never an
+// error, and fatal allocator errors (CEL runtime errors, unknown classes) become NeverFits with a
+// reason.
 package feasibility

@@ -97,27 +97,26 @@ never be served) or untranslatable (any KeepLegacy row), for CI pipelines.`,
 			} else if docs, err = manifest.Read(files, c.InOrStdin()); err != nil {
 				return err
 			}
-			if inv == nil {
-				if inv, err = feasibility.LoadInventory(fleets...); err != nil {
-					return fmt.Errorf("fleet: %w", err)
-				}
+			var fleet *feasibility.Fleet
+			if inv != nil {
+				fleet, err = feasibility.NewFleet(inv, feasibility.Options{Timeout: timeout})
+			} else {
+				fleet, err = feasibility.OpenFleet(feasibility.Options{Timeout: timeout}, fleets...)
 			}
-			snap, err := feasibility.NewSnapshot(inv, 1, feasibility.DefaultFeatures())
 			if err != nil {
 				return fmt.Errorf("fleet: %w", err)
 			}
 			docCount := len(docs)
 			ctx, cancel := context.WithTimeout(c.Context(), timeout*time.Duration(max(1, docCount)))
 			defer cancel()
-			checker := feasibility.NewChecker(feasibility.Options{Timeout: timeout})
-			items, _, err := offline.Translate(ctx, docs, offline.Options{Policy: policy, Classes: inv.Classes, Quotas: offline.QuotasOf(docs),
-				Checker: checker, Snapshot: snap})
+			items, _, err := offline.Translate(ctx, docs, offline.Options{Policy: policy, Classes: fleet.Inventory.Classes, Quotas: offline.QuotasOf(docs),
+				Checker: fleet.Checker, Snapshot: fleet.Snapshot})
 			if err != nil {
 				return err
 			}
 			rows := offline.Rows(items)
 			rep := report.New(source, policy.Name(), rows)
-			rep.FleetSummary = report.NewFleetSummary(snap.Summary())
+			rep.FleetSummary = report.NewFleetSummary(fleet.Snapshot.Summary())
 			if err := rep.Write(c.OutOrStdout(), output); err != nil {
 				return err
 			}

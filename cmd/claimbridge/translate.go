@@ -127,15 +127,11 @@ or 1 with the reason on stderr (Helm then fails the release).`,
 			opts := offline.Options{Policy: policy, Quotas: offline.QuotasOf(docs), ListNodes: true}
 			ctx := c.Context()
 			if len(fleets) > 0 {
-				inv, err := feasibility.LoadInventory(fleets...)
+				fleet, err := feasibility.OpenFleet(feasibility.Options{Timeout: timeout}, fleets...)
 				if err != nil {
 					return fmt.Errorf("fleet: %w", err)
 				}
-				if opts.Snapshot, err = feasibility.NewSnapshot(inv, 1, feasibility.DefaultFeatures()); err != nil {
-					return fmt.Errorf("fleet: %w", err)
-				}
-				opts.Classes = inv.Classes
-				opts.Checker = feasibility.NewChecker(feasibility.Options{Timeout: timeout})
+				opts.Classes, opts.Snapshot, opts.Checker = fleet.Inventory.Classes, fleet.Snapshot, fleet.Checker
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, timeout*time.Duration(max(1, len(docs))))
 				defer cancel()
