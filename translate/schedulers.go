@@ -71,24 +71,6 @@ var knownSchedulers = map[string]knownScheduler{
 	},
 }
 
-// KnownSchedulers returns the built-in profiles, by schedulerName, each
-// with its reason, for documentation and `claimbridge policy`.
-func KnownSchedulers() map[string]KnownScheduler {
-	out := map[string]KnownScheduler{}
-	for n, k := range knownSchedulers {
-		e := k.entry
-		e.Name = n
-		out[n] = KnownScheduler{Entry: e, Why: k.why}
-	}
-	return out
-}
-
-// KnownScheduler is a built-in profile and why it is what it is.
-type KnownScheduler struct {
-	Entry SchedulerEntry
-	Why   string
-}
-
 // resolve fills the fields an entry leaves unset from the built-in profile
 // of its scheduler (Full, no class rules, consumable capacity when there is
 // none).

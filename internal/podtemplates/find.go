@@ -110,13 +110,6 @@ type Stray struct {
 	Resource string
 }
 
-// Known reports whether the table lists a kind (its templates are then
-// found by the table only, never by shape).
-func Known(apiVersion, kind string) bool {
-	g := group(apiVersion)
-	return slices.ContainsFunc(table, func(l location) bool { return l.group == g && slices.Contains(l.kinds, kind) })
-}
-
 func group(apiVersion string) string {
 	if g, _, ok := strings.Cut(apiVersion, "/"); ok {
 		return g
