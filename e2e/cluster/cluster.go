@@ -26,51 +26,20 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// Options configure a cluster. The zero value is usable.
+// Options configure a cluster. The zero value is usable. The binaries are those of
+// ResolveBinDir; the PKI, kubeconfigs, etcd data and component logs go to a new temporary
+// directory (Cluster.Dir), which Stop removes unless KeepDir is set.
 type Options struct {
-	// BinDir holds the control-plane binaries. Default: see ResolveBinDir.
-	BinDir string
-	// Dir receives the PKI, kubeconfigs, etcd data and component logs. Default: a new
-	// temporary directory. Stop removes it unless KeepDir is set.
-	Dir string
-	// KeepDir keeps Dir after Stop, for inspection. Default: false, or true when the
+	// KeepDir keeps Cluster.Dir after Stop, for inspection. Default: false, or true when the
 	// environment variable CLAIMBRIDGE_E2E_KEEP is non-empty.
 	KeepDir bool
 	// Progress receives one line per startup step and the binary build's progress.
 	// Default: discarded.
 	Progress io.Writer
-	// StartTimeout bounds the whole startup (not a binary build). Default: 2 minutes; a
-	// cluster is normally ready in about 10 seconds.
-	StartTimeout time.Duration
-	// ExtraArgs are appended to a component's flags, keyed by component name ("etcd",
-	// "kube-apiserver", "kube-controller-manager", "kube-scheduler"). Later flags win.
-	ExtraArgs map[string][]string
 	// ServiceNetwork lets kube-apiserver reach Services whose backends RouteService names,
 	// the way kube-proxy would (see serviceNetwork): webhooks registered by Service, as the
 	// chart registers claimbridge, become callable. Default: false (no Service is reachable).
 	ServiceNetwork bool
-}
-
-// Option changes Options, for Start.
-type Option func(*Options)
-
-// WithBinDir sets Options.BinDir.
-func WithBinDir(dir string) Option { return func(o *Options) { o.BinDir = dir } }
-
-// WithProgress sets Options.Progress.
-func WithProgress(w io.Writer) Option { return func(o *Options) { o.Progress = w } }
-
-// WithStartTimeout sets Options.StartTimeout.
-func WithStartTimeout(d time.Duration) Option { return func(o *Options) { o.StartTimeout = d } }
-
-// WithExtraArgs appends flags to one component's command line.
-func WithExtraArgs(component string, args ...string) Option {
-	return func(o *Options) {
-		if o.ExtraArgs == nil {
-			o.ExtraArgs = map[string][]string{}
-		}
-		o.ExtraArgs[component] = append(o.ExtraArgs[component], args...)
-	}
 }
 
 // Component names, in start order.
@@ -90,7 +59,7 @@ const ServiceCIDR = "10.0.0.0/24"
 type Cluster struct {
 	// Kubeconfig is the path of the admin kubeconfig (system:masters).
 	Kubeconfig string
-	// Dir holds the cluster's files (see Options.Dir).
+	// Dir holds the cluster's files (see Options).
 	Dir string
 	// BinDir holds the binaries the cluster runs, kubectl included.
 	BinDir string
@@ -110,28 +79,6 @@ type Cluster struct {
 	stopOnce sync.Once
 }
 
-// Start starts a cluster for a test and stops it in t.Cleanup, printing the component logs
-// first when the test failed. For one cluster per test package, call New in TestMain.
-func Start(t testing.TB, opts ...Option) *Cluster {
-	t.Helper()
-	var o Options
-	o.Progress = testWriter{t}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	c, err := New(context.Background(), o)
-	if err != nil {
-		t.Fatalf("start cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("component logs:\n%s", c.LogTail(200))
-		}
-		c.Stop()
-	})
-	return c
-}
-
 // New starts a cluster and returns once every component is ready: the apiserver answers
 // /readyz, the controller-manager and the scheduler answer /healthz and the controller-manager
 // has created the default ServiceAccount. ctx bounds the startup only; the processes run until
@@ -140,29 +87,19 @@ func New(ctx context.Context, opts Options) (*Cluster, error) {
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
-	if opts.StartTimeout == 0 {
-		opts.StartTimeout = 2 * time.Minute
-	}
 	if os.Getenv("CLAIMBRIDGE_E2E_KEEP") != "" {
 		opts.KeepDir = true
 	}
-	if opts.BinDir == "" {
-		dir, err := ResolveBinDir(ctx, opts.Progress)
-		if err != nil {
-			return nil, err
-		}
-		opts.BinDir = dir
+	binDir, err := ResolveBinDir(ctx, opts.Progress)
+	if err != nil {
+		return nil, err
 	}
-	ownDir := opts.Dir == ""
-	if ownDir {
-		sweepStaleDirs()
-		dir, err := os.MkdirTemp("", tempDirPrefix)
-		if err != nil {
-			return nil, fmt.Errorf("create cluster dir: %w", err)
-		}
-		opts.Dir = dir
+	sweepStaleDirs()
+	dir, err := os.MkdirTemp("", tempDirPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("create cluster dir: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(opts.Dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
 		return nil, fmt.Errorf("write cluster dir owner: %w", err)
 	}
 
@@ -170,7 +107,7 @@ func New(ctx context.Context, opts Options) (*Cluster, error) {
 	// may take one in between. A start that fails on a taken port is retried on new ports.
 	var lastErr error
 	for attempt := 1; attempt <= 3; attempt++ {
-		c := &Cluster{Dir: opts.Dir, BinDir: opts.BinDir, opts: opts}
+		c := &Cluster{Dir: dir, BinDir: binDir, opts: opts}
 		err := c.start(ctx, attempt)
 		if err == nil {
 			return c, nil
@@ -184,8 +121,8 @@ func New(ctx context.Context, opts Options) (*Cluster, error) {
 		}
 		fmt.Fprintf(opts.Progress, "cluster: a port was taken, retrying (%v)\n", err)
 	}
-	if ownDir && !opts.KeepDir {
-		_ = os.RemoveAll(opts.Dir)
+	if !opts.KeepDir {
+		_ = os.RemoveAll(dir)
 	}
 	return nil, lastErr
 }
@@ -193,6 +130,9 @@ func New(ctx context.Context, opts Options) (*Cluster, error) {
 const (
 	tempDirPrefix = "claimbridge-e2e-"
 	ownerFile     = "owner.pid"
+	// startTimeout bounds the whole startup (not a binary build); a cluster is normally
+	// ready in about 10 seconds.
+	startTimeout = 2 * time.Minute
 )
 
 // sweepStaleDirs removes the temporary directories of clusters whose process is gone: a test
@@ -215,14 +155,14 @@ func sweepStaleDirs() {
 
 // start runs one startup attempt in a fresh subdirectory.
 func (c *Cluster) start(ctx context.Context, attempt int) error {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	begin := time.Now()
 	progress := func(format string, args ...any) {
 		fmt.Fprintf(c.opts.Progress, "cluster: %5.1fs "+format+"\n", append([]any{time.Since(begin).Seconds()}, args...)...)
 	}
 
-	dir := filepath.Join(c.opts.Dir, "run-"+strconv.Itoa(attempt))
+	dir := filepath.Join(c.Dir, "run-"+strconv.Itoa(attempt))
 	for _, d := range []string{"pki", "logs", "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
 			return fmt.Errorf("create cluster dir: %w", err)
@@ -427,9 +367,8 @@ func (c *Cluster) writeKubeconfig(path, commonName, org string) error {
 	return nil
 }
 
-// run starts one component with its default flags followed by Options.ExtraArgs.
+// run starts one component with the given flags.
 func (c *Cluster) run(dir, name string, args ...string) error {
-	args = append(args, c.opts.ExtraArgs[name]...)
 	if name == KubeAPIServer && c.services != nil {
 		args = append(args, "--egress-selector-config-file="+c.services.config)
 	}
@@ -685,9 +624,6 @@ func (c *Cluster) Mark() LogMark {
 	return m
 }
 
-// Logs returns every component's full log, one section per component.
-func (c *Cluster) Logs() string { return c.logs(nil, 0) }
-
 // LogTail returns roughly the last maxLines lines of every component's log (it cuts by size,
 // assuming 300 bytes a line).
 func (c *Cluster) LogTail(maxLines int) string { return c.logs(nil, int64(maxLines)*300) }
@@ -718,12 +654,4 @@ func (c *Cluster) DumpLogsOnFailure(t testing.TB) {
 			t.Logf("component logs during %s:\n%s", t.Name(), c.LogsSince(mark, 64<<10))
 		}
 	})
-}
-
-// testWriter writes progress lines to a test log.
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }

@@ -7,9 +7,9 @@
 // change them while a test runs. Pods are scheduled and their claims allocated by the real
 // scheduler; they never start.
 //
-// Every wait is bounded. Processes run in their own process groups and are stopped by Stop
-// (or t.Cleanup for Start) in reverse start order; if the test binary dies without cleaning
-// up, the kernel kills them (Pdeathsig).
+// Every wait is bounded. Processes run in their own process groups and are stopped by Stop in
+// reverse start order; if the test binary dies without cleaning up, the kernel kills them
+// (Pdeathsig).
 //
 // One cluster per test package is the intended use (start it in TestMain with New); tests
 // isolate themselves with their own namespaces (Namespace) and fleet name prefixes

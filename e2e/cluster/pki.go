@@ -5,7 +5,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -124,15 +123,6 @@ type ServingCert struct {
 	CertPEM  []byte
 	KeyPEM   []byte
 	CABundle []byte
-}
-
-// TLSCertificate returns the certificate for a crypto/tls server.
-func (s ServingCert) TLSCertificate() (tls.Certificate, error) {
-	cert, err := tls.X509KeyPair(s.CertPEM, s.KeyPEM)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("load serving certificate: %w", err)
-	}
-	return cert, nil
 }
 
 // WriteTo writes tls.crt and tls.key into dir, the layout controller-runtime's webhook
