@@ -6,10 +6,8 @@
 #
 # Cache: ${CLAIMBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claimbridge}/cert-manager/<cert-manager>-k8s-<client-go>/
 #   controller, cainjector, crds/*.yaml (deploy/crds of github.com/cert-manager/cert-manager), stamp
-# The versions come from the tool modules' go.mod files. A directory is complete when its
-# stamp file exists: everything is built into a temporary directory next to it, the stamp is
-# written last and the directory is renamed into place. A lock file serialises concurrent
-# runs; the second one reuses the result.
+# The versions come from the tool modules' go.mod files. The directory is built, locked and
+# stamped as hack/lib.sh says: complete when its stamp exists, two runs never build at once.
 #
 # The controller is built without the Venafi issuer: its SDK (github.com/Venafi/vcert/v5) is
 # not available from the module proxy, and cert-manager's controller defaults import the
@@ -22,19 +20,8 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="${root}/e2e/tools/cert-manager"
-
-log() { printf 'cert-manager-bins: %s\n' "$*" >&2; }
-
-# required_version <go.mod> <module path>: the version the go.mod requires.
-required_version() {
-	local v
-	v="$(awk -v m="$2" '($1 == m || ($1 == "require" && $2 == m)) { print $2 == m ? $3 : $2; exit }' "$1")"
-	if [[ -z "${v}" ]]; then
-		log "no requirement on $2 in $1"
-		exit 1
-	fi
-	printf '%s' "${v}"
-}
+# shellcheck source=hack/lib.sh
+source "${root}/hack/lib.sh"
 
 cm_version="$(required_version "${tools}/controller/go.mod" github.com/cert-manager/cert-manager)"
 cainjector_version="$(required_version "${tools}/cainjector/go.mod" github.com/cert-manager/cert-manager)"
@@ -44,68 +31,20 @@ if [[ "${cm_version}" != "${cainjector_version}" ]]; then
 	exit 1
 fi
 
-cache_root="${CLAIMBRIDGE_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/claimbridge}"
-parent="${cache_root}/cert-manager"
 key="${cm_version}-k8s-${k8s_version}"
-dir="${parent}/${key}"
-stamp="${dir}/stamp"
-
-if [[ -f "${stamp}" ]]; then
-	printf '%s\n' "${dir}"
-	exit 0
-fi
-
-mkdir -p "${parent}"
-exec 9>"${parent}/.${key}.lock"
-if ! flock -n 9; then
-	log "another run is building ${key}; waiting for it"
-	flock 9
-fi
-if [[ -f "${stamp}" ]]; then
-	printf '%s\n' "${dir}"
-	exit 0
-fi
-rm -rf "${dir}" "${parent}/.${key}.tmp."*
-
-tmp="$(mktemp -d "${parent}/.${key}.tmp.XXXXXX")"
-ticker=""
-cleanup() {
-	if [[ -n "${ticker}" ]]; then kill "${ticker}" 2>/dev/null || true; fi
-	chmod -R u+w "${tmp}" 2>/dev/null || true
-	rm -rf "${tmp}"
-}
-trap cleanup EXIT
+cache_begin "${cache_root}/cert-manager/${key}"
 
 # cert-manager reports its version from pkg/util (cmd/ctl and the controller's logs).
 ldflags="-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=${cm_version}"
 
 # build <module dir> <label> <output> [go build flags...]: builds the module's main package.
 build() {
-	local mod="$1" label="$2" out="$3" start
+	local mod="$1" label="$2" out="$3"
 	shift 3
-	start="${SECONDS}"
-	log "building ${label}"
-	(
-		exec 9>&- # the lock stays with the script only
-		n=0
-		while sleep 1; do
-			n=$((n + 1))
-			if ((n % 60 == 0)); then log "  still building ${label} ($((SECONDS - start)) s)"; fi
-		done
-	) &
-	ticker=$!
-	(
-		cd "${mod}"
-		GOWORK=off CGO_ENABLED=0 GOFLAGS= go build -trimpath -buildvcs=false -ldflags "${ldflags}" "$@" -o "${out}" .
-	)
-	kill "${ticker}" 2>/dev/null || true
-	wait "${ticker}" 2>/dev/null || true
-	ticker=""
-	log "built ${label} in $((SECONDS - start)) s"
+	build_in "${mod}" "${label}" env GOWORK=off CGO_ENABLED=0 GOFLAGS= go build -trimpath -buildvcs=false -ldflags "${ldflags}" "$@" -o "${out}" .
 }
 
-total="${SECONDS}"
-log "cold build of cert-manager ${key} into ${dir}"
+log "cold build of cert-manager ${key} into ${cache_dir}"
 
 # The module at the pinned version, as the proxy serves it (checked against go.sum).
 src="$(cd "${tools}/controller" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "github.com/cert-manager/cert-manager@${cm_version}" | awk -F'"' '$2 == "Dir" { print $4 }')"
@@ -145,12 +84,5 @@ for b in controller cainjector; do
 	fi
 done
 
-{
-	printf 'cert-manager %s\nk8s.io/client-go %s\n' "${cm_version}" "${k8s_version}"
-	printf 'go %s\nbuilt %s in %s s\n' "$(go env GOVERSION)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$((SECONDS - total))"
-} >"${tmp}/stamp"
-chmod 0755 "${tmp}"
-mv -T "${tmp}" "${dir}"
-trap - EXIT
-log "done in $((SECONDS - total)) s"
-printf '%s\n' "${dir}"
+write_stamp "cert-manager ${cm_version}" "k8s.io/client-go ${k8s_version}"
+cache_publish

@@ -9,6 +9,9 @@
 # and `make e2e` call it first. Installing needs root (or sudo) and Debian/Ubuntu's apt-get.
 set -euo pipefail
 
+# shellcheck source=hack/lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
+
 find_browser() {
 	local c
 	for c in "${CLAIMBRIDGE_CHROMIUM:-}" chromium chromium-browser google-chrome-stable google-chrome; do
@@ -26,28 +29,26 @@ if path="$(find_browser)"; then
 	exit 0
 fi
 if [[ -n "${CLAIMBRIDGE_CHROMIUM:-}" ]]; then
-	printf 'chromium: CLAIMBRIDGE_CHROMIUM=%s is not an executable\n' "${CLAIMBRIDGE_CHROMIUM}" >&2
+	log "CLAIMBRIDGE_CHROMIUM=${CLAIMBRIDGE_CHROMIUM} is not an executable"
 	exit 1
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-	printf 'chromium: no chromium in PATH and no apt-get to install it; install Chromium and set CLAIMBRIDGE_CHROMIUM\n' >&2
+	log "no chromium in PATH and no apt-get to install it; install Chromium and set CLAIMBRIDGE_CHROMIUM"
 	exit 1
 fi
 sudo=()
 if [[ "$(id -u)" != 0 ]]; then
 	if ! command -v sudo >/dev/null 2>&1 || ! sudo -n true 2>/dev/null; then
-		printf 'chromium: installing Chromium needs root: run  sudo apt-get install chromium  (or set CLAIMBRIDGE_CHROMIUM)\n' >&2
+		log "installing Chromium needs root: run  sudo apt-get install chromium  (or set CLAIMBRIDGE_CHROMIUM)"
 		exit 1
 	fi
 	sudo=(sudo -n)
 fi
 
 # Concurrent runs wait for each other.
-lock="${TMPDIR:-/tmp}/claimbridge-chromium.lock"
-exec 9>"${lock}"
-flock 9
+lock "${TMPDIR:-/tmp}/claimbridge-chromium.lock" "installing Chromium"
 if ! path="$(find_browser)"; then
-	printf 'chromium: installing the chromium package (first run only)\n' >&2
+	log "installing the chromium package (first run only)"
 	export DEBIAN_FRONTEND=noninteractive
 	"${sudo[@]}" apt-get update -qq >&2
 	"${sudo[@]}" apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >&2

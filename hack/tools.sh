@@ -5,8 +5,13 @@
 #   hack/tools.sh golangci-lint
 #
 # Cache: ${CLAIMBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claimbridge}/tools/<name>-<version>/
+# installed and locked as hack/lib.sh says: complete when the binary is there.
 # Versions are pinned here and nowhere else.
 set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hack/lib.sh
+source "${root}/hack/lib.sh"
 
 declare -A modules=(
 	[golangci-lint]="github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0"
@@ -17,25 +22,10 @@ declare -A modules=(
 name="${1:?usage: hack/tools.sh TOOL}"
 mod="${modules[${name}]:-}"
 if [[ -z "${mod}" ]]; then
-	printf 'tools: unknown tool %s (known: %s)\n' "${name}" "${!modules[*]}" >&2
+	log "unknown tool ${name} (known: ${!modules[*]})"
 	exit 2
 fi
-version="${mod##*@}"
-cache_root="${CLAIMBRIDGE_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/claimbridge}"
-dir="${cache_root}/tools/${name}-${version}"
-bin="${dir}/${name}"
-if [[ -x "${bin}" ]]; then
-	printf '%s\n' "${bin}"
-	exit 0
-fi
-mkdir -p "${cache_root}/tools"
-exec 9>"${cache_root}/tools/.${name}.lock"
-flock 9
-if [[ ! -x "${bin}" ]]; then
-	printf 'tools: installing %s (first run only)\n' "${mod}" >&2
-	tmp="$(mktemp -d "${cache_root}/tools/.${name}.XXXXXX")"
-	GOBIN="${tmp}" GOFLAGS=-mod=mod go install "${mod}"
-	rm -rf "${dir}"
-	mv "${tmp}" "${dir}"
-fi
-printf '%s\n' "${bin}"
+cache_begin "${cache_root}/tools/${name}-${mod##*@}" "${name}"
+log "installing ${mod} (first run only)"
+GOBIN="${tmp}" GOFLAGS=-mod=mod go install "${mod}"
+cache_publish
