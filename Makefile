@@ -13,10 +13,10 @@ COMMIT    := $(shell c="$$(git rev-parse HEAD 2>/dev/null)" || c=unknown; \
 LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .DEFAULT_GOAL := build
-.PHONY: build version image chart example test unit verify lint fmt vet tidy-check import-check fuzz bench bench-unit bench-e2e bench-smoke help
+.PHONY: build version image chart example test unit verify lint fmt fmt-check vet tidy-check import-check fuzz bench bench-unit bench-e2e bench-smoke help
 
 help: ## list the targets
-	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 build: ## build bin/claimbridge (version and commit stamped)
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/claimbridge ./cmd/claimbridge
@@ -48,10 +48,10 @@ test: unit e2e bench-smoke ## everything CI runs: unit tests with fuzz seed corp
 
 # The HTML report's browser tests open pages in the headless Chromium that hack/chromium.sh finds
 # or installs from the distribution's packages; if it cannot, they skip and say why.
-unit: ## unit tests of the root module (includes the seed corpora of the fuzz targets)
+unit: ## unit tests of the root module with the race detector (includes the seed corpora of the fuzz targets)
 	@chromium="$$(hack/chromium.sh | tail -n1)"; test -n "$$chromium" || echo "unit: no Chromium: the HTML report's browser tests skip"; \
-	echo "CLAIMBRIDGE_CHROMIUM=$$chromium $(GO) test -count=1 $(PKGS)"; \
-	CLAIMBRIDGE_CHROMIUM="$$chromium" $(GO) test -count=1 $(PKGS)
+	echo "CLAIMBRIDGE_CHROMIUM=$$chromium $(GO) test -race -count=1 $(PKGS)"; \
+	CLAIMBRIDGE_CHROMIUM="$$chromium" $(GO) test -race -count=1 $(PKGS)
 
 FUZZ_TARGETS := \
 	./translate:FuzzLoadPolicy \
@@ -97,20 +97,23 @@ bench-smoke: ## one pass of every benchmark on small inputs (part of make test; 
 		-nodes 40 -pods 24 -batch 8 -clients 2 > ../_output/bench-smoke-e2e.md 2> ../_output/bench-smoke-e2e.log) || { tail -n 20 _output/bench-smoke-e2e.log; exit 1; }
 	@echo "bench-smoke: every benchmark ran once (_output/bench-smoke.txt, _output/bench-smoke-e2e.md)"
 
-verify: fmt vet lint tidy-check import-check ## gofmt, go vet, golangci-lint, go mod tidy drift, import rules, untracked files
+verify: fmt-check vet lint tidy-check import-check ## gofmt, go vet, golangci-lint, go mod tidy drift, import rules, untracked files
 	@test -z "$$(git status --porcelain --untracked-files=all)" || { echo "verify: the tree has changes or untracked files:"; git status --short; exit 1; }
 
-fmt:
-	@out="$$(gofmt -l $$(git ls-files '*.go'))"; test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
+fmt: ## gofmt -w every tracked .go file (both modules)
+	gofmt -w $$(git ls-files '*.go')
 
-vet:
+fmt-check: ## fail when a tracked .go file is not gofmt-formatted (make fmt fixes it)
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; test -z "$$out" || { echo "gofmt needed (make fmt):"; echo "$$out"; exit 1; }
+
+vet: ## go vet both modules
 	$(GO) vet $(PKGS)
 	cd e2e && $(GO) vet ./...
 
-lint:
+lint: ## golangci-lint (pinned in hack/tools.sh) on both modules
 	@lint="$$(hack/tools.sh golangci-lint | tail -n1)" && $$lint run $(PKGS) && cd e2e && $$lint run ./...
 
-tidy-check:
+tidy-check: ## fail when go mod tidy would change go.mod or go.sum of either module
 	@for d in . e2e; do \
 		(cd $$d && cp go.mod /tmp/claimbridge-go.mod.$$$$ && cp go.sum /tmp/claimbridge-go.sum.$$$$ && \
 		 $(GO) mod tidy && \
