@@ -47,9 +47,9 @@ type NodeSummary struct {
 }
 
 // Summary describes the snapshot. It evaluates every class's selectors
-// once per device; a selector that cannot be evaluated on a device does
-// not select it.
-func (s *Snapshot) Summary() Summary {
+// once per device, under ctx; a selector that cannot be evaluated on a
+// device (ctx ended included) does not select it.
+func (s *Snapshot) Summary(ctx context.Context) Summary {
 	out := Summary{Devices: s.devices, DevicesByClass: map[string]int{}}
 	for _, ni := range s.nodes {
 		ns := NodeSummary{Name: ni.node.Name, Labels: ni.node.Labels, DRADevices: len(ni.devices)}
@@ -68,7 +68,6 @@ func (s *Snapshot) Summary() Summary {
 	}
 
 	cc := cel.NewCache(max(1, 2*len(s.classes)), cel.Features{EnableConsumableCapacity: s.features.ConsumableCapacity, EnableListTypeAttributes: s.features.ListTypeAttributes})
-	ctx := context.Background()
 	seen := map[structured.DeviceID]bool{}
 	names := slices.Sorted(maps.Keys(s.classes))
 	for _, name := range names {

@@ -18,7 +18,7 @@ func TestSummaryOfTheMixedFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := snap.Summary()
+	got := snap.Summary(t.Context())
 	wantClasses := map[string]int{"dra.cpu": 4, "dranet-rdma": 16, "gpu.nvidia.com": 34, "mig.nvidia.com": 12, "tpu.google.com": 16}
 	if diff := cmp.Diff(wantClasses, got.DevicesByClass); diff != "" {
 		t.Errorf("DevicesByClass (-want,+got):\n%s", diff)

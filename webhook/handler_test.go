@@ -325,11 +325,11 @@ func TestHandlerReportsDecisionsPerNamespace(t *testing.T) {
 	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), false))
 	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("staging"), false))
 	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), true)) // dry runs are not reported
-	rep := f.handler.Report.Report("prod", "p")
+	rep := f.handler.Report.Report(t.Context(), "prod", "p")
 	if rep.Summary.Total != 1 || rep.Items[0].Outcome != translate.OutcomeTranslate || rep.Items[0].Verdict != "FitsNow" {
 		t.Fatalf("prod report: %+v", rep)
 	}
-	if all := f.handler.Report.Report("", "p"); all.Summary.Total != 2 {
+	if all := f.handler.Report.Report(t.Context(), "", "p"); all.Summary.Total != 2 {
 		t.Errorf("all namespaces: %d rows, want 2", all.Summary.Total)
 	}
 }
@@ -352,7 +352,7 @@ func TestReportStoreKeepsTheLatestRowsPerNamespace(t *testing.T) {
 		s.Add("a", report.Row{Name: fmt.Sprint(i)}, now.Add(time.Duration(i)*time.Second))
 	}
 	var names []string
-	for _, r := range s.Report("a", "p").Items {
+	for _, r := range s.Report(t.Context(), "a", "p").Items {
 		names = append(names, r.Name)
 	}
 	if diff := cmp.Diff([]string{"2", "3", "4"}, names); diff != "" {
@@ -360,10 +360,10 @@ func TestReportStoreKeepsTheLatestRowsPerNamespace(t *testing.T) {
 	}
 	s.Add("b", report.Row{Name: "b"}, now.Add(10*time.Second))
 	s.Add("c", report.Row{Name: "c"}, now.Add(11*time.Second)) // a was seen least recently
-	if got := s.Report("a", "p").Summary.Total; got != 0 {
+	if got := s.Report(t.Context(), "a", "p").Summary.Total; got != 0 {
 		t.Errorf("namespace a kept %d rows after eviction", got)
 	}
-	if got := s.Report("", "p").Summary.Total; got != 2 {
+	if got := s.Report(t.Context(), "", "p").Summary.Total; got != 2 {
 		t.Errorf("%d rows in all, want 2", got)
 	}
 }

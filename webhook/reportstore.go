@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -92,7 +93,7 @@ func (s *ReportStore) Add(namespace string, row report.Row, now time.Time) {
 }
 
 // Report returns the rows of a namespace, or of all namespaces for "".
-func (s *ReportStore) Report(namespace, policy string) *report.Report {
+func (s *ReportStore) Report(ctx context.Context, namespace, policy string) *report.Report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var rows []report.Row
@@ -102,12 +103,14 @@ func (s *ReportStore) Report(namespace, policy string) *report.Report {
 		}
 	}
 	rep := report.New("live", policy, rows)
-	rep.FleetSummary = s.fleetSummary()
+	rep.FleetSummary = s.fleetSummary(ctx)
 	return rep
 }
 
-// fleetSummary summarises the current snapshot, once per snapshot.
-func (s *ReportStore) fleetSummary() *report.FleetSummary {
+// fleetSummary summarises the current snapshot, once per snapshot: it is
+// kept for the next requests, so a request that goes away does not cut it
+// short.
+func (s *ReportStore) fleetSummary(ctx context.Context) *report.FleetSummary {
 	if s.Fleet == nil {
 		return nil
 	}
@@ -118,7 +121,7 @@ func (s *ReportStore) fleetSummary() *report.FleetSummary {
 	s.fleetMu.Lock()
 	defer s.fleetMu.Unlock()
 	if snap != s.fleetSnap {
-		s.fleetSnap, s.fleetSum = snap, report.NewFleetSummary(snap.Summary())
+		s.fleetSnap, s.fleetSum = snap, report.NewFleetSummary(snap.Summary(context.WithoutCancel(ctx)))
 	}
 	return s.fleetSum
 }
@@ -135,7 +138,7 @@ func (s *ReportStore) Handler(policy func() string) http.Handler {
 			http.Error(w, "format must be one of "+strings.Join(report.Formats, ", "), http.StatusBadRequest)
 			return
 		}
-		rep := s.Report(r.URL.Query().Get("namespace"), policy())
+		rep := s.Report(r.Context(), r.URL.Query().Get("namespace"), policy())
 		switch format {
 		case "json":
 			w.Header().Set("Content-Type", "application/json")

@@ -29,7 +29,7 @@ In a kustomization, as an exec function (kustomize build --enable-alpha-plugins 
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			rw := &kio.ByteReadWriter{Reader: c.InOrStdin(), Writer: c.OutOrStdout(), KeepReaderAnnotations: true}
-			return framework.Execute(krm.Processor(), rw)
+			return framework.Execute(krm.Processor(c.Context()), rw)
 		},
 	}
 }

@@ -44,7 +44,7 @@ type apiserverResult struct {
 // installWebhook installs the MutatingWebhookConfiguration the chart
 // renders, pointed at url and trusting the CA in certDir.
 func installWebhook(ctx context.Context, c *cluster.Cluster, url, certDir string) error {
-	mwc, err := chart.RenderWebhookConfiguration(map[string]any{}, chart.Options{Namespace: ownNamespace})
+	mwc, err := chart.RenderWebhookConfiguration(ctx, map[string]any{}, chart.Options{Namespace: ownNamespace})
 	if err != nil {
 		return fmt.Errorf("render the chart's webhook configuration: %w", err)
 	}

@@ -113,7 +113,7 @@ func Start(ctx context.Context, c *cluster.Cluster, o Options) (*Server, error) 
 	if err := s.Restart(ctx); err != nil {
 		return nil, err
 	}
-	cfg, err := chart.RenderWebhookConfiguration(map[string]any{}, chart.Options{Namespace: o.Namespace})
+	cfg, err := chart.RenderWebhookConfiguration(ctx, map[string]any{}, chart.Options{Namespace: o.Namespace})
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ func TestThePackagedChartInstallsWithTheDefaultImageAsAServerSideDryRun(t *testi
 	}
 	wantImage := image.Repository + ":" + appVersion
 
-	tmpl, err := chart.Render(nil, chart.Options{Chart: packaged})
+	tmpl, err := chart.Render(t.Context(), nil, chart.Options{Chart: packaged})
 	if err != nil {
 		t.Fatalf("helm template of the packaged chart: %v", err)
 	}

@@ -68,7 +68,7 @@ func installRelease(t *testing.T, name string) *release {
 	c := testCluster
 	ctx := t.Context()
 	ns := c.Namespace(t, "certs-", nil)
-	r, err := chart.Render(map[string]any{"fullnameOverride": name}, chart.Options{Release: name, Namespace: ns})
+	r, err := chart.Render(t.Context(), map[string]any{"fullnameOverride": name}, chart.Options{Release: name, Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,12 +465,12 @@ func TestAChartUpgradeKeepsTheInjectedCABundle(t *testing.T) {
 	_, bundle := r.secretBundle(t)
 
 	values := map[string]any{"fullnameOverride": r.name}
-	live, err := chart.RenderWebhookConfiguration(values, chart.Options{Release: r.name, Namespace: r.namespace, Kubeconfig: testCluster.Kubeconfig})
+	live, err := chart.RenderWebhookConfiguration(t.Context(), values, chart.Options{Release: r.name, Namespace: r.namespace, Kubeconfig: testCluster.Kubeconfig})
 	must(t, err)
 	if diff := cmp.Diff(string(bundle), string(live.Webhooks[0].ClientConfig.CABundle)); diff != "" {
 		t.Errorf("an upgrade would render another caBundle (-want,+got):\n%s", diff)
 	}
-	offline, err := chart.RenderWebhookConfiguration(values, chart.Options{Release: r.name, Namespace: r.namespace})
+	offline, err := chart.RenderWebhookConfiguration(t.Context(), values, chart.Options{Release: r.name, Namespace: r.namespace})
 	must(t, err)
 	if len(offline.Webhooks[0].ClientConfig.CABundle) != 0 {
 		t.Error("an offline render has a caBundle; only the webhook may set it")

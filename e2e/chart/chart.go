@@ -108,12 +108,12 @@ type Options struct {
 // Render renders the chart with values (over values.yaml), as `helm template` would: the
 // values are checked against values.schema.json and the templates' guards; an error names
 // the violation.
-func Render(values map[string]any, opts Options) (*Rendered, error) {
+func Render(ctx context.Context, values map[string]any, opts Options) (*Rendered, error) {
 	mode := modeTemplate
 	if opts.Kubeconfig != "" {
 		mode = modeUpgradeDryRun
 	}
-	return run(values, opts, mode)
+	return run(ctx, values, opts, mode)
 }
 
 // InstallMode says what Install does.
@@ -138,9 +138,9 @@ func Install(ctx context.Context, values map[string]any, opts Options, mode Inst
 	}
 	switch mode {
 	case InstallDryRun:
-		return runContext(ctx, values, opts, modeInstallDryRun)
+		return run(ctx, values, opts, modeInstallDryRun)
 	case InstallForReal:
-		return runContext(ctx, values, opts, modeInstall)
+		return run(ctx, values, opts, modeInstall)
 	default:
 		return nil, fmt.Errorf("install: unknown mode %d", mode)
 	}
@@ -155,11 +155,7 @@ const (
 	modeInstall
 )
 
-func run(values map[string]any, opts Options, mode runMode) (*Rendered, error) {
-	return runContext(context.Background(), values, opts, mode)
-}
-
-func runContext(ctx context.Context, values map[string]any, opts Options, mode runMode) (*Rendered, error) {
+func run(ctx context.Context, values map[string]any, opts Options, mode runMode) (*Rendered, error) {
 	ch, err := Load(opts.Chart)
 	if err != nil {
 		return nil, err
@@ -308,8 +304,8 @@ func (r *Rendered) Typed() (known []any, unknown []schema.GroupVersionKind, err 
 // RenderWebhookConfiguration renders the chart with values and returns its
 // MutatingWebhookConfiguration, for suites that install it in a test cluster (typically after
 // replacing clientConfig.service with a URL and setting a caBundle).
-func RenderWebhookConfiguration(values map[string]any, opts Options) (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
-	r, err := Render(values, opts)
+func RenderWebhookConfiguration(ctx context.Context, values map[string]any, opts Options) (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
+	r, err := Render(ctx, values, opts)
 	if err != nil {
 		return nil, err
 	}

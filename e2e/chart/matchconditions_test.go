@@ -120,7 +120,7 @@ func (b *podBuilder) nodeName(name string) *podBuilder {
 func (b *podBuilder) obj() *corev1.Pod { return b.pod }
 
 func TestDefaultMatchConditionsSelectExactlyThePodsToTranslate(t *testing.T) {
-	cfg, err := RenderWebhookConfiguration(nil, Options{})
+	cfg, err := RenderWebhookConfiguration(t.Context(), nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ spec:
 	for _, mc := range policy.MatchConditions() { // what `claimbridge policy match-conditions` prints
 		conds = append(conds, map[string]any{"name": mc.Name, "expression": mc.Expression})
 	}
-	cfg, err := RenderWebhookConfiguration(map[string]any{"webhook": map[string]any{"matchConditions": conds}}, Options{})
+	cfg, err := RenderWebhookConfiguration(t.Context(), map[string]any{"webhook": map[string]any{"matchConditions": conds}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ spec:
 	for _, mc := range volcano.MatchConditions() {
 		conds = append(conds, map[string]any{"name": mc.Name, "expression": mc.Expression})
 	}
-	cfg, err = RenderWebhookConfiguration(map[string]any{"webhook": map[string]any{"matchConditions": conds}}, Options{})
+	cfg, err = RenderWebhookConfiguration(t.Context(), map[string]any{"webhook": map[string]any{"matchConditions": conds}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ spec:
 		}
 	}
 
-	all, err := RenderWebhookConfiguration(map[string]any{"webhook": map[string]any{"matchConditions": []any{}}}, Options{})
+	all, err := RenderWebhookConfiguration(t.Context(), map[string]any{"webhook": map[string]any{"matchConditions": []any{}}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,12 +53,12 @@ image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef01234567
 			if err != nil {
 				t.Fatal(err)
 			}
-			fromDir, err := Render(vals, Options{})
+			fromDir, err := Render(t.Context(), vals, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			vals, _ = ParseValues(values) // Render may keep references into vals
-			fromPkg, err := Render(vals, Options{Chart: pkg})
+			fromPkg, err := Render(t.Context(), vals, Options{Chart: pkg})
 			if err != nil {
 				t.Fatalf("render the packaged chart: %v", err)
 			}
@@ -80,7 +80,7 @@ image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef01234567
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Render(vals, Options{Chart: pkg}); err == nil {
+			if _, err := Render(t.Context(), vals, Options{Chart: pkg}); err == nil {
 				t.Errorf("the packaged chart renders %s", values)
 			}
 		})

@@ -23,7 +23,7 @@ func render(t *testing.T, values string) *Rendered {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Render(vals, Options{})
+	r, err := Render(t.Context(), vals, Options{})
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
@@ -332,7 +332,7 @@ spec:
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			r, err := Render(tc.values, Options{})
+			r, err := Render(t.Context(), tc.values, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -408,7 +408,7 @@ func TestSchemaAndGuardsRejectBadValues(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = Render(vals, Options{})
+			_, err = Render(t.Context(), vals, Options{})
 			if err == nil {
 				t.Fatalf("render succeeded, want an error mentioning %q", tc.wantErr)
 			}

@@ -195,7 +195,8 @@ func (c *Cluster) Namespace(t testing.TB, generateName string, labels map[string
 		t.Fatalf("%v", err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), PollTimeout)
+		// t.Context() is done by the time cleanups run: its values, without its end.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), PollTimeout)
 		defer cancel()
 		if err := c.DeleteNamespace(ctx, ns.Name); err != nil {
 			t.Errorf("clean up: %v", err)

@@ -147,7 +147,7 @@ func startClaimbridge(ctx context.Context, c *cluster.Cluster) (func(), error) {
 		stop()
 		return nil, err
 	}
-	mwc, err := chart.RenderWebhookConfiguration(map[string]any{}, chart.Options{Namespace: ownNamespace})
+	mwc, err := chart.RenderWebhookConfiguration(ctx, map[string]any{}, chart.Options{Namespace: ownNamespace})
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("render the chart's webhook configuration: %w", err)

@@ -91,15 +91,15 @@ func LoadConfig(fc *yaml.RNode) (*Config, error) {
 	return cfg, nil
 }
 
-// Processor is the function.
-func Processor() framework.ResourceListProcessor {
-	return framework.ResourceListProcessorFunc(Process)
+// Processor is the function; ctx is the run's (the command's).
+func Processor(ctx context.Context) framework.ResourceListProcessor {
+	return framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error { return Process(ctx, rl) })
 }
 
 // Process translates a ResourceList in place. Invalid input (functionConfig
 // or items) is an error result and an error.
-func Process(rl *framework.ResourceList) error {
-	if err := process(rl); err != nil {
+func Process(ctx context.Context, rl *framework.ResourceList) error {
+	if err := process(ctx, rl); err != nil {
 		var results framework.Results
 		if !errors.As(err, &results) {
 			rl.Results = append(rl.Results, &framework.Result{Severity: framework.Error, Message: err.Error()})
@@ -109,7 +109,7 @@ func Process(rl *framework.ResourceList) error {
 	return nil
 }
 
-func process(rl *framework.ResourceList) error {
+func process(ctx context.Context, rl *framework.ResourceList) error {
 	cfg, err := LoadConfig(rl.FunctionConfig)
 	if err != nil {
 		return err
@@ -124,7 +124,7 @@ func process(rl *framework.ResourceList) error {
 		docs = append(docs, d)
 		have[key(item.GetApiVersion(), item.GetKind(), item.GetNamespace(), item.GetName())] = true
 	}
-	items, templates, err := offline.Translate(context.Background(), docs, offline.Options{Policy: cfg.Policy, Quotas: offline.QuotasOf(docs)})
+	items, templates, err := offline.Translate(ctx, docs, offline.Options{Policy: cfg.Policy, Quotas: offline.QuotasOf(docs)})
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func indent(s string) string {
 func execute(t *testing.T, input string) (*yaml.RNode, error) {
 	t.Helper()
 	var out bytes.Buffer
-	err := framework.Execute(Processor(), &kio.ByteReadWriter{Reader: strings.NewReader(input), Writer: &out, KeepReaderAnnotations: true})
+	err := framework.Execute(Processor(t.Context()), &kio.ByteReadWriter{Reader: strings.NewReader(input), Writer: &out, KeepReaderAnnotations: true})
 	rl, perr := yaml.Parse(out.String())
 	if perr != nil {
 		t.Fatalf("output is not YAML: %v\n%s", perr, out.String())
