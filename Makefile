@@ -122,8 +122,8 @@ tidy-check: ## fail when go mod tidy would change go.mod or go.sum of either mod
 		 rm -f /tmp/claimbridge-go.mod.$$$$ /tmp/claimbridge-go.sum.$$$$) || exit 1; \
 	done
 
-import-check: ## translate/ stays pure (no client, context, logger or clock) and the packages keep their layers
+import-check: ## translate/ stays pure (no client, context, logger or clock), the packages keep their layers, every reason code has its catalog entry
 	$(GO) test -count=1 -run TestTranslateIsPure ./translate/
-	$(GO) test -count=1 ./hack/layers/
+	$(GO) test -count=1 ./hack/layers/ ./hack/reasons/
 
 include e2e/Makefile.inc

@@ -188,6 +188,22 @@ func (c Catalog) With(others ...Catalog) Catalog {
 	return out
 }
 
+// Union returns a new catalog of c's entries and others', for a reader of
+// reports from several sources: catalogs built on the same ones below share
+// their entries. A code with two different entries panics.
+func (c Catalog) Union(others ...Catalog) Catalog {
+	out := maps.Clone(c)
+	for _, o := range others {
+		for code, e := range o {
+			if have, ok := out[code]; ok && have != e {
+				panic(fmt.Sprintf("reason code %s has two different entries", code))
+			}
+			out[code] = e
+		}
+	}
+	return out
+}
+
 // Reasons is the translator's catalog.
 func Reasons() Catalog { return reasons }
 

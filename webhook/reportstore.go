@@ -103,6 +103,7 @@ func (s *ReportStore) Report(ctx context.Context, namespace, policy string) *rep
 		}
 	}
 	rep := report.New("live", policy, rows)
+	rep.Reasons = Reasons()
 	rep.FleetSummary = s.fleetSummary(ctx)
 	return rep
 }

@@ -116,6 +116,7 @@ never be served) or untranslatable (any KeepLegacy row), for CI pipelines.`,
 			}
 			rows := offline.Rows(items)
 			rep := report.New(source, policy.Name(), rows)
+			rep.Reasons = offline.Reasons()
 			rep.FleetSummary = report.NewFleetSummary(fleet.Snapshot.Summary(c.Context()))
 			if err := rep.Write(c.OutOrStdout(), output); err != nil {
 				return err
