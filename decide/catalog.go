@@ -24,13 +24,25 @@ const (
 	// takes no firstAvailable, one single-alternative translation that was
 	// tried and why it was not kept.
 	ReasonSingleAlternativeRejected translate.ReasonCode = "SingleAlternativeRejected"
+	// ReasonDRABusyLegacyFree: DRA can serve the translation only once
+	// devices free up (in use, or held by pods just admitted), and a
+	// device-plugin node runs the pod as submitted now: it stays legacy
+	// (whenDRABusy: KeepLegacy, the default).
+	ReasonDRABusyLegacyFree translate.ReasonCode = "DRABusyLegacyFree"
+	// ReasonDRABusyWaiting: the translation will wait for DRA devices to
+	// free up; with whenDRABusy: Wait even though the device plugin has
+	// room now. The pod is translated.
+	ReasonDRABusyWaiting translate.ReasonCode = "DRABusyWaiting"
 )
 
 // Reasons is the catalog of every code a decision can carry: translation's,
 // the verdict's (feasibility) and the decision's own.
 func Reasons() translate.Catalog { return catalog }
 
-const docPlacement = "#the-placement-check"
+const (
+	docPlacement = "#the-placement-check"
+	docBusy      = "#when-dra-is-busy"
+)
 
 var catalog = translate.Reasons().With(feasibility.Reasons(), translate.Catalog{
 	ReasonFeasible:                  translate.NewEntry(translate.SeverityInfo, translate.OutcomeTranslate, "nothing to do: the fleet can serve the translation", docPlacement),
@@ -39,5 +51,7 @@ var catalog = translate.Reasons().With(feasibility.Reasons(), translate.Catalog{
 	ReasonPlacementDiffers:          translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "make the pod's node labels and affinity mean the same on DRA nodes (label the DRA nodes as the device-plugin nodes were), or set placement: Subset in the policy", docPlacement),
 	ReasonPlacementUnknown:          translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "rerun with a longer --timeout (--feasibility-timeout on the webhook): the placement check did not finish", docPlacement),
 	ReasonPlacementNotChecked:       translate.NewEntry(translate.SeverityInfo, "", "set placement: Exact (the default) to have translations checked against the fleet", docPlacement),
+	ReasonDRABusyLegacyFree:         translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "nothing to do: the pod runs now on the device plugin; free or add DRA devices to have such pods translated, or set whenDRABusy: Wait (label claimbridge.io/when-dra-busy=Wait on the namespace) to have them wait for DRA", docBusy),
+	ReasonDRABusyWaiting:            translate.NewEntry(translate.SeverityWarning, "", "free or add DRA devices, or set whenDRABusy: KeepLegacy to keep such pods on the device plugin while it has room", docBusy),
 	ReasonSingleAlternativeRejected: translate.NewEntry(translate.SeverityInfo, "", "nothing to do: another alternative was tried in its place", "#schedulers-queues-and-quota"),
 })

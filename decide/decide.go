@@ -57,6 +57,10 @@ type Input struct {
 	// ListNodes names the nodes of the placement check's two sets in
 	// Decision.Placement (for explain).
 	ListNodes bool
+	// WhenDRABusy overrides the policy's rule for a pod that DRA can serve
+	// only once devices free up (the namespace's label); "" takes the
+	// policy's, KeepLegacy when the policy has none.
+	WhenDRABusy translate.WhenDRABusy
 }
 
 // Decision is what claimbridge does with one pod, and why.
@@ -77,6 +81,9 @@ type Decision struct {
 	Placement *feasibility.Placement
 	// Verdict of the allocator pass; nil when it did not run.
 	Verdict *feasibility.Verdict
+	// Legacy says where the device plugin runs the pod as submitted now;
+	// set when the verdict is FitsWhenFree.
+	Legacy *feasibility.LegacyFit
 	// Reasons: translation's, then the placement proof's and the verdict's.
 	Reasons []translate.Reason
 	// Decisive is the reason that decided the outcome: for Translate the
@@ -143,13 +150,64 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	d.Verdict = &v
 	d.Durations.Verdict = time.Since(start)
 	switch v.Kind {
-	case feasibility.FitsNow, feasibility.FitsWhenFree:
-		d.Decisive = reason(ReasonFeasible, translate.SeverityInfo, fmt.Sprintf("%s on node %s", v.Kind, v.Node))
-		d.Reasons = append(d.Reasons, d.Decisive)
+	case feasibility.FitsNow:
+		d.feasible(v)
+	case feasibility.FitsWhenFree:
+		d.whenBusy(in, res, v)
 	default:
 		d.keep(verdictReasons(&v)...)
 	}
 	return d, nil
+}
+
+func (d *Decision) feasible(v feasibility.Verdict) {
+	d.Decisive = reason(ReasonFeasible, translate.SeverityInfo, fmt.Sprintf("%s on node %s", v.Kind, v.Node))
+	d.Reasons = append(d.Reasons, d.Decisive)
+}
+
+// whenBusy decides for a translation that DRA serves only once devices
+// free up: a pod that the device plugin runs now stays as submitted
+// (whenDRABusy: KeepLegacy), else it is translated and told that it waits.
+func (d *Decision) whenBusy(in Input, res *translate.Result, v feasibility.Verdict) {
+	rule := whenDRABusy(in)
+	legacy := in.Snapshot.LegacyFitsNow(AsAdmitted(in.Pod, res.ImplicitTolerations))
+	d.Legacy = &legacy
+	if legacy.Node != "" && rule == translate.WhenDRABusyKeepLegacy {
+		d.keep(reason(ReasonDRABusyLegacyFree, translate.SeverityWarning, fmt.Sprintf(
+			"the DRA devices that could serve the pod are in use or held by pods admitted a moment ago (%s); the device plugin runs it now on %s",
+			nodesLike(1, v.Node), nodesLike(legacy.Nodes, legacy.Node))))
+		return
+	}
+	d.feasible(v)
+	why := "no device-plugin node has room for it either"
+	switch {
+	case !legacy.Known:
+		why = "whether a device-plugin node has room for it is not known"
+	case legacy.Node != "":
+		why = fmt.Sprintf("whenDRABusy is Wait, although the device plugin has room now on %s", nodesLike(legacy.Nodes, legacy.Node))
+	}
+	d.Reasons = append(d.Reasons, reason(ReasonDRABusyWaiting, translate.SeverityWarning,
+		fmt.Sprintf("the pod will wait Pending until DRA devices free up on a node such as %s: they are in use or held by pods admitted a moment ago; %s", v.Node, why)))
+}
+
+// whenDRABusy is the rule for the pod: the namespace's, else the policy's,
+// else KeepLegacy.
+func whenDRABusy(in Input) translate.WhenDRABusy {
+	if in.WhenDRABusy != "" {
+		return in.WhenDRABusy
+	}
+	if r := in.Policy.Spec().WhenDRABusy; r != "" {
+		return r
+	}
+	return translate.WhenDRABusyKeepLegacy
+}
+
+// nodesLike names n nodes by one of them.
+func nodesLike(n int, node string) string {
+	if n == 1 {
+		return "node " + node
+	}
+	return fmt.Sprintf("%d nodes such as %s", n, node)
 }
 
 func (d *Decision) notSynced() {

@@ -34,8 +34,8 @@ func podRequests(pod *corev1.Pod) corev1.ResourceList {
 }
 
 // addUsage sums the requests of bound, unfinished pods per node.
-func addUsage(nodes []*nodeInfo, byName map[string]int, pods []*corev1.Pod) {
-	if len(pods) == 0 {
+func addUsage(nodes []*nodeInfo, byName map[string]int, pods []*corev1.Pod, listed bool) {
+	if len(pods) == 0 && !listed {
 		return
 	}
 	for _, ni := range nodes {

@@ -32,6 +32,10 @@ type Inventory struct {
 	// nodes' allocatable CPU, memory and other resources. Without them a
 	// verdict compares a pod's requests with allocatable alone.
 	Pods []*corev1.Pod
+	// PodsListed says Pods lists every pod bound to a node, even when there
+	// are none (the webhook's pod informer): the nodes' usage is then
+	// known. Without it, usage is known only when Pods is not empty.
+	PodsListed bool
 }
 
 // LoadInventory reads Nodes, ResourceSlices, DeviceClasses, ResourceClaims, DeviceTaintRules and

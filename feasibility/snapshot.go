@@ -141,7 +141,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		s.nodes = append(s.nodes, &nodeInfo{node: n})
 	}
 
-	addUsage(s.nodes, byName, inv.Pods)
+	addUsage(s.nodes, byName, inv.Pods, inv.PodsListed)
 
 	// Only the newest generation of each pool counts (structured.GatherPools).
 	newest := map[[2]string]int64{}

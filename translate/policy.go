@@ -113,6 +113,9 @@ func validatePolicyDocument(tp *TranslationPolicy) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(spec.Child("placement"), tp.Spec.Placement, []PlacementRule{PlacementExact, PlacementSubset, PlacementOff}))
 	}
+	if _, ok := ParseWhenDRABusy(string(tp.Spec.WhenDRABusy)); !ok && tp.Spec.WhenDRABusy != "" {
+		errs = append(errs, field.NotSupported(spec.Child("whenDRABusy"), tp.Spec.WhenDRABusy, []WhenDRABusy{WhenDRABusyKeepLegacy, WhenDRABusyWait}))
+	}
 	switch tp.Spec.GFDFamilyScheme {
 	case "", GFDFamilyCurrent, GFDFamilyLegacy:
 	default:

@@ -26,6 +26,10 @@ func TestLoadPolicyRejectsBadInputWithFieldPaths(t *testing.T) {
 			yaml:     head + "spec:\n  profiles: [nvidia]\n  placement: exact\n",
 			wantErrs: []string{`spec.placement: Unsupported value: "exact"`},
 		},
+		"whenDRABusy misspelled": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  whenDRABusy: wait\n",
+			wantErrs: []string{`spec.whenDRABusy: Unsupported value: "wait"`, `"KeepLegacy", "Wait"`},
+		},
 		"wrong kind and version": {
 			yaml:     "apiVersion: v1\nkind: ConfigMap\nspec:\n  profiles: [nvidia]\n",
 			wantErrs: []string{"apiVersion: Unsupported value", "kind: Unsupported value"},

@@ -106,6 +106,37 @@ type PolicySpec struct {
 	// only when the two sets of nodes are equal; "Subset" also when the
 	// translation loses nodes but gains none; "Off" does not compare.
 	Placement PlacementRule `json:"placement,omitempty"`
+
+	// WhenDRABusy says what happens to a pod that DRA can serve only once
+	// devices free up (they are in use, or held by pods admitted a moment
+	// ago) while a device-plugin node has room for it now: "KeepLegacy"
+	// (default) keeps it as submitted, so that it runs now on the device
+	// plugin; "Wait" translates it, and its warning says it waits for DRA
+	// devices (for a namespace that drains the device plugin). A namespace
+	// may set its own with the label claimbridge.io/when-dra-busy.
+	WhenDRABusy WhenDRABusy `json:"whenDRABusy,omitempty"`
+}
+
+// WhenDRABusy is the rule for a pod that DRA cannot serve now.
+type WhenDRABusy string
+
+// WhenDRABusy rules.
+const (
+	WhenDRABusyKeepLegacy WhenDRABusy = "KeepLegacy"
+	WhenDRABusyWait       WhenDRABusy = "Wait"
+)
+
+// LabelWhenDRABusy on a namespace sets its WhenDRABusy rule.
+const LabelWhenDRABusy = "claimbridge.io/when-dra-busy"
+
+// ParseWhenDRABusy reads a rule; ok is false for anything else, "" is
+// not a rule either.
+func ParseWhenDRABusy(s string) (WhenDRABusy, bool) {
+	switch r := WhenDRABusy(s); r {
+	case WhenDRABusyKeepLegacy, WhenDRABusyWait:
+		return r, true
+	}
+	return "", false
 }
 
 // DefaultScheduler is the schedulerName of kube-scheduler, the default of

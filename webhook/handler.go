@@ -38,6 +38,16 @@ type InventoryReader interface {
 	Quotas(namespace string) []*corev1.ResourceQuota
 	Snapshot(now time.Time) (*feasibility.Snapshot, error)
 	Template(namespace, name string) (*resourceapi.ResourceClaimTemplate, bool)
+	// WhenDRABusy is the namespace's rule for pods DRA serves only once
+	// devices free up; "" for the policy's.
+	WhenDRABusy(namespace string) translate.WhenDRABusy
+}
+
+// pendingLister lists the translated pods that wait for their claims: the
+// informer-backed Inventory does, so that a replica holds the devices of
+// pods another replica admitted (or it admitted before a restart).
+type pendingLister interface {
+	PendingTranslated() []*corev1.Pod
 }
 
 // TemplateClient creates and reads ResourceClaimTemplates (the API).
@@ -68,7 +78,17 @@ type PodHandler struct {
 	// Recent remembers the templates admission created, so that the
 	// template controller can recreate one that goes missing. Optional.
 	Recent *RecentTemplates
-	Now    func() time.Time
+	// Reservations hold the devices of the pods this replica translated
+	// until their claims are allocated, so that the checks of the pods
+	// after them in a burst count them as taken. Optional: without it
+	// every check sees the fleet as the informers last showed it.
+	Reservations *Reservations
+	Now          func() time.Time
+
+	// admitting serializes the decisions that may hold devices (enforce
+	// mode, with Reservations): a check and the reservation of what it
+	// picked go together, as in kube-scheduler's one scheduling loop.
+	admitting sync.Mutex
 
 	// verified remembers "<namespace>/<name>@<resourceVersion>" of cached
 	// templates already compared with the spec their name stands for
@@ -154,13 +174,19 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 		pod.Namespace = ns
 	}
 	now := h.now()
+	reserving := mode == ModeEnforce && h.Reservations != nil && (req.DryRun == nil || !*req.DryRun)
+	if reserving {
+		h.admitting.Lock()
+		defer h.admitting.Unlock()
+		h.takeOver(ctx, now)
+	}
 
 	snap, err := h.Inventory.Snapshot(now)
 	if err != nil {
 		snap = nil // the decision then says the inventory is not synced
 	}
 	dec, err := decide.Pod(ctx, decide.Input{Pod: pod, Policy: h.Policy(), Classes: h.Inventory.Classes(), Quotas: h.Inventory.Quotas(ns),
-		Checker: h.Checker, Snapshot: snap})
+		Checker: h.Checker, Snapshot: snap, WhenDRABusy: h.Inventory.WhenDRABusy(ns)})
 	if err != nil {
 		msg := fmt.Sprintf("translation failed: %v", err)
 		return admission.Allowed("claimbridge: " + msg), decision{mode: mode, outcome: "Error", reason: ReasonDecideError, message: msg}
@@ -184,11 +210,18 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 			reasons = append(reasons, *ensureReason)
 			resp = admission.Allowed("claimbridge: " + ensureReason.Message)
 		} else {
-			raw, err := json.Marshal(res.Pod)
+			out := res.Pod
+			if reserving {
+				out = withAnnotation(out, AnnotationAdmission, string(req.UID))
+			}
+			raw, err := json.Marshal(out)
 			if err != nil {
 				return admission.Errored(http.StatusInternalServerError, err), decision{mode: mode, outcome: "Error", reason: ReasonPatchError, message: err.Error()}
 			}
 			resp = admission.PatchResponseFromRaw(req.Object.Raw, raw)
+			if reserving && dec.Verdict != nil {
+				h.Reservations.Reserve(string(req.UID), ns, podName(pod), *dec.Verdict, now)
+			}
 		}
 	}
 
@@ -210,6 +243,58 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 	}
 	h.event(ns, mode, d, row, dryRun)
 	return resp, d
+}
+
+// takeOver holds the devices of translated pods that wait for their claims
+// and that no reservation of this replica covers (another replica admitted
+// them, or this one before a restart): each is checked against the fleet
+// as it stands, in creation order, and what the allocator picks for it is
+// held like a pod admitted here. A pod that does not fit now is not tried
+// again before the reservation TTL.
+func (h *PodHandler) takeOver(ctx context.Context, now time.Time) {
+	lister, ok := h.Inventory.(pendingLister)
+	if !ok {
+		return
+	}
+	for _, p := range lister.PendingTranslated() {
+		id := p.Annotations[AnnotationAdmission]
+		if h.Reservations.Held(id, now) {
+			continue
+		}
+		tmpl, ok := h.Inventory.Template(p.Namespace, p.Annotations[translate.AnnotationTemplate])
+		snap, err := h.Inventory.Snapshot(now)
+		if !ok || err != nil {
+			h.Reservations.Tried(id, now)
+			continue
+		}
+		v := h.Checker.Check(ctx, snap, p, []*resourceapi.ResourceClaimSpec{&tmpl.Spec.Spec})
+		if v.Kind != feasibility.FitsNow {
+			h.Reservations.Tried(id, now)
+			continue
+		}
+		h.Reservations.Reserve(id, p.Namespace, p.Name, v, p.CreationTimestamp.Time)
+		if h.Metrics != nil {
+			h.Metrics.ReservationsTakenOver.Inc()
+		}
+	}
+}
+
+// withAnnotation returns a copy of the pod with one more annotation.
+func withAnnotation(pod *corev1.Pod, key, value string) *corev1.Pod {
+	out := pod.DeepCopy()
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	out.Annotations[key] = value
+	return out
+}
+
+// podName is the pod's name, or its generateName with a star.
+func podName(pod *corev1.Pod) string {
+	if pod.Name == "" {
+		return pod.GenerateName + "*"
+	}
+	return pod.Name
 }
 
 func (h *PodHandler) now() time.Time {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +48,9 @@ type InventoryOptions struct {
 	MinRebuildInterval time.Duration
 	// Resync of the informers. Default 0 (none).
 	Resync time.Duration
+	// ReservationTTL bounds how long the devices of an admitted pod are
+	// held while its claim is not allocated. Default DefaultReservationTTL.
+	ReservationTTL time.Duration
 }
 
 // Inventory keeps informer caches of everything a decision reads: the
@@ -65,6 +70,9 @@ type Inventory struct {
 	namespaces cache.SharedIndexInformer
 	quotas     cache.SharedIndexInformer
 	templates  cache.SharedIndexInformer
+	pods       cache.SharedIndexInformer
+
+	reserved *Reservations
 
 	generation atomic.Uint64 // moves with every change a verdict reads
 	synced     atomic.Bool
@@ -73,6 +81,7 @@ type Inventory struct {
 	snap      *feasibility.Snapshot
 	snapErr   error
 	builtAt   time.Time
+	snapRes   uint64 // the reservations' version the snapshot holds
 	onChanges []func()
 }
 
@@ -85,10 +94,14 @@ func NewInventory(client kubernetes.Interface, opts InventoryOptions) *Inventory
 		f := feasibility.DefaultFeatures()
 		opts.Features = &f
 	}
-	inv := &Inventory{client: client, opts: opts}
+	inv := &Inventory{client: client, opts: opts, reserved: NewReservations(opts.ReservationTTL)}
 	// Informers keep objects without managedFields: nothing here reads them,
-	// and on a large fleet they are a good part of each object.
+	// and on a large fleet they are a good part of each object. Pods keep
+	// only what the legacy side's usage and the reservations read.
 	strip := informers.WithTransform(func(obj any) (any, error) {
+		if p, ok := obj.(*corev1.Pod); ok {
+			return slimPod(p), nil
+		}
 		if m, ok := obj.(metav1.Object); ok {
 			m.SetManagedFields(nil)
 		}
@@ -104,6 +117,24 @@ func NewInventory(client kubernetes.Interface, opts InventoryOptions) *Inventory
 	inv.namespaces = inv.factory.Core().V1().Namespaces().Informer()
 	inv.quotas = inv.factory.Core().V1().ResourceQuotas().Informer()
 	inv.templates = inv.ours.Resource().V1().ResourceClaimTemplates().Informer()
+	inv.pods = inv.factory.Core().V1().Pods().Informer()
+	_, _ = inv.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) { inv.podEvent(nil, o) },
+		UpdateFunc: func(o, n any) {
+			inv.podEvent(o, n)
+		},
+		DeleteFunc: func(o any) {
+			if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = d.Obj
+			}
+			if p, ok := o.(*corev1.Pod); ok {
+				inv.reserved.Release(p.Annotations[AnnotationAdmission])
+				if p.Spec.NodeName != "" {
+					inv.changed()
+				}
+			}
+		},
+	})
 	// The generation moves only on what a verdict reads, so that node
 	// heartbeats and claims waiting for allocation neither rebuild the
 	// snapshot nor empty the verdict cache.
@@ -215,7 +246,7 @@ func (inv *Inventory) Start(ctx context.Context) error {
 	inv.factory.Start(ctx.Done())
 	inv.ours.Start(ctx.Done())
 	synced := []cache.InformerSynced{inv.nodes.HasSynced, inv.classes.HasSynced, inv.claims.HasSynced,
-		inv.namespaces.HasSynced, inv.quotas.HasSynced, inv.templates.HasSynced, tr.HasSynced}
+		inv.namespaces.HasSynced, inv.quotas.HasSynced, inv.templates.HasSynced, inv.pods.HasSynced, tr.HasSynced}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return ctx.Err()
 	}
@@ -242,22 +273,129 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	if !inv.Synced() {
 		return nil, ErrNotSynced
 	}
-	gen := inv.generation.Load()
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
-	if inv.snap != nil && (inv.snap.Generation() == gen || now.Sub(inv.builtAt) < inv.opts.MinRebuildInterval) {
+	// Reservations change with every admission of a burst: a snapshot that
+	// does not hold the current ones is rebuilt at once, whatever the
+	// interval, or the pods of a burst would all see the same free devices.
+	claims := inv.reserved.Claims(now)
+	res := inv.reserved.Version()
+	if res != inv.snapRes {
+		inv.generation.Add(1)
+	}
+	gen := inv.generation.Load()
+	if inv.snap != nil && res == inv.snapRes && (inv.snap.Generation() == gen || now.Sub(inv.builtAt) < inv.opts.MinRebuildInterval) {
 		return inv.snap, inv.snapErr
 	}
 	fleet, err := inv.fleet()
 	if err != nil {
 		return nil, err
 	}
+	fleet.Claims = append(fleet.Claims, claims...)
 	snap, err := feasibility.NewSnapshot(fleet, gen, *inv.opts.Features)
 	if err != nil {
 		return nil, fmt.Errorf("build inventory snapshot: %w", err)
 	}
-	inv.snap, inv.snapErr, inv.builtAt = snap, nil, now
+	inv.snap, inv.snapErr, inv.builtAt, inv.snapRes = snap, nil, now, res
 	return snap, nil
+}
+
+// Reservations is the record of the devices held for pods just admitted.
+func (inv *Inventory) Reservations() *Reservations { return inv.reserved }
+
+// podEvent keeps the usage of the nodes and the reservations current: a
+// pod bound, finished or deleted changes what a node has free; a
+// translated pod that is bound no longer needs its admission's devices held
+// (its claim is allocated).
+func (inv *Inventory) podEvent(o, n any) {
+	p, ok := n.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	if id := p.Annotations[AnnotationAdmission]; id != "" && PodDone(p) {
+		inv.reserved.Release(id)
+	}
+	old, _ := o.(*corev1.Pod)
+	if old == nil {
+		if p.Spec.NodeName != "" {
+			inv.changed()
+		}
+		return
+	}
+	if old.Spec.NodeName != p.Spec.NodeName || (old.Status.Phase != p.Status.Phase && PodDone(p)) {
+		inv.changed()
+	}
+}
+
+// PendingTranslated lists the translated pods that wait for their claims
+// (not bound yet), in creation order: those this replica does not hold
+// devices for were admitted by another replica, or before a restart.
+func (inv *Inventory) PendingTranslated() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range listAs[*corev1.Pod](inv.pods) {
+		if p.Annotations[AnnotationAdmission] != "" && !PodDone(p) {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, pendingOrder)
+	return out
+}
+
+// WhenDRABusy is the namespace's rule from its label, "" when it has none
+// (or an unknown value: the policy's rule then applies).
+func (inv *Inventory) WhenDRABusy(namespace string) translate.WhenDRABusy {
+	obj, ok, err := inv.namespaces.GetStore().GetByKey(namespace)
+	if err != nil || !ok {
+		return ""
+	}
+	return whenDRABusyOf(obj.(*corev1.Namespace))
+}
+
+func whenDRABusyOf(ns *corev1.Namespace) translate.WhenDRABusy {
+	r, _ := translate.ParseWhenDRABusy(ns.Labels[translate.LabelWhenDRABusy])
+	return r
+}
+
+// slimPod keeps what the inventory reads of a pod: its identity, owner,
+// claimbridge's annotations, node, phase, node selection and tolerations,
+// and the containers' resources (the requests a node's usage sums).
+func slimPod(p *corev1.Pod) *corev1.Pod {
+	out := &corev1.Pod{
+		TypeMeta: p.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
+			CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
+			OwnerReferences: p.OwnerReferences,
+		},
+		Spec: corev1.PodSpec{
+			NodeName: p.Spec.NodeName, SchedulerName: p.Spec.SchedulerName, Overhead: p.Spec.Overhead,
+			Resources: p.Spec.Resources, ResourceClaims: p.Spec.ResourceClaims,
+			// Where a pending translated pod may land, for the check that
+			// takes over its devices.
+			NodeSelector: p.Spec.NodeSelector, Affinity: p.Spec.Affinity, Tolerations: p.Spec.Tolerations,
+		},
+		Status: corev1.PodStatus{Phase: p.Status.Phase},
+	}
+	for k, v := range p.Annotations {
+		if strings.HasPrefix(k, "claimbridge.io/") {
+			if out.Annotations == nil {
+				out.Annotations = map[string]string{}
+			}
+			out.Annotations[k] = v
+		}
+	}
+	slim := func(cs []corev1.Container) []corev1.Container {
+		if len(cs) == 0 {
+			return nil
+		}
+		out := make([]corev1.Container, len(cs))
+		for i, c := range cs {
+			out[i] = corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
+		}
+		return out
+	}
+	out.Spec.InitContainers, out.Spec.Containers = slim(p.Spec.InitContainers), slim(p.Spec.Containers)
+	return out
 }
 
 // fleet lists the caches; DeviceTaintRules are already applied to the
@@ -272,6 +410,9 @@ func (inv *Inventory) fleet() (*feasibility.Inventory, error) {
 		Slices:  patched,
 		Classes: listAs[*resourceapi.DeviceClass](inv.classes),
 		Claims:  listAs[*resourceapi.ResourceClaim](inv.claims),
+		Pods:    listAs[*corev1.Pod](inv.pods),
+		// Every pod is listed, so a node's usage is known even with none.
+		PodsListed: true,
 	}, nil
 }
 

@@ -17,6 +17,10 @@ type Metrics struct {
 	TemplatesDeleted    prometheus.Counter
 	TemplatesRecreated  prometheus.Counter
 	PolicyReloads       *prometheus.CounterVec
+	// ReservationsTakenOver counts the pending translated pods of other
+	// admissions (another replica, or before a restart) whose devices this
+	// replica came to hold.
+	ReservationsTakenOver prometheus.Counter
 }
 
 // NewMetrics creates the metrics; Register adds them to a registry.
@@ -61,6 +65,10 @@ func NewMetrics() *Metrics {
 			Name: "claimbridge_policy_reloads_total",
 			Help: "Policy file reloads by result (applied, rejected).",
 		}, []string{"result"}),
+		ReservationsTakenOver: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "claimbridge_reservations_taken_over_total",
+			Help: "Translated pods admitted by another replica or before a restart, waiting for their claims, whose devices this replica holds.",
+		}),
 	}
 }
 
@@ -72,7 +80,7 @@ func (m *Metrics) Register() error {
 // RegisterWith adds the metrics to a registry.
 func (m *Metrics) RegisterWith(r prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.Admissions, m.TranslateDuration, m.FeasibilityDuration, m.PlacementDuration, m.InventoryNodes,
-		m.TemplatesCreated, m.TemplatesDeleted, m.TemplatesRecreated, m.PolicyReloads} {
+		m.TemplatesCreated, m.TemplatesDeleted, m.TemplatesRecreated, m.PolicyReloads, m.ReservationsTakenOver} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

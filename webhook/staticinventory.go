@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/translate"
 )
 
 // StaticInventory answers from objects listed once: for tests and
@@ -20,10 +22,18 @@ type StaticInventory struct {
 	QuotaList  []*corev1.ResourceQuota
 	Existing   []*resourceapi.ResourceClaimTemplate
 	Features   feasibility.Features
+	// Reservations, when set, count in every snapshot, which is then
+	// rebuilt whenever they change (as the live Inventory's).
+	Reservations *Reservations
 
 	once sync.Once
 	snap *feasibility.Snapshot
 	err  error
+
+	mu      sync.Mutex
+	resSnap *feasibility.Snapshot
+	resVer  uint64
+	resGen  uint64
 }
 
 // NamespaceMode implements InventoryReader.
@@ -55,7 +65,23 @@ func (s *StaticInventory) Quotas(namespace string) []*corev1.ResourceQuota {
 }
 
 // Snapshot implements InventoryReader; it is built once.
-func (s *StaticInventory) Snapshot(time.Time) (*feasibility.Snapshot, error) {
+func (s *StaticInventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
+	if s.Reservations != nil && s.Fleet != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		claims := s.Reservations.Claims(now)
+		if v := s.Reservations.Version(); s.resSnap == nil || v != s.resVer {
+			fleet := *s.Fleet
+			fleet.Claims = append(slices.Clone(fleet.Claims), claims...)
+			s.resGen++
+			snap, err := feasibility.NewSnapshot(&fleet, s.resGen, s.Features)
+			if err != nil {
+				return nil, err
+			}
+			s.resSnap, s.resVer = snap, v
+		}
+		return s.resSnap, nil
+	}
 	s.once.Do(func() {
 		if s.Fleet == nil {
 			s.err = ErrNotSynced
@@ -64,6 +90,14 @@ func (s *StaticInventory) Snapshot(time.Time) (*feasibility.Snapshot, error) {
 		s.snap, s.err = feasibility.NewSnapshot(s.Fleet, 1, s.Features)
 	})
 	return s.snap, s.err
+}
+
+// WhenDRABusy implements InventoryReader.
+func (s *StaticInventory) WhenDRABusy(name string) translate.WhenDRABusy {
+	if ns, ok := s.Namespaces[name]; ok {
+		return whenDRABusyOf(ns)
+	}
+	return ""
 }
 
 // Template implements InventoryReader.

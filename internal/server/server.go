@@ -82,6 +82,10 @@ type Options struct {
 	// SnapshotMinInterval bounds how often a changed fleet becomes a new
 	// inventory snapshot. Default 500ms; negative: at every change.
 	SnapshotMinInterval time.Duration
+	// ReservationTTL bounds how long the devices of a translated pod are
+	// held while its claim is not allocated. Default
+	// webhook.DefaultReservationTTL.
+	ReservationTTL time.Duration
 }
 
 func (o *Options) defaults() {
@@ -194,7 +198,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		recorder.Eventf(ns, corev1.EventTypeWarning, "PolicyRejected", "new policy rejected, the previous one stays in force: %v", err)
 	}
 
-	inv := webhook.NewInventory(client, webhook.InventoryOptions{Features: &features, MinRebuildInterval: o.SnapshotMinInterval})
+	inv := webhook.NewInventory(client, webhook.InventoryOptions{Features: &features, MinRebuildInterval: o.SnapshotMinInterval, ReservationTTL: o.ReservationTTL})
 	store.Fleet = inv
 	inv.OnChange(func() { metrics.InventoryNodes.Set(float64(inv.NodeCount())) })
 	recent := &webhook.RecentTemplates{}
@@ -212,6 +216,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		Report:   store,
 		Metrics:  metrics,
 		Recent:   recent,
+		// The devices of the pods this replica translates are held until
+		// their claims are allocated; those of pods another replica (or this
+		// one before a restart) translated are taken over from the informer.
+		Reservations: inv.Reservations(),
 	}
 	mgr.GetWebhookServer().Register(webhook.Path, &admission.Webhook{Handler: handler, RecoverPanic: new(true)})
 

@@ -1,0 +1,199 @@
+package webhook
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	admissionv1 "k8s.io/api/admission/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// burst admits n two-GPU pods of one Deployment (generateName, as a
+// ReplicaSet creates them) into the enforce namespace "prod", from workers
+// goroutines at once, and returns the admission ids of the pods it
+// translated, sorted.
+func burst(t *testing.T, f *fixture, n, workers int) []string {
+	t.Helper()
+	var (
+		mu         sync.Mutex
+		translated []string
+		wg         sync.WaitGroup
+	)
+	jobs := make(chan int)
+	for range workers {
+		wg.Go(func() {
+			for i := range jobs {
+				pod := builders.MakePod("", "prod").Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
+				pod.GenerateName = "trainer-"
+				req := request(t, admissionv1.Create, pod, false)
+				req.UID = types.UID(fmt.Sprintf("admission-%02d", i))
+				resp := f.handler.Handle(t.Context(), req)
+				if len(resp.Patches) == 0 {
+					continue
+				}
+				if got := applied(t, req, resp).Annotations[AnnotationAdmission]; f.handler.Reservations != nil && got != string(req.UID) {
+					t.Errorf("translated pod carries %s=%q, want %q", AnnotationAdmission, got, req.UID)
+				}
+				mu.Lock()
+				translated = append(translated, string(req.UID))
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range n {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	slices.Sort(translated)
+	return translated
+}
+
+// mixedWithPods is the mixed fleet with its pods listed (none bound): the
+// device-plugin nodes' usage is known, as the live inventory's pod
+// informer makes it.
+func mixedWithPods(f *fixture) {
+	f.inv.Fleet.PodsListed = true
+}
+
+// draHolds counts the two-GPU pods the DRA side of a fleet holds, the way
+// kube-scheduler would place them one after the other: each pod's claim is
+// checked against the fleet with the claims before it allocated.
+func draHolds(t *testing.T, f *fixture) int {
+	t.Helper()
+	fleet := *f.inv.Fleet
+	fleet.Claims = slices.Clone(fleet.Claims)
+	pod := builders.MakePod("p", "prod").Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
+	dec, err := decide.Pod(t.Context(), decide.Input{Pod: pod, Policy: translate.DefaultPolicy()})
+	if err != nil || dec.Translation.Template == nil {
+		t.Fatalf("the pod does not translate: %v", err)
+	}
+	claims := []*resourceapi.ResourceClaimSpec{&dec.Translation.Template.Spec.Spec}
+	checker := feasibility.NewChecker(feasibility.Options{})
+	for n := 0; ; n++ {
+		snap, err := feasibility.NewSnapshot(&fleet, uint64(n+1), feasibility.DefaultFeatures())
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := checker.Check(t.Context(), snap, dec.Translation.Pod, claims)
+		if v.Kind != feasibility.FitsNow {
+			return n
+		}
+		fleet.Claims = append(fleet.Claims, &resourceapi.ResourceClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: fmt.Sprintf("c%d", n)},
+			Status:     resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: v.Results}}},
+		})
+	}
+}
+
+// TestABurstTranslatesOnlyWhatDRACanHold: a Deployment's burst of two-GPU
+// pods on the mixed fleet, more than its DRA GPUs hold, with 16 A100 free
+// on two device-plugin nodes: with the reservations, exactly the pods the
+// DRA GPUs hold are translated (as many as kube-scheduler would place one
+// after the other), each on devices no other holds, and the others stay on
+// the device plugin (DRABusyLegacyFree); without them every pod is
+// translated against the same free devices — the stranding this guards
+// against.
+func TestABurstTranslatesOnlyWhatDRACanHold(t *testing.T) {
+	holds := draHolds(t, newFixture(t, "mixed", mixedWithPods))
+	if holds < 4 {
+		t.Fatalf("the mixed fleet's DRA GPUs hold %d two-GPU pods; the test needs a few", holds)
+	}
+	n := holds + 8 // the 16 device-plugin GPUs hold 8 more
+	for _, workers := range []int{1, 8} {
+		t.Run(fmt.Sprintf("%d at once", workers), func(t *testing.T) {
+			f := newFixture(t, "mixed", mixedWithPods)
+			f.handler.Reservations = NewReservations(time.Minute)
+			f.inv.Reservations = f.handler.Reservations
+			translated := burst(t, f, n, workers)
+			if len(translated) != holds {
+				t.Errorf("translated %d pods (%v), want the %d that the DRA GPUs hold", len(translated), translated, holds)
+			}
+			if got := testutil.ToFloat64(f.metrics.Admissions.WithLabelValues("enforce", "KeepLegacy", string(decide.ReasonDRABusyLegacyFree))); got != 8 {
+				t.Errorf("%g pods kept with DRABusyLegacyFree, want 8", got)
+			}
+			held := map[string]string{}
+			for _, c := range f.handler.Reservations.Claims(f.handler.now()) {
+				for _, r := range c.Status.Allocation.Devices.Results {
+					dev := r.Driver + "/" + r.Pool + "/" + r.Device
+					if other, ok := held[dev]; ok {
+						t.Errorf("device %s is held for %s and %s", dev, other, c.Name)
+					}
+					held[dev] = c.Name
+				}
+			}
+			if len(held) != 2*holds {
+				t.Errorf("%d devices held, want %d", len(held), 2*holds)
+			}
+		})
+	}
+	t.Run("without reservations", func(t *testing.T) {
+		f := newFixture(t, "mixed", mixedWithPods)
+		if got := burst(t, f, n, 1); len(got) != n {
+			t.Errorf("translated %d pods, want all %d (each check sees the same free devices)", len(got), n)
+		}
+	})
+}
+
+// TestReleasedDevicesServeTheNextPod: once a translated pod is bound (its
+// claim allocated) or deleted, its reservation ends and the next pod of a
+// full fleet is translated again.
+func TestReleasedDevicesServeTheNextPod(t *testing.T) {
+	f := newFixture(t, "mixed", mixedWithPods)
+	f.handler.Reservations = NewReservations(time.Minute)
+	f.inv.Reservations = f.handler.Reservations
+	holds := draHolds(t, f)
+	translated := burst(t, f, holds, 1)
+	if len(translated) != holds {
+		t.Fatalf("translated %d pods, want %d", len(translated), holds)
+	}
+	pod := builders.MakePod("next", "prod").Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
+	if resp := f.handler.Handle(t.Context(), request(t, admissionv1.Create, pod, false)); len(resp.Patches) > 0 {
+		t.Fatal("the ninth pod was translated while every DRA GPU is held")
+	}
+	f.handler.Reservations.Release(translated[0])
+	req := request(t, admissionv1.Create, pod, false)
+	req.UID = "admission-next"
+	if resp := f.handler.Handle(t.Context(), req); len(resp.Patches) == 0 {
+		t.Errorf("after a release the next pod stays legacy: %v", resp.Warnings)
+	}
+}
+
+// TestWhenDRABusyWait: a namespace labelled claimbridge.io/when-dra-busy=Wait
+// has the pod translated while DRA is busy, with a warning that it waits.
+func TestWhenDRABusyWait(t *testing.T) {
+	f := newFixture(t, "mixed", mixedWithPods)
+	f.handler.Reservations = NewReservations(time.Minute)
+	f.inv.Reservations = f.handler.Reservations
+	f.inv.Namespaces["prod"].Labels[translate.LabelWhenDRABusy] = string(translate.WhenDRABusyWait)
+	holds := draHolds(t, f)
+	if got := burst(t, f, holds+2, 1); len(got) != holds+2 {
+		t.Fatalf("translated %d pods, want all %d in a Wait namespace", len(got), holds+2)
+	}
+	pod := builders.MakePod("waits", "prod").Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
+	resp := f.handler.Handle(t.Context(), request(t, admissionv1.Create, pod, false))
+	if !slices.ContainsFunc(resp.Warnings, func(w string) bool { return containsAll(w, "DRABusyWaiting", "wait") }) {
+		t.Errorf("warnings %q do not say the pod waits", resp.Warnings)
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}

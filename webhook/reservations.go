@@ -1,0 +1,160 @@
+package webhook
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/claimbridge/claimbridge/feasibility"
+)
+
+// AnnotationAdmission on a translated pod identifies its admission (the
+// AdmissionReview's UID): the replica that admitted it holds its devices
+// under that id until the pod is bound, and any replica that sees the pod
+// pending in its informer without holding them takes them over.
+const AnnotationAdmission = "claimbridge.io/admission"
+
+// DefaultReservationTTL bounds how long an admitted pod's devices are held
+// when nothing says its claim was allocated or the pod is gone.
+const DefaultReservationTTL = 2 * time.Minute
+
+// Reservations hold the DRA devices of translated pods that were admitted
+// but whose claims are not allocated yet — the allocator's own picks for
+// them, as kube-scheduler's assume cache holds what it just allocated — so
+// that the checks of the pods after them in a burst see those devices as
+// taken. A reservation ends when the pod is bound (its claim is then
+// allocated and the inventory counts it), when the pod is deleted, or when
+// its TTL passes. Safe for concurrent use.
+type Reservations struct {
+	ttl     time.Duration
+	version atomic.Uint64
+
+	mu    sync.Mutex
+	byID  map[string]*reservation
+	tried map[string]time.Time // pods of other admissions that could not be taken over, until when
+}
+
+type reservation struct {
+	namespace, pod string
+	node           string
+	results        []resourceapi.DeviceRequestAllocationResult
+	expires        time.Time
+}
+
+// NewReservations returns an empty record; ttl <= 0 takes DefaultReservationTTL.
+func NewReservations(ttl time.Duration) *Reservations {
+	if ttl <= 0 {
+		ttl = DefaultReservationTTL
+	}
+	return &Reservations{ttl: ttl, byID: map[string]*reservation{}, tried: map[string]time.Time{}}
+}
+
+// Version moves with every change of what is held.
+func (r *Reservations) Version() uint64 { return r.version.Load() }
+
+// Reserve holds the devices a FitsNow verdict picked for the pod of an
+// admission, from now on (from created, for a pod found later).
+func (r *Reservations) Reserve(id, namespace, pod string, v feasibility.Verdict, created time.Time) {
+	if id == "" || v.Kind != feasibility.FitsNow || len(v.Results) == 0 {
+		return
+	}
+	r.mu.Lock()
+	r.byID[id] = &reservation{namespace: namespace, pod: pod, node: v.Node, results: slices.Clone(v.Results), expires: created.Add(r.ttl)}
+	delete(r.tried, id)
+	r.mu.Unlock()
+	r.version.Add(1)
+}
+
+// Release ends a reservation; a no-op for an id it does not hold.
+func (r *Reservations) Release(id string) {
+	r.mu.Lock()
+	_, held := r.byID[id]
+	delete(r.byID, id)
+	delete(r.tried, id)
+	r.mu.Unlock()
+	if held {
+		r.version.Add(1)
+	}
+}
+
+// Held reports whether an admission's devices are held or were tried.
+func (r *Reservations) Held(id string, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.byID[id]; ok {
+		return true
+	}
+	until, ok := r.tried[id]
+	return ok && now.Before(until)
+}
+
+// Tried records that the pod of an admission could not be taken over (its
+// claim does not fit now); it is not tried again before the TTL passes.
+func (r *Reservations) Tried(id string, now time.Time) {
+	r.mu.Lock()
+	r.tried[id] = now.Add(r.ttl)
+	r.mu.Unlock()
+}
+
+// Len is the number of reservations held.
+func (r *Reservations) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.byID)
+}
+
+// Claims returns the reservations as allocated ResourceClaims, for the
+// inventory to count like any allocation; expired ones are dropped first.
+// Sorted by id, so that the same record gives the same claims.
+func (r *Reservations) Claims(now time.Time) []*resourceapi.ResourceClaim {
+	r.mu.Lock()
+	expired := false
+	for id, res := range r.byID {
+		if !now.Before(res.expires) {
+			delete(r.byID, id)
+			expired = true
+		}
+	}
+	for id, until := range r.tried {
+		if !now.Before(until) {
+			delete(r.tried, id)
+		}
+	}
+	ids := slices.Sorted(maps.Keys(r.byID))
+	out := make([]*resourceapi.ResourceClaim, 0, len(ids))
+	for _, id := range ids {
+		res := r.byID[id]
+		out = append(out, &resourceapi.ResourceClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: res.namespace, Name: "claimbridge-reserved-" + id},
+			Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{
+				Devices: resourceapi.DeviceAllocationResult{Results: res.results},
+			}},
+		})
+	}
+	r.mu.Unlock()
+	if expired {
+		r.version.Add(1)
+	}
+	return out
+}
+
+// PodDone reports whether a translated pod no longer needs its admission's
+// reservation: it is bound (kube-scheduler allocated its claim before
+// binding it), finished or being deleted.
+func PodDone(p *corev1.Pod) bool {
+	return p.Spec.NodeName != "" || p.DeletionTimestamp != nil ||
+		p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// pendingOrder sorts pods of other admissions in creation order, so that
+// they are taken over in the order they were admitted.
+func pendingOrder(a, b *corev1.Pod) int {
+	return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name))
+}

@@ -1,0 +1,81 @@
+package webhook
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	resourceapi "k8s.io/api/resource/v1"
+
+	"github.com/claimbridge/claimbridge/feasibility"
+)
+
+func fitsOn(node string, devices ...string) feasibility.Verdict {
+	v := feasibility.Verdict{Kind: feasibility.FitsNow, Node: node}
+	for _, d := range devices {
+		v.Results = append(v.Results, resourceapi.DeviceRequestAllocationResult{Request: "gpu", Driver: "gpu.example.com", Pool: node, Device: d})
+	}
+	return v
+}
+
+func heldDevices(r *Reservations, now time.Time) []string {
+	var out []string
+	for _, c := range r.Claims(now) {
+		for _, res := range c.Status.Allocation.Devices.Results {
+			out = append(out, res.Pool+"/"+res.Device)
+		}
+	}
+	return out
+}
+
+func TestReservationsHoldUntilReleasedOrExpired(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	r := NewReservations(time.Minute)
+	r.Reserve("a", "team", "p-a", fitsOn("n1", "gpu-0", "gpu-1"), t0)
+	r.Reserve("b", "team", "p-b", fitsOn("n2", "gpu-0"), t0.Add(30*time.Second))
+	r.Reserve("c", "team", "p-c", feasibility.Verdict{Kind: feasibility.FitsWhenFree, Node: "n3"}, t0)
+	if got, want := fmt.Sprint(heldDevices(r, t0)), "[n1/gpu-0 n1/gpu-1 n2/gpu-0]"; got != want {
+		t.Errorf("held %s, want %s (a verdict that does not fit now holds nothing)", got, want)
+	}
+	v := r.Version()
+	r.Release("a")
+	r.Release("unknown")
+	if got, want := fmt.Sprint(heldDevices(r, t0)), "[n2/gpu-0]"; got != want {
+		t.Errorf("after releasing a: held %s, want %s", got, want)
+	}
+	if r.Version() != v+1 {
+		t.Errorf("version moved by %d for one release and one no-op, want 1", r.Version()-v)
+	}
+	if got := heldDevices(r, t0.Add(90*time.Second)); len(got) != 0 {
+		t.Errorf("held %v after the TTL", got)
+	}
+	r.Tried("d", t0)
+	if !r.Held("d", t0.Add(59*time.Second)) || r.Held("d", t0.Add(61*time.Second)) {
+		t.Error("a pod that could not be taken over is not skipped for exactly the TTL")
+	}
+}
+
+// TestReservationsUnderConcurrentUse runs reserves, releases and reads at
+// once (go test -race).
+func TestReservationsUnderConcurrentUse(t *testing.T) {
+	t0 := time.Now()
+	r := NewReservations(time.Minute)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				id := fmt.Sprintf("%d-%d", w, i)
+				r.Reserve(id, "team", id, fitsOn(fmt.Sprintf("n%d", w), fmt.Sprintf("gpu-%d", i)), t0)
+				_ = r.Claims(t0)
+				if i%2 == 0 {
+					r.Release(id)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := r.Len(); got != 8*100 {
+		t.Errorf("%d reservations held, want %d", got, 8*100)
+	}
+}
