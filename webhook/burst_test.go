@@ -125,7 +125,7 @@ func TestABurstTranslatesOnlyWhatDRACanHold(t *testing.T) {
 				t.Errorf("%g pods kept with DRABusyLegacyFree, want 8", got)
 			}
 			held := map[string]string{}
-			for _, c := range f.handler.Reservations.Claims(f.handler.now()) {
+			for _, c := range f.handler.Reservations.Claims(f.handler.now(), nil) {
 				for _, r := range c.Status.Allocation.Devices.Results {
 					dev := r.Driver + "/" + r.Pool + "/" + r.Device
 					if other, ok := held[dev]; ok {

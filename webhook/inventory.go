@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -278,7 +279,11 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	// Reservations change with every admission of a burst: a snapshot that
 	// does not hold the current ones is rebuilt at once, whatever the
 	// interval, or the pods of a burst would all see the same free devices.
-	claims := inv.reserved.Claims(now)
+	var owners map[types.UID]bool
+	if inv.reserved.AwaitingAllocation() {
+		owners = allocatedOwners(listAs[*resourceapi.ResourceClaim](inv.claims))
+	}
+	claims := inv.reserved.Claims(now, owners)
 	res := inv.reserved.Version()
 	if res != inv.snapRes {
 		inv.generation.Add(1)
@@ -312,8 +317,14 @@ func (inv *Inventory) podEvent(o, n any) {
 	if !ok {
 		return
 	}
-	if id := p.Annotations[AnnotationAdmission]; id != "" && PodDone(p) {
-		inv.reserved.Release(id)
+	if id := p.Annotations[AnnotationAdmission]; id != "" {
+		switch {
+		case podGone(p):
+			inv.reserved.Release(id)
+		case p.Spec.NodeName != "":
+			inv.reserved.Bound(id, p.UID)
+			inv.changed()
+		}
 	}
 	old, _ := o.(*corev1.Pod)
 	if old == nil {

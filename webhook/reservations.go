@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimbridge/claimbridge/feasibility"
 )
@@ -46,6 +47,10 @@ type reservation struct {
 	node           string
 	results        []resourceapi.DeviceRequestAllocationResult
 	expires        time.Time
+	// bound: the pod is bound, with this UID; the reservation ends once the
+	// inventory shows a claim of the pod allocated (the claim and the pod
+	// come through different watches, in no set order).
+	bound types.UID
 }
 
 // NewReservations returns an empty record; ttl <= 0 takes DefaultReservationTTL.
@@ -84,6 +89,30 @@ func (r *Reservations) Release(id string) {
 	}
 }
 
+// Bound records that the pod of an admission is bound: its claim is
+// allocated, and the reservation ends once the inventory shows that claim
+// (Claims), so that the devices are never counted by neither.
+func (r *Reservations) Bound(id string, uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if res, ok := r.byID[id]; ok && uid != "" {
+		res.bound = uid
+	}
+}
+
+// AwaitingAllocation reports whether a bound pod's reservation waits for
+// its claim to show up allocated.
+func (r *Reservations) AwaitingAllocation() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, res := range r.byID {
+		if res.bound != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Held reports whether an admission's devices are held or were tried.
 func (r *Reservations) Held(id string, now time.Time) bool {
 	r.mu.Lock()
@@ -111,13 +140,15 @@ func (r *Reservations) Len() int {
 }
 
 // Claims returns the reservations as allocated ResourceClaims, for the
-// inventory to count like any allocation; expired ones are dropped first.
-// Sorted by id, so that the same record gives the same claims.
-func (r *Reservations) Claims(now time.Time) []*resourceapi.ResourceClaim {
+// inventory to count like any allocation. Dropped first: expired ones, and
+// those of bound pods whose UID allocated names (the pods that own an
+// allocated claim in the inventory). Sorted by id, so that the same record
+// gives the same claims.
+func (r *Reservations) Claims(now time.Time, allocated map[types.UID]bool) []*resourceapi.ResourceClaim {
 	r.mu.Lock()
 	expired := false
 	for id, res := range r.byID {
-		if !now.Before(res.expires) {
+		if !now.Before(res.expires) || (res.bound != "" && allocated[res.bound]) {
 			delete(r.byID, id)
 			expired = true
 		}
@@ -145,12 +176,32 @@ func (r *Reservations) Claims(now time.Time) []*resourceapi.ResourceClaim {
 	return out
 }
 
-// PodDone reports whether a translated pod no longer needs its admission's
-// reservation: it is bound (kube-scheduler allocated its claim before
-// binding it), finished or being deleted.
+// PodDone reports whether a translated pod no longer waits for its claim:
+// it is bound (kube-scheduler allocated its claim before binding it),
+// finished or being deleted.
 func PodDone(p *corev1.Pod) bool {
-	return p.Spec.NodeName != "" || p.DeletionTimestamp != nil ||
-		p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	return p.Spec.NodeName != "" || podGone(p)
+}
+
+// podGone: the pod is finished or being deleted; its devices go back.
+func podGone(p *corev1.Pod) bool {
+	return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// allocatedOwners are the UIDs of the pods that own an allocated claim.
+func allocatedOwners(claims []*resourceapi.ResourceClaim) map[types.UID]bool {
+	out := map[types.UID]bool{}
+	for _, c := range claims {
+		if c.Status.Allocation == nil {
+			continue
+		}
+		for _, o := range c.OwnerReferences {
+			if o.Kind == "Pod" && o.APIVersion == "v1" {
+				out[o.UID] = true
+			}
+		}
+	}
+	return out
 }
 
 // pendingOrder sorts pods of other admissions in creation order, so that

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimbridge/claimbridge/feasibility"
 )
@@ -19,9 +21,13 @@ func fitsOn(node string, devices ...string) feasibility.Verdict {
 	return v
 }
 
-func heldDevices(r *Reservations, now time.Time) []string {
+func heldDevices(r *Reservations, now time.Time, allocated ...map[types.UID]bool) []string {
 	var out []string
-	for _, c := range r.Claims(now) {
+	var owners map[types.UID]bool
+	if len(allocated) > 0 {
+		owners = allocated[0]
+	}
+	for _, c := range r.Claims(now, owners) {
 		for _, res := range c.Status.Allocation.Devices.Results {
 			out = append(out, res.Pool+"/"+res.Device)
 		}
@@ -56,6 +62,27 @@ func TestReservationsHoldUntilReleasedOrExpired(t *testing.T) {
 	}
 }
 
+// TestABoundPodsReservationEndsWhenItsClaimIsSeenAllocated: the pod and its
+// claim come through different watches; until the claim shows up
+// allocated, the devices stay held, so that they are never free in between.
+func TestABoundPodsReservationEndsWhenItsClaimIsSeenAllocated(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	r := NewReservations(time.Minute)
+	r.Reserve("a", "team", "p-a", fitsOn("n1", "gpu-0"), t0)
+	r.Bound("a", "uid-a")
+	if !r.AwaitingAllocation() {
+		t.Fatal("a bound pod's reservation does not wait for its claim")
+	}
+	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "p-a", UID: "uid-a"}}}}
+	if got := heldDevices(r, t0, allocatedOwners([]*resourceapi.ResourceClaim{claim})); len(got) != 1 {
+		t.Errorf("held %v while the claim is not allocated yet, want n1/gpu-0", got)
+	}
+	claim.Status.Allocation = &resourceapi.AllocationResult{}
+	if got := heldDevices(r, t0, allocatedOwners([]*resourceapi.ResourceClaim{claim})); len(got) != 0 {
+		t.Errorf("held %v once the claim is allocated", got)
+	}
+}
+
 // TestReservationsUnderConcurrentUse runs reserves, releases and reads at
 // once (go test -race).
 func TestReservationsUnderConcurrentUse(t *testing.T) {
@@ -67,7 +94,7 @@ func TestReservationsUnderConcurrentUse(t *testing.T) {
 			for i := range 200 {
 				id := fmt.Sprintf("%d-%d", w, i)
 				r.Reserve(id, "team", id, fitsOn(fmt.Sprintf("n%d", w), fmt.Sprintf("gpu-%d", i)), t0)
-				_ = r.Claims(t0)
+				_ = r.Claims(t0, nil)
 				if i%2 == 0 {
 					r.Release(id)
 				}

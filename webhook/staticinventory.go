@@ -69,7 +69,7 @@ func (s *StaticInventory) Snapshot(now time.Time) (*feasibility.Snapshot, error)
 	if s.Reservations != nil && s.Fleet != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		claims := s.Reservations.Claims(now)
+		claims := s.Reservations.Claims(now, nil)
 		if v := s.Reservations.Version(); s.resSnap == nil || v != s.resVer {
 			fleet := *s.Fleet
 			fleet.Claims = append(slices.Clone(fleet.Claims), claims...)

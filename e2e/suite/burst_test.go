@@ -1,0 +1,227 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/claimbridge/claimbridge/e2e/cluster"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// trainerTemplate is a pod template that asks for two GPUs the
+// device-plugin way, with no node labels: the DRA nodes and the
+// device-plugin nodes of the mixed fleet below both serve it.
+func trainerTemplate(app string) corev1.PodTemplateSpec {
+	pod := builders.MakePod("", "").Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}}, Spec: pod.Spec}
+}
+
+// settled waits until every pod selected by app is bound, and returns how
+// many are translated and on which kind of node each landed.
+func settled(t *testing.T, ns, app string, want int, dra, legacy map[string]bool) (translated, onLegacy int) {
+	t.Helper()
+	start := time.Now()
+	var pending []string
+	defer func() {
+		if !t.Failed() {
+			return
+		}
+		t.Logf("pending: %v", pending)
+		rep, err := fetchReport(context.Background(), ns)
+		if err != nil {
+			t.Logf("report: %v", err)
+			return
+		}
+		seen := map[string]int{}
+		for _, r := range rep.Items {
+			if r.Decisive != nil {
+				seen[fmt.Sprintf("%s %s: %s", r.Outcome, r.Decisive.Code, r.Decisive.Message)]++
+			}
+		}
+		for k, n := range seen {
+			t.Logf("%d× %s", n, k)
+		}
+	}()
+	eventually(t, fmt.Sprintf("%d pods of %s bound", want, app), func(ctx context.Context) (bool, error) {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+		if err != nil {
+			return false, err
+		}
+		translated, onLegacy, pending = 0, 0, nil
+		bound := 0
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil {
+				continue
+			}
+			if p.Spec.NodeName == "" {
+				pending = append(pending, p.Name)
+				continue
+			}
+			bound++
+			_, isTranslated := p.Annotations[translate.AnnotationTemplate]
+			switch {
+			case isTranslated && dra[p.Spec.NodeName]:
+				translated++
+			case !isTranslated && legacy[p.Spec.NodeName]:
+				onLegacy++
+			default:
+				return false, fmt.Errorf("pod %s (translated: %t) was bound to %s", p.Name, isTranslated, p.Spec.NodeName)
+			}
+		}
+		return bound == want && len(pending) == 0, nil
+	})
+	t.Logf("%s: %d pods bound in %s: %d translated on DRA nodes, %d as submitted on device-plugin nodes", app, want, time.Since(start).Round(time.Millisecond), translated, onLegacy)
+	return translated, onLegacy
+}
+
+// TestAScaleUpPastWhatDRAHoldsLeavesNoPodPending: on a mixed fleet of 16
+// DRA GPUs (two DGX H100 nodes) and 16 free device-plugin GPUs (two A100
+// nodes), a Deployment created at 16 replicas of two GPUs each, a Job of
+// parallelism 16 and a StatefulSet scaled to 16 in one step each end with
+// exactly the 8 pods DRA holds translated and bound to DRA nodes, the
+// other 8 as submitted on the device-plugin nodes, and no pod Pending.
+func TestAScaleUpPastWhatDRAHoldsLeavesNoPodPending(t *testing.T) {
+	ns, fl := setup(t, "enforce", "dgx-h100", "legacy-gfd")
+	dra, legacy := nodeNames(fl[:1]), nodeNames(fl[1:])
+	const replicas, draPods = 16, 8
+	cases := []struct {
+		name   string
+		create func(ctx context.Context) error
+		remove func(ctx context.Context) error
+	}{
+		{
+			name: "deployment",
+			create: func(ctx context.Context) error {
+				_, err := client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+					ObjectMeta: metav1.ObjectMeta{Name: "trainer"},
+					Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](replicas), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "deployment"}},
+						Template: trainerTemplate("deployment")},
+				}, metav1.CreateOptions{})
+				return err
+			},
+			remove: func(ctx context.Context) error {
+				return client.AppsV1().Deployments(ns).Delete(ctx, "trainer", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
+			},
+		},
+		{
+			name: "job",
+			create: func(ctx context.Context) error {
+				tmpl := trainerTemplate("job")
+				tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
+				_, err := client.BatchV1().Jobs(ns).Create(ctx, &batchv1.Job{
+					ObjectMeta: metav1.ObjectMeta{Name: "sweep"},
+					Spec:       batchv1.JobSpec{Parallelism: ptr.To[int32](replicas), Completions: ptr.To[int32](replicas), Template: tmpl},
+				}, metav1.CreateOptions{})
+				return err
+			},
+			remove: func(ctx context.Context) error {
+				return client.BatchV1().Jobs(ns).Delete(ctx, "sweep", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
+			},
+		},
+		{
+			name: "statefulset",
+			create: func(ctx context.Context) error {
+				sts, err := client.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{
+					ObjectMeta: metav1.ObjectMeta{Name: "serve"},
+					Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](0), PodManagementPolicy: appsv1.ParallelPodManagement,
+						Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "statefulset"}}, Template: trainerTemplate("statefulset")},
+				}, metav1.CreateOptions{})
+				if err != nil {
+					return err
+				}
+				sts.Spec.Replicas = ptr.To[int32](replicas) // the scale-up, in one step
+				_, err = client.AppsV1().StatefulSets(ns).Update(ctx, sts, metav1.UpdateOptions{})
+				return err
+			},
+			remove: func(ctx context.Context) error {
+				return client.AppsV1().StatefulSets(ns).Delete(ctx, "serve", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.create(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			translated, onLegacy := settled(t, ns, tc.name, replicas, dra, legacy)
+			if translated != draPods || onLegacy != replicas-draPods {
+				t.Errorf("%d translated and %d kept, want %d and %d", translated, onLegacy, draPods, replicas-draPods)
+			}
+			if err := tc.remove(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			// No kubelet confirms a graceful deletion here: the pods go at once.
+			eventually(t, "the pods of "+tc.name+" gone", func(ctx context.Context) (bool, error) {
+				err := client.CoreV1().Pods(ns).DeleteCollection(ctx, *metav1.NewDeleteOptions(0), metav1.ListOptions{LabelSelector: "app=" + tc.name})
+				if err != nil {
+					return false, err
+				}
+				pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + tc.name})
+				return err == nil && len(pods.Items) == 0, err
+			})
+			waitNoClaims(t, ns)
+		})
+	}
+}
+
+// TestAPodStaysOnTheDevicePluginWhileDRAIsFullUnlessItsNamespaceWaits: with
+// every DRA GPU taken, a new pod stays as submitted and binds to a
+// device-plugin node; in a namespace labelled when-dra-busy=Wait it is
+// translated, its warning says it waits, and it stays Pending.
+func TestAPodStaysOnTheDevicePluginWhileDRAIsFullUnlessItsNamespaceWaits(t *testing.T) {
+	ns, fl := setup(t, "enforce", "dgx-h100", "legacy-gfd")
+	dra, legacy := nodeNames(fl[:1]), nodeNames(fl[1:])
+	full := builders.MakePod("", ns).Container("trainer").Limit("nvidia.com/gpu", "8").Obj()
+	for i := range 2 {
+		full.Name = fmt.Sprintf("full-%d", i)
+		create(t, full)
+		if p := bound(t, ns, full.Name); !dra[p.Spec.NodeName] {
+			t.Fatalf("%s was bound to %s, not a DRA node", p.Name, p.Spec.NodeName)
+		}
+	}
+	pod := builders.MakePod("late", ns).Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
+	got, warns := create(t, pod)
+	if _, ok := got.Annotations[translate.AnnotationTemplate]; ok {
+		t.Fatalf("the pod was translated while DRA is full; warnings %q", warns)
+	}
+	if !strings.Contains(strings.Join(warns, "\n"), "DRABusyLegacyFree") {
+		t.Errorf("warnings %q do not say why the pod stays legacy", warns)
+	}
+	if p := bound(t, ns, "late"); !legacy[p.Spec.NodeName] {
+		t.Errorf("late was bound to %s, not a device-plugin node", p.Spec.NodeName)
+	}
+
+	waitNS := tc.Namespace(t, "burst-wait-", map[string]string{cluster.ModeLabel: "enforce", translate.LabelWhenDRABusy: string(translate.WhenDRABusyWait)})
+	pod = builders.MakePod("waits", waitNS).Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
+	got, warns = create(t, pod)
+	if _, ok := got.Annotations[translate.AnnotationTemplate]; !ok {
+		t.Fatalf("the pod of a Wait namespace was not translated; warnings %q", warns)
+	}
+	if !strings.Contains(strings.Join(warns, "\n"), "DRABusyWaiting") || !strings.Contains(strings.Join(warns, "\n"), "wait") {
+		t.Errorf("warnings %q do not say the pod waits", warns)
+	}
+	// The scheduler has had time to try it: the devices it waits for are taken.
+	time.Sleep(3 * time.Second)
+	if p, err := client.CoreV1().Pods(waitNS).Get(t.Context(), "waits", metav1.GetOptions{}); err != nil || p.Spec.NodeName != "" {
+		t.Errorf("the waiting pod: %v, bound to %q; want it Pending", err, p.Spec.NodeName)
+	}
+}
+
+// waitNoClaims waits until the namespace has no ResourceClaim left.
+func waitNoClaims(t *testing.T, ns string) {
+	t.Helper()
+	eventually(t, "the claims of "+ns+" gone", func(ctx context.Context) (bool, error) {
+		claims, err := client.ResourceV1().ResourceClaims(ns).List(ctx, metav1.ListOptions{})
+		return err == nil && len(claims.Items) == 0, err
+	})
+}
