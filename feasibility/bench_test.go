@@ -285,3 +285,62 @@ func BenchmarkNodeClasses(b *testing.B) {
 		}
 	}
 }
+
+// reservedSnapshot is the synthetic fleet with one GPU of each of its
+// first n nodes held by an allocated claim, as the webhook folds in the
+// devices of pods it admitted a moment ago (reservations).
+func reservedSnapshot(b *testing.B, nodes, n int) *Snapshot {
+	b.Helper()
+	inv := inventoryFrom(fleetgen.Synthetic(nodes))
+	base, err := NewSnapshot(inv, 1, DefaultFeatures())
+	if err != nil {
+		b.Fatal(err)
+	}
+	held := 0
+	for _, ni := range base.nodes {
+		if held == n {
+			break
+		}
+		for _, d := range ni.devices {
+			if d.driver != fleetgen.DriverGPU {
+				continue
+			}
+			inv.Claims = append(inv.Claims, &resourceapi.ResourceClaim{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("reserved-%d", held)},
+				Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{
+					Results: []resourceapi.DeviceRequestAllocationResult{result("gpu", d.driver, d.pool, d.device.Name)},
+				}}},
+			})
+			held++
+			break
+		}
+	}
+	if held != n {
+		b.Fatalf("the fleet has GPUs on %d nodes, want %d", held, n)
+	}
+	snap, err := NewSnapshot(inv, 2, DefaultFeatures())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return snap
+}
+
+// BenchmarkReservations: a cold check (every admission of a burst changes
+// what is held, so the verdict cache misses) on 1,000 nodes with 1,000
+// reservations outstanding — a GPU held on every node, so every node is
+// busy — against the same check with none.
+func BenchmarkReservations(b *testing.B) {
+	pod := makePod("p", "ns").Obj()
+	for _, n := range []int{0, 1000} {
+		snap := reservedSnapshot(b, 1000, n)
+		b.Run(fmt.Sprintf("nodes=1000/reservations=%d", n), func(b *testing.B) {
+			c := NewChecker(Options{CacheSize: -1, Timeout: time10s})
+			c.Check(b.Context(), snap, pod, alignedH100()) // builds the allocators once per snapshot
+			for b.Loop() {
+				if v := c.Check(b.Context(), snap, pod, alignedH100()); v.Kind != FitsNow {
+					b.Fatalf("want FitsNow, got %s %q", v.Kind, v.Reasons)
+				}
+			}
+		})
+	}
+}
