@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -196,4 +197,56 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// pendingInventory is a StaticInventory that also lists pending translated
+// pods, as the informer-backed Inventory does.
+type pendingInventory struct {
+	*StaticInventory
+	pending []*corev1.Pod
+}
+
+func (p *pendingInventory) PendingTranslated() []*corev1.Pod { return p.pending }
+
+// TestPendingPodsOfOtherAdmissionsAreTakenOver: pods translated by another
+// replica (or before a restart) that wait for their claims hold their
+// devices in this replica too, once it finds them: the next pods of the
+// burst see the DRA GPUs taken and stay on the device plugin.
+func TestPendingPodsOfOtherAdmissionsAreTakenOver(t *testing.T) {
+	// Another replica: translates the pods DRA holds.
+	other := newFixture(t, "mixed", mixedWithPods)
+	other.handler.Reservations = NewReservations(time.Minute)
+	other.inv.Reservations = other.handler.Reservations
+	holds := draHolds(t, other)
+	var pending []*corev1.Pod
+	for i := range holds {
+		pod := builders.MakePod(fmt.Sprintf("other-%d", i), "prod").Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
+		req := request(t, admissionv1.Create, pod, false)
+		req.UID = types.UID(fmt.Sprintf("other-%02d", i))
+		resp := other.handler.Handle(t.Context(), req)
+		if len(resp.Patches) == 0 {
+			t.Fatalf("the other replica did not translate pod %d: %v", i, resp.Warnings)
+		}
+		p := applied(t, req, resp)
+		p.CreationTimestamp = metav1.NewTime(other.handler.now())
+		pending = append(pending, p)
+	}
+
+	// This replica: its own record is empty, its informer shows the pods.
+	f := newFixture(t, "mixed", mixedWithPods)
+	f.handler.Reservations = NewReservations(time.Minute)
+	f.inv.Reservations = f.handler.Reservations
+	for _, tmpl := range templates(t, other, "prod") {
+		f.inv.Existing = append(f.inv.Existing, &tmpl)
+	}
+	f.handler.Inventory = &pendingInventory{StaticInventory: f.inv, pending: pending}
+	if got := burst(t, f, 4, 1); len(got) != 0 {
+		t.Errorf("translated %v while the other replica's pending pods hold every DRA GPU", got)
+	}
+	if got := f.handler.Reservations.Len(); got != holds {
+		t.Errorf("%d reservations taken over, want %d", got, holds)
+	}
+	if got := testutil.ToFloat64(f.metrics.ReservationsTakenOver); got != float64(holds) {
+		t.Errorf("claimbridge_reservations_taken_over_total = %g, want %d", got, holds)
+	}
 }
