@@ -62,20 +62,23 @@ type Category struct {
 var categories = []Category{
 	{Key: "now", Label: "Ready now", Help: "translated, and the fleet's DRA devices can serve it today (FitsNow)"},
 	{Key: "free", Label: "Ready when free", Help: "translated; DRA devices that can serve it exist but are in use (FitsWhenFree)"},
+	{Key: "waiting", Label: "Waiting", Help: "translated, and the pod is still Pending: its claim is not allocated yet (the row says for how long)"},
 	{Key: "blocked", Label: "Blocked", Help: "stays on the device plugin: DRA cannot serve it, or it cannot be translated faithfully"},
 	{Key: "skip", Label: "Skipped", Help: "not claimbridge's business: opted out, no mapped device request, already translated"},
 }
 
 func categoryOf(row Row) Category {
 	switch {
+	case row.Outcome == translate.OutcomeTranslate && row.WaitingSince != nil:
+		return categories[2]
 	case row.Outcome == translate.OutcomeTranslate && row.Verdict == string(feasibility.FitsWhenFree):
 		return categories[1]
 	case row.Outcome == translate.OutcomeTranslate:
 		return categories[0]
 	case row.Outcome == translate.OutcomeKeepLegacy:
-		return categories[2]
+		return categories[3]
 	}
-	return categories[3]
+	return categories[4]
 }
 
 // count is a number of rows, pods and devices.

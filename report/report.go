@@ -89,6 +89,14 @@ type Row struct {
 	Placement *Placement `json:"placement,omitempty"`
 	// Decisive is the reason that decided the outcome (one of Reasons).
 	Decisive *translate.Reason `json:"decisive,omitempty"`
+	// Admission is the id of the admission that translated the pod (its
+	// claimbridge.io/admission annotation); live reports only.
+	Admission string `json:"admission,omitempty"`
+	// WaitingSince is set on a live row whose translated pod is still
+	// Pending with its claim not allocated: since its admission. Waiting
+	// says for how long, when the report was made.
+	WaitingSince *metav1.Time `json:"waitingSince,omitempty"`
+	Waiting      string       `json:"waiting,omitempty"`
 	// Reasons of translation, then of the placement check and the verdict.
 	Reasons []translate.Reason `json:"reasons"`
 	// VerdictCode classifies the verdict (feasibility.ReasonCode:

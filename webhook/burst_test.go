@@ -250,3 +250,43 @@ func TestPendingPodsOfOtherAdmissionsAreTakenOver(t *testing.T) {
 		t.Errorf("claimbridge_reservations_taken_over_total = %g, want %d", got, holds)
 	}
 }
+
+type pendingSince map[string]time.Time
+
+func (p pendingSince) PendingSince() map[string]time.Time { return p }
+
+// TestPodsWaitingForTheirClaimsAreWaitingInTheReport: the rows of translated
+// pods still Pending (their claims not allocated) are "Waiting", with how
+// long, not "Ready now"; the others stay as they were.
+func TestPodsWaitingForTheirClaimsAreWaitingInTheReport(t *testing.T) {
+	f := newFixture(t, "mixed", mixedWithPods)
+	f.handler.Reservations = NewReservations(time.Minute)
+	f.inv.Reservations = f.handler.Reservations
+	translated := burst(t, f, 4, 1)
+	if len(translated) != 4 {
+		t.Fatalf("translated %d pods, want 4", len(translated))
+	}
+	now := f.handler.now()
+	f.handler.Report.Now = func() time.Time { return now }
+	f.handler.Report.Pending = pendingSince{translated[0]: now.Add(-90 * time.Second), translated[1]: now.Add(-5 * time.Second)}
+	rep := f.handler.Report.Report(t.Context(), "prod", "")
+	var waiting []string
+	for _, r := range rep.Items {
+		if r.WaitingSince != nil {
+			waiting = append(waiting, r.Admission+" "+r.Waiting)
+		}
+	}
+	slices.Sort(waiting)
+	if want := []string{translated[0] + " 1m30s", translated[1] + " 5s"}; !slices.Equal(waiting, want) {
+		t.Errorf("waiting rows %q, want %q", waiting, want)
+	}
+	var page strings.Builder
+	if err := rep.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`data-kpi="waiting">2<`, `data-kpi="now">2<`, `Pending for 1m30s`} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+}

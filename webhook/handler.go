@@ -227,6 +227,9 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 
 	row := report.NewRow("Pod", pod, "", dec)
 	row.Outcome, row.Reasons = outcome, reasons
+	if reserving && outcome == translate.OutcomeTranslate {
+		row.Admission = string(req.UID)
+	}
 	if ensureReason != nil {
 		row.Decisive = ensureReason
 	}

@@ -352,6 +352,16 @@ func (inv *Inventory) PendingTranslated() []*corev1.Pod {
 	return out
 }
 
+// PendingSince gives, by admission id, the creation time of the
+// translated pods that wait for their claims (the report's Waiting rows).
+func (inv *Inventory) PendingSince() map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, p := range inv.PendingTranslated() {
+		out[p.Annotations[AnnotationAdmission]] = p.CreationTimestamp.Time
+	}
+	return out
+}
+
 // WhenDRABusy is the namespace's rule from its label, "" when it has none
 // (or an unknown value: the policy's rule then applies).
 func (inv *Inventory) WhenDRABusy(namespace string) translate.WhenDRABusy {

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"net/http"
 	"slices"
 	"strings"
@@ -23,6 +24,11 @@ type ReportStore struct {
 	// Fleet, when set, gives the inventory snapshot whose summary the
 	// report carries (report.FleetSummary); nil leaves it out.
 	Fleet SnapshotSource
+	// Pending, when set, lists the translated pods still waiting for their
+	// claims: their rows are "Waiting", with how long.
+	Pending PendingSource
+	// Now is the clock of the Waiting durations. Default time.Now.
+	Now func() time.Time
 
 	mu   sync.Mutex
 	rows map[string]*ring
@@ -36,6 +42,12 @@ type ReportStore struct {
 // SnapshotSource gives the current inventory snapshot: the Inventory.
 type SnapshotSource interface {
 	Snapshot(now time.Time) (*feasibility.Snapshot, error)
+}
+
+// PendingSource gives, by admission id, the creation time of the
+// translated pods that wait for their claims: the Inventory.
+type PendingSource interface {
+	PendingSince() map[string]time.Time
 }
 
 // ring keeps the last rows of a namespace without copying on every add.
@@ -102,10 +114,36 @@ func (s *ReportStore) Report(ctx context.Context, namespace, policy string) *rep
 			rows = append(rows, r.ordered()...)
 		}
 	}
+	s.markWaiting(rows)
 	rep := report.New("live", policy, rows)
 	rep.Reasons = Reasons()
 	rep.FleetSummary = s.fleetSummary(ctx)
 	return rep
+}
+
+// markWaiting marks the rows of translated pods that are still Pending
+// with their claims not allocated (rows is a copy; the store is unchanged).
+func (s *ReportStore) markWaiting(rows []report.Row) {
+	if s.Pending == nil {
+		return
+	}
+	pending := s.Pending.PendingSince()
+	if len(pending) == 0 {
+		return
+	}
+	now := time.Now()
+	if s.Now != nil {
+		now = s.Now()
+	}
+	for i := range rows {
+		since, ok := pending[rows[i].Admission]
+		if !ok || rows[i].Admission == "" {
+			continue
+		}
+		t := metav1.NewTime(since)
+		rows[i].WaitingSince = &t
+		rows[i].Waiting = now.Sub(since).Round(time.Second).String()
+	}
 }
 
 // fleetSummary summarises the current snapshot, once per snapshot: it is

@@ -200,6 +200,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 
 	inv := webhook.NewInventory(client, webhook.InventoryOptions{Features: &features, MinRebuildInterval: o.SnapshotMinInterval, ReservationTTL: o.ReservationTTL})
 	store.Fleet = inv
+	store.Pending = inv
 	inv.OnChange(func() { metrics.InventoryNodes.Set(float64(inv.NodeCount())) })
 	recent := &webhook.RecentTemplates{}
 	handler := &webhook.PodHandler{

@@ -117,6 +117,8 @@ type expected struct {
 
 func readiness(row report.Row) string {
 	switch {
+	case row.Outcome == translate.OutcomeTranslate && row.WaitingSince != nil:
+		return "waiting"
 	case row.Outcome == translate.OutcomeTranslate && row.Verdict == "FitsWhenFree":
 		return "free"
 	case row.Outcome == translate.OutcomeTranslate:
@@ -195,7 +197,7 @@ func (p *Page) Check(rep *report.Report) error {
 		return v, true
 	}
 	want := map[string]int64{"workloads": e.workloads, "devices": e.devices, "never": e.never}
-	for _, c := range []string{"now", "free", "blocked", "skip"} {
+	for _, c := range []string{"now", "free", "waiting", "blocked", "skip"} {
 		want[c], want[c+"-devices"] = e.rows[c], e.devs[c]
 	}
 	for _, k := range slices.Sorted(maps.Keys(want)) {
