@@ -290,3 +290,42 @@ func TestPodsWaitingForTheirClaimsAreWaitingInTheReport(t *testing.T) {
 		}
 	}
 }
+
+// TestDevicesTheSchedulerGaveAnotherPodAreHeldElsewhere: kube-scheduler
+// places pods in its own order, and may allocate to one pod the devices
+// picked for another. When it does, the other's reservation is picked
+// again on what is left, so that the fleet does not look one pod freer
+// than it is: a full fleet stays full.
+func TestDevicesTheSchedulerGaveAnotherPodAreHeldElsewhere(t *testing.T) {
+	f := newFixture(t, "mixed", mixedWithPods)
+	f.handler.Reservations = NewReservations(time.Minute)
+	f.inv.Reservations = f.handler.Reservations
+	holds := draHolds(t, f)
+	translated := burst(t, f, holds, 1)
+	if len(translated) != holds {
+		t.Fatalf("translated %d pods, want %d", len(translated), holds)
+	}
+	a, b := translated[0], translated[1]
+	var bDevices []resourceapi.DeviceRequestAllocationResult
+	for _, c := range f.handler.Reservations.Claims(f.handler.now(), nil) {
+		if c.Name == "claimbridge-reserved-"+b {
+			bDevices = c.Status.Allocation.Devices.Results
+		}
+	}
+	// The scheduler allocates b's devices to a's claim and binds a.
+	f.inv.Fleet.Claims = append(f.inv.Fleet.Claims, &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "a-claim", OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "a", UID: "uid-a"}}},
+		Status:     resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: bDevices}}},
+	})
+	f.handler.Reservations.Bound(a, "uid-a")
+
+	pod := builders.MakePod("next", "prod").Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
+	req := request(t, admissionv1.Create, pod, false)
+	req.UID = "admission-next"
+	if resp := f.handler.Handle(t.Context(), req); len(resp.Patches) > 0 {
+		t.Errorf("a pod was translated onto a full fleet after the scheduler swapped two pods' devices")
+	}
+	if got := f.handler.Reservations.Len(); got != holds-1 {
+		t.Errorf("%d reservations held, want %d (a's ended with its allocated claim)", got, holds-1)
+	}
+}

@@ -213,6 +213,9 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 			out := res.Pod
 			if reserving {
 				out = withAnnotation(out, AnnotationAdmission, string(req.UID))
+				if sub, err := submittedAnnotation(pod); err == nil {
+					out.Annotations[AnnotationSubmitted] = sub
+				}
 			}
 			raw, err := json.Marshal(out)
 			if err != nil {
@@ -220,7 +223,12 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 			}
 			resp = admission.PatchResponseFromRaw(req.Object.Raw, raw)
 			if reserving && dec.Verdict != nil {
-				h.Reservations.Reserve(string(req.UID), ns, podName(pod), *dec.Verdict, now)
+				checked := res.Pod
+				if checked.Name == "" {
+					checked = checked.DeepCopy()
+					checked.Name = podName(pod)
+				}
+				h.Reservations.Reserve(string(req.UID), checked, []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}, *dec.Verdict, now)
 			}
 		}
 	}
@@ -255,6 +263,7 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 // held like a pod admitted here. A pod that does not fit now is not tried
 // again before the reservation TTL.
 func (h *PodHandler) takeOver(ctx context.Context, now time.Time) {
+	h.repick(ctx, now)
 	lister, ok := h.Inventory.(pendingLister)
 	if !ok {
 		return
@@ -275,10 +284,34 @@ func (h *PodHandler) takeOver(ctx context.Context, now time.Time) {
 			h.Reservations.Tried(id, now)
 			continue
 		}
-		h.Reservations.Reserve(id, p.Namespace, p.Name, v, p.CreationTimestamp.Time)
+		h.Reservations.Reserve(id, p, []*resourceapi.ResourceClaimSpec{&tmpl.Spec.Spec}, v, p.CreationTimestamp.Time)
 		if h.Metrics != nil {
 			h.Metrics.ReservationsTakenOver.Inc()
 		}
+	}
+}
+
+// allocatedLister lists the devices of the allocated claims the inventory
+// holds (without the reservations).
+type allocatedLister interface {
+	AllocatedDevices() map[string]bool
+}
+
+// repick picks again the devices of reservations that kube-scheduler gave
+// to another pod's claim in the meantime (it places pods in its own order):
+// held on devices already counted as allocated, they would leave the
+// devices the scheduler will give their pod looking free.
+func (h *PodHandler) repick(ctx context.Context, now time.Time) {
+	lister, ok := h.Inventory.(allocatedLister)
+	if !ok {
+		return
+	}
+	for _, c := range h.Reservations.Conflicting(lister.AllocatedDevices()) {
+		snap, err := h.Inventory.Snapshot(now)
+		if err != nil {
+			return
+		}
+		h.Reservations.Repick(c, h.Checker.Check(ctx, snap, c.Pod, c.Claims))
 	}
 }
 

@@ -352,6 +352,11 @@ func (inv *Inventory) PendingTranslated() []*corev1.Pod {
 	return out
 }
 
+// AllocatedDevices are the devices of the allocated claims in the cache.
+func (inv *Inventory) AllocatedDevices() map[string]bool {
+	return allocatedDevices(listAs[*resourceapi.ResourceClaim](inv.claims))
+}
+
 // PendingSince gives, by admission id, the creation time of the
 // translated pods that wait for their claims (the report's Waiting rows).
 func (inv *Inventory) PendingSince() map[string]time.Time {
@@ -370,6 +375,15 @@ func (inv *Inventory) WhenDRABusy(namespace string) translate.WhenDRABusy {
 		return ""
 	}
 	return whenDRABusyOf(obj.(*corev1.Namespace))
+}
+
+// Repair is the namespace's claimbridge.io/repair label.
+func (inv *Inventory) Repair(namespace string) string {
+	obj, ok, err := inv.namespaces.GetStore().GetByKey(namespace)
+	if err != nil || !ok {
+		return ""
+	}
+	return obj.(*corev1.Namespace).Labels[LabelRepair]
 }
 
 func whenDRABusyOf(ns *corev1.Namespace) translate.WhenDRABusy {

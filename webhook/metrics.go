@@ -21,6 +21,11 @@ type Metrics struct {
 	// admissions (another replica, or before a restart) whose devices this
 	// replica came to hold.
 	ReservationsTakenOver prometheus.Counter
+	// StrandedPods: translated pods waiting for their claims while the
+	// device plugin has room for them; StrandedRecreated: those deleted
+	// for their controllers to create again (claimbridge.io/repair).
+	StrandedPods      prometheus.Gauge
+	StrandedRecreated prometheus.Counter
 }
 
 // NewMetrics creates the metrics; Register adds them to a registry.
@@ -69,6 +74,14 @@ func NewMetrics() *Metrics {
 			Name: "claimbridge_reservations_taken_over_total",
 			Help: "Translated pods admitted by another replica or before a restart, waiting for their claims, whose devices this replica holds.",
 		}),
+		StrandedPods: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "claimbridge_stranded_pods",
+			Help: "Translated pods waiting for their claims longer than --stranded-after while a device-plugin node has room for them as submitted.",
+		}),
+		StrandedRecreated: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "claimbridge_stranded_pods_recreated_total",
+			Help: "Stranded pods deleted so that their controller creates them again (namespace label claimbridge.io/repair=Recreate).",
+		}),
 	}
 }
 
@@ -80,7 +93,8 @@ func (m *Metrics) Register() error {
 // RegisterWith adds the metrics to a registry.
 func (m *Metrics) RegisterWith(r prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.Admissions, m.TranslateDuration, m.FeasibilityDuration, m.PlacementDuration, m.InventoryNodes,
-		m.TemplatesCreated, m.TemplatesDeleted, m.TemplatesRecreated, m.PolicyReloads, m.ReservationsTakenOver} {
+		m.TemplatesCreated, m.TemplatesDeleted, m.TemplatesRecreated, m.PolicyReloads, m.ReservationsTakenOver,
+		m.StrandedPods, m.StrandedRecreated} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

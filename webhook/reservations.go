@@ -51,6 +51,10 @@ type reservation struct {
 	// inventory shows a claim of the pod allocated (the claim and the pod
 	// come through different watches, in no set order).
 	bound types.UID
+	// what was checked, to pick again when kube-scheduler allocates the
+	// picked devices to another pod's claim (its order is not ours).
+	checked *corev1.Pod
+	claims  []*resourceapi.ResourceClaimSpec
 }
 
 // NewReservations returns an empty record; ttl <= 0 takes DefaultReservationTTL.
@@ -65,16 +69,85 @@ func NewReservations(ttl time.Duration) *Reservations {
 func (r *Reservations) Version() uint64 { return r.version.Load() }
 
 // Reserve holds the devices a FitsNow verdict picked for the pod of an
-// admission, from now on (from created, for a pod found later).
-func (r *Reservations) Reserve(id, namespace, pod string, v feasibility.Verdict, created time.Time) {
+// admission, from now on (from created, for a pod found later); checked and
+// claims are what the verdict was for (the translated pod and its claim).
+func (r *Reservations) Reserve(id string, checked *corev1.Pod, claims []*resourceapi.ResourceClaimSpec, v feasibility.Verdict, created time.Time) {
 	if id == "" || v.Kind != feasibility.FitsNow || len(v.Results) == 0 {
 		return
 	}
 	r.mu.Lock()
-	r.byID[id] = &reservation{namespace: namespace, pod: pod, node: v.Node, results: slices.Clone(v.Results), expires: created.Add(r.ttl)}
+	r.byID[id] = &reservation{namespace: checked.Namespace, pod: checked.Name, node: v.Node, results: slices.Clone(v.Results),
+		expires: created.Add(r.ttl), checked: checked, claims: claims}
 	delete(r.tried, id)
 	r.mu.Unlock()
 	r.version.Add(1)
+}
+
+// Conflicting lists the reservations (id, the pod and claims checked) that
+// hold a device a real claim has been allocated in the meantime:
+// kube-scheduler placed the pods in another order than they were admitted,
+// so the devices held no longer stand for what is left free.
+func (r *Reservations) Conflicting(allocated map[string]bool) []Conflict {
+	if len(allocated) == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Conflict
+	for _, id := range slices.Sorted(maps.Keys(r.byID)) {
+		res := r.byID[id]
+		if res.bound != "" || res.checked == nil {
+			continue
+		}
+		if slices.ContainsFunc(res.results, func(d resourceapi.DeviceRequestAllocationResult) bool { return allocated[deviceKey(d)] }) {
+			out = append(out, Conflict{ID: id, Pod: res.checked, Claims: res.claims, Expires: res.expires})
+		}
+	}
+	return out
+}
+
+// Conflict is a reservation to pick again.
+type Conflict struct {
+	ID      string
+	Pod     *corev1.Pod
+	Claims  []*resourceapi.ResourceClaimSpec
+	Expires time.Time
+}
+
+// Repick replaces a reservation's devices with those of a new verdict,
+// keeping its expiry; a verdict that does not fit now leaves it as it was.
+func (r *Reservations) Repick(c Conflict, v feasibility.Verdict) {
+	if v.Kind != feasibility.FitsNow || len(v.Results) == 0 {
+		return
+	}
+	r.mu.Lock()
+	res, ok := r.byID[c.ID]
+	if ok {
+		res.node, res.results = v.Node, slices.Clone(v.Results)
+	}
+	r.mu.Unlock()
+	if ok {
+		r.version.Add(1)
+	}
+}
+
+func deviceKey(d resourceapi.DeviceRequestAllocationResult) string {
+	return d.Driver + "/" + d.Pool + "/" + d.Device
+}
+
+// allocatedDevices are the devices of allocated claims, exclusively or
+// shared ("driver/pool/device").
+func allocatedDevices(claims []*resourceapi.ResourceClaim) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range claims {
+		if c.Status.Allocation == nil {
+			continue
+		}
+		for _, d := range c.Status.Allocation.Devices.Results {
+			out[deviceKey(d)] = true
+		}
+	}
+	return out
 }
 
 // Release ends a reservation; a no-op for an id it does not hold.

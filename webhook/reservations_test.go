@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +20,10 @@ func fitsOn(node string, devices ...string) feasibility.Verdict {
 		v.Results = append(v.Results, resourceapi.DeviceRequestAllocationResult{Request: "gpu", Driver: "gpu.example.com", Pool: node, Device: d})
 	}
 	return v
+}
+
+func podNamed(name string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name}}
 }
 
 func heldDevices(r *Reservations, now time.Time, allocated ...map[types.UID]bool) []string {
@@ -38,9 +43,9 @@ func heldDevices(r *Reservations, now time.Time, allocated ...map[types.UID]bool
 func TestReservationsHoldUntilReleasedOrExpired(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	r := NewReservations(time.Minute)
-	r.Reserve("a", "team", "p-a", fitsOn("n1", "gpu-0", "gpu-1"), t0)
-	r.Reserve("b", "team", "p-b", fitsOn("n2", "gpu-0"), t0.Add(30*time.Second))
-	r.Reserve("c", "team", "p-c", feasibility.Verdict{Kind: feasibility.FitsWhenFree, Node: "n3"}, t0)
+	r.Reserve("a", podNamed("p-a"), nil, fitsOn("n1", "gpu-0", "gpu-1"), t0)
+	r.Reserve("b", podNamed("p-b"), nil, fitsOn("n2", "gpu-0"), t0.Add(30*time.Second))
+	r.Reserve("c", podNamed("p-c"), nil, feasibility.Verdict{Kind: feasibility.FitsWhenFree, Node: "n3"}, t0)
 	if got, want := fmt.Sprint(heldDevices(r, t0)), "[n1/gpu-0 n1/gpu-1 n2/gpu-0]"; got != want {
 		t.Errorf("held %s, want %s (a verdict that does not fit now holds nothing)", got, want)
 	}
@@ -68,7 +73,7 @@ func TestReservationsHoldUntilReleasedOrExpired(t *testing.T) {
 func TestABoundPodsReservationEndsWhenItsClaimIsSeenAllocated(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	r := NewReservations(time.Minute)
-	r.Reserve("a", "team", "p-a", fitsOn("n1", "gpu-0"), t0)
+	r.Reserve("a", podNamed("p-a"), nil, fitsOn("n1", "gpu-0"), t0)
 	r.Bound("a", "uid-a")
 	if !r.AwaitingAllocation() {
 		t.Fatal("a bound pod's reservation does not wait for its claim")
@@ -83,6 +88,28 @@ func TestABoundPodsReservationEndsWhenItsClaimIsSeenAllocated(t *testing.T) {
 	}
 }
 
+// TestAReservationOnDevicesAllocatedToAnotherPodIsPickedAgain:
+// kube-scheduler may give the devices picked for one pod to another; the
+// reservation that holds them is listed to pick again, and a new pick
+// replaces its devices.
+func TestAReservationOnDevicesAllocatedToAnotherPodIsPickedAgain(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	r := NewReservations(time.Minute)
+	r.Reserve("a", podNamed("p-a"), nil, fitsOn("n1", "gpu-0"), t0)
+	r.Reserve("b", podNamed("p-b"), nil, fitsOn("n1", "gpu-1"), t0)
+	if got := r.Conflicting(map[string]bool{"gpu.example.com/n1/gpu-9": true}); len(got) != 0 {
+		t.Errorf("conflicts %v with devices nobody holds", got)
+	}
+	got := r.Conflicting(map[string]bool{"gpu.example.com/n1/gpu-1": true})
+	if len(got) != 1 || got[0].ID != "b" {
+		t.Fatalf("conflicts %v, want b", got)
+	}
+	r.Repick(got[0], fitsOn("n1", "gpu-2"))
+	if got, want := fmt.Sprint(heldDevices(r, t0)), "[n1/gpu-0 n1/gpu-2]"; got != want {
+		t.Errorf("held %s after the new pick, want %s", got, want)
+	}
+}
+
 // TestReservationsUnderConcurrentUse runs reserves, releases and reads at
 // once (go test -race).
 func TestReservationsUnderConcurrentUse(t *testing.T) {
@@ -93,7 +120,7 @@ func TestReservationsUnderConcurrentUse(t *testing.T) {
 		wg.Go(func() {
 			for i := range 200 {
 				id := fmt.Sprintf("%d-%d", w, i)
-				r.Reserve(id, "team", id, fitsOn(fmt.Sprintf("n%d", w), fmt.Sprintf("gpu-%d", i)), t0)
+				r.Reserve(id, podNamed(id), nil, fitsOn(fmt.Sprintf("n%d", w), fmt.Sprintf("gpu-%d", i)), t0)
 				_ = r.Claims(t0, nil)
 				if i%2 == 0 {
 					r.Release(id)

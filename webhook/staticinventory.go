@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/translate"
@@ -69,7 +70,11 @@ func (s *StaticInventory) Snapshot(now time.Time) (*feasibility.Snapshot, error)
 	if s.Reservations != nil && s.Fleet != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		claims := s.Reservations.Claims(now, nil)
+		var owners map[types.UID]bool
+		if s.Reservations.AwaitingAllocation() {
+			owners = allocatedOwners(s.Fleet.Claims)
+		}
+		claims := s.Reservations.Claims(now, owners)
 		if v := s.Reservations.Version(); s.resSnap == nil || v != s.resVer {
 			fleet := *s.Fleet
 			fleet.Claims = append(slices.Clone(fleet.Claims), claims...)
@@ -90,6 +95,14 @@ func (s *StaticInventory) Snapshot(now time.Time) (*feasibility.Snapshot, error)
 		s.snap, s.err = feasibility.NewSnapshot(s.Fleet, 1, s.Features)
 	})
 	return s.snap, s.err
+}
+
+// AllocatedDevices are the devices of the fleet's allocated claims.
+func (s *StaticInventory) AllocatedDevices() map[string]bool {
+	if s.Fleet == nil {
+		return nil
+	}
+	return allocatedDevices(s.Fleet.Claims)
 }
 
 // WhenDRABusy implements InventoryReader.

@@ -42,6 +42,7 @@ type serveOptions struct {
 	templateGCGrace    time.Duration
 	feasibilityTimeout time.Duration
 	reservationTTL     time.Duration
+	strandedAfter      time.Duration
 	feasibilitySearch  int
 	allocatorFeatures  string
 	logFormat          string
@@ -86,6 +87,7 @@ the metrics address. Namespaces opt in with the label claimbridge.io/mode=enforc
 	f.DurationVar(&o.templateGCGrace, "template-gc-grace", time.Hour, "delete a claimbridge template no pod has referenced for this long")
 	f.DurationVar(&o.feasibilityTimeout, "feasibility-timeout", 2*time.Second, "deadline of the allocator check of one pod (hitting it keeps the pod legacy); keep it under the webhook timeoutSeconds")
 	f.DurationVar(&o.reservationTTL, "reservation-ttl", 2*time.Minute, "how long the DRA devices of a translated pod are held for it while its claim is not allocated (it is bound, deleted or this passes)")
+	f.DurationVar(&o.strandedAfter, "stranded-after", 2*time.Minute, "a translated pod waiting this long for its claim while a device-plugin node has room for it as submitted is stranded: Warning Event, metric, and a repair in namespaces labelled claimbridge.io/repair=Recreate")
 	f.IntVar(&o.feasibilitySearch, "feasibility-max-searches", 0, "uncached allocator searches that may run at once; a pod that finds none free within --feasibility-timeout stays legacy (default 2 × CPUs)")
 	f.StringVar(&o.allocatorFeatures, "allocator-features", "", "allocator features that differ from Kubernetes 1.37 defaults, e.g. ConsumableCapacity=false,DeviceTaints=false")
 	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
@@ -160,6 +162,6 @@ func runServe(ctx context.Context, o serveOptions) error {
 		TLSSecretName: o.tlsSecretName, ServiceName: o.serviceName, WebhookConfigName: o.webhookConfigName,
 		CAValidity: o.caValidity, CertValidity: o.certValidity, TLSMinVersion: minTLS, Policy: o.policy, KueueConfig: o.kueueConfig,
 		MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, LeaderElect: o.leaderElect, LeaderElectionID: o.leaderElectionID,
-		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, FeasibilitySearches: o.feasibilitySearch, ReservationTTL: o.reservationTTL, Features: features, ShutdownTimeout: o.shutdownTimeout,
+		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, FeasibilitySearches: o.feasibilitySearch, ReservationTTL: o.reservationTTL, StrandedAfter: o.strandedAfter, Features: features, ShutdownTimeout: o.shutdownTimeout,
 	})
 }

@@ -27,12 +27,21 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		wantCreate []string
 		// wantWebhookWrite is whether the ClusterRole may update the chart's own configuration.
 		wantWebhookWrite bool
+		// wantPodDelete is whether the ClusterRole may delete pods (controller.repair).
+		wantPodDelete bool
 	}{
 		"self-managed mode": {
 			values:           "",
 			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
 			wantCreate:       []string{"leases", "secrets"},
 			wantWebhookWrite: true,
+		},
+		"repair of stranded pods may delete pods, nothing more": {
+			values:           "controller: {repair: true}",
+			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
+			wantCreate:       []string{"leases", "secrets"},
+			wantWebhookWrite: true,
+			wantPodDelete:    true,
 		},
 		"cert-manager mode needs no Secret and no webhook access": {
 			values:     "tls: {mode: cert-manager}",
@@ -60,7 +69,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 
 			// Cluster-wide writes: only ResourceClaimTemplates and Events, plus the chart's own
 			// MutatingWebhookConfiguration by name.
-			webhookWrite := false
+			webhookWrite, podDelete := false, false
 			for _, rule := range cr.Rules {
 				writes := slices.ContainsFunc(rule.Verbs, func(v string) bool { return slices.Contains(writeVerbs, v) })
 				if !writes {
@@ -80,9 +89,14 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 					}
 				case slices.Equal(rule.Resources, []string{"mutatingwebhookconfigurations"}) && slices.Equal(rule.ResourceNames, []string{"claimbridge"}):
 					webhookWrite = true
+				case slices.Equal(rule.Resources, []string{"pods"}) && slices.Equal(rule.APIGroups, []string{""}) && slices.Equal(rule.Verbs, []string{"delete"}):
+					podDelete = true
 				default:
 					t.Errorf("cluster-wide write outside ResourceClaimTemplates and Events: %+v", rule)
 				}
+			}
+			if podDelete != tc.wantPodDelete {
+				t.Errorf("may delete pods = %v, want %v (only with controller.repair)", podDelete, tc.wantPodDelete)
 			}
 			if webhookWrite != tc.wantWebhookWrite {
 				t.Errorf("may write its MutatingWebhookConfiguration = %v, want %v", webhookWrite, tc.wantWebhookWrite)

@@ -105,6 +105,8 @@ func TestDefaultRender(t *testing.T) {
 		"--leader-election-id=claimbridge",
 		"--template-gc-grace=1h",
 		"--feasibility-timeout=2s",
+		"--reservation-ttl=2m",
+		"--stranded-after=2m",
 		"--log-format=json",
 		"--log-level=info",
 	}

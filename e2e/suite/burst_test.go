@@ -225,3 +225,95 @@ func waitNoClaims(t *testing.T, ns string) {
 		return err == nil && len(claims.Items) == 0, err
 	})
 }
+
+// TestAStrandedPodIsToldAndRecreatedWhereItsNamespaceAsks: DRA and the
+// device plugin are both full when a Deployment's pod comes, so it is
+// translated and waits (DRABusyWaiting); then a device-plugin node frees
+// up. After --stranded-after the pod and its ReplicaSet get a StrandedPod
+// Warning and claimbridge_stranded_pods counts it; once the namespace is
+// labelled claimbridge.io/repair=Recreate the pod is deleted, its
+// ReplicaSet creates it again, and the new pod stays as submitted and is
+// bound to the device-plugin node: nothing is left Pending.
+func TestAStrandedPodIsToldAndRecreatedWhereItsNamespaceAsks(t *testing.T) {
+	ns, fl := setup(t, "enforce", "dgx-h100", "legacy-gfd")
+	dra, legacy := nodeNames(fl[:1]), nodeNames(fl[1:])
+	offNS := tc.Namespace(t, "stranded-off-", nil)
+	eight := builders.MakePod("", "").Container("app").Limit("nvidia.com/gpu", "8").Obj()
+	for i := range 2 {
+		p := eight.DeepCopy()
+		p.Namespace, p.Name = offNS, fmt.Sprintf("legacy-%d", i)
+		create(t, p)
+		if got := bound(t, offNS, p.Name); !legacy[got.Spec.NodeName] {
+			t.Fatalf("%s bound to %s, not a device-plugin node", p.Name, got.Spec.NodeName)
+		}
+		p = eight.DeepCopy()
+		p.Namespace, p.Name = ns, fmt.Sprintf("dra-%d", i)
+		create(t, p)
+		if got := bound(t, ns, p.Name); !dra[got.Spec.NodeName] {
+			t.Fatalf("%s bound to %s, not a DRA node", p.Name, got.Spec.NodeName)
+		}
+	}
+	if _, err := client.AppsV1().Deployments(ns).Create(t.Context(), &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "late"},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "late"}},
+			Template: trainerTemplate("late")},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var first corev1.Pod
+	eventually(t, "the late pod translated and waiting", func(ctx context.Context) (bool, error) {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=late"})
+		if err != nil || len(pods.Items) != 1 {
+			return false, err
+		}
+		first = pods.Items[0]
+		_, translated := first.Annotations[translate.AnnotationTemplate]
+		return translated && first.Spec.NodeName == "", nil
+	})
+
+	podGone(t.Context(), offNS, "legacy-0")
+	eventually(t, "a StrandedPod Warning on the pod and its ReplicaSet", func(ctx context.Context) (bool, error) {
+		if len(events(t, ns, first.Name, "StrandedPod")) == 0 {
+			return false, nil
+		}
+		owner := metav1.GetControllerOf(&first)
+		list, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=ReplicaSet,involvedObject.name=" + owner.Name + ",reason=StrandedPod"})
+		return err == nil && len(list.Items) > 0, err
+	})
+	if got := metric(t, "claimbridge_stranded_pods"); got < 1 {
+		t.Errorf("claimbridge_stranded_pods = %g, want at least 1", got)
+	}
+
+	nsObj, err := client.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsObj.Labels["claimbridge.io/repair"] = "Recreate"
+	if _, err := client.CoreV1().Namespaces().Update(t.Context(), nsObj, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the stranded pod recreated as submitted and bound on the device plugin", func(ctx context.Context) (bool, error) {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=late"})
+		if err != nil {
+			return false, err
+		}
+		for _, p := range pods.Items {
+			if p.UID == first.UID && p.DeletionTimestamp == nil {
+				return false, nil
+			}
+		}
+		for _, p := range pods.Items {
+			if p.UID == first.UID {
+				continue
+			}
+			if _, translated := p.Annotations[translate.AnnotationTemplate]; translated {
+				return false, fmt.Errorf("the recreated pod %s was translated again", p.Name)
+			}
+			return legacy[p.Spec.NodeName], nil
+		}
+		return false, nil
+	})
+	if got := metric(t, "claimbridge_stranded_pods_recreated_total"); got < 1 {
+		t.Errorf("claimbridge_stranded_pods_recreated_total = %g, want at least 1", got)
+	}
+}

@@ -37,6 +37,9 @@ const (
 	ownNamespace = "claimbridge-system"
 	// gcGrace is short so that the collection test runs in seconds.
 	gcGrace = 4 * time.Second
+	// strandedAfter: a translated pod that waits this long while the device
+	// plugin has room for it is stranded (the default is minutes).
+	strandedAfter = 2 * time.Second
 	// wait bounds every asynchronous check of the suite.
 	waitTimeout = 60 * time.Second
 )
@@ -132,7 +135,7 @@ func startClaimbridge(ctx context.Context, c *cluster.Cluster) (func(), error) {
 		done <- server.Run(sctx, c.RESTConfig(), server.Options{
 			Namespace: ownNamespace, WebhookHost: "127.0.0.1", WebhookPort: ports[0], CertDir: certDir,
 			TLSMode: server.TLSCertManager, MetricsAddr: "127.0.0.1:" + strconv.Itoa(ports[1]), ProbeAddr: "0",
-			LeaderElect: true, TemplateGCGrace: gcGrace, SnapshotMinInterval: -1, Policy: policyPath,
+			LeaderElect: true, TemplateGCGrace: gcGrace, SnapshotMinInterval: -1, StrandedAfter: strandedAfter, Policy: policyPath,
 		})
 	}()
 	stop := func() {

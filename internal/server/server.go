@@ -86,6 +86,10 @@ type Options struct {
 	// held while its claim is not allocated. Default
 	// webhook.DefaultReservationTTL.
 	ReservationTTL time.Duration
+	// StrandedAfter is how long a translated pod may wait for its claim
+	// while the device plugin has room for it before it counts as
+	// stranded. Default webhook.DefaultStrandedAfter.
+	StrandedAfter time.Duration
 }
 
 func (o *Options) defaults() {
@@ -231,6 +235,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	if err := mgr.Add(&webhook.TemplateController{Client: client, Metadata: meta, Inventory: inv, Recent: recent,
 		Grace: o.TemplateGCGrace, Recorder: recorder, Metrics: metrics}); err != nil {
+		return err
+	}
+	if err := mgr.Add(&webhook.StrandController{Client: client, Inventory: inv, Policy: policy.Get, Recorder: recorder,
+		Stranded: metrics.StrandedPods, Recreated: metrics.StrandedRecreated, After: o.StrandedAfter}); err != nil {
 		return err
 	}
 	if selfManaged != nil {

@@ -1,0 +1,212 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// AnnotationSubmitted on a translated pod keeps what the device plugin's
+// side reads of the pod as submitted — its node selector, affinity,
+// tolerations and the containers' resources — so that a translated pod
+// still Pending can be judged against the device-plugin nodes.
+const AnnotationSubmitted = "claimbridge.io/submitted"
+
+// LabelRepair on a namespace opts it into repairs of stranded pods:
+// "Recreate" deletes a stranded pod that a controller owns, so that the
+// controller creates it again and the webhook decides again.
+const LabelRepair = "claimbridge.io/repair"
+
+// RepairRecreate is the LabelRepair value that recreates stranded pods.
+const RepairRecreate = "Recreate"
+
+// DefaultStrandedAfter is how long a translated pod may wait for its claim
+// while the device plugin has room for it before it counts as stranded.
+const DefaultStrandedAfter = 2 * time.Minute
+
+// submitted is the annotation's content.
+type submitted struct {
+	NodeSelector   map[string]string   `json:"nodeSelector,omitempty"`
+	Affinity       *corev1.Affinity    `json:"affinity,omitempty"`
+	Tolerations    []corev1.Toleration `json:"tolerations,omitempty"`
+	InitContainers []corev1.Container  `json:"initContainers,omitempty"`
+	Containers     []corev1.Container  `json:"containers"`
+}
+
+// submittedAnnotation encodes the pod as submitted for the annotation.
+func submittedAnnotation(pod *corev1.Pod) (string, error) {
+	s := submitted{NodeSelector: pod.Spec.NodeSelector, Affinity: pod.Spec.Affinity, Tolerations: pod.Spec.Tolerations}
+	keep := func(cs []corev1.Container) []corev1.Container {
+		var out []corev1.Container
+		for _, c := range cs {
+			out = append(out, corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy})
+		}
+		return out
+	}
+	s.InitContainers, s.Containers = keep(pod.Spec.InitContainers), keep(pod.Spec.Containers)
+	b, err := json.Marshal(s)
+	return string(b), err
+}
+
+// asSubmitted is the pod as submitted from its annotation; false without one.
+func asSubmitted(p *corev1.Pod) (*corev1.Pod, bool) {
+	raw, ok := p.Annotations[AnnotationSubmitted]
+	if !ok {
+		return nil, false
+	}
+	var s submitted
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		return nil, false
+	}
+	out := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}, Spec: corev1.PodSpec{
+		NodeSelector: s.NodeSelector, Affinity: s.Affinity, Tolerations: s.Tolerations, InitContainers: s.InitContainers, Containers: s.Containers,
+	}}
+	return out, true
+}
+
+// StrandController finds translated pods that wait for their claims while
+// the device plugin has room for them as submitted — what a burst can
+// still leave behind, e.g. pods admitted by two replicas at the same
+// moment — and says so: a Warning Event on the pod and on its owner, and
+// the gauge claimbridge_stranded_pods. In a namespace labelled
+// claimbridge.io/repair=Recreate it deletes such a pod when a controller
+// owns it and it has never started, so that the controller creates it again
+// and the webhook decides again; bare pods are never deleted. Namespaces
+// that chose whenDRABusy: Wait are left alone. It runs on the leader.
+type StrandController struct {
+	Client    kubernetes.Interface
+	Inventory *Inventory
+	Policy    func() *translate.Policy
+	Recorder  record.EventRecorder
+	Stranded  prometheus.Gauge
+	Recreated prometheus.Counter
+	// After is how long a pod waits before it counts. Default
+	// DefaultStrandedAfter.
+	After time.Duration
+	// Interval between passes. Default After/4, between 1s and 30s.
+	Interval time.Duration
+	Now      func() time.Time
+
+	told map[string]bool // pods (namespace/name/uid) already told about
+}
+
+// NeedLeaderElection: one replica speaks and repairs.
+func (c *StrandController) NeedLeaderElection() bool { return true }
+
+// Start runs the controller until ctx ends.
+func (c *StrandController) Start(ctx context.Context) error {
+	if c.After <= 0 {
+		c.After = DefaultStrandedAfter
+	}
+	if c.Interval <= 0 {
+		c.Interval = min(max(c.After/4, time.Second), 30*time.Second)
+	}
+	t := time.NewTicker(c.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if c.Inventory.Synced() {
+				c.Reconcile(ctx)
+			}
+		}
+	}
+}
+
+// Reconcile runs one pass.
+func (c *StrandController) Reconcile(ctx context.Context) {
+	logger := log.FromContext(ctx).WithName("stranded")
+	now := time.Now()
+	if c.Now != nil {
+		now = c.Now()
+	}
+	if c.told == nil {
+		c.told = map[string]bool{}
+	}
+	snap, err := c.Inventory.Snapshot(now)
+	if err != nil {
+		return
+	}
+	stranded := 0
+	seen := map[string]bool{}
+	for _, p := range c.Inventory.PendingTranslated() {
+		if now.Sub(p.CreationTimestamp.Time) < c.After || c.waits(p.Namespace) {
+			continue
+		}
+		legacy, ok := asSubmitted(p)
+		if !ok {
+			continue
+		}
+		fit := snap.LegacyFitsNow(legacy)
+		if fit.Node == "" {
+			continue
+		}
+		stranded++
+		key := p.Namespace + "/" + p.Name + "/" + string(p.UID)
+		seen[key] = true
+		msg := fmt.Sprintf("translated pod %s has waited %s for DRA devices while the device plugin has room for it as submitted on %d node(s), e.g. %s",
+			p.Name, now.Sub(p.CreationTimestamp.Time).Round(time.Second), fit.Nodes, fit.Node)
+		owner := metav1.GetControllerOf(p)
+		if c.Inventory.Repair(p.Namespace) == RepairRecreate && owner != nil {
+			err := c.Client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+			switch {
+			case err == nil:
+				c.event(p, owner, "StrandedPodRecreated", msg+"; deleted so that its "+owner.Kind+" creates it again")
+				if c.Recreated != nil {
+					c.Recreated.Inc()
+				}
+				logger.Info("recreating stranded pod", "namespace", p.Namespace, "name", p.Name, "owner", owner.Kind+"/"+owner.Name)
+				continue
+			case !apierrors.IsNotFound(err) && !apierrors.IsConflict(err):
+				logger.Error(err, "delete stranded pod", "namespace", p.Namespace, "name", p.Name)
+			}
+		}
+		if !c.told[key] {
+			c.told[key] = true
+			c.event(p, owner, "StrandedPod", msg+"; it would run now if created again (label the namespace claimbridge.io/repair=Recreate to have its controller do so)")
+		}
+	}
+	for key := range c.told {
+		if !seen[key] {
+			delete(c.told, key)
+		}
+	}
+	if c.Stranded != nil {
+		c.Stranded.Set(float64(stranded))
+	}
+}
+
+// waits: the namespace (or the policy) chose to wait for DRA.
+func (c *StrandController) waits(ns string) bool {
+	rule := c.Inventory.WhenDRABusy(ns)
+	if rule == "" && c.Policy != nil {
+		rule = c.Policy().Spec().WhenDRABusy
+	}
+	return rule == translate.WhenDRABusyWait
+}
+
+// event records a Warning on the pod and on its controller.
+func (c *StrandController) event(p *corev1.Pod, owner *metav1.OwnerReference, reason, msg string) {
+	if c.Recorder == nil {
+		return
+	}
+	ref := &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.Namespace, Name: p.Name, UID: p.UID}
+	c.Recorder.Event(ref, corev1.EventTypeWarning, reason, msg)
+	if owner != nil {
+		c.Recorder.Event(&corev1.ObjectReference{Kind: owner.Kind, APIVersion: owner.APIVersion, Namespace: p.Namespace, Name: owner.Name, UID: owner.UID},
+			corev1.EventTypeWarning, reason, msg)
+	}
+}
