@@ -69,6 +69,16 @@ func mixedWithPods(f *fixture) {
 	f.inv.Fleet.PodsListed = true
 }
 
+// reservingFixture is the mixed fleet's fixture with its pods listed and a
+// reservation record, as the server wires the handler.
+func reservingFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := newFixture(t, "mixed", mixedWithPods)
+	f.handler.Reservations = NewReservations(time.Minute)
+	f.inv.Reservations = f.handler.Reservations
+	return f
+}
+
 // draHolds counts the two-GPU pods the DRA side of a fleet holds, the way
 // kube-scheduler would place them one after the other: each pod's claim is
 // checked against the fleet with the claims before it allocated.
@@ -115,9 +125,7 @@ func TestABurstTranslatesOnlyWhatDRACanHold(t *testing.T) {
 	n := holds + 8 // the 16 device-plugin GPUs hold 8 more
 	for _, workers := range []int{1, 8} {
 		t.Run(fmt.Sprintf("%d at once", workers), func(t *testing.T) {
-			f := newFixture(t, "mixed", mixedWithPods)
-			f.handler.Reservations = NewReservations(time.Minute)
-			f.inv.Reservations = f.handler.Reservations
+			f := reservingFixture(t)
 			translated := burst(t, f, n, workers)
 			if len(translated) != holds {
 				t.Errorf("translated %d pods (%v), want the %d that the DRA GPUs hold", len(translated), translated, holds)
@@ -152,9 +160,7 @@ func TestABurstTranslatesOnlyWhatDRACanHold(t *testing.T) {
 // claim allocated) or deleted, its reservation ends and the next pod of a
 // full fleet is translated again.
 func TestReleasedDevicesServeTheNextPod(t *testing.T) {
-	f := newFixture(t, "mixed", mixedWithPods)
-	f.handler.Reservations = NewReservations(time.Minute)
-	f.inv.Reservations = f.handler.Reservations
+	f := reservingFixture(t)
 	holds := draHolds(t, f)
 	translated := burst(t, f, holds, 1)
 	if len(translated) != holds {
@@ -175,9 +181,7 @@ func TestReleasedDevicesServeTheNextPod(t *testing.T) {
 // TestWhenDRABusyWait: a namespace labelled claimbridge.io/when-dra-busy=Wait
 // has the pod translated while DRA is busy, with a warning that it waits.
 func TestWhenDRABusyWait(t *testing.T) {
-	f := newFixture(t, "mixed", mixedWithPods)
-	f.handler.Reservations = NewReservations(time.Minute)
-	f.inv.Reservations = f.handler.Reservations
+	f := reservingFixture(t)
 	f.inv.Namespaces["prod"].Labels[translate.LabelWhenDRABusy] = string(translate.WhenDRABusyWait)
 	holds := draHolds(t, f)
 	if got := burst(t, f, holds+2, 1); len(got) != holds+2 {
@@ -214,9 +218,7 @@ func (p *pendingInventory) PendingTranslated() []*corev1.Pod { return p.pending 
 // burst see the DRA GPUs taken and stay on the device plugin.
 func TestPendingPodsOfOtherAdmissionsAreTakenOver(t *testing.T) {
 	// Another replica: translates the pods DRA holds.
-	other := newFixture(t, "mixed", mixedWithPods)
-	other.handler.Reservations = NewReservations(time.Minute)
-	other.inv.Reservations = other.handler.Reservations
+	other := reservingFixture(t)
 	holds := draHolds(t, other)
 	var pending []*corev1.Pod
 	for i := range holds {
@@ -233,9 +235,7 @@ func TestPendingPodsOfOtherAdmissionsAreTakenOver(t *testing.T) {
 	}
 
 	// This replica: its own record is empty, its informer shows the pods.
-	f := newFixture(t, "mixed", mixedWithPods)
-	f.handler.Reservations = NewReservations(time.Minute)
-	f.inv.Reservations = f.handler.Reservations
+	f := reservingFixture(t)
 	for _, tmpl := range templates(t, other, "prod") {
 		f.inv.Existing = append(f.inv.Existing, &tmpl)
 	}
@@ -259,9 +259,7 @@ func (p pendingSince) PendingSince() map[string]time.Time { return p }
 // pods still Pending (their claims not allocated) are "Waiting", with how
 // long, not "Ready now"; the others stay as they were.
 func TestPodsWaitingForTheirClaimsAreWaitingInTheReport(t *testing.T) {
-	f := newFixture(t, "mixed", mixedWithPods)
-	f.handler.Reservations = NewReservations(time.Minute)
-	f.inv.Reservations = f.handler.Reservations
+	f := reservingFixture(t)
 	translated := burst(t, f, 4, 1)
 	if len(translated) != 4 {
 		t.Fatalf("translated %d pods, want 4", len(translated))
@@ -297,9 +295,7 @@ func TestPodsWaitingForTheirClaimsAreWaitingInTheReport(t *testing.T) {
 // again on what is left, so that the fleet does not look one pod freer
 // than it is: a full fleet stays full.
 func TestDevicesTheSchedulerGaveAnotherPodAreHeldElsewhere(t *testing.T) {
-	f := newFixture(t, "mixed", mixedWithPods)
-	f.handler.Reservations = NewReservations(time.Minute)
-	f.inv.Reservations = f.handler.Reservations
+	f := reservingFixture(t)
 	holds := draHolds(t, f)
 	translated := burst(t, f, holds, 1)
 	if len(translated) != holds {

@@ -46,6 +46,20 @@ func applyFleet(t *testing.T, name string) *cluster.Fleet {
 	return fleet
 }
 
+// mixedFleet publishes two DGX H100 nodes (16 DRA GPUs) and two A100
+// device-plugin nodes (16 GPUs), and returns their node names.
+func mixedFleet(t *testing.T) (onDRA, onLegacy map[string]bool) {
+	t.Helper()
+	onDRA, onLegacy = map[string]bool{}, map[string]bool{}
+	for _, n := range applyFleet(t, "dgx-h100").NodeNames() {
+		onDRA[n] = true
+	}
+	for _, n := range applyFleet(t, "legacy-gfd").NodeNames() {
+		onLegacy[n] = true
+	}
+	return onDRA, onLegacy
+}
+
 // TestDevicesHeldForPendingPodsSurviveARestart: 8 translated pods hold the
 // 16 DRA GPUs while they wait (scheduling gates stand for a scheduler that
 // has not got to them yet); claimbridge is killed and restarted, losing its
@@ -56,14 +70,7 @@ func applyFleet(t *testing.T, name string) *cluster.Fleet {
 func TestDevicesHeldForPendingPodsSurviveARestart(t *testing.T) {
 	tc.DumpLogsOnFailure(t)
 	ns := tc.Namespace(t, "restart-", map[string]string{cluster.ModeLabel: "enforce"})
-	draFleet, legacyFleet := applyFleet(t, "dgx-h100"), applyFleet(t, "legacy-gfd")
-	onDRA, onLegacy := map[string]bool{}, map[string]bool{}
-	for _, n := range draFleet.NodeNames() {
-		onDRA[n] = true
-	}
-	for _, n := range legacyFleet.NodeNames() {
-		onLegacy[n] = true
-	}
+	onDRA, onLegacy := mixedFleet(t)
 	eventually(t, "a two-GPU pod translated", func(ctx context.Context) (bool, error) {
 		got, _, err := createPod(ctx, twoGPUs(ns, "probe", false), true)
 		return err == nil && translated(got), nil
@@ -131,10 +138,17 @@ func TestDevicesHeldForPendingPodsSurviveARestart(t *testing.T) {
 	}
 }
 
-// takenOver reads claimbridge_reservations_taken_over_total from /metrics.
+// takenOver reads claimbridge_reservations_taken_over_total from cb's /metrics.
 func takenOver(t *testing.T) int {
 	t.Helper()
-	resp, err := http.Get("http://" + cb.MetricsAddr + "/metrics")
+	return takenOverAt(t, cb.MetricsAddr)
+}
+
+// takenOverAt reads claimbridge_reservations_taken_over_total from a
+// replica's /metrics.
+func takenOverAt(t *testing.T, addr string) int {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,17 +91,15 @@ func settled(t *testing.T, ns, app string, want int, dra, legacy map[string]bool
 // exactly the 8 pods DRA holds translated and bound to DRA nodes, the
 // other 8 as submitted on the device-plugin nodes, and no pod Pending.
 func TestAScaleUpPastWhatDRAHoldsLeavesNoPodPending(t *testing.T) {
-	ns, fl := setup(t, "enforce", "dgx-h100", "legacy-gfd")
-	dra, legacy := nodeNames(fl[:1]), nodeNames(fl[1:])
 	const replicas, draPods = 16, 8
 	cases := []struct {
 		name   string
-		create func(ctx context.Context) error
-		remove func(ctx context.Context) error
+		create func(ctx context.Context, ns string) error
+		remove func(ctx context.Context, ns string) error
 	}{
 		{
 			name: "deployment",
-			create: func(ctx context.Context) error {
+			create: func(ctx context.Context, ns string) error {
 				_, err := client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
 					ObjectMeta: metav1.ObjectMeta{Name: "trainer"},
 					Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](replicas), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "deployment"}},
@@ -109,13 +107,13 @@ func TestAScaleUpPastWhatDRAHoldsLeavesNoPodPending(t *testing.T) {
 				}, metav1.CreateOptions{})
 				return err
 			},
-			remove: func(ctx context.Context) error {
+			remove: func(ctx context.Context, ns string) error {
 				return client.AppsV1().Deployments(ns).Delete(ctx, "trainer", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 			},
 		},
 		{
 			name: "job",
-			create: func(ctx context.Context) error {
+			create: func(ctx context.Context, ns string) error {
 				tmpl := trainerTemplate("job")
 				tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
 				_, err := client.BatchV1().Jobs(ns).Create(ctx, &batchv1.Job{
@@ -124,13 +122,13 @@ func TestAScaleUpPastWhatDRAHoldsLeavesNoPodPending(t *testing.T) {
 				}, metav1.CreateOptions{})
 				return err
 			},
-			remove: func(ctx context.Context) error {
+			remove: func(ctx context.Context, ns string) error {
 				return client.BatchV1().Jobs(ns).Delete(ctx, "sweep", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 			},
 		},
 		{
 			name: "statefulset",
-			create: func(ctx context.Context) error {
+			create: func(ctx context.Context, ns string) error {
 				sts, err := client.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{
 					ObjectMeta: metav1.ObjectMeta{Name: "serve"},
 					Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](0), PodManagementPolicy: appsv1.ParallelPodManagement,
@@ -143,21 +141,25 @@ func TestAScaleUpPastWhatDRAHoldsLeavesNoPodPending(t *testing.T) {
 				_, err = client.AppsV1().StatefulSets(ns).Update(ctx, sts, metav1.UpdateOptions{})
 				return err
 			},
-			remove: func(ctx context.Context) error {
+			remove: func(ctx context.Context, ns string) error {
 				return client.AppsV1().StatefulSets(ns).Delete(ctx, "serve", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 			},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.create(t.Context()); err != nil {
+			// A fleet of its own: nothing of the case before is still
+			// allocated, bound or in the caches.
+			ns, fl := setup(t, "enforce", "dgx-h100", "legacy-gfd")
+			dra, legacy := nodeNames(fl[:1]), nodeNames(fl[1:])
+			if err := tc.create(t.Context(), ns); err != nil {
 				t.Fatal(err)
 			}
 			translated, onLegacy := settled(t, ns, tc.name, replicas, dra, legacy)
 			if translated != draPods || onLegacy != replicas-draPods {
 				t.Errorf("%d translated and %d kept, want %d and %d", translated, onLegacy, draPods, replicas-draPods)
 			}
-			if err := tc.remove(t.Context()); err != nil {
+			if err := tc.remove(t.Context(), ns); err != nil {
 				t.Fatal(err)
 			}
 			// No kubelet confirms a graceful deletion here: the pods go at once.

@@ -55,6 +55,19 @@ func TestWebhookReportPageShowsTheDecisionsOfTheNamespace(t *testing.T) {
 	eventually(t, "every pod in the report", func(context.Context) (bool, error) {
 		return liveReport(t, ns).Summary.Total == len(pods), nil
 	})
+	// The translated pods are Waiting until they are bound: let them be, so
+	// that the page reads the same at every fetch below.
+	for _, name := range []string{"infer", "notebook"} {
+		bound(t, ns, name)
+	}
+	eventually(t, "no pod waiting in the report", func(context.Context) (bool, error) {
+		for _, r := range liveReport(t, ns).Items {
+			if r.WaitingSince != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 
 	resp, page := get(t, reportURL+"&format=html")
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
