@@ -313,7 +313,7 @@ func TestDevicesTheSchedulerGaveAnotherPodAreHeldElsewhere(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "a-claim", OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "a", UID: "uid-a"}}},
 		Status:     resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: bDevices}}},
 	})
-	f.handler.Reservations.Bound(a, "uid-a")
+	f.handler.Reservations.Seen(a, "uid-a")
 
 	pod := builders.MakePod("next", "prod").Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
 	req := request(t, admissionv1.Create, pod, false)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -294,7 +295,7 @@ func (h *PodHandler) takeOver(ctx context.Context, now time.Time) {
 // allocatedLister lists the devices of the allocated claims the inventory
 // holds (without the reservations).
 type allocatedLister interface {
-	AllocatedDevices() map[string]bool
+	AllocatedDevices() (map[string]bool, map[types.UID]bool)
 }
 
 // repick picks again the devices of reservations that kube-scheduler gave

@@ -309,21 +309,19 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 func (inv *Inventory) Reservations() *Reservations { return inv.reserved }
 
 // podEvent keeps the usage of the nodes and the reservations current: a
-// pod bound, finished or deleted changes what a node has free; a
-// translated pod that is bound no longer needs its admission's devices held
-// (its claim is allocated).
+// pod bound, finished or deleted changes what a node has free; the
+// reservation of a translated pod ends when it is gone, or when its claim
+// shows up allocated (Reservations.Seen).
 func (inv *Inventory) podEvent(o, n any) {
 	p, ok := n.(*corev1.Pod)
 	if !ok {
 		return
 	}
 	if id := p.Annotations[AnnotationAdmission]; id != "" {
-		switch {
-		case podGone(p):
+		if podGone(p) {
 			inv.reserved.Release(id)
-		case p.Spec.NodeName != "":
-			inv.reserved.Bound(id, p.UID)
-			inv.changed()
+		} else {
+			inv.reserved.Seen(id, p.UID)
 		}
 	}
 	old, _ := o.(*corev1.Pod)
@@ -352,9 +350,11 @@ func (inv *Inventory) PendingTranslated() []*corev1.Pod {
 	return out
 }
 
-// AllocatedDevices are the devices of the allocated claims in the cache.
-func (inv *Inventory) AllocatedDevices() map[string]bool {
-	return allocatedDevices(listAs[*resourceapi.ResourceClaim](inv.claims))
+// AllocatedDevices are the devices of the allocated claims in the cache,
+// and the pods that own them.
+func (inv *Inventory) AllocatedDevices() (map[string]bool, map[types.UID]bool) {
+	claims := listAs[*resourceapi.ResourceClaim](inv.claims)
+	return allocatedDevices(claims), allocatedOwners(claims)
 }
 
 // PendingSince gives, by admission id, the creation time of the

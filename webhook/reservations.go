@@ -30,9 +30,10 @@ const DefaultReservationTTL = 2 * time.Minute
 // but whose claims are not allocated yet — the allocator's own picks for
 // them, as kube-scheduler's assume cache holds what it just allocated — so
 // that the checks of the pods after them in a burst see those devices as
-// taken. A reservation ends when the pod is bound (its claim is then
-// allocated and the inventory counts it), when the pod is deleted, or when
-// its TTL passes. Safe for concurrent use.
+// taken. A reservation ends when the inventory shows the pod's claim
+// allocated (kube-scheduler allocates before it binds; the inventory then
+// counts the claim), when the pod is deleted or finished, or when its TTL
+// passes. Safe for concurrent use.
 type Reservations struct {
 	ttl     time.Duration
 	version atomic.Uint64
@@ -47,10 +48,11 @@ type reservation struct {
 	node           string
 	results        []resourceapi.DeviceRequestAllocationResult
 	expires        time.Time
-	// bound: the pod is bound, with this UID; the reservation ends once the
-	// inventory shows a claim of the pod allocated (the claim and the pod
-	// come through different watches, in no set order).
-	bound types.UID
+	// uid of the pod, once the inventory has shown it: the reservation
+	// ends when the inventory shows a claim of the pod allocated, whether
+	// or not the pod is bound yet (the claim and the pod come through
+	// different watches, in no set order).
+	uid types.UID
 	// what was checked, to pick again when kube-scheduler allocates the
 	// picked devices to another pod's claim (its order is not ours).
 	checked *corev1.Pod
@@ -87,7 +89,7 @@ func (r *Reservations) Reserve(id string, checked *corev1.Pod, claims []*resourc
 // hold a device a real claim has been allocated in the meantime:
 // kube-scheduler placed the pods in another order than they were admitted,
 // so the devices held no longer stand for what is left free.
-func (r *Reservations) Conflicting(allocated map[string]bool) []Conflict {
+func (r *Reservations) Conflicting(allocated map[string]bool, owners map[types.UID]bool) []Conflict {
 	if len(allocated) == 0 {
 		return nil
 	}
@@ -96,8 +98,8 @@ func (r *Reservations) Conflicting(allocated map[string]bool) []Conflict {
 	var out []Conflict
 	for _, id := range slices.Sorted(maps.Keys(r.byID)) {
 		res := r.byID[id]
-		if res.bound != "" || res.checked == nil {
-			continue
+		if res.checked == nil || (res.uid != "" && owners[res.uid]) {
+			continue // its own claim is allocated: it ends, nothing to pick
 		}
 		if slices.ContainsFunc(res.results, func(d resourceapi.DeviceRequestAllocationResult) bool { return allocated[deviceKey(d)] }) {
 			out = append(out, Conflict{ID: id, Pod: res.checked, Claims: res.claims, Expires: res.expires})
@@ -162,24 +164,25 @@ func (r *Reservations) Release(id string) {
 	}
 }
 
-// Bound records that the pod of an admission is bound: its claim is
-// allocated, and the reservation ends once the inventory shows that claim
-// (Claims), so that the devices are never counted by neither.
-func (r *Reservations) Bound(id string, uid types.UID) {
+// Seen records the UID of the pod of an admission, as the inventory shows
+// it: the reservation ends once the inventory shows a claim of that pod
+// allocated (Claims), so that its devices are counted by one or the other,
+// never by neither, and not by both longer than the watches lag.
+func (r *Reservations) Seen(id string, uid types.UID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if res, ok := r.byID[id]; ok && uid != "" {
-		res.bound = uid
+		res.uid = uid
 	}
 }
 
-// AwaitingAllocation reports whether a bound pod's reservation waits for
-// its claim to show up allocated.
+// AwaitingAllocation reports whether a reservation of a pod the inventory
+// has shown waits for its claim to show up allocated.
 func (r *Reservations) AwaitingAllocation() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, res := range r.byID {
-		if res.bound != "" {
+		if res.uid != "" {
 			return true
 		}
 	}
@@ -221,7 +224,7 @@ func (r *Reservations) Claims(now time.Time, allocated map[types.UID]bool) []*re
 	r.mu.Lock()
 	expired := false
 	for id, res := range r.byID {
-		if !now.Before(res.expires) || (res.bound != "" && allocated[res.bound]) {
+		if !now.Before(res.expires) || (res.uid != "" && allocated[res.uid]) {
 			delete(r.byID, id)
 			expired = true
 		}

@@ -67,16 +67,16 @@ func TestReservationsHoldUntilReleasedOrExpired(t *testing.T) {
 	}
 }
 
-// TestABoundPodsReservationEndsWhenItsClaimIsSeenAllocated: the pod and its
+// TestAReservationEndsWhenItsPodsClaimIsSeenAllocated: the pod and its
 // claim come through different watches; until the claim shows up
 // allocated, the devices stay held, so that they are never free in between.
-func TestABoundPodsReservationEndsWhenItsClaimIsSeenAllocated(t *testing.T) {
+func TestAReservationEndsWhenItsPodsClaimIsSeenAllocated(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	r := NewReservations(time.Minute)
 	r.Reserve("a", podNamed("p-a"), nil, fitsOn("n1", "gpu-0"), t0)
-	r.Bound("a", "uid-a")
+	r.Seen("a", "uid-a")
 	if !r.AwaitingAllocation() {
-		t.Fatal("a bound pod's reservation does not wait for its claim")
+		t.Fatal("a seen pod's reservation does not wait for its claim")
 	}
 	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "p-a", UID: "uid-a"}}}}
 	if got := heldDevices(r, t0, allocatedOwners([]*resourceapi.ResourceClaim{claim})); len(got) != 1 {
@@ -97,10 +97,10 @@ func TestAReservationOnDevicesAllocatedToAnotherPodIsPickedAgain(t *testing.T) {
 	r := NewReservations(time.Minute)
 	r.Reserve("a", podNamed("p-a"), nil, fitsOn("n1", "gpu-0"), t0)
 	r.Reserve("b", podNamed("p-b"), nil, fitsOn("n1", "gpu-1"), t0)
-	if got := r.Conflicting(map[string]bool{"gpu.example.com/n1/gpu-9": true}); len(got) != 0 {
+	if got := r.Conflicting(map[string]bool{"gpu.example.com/n1/gpu-9": true}, nil); len(got) != 0 {
 		t.Errorf("conflicts %v with devices nobody holds", got)
 	}
-	got := r.Conflicting(map[string]bool{"gpu.example.com/n1/gpu-1": true})
+	got := r.Conflicting(map[string]bool{"gpu.example.com/n1/gpu-1": true}, nil)
 	if len(got) != 1 || got[0].ID != "b" {
 		t.Fatalf("conflicts %v, want b", got)
 	}

@@ -97,12 +97,13 @@ func (s *StaticInventory) Snapshot(now time.Time) (*feasibility.Snapshot, error)
 	return s.snap, s.err
 }
 
-// AllocatedDevices are the devices of the fleet's allocated claims.
-func (s *StaticInventory) AllocatedDevices() map[string]bool {
+// AllocatedDevices are the devices of the fleet's allocated claims, and the
+// pods that own them.
+func (s *StaticInventory) AllocatedDevices() (map[string]bool, map[types.UID]bool) {
 	if s.Fleet == nil {
-		return nil
+		return nil, nil
 	}
-	return allocatedDevices(s.Fleet.Claims)
+	return allocatedDevices(s.Fleet.Claims), allocatedOwners(s.Fleet.Claims)
 }
 
 // WhenDRABusy implements InventoryReader.

@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -86,19 +87,23 @@ func settled(t *testing.T, ns, app string, want int, dra, legacy map[string]bool
 
 // TestAScaleUpPastWhatDRAHoldsLeavesNoPodPending: on a mixed fleet of 16
 // DRA GPUs (two DGX H100 nodes) and 16 free device-plugin GPUs (two A100
-// nodes), a Deployment created at 16 replicas of two GPUs each, a Job of
-// parallelism 16 and a StatefulSet scaled to 16 in one step each end with
-// exactly the 8 pods DRA holds translated and bound to DRA nodes, the
-// other 8 as submitted on the device-plugin nodes, and no pod Pending.
+// nodes), a Deployment created at 16 replicas of two GPUs each and a
+// StatefulSet scaled to 16 in one step each end with exactly the 8 pods DRA
+// holds translated and bound to DRA nodes, the other 8 as submitted on the
+// device-plugin nodes; a Job of parallelism 20 of one GPU each with 16 and
+// 4; and no pod Pending.
 func TestAScaleUpPastWhatDRAHoldsLeavesNoPodPending(t *testing.T) {
 	const replicas, draPods = 16, 8
 	cases := []struct {
-		name   string
-		create func(ctx context.Context, ns string) error
-		remove func(ctx context.Context, ns string) error
+		name string
+		// pods and onDRA: the pods of the workload and those DRA holds (one
+		// GPU each for the Job: 20 pods, 16 on DRA and 4 on the device plugin).
+		pods, onDRA int
+		create      func(ctx context.Context, ns string) error
+		remove      func(ctx context.Context, ns string) error
 	}{
 		{
-			name: "deployment",
+			name: "deployment", pods: replicas, onDRA: draPods,
 			create: func(ctx context.Context, ns string) error {
 				_, err := client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
 					ObjectMeta: metav1.ObjectMeta{Name: "trainer"},
@@ -112,13 +117,14 @@ func TestAScaleUpPastWhatDRAHoldsLeavesNoPodPending(t *testing.T) {
 			},
 		},
 		{
-			name: "job",
+			name: "job", pods: 20, onDRA: 16,
 			create: func(ctx context.Context, ns string) error {
 				tmpl := trainerTemplate("job")
 				tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
+				tmpl.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"] = resource.MustParse("1")
 				_, err := client.BatchV1().Jobs(ns).Create(ctx, &batchv1.Job{
 					ObjectMeta: metav1.ObjectMeta{Name: "sweep"},
-					Spec:       batchv1.JobSpec{Parallelism: ptr.To[int32](replicas), Completions: ptr.To[int32](replicas), Template: tmpl},
+					Spec:       batchv1.JobSpec{Parallelism: ptr.To[int32](20), Completions: ptr.To[int32](20), Template: tmpl},
 				}, metav1.CreateOptions{})
 				return err
 			},
@@ -127,7 +133,7 @@ func TestAScaleUpPastWhatDRAHoldsLeavesNoPodPending(t *testing.T) {
 			},
 		},
 		{
-			name: "statefulset",
+			name: "statefulset", pods: replicas, onDRA: draPods,
 			create: func(ctx context.Context, ns string) error {
 				sts, err := client.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{
 					ObjectMeta: metav1.ObjectMeta{Name: "serve"},
@@ -155,9 +161,9 @@ func TestAScaleUpPastWhatDRAHoldsLeavesNoPodPending(t *testing.T) {
 			if err := tc.create(t.Context(), ns); err != nil {
 				t.Fatal(err)
 			}
-			translated, onLegacy := settled(t, ns, tc.name, replicas, dra, legacy)
-			if translated != draPods || onLegacy != replicas-draPods {
-				t.Errorf("%d translated and %d kept, want %d and %d", translated, onLegacy, draPods, replicas-draPods)
+			translated, onLegacy := settled(t, ns, tc.name, tc.pods, dra, legacy)
+			if translated != tc.onDRA || onLegacy != tc.pods-tc.onDRA {
+				t.Errorf("%d translated and %d kept, want %d and %d", translated, onLegacy, tc.onDRA, tc.pods-tc.onDRA)
 			}
 			if err := tc.remove(t.Context(), ns); err != nil {
 				t.Fatal(err)
