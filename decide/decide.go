@@ -87,7 +87,7 @@ type Decision struct {
 	// Reasons: translation's, then the placement proof's and the verdict's.
 	Reasons []translate.Reason
 	// Decisive is the reason that decided the outcome: for Translate the
-	// verdict's, for a pod the placement check or the verdict kept legacy
+	// verdict's (DRABusyWaiting when the pod will wait for DRA devices), for a pod the placement check or the verdict kept legacy
 	// the first of theirs, otherwise translation's first warning or, with
 	// none, its last reason.
 	Decisive translate.Reason
@@ -186,8 +186,11 @@ func (d *Decision) whenBusy(in Input, res *translate.Result, v feasibility.Verdi
 	case legacy.Node != "":
 		why = fmt.Sprintf("whenDRABusy is Wait, although the device plugin has room now on %s", nodesLike(legacy.Nodes, legacy.Node))
 	}
-	d.Reasons = append(d.Reasons, reason(ReasonDRABusyWaiting, translate.SeverityWarning,
-		fmt.Sprintf("the pod will wait Pending until DRA devices free up on a node such as %s: they are in use or held by pods admitted a moment ago; %s", v.Node, why)))
+	// The translation stands, and what a person needs to know first is that
+	// the pod will wait: this is the reason shown for it.
+	d.Decisive = reason(ReasonDRABusyWaiting, translate.SeverityWarning,
+		fmt.Sprintf("the pod will wait Pending until DRA devices free up on a node such as %s: they are in use or held by pods admitted a moment ago; %s", v.Node, why))
+	d.Reasons = append(d.Reasons, d.Decisive)
 }
 
 // whenDRABusy is the rule for the pod: the namespace's, else the policy's,

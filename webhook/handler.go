@@ -463,7 +463,8 @@ func warnings(mode Mode, outcome translate.Outcome, row report.Row, dryRun bool)
 		add(prefix + "kept as submitted: " + headline)
 	}
 	for _, r := range row.Reasons {
-		if r.Severity != translate.SeverityWarning || string(r.Code)+": "+r.Message == headline {
+		// The headline of a kept pod is its first warning already.
+		if r.Severity != translate.SeverityWarning || (outcome == translate.OutcomeKeepLegacy && string(r.Code)+": "+r.Message == headline) {
 			continue
 		}
 		add(prefix + r.String())
