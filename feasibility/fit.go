@@ -60,8 +60,14 @@ func addUsage(nodes []*nodeInfo, byName map[string]int, pods []*corev1.Pod, list
 }
 
 // insufficient returns why the node cannot hold the requests, or "". A node
-// that reports no allocatable resources at all is not judged.
+// that reports no allocatable resources at all is not judged. Extended
+// resources a DeviceClass maps (KEP-5004) are not compared: DRA serves them.
 func (s *Snapshot) insufficient(ni *nodeInfo, requests corev1.ResourceList) string {
+	return s.short(ni, requests, s.draServes)
+}
+
+// short is insufficient, with skip naming the resources not compared.
+func (s *Snapshot) short(ni *nodeInfo, requests corev1.ResourceList, skip func(corev1.ResourceName) bool) string {
 	alloc := ni.node.Status.Allocatable
 	if len(alloc) == 0 {
 		return ""
@@ -72,7 +78,7 @@ func (s *Snapshot) insufficient(ni *nodeInfo, requests corev1.ResourceList) stri
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(requests)) {
-		if name == corev1.ResourcePods || s.draServes(name) {
+		if name == corev1.ResourcePods || skip(name) {
 			continue
 		}
 		want, have := requests[name], alloc[name]

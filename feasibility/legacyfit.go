@@ -7,7 +7,6 @@ package feasibility
 // held by pods admitted a moment ago, while a device-plugin node is free.
 
 import (
-	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,25 +35,25 @@ type LegacyFit struct {
 // extended resource (KEP-5004) does not count here: this is the device
 // plugin's own capacity.
 func (s *Snapshot) LegacyFitsNow(pod *corev1.Pod) LegacyFit {
+	fit := LegacyFit{Known: len(s.nodes) > 0 && s.nodes[0].usageKnown}
 	requests := podRequests(withDefaultRequests(pod))
-	extended := slices.Sorted(func(yield func(corev1.ResourceName) bool) {
-		for n := range maps.Keys(requests) {
-			if isExtendedResourceName(n) && !yield(n) {
-				return
-			}
+	var extended []corev1.ResourceName
+	for n := range requests {
+		if isExtendedResourceName(n) {
+			extended = append(extended, n)
 		}
-	})
-	if len(extended) == 0 || len(s.nodes) == 0 || !s.nodes[0].usageKnown {
-		return LegacyFit{Known: len(s.nodes) > 0 && s.nodes[0].usageKnown}
 	}
-	fit := LegacyFit{Known: true}
+	if !fit.Known || len(extended) == 0 {
+		return fit
+	}
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
 	for _, ni := range s.nodes {
 		alloc := ni.node.Status.Allocatable
 		if slices.ContainsFunc(extended, func(n corev1.ResourceName) bool { q, ok := alloc[n]; return !ok || q.IsZero() }) {
 			continue
 		}
-		if nodeRejects(required, pod, ni.node) != "" || !roomFor(ni, requests) {
+		// Every resource is compared: this is the device plugin's own capacity.
+		if nodeRejects(required, pod, ni.node) != "" || s.short(ni, requests, func(corev1.ResourceName) bool { return false }) != "" {
 			continue
 		}
 		if fit.Node == "" {
@@ -63,30 +62,4 @@ func (s *Snapshot) LegacyFitsNow(pod *corev1.Pod) LegacyFit {
 		fit.Nodes++
 	}
 	return fit
-}
-
-// roomFor: the node's allocatable, less the requests of the pods bound to
-// it, holds the requests, and one more pod.
-func roomFor(ni *nodeInfo, requests corev1.ResourceList) bool {
-	alloc := ni.node.Status.Allocatable
-	if maxPods, ok := alloc[corev1.ResourcePods]; ok && ni.pods+1 > maxPods.Value() {
-		return false
-	}
-	for name, want := range requests {
-		if name == corev1.ResourcePods {
-			continue
-		}
-		have, ok := alloc[name]
-		if !ok {
-			return false
-		}
-		free := have.DeepCopy()
-		if used, ok := ni.used[name]; ok {
-			free.Sub(used)
-		}
-		if want.Cmp(free) > 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -211,14 +210,14 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 			reasons = append(reasons, *ensureReason)
 			resp = admission.Allowed("claimbridge: " + ensureReason.Message)
 		} else {
-			out := res.Pod
 			if reserving {
-				out = withAnnotation(out, AnnotationAdmission, string(req.UID))
+				// The translation is this request's own copy of the pod.
+				res.Pod.Annotations[AnnotationAdmission] = string(req.UID)
 				if sub, err := submittedAnnotation(pod); err == nil {
-					out.Annotations[AnnotationSubmitted] = sub
+					res.Pod.Annotations[AnnotationSubmitted] = sub
 				}
 			}
-			raw, err := json.Marshal(out)
+			raw, err := json.Marshal(res.Pod)
 			if err != nil {
 				return admission.Errored(http.StatusInternalServerError, err), decision{mode: mode, outcome: "Error", reason: ReasonPatchError, message: err.Error()}
 			}
@@ -245,9 +244,7 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 	if !mutating {
 		resp = admission.Allowed("claimbridge: " + string(outcome) + ": " + truncate(row.Headline(), maxWarning) + "; not mutated")
 	}
-	if pod.Name == "" {
-		row.Name = pod.GenerateName + "*"
-	}
+	row.Name = podName(pod)
 	d := decision{mode: mode, outcome: string(outcome), reason: primaryReason(outcome, row), message: row.Headline()}
 	resp = resp.WithWarnings(warnings(mode, outcome, row, dryRun)...)
 	if h.Report != nil && !dryRun {
@@ -292,10 +289,10 @@ func (h *PodHandler) takeOver(ctx context.Context, now time.Time) {
 	}
 }
 
-// allocatedLister lists the devices of the allocated claims the inventory
-// holds (without the reservations).
-type allocatedLister interface {
-	AllocatedDevices() (map[string]bool, map[types.UID]bool)
+// allocationSource answers what the inventory's allocated claims hold
+// (without the reservations).
+type allocationSource interface {
+	Allocations() Allocations
 }
 
 // repick picks again the devices of reservations that kube-scheduler gave
@@ -303,27 +300,17 @@ type allocatedLister interface {
 // held on devices already counted as allocated, they would leave the
 // devices the scheduler will give their pod looking free.
 func (h *PodHandler) repick(ctx context.Context, now time.Time) {
-	lister, ok := h.Inventory.(allocatedLister)
-	if !ok {
+	src, ok := h.Inventory.(allocationSource)
+	if !ok || h.Reservations.Len() == 0 {
 		return
 	}
-	for _, c := range h.Reservations.Conflicting(lister.AllocatedDevices()) {
+	for _, c := range h.Reservations.Conflicting(src.Allocations()) {
 		snap, err := h.Inventory.Snapshot(now)
 		if err != nil {
 			return
 		}
 		h.Reservations.Repick(c, h.Checker.Check(ctx, snap, c.Pod, c.Claims))
 	}
-}
-
-// withAnnotation returns a copy of the pod with one more annotation.
-func withAnnotation(pod *corev1.Pod, key, value string) *corev1.Pod {
-	out := pod.DeepCopy()
-	if out.Annotations == nil {
-		out.Annotations = map[string]string{}
-	}
-	out.Annotations[key] = value
-	return out
 }
 
 // podName is the pod's name, or its generateName with a star.

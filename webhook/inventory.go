@@ -119,6 +119,7 @@ func NewInventory(client kubernetes.Interface, opts InventoryOptions) *Inventory
 	inv.quotas = inv.factory.Core().V1().ResourceQuotas().Informer()
 	inv.templates = inv.ours.Resource().V1().ResourceClaimTemplates().Informer()
 	inv.pods = inv.factory.Core().V1().Pods().Informer()
+	inv.addIndexers()
 	_, _ = inv.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(o any) { inv.podEvent(nil, o) },
 		UpdateFunc: func(o, n any) {
@@ -279,11 +280,7 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	// Reservations change with every admission of a burst: a snapshot that
 	// does not hold the current ones is rebuilt at once, whatever the
 	// interval, or the pods of a burst would all see the same free devices.
-	var owners map[types.UID]bool
-	if inv.reserved.AwaitingAllocation() {
-		owners = allocatedOwners(listAs[*resourceapi.ResourceClaim](inv.claims))
-	}
-	claims := inv.reserved.Claims(now, owners)
+	inv.reserved.Sweep(now, inv)
 	res := inv.reserved.Version()
 	if res != inv.snapRes {
 		inv.generation.Add(1)
@@ -296,7 +293,7 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	fleet.Claims = append(fleet.Claims, claims...)
+	fleet.Claims = append(fleet.Claims, inv.reserved.AsClaims()...)
 	snap, err := feasibility.NewSnapshot(fleet, gen, *inv.opts.Features)
 	if err != nil {
 		return nil, fmt.Errorf("build inventory snapshot: %w", err)
@@ -338,23 +335,70 @@ func (inv *Inventory) podEvent(o, n any) {
 
 // PendingTranslated lists the translated pods that wait for their claims
 // (not bound yet), in creation order: those this replica does not hold
-// devices for were admitted by another replica, or before a restart.
+// devices for were admitted by another replica, or before a restart. An
+// index answers it, in time proportional to those pods, not to all.
 func (inv *Inventory) PendingTranslated() []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, p := range listAs[*corev1.Pod](inv.pods) {
-		if p.Annotations[AnnotationAdmission] != "" && !PodDone(p) {
-			out = append(out, p)
-		}
+	objs, err := inv.pods.GetIndexer().ByIndex(indexPendingTranslated, indexPendingTranslated)
+	if err != nil {
+		return nil
+	}
+	out := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(*corev1.Pod))
 	}
 	slices.SortFunc(out, pendingOrder)
 	return out
 }
 
-// AllocatedDevices are the devices of the allocated claims in the cache,
-// and the pods that own them.
-func (inv *Inventory) AllocatedDevices() (map[string]bool, map[types.UID]bool) {
-	claims := listAs[*resourceapi.ResourceClaim](inv.claims)
-	return allocatedDevices(claims), allocatedOwners(claims)
+// Allocations implements handler's allocationSource: the claim indexes.
+func (inv *Inventory) Allocations() Allocations { return inv }
+
+// DeviceAllocated implements Allocations from the claim index.
+func (inv *Inventory) DeviceAllocated(key string) bool {
+	objs, err := inv.claims.GetIndexer().ByIndex(indexAllocatedDevice, key)
+	return err == nil && len(objs) > 0
+}
+
+// PodClaimAllocated implements Allocations from the claim index.
+func (inv *Inventory) PodClaimAllocated(uid types.UID) bool {
+	objs, err := inv.claims.GetIndexer().ByIndex(indexAllocatedOwner, string(uid))
+	return err == nil && len(objs) > 0
+}
+
+// Indexes of the caches that admission reads without listing.
+const (
+	indexPendingTranslated = "claimbridge.io/pending-translated"
+	indexAllocatedDevice   = "claimbridge.io/allocated-device"
+	indexAllocatedOwner    = "claimbridge.io/allocated-owner"
+)
+
+// addIndexers adds the indexes; before the informers start.
+func (inv *Inventory) addIndexers() {
+	_ = inv.pods.AddIndexers(cache.Indexers{indexPendingTranslated: func(obj any) ([]string, error) {
+		if p, ok := obj.(*corev1.Pod); ok && p.Annotations[AnnotationAdmission] != "" && !PodDone(p) {
+			return []string{indexPendingTranslated}, nil
+		}
+		return nil, nil
+	}})
+	_ = inv.claims.AddIndexers(cache.Indexers{
+		indexAllocatedDevice: func(obj any) ([]string, error) {
+			if c, ok := obj.(*resourceapi.ResourceClaim); ok {
+				return allocatedDeviceKeys(c), nil
+			}
+			return nil, nil
+		},
+		indexAllocatedOwner: func(obj any) ([]string, error) {
+			c, ok := obj.(*resourceapi.ResourceClaim)
+			if !ok {
+				return nil, nil
+			}
+			var out []string
+			for _, uid := range allocatedOwnerUIDs(c) {
+				out = append(out, string(uid))
+			}
+			return out, nil
+		},
+	})
 }
 
 // PendingSince gives, by admission id, the creation time of the

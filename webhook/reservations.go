@@ -89,8 +89,8 @@ func (r *Reservations) Reserve(id string, checked *corev1.Pod, claims []*resourc
 // hold a device a real claim has been allocated in the meantime:
 // kube-scheduler placed the pods in another order than they were admitted,
 // so the devices held no longer stand for what is left free.
-func (r *Reservations) Conflicting(allocated map[string]bool, owners map[types.UID]bool) []Conflict {
-	if len(allocated) == 0 {
+func (r *Reservations) Conflicting(allocated Allocations) []Conflict {
+	if allocated == nil {
 		return nil
 	}
 	r.mu.Lock()
@@ -98,10 +98,10 @@ func (r *Reservations) Conflicting(allocated map[string]bool, owners map[types.U
 	var out []Conflict
 	for _, id := range slices.Sorted(maps.Keys(r.byID)) {
 		res := r.byID[id]
-		if res.checked == nil || (res.uid != "" && owners[res.uid]) {
+		if res.checked == nil || (res.uid != "" && allocated.PodClaimAllocated(res.uid)) {
 			continue // its own claim is allocated: it ends, nothing to pick
 		}
-		if slices.ContainsFunc(res.results, func(d resourceapi.DeviceRequestAllocationResult) bool { return allocated[deviceKey(d)] }) {
+		if slices.ContainsFunc(res.results, func(d resourceapi.DeviceRequestAllocationResult) bool { return allocated.DeviceAllocated(deviceKey(d)) }) {
 			out = append(out, Conflict{ID: id, Pod: res.checked, Claims: res.claims, Expires: res.expires})
 		}
 	}
@@ -137,16 +137,59 @@ func deviceKey(d resourceapi.DeviceRequestAllocationResult) string {
 	return d.Driver + "/" + d.Pool + "/" + d.Device
 }
 
-// allocatedDevices are the devices of allocated claims, exclusively or
-// shared ("driver/pool/device").
-func allocatedDevices(claims []*resourceapi.ResourceClaim) map[string]bool {
-	out := map[string]bool{}
+// Allocations answers what the allocated claims of the inventory hold
+// (without the reservations): the informer-backed Inventory from claim
+// indexes, a StaticInventory from its list. A nil Allocations holds nothing.
+type Allocations interface {
+	// DeviceAllocated: an allocated claim holds the device ("driver/pool/device").
+	DeviceAllocated(key string) bool
+	// PodClaimAllocated: the pod owns an allocated claim.
+	PodClaimAllocated(uid types.UID) bool
+}
+
+// claimAllocations answers from a list of claims.
+type claimAllocations struct {
+	devices map[string]bool
+	owners  map[types.UID]bool
+}
+
+func newClaimAllocations(claims []*resourceapi.ResourceClaim) claimAllocations {
+	a := claimAllocations{devices: map[string]bool{}, owners: map[types.UID]bool{}}
 	for _, c := range claims {
-		if c.Status.Allocation == nil {
-			continue
+		for _, k := range allocatedDeviceKeys(c) {
+			a.devices[k] = true
 		}
-		for _, d := range c.Status.Allocation.Devices.Results {
-			out[deviceKey(d)] = true
+		for _, uid := range allocatedOwnerUIDs(c) {
+			a.owners[uid] = true
+		}
+	}
+	return a
+}
+
+func (a claimAllocations) DeviceAllocated(key string) bool      { return a.devices[key] }
+func (a claimAllocations) PodClaimAllocated(uid types.UID) bool { return a.owners[uid] }
+
+// allocatedDeviceKeys are the devices an allocated claim holds.
+func allocatedDeviceKeys(c *resourceapi.ResourceClaim) []string {
+	if c.Status.Allocation == nil {
+		return nil
+	}
+	out := make([]string, 0, len(c.Status.Allocation.Devices.Results))
+	for _, d := range c.Status.Allocation.Devices.Results {
+		out = append(out, deviceKey(d))
+	}
+	return out
+}
+
+// allocatedOwnerUIDs are the pods that own an allocated claim.
+func allocatedOwnerUIDs(c *resourceapi.ResourceClaim) []types.UID {
+	if c.Status.Allocation == nil {
+		return nil
+	}
+	var out []types.UID
+	for _, o := range c.OwnerReferences {
+		if o.Kind == "Pod" && o.APIVersion == "v1" {
+			out = append(out, o.UID)
 		}
 	}
 	return out
@@ -176,19 +219,6 @@ func (r *Reservations) Seen(id string, uid types.UID) {
 	}
 }
 
-// AwaitingAllocation reports whether a reservation of a pod the inventory
-// has shown waits for its claim to show up allocated.
-func (r *Reservations) AwaitingAllocation() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, res := range r.byID {
-		if res.uid != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // Held reports whether an admission's devices are held or were tried.
 func (r *Reservations) Held(id string, now time.Time) bool {
 	r.mu.Lock()
@@ -215,16 +245,20 @@ func (r *Reservations) Len() int {
 	return len(r.byID)
 }
 
-// Claims returns the reservations as allocated ResourceClaims, for the
-// inventory to count like any allocation. Dropped first: expired ones, and
-// those of bound pods whose UID allocated names (the pods that own an
-// allocated claim in the inventory). Sorted by id, so that the same record
-// gives the same claims.
-func (r *Reservations) Claims(now time.Time, allocated map[types.UID]bool) []*resourceapi.ResourceClaim {
+// Claims sweeps (Sweep), then returns the reservations as allocated
+// ResourceClaims (AsClaims).
+func (r *Reservations) Claims(now time.Time, allocated Allocations) []*resourceapi.ResourceClaim {
+	r.Sweep(now, allocated)
+	return r.AsClaims()
+}
+
+// Sweep drops the expired reservations and those of pods that own an
+// allocated claim in the inventory.
+func (r *Reservations) Sweep(now time.Time, allocated Allocations) {
 	r.mu.Lock()
 	expired := false
 	for id, res := range r.byID {
-		if !now.Before(res.expires) || (res.uid != "" && allocated[res.uid]) {
+		if !now.Before(res.expires) || (allocated != nil && res.uid != "" && allocated.PodClaimAllocated(res.uid)) {
 			delete(r.byID, id)
 			expired = true
 		}
@@ -234,6 +268,18 @@ func (r *Reservations) Claims(now time.Time, allocated map[types.UID]bool) []*re
 			delete(r.tried, id)
 		}
 	}
+	r.mu.Unlock()
+	if expired {
+		r.version.Add(1)
+	}
+}
+
+// AsClaims returns the reservations as allocated ResourceClaims, for the
+// inventory to count like any allocation, sorted by id so that the same
+// record gives the same claims.
+func (r *Reservations) AsClaims() []*resourceapi.ResourceClaim {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	ids := slices.Sorted(maps.Keys(r.byID))
 	out := make([]*resourceapi.ResourceClaim, 0, len(ids))
 	for _, id := range ids {
@@ -244,10 +290,6 @@ func (r *Reservations) Claims(now time.Time, allocated map[types.UID]bool) []*re
 				Devices: resourceapi.DeviceAllocationResult{Results: res.results},
 			}},
 		})
-	}
-	r.mu.Unlock()
-	if expired {
-		r.version.Add(1)
 	}
 	return out
 }
@@ -262,22 +304,6 @@ func PodDone(p *corev1.Pod) bool {
 // podGone: the pod is finished or being deleted; its devices go back.
 func podGone(p *corev1.Pod) bool {
 	return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-}
-
-// allocatedOwners are the UIDs of the pods that own an allocated claim.
-func allocatedOwners(claims []*resourceapi.ResourceClaim) map[types.UID]bool {
-	out := map[types.UID]bool{}
-	for _, c := range claims {
-		if c.Status.Allocation == nil {
-			continue
-		}
-		for _, o := range c.OwnerReferences {
-			if o.Kind == "Pod" && o.APIVersion == "v1" {
-				out[o.UID] = true
-			}
-		}
-	}
-	return out
 }
 
 // pendingOrder sorts pods of other admissions in creation order, so that

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimbridge/claimbridge/feasibility"
 )
@@ -26,13 +25,9 @@ func podNamed(name string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name}}
 }
 
-func heldDevices(r *Reservations, now time.Time, allocated ...map[types.UID]bool) []string {
+func heldDevices(r *Reservations, now time.Time, claims ...*resourceapi.ResourceClaim) []string {
 	var out []string
-	var owners map[types.UID]bool
-	if len(allocated) > 0 {
-		owners = allocated[0]
-	}
-	for _, c := range r.Claims(now, owners) {
+	for _, c := range r.Claims(now, newClaimAllocations(claims)) {
 		for _, res := range c.Status.Allocation.Devices.Results {
 			out = append(out, res.Pool+"/"+res.Device)
 		}
@@ -75,15 +70,12 @@ func TestAReservationEndsWhenItsPodsClaimIsSeenAllocated(t *testing.T) {
 	r := NewReservations(time.Minute)
 	r.Reserve("a", podNamed("p-a"), nil, fitsOn("n1", "gpu-0"), t0)
 	r.Seen("a", "uid-a")
-	if !r.AwaitingAllocation() {
-		t.Fatal("a seen pod's reservation does not wait for its claim")
-	}
 	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "p-a", UID: "uid-a"}}}}
-	if got := heldDevices(r, t0, allocatedOwners([]*resourceapi.ResourceClaim{claim})); len(got) != 1 {
+	if got := heldDevices(r, t0, claim); len(got) != 1 {
 		t.Errorf("held %v while the claim is not allocated yet, want n1/gpu-0", got)
 	}
 	claim.Status.Allocation = &resourceapi.AllocationResult{}
-	if got := heldDevices(r, t0, allocatedOwners([]*resourceapi.ResourceClaim{claim})); len(got) != 0 {
+	if got := heldDevices(r, t0, claim); len(got) != 0 {
 		t.Errorf("held %v once the claim is allocated", got)
 	}
 }
@@ -97,10 +89,10 @@ func TestAReservationOnDevicesAllocatedToAnotherPodIsPickedAgain(t *testing.T) {
 	r := NewReservations(time.Minute)
 	r.Reserve("a", podNamed("p-a"), nil, fitsOn("n1", "gpu-0"), t0)
 	r.Reserve("b", podNamed("p-b"), nil, fitsOn("n1", "gpu-1"), t0)
-	if got := r.Conflicting(map[string]bool{"gpu.example.com/n1/gpu-9": true}, nil); len(got) != 0 {
+	if got := r.Conflicting(claimAllocations{devices: map[string]bool{"gpu.example.com/n1/gpu-9": true}}); len(got) != 0 {
 		t.Errorf("conflicts %v with devices nobody holds", got)
 	}
-	got := r.Conflicting(map[string]bool{"gpu.example.com/n1/gpu-1": true}, nil)
+	got := r.Conflicting(claimAllocations{devices: map[string]bool{"gpu.example.com/n1/gpu-1": true}})
 	if len(got) != 1 || got[0].ID != "b" {
 		t.Fatalf("conflicts %v, want b", got)
 	}

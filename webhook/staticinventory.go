@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/translate"
@@ -70,11 +69,7 @@ func (s *StaticInventory) Snapshot(now time.Time) (*feasibility.Snapshot, error)
 	if s.Reservations != nil && s.Fleet != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		var owners map[types.UID]bool
-		if s.Reservations.AwaitingAllocation() {
-			owners = allocatedOwners(s.Fleet.Claims)
-		}
-		claims := s.Reservations.Claims(now, owners)
+		claims := s.Reservations.Claims(now, s.Allocations())
 		if v := s.Reservations.Version(); s.resSnap == nil || v != s.resVer {
 			fleet := *s.Fleet
 			fleet.Claims = append(slices.Clone(fleet.Claims), claims...)
@@ -97,13 +92,12 @@ func (s *StaticInventory) Snapshot(now time.Time) (*feasibility.Snapshot, error)
 	return s.snap, s.err
 }
 
-// AllocatedDevices are the devices of the fleet's allocated claims, and the
-// pods that own them.
-func (s *StaticInventory) AllocatedDevices() (map[string]bool, map[types.UID]bool) {
+// Allocations are those of the fleet's claims.
+func (s *StaticInventory) Allocations() Allocations {
 	if s.Fleet == nil {
-		return nil, nil
+		return nil
 	}
-	return allocatedDevices(s.Fleet.Claims), allocatedOwners(s.Fleet.Claims)
+	return newClaimAllocations(s.Fleet.Claims)
 }
 
 // WhenDRABusy implements InventoryReader.
