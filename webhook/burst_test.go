@@ -251,6 +251,71 @@ func TestPendingPodsOfOtherAdmissionsAreTakenOver(t *testing.T) {
 	}
 }
 
+// TestAPodWhoseClaimIsAllocatedIsNotHeldTwice: kube-scheduler allocates a
+// pod's claim before it binds the pod. In between, the pod is still pending
+// in the informer and its reservation has ended (the inventory counts its
+// claim): it must not be taken over as if another replica had admitted it,
+// or its devices count twice and the next pod of the burst is kept off the
+// DRA GPUs still free.
+func TestAPodWhoseClaimIsAllocatedIsNotHeldTwice(t *testing.T) {
+	f := reservingFixture(t)
+	holds := draHolds(t, f)
+	var pending []*corev1.Pod
+	for i := range holds - 1 {
+		pod := builders.MakePod(fmt.Sprintf("trainer-%d", i), "prod").Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
+		req := request(t, admissionv1.Create, pod, false)
+		req.UID = types.UID(fmt.Sprintf("admission-%02d", i))
+		resp := f.handler.Handle(t.Context(), req)
+		if len(resp.Patches) == 0 {
+			t.Fatalf("pod %d was not translated: %v", i, resp.Warnings)
+		}
+		p := applied(t, req, resp)
+		p.UID = types.UID(fmt.Sprintf("uid-%02d", i))
+		p.CreationTimestamp = metav1.NewTime(f.handler.now())
+		pending = append(pending, p)
+	}
+	// The scheduler allocates the first pod's claim on the devices held
+	// for it; the pod is not bound yet.
+	first := pending[0]
+	var devices []resourceapi.DeviceRequestAllocationResult
+	for _, c := range f.handler.Reservations.Claims(f.handler.now(), nil) {
+		if c.Name == "claimbridge-reserved-"+first.Annotations[AnnotationAdmission] {
+			devices = c.Status.Allocation.Devices.Results
+		}
+	}
+	if len(devices) == 0 {
+		t.Fatal("no devices held for the first pod")
+	}
+	f.inv.Fleet.Claims = append(f.inv.Fleet.Claims, &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: first.Name + "-gpu", OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: first.Name, UID: first.UID}}},
+		Status:     resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: devices}}},
+	})
+	for _, p := range pending {
+		f.handler.Reservations.Seen(p.Annotations[AnnotationAdmission], p.UID)
+	}
+	// The admission before the next one ended the first pod's reservation.
+	f.handler.Reservations.Sweep(f.handler.now(), f.inv.Allocations())
+	if got := f.handler.Reservations.Len(); got != holds-2 {
+		t.Fatalf("%d reservations held after the first pod's claim was allocated, want %d", got, holds-2)
+	}
+	for _, tmpl := range templates(t, f, "prod") {
+		f.inv.Existing = append(f.inv.Existing, &tmpl)
+	}
+	f.handler.Inventory = &pendingInventory{StaticInventory: f.inv, pending: pending}
+
+	// One DRA slot is left: the next pod of the burst takes it, the one
+	// after stays on the device plugin.
+	if got := burst(t, f, 2, 1); len(got) != 1 {
+		t.Errorf("translated %d of the last 2 pods with one DRA slot left, want 1", len(got))
+	}
+	if got := f.handler.Reservations.Len(); got != holds-1 {
+		t.Errorf("%d reservations held, want %d (the first pod's ended with its claim, the new pod holds one)", got, holds-1)
+	}
+	if got := testutil.ToFloat64(f.metrics.ReservationsTakenOver); got != 0 {
+		t.Errorf("claimbridge_reservations_taken_over_total = %g, want 0: every pending pod was this replica's", got)
+	}
+}
+
 type pendingSince map[string]time.Time
 
 func (p pendingSince) PendingSince() map[string]time.Time { return p }

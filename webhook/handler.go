@@ -266,9 +266,20 @@ func (h *PodHandler) takeOver(ctx context.Context, now time.Time) {
 	if !ok {
 		return
 	}
+	var allocated Allocations
+	if src, ok := h.Inventory.(allocationSource); ok {
+		allocated = src.Allocations()
+	}
 	for _, p := range lister.PendingTranslated() {
 		id := p.Annotations[AnnotationAdmission]
 		if h.Reservations.Held(id, now) {
+			continue
+		}
+		if allocated != nil && allocated.PodClaimAllocated(p.UID) {
+			// kube-scheduler allocated its claim and has not bound it yet:
+			// the inventory counts that claim already (its reservation
+			// ended for that reason); holding devices for it again would
+			// count the pod twice.
 			continue
 		}
 		tmpl, ok := h.Inventory.Template(p.Namespace, p.Annotations[translate.AnnotationTemplate])
@@ -283,6 +294,7 @@ func (h *PodHandler) takeOver(ctx context.Context, now time.Time) {
 			continue
 		}
 		h.Reservations.Reserve(id, p, []*resourceapi.ResourceClaimSpec{&tmpl.Spec.Spec}, v, p.CreationTimestamp.Time)
+		h.Reservations.Seen(id, p.UID)
 		if h.Metrics != nil {
 			h.Metrics.ReservationsTakenOver.Inc()
 		}
