@@ -7,9 +7,11 @@ package feasibility
 // held by pods admitted a moment ago, while a device-plugin node is free.
 
 import (
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
 
@@ -63,3 +65,61 @@ func (s *Snapshot) LegacyFitsNow(pod *corev1.Pod) LegacyFit {
 	}
 	return fit
 }
+
+// Unservable is an extended resource that no node could give a pod: no
+// node advertises as much of it in its allocatable as the pod asks for.
+type Unservable struct {
+	Resource corev1.ResourceName
+	// Requested is the pod's effective request of the resource, counted as
+	// kube-scheduler counts it (init containers and sidecars included).
+	Requested resource.Quantity
+	// Most is the largest amount of it one node advertises; zero when no
+	// node advertises it at all.
+	Most resource.Quantity
+}
+
+// LegacyUnservable lists, in name order, the extended resources of the pod
+// as submitted that no node of the snapshot advertises in its allocatable
+// with at least the pod's effective request (what one node must give it):
+// kube-scheduler's NodeResourcesFit rejects the pod on every node, so it
+// stays Pending until a node offers them — after a cluster switched from
+// the device plugin to DRA, never. Every node counts, whatever its labels,
+// taints or schedulability and whatever runs on it: the pod's node
+// selector, affinity and tolerations are ignored on purpose, so that the
+// answer is about the resource being gone from the fleet, not about where
+// the pod may go. Extended resources that a DeviceClass maps (KEP-5004) are
+// served from DRA and never listed.
+//
+// It says nothing (nil) when the snapshot has no nodes, or when a node
+// reports no allocatable at all (a node registering: what it offers is not
+// known yet).
+func (s *Snapshot) LegacyUnservable(pod *corev1.Pod) []Unservable {
+	if len(s.nodes) == 0 {
+		return nil
+	}
+	for _, ni := range s.nodes {
+		if len(ni.node.Status.Allocatable) == 0 {
+			return nil
+		}
+	}
+	requests := podRequests(pod)
+	var out []Unservable
+	for _, n := range slices.Sorted(maps.Keys(requests)) {
+		if !isExtendedResourceName(n) || s.draServes(n) {
+			continue
+		}
+		u := Unservable{Resource: n, Requested: requests[n]}
+		for _, ni := range s.nodes {
+			if have, ok := ni.node.Status.Allocatable[n]; ok && have.Cmp(u.Most) > 0 {
+				u.Most = have.DeepCopy()
+			}
+		}
+		if u.Requested.Cmp(u.Most) > 0 {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// DRADevices is the number of DRA devices the snapshot's nodes see.
+func (s *Snapshot) DRADevices() int { return s.devices }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 )
@@ -72,6 +74,87 @@ func TestLegacyFitsNow(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, snap.LegacyFitsNow(tc.pod)); diff != "" {
+				t.Errorf("(-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLegacyUnservable(t *testing.T) {
+	gpus := func(n string) *builders.PodWrapper {
+		return builders.MakePod("p", "team").Container("app").Limit("nvidia.com/gpu", n)
+	}
+	unservable := func(name corev1.ResourceName, requested, most string) Unservable {
+		return Unservable{Resource: name, Requested: resource.MustParse(requested), Most: resource.MustParse(most)}
+	}
+	cases := map[string]struct {
+		fleet  string
+		mutate func(*Inventory)
+		pod    *corev1.Pod
+		want   []Unservable
+	}{
+		"device-plugin nodes that advertise the GPUs serve the pod": {
+			fleet: "mixed", pod: gpus("2").Obj(),
+		},
+		"a pod asking for more GPUs than any node advertises is unservable": {
+			fleet: "mixed", pod: gpus("16").Obj(),
+			want: []Unservable{unservable("nvidia.com/gpu", "16", "8")},
+		},
+		"a DRA-only fleet advertises no GPU": {
+			fleet: "l4-inference", pod: gpus("1").Obj(),
+			want: []Unservable{unservable("nvidia.com/gpu", "1", "0")},
+		},
+		"the pod's node selector and the nodes' taints are ignored": {
+			fleet: "mixed", pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Obj(),
+		},
+		"only the resources no node offers are listed": {
+			fleet: "mixed", pod: gpus("1").Limit("nvidia.com/gpu.shared", "1").Obj(),
+			want: []Unservable{unservable("nvidia.com/gpu.shared", "1", "0")},
+		},
+		"an init container's GPUs are reused by the app container after it": {
+			fleet: "mixed", pod: builders.MakePod("p", "team").InitContainer("init", false).Limit("nvidia.com/gpu", "8").
+				Container("app").Limit("nvidia.com/gpu", "1").Obj(),
+		},
+		"a sidecar's GPUs add to the app container's": {
+			fleet: "mixed", pod: builders.MakePod("p", "team").InitContainer("sidecar", true).Limit("nvidia.com/gpu", "1").
+				Container("app").Limit("nvidia.com/gpu", "8").Obj(),
+			want: []Unservable{unservable("nvidia.com/gpu", "9", "8")},
+		},
+		"a pod that asks for no extended resource is never unservable": {
+			fleet: "l4-inference", pod: builders.MakePod("p", "team").Container("app").Request("cpu", "1").Obj(),
+		},
+		"a resource a DeviceClass maps (KEP-5004) is served from DRA": {
+			fleet: "l4-inference", pod: gpus("1").Obj(),
+			mutate: func(inv *Inventory) {
+				c := inv.Classes[0].DeepCopy()
+				c.Name, c.Spec.ExtendedResourceName = "mapped", ptr.To("nvidia.com/gpu")
+				inv.Classes = append(inv.Classes, c)
+			},
+		},
+		"a node that reports no allocatable yet leaves it unknown": {
+			fleet: "l4-inference", pod: gpus("1").Obj(),
+			mutate: func(inv *Inventory) {
+				n := inv.Nodes[0].DeepCopy()
+				n.Status.Allocatable = nil
+				inv.Nodes[0] = n
+			},
+		},
+		"a fleet without nodes says nothing": {
+			fleet: "l4-inference", pod: gpus("1").Obj(),
+			mutate: func(inv *Inventory) { inv.Nodes = nil },
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			inv := inventoryOf(t, tc.fleet)
+			if tc.mutate != nil {
+				tc.mutate(inv)
+			}
+			snap, err := NewSnapshot(inv, 1, DefaultFeatures())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, snap.LegacyUnservable(tc.pod)); diff != "" {
 				t.Errorf("(-want,+got):\n%s", diff)
 			}
 		})
