@@ -49,6 +49,8 @@ func NewPolicy(tp *TranslationPolicy) (*Policy, error) {
 		ImplicitTolerations:      tp.Spec.ImplicitTolerations,
 		Kueue:                    tp.Spec.Kueue,
 		Deference:                tp.Spec.Deference,
+		WhenDRABusy:              tp.Spec.WhenDRABusy,
+		OnUnservable:             tp.Spec.OnUnservable,
 	}
 	profilesTolerate := false
 	for _, name := range tp.Spec.Profiles {

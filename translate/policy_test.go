@@ -26,6 +26,10 @@ func TestLoadPolicyRejectsBadInputWithFieldPaths(t *testing.T) {
 			yaml:     head + "spec:\n  profiles: [nvidia]\n  placement: exact\n",
 			wantErrs: []string{`spec.placement: Unsupported value: "exact"`},
 		},
+		"onUnservable misspelled": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  onUnservable: deny\n",
+			wantErrs: []string{`spec.onUnservable: Unsupported value: "deny"`, `"Admit", "Deny"`},
+		},
 		"whenDRABusy misspelled": {
 			yaml:     head + "spec:\n  profiles: [nvidia]\n  whenDRABusy: wait\n",
 			wantErrs: []string{`spec.whenDRABusy: Unsupported value: "wait"`, `"KeepLegacy", "Wait"`},
@@ -222,6 +226,21 @@ func TestLoadPolicyPlacementOffUnquoted(t *testing.T) {
 		if got := p.spec.Placement; got != want {
 			t.Errorf("placement: %s read as %q, want %q", v, got, want)
 		}
+	}
+}
+
+// The rules for busy and unservable pods are the policy's own: they stay
+// through the merge with the profiles.
+func TestLoadPolicyKeepsItsRulesForPodsDRACannotServeNow(t *testing.T) {
+	p, err := LoadPolicy([]byte("apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nspec:\n  profiles: [nvidia]\n  whenDRABusy: Wait\n  onUnservable: Deny\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Spec().WhenDRABusy; got != WhenDRABusyWait {
+		t.Errorf("whenDRABusy read as %q, want Wait", got)
+	}
+	if got := p.Spec().OnUnservable; got != OnUnservableDeny {
+		t.Errorf("onUnservable read as %q, want Deny", got)
 	}
 }
 

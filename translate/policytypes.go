@@ -115,6 +115,39 @@ type PolicySpec struct {
 	// devices (for a namespace that drains the device plugin). A namespace
 	// may set its own with the label claimbridge.io/when-dra-busy.
 	WhenDRABusy WhenDRABusy `json:"whenDRABusy,omitempty"`
+
+	// OnUnservable says what happens to a pod that is not translated and
+	// asks for an extended resource that no node offers as much of as it
+	// needs (once a cluster switched from the device plugin to DRA, no node
+	// advertises nvidia.com/gpu any more, so such a pod would stay Pending
+	// forever): "Admit" (default) admits it with a warning; "Deny" refuses
+	// its creation in enforce namespaces (audit namespaces only say that it
+	// would be refused). A namespace may set its own with the label
+	// claimbridge.io/on-unservable.
+	OnUnservable OnUnservable `json:"onUnservable,omitempty"`
+}
+
+// OnUnservable is the rule for a pod kept as submitted that no node can
+// serve.
+type OnUnservable string
+
+// OnUnservable rules.
+const (
+	OnUnservableAdmit OnUnservable = "Admit"
+	OnUnservableDeny  OnUnservable = "Deny"
+)
+
+// LabelOnUnservable on a namespace sets its OnUnservable rule.
+const LabelOnUnservable = "claimbridge.io/on-unservable"
+
+// ParseOnUnservable reads a rule; ok is false for anything else, "" is not
+// a rule either.
+func ParseOnUnservable(s string) (OnUnservable, bool) {
+	switch r := OnUnservable(s); r {
+	case OnUnservableAdmit, OnUnservableDeny:
+		return r, true
+	}
+	return "", false
 }
 
 // WhenDRABusy is the rule for a pod that DRA cannot serve now.

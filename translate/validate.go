@@ -14,6 +14,9 @@ import (
 // between rules once profiles are included.
 func validateRules(spec *field.Path, s *PolicySpec) field.ErrorList {
 	var errs field.ErrorList
+	if _, ok := ParseOnUnservable(string(s.OnUnservable)); !ok && s.OnUnservable != "" {
+		errs = append(errs, field.NotSupported(spec.Child("onUnservable"), s.OnUnservable, []OnUnservable{OnUnservableAdmit, OnUnservableDeny}))
+	}
 	for i := range s.Resources {
 		errs = append(errs, validateResourceRule(spec.Child("resources").Index(i), &s.Resources[i])...)
 	}
