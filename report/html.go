@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/base64"
 	"cmp"
 	_ "embed"
 	"fmt"
@@ -40,6 +41,13 @@ var (
 		"add1":           func(i int) int { return i + 1 },
 		"int64":          func(i int) int64 { return int64(i) },
 		"categoriesList": func() []Category { return categories },
+		"servableTable": func(title, key string, rows []servable) servableTable {
+			return servableTable{Title: title, Key: key, Rows: rows}
+		},
+		// The forecast fleet is our own YAML, base64-encoded: a safe URL.
+		"yamlURL": func(y string) template.URL {
+			return template.URL("data:application/yaml;base64," + base64.StdEncoding.EncodeToString([]byte(y))) //nolint:gosec // our own data, encoded
+		},
 	}).Parse(pageTemplate))
 )
 
@@ -110,6 +118,7 @@ type page struct {
 	Rows       []tableRow
 	Namespace  []string
 	Fleet      *FleetSummary
+	Cutover    *cutoverPage
 	Classes    []keyCount
 	Resources  []keyCount
 	CSS        template.CSS
@@ -153,6 +162,7 @@ func newPage(r *Report) *page {
 	}, true)
 	p.Hardware = groupChart("chart-hardware", "Devices asked for, by hardware kind and readiness", r.Items, func(row Row) string { return row.Hardware }, false)
 	p.Blockers = blockers(r)
+	p.Cutover = newCutoverPage(r)
 	if f := r.FleetSummary; f != nil {
 		for _, k := range slices.Sorted(maps.Keys(f.DevicesByClass)) {
 			p.Classes = append(p.Classes, keyCount{k, int64(f.DevicesByClass[k])})
@@ -219,6 +229,12 @@ func (b blocker) Label() string {
 // (Row.Decisive); a report without it (older versions) counts a row under
 // each distinct warning, or its last reason when it has none.
 func blockers(r *Report) []blocker {
+	return blockersOf(r, func(row Row) bool { return row.Outcome == translate.OutcomeKeepLegacy })
+}
+
+// blockersOf ranks, like blockers, the deciding reasons of the rows keep
+// selects.
+func blockersOf(r *Report, keep func(Row) bool) []blocker {
 	type key struct {
 		code            translate.ReasonCode
 		verdict, hwKind string
@@ -226,7 +242,7 @@ func blockers(r *Report) []blocker {
 	byKey := map[key]*blocker{}
 	var order []key
 	for _, row := range r.Items {
-		if row.Outcome != translate.OutcomeKeepLegacy {
+		if !keep(row) {
 			continue
 		}
 		reasons := decidingReasons(r.reasons(), row)

@@ -34,6 +34,10 @@ type Report struct {
 	// known: DRA and device-plugin nodes, devices by class.
 	FleetSummary *FleetSummary `json:"fleetSummary,omitempty"`
 	Items        []Row         `json:"items"`
+	// Forecast is set on a cutover forecast (audit --forecast): the rows
+	// were decided against the fleet as it will be after the switch to DRA,
+	// and each says what the switch does to it (Row.Cutover).
+	Forecast *Forecast `json:"forecast,omitempty"`
 	// Reasons is the catalog the remedies come from: decide's when nil
 	// (every code of a decision); the webhook and the offline runs give
 	// theirs, which add their own codes.
@@ -57,6 +61,9 @@ type Summary struct {
 	Verdicts   map[string]int `json:"verdicts,omitempty"`
 	// Placement counts the rows by placement check result.
 	Placement map[PlacementResult]int `json:"placement,omitempty"`
+	// Cutover counts the rows of a cutover forecast by what the switch
+	// does to them.
+	Cutover map[CutoverResult]int `json:"cutover,omitempty"`
 }
 
 // Row is one pod or workload.
@@ -119,6 +126,9 @@ type Row struct {
 	// HardwareKind): "NVIDIA-L4", "MIG 1g.10gb", "TPU tpu-v5-lite-podslice
 	// 2x4", "nvidia.com/gpu, any model"; empty without devices.
 	Hardware string `json:"hardware,omitempty"`
+	// Cutover says what the switch to DRA does to the row (audit
+	// --forecast only).
+	Cutover *Cutover `json:"cutover,omitempty"`
 }
 
 // Placement compares, over the nodes that publish DRA devices, where the
@@ -171,6 +181,12 @@ func New(fleet, policy string, rows []Row) *Report {
 				r.Summary.Placement = map[PlacementResult]int{}
 			}
 			r.Summary.Placement[row.Placement.Result]++
+		}
+		if row.Cutover != nil {
+			if r.Summary.Cutover == nil {
+				r.Summary.Cutover = map[CutoverResult]int{}
+			}
+			r.Summary.Cutover[row.Cutover.Result]++
 		}
 		if row.Verdict != "" {
 			if r.Summary.Verdicts == nil {
@@ -242,10 +258,17 @@ func (row Row) object() string {
 
 func (r *Report) table(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "OBJECT\tOUTCOME\tPLACEMENT\tVERDICT\tNODE\tALTERNATIVES\tREASON")
-	for _, row := range r.Items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.object(), row.Outcome, dash(row.Placement.short()), dash(row.Verdict), dash(row.Node),
-			dash(strings.Join(row.Alternatives, ",")), truncate(row.Headline(), 110))
+	if r.Forecast != nil {
+		fmt.Fprintln(tw, "OBJECT\tCUTOVER\tNODES TODAY→AFTER\tOUTCOME\tVERDICT\tREASON")
+		for _, row := range r.Items {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.object(), row.Cutover.result(), row.Cutover.nodes(), row.Outcome, dash(row.Verdict), truncate(row.Cutover.headline(row), 110))
+		}
+	} else {
+		fmt.Fprintln(tw, "OBJECT\tOUTCOME\tPLACEMENT\tVERDICT\tNODE\tALTERNATIVES\tREASON")
+		for _, row := range r.Items {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.object(), row.Outcome, dash(row.Placement.short()), dash(row.Verdict), dash(row.Node),
+				dash(strings.Join(row.Alternatives, ",")), truncate(row.Headline(), 110))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -265,7 +288,17 @@ func (r *Report) summaryLine() string {
 	if len(objects) != r.Summary.Total {
 		what = fmt.Sprintf("%d pod templates in %d objects", r.Summary.Total, len(objects))
 	}
-	return fmt.Sprintf("%s: %d translate, %d keep legacy, %d skip", what, r.Summary.Translate, r.Summary.KeepLegacy, r.Summary.Skip)
+	line := fmt.Sprintf("%s: %d translate, %d keep legacy, %d skip", what, r.Summary.Translate, r.Summary.KeepLegacy, r.Summary.Skip)
+	if r.Forecast != nil {
+		var parts []string
+		for _, res := range CutoverResults {
+			if n := r.Summary.Cutover[res]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, res.label()))
+			}
+		}
+		line += fmt.Sprintf("\nafter the switch (%d of %d nodes switch, GFD labels %s): %s", r.Forecast.Switched, r.Forecast.Nodes, r.Forecast.GFDLabels, strings.Join(parts, ", "))
+	}
+	return line
 }
 
 func (r *Report) markdown(w io.Writer) error {

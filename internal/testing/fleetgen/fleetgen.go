@@ -68,8 +68,8 @@ type Fleet struct {
 }
 
 // Shipped returns the fleets under examples/fleets, in a fixed order; "mixed" is the union of
-// the fleets before it (same nodes, same slices) with their DeviceClasses; "hami-t4" and
-// "gke-l4" come after it and are not part of it.
+// the fleets before it (same nodes, same slices) with their DeviceClasses; "hami-t4",
+// "gke-l4" and "before-cutover" come after it and are not part of it.
 func Shipped() []Fleet {
 	fleets := []Fleet{
 		{
@@ -122,7 +122,7 @@ func Shipped() []Fleet {
 		mixed.Nodes = append(mixed.Nodes, f.Nodes...)
 		mixed.Slices = append(mixed.Slices, f.Slices...)
 	}
-	return append(fleets, mixed, hamiFleet(), gkeL4Fleet())
+	return append(fleets, mixed, hamiFleet(), gkeL4Fleet(), beforeCutoverFleet())
 }
 
 // Synthetic returns a fleet of n DRA nodes named node-00000, node-00001, … cycling through four
