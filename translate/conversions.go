@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -319,4 +320,86 @@ func parseSemver(v string) (major, minor, patch int64, err error) {
 	v, _, _ = strings.Cut(v, "+")
 	v, _, _ = strings.Cut(v, "-")
 	return parseVersion(v)
+}
+
+// The device direction of the generic conversions (see ForecastDevices in
+// vocabulary.go).
+
+// deviceScalar reads the value as a string, int or bool attribute.
+func deviceScalar(t AttributeType) func(*Policy, *NodeLabelRule, string, string) (deviceFact, error) {
+	return func(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+		var a resourceapi.DeviceAttribute
+		switch t {
+		case AttrInt:
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return deviceFact{}, fmt.Errorf("%q is not an integer", v)
+			}
+			a.IntValue = &n
+		case AttrBool:
+			b, err := strconv.ParseBool(v)
+			if err != nil || (v != "true" && v != "false") {
+				return deviceFact{}, fmt.Errorf("%q is not true or false", v)
+			}
+			a.BoolValue = &b
+		default:
+			a.StringValue = &v
+		}
+		return deviceFact{attribute: rule.Attribute, candidates: []candidate{{value: a}}}, nil
+	}
+}
+
+// deviceMap: the attribute values the rule's table gives the label value.
+// Several values that are one name up to spacing (GFD's sanitising) are
+// that name, written as the first; several others narrow the attribute
+// down, which other labels may settle.
+func deviceMap(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+	vals, ok := rule.Values[v]
+	if !ok || len(vals) == 0 {
+		return deviceFact{}, fmt.Errorf("the policy maps no value for %q", v)
+	}
+	f := deviceFact{attribute: rule.Attribute}
+	same := true
+	for _, x := range vals[1:] {
+		if gfdSanitise(x) != gfdSanitise(vals[0]) {
+			same = false
+		}
+	}
+	if same && len(vals) > 1 {
+		f.candidates = []candidate{{value: stringAttr(vals[0]), loose: true,
+			note: fmt.Sprintf("%s: %s=%s maps to %s, one name up to spacing; written as %q", shortName(rule.Attribute), rule.Key, v, strings.Join(vals, ", "), vals[0])}}
+		return f, nil
+	}
+	for _, x := range vals {
+		f.candidates = append(f.candidates, candidate{value: stringAttr(x)})
+	}
+	return f, nil
+}
+
+// deviceVersion: a full dotted version, as the driver writes it (leading
+// zeros dropped, missing components 0: "12.4" is 12.4.0).
+func deviceVersion(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+	major, minor, patch, err := parseVersion(v)
+	if err != nil {
+		return deviceFact{}, fmt.Errorf("%q is not a version", v)
+	}
+	s := fmt.Sprintf("%d.%d.%d", major, minor, patch)
+	return deviceFact{attribute: rule.Attribute, candidates: []candidate{{value: resourceapi.DeviceAttribute{VersionValue: &s}}}}, nil
+}
+
+// deviceVersionPart: one component of a version, joined with the others.
+func deviceVersionPart(part versionPart) func(*Policy, *NodeLabelRule, string, string) (deviceFact, error) {
+	return func(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return deviceFact{}, fmt.Errorf("%q is not a version component", v)
+		}
+		return deviceFact{attribute: rule.Attribute, part: part, partValue: n}, nil
+	}
+}
+
+// deviceNothing: the label says nothing of a device's attributes (the
+// number of devices, their presence, the device plugin's strategy).
+func deviceNothing(*Policy, *NodeLabelRule, string, string) (deviceFact, error) {
+	return deviceFact{}, nil
 }

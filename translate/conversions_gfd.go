@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // The conversions of GPU Feature Discovery's and GKE's GPU labels
@@ -300,4 +302,172 @@ func gfdFamilyOf(major, minor int64, scheme GFDFamilyScheme) string {
 		}
 	}
 	return "undefined"
+}
+
+// The device direction of GFD's and GKE's GPU labels (see ForecastDevices
+// in vocabulary.go).
+
+// nvmlProductNames are NVML product names known exactly, each with where it
+// was read; with the productName values of the policy's Map rules (GKE's
+// accelerator table) they turn a GFD product label back into the name the
+// NVIDIA driver publishes. A label form that none of them sanitises to is
+// written as the label spells it, with a note.
+var nvmlProductNames = []string{
+	// NVIDIA's DRA driver over NVIDIA's simulated A100, H100 and L40S
+	// (forecast/testdata/vendor-ground-truth, dra-devices-*.json).
+	"NVIDIA A100-SXM4-40GB",
+	"NVIDIA H100 80GB HBM3",
+	"NVIDIA L40S",
+	// dra-driver-nvidia-gpu's documentation of productName (reference
+	// dra.md §3.2: "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3").
+	"NVIDIA A100-SXM4-80GB",
+}
+
+// knownProductNames lists the exact names that GFD's sanitising turns into
+// the label form: the built-in ones and the values of the policy's Map
+// rules on the same attribute; sorted, without duplicates.
+func (p *Policy) knownProductNames(attr, labelForm string) []string {
+	set := map[string]bool{}
+	for _, n := range nvmlProductNames {
+		if gfdSanitise(n) == labelForm {
+			set[n] = true
+		}
+	}
+	for _, r := range p.labels {
+		if r.Conversion != ConvMap || r.Attribute != attr {
+			continue
+		}
+		for _, vals := range r.Values {
+			for _, n := range vals {
+				if gfdSanitise(n) == labelForm {
+					set[n] = true
+				}
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// deviceGFDProduct: the product name of a GFD product label, and the MIG
+// profile of a single-strategy "-MIG-<profile>" value. GFD writes the NVML
+// name's spaces as dashes and the name has dashes of its own, so the label
+// does not tell which dashes were spaces: a name known exactly
+// (knownProductNames) is written as NVML spells it; any other is written as
+// the label spells it (loose), which claimbridge's selectors match because
+// they compare with spaces as dashes.
+func deviceGFDProduct(p *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+	product, profile := parseGFDProduct(v)
+	if product == "" {
+		return deviceFact{}, fmt.Errorf("no product name")
+	}
+	f := deviceFact{attribute: rule.Attribute}
+	if profile != "" {
+		f.migProfile = MIGProfileOfGFD(profile)
+	}
+	if names := p.knownProductNames(rule.Attribute, product); len(names) == 1 {
+		f.candidates = []candidate{{value: stringAttr(names[0])}}
+		return f, nil
+	}
+	f.candidates = []candidate{{value: stringAttr(product), loose: true,
+		note: fmt.Sprintf("%s: %s=%s cannot tell which of its dashes were spaces (GFD writes the NVML name's spaces as dashes); written as %q, which claimbridge's selectors match (they compare with spaces as dashes) but a selector on the exact NVML name may not",
+			shortName(rule.Attribute), rule.Key, v, product)}}
+	return f, nil
+}
+
+var gfdProfileBase = regexp.MustCompile(`^((?:[0-9]+c\.)?[0-9]+g\.[0-9]+gb)(.*)$`)
+
+// MIGProfileOfGFD turns a MIG profile as the device plugin and GFD spell it
+// in resource names and labels (nvidia.com/mig-1g.5gb.me: "+" is not
+// allowed there and becomes ".") into the NVIDIA DRA driver's profile
+// attribute (go-nvlib's MigProfileInfo.String(): "1g.5gb+me"). Other
+// spellings are returned as they are.
+func MIGProfileOfGFD(profile string) string {
+	m := gfdProfileBase.FindStringSubmatch(profile)
+	if m == nil {
+		return profile
+	}
+	if rest, ok := strings.CutPrefix(m[2], "."); ok && rest != "" {
+		return m[1] + "+" + rest
+	}
+	return profile
+}
+
+// deviceMiB: GFD's memory in MiB is a capacity of as many Mi (the driver
+// writes 40960 MiB as 40Gi).
+func deviceMiB(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > 1<<40 {
+		return deviceFact{}, fmt.Errorf("%q is not a number of MiB", v)
+	}
+	return deviceFact{capacity: rule.Capacity, quantity: *resource.NewQuantity(n<<20, resource.BinarySI)}, nil
+}
+
+// nvmlArchitectures names, for each GFD family of the Current scheme, the
+// architecture the NVIDIA driver publishes (go-nvlib's
+// GetArchitectureAsString: Kepler … Blackwell). GFD's tesla and fermi have
+// no name there.
+var nvmlArchitectures = map[string]string{
+	"kepler":       "Kepler",
+	"maxwell":      "Maxwell",
+	"pascal":       "Pascal",
+	"volta":        "Volta",
+	"turing":       "Turing",
+	"ampere":       "Ampere",
+	"ada-lovelace": "Ada Lovelace",
+	"hopper":       "Hopper",
+	"blackwell":    "Blackwell",
+}
+
+// architectureOf is the architecture attribute in the domain of a GFDFamily
+// rule's compute-capability attribute.
+func architectureOf(rule *NodeLabelRule) string {
+	domain, _, _ := strings.Cut(rule.Attribute, "/")
+	return domain + "/architecture"
+}
+
+// architectureOfCC is the architecture the NVIDIA driver publishes for a
+// compute capability, "" when it names none.
+func architectureOfCC(major, minor int64) string {
+	return nvmlArchitectures[gfdFamilyOf(major, minor, GFDFamilyCurrent)]
+}
+
+// deviceGFDFamily: the architectures of the family's compute-capability
+// ranges under the policy's GFD scheme (one, except the Legacy scheme's
+// ampere, which covers Ampere and Ada Lovelace; the compute capability then
+// settles it).
+func deviceGFDFamily(p *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+	scheme := p.spec.GFDFamilyScheme
+	ranges, ok := gfdFamilies(scheme)[v]
+	if !ok {
+		return deviceFact{}, fmt.Errorf("not a GPU family that GFD (%s scheme) produces", cmp.Or(scheme, GFDFamilyCurrent))
+	}
+	current := gfdFamilies(GFDFamilyCurrent)
+	f := deviceFact{attribute: architectureOf(rule)}
+	for _, name := range slices.Sorted(maps.Keys(current)) {
+		arch, ok := nvmlArchitectures[name]
+		if !ok {
+			continue
+		}
+		for _, c := range current[name] {
+			for _, r := range ranges {
+				if c.loMajor*1000+c.loMinor < r.hiMajor*1000+r.hiMinor && r.loMajor*1000+r.loMinor < c.hiMajor*1000+c.hiMinor &&
+					!slices.ContainsFunc(f.candidates, func(o candidate) bool { return *o.value.StringValue == arch }) {
+					f.candidates = append(f.candidates, candidate{value: stringAttr(arch)})
+				}
+			}
+		}
+	}
+	if len(f.candidates) == 0 {
+		return deviceFact{}, nil
+	}
+	return f, nil
+}
+
+// deviceMIGProfile: GKE's partition size is the MIG profile of the node's
+// GPUs, as the driver spells it.
+func deviceMIGProfile(_ *Policy, _ *NodeLabelRule, _ string, v string) (deviceFact, error) {
+	if v == "" {
+		return deviceFact{}, fmt.Errorf("no MIG profile")
+	}
+	return deviceFact{migProfile: v}, nil
 }

@@ -1,5 +1,16 @@
 package translate
 
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
 // The label vocabulary, both directions.
 //
 // Which labels claimbridge knows is data: the nodeLabels rules of the
@@ -20,7 +31,12 @@ package translate
 //     a pod's requirement and a derived label compare the way the devices
 //     would (versions without leading zeros; Map values that map to the
 //     same attribute values as one of them). Canonical values stay valid
-//     label values.
+//     label values;
+//   - device reads a node's label value as what it says of each device of
+//     the rule's families: the value (or the possible values) of the
+//     attribute or capacity a DRA driver would publish for the same
+//     hardware (the forecast of a node's devices before its driver runs,
+//     [Policy.ForecastDevices], used by the forecast package).
 //
 // Adding a label of an existing kind is one rule in a profile and one
 // golden case; adding a kind of label is one entry here, its functions in
@@ -33,27 +49,28 @@ type conversion struct {
 	forward   func(p *Policy, rule *NodeLabelRule, wildcard string, req labelReq, family string) (effect, error)
 	backward  func(p *Policy, rule *NodeLabelRule, wildcard string, devices FamilyDevices) (string, bool)
 	canonical func(rule *NodeLabelRule, value string) string
+	device    func(p *Policy, rule *NodeLabelRule, wildcard string, value string) (deviceFact, error)
 }
 
 // vocabulary maps every Conversion to its functions.
 var vocabulary = map[Conversion]conversion{
-	ConvString:       {reads: "attribute", forward: forwardScalar(AttrString), backward: backwardAttribute, canonical: asIs},
-	ConvInt:          {reads: "attribute", forward: forwardScalar(AttrInt), backward: backwardAttribute, canonical: canonicalInt},
-	ConvBool:         {reads: "attribute", forward: forwardScalar(AttrBool), backward: backwardAttribute, canonical: asIs},
-	ConvMap:          {reads: "attribute", forward: forwardMap, backward: backwardMap, canonical: canonicalMap},
-	ConvVersion:      {reads: "attribute", forward: forwardVersion, backward: backwardAttribute, canonical: canonicalVersion},
-	ConvVersionMajor: {reads: "attribute", forward: forwardVersionPart("major"), backward: backwardAttribute, canonical: canonicalInt},
-	ConvVersionMinor: {reads: "attribute", forward: forwardVersionPart("minor"), backward: backwardAttribute, canonical: canonicalInt},
-	ConvVersionPatch: {reads: "attribute", forward: forwardVersionPart("patch"), backward: backwardAttribute, canonical: canonicalInt},
-	ConvGFDProduct:   {reads: "attribute", forward: forwardGFDProduct, backward: backwardGFDProduct, canonical: asIs},
-	ConvMiB:          {reads: "capacity", forward: forwardMiB, backward: backwardMiB, canonical: canonicalInt},
-	ConvGFDFamily:    {reads: "attribute", forward: forwardGFDFamily, backward: backwardAttribute, canonical: asIs},
-	ConvMIGProfile:   {forward: forwardMIGProfile, backward: backwardMIGProfile, canonical: asIs},
-	ConvMIGStrategy:  {forward: forwardMIGStrategy, backward: backwardMIGStrategy, canonical: asIs},
-	ConvPCIPresent:   {forward: forwardPCIPresent, backward: backwardPCIPresent, canonical: asIs},
-	ConvPresent:      {forward: forwardPresent, backward: backwardPresent, canonical: asIs},
-	ConvImplied:      {forward: forwardPresent, backward: backwardPresent, canonical: asIs},
-	ConvCount:        {forward: forwardCount, backward: backwardCount, canonical: canonicalInt},
+	ConvString:       {reads: "attribute", forward: forwardScalar(AttrString), backward: backwardAttribute, canonical: asIs, device: deviceScalar(AttrString)},
+	ConvInt:          {reads: "attribute", forward: forwardScalar(AttrInt), backward: backwardAttribute, canonical: canonicalInt, device: deviceScalar(AttrInt)},
+	ConvBool:         {reads: "attribute", forward: forwardScalar(AttrBool), backward: backwardAttribute, canonical: asIs, device: deviceScalar(AttrBool)},
+	ConvMap:          {reads: "attribute", forward: forwardMap, backward: backwardMap, canonical: canonicalMap, device: deviceMap},
+	ConvVersion:      {reads: "attribute", forward: forwardVersion, backward: backwardAttribute, canonical: canonicalVersion, device: deviceVersion},
+	ConvVersionMajor: {reads: "attribute", forward: forwardVersionPart("major"), backward: backwardAttribute, canonical: canonicalInt, device: deviceVersionPart(partMajor)},
+	ConvVersionMinor: {reads: "attribute", forward: forwardVersionPart("minor"), backward: backwardAttribute, canonical: canonicalInt, device: deviceVersionPart(partMinor)},
+	ConvVersionPatch: {reads: "attribute", forward: forwardVersionPart("patch"), backward: backwardAttribute, canonical: canonicalInt, device: deviceVersionPart(partPatch)},
+	ConvGFDProduct:   {reads: "attribute", forward: forwardGFDProduct, backward: backwardGFDProduct, canonical: asIs, device: deviceGFDProduct},
+	ConvMiB:          {reads: "capacity", forward: forwardMiB, backward: backwardMiB, canonical: canonicalInt, device: deviceMiB},
+	ConvGFDFamily:    {reads: "attribute", forward: forwardGFDFamily, backward: backwardAttribute, canonical: asIs, device: deviceGFDFamily},
+	ConvMIGProfile:   {forward: forwardMIGProfile, backward: backwardMIGProfile, canonical: asIs, device: deviceMIGProfile},
+	ConvMIGStrategy:  {forward: forwardMIGStrategy, backward: backwardMIGStrategy, canonical: asIs, device: deviceNothing},
+	ConvPCIPresent:   {forward: forwardPCIPresent, backward: backwardPCIPresent, canonical: asIs, device: deviceNothing},
+	ConvPresent:      {forward: forwardPresent, backward: backwardPresent, canonical: asIs, device: deviceNothing},
+	ConvImplied:      {forward: forwardPresent, backward: backwardPresent, canonical: asIs, device: deviceNothing},
+	ConvCount:        {forward: forwardCount, backward: backwardCount, canonical: canonicalInt, device: deviceNothing},
 }
 
 // convert turns a label requirement into an effect on a request of family.
@@ -118,4 +135,360 @@ func (p *Policy) labelRuleAny(key string) (*NodeLabelRule, string, bool) {
 		}
 	}
 	return nil, "", false
+}
+
+// The device direction: what a node's labels say of its devices.
+
+// DeviceForecast is what a node's labels say of each device of one family,
+// read with the policy's label rules in the device direction of the
+// vocabulary: the attributes and capacities a DRA driver would publish for
+// the same hardware, where the labels tell them. Names are qualified
+// ("gpu.nvidia.com/productName", "gpu.nvidia.com/memory").
+type DeviceForecast struct {
+	Attributes map[resourceapi.QualifiedName]resourceapi.DeviceAttribute
+	Capacity   map[resourceapi.QualifiedName]resource.Quantity
+	// MIGProfile is the MIG profile the labels give the family's devices, in
+	// the driver's spelling: GFD's single strategy ("-MIG-1g.10gb" product
+	// suffix), GKE's gke-gpu-partition-size. Empty when none does.
+	MIGProfile string
+	// Notes say which label values could not be read, which labels
+	// contradict each other (the attribute is then left out) and which
+	// values are written in a form the labels cannot tell exactly; sorted.
+	Notes []string
+}
+
+// ForecastDevices reads the node's labels that the policy maps for family
+// as what they say of each of the family's devices. A value the labels do
+// not tell is left out, never guessed: a label that cannot be read, labels
+// that disagree (or allow several values) leave the attribute out with a
+// note. Version components (major, minor, revision labels) combine into one
+// version when every component the policy has a rule for is labelled (a
+// component without a rule is 0: CUDA 12.4 is 12.4.0); a full version label
+// and its components must agree. The architecture comes from the family
+// label and from the compute capability (GFDFamily rules tie the two), and
+// both must agree. Labels of rules with onlyOnNodesWithLabel count only on
+// nodes with that label, as in the legacy view.
+func (p *Policy) ForecastDevices(family string, nodeLabels map[string]string) DeviceForecast {
+	out := DeviceForecast{
+		Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{},
+		Capacity:   map[resourceapi.QualifiedName]resource.Quantity{},
+	}
+	notes := map[string]bool{}
+	type sourced struct {
+		key  string
+		fact deviceFact
+	}
+	var facts []sourced
+	for _, k := range slices.Sorted(maps.Keys(nodeLabels)) {
+		rule, w, ok := p.labelRule(k, family)
+		if !ok {
+			continue
+		}
+		if only := rule.OnlyOnNodesWithLabel; only != "" {
+			if _, ok := nodeLabels[only]; !ok {
+				continue
+			}
+		}
+		c, ok := vocabulary[rule.Conversion]
+		if !ok || c.device == nil {
+			continue
+		}
+		f, err := c.device(p, rule, w, nodeLabels[k])
+		if err != nil {
+			notes[fmt.Sprintf("%s=%s: %v; left out", k, nodeLabels[k], err)] = true
+			continue
+		}
+		facts = append(facts, sourced{key: k + "=" + nodeLabels[k], fact: f})
+	}
+
+	claims := map[string][]attrClaim{}
+	parts := map[string]map[versionPart][]attrClaim{}
+	capacities := map[string][]attrClaim{}
+	var profiles []attrClaim
+	for _, s := range facts {
+		f := s.fact
+		switch {
+		case f.capacity != "":
+			capacities[f.capacity] = append(capacities[f.capacity], attrClaim{key: s.key, quantity: f.quantity})
+		case f.attribute != "" && f.part != partNone:
+			if parts[f.attribute] == nil {
+				parts[f.attribute] = map[versionPart][]attrClaim{}
+			}
+			parts[f.attribute][f.part] = append(parts[f.attribute][f.part], attrClaim{key: s.key, part: f.partValue})
+		case f.attribute != "":
+			claims[f.attribute] = append(claims[f.attribute], attrClaim{key: s.key, cands: f.candidates})
+		}
+		if f.migProfile != "" {
+			profiles = append(profiles, attrClaim{key: s.key, cands: []candidate{{value: stringAttr(f.migProfile)}}})
+		}
+	}
+
+	// Version components become one version claim when complete.
+	for _, attr := range slices.Sorted(maps.Keys(parts)) {
+		v, note, ok := p.joinVersion(family, attr, parts[attr])
+		switch {
+		case ok:
+			claims[attr] = append(claims[attr], v)
+		case note != "" && len(claims[attr]) == 0:
+			notes[note] = true
+		case note != "" && strings.Contains(note, "disagree"):
+			notes[note] = true
+		}
+	}
+
+	// The architecture also follows from the compute capability.
+	derived := map[string]string{} // architecture attribute → compute-capability attribute
+	for _, r := range p.labels {
+		if r.Conversion == ConvGFDFamily && slices.Contains(r.Families, family) {
+			derived[architectureOf(r)] = r.Attribute
+		}
+	}
+	resolve := func(attr string) {
+		c, note, ok := resolveClaims(attr, claims[attr])
+		if note != "" {
+			notes[note] = true
+		}
+		if ok {
+			out.Attributes[resourceapi.QualifiedName(attr)] = c.value
+			if c.loose && c.note != "" {
+				notes[c.note] = true
+			}
+		}
+	}
+	for _, attr := range slices.Sorted(maps.Keys(claims)) {
+		if _, ok := derived[attr]; !ok {
+			resolve(attr)
+		}
+	}
+	for _, arch := range slices.Sorted(maps.Keys(derived)) {
+		if cc, ok := out.Attributes[resourceapi.QualifiedName(derived[arch])]; ok && cc.VersionValue != nil {
+			if major, minor, _, err := parseSemver(*cc.VersionValue); err == nil {
+				if name := architectureOfCC(major, minor); name != "" {
+					claims[arch] = append(claims[arch], attrClaim{key: "compute capability " + *cc.VersionValue, cands: []candidate{{value: stringAttr(name)}}})
+				}
+			}
+		}
+		if len(claims[arch]) > 0 {
+			resolve(arch)
+		}
+	}
+
+	for _, name := range slices.Sorted(maps.Keys(capacities)) {
+		cs := capacities[name]
+		agree := true
+		for _, c := range cs[1:] {
+			if c.quantity.Cmp(cs[0].quantity) != 0 {
+				agree = false
+			}
+		}
+		if !agree {
+			notes[disagreement(name, cs)] = true
+			continue
+		}
+		out.Capacity[resourceapi.QualifiedName(name)] = cs[0].quantity
+	}
+	if len(profiles) > 0 {
+		if c, note, ok := resolveClaims("MIG profile", profiles); ok {
+			out.MIGProfile = *c.value.StringValue
+		} else if note != "" {
+			notes[note] = true
+		}
+	}
+	out.Notes = slices.Sorted(maps.Keys(notes))
+	return out
+}
+
+// versionPart names a component of a version attribute.
+type versionPart int
+
+const (
+	partNone versionPart = iota
+	partMajor
+	partMinor
+	partPatch
+)
+
+// deviceFact is what one label value says of every device of a family. A
+// fact with neither attribute, capacity nor MIG profile says nothing of a
+// device (counts, presence, the MIG strategy).
+type deviceFact struct {
+	// attribute or capacity concerned, "<domain>/<name>".
+	attribute, capacity string
+	// candidates are the values the attribute may have: one when the label
+	// tells it, several when it narrows it down (a GFD family under the
+	// Legacy scheme, a Map value with several names).
+	candidates []candidate
+	quantity   resource.Quantity
+	// part and partValue: the label is one component of a version.
+	part      versionPart
+	partValue int64
+	// migProfile the label gives the devices, in the driver's spelling.
+	migProfile string
+}
+
+// candidate is one possible attribute value. A loose string is known only
+// up to GPU Feature Discovery's sanitising (spaces written as dashes): it
+// agrees with every value of the same sanitised form, and an exact value
+// it agrees with wins; note says how a loose value is written when it is.
+type candidate struct {
+	value resourceapi.DeviceAttribute
+	loose bool
+	note  string
+}
+
+// attrClaim is what one label (key=value) claims about one attribute.
+type attrClaim struct {
+	key      string
+	cands    []candidate
+	quantity resource.Quantity
+	part     int64
+}
+
+// resolveClaims intersects the claims of the labels about one attribute:
+// one value left is the attribute's; none (the labels disagree) or several
+// (they do not tell) leave it out with a note.
+func resolveClaims(attr string, claims []attrClaim) (candidate, string, bool) {
+	if len(claims) == 0 {
+		return candidate{}, "", false
+	}
+	cur := claims[0].cands
+	for _, c := range claims[1:] {
+		cur = intersect(cur, c.cands)
+	}
+	switch {
+	case len(cur) == 1:
+		return cur[0], "", true
+	case len(cur) == 0:
+		return candidate{}, disagreement(attr, claims), false
+	}
+	var vals []string
+	for _, c := range cur {
+		vals = append(vals, attributeText(c.value))
+	}
+	var keys []string
+	for _, c := range claims {
+		keys = append(keys, c.key)
+	}
+	return candidate{}, fmt.Sprintf("%s: %s allow %s; left out", shortName(attr), strings.Join(keys, ", "), strings.Join(vals, " or ")), false
+}
+
+func disagreement(attr string, claims []attrClaim) string {
+	var says []string
+	for _, c := range claims {
+		var vals []string
+		for _, v := range c.cands {
+			vals = append(vals, attributeText(v.value))
+		}
+		if len(c.cands) == 0 {
+			vals = append(vals, c.quantity.String())
+		}
+		says = append(says, c.key+" says "+strings.Join(vals, " or "))
+	}
+	return fmt.Sprintf("%s: the labels disagree (%s); left out", shortName(attr), strings.Join(says, "; "))
+}
+
+func intersect(a, b []candidate) []candidate {
+	var out []candidate
+	for _, x := range a {
+		for _, y := range b {
+			if !agree(x, y) {
+				continue
+			}
+			m := x
+			if x.loose && !y.loose {
+				m = y
+			}
+			if !slices.ContainsFunc(out, func(o candidate) bool { return sameAttribute(o.value, m.value) }) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+func agree(x, y candidate) bool {
+	if (x.loose || y.loose) && x.value.StringValue != nil && y.value.StringValue != nil {
+		return gfdSanitise(*x.value.StringValue) == gfdSanitise(*y.value.StringValue)
+	}
+	return sameAttribute(x.value, y.value)
+}
+
+func sameAttribute(a, b resourceapi.DeviceAttribute) bool {
+	eq := func(x, y *string) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return eq(a.StringValue, b.StringValue) && eq(a.VersionValue, b.VersionValue) &&
+		(a.IntValue == nil) == (b.IntValue == nil) && (a.IntValue == nil || *a.IntValue == *b.IntValue) &&
+		(a.BoolValue == nil) == (b.BoolValue == nil) && (a.BoolValue == nil || *a.BoolValue == *b.BoolValue)
+}
+
+func attributeText(a resourceapi.DeviceAttribute) string {
+	switch {
+	case a.StringValue != nil:
+		return strconv.Quote(*a.StringValue)
+	case a.VersionValue != nil:
+		return *a.VersionValue
+	case a.IntValue != nil:
+		return strconv.FormatInt(*a.IntValue, 10)
+	case a.BoolValue != nil:
+		return strconv.FormatBool(*a.BoolValue)
+	}
+	return "nothing"
+}
+
+// shortName is the attribute's name without its domain, as notes show it.
+func shortName(qualified string) string {
+	if _, id, ok := strings.Cut(qualified, "/"); ok {
+		return id
+	}
+	return qualified
+}
+
+func stringAttr(s string) resourceapi.DeviceAttribute {
+	return resourceapi.DeviceAttribute{StringValue: &s}
+}
+
+// joinVersion joins the labelled components of a version attribute into
+// one claim. Every component the policy has a rule for (for the family)
+// must be labelled; the others are 0. A note says what is missing or which
+// labels of one component disagree.
+func (p *Policy) joinVersion(family, attr string, got map[versionPart][]attrClaim) (attrClaim, string, bool) {
+	ruled := map[versionPart]bool{}
+	for _, r := range p.labels {
+		if r.Attribute != attr || !slices.Contains(r.Families, family) {
+			continue
+		}
+		switch r.Conversion {
+		case ConvVersionMajor:
+			ruled[partMajor] = true
+		case ConvVersionMinor:
+			ruled[partMinor] = true
+		case ConvVersionPatch:
+			ruled[partPatch] = true
+		}
+	}
+	var nums [3]int64
+	var keys []string
+	for i, part := range []versionPart{partMajor, partMinor, partPatch} {
+		cs := got[part]
+		if len(cs) == 0 {
+			if ruled[part] {
+				return attrClaim{}, fmt.Sprintf("%s: no label gives its %s component; left out", shortName(attr), [...]string{"major", "minor", "patch"}[i]), false
+			}
+			continue
+		}
+		for _, c := range cs[1:] {
+			if c.part != cs[0].part {
+				var says []string
+				for _, c := range cs {
+					says = append(says, c.key)
+				}
+				return attrClaim{}, fmt.Sprintf("%s: the labels disagree (%s); left out", shortName(attr), strings.Join(says, "; ")), false
+			}
+		}
+		nums[i] = cs[0].part
+		for _, c := range cs {
+			keys = append(keys, c.key)
+		}
+	}
+	v := fmt.Sprintf("%d.%d.%d", nums[0], nums[1], nums[2])
+	return attrClaim{key: strings.Join(keys, ", "), cands: []candidate{{value: resourceapi.DeviceAttribute{VersionValue: &v}}}}, "", true
 }
