@@ -33,6 +33,13 @@ const (
 	ReasonTemplateConflict translate.ReasonCode = "TemplateConflict"
 	// ReasonDryRun: a dry-run request; the template was not created.
 	ReasonDryRun translate.ReasonCode = "DryRun"
+	// ReasonLegacyUnservable: the pod is admitted without translation and
+	// asks for an extended resource that no node advertises as much of as
+	// it needs (after the switch to DRA, none at all): it would wait Pending
+	// forever. A warning, a report reason, a metric and, from the leader,
+	// an Event on the pod and its owner; with onUnservable: Deny the pod is
+	// refused in enforce namespaces.
+	ReasonLegacyUnservable translate.ReasonCode = "LegacyUnservable"
 )
 
 // Reasons is the catalog of every code the webhook reports: the decision's
@@ -42,6 +49,7 @@ func Reasons() translate.Catalog { return catalog }
 const (
 	docModes     = "#modes"
 	docTemplates = "#templates"
+	docSwitch    = "#after-the-switch-no-silent-pending"
 )
 
 var catalog = decide.Reasons().With(translate.Catalog{
@@ -55,4 +63,5 @@ var catalog = decide.Reasons().With(translate.Catalog{
 	ReasonTemplateError:    translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "check the webhook's RBAC on resourceclaimtemplates and the apiserver's health: the template could not be created or read", docTemplates),
 	ReasonTemplateConflict: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "delete or rename the ResourceClaimTemplate of that name that claimbridge did not create", docTemplates),
 	ReasonDryRun:           translate.NewEntry(translate.SeverityInfo, "", "nothing to do: a dry run creates no template", docModes),
+	ReasonLegacyUnservable: translate.NewEntry(translate.SeverityWarning, "", "make the pod translatable (its other reasons say why it is not), ask for what nodes offer, or bring the device plugin back", docSwitch),
 })

@@ -41,6 +41,9 @@ type InventoryReader interface {
 	// WhenDRABusy is the namespace's rule for pods DRA serves only once
 	// devices free up; "" for the policy's.
 	WhenDRABusy(namespace string) translate.WhenDRABusy
+	// OnUnservable is the namespace's rule for pods kept as submitted that
+	// no node can serve; "" for the policy's.
+	OnUnservable(namespace string) translate.OnUnservable
 }
 
 // pendingLister lists the translated pods that wait for their claims: the
@@ -130,7 +133,9 @@ type decision struct {
 
 // Handle decides for one pod: decode → skip with a stated reason → namespace
 // mode → translate → feasibility → in enforce mode, ensure the template and
-// patch; otherwise warnings only. It never denies a pod.
+// patch; otherwise warnings only. A pod admitted without translation that
+// no node can serve (LegacyUnservable) is told so; it is denied only in an
+// enforce namespace whose rule is onUnservable: Deny (dry runs alike).
 func (h *PodHandler) Handle(ctx context.Context, req admission.Request) admission.Response {
 	resp, d := h.handle(ctx, req)
 	if h.Metrics != nil {
@@ -160,7 +165,7 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 	if ns == h.Namespace || slices.Contains(excludedNamespaces, ns) {
 		return skip(ModeOff, ReasonExcludedNS, "namespace %s is excluded", ns)
 	}
-	mode := h.mode(ctx, ns)
+	mode, looked := h.mode(ctx, ns)
 	if mode == ModeOff {
 		return skip(ModeOff, ReasonNamespaceOff, "namespace %s is not opted in (label %s)", ns, ModeLabel)
 	}
@@ -245,8 +250,30 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 		resp = admission.Allowed("claimbridge: " + string(outcome) + ": " + truncate(row.Headline(), maxWarning) + "; not mutated")
 	}
 	row.Name = podName(pod)
+	var unserved *unservable
+	if outcome != translate.OutcomeTranslate {
+		rule, source := h.unservableRule(ns, looked)
+		unserved = h.checkUnservable(pod, snap, mode, rule, source)
+	}
+	if unserved != nil {
+		row.Reasons = append(row.Reasons, unserved.reason)
+		if h.Metrics != nil && !dryRun {
+			for _, g := range unserved.gaps {
+				h.Metrics.Unservable.WithLabelValues(string(mode), string(g.Resource)).Inc()
+			}
+		}
+	}
 	d := decision{mode: mode, outcome: string(outcome), reason: primaryReason(outcome, row), message: row.Headline()}
-	resp = resp.WithWarnings(warnings(mode, outcome, row, dryRun)...)
+	ws := warnings(mode, outcome, row, dryRun)
+	if unserved != nil && unserved.deny {
+		// Refused: the denial says what the warning would; the pod's other
+		// warnings (why it was not translated) stay.
+		row.Decisive = &unserved.reason
+		d = decision{mode: mode, outcome: OutcomeDeny, reason: ReasonLegacyUnservable, message: unserved.reason.Message}
+		resp = unserved.denied(withoutLine(ws, truncate(warningPrefix(mode)+unserved.reason.String(), maxWarning)))
+	} else {
+		resp = resp.WithWarnings(ws...)
+	}
 	if h.Report != nil && !dryRun {
 		h.Report.Add(ns, row, now)
 	}
@@ -340,20 +367,22 @@ func (h *PodHandler) now() time.Time {
 	return time.Now()
 }
 
-func (h *PodHandler) mode(ctx context.Context, ns string) Mode {
+// mode is the namespace's mode from the cache; a namespace newer than the
+// cache is read once, and returned for its other labels.
+func (h *PodHandler) mode(ctx context.Context, ns string) (Mode, *corev1.Namespace) {
 	if m, ok := h.Inventory.NamespaceMode(ns); ok {
-		return m
+		return m, nil
 	}
 	if h.LookupNamespace == nil {
-		return ModeOff
+		return ModeOff, nil
 	}
 	// The namespace is newer than the cache: one read answers it.
 	obj, err := h.LookupNamespace(ctx, ns)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "read namespace missing from the cache", "namespace", ns)
-		return ModeOff
+		return ModeOff, nil
 	}
-	return modeOf(obj)
+	return modeOf(obj), obj
 }
 
 // observe records the durations of the decision's stages.
@@ -436,6 +465,14 @@ func primaryReason(outcome translate.Outcome, row report.Row) translate.ReasonCo
 	return ""
 }
 
+// warningPrefix starts every warning of a decision in that mode.
+func warningPrefix(mode Mode) string {
+	if mode == ModeAudit {
+		return "claimbridge (audit): "
+	}
+	return "claimbridge: "
+}
+
 // maxWarning keeps warnings within what kube-apiserver passes on unchanged.
 const maxWarning = 240
 
@@ -444,10 +481,7 @@ const maxWarning = 240
 func warnings(mode Mode, outcome translate.Outcome, row report.Row, dryRun bool) []string {
 	var out []string
 	add := func(s string) { out = append(out, truncate(s, maxWarning)) }
-	prefix := "claimbridge: "
-	if mode == ModeAudit {
-		prefix = "claimbridge (audit): "
-	}
+	prefix := warningPrefix(mode)
 	headline := row.Headline()
 	switch outcome {
 	case translate.OutcomeTranslate:
@@ -482,7 +516,7 @@ func (h *PodHandler) event(ns string, mode Mode, d decision, row report.Row, dry
 	if d.outcome != string(translate.OutcomeTranslate) {
 		typ = corev1.EventTypeWarning
 	}
-	verb := map[string]string{string(translate.OutcomeTranslate): "Translated", string(translate.OutcomeKeepLegacy): "KeptLegacy"}[d.outcome]
+	verb := map[string]string{string(translate.OutcomeTranslate): "Translated", string(translate.OutcomeKeepLegacy): "KeptLegacy", OutcomeDeny: "Denied"}[d.outcome]
 	if mode == ModeAudit {
 		verb = "Audit" + verb
 	}

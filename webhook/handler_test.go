@@ -213,7 +213,9 @@ func TestHandler(t *testing.T) {
 			wantPatched: true, wantTemplate: true, wantWarnings: []string{"translated to"},
 		},
 		"opted-out pod": {
-			fleet: "l4-inference", op: admissionv1.Create, wantNoWarn: true,
+			// The device plugin's nodes serve it: nothing to say (on a fleet
+			// without them it would be LegacyUnservable, unservable_test.go).
+			fleet: "legacy-gfd", op: admissionv1.Create, wantNoWarn: true,
 			pod:        builders.MakePod("p", "prod").Container("c").Limit("nvidia.com/gpu", "1").Annotation(translate.AnnotationSkip, "true").Obj(),
 			wantMetric: []string{"enforce", "Skip", "OptedOut"},
 		},

@@ -365,8 +365,26 @@ func (inv *Inventory) PodClaimAllocated(uid types.UID) bool {
 	return err == nil && len(objs) > 0
 }
 
+// PendingUnbound lists the pods not bound to a node yet, neither finished
+// nor being deleted, that name a domain-prefixed resource in a container
+// (candidates for LegacyUnservable), in creation order; an index answers
+// it, in time proportional to those pods.
+func (inv *Inventory) PendingUnbound() []*corev1.Pod {
+	objs, err := inv.pods.GetIndexer().ByIndex(indexPendingExtended, indexPendingExtended)
+	if err != nil {
+		return nil
+	}
+	out := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(*corev1.Pod))
+	}
+	slices.SortFunc(out, pendingOrder)
+	return out
+}
+
 // Indexes of the caches that admission reads without listing.
 const (
+	indexPendingExtended   = "claimbridge.io/pending-extended"
 	indexPendingTranslated = "claimbridge.io/pending-translated"
 	indexAllocatedDevice   = "claimbridge.io/allocated-device"
 	indexAllocatedOwner    = "claimbridge.io/allocated-owner"
@@ -374,12 +392,20 @@ const (
 
 // addIndexers adds the indexes; before the informers start.
 func (inv *Inventory) addIndexers() {
-	_ = inv.pods.AddIndexers(cache.Indexers{indexPendingTranslated: func(obj any) ([]string, error) {
-		if p, ok := obj.(*corev1.Pod); ok && p.Annotations[AnnotationAdmission] != "" && !PodDone(p) {
-			return []string{indexPendingTranslated}, nil
-		}
-		return nil, nil
-	}})
+	_ = inv.pods.AddIndexers(cache.Indexers{
+		indexPendingTranslated: func(obj any) ([]string, error) {
+			if p, ok := obj.(*corev1.Pod); ok && p.Annotations[AnnotationAdmission] != "" && !PodDone(p) {
+				return []string{indexPendingTranslated}, nil
+			}
+			return nil, nil
+		},
+		indexPendingExtended: func(obj any) ([]string, error) {
+			if p, ok := obj.(*corev1.Pod); ok && !PodDone(p) && asksExtended(p) {
+				return []string{indexPendingExtended}, nil
+			}
+			return nil, nil
+		},
+	})
 	_ = inv.claims.AddIndexers(cache.Indexers{
 		indexAllocatedDevice: func(obj any) ([]string, error) {
 			if c, ok := obj.(*resourceapi.ResourceClaim); ok {
@@ -419,6 +445,16 @@ func (inv *Inventory) WhenDRABusy(namespace string) translate.WhenDRABusy {
 		return ""
 	}
 	return whenDRABusyOf(obj.(*corev1.Namespace))
+}
+
+// OnUnservable is the namespace's rule from its label, "" when it has none
+// (or an unknown value: the policy's rule then applies).
+func (inv *Inventory) OnUnservable(namespace string) translate.OnUnservable {
+	obj, ok, err := inv.namespaces.GetStore().GetByKey(namespace)
+	if err != nil || !ok {
+		return ""
+	}
+	return onUnservableOf(obj.(*corev1.Namespace))
 }
 
 // Repair is the namespace's claimbridge.io/repair label.

@@ -26,6 +26,13 @@ type Metrics struct {
 	// for their controllers to create again (claimbridge.io/repair).
 	StrandedPods      prometheus.Gauge
 	StrandedRecreated prometheus.Counter
+	// Unservable counts the pods admission found unservable (admitted
+	// without translation, asking for an extended resource no node offers
+	// as much of as they need), by namespace mode and resource, denied or
+	// not, dry runs aside; UnservablePending is the pods Pending now that
+	// no node can serve (the leader counts them).
+	Unservable        *prometheus.CounterVec
+	UnservablePending prometheus.Gauge
 }
 
 // NewMetrics creates the metrics; Register adds them to a registry.
@@ -82,6 +89,14 @@ func NewMetrics() *Metrics {
 			Name: "claimbridge_stranded_pods_recreated_total",
 			Help: "Stranded pods deleted so that their controller creates them again (namespace label claimbridge.io/repair=Recreate).",
 		}),
+		Unservable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "claimbridge_unservable_pods_total",
+			Help: "Pods admitted without translation (or denied) that ask for an extended resource no node offers as much of as they need, by namespace mode and resource; a pod counts once per such resource.",
+		}, []string{"mode", "resource"}),
+		UnservablePending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "claimbridge_unservable_pods",
+			Help: "Pending, unbound pods in opted-in namespaces that ask for an extended resource no node offers as much of as they need.",
+		}),
 	}
 }
 
@@ -94,7 +109,7 @@ func (m *Metrics) Register() error {
 func (m *Metrics) RegisterWith(r prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.Admissions, m.TranslateDuration, m.FeasibilityDuration, m.PlacementDuration, m.InventoryNodes,
 		m.TemplatesCreated, m.TemplatesDeleted, m.TemplatesRecreated, m.PolicyReloads, m.ReservationsTakenOver,
-		m.StrandedPods, m.StrandedRecreated} {
+		m.StrandedPods, m.StrandedRecreated, m.Unservable, m.UnservablePending} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

@@ -108,6 +108,14 @@ func (s *StaticInventory) WhenDRABusy(name string) translate.WhenDRABusy {
 	return ""
 }
 
+// OnUnservable implements InventoryReader.
+func (s *StaticInventory) OnUnservable(name string) translate.OnUnservable {
+	if ns, ok := s.Namespaces[name]; ok {
+		return onUnservableOf(ns)
+	}
+	return ""
+}
+
 // Template implements InventoryReader.
 func (s *StaticInventory) Template(namespace, name string) (*resourceapi.ResourceClaimTemplate, bool) {
 	for _, t := range s.Existing {

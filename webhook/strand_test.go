@@ -44,13 +44,15 @@ func TestHandlerNeverStrandsAPod(t *testing.T) {
 		wantMetric   []string // mode, outcome, reason
 		check        func(t *testing.T, pod *corev1.Pod)
 	}{
-		"a pod bound at creation (spec.nodeName) is skipped": {
+		"a pod bound at creation (spec.nodeName) is skipped, and told that its node will refuse it": {
 			fleet: "l4-inference", pod: gpu("pinned").NodeName("l4-inference-0").Obj(),
-			wantMetric: []string{"enforce", "Skip", "NodeNamePreset"},
+			wantWarnings: []string{"LegacyUnservable: no node offers nvidia.com/gpu any more (DRA replaced the device plugin); the kubelet of l4-inference-0 will refuse this pod"},
+			wantMetric:   []string{"enforce", "Skip", "NodeNamePreset"},
 		},
-		"a pod for a scheduler the policy does not list is skipped": {
+		"a pod for a scheduler the policy does not list is skipped, and told that it stays Pending": {
 			fleet: "l4-inference", pod: gpu("batch").SchedulerName("volcano").Obj(),
-			wantMetric: []string{"enforce", "Skip", "SchedulerNotListed"},
+			wantWarnings: []string{"LegacyUnservable: no node offers nvidia.com/gpu any more (DRA replaced the device plugin); this pod stays Pending"},
+			wantMetric:   []string{"enforce", "Skip", "SchedulerNotListed"},
 		},
 		"HAMi's gpumem without the hami profile keeps the pod legacy": {
 			fleet: "l4-inference", pod: gpu("hami").Limit("nvidia.com/gpumem", "4000").Obj(),

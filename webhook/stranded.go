@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -83,7 +85,17 @@ func asSubmitted(p *corev1.Pod) (*corev1.Pod, bool) {
 // claimbridge.io/repair=Recreate it deletes such a pod when a controller
 // owns it and it has never started, so that the controller creates it again
 // and the webhook decides again; bare pods are never deleted. Namespaces
-// that chose whenDRABusy: Wait are left alone. It runs on the leader.
+// that chose whenDRABusy: Wait are left alone.
+//
+// It also finds the pods that no node can serve: Pending and unbound in an
+// opted-in namespace, asking for an extended resource that no node
+// advertises as much of as they need (after the switch to DRA, no node
+// offers nvidia.com/gpu any more). Each gets a LegacyUnservable Warning
+// Event once, and its owner (a Deployment's ReplicaSet, a Job, …) one while
+// it has such pods; the gauge claimbridge_unservable_pods counts them.
+// Admission cannot put these Events on the pod: it has no name yet.
+//
+// It runs on the leader.
 type StrandController struct {
 	Client    kubernetes.Interface
 	Inventory *Inventory
@@ -91,6 +103,11 @@ type StrandController struct {
 	Recorder  record.EventRecorder
 	Stranded  prometheus.Gauge
 	Recreated prometheus.Counter
+	// Unservable counts the pods no node can serve. Optional.
+	Unservable prometheus.Gauge
+	// Namespace is claimbridge's own: its pods, like kube-system's, are
+	// never judged.
+	Namespace string
 	// After is how long a pod waits before it counts. Default
 	// DefaultStrandedAfter.
 	After time.Duration
@@ -179,6 +196,7 @@ func (c *StrandController) Reconcile(ctx context.Context) {
 			c.event(p, owner, "StrandedPod", msg+"; it would run now if created again (label the namespace claimbridge.io/repair=Recreate to have its controller do so)")
 		}
 	}
+	unservable := c.tellUnservable(snap, seen)
 	for key := range c.told {
 		if !seen[key] {
 			delete(c.told, key)
@@ -186,6 +204,62 @@ func (c *StrandController) Reconcile(ctx context.Context) {
 	}
 	if c.Stranded != nil {
 		c.Stranded.Set(float64(stranded))
+	}
+	if c.Unservable != nil {
+		c.Unservable.Set(float64(unservable))
+	}
+}
+
+// tellUnservable puts a LegacyUnservable Warning Event on each pending,
+// unbound pod of an opted-in namespace that no node can serve, once, and on
+// its owner, once while the owner has such pods; it marks what it told in
+// seen and returns how many such pods there are.
+func (c *StrandController) tellUnservable(snap *feasibility.Snapshot, seen map[string]bool) int {
+	policy := translate.DefaultPolicy()
+	if c.Policy != nil {
+		policy = c.Policy()
+	}
+	dra := snap.DRADevices() > 0
+	count := 0
+	for _, p := range c.Inventory.PendingUnbound() {
+		if p.Namespace == c.Namespace || slices.Contains(excludedNamespaces, p.Namespace) {
+			continue
+		}
+		if mode, ok := c.Inventory.NamespaceMode(p.Namespace); !ok || mode == ModeOff {
+			continue
+		}
+		gaps := judged(policy, snap.LegacyUnservable(p))
+		if len(gaps) == 0 {
+			continue
+		}
+		count++
+		msg := unservableMessage(gaps, dra) + consequence(p) + ": " + catalog.Remedy(ReasonLegacyUnservable)
+		reason := string(ReasonLegacyUnservable)
+		key := reason + "/" + p.Namespace + "/" + p.Name + "/" + string(p.UID)
+		seen[key] = true
+		if !c.told[key] {
+			c.told[key] = true
+			c.record(&corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.Namespace, Name: p.Name, UID: p.UID}, reason, msg)
+		}
+		owner := metav1.GetControllerOf(p)
+		if owner == nil {
+			continue
+		}
+		key = reason + "/owner/" + string(owner.UID)
+		seen[key] = true
+		if !c.told[key] {
+			c.told[key] = true
+			c.record(&corev1.ObjectReference{Kind: owner.Kind, APIVersion: owner.APIVersion, Namespace: p.Namespace, Name: owner.Name, UID: owner.UID},
+				reason, "pod "+p.Name+": "+msg)
+		}
+	}
+	return count
+}
+
+// record records a Warning.
+func (c *StrandController) record(ref *corev1.ObjectReference, reason, msg string) {
+	if c.Recorder != nil {
+		c.Recorder.Event(ref, corev1.EventTypeWarning, reason, msg)
 	}
 }
 

@@ -238,7 +238,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return err
 	}
 	if err := mgr.Add(&webhook.StrandController{Client: client, Inventory: inv, Policy: policy.Get, Recorder: recorder,
-		Stranded: metrics.StrandedPods, Recreated: metrics.StrandedRecreated, After: o.StrandedAfter}); err != nil {
+		Stranded: metrics.StrandedPods, Recreated: metrics.StrandedRecreated, After: o.StrandedAfter,
+		Unservable: metrics.UnservablePending, Namespace: o.Namespace}); err != nil {
 		return err
 	}
 	if selfManaged != nil {

@@ -1,0 +1,390 @@
+package webhook
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/report"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// policyOf is a policy of these profiles and onUnservable rule.
+func policyOf(t *testing.T, rule translate.OnUnservable, profiles ...string) func(*fixture) {
+	t.Helper()
+	p, err := translate.NewPolicy(&translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
+		Spec: translate.PolicySpec{Profiles: profiles, OnUnservable: rule}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(f *fixture) { f.handler.Policy = func() *translate.Policy { return p } }
+}
+
+// denyPolicy is the default policy with onUnservable: Deny.
+func denyPolicy(t *testing.T) func(*fixture) {
+	return policyOf(t, translate.OnUnservableDeny, translate.DefaultProfileNames()...)
+}
+
+// advertising gives the fleet's first node n of an extended resource in its
+// allocatable, as a device plugin would.
+func advertising(name corev1.ResourceName, n string) func(*fixture) {
+	return func(f *fixture) {
+		node := f.inv.Fleet.Nodes[0].DeepCopy()
+		node.Status.Allocatable[name] = resource.MustParse(n)
+		f.inv.Fleet.Nodes = append([]*corev1.Node{node}, f.inv.Fleet.Nodes[1:]...)
+	}
+}
+
+// namespaceLabel sets a label on a namespace of the fixture.
+func namespaceLabel(ns, key, value string) func(*fixture) {
+	return func(f *fixture) {
+		obj := f.inv.Namespaces[ns].DeepCopy()
+		obj.Labels[key] = value
+		f.inv.Namespaces[ns] = obj
+	}
+}
+
+func all(mutations ...func(*fixture)) func(*fixture) {
+	return func(f *fixture) {
+		for _, m := range mutations {
+			m(f)
+		}
+	}
+}
+
+// TestAPodNoNodeCanServeIsTold: a pod admitted without translation that
+// asks for an extended resource no node advertises as much of as it needs
+// (after the switch to DRA, none at all) gets the LegacyUnservable warning,
+// a reason in its report row and claimbridge_unservable_pods_total; with
+// onUnservable: Deny (policy or namespace label) an enforce namespace
+// refuses it, with the same message and the field of the resource, while an
+// audit namespace only says it would; a translated pod, a pod the device
+// plugin can serve and a pod KEP-5004 serves are never unservable.
+func TestAPodNoNodeCanServeIsTold(t *testing.T) {
+	shared := func(ns string) *builders.PodWrapper {
+		return builders.MakePod("shared", ns).Container("app").Limit("nvidia.com/gpu.shared", "1")
+	}
+	volcano := func(ns, gpus string) *builders.PodWrapper {
+		return builders.MakePod("batch", ns).Container("app").Limit("nvidia.com/gpu", gpus).SchedulerName("volcano")
+	}
+	hami := policyOf(t, "", "nvidia", "hami")
+	const (
+		gone   = "claimbridge: LegacyUnservable: no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending: make the pod translatable"
+		denied = "claimbridge: LegacyUnservable: no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending; denied ("
+	)
+	cases := map[string]struct {
+		fleet  string
+		mutate func(*fixture)
+		pod    *corev1.Pod
+		dryRun bool
+		// wantWarnings are substrings of warnings, in order; wantNot must
+		// be in none.
+		wantWarnings []string
+		wantNot      []string
+		// wantDenied is a substring of the denial's message, with the
+		// field its first cause names; empty: the pod is admitted.
+		wantDenied, wantField string
+		// wantUnservable is claimbridge_unservable_pods_total{mode,resource}.
+		wantUnservable map[[2]string]float64
+		// wantAdmission is the claimbridge_admissions_total sample.
+		wantAdmission []string
+	}{
+		"a shared GPU pod kept legacy on a fleet where no node offers shares any more is told it stays Pending": {
+			fleet: "l4-inference", pod: shared("prod").Obj(),
+			wantWarnings:   []string{"kept as submitted: SharedDeviceNotMapped", gone},
+			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu.shared"}: 1},
+			wantAdmission:  []string{"enforce", "KeepLegacy", "SharedDeviceNotMapped"},
+		},
+		"the same pod where a device plugin still offers shares is not": {
+			fleet: "l4-inference", mutate: advertising("nvidia.com/gpu.shared", "4"), pod: shared("prod").Obj(),
+			wantWarnings:   []string{"kept as submitted: SharedDeviceNotMapped"},
+			wantNot:        []string{"LegacyUnservable"},
+			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu.shared"}: 0},
+		},
+		"a pod asking for 8 GPUs where nodes advertise at most 4 is unservable": {
+			fleet: "l4-inference", mutate: advertising("nvidia.com/gpu", "4"), pod: volcano("prod", "8").Obj(),
+			wantWarnings:   []string{"claimbridge: LegacyUnservable: no node offers 8 nvidia.com/gpu (at most 4 on one node); this pod stays Pending"},
+			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu"}: 1},
+			wantAdmission:  []string{"enforce", "Skip", "SchedulerNotListed"},
+		},
+		"a pod asking for the 4 GPUs a node advertises is not": {
+			fleet: "l4-inference", mutate: advertising("nvidia.com/gpu", "4"), pod: volcano("prod", "4").Obj(),
+			wantNot: []string{"LegacyUnservable"},
+		},
+		"with onUnservable: Deny an enforce namespace refuses the pod with the same message": {
+			fleet: "l4-inference", mutate: denyPolicy(t), pod: shared("prod").Obj(),
+			wantWarnings:   []string{"kept as submitted: SharedDeviceNotMapped"},
+			wantNot:        []string{"LegacyUnservable"},
+			wantDenied:     denied + "policy onUnservable: Deny): make the pod translatable",
+			wantField:      "spec.containers[0].resources.limits[nvidia.com/gpu.shared]",
+			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu.shared"}: 1},
+			wantAdmission:  []string{"enforce", OutcomeDeny, "LegacyUnservable"},
+		},
+		"a server-side dry run is refused alike and counts nothing": {
+			fleet: "l4-inference", mutate: denyPolicy(t), pod: shared("prod").Obj(), dryRun: true,
+			wantDenied:     denied + "policy onUnservable: Deny)",
+			wantField:      "spec.containers[0].resources.limits[nvidia.com/gpu.shared]",
+			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu.shared"}: 0},
+		},
+		"with onUnservable: Deny an audit namespace only says it would refuse the pod": {
+			fleet: "l4-inference", mutate: denyPolicy(t), pod: shared("staging").Obj(),
+			wantWarnings:   []string{"claimbridge (audit): LegacyUnservable: no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending; it would be denied in enforce mode (policy onUnservable: Deny)"},
+			wantUnservable: map[[2]string]float64{{"audit", "nvidia.com/gpu.shared"}: 1},
+			wantAdmission:  []string{"audit", "KeepLegacy", "SharedDeviceNotMapped"},
+		},
+		"the namespace label Deny overrides the policy's Admit": {
+			fleet: "l4-inference", mutate: namespaceLabel("prod", translate.LabelOnUnservable, "Deny"), pod: shared("prod").Obj(),
+			wantDenied: denied + "namespace label claimbridge.io/on-unservable=Deny)",
+			wantField:  "spec.containers[0].resources.limits[nvidia.com/gpu.shared]",
+		},
+		"the namespace label Admit overrides the policy's Deny": {
+			fleet: "l4-inference", mutate: all(denyPolicy(t), namespaceLabel("prod", translate.LabelOnUnservable, "Admit")), pod: shared("prod").Obj(),
+			wantWarnings: []string{gone},
+			wantNot:      []string{"denied"},
+		},
+		"a namespace the cache does not have yet is read for its label": {
+			fleet: "l4-inference", pod: shared("fresh").Obj(),
+			mutate: func(f *fixture) {
+				f.handler.LookupNamespace = func(_ context.Context, name string) (*corev1.Namespace, error) {
+					return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
+						Labels: map[string]string{ModeLabel: string(ModeEnforce), translate.LabelOnUnservable: "Deny"}}}, nil
+				}
+			},
+			wantDenied: denied + "namespace label claimbridge.io/on-unservable=Deny)",
+			wantField:  "spec.containers[0].resources.limits[nvidia.com/gpu.shared]",
+		},
+		"a pod that opted out is told but never refused": {
+			fleet: "l4-inference", mutate: denyPolicy(t), pod: volcano("prod", "1").Annotation(translate.AnnotationSkip, "true").Obj(),
+			wantWarnings: []string{"claimbridge: LegacyUnservable: no node offers nvidia.com/gpu any more (DRA replaced the device plugin); this pod stays Pending; not denied: the pod opted out (claimbridge.io/skip)"},
+		},
+		"a translated pod is never unservable": {
+			fleet: "l4-inference", mutate: denyPolicy(t), pod: l4Pod("prod"),
+			wantWarnings:   []string{"claimbridge: translated to ResourceClaimTemplate"},
+			wantNot:        []string{"LegacyUnservable"},
+			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu"}: 0},
+			wantAdmission:  []string{"enforce", "Translate", "Translated"},
+		},
+		"a pod that would be translated in audit mode is never unservable": {
+			fleet: "l4-inference", mutate: denyPolicy(t), pod: l4Pod("staging"),
+			wantWarnings: []string{"claimbridge (audit): would translate"},
+			wantNot:      []string{"LegacyUnservable"},
+		},
+		"a pod that a DeviceClass serves through extendedResourceName (KEP-5004) is not unservable": {
+			fleet: "hami-t4", mutate: policyOf(t, translate.OnUnservableDeny, "nvidia", "hami"),
+			pod:           builders.MakePod("plain", "prod").Container("app").Limit("nvidia.com/gpu", "1").Obj(),
+			wantNot:       []string{"LegacyUnservable"},
+			wantAdmission: []string{"enforce", "KeepLegacy", "DeferToExtendedResource"},
+		},
+		"a capacity of a device (HAMi's gpumem with the hami profile) is no node's allocatable and not judged": {
+			fleet: "l4-inference", mutate: hami, pod: volcano("prod", "1").Limit("nvidia.com/gpumem", "4000").Obj(),
+			wantWarnings: []string{"claimbridge: LegacyUnservable: no node offers nvidia.com/gpu any more"},
+			wantNot:      []string{"gpumem"},
+		},
+		"an inventory not synced yet says nothing": {
+			fleet: "", mutate: denyPolicy(t), pod: shared("prod").Obj(),
+			wantNot: []string{"LegacyUnservable"},
+		},
+		"a mirror pod is never judged": {
+			fleet: "l4-inference", mutate: denyPolicy(t),
+			pod:     volcano("prod", "1").Annotation(corev1.MirrorPodAnnotationKey, "abc").NodeName("l4-inference-0").Obj(),
+			wantNot: []string{"LegacyUnservable"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, tc.fleet, tc.mutate)
+			req := request(t, admissionv1.Create, tc.pod, tc.dryRun)
+			resp := f.handler.Handle(t.Context(), req)
+			if tc.wantDenied == "" {
+				if !resp.Allowed {
+					t.Fatalf("pod denied: %+v", resp.Result)
+				}
+			} else {
+				if resp.Allowed {
+					t.Fatalf("pod admitted (warnings %q), want it denied", resp.Warnings)
+				}
+				if resp.Result.Code != 422 || !strings.Contains(resp.Result.Message, tc.wantDenied) {
+					t.Errorf("denial %d %q, want 422 with %q", resp.Result.Code, resp.Result.Message, tc.wantDenied)
+				}
+				if resp.Result.Details == nil || len(resp.Result.Details.Causes) == 0 || resp.Result.Details.Causes[0].Field != tc.wantField {
+					t.Errorf("denial details %+v, want a cause on %s", resp.Result.Details, tc.wantField)
+				}
+				if len(resp.Patches) > 0 || len(templates(t, f, tc.pod.Namespace)) > 0 {
+					t.Error("a denied pod was patched or got a template")
+				}
+			}
+			next := 0
+			for _, w := range tc.wantWarnings {
+				i := slices.IndexFunc(resp.Warnings[next:], func(s string) bool { return strings.Contains(s, w) })
+				if i < 0 {
+					t.Errorf("no warning containing %q in order in %q", w, resp.Warnings)
+					continue
+				}
+				next += i + 1
+			}
+			for _, w := range tc.wantNot {
+				if slices.ContainsFunc(resp.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
+					t.Errorf("a warning contains %q: %q", w, resp.Warnings)
+				}
+			}
+			for labels, want := range tc.wantUnservable {
+				if got := testutil.ToFloat64(f.metrics.Unservable.WithLabelValues(labels[0], labels[1])); got != want {
+					t.Errorf("claimbridge_unservable_pods_total%v = %g, want %g", labels, got, want)
+				}
+			}
+			if tc.wantAdmission != nil {
+				if got := testutil.ToFloat64(f.metrics.Admissions.WithLabelValues(tc.wantAdmission...)); got != 1 {
+					t.Errorf("claimbridge_admissions_total%v = %g, want 1", tc.wantAdmission, got)
+				}
+			}
+			rows := f.handler.Report.Report(t.Context(), tc.pod.Namespace, "p").Items
+			told := slices.ContainsFunc(rows, func(r report.Row) bool {
+				return slices.ContainsFunc(r.Reasons, func(r translate.Reason) bool { return r.Code == ReasonLegacyUnservable })
+			})
+			// The row says what the warning or the denial said; a dry run
+			// leaves no row.
+			wantTold := !tc.dryRun && (tc.wantDenied != "" || slices.ContainsFunc(tc.wantWarnings, func(w string) bool { return strings.Contains(w, "LegacyUnservable") }))
+			if told != wantTold {
+				t.Errorf("report row carries LegacyUnservable = %v, want %v (rows %+v)", told, wantTold, rows)
+			}
+		})
+	}
+}
+
+// TestUnservablePodsGetAnEventOnThemAndTheirOwner: the leader's controller
+// finds the Pending, unbound pods of opted-in namespaces that no node can
+// serve and puts one LegacyUnservable Warning on each and one on their
+// owner (the ReplicaSet of a Deployment's pods), counts them in the gauge,
+// tells nothing twice, and leaves alone bound pods, pods that ask for what
+// nodes offer, namespaces not opted in and its own namespace.
+func TestUnservablePodsGetAnEventOnThemAndTheirOwner(t *testing.T) {
+	fleet := loadFleet(t, "l4-inference")
+	rs := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7c9", UID: "rs-uid", Controller: new(true)}
+	pending := func(name, ns string, w *builders.PodWrapper) *corev1.Pod {
+		p := w.Obj()
+		p.Name, p.Namespace, p.UID = name, ns, types.UID("uid-"+name)
+		p.Status.Phase = corev1.PodPending
+		return p
+	}
+	shared := func() *builders.PodWrapper {
+		return builders.MakePod("", "").Container("app").Limit("nvidia.com/gpu.shared", "1")
+	}
+	owned := func(p *corev1.Pod) *corev1.Pod {
+		p.OwnerReferences = []metav1.OwnerReference{rs}
+		return p
+	}
+	objs := []runtime.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod", Labels: map[string]string{ModeLabel: "enforce"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "claimbridge", Labels: map[string]string{ModeLabel: "enforce"}}},
+		owned(pending("web-7c9-a", "prod", shared())),
+		owned(pending("web-7c9-b", "prod", shared())),
+		pending("solo", "prod", builders.MakePod("", "").Container("app").Limit("nvidia.com/gpu", "1")),
+		pending("bound", "prod", shared().NodeName("l4-inference-0")),
+		pending("cpu-only", "prod", builders.MakePod("", "").Container("app").Request("cpu", "1")),
+		pending("not-opted-in", "dev", shared()),
+		pending("own", "claimbridge", shared()),
+	}
+	for _, n := range fleet.Nodes {
+		objs = append(objs, n)
+	}
+	for _, s := range fleet.Slices {
+		objs = append(objs, s)
+	}
+	for _, c := range fleet.Classes {
+		objs = append(objs, c)
+	}
+	client := fake.NewClientset(objs...)
+	inv := NewInventory(client, InventoryOptions{MinRebuildInterval: -1})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- inv.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return inv.Synced(), nil
+	}); err != nil {
+		t.Fatalf("inventory not synced: %v", err)
+	}
+
+	rec := record.NewFakeRecorder(100)
+	rec.IncludeObject = true
+	metrics := NewMetrics()
+	c := &StrandController{Client: client, Inventory: inv, Policy: translate.DefaultPolicy, Recorder: rec, Namespace: "claimbridge",
+		Stranded: metrics.StrandedPods, Unservable: metrics.UnservablePending}
+	c.Reconcile(t.Context())
+	gone := "Warning LegacyUnservable no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending: make the pod translatable"
+	// In creation order, then by name (the fake's pods have no time).
+	want := []string{
+		"Warning LegacyUnservable no node offers nvidia.com/gpu any more (DRA replaced the device plugin); this pod stays Pending",
+		gone,
+		"Warning LegacyUnservable pod web-7c9-a: no node offers nvidia.com/gpu.shared any more",
+		gone,
+	}
+	wantKinds := []string{"kind=Pod,", "kind=Pod,", "kind=ReplicaSet,", "kind=Pod,"}
+	got := drain(rec)
+	if len(got) != len(want) {
+		t.Fatalf("%d events, want %d: %q", len(got), len(want), got)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) || !strings.Contains(got[i], wantKinds[i]) {
+			t.Errorf("event %d: %q, want it to start with %q and be about %s", i, got[i], want[i], wantKinds[i])
+		}
+	}
+	if n := testutil.ToFloat64(metrics.UnservablePending); n != 3 {
+		t.Errorf("claimbridge_unservable_pods = %g, want 3", n)
+	}
+
+	c.Reconcile(t.Context())
+	if got := drain(rec); len(got) != 0 {
+		t.Errorf("told again: %q", got)
+	}
+
+	// Bound at last (a node with the resource came back): no longer counted.
+	p, err := client.CoreV1().Pods("prod").Get(t.Context(), "solo", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.NodeName = "l4-inference-0"
+	if _, err := client.CoreV1().Pods("prod").Update(t.Context(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		c.Reconcile(ctx)
+		return testutil.ToFloat64(metrics.UnservablePending) == 2, nil
+	}); err != nil {
+		t.Errorf("claimbridge_unservable_pods = %g after the pod was bound, want 2", testutil.ToFloat64(metrics.UnservablePending))
+	}
+	if got := drain(rec); len(got) != 0 {
+		t.Errorf("told again: %q", got)
+	}
+}
+
+// drain returns the events recorded so far.
+func drain(rec *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
