@@ -27,6 +27,7 @@ var rules = []struct {
 }{
 	{"translate", nil, "the translator is the pure core"},
 	{"feasibility", []string{"translate"}, "feasibility runs the allocator over what translate produced"},
+	{"forecast", []string{"translate", "feasibility"}, "the forecast reads the vocabulary backwards into an inventory"},
 	{"decide", []string{"translate", "feasibility"}, "the one decision path sits right above translation and feasibility"},
 	{"report", []string{"decide", "translate", "feasibility"}, "the report only renders decisions"},
 	{"webhook", []string{"report", "decide", "translate", "feasibility"}, "the webhook is a thin edge: no import from internal/"},

@@ -1,0 +1,117 @@
+// Package forecast answers, before a cluster switches from the device plugin
+// to DRA in one day (NVIDIA GPU Operator 26.7 runs one stack or the other;
+// GFD is not deployed in DRA mode), what the fleet will look like after the
+// switch: for each node, from its legacy view (GFD, NFD and GKE labels, the
+// extended resources it offers, the MIG strategy and per-profile labels,
+// sharing replicas), the ResourceSlices the DRA drivers would publish for
+// the same hardware, the DeviceClasses created with them, and the node as
+// it will be. claimbridge then decides workloads against that fleet
+// (claimbridge audit --forecast).
+//
+// # Promises
+//
+// [Forecast] is pure and deterministic: inventory in, a new inventory out
+// (deep copies; the input is never modified), nodes in name order, map
+// keys walked in sorted order. An error means the options are invalid; a
+// node whose labels cannot be read or contradict each other gets notes and
+// the attributes left out, never a failure. Nothing is invented: an
+// attribute the labels do not tell is left out of the devices and named in
+// [Driver].Unknown (uuid, brand, pciBusID, pcieRoot, numaNode, parentUUID,
+// memorySlice<i>, and whatever a node's labels lack).
+//
+// # The rules
+//
+// The vocabulary is the policy's: its node-label rules, read in the
+// vocabulary's device direction ([translate.Policy.ForecastDevices]), turn
+// a node's labels into the attributes and capacities of each device of a
+// family, for every family and label the policy maps — the third direction
+// of the table whose forward direction translates pods and whose backward
+// direction is the placement check's legacy view. What a driver writes on
+// its own is this package's (drivers.go, nvidia.go, tpu.go).
+//
+//   - Which devices: the node's extended resources that the policy maps
+//     (allocatable, else capacity), each to the DeviceClass of its rule; the
+//     class names the driver (the vendor charts' classes by name, others by
+//     the driver their selector compares device.driver with). The node's
+//     labels may move a resource to another class, as the translator does
+//     (translate.Policy.LegacyResource): nvidia.com/gpu under
+//     mig.strategy=single, or with GKE's gke-gpu-partition-size, is a MIG
+//     device. mig.capable=true alone never makes a MIG device.
+//   - NVIDIA (gpu.nvidia.com): one device per GPU the device plugin
+//     offers, "gpu-<i>", type gpu. Under time-slicing or MPS the device
+//     plugin offers each GPU replicas times (nvidia.com/gpu.replicas, GKE's
+//     gke-max-shared-clients-per-gpu): allocatable / replicas GPUs, with a
+//     note that the sharing moves to the claims (the policy's sharing rule:
+//     a GpuConfig or consumable capacity). MIG (mixed strategy): N devices
+//     of type mig for allocatable nvidia.com/mig-<profile>: N, profile in
+//     the driver's spelling (GFD's mig-1g.5gb.me is 1g.5gb+me), capacities
+//     from GFD's nvidia.com/mig-<profile>.{memory (MiB), multiprocessors,
+//     engines.copy|decoder|encoder|jpeg|ofa}, the parent's attributes from
+//     the labels of the MIG family; full GPUs for the nvidia.com/gpu left.
+//     Single strategy: nvidia.com/gpu: N counts MIG devices of the profile
+//     the product label names ("…-MIG-1g.10gb"; productName is the
+//     parent's), capacities from nvidia.com/gpu.{memory, …}. MIG devices are
+//     forecast as configured today (the driver's static MIG); which GPU
+//     holds which (parentUUID) is unknown.
+//   - productName: GFD writes the NVML name's spaces as dashes, and NVML
+//     names have dashes of their own (NVIDIA A100-SXM4-40GB, NVIDIA H100
+//     80GB HBM3), so the label does not tell which dashes were spaces. A
+//     name known exactly — the vendor ground truth's and reference names
+//     in translate (nvmlProductNames), and the productName values of the
+//     policy's Map rules (GKE's accelerator table) — whose GFD form is the
+//     label's is written as NVML spells it. Any other is written as the
+//     label spells it (NVIDIA-T4), with a note: claimbridge's selectors
+//     compare productName with spaces as dashes, so translated pods match
+//     it either way; a hand-written selector on the exact NVML name may
+//     not.
+//   - architecture: from the GFD family (ampere → Ampere, ada-lovelace →
+//     Ada Lovelace, hopper → Hopper, …: go-nvlib's names) and from the
+//     compute capability (the GFDFamily rule ties the two); they must agree
+//     (the Legacy scheme's ampere, 8.0–8.9, is settled by the compute
+//     capability). cudaComputeCapability is compute.major.minor.0;
+//     driverVersion the full driver version without leading zeros
+//     (550.163.01 is 550.163.1); cudaDriverVersion the CUDA runtime version
+//     (12.4 is 12.4.0); version components combine when the full label is
+//     absent. memory is GFD's MiB as Mi (40960 MiB is 40Gi). brand is not
+//     told by any label (NVML's brand differs by product and driver).
+//   - GKE GPU nodes: cloud.google.com/gke-accelerator through the policy's
+//     Map rule gives productName when it maps to one name (several that
+//     are one up to spacing: the first, with a note; others: left out
+//     unless another label settles it); the count is allocatable
+//     nvidia.com/gpu; GKE sets no label for the rest.
+//   - TPU (tpu.google.com): one chip per google.com/tpu, "tpu-<i>" with
+//     index i; accelerator, topology and chipCount from the labels the TPU
+//     driver itself reads (GKE's or tpu.google.com/*, the policy's tpu
+//     profile), tpuGen as the driver derives it from the accelerator, brand
+//     Google; uuid unknown. A node whose accelerator label is missing or
+//     unknown, or whose chip-count label differs from its google.com/tpu,
+//     is not forecast: the driver would not start there.
+//   - Not forecast (Driver.NotForecast, the node's resources stay): AMD
+//     (amd.com/gpu), Intel GPUs and Gaudi, RDMA NICs (rdma/*, shares of NIC
+//     pools), classes no known driver serves (HAMi's): the vocabulary maps
+//     no label to those drivers' attributes.
+//
+// # The nodes after the switch
+//
+// A node switches when it has a forecast accelerator, is not opted out
+// (GPU Operator's nvidia.com/gpu.deploy.operands=false) and Options.Nodes
+// (nil: all) selects it. A switched node loses the extended resources of
+// its forecast drivers from capacity and allocatable, and (GFDLabelsDrop,
+// the default) GPU Feature Discovery's labels where the NVIDIA driver
+// switches ([GFDLabel]: nvidia.com/gpu.*, cuda.*, mig-*, mig.strategy,
+// mig.capable, mps.*, vgpu.*, gfd.*; the GPU Operator's own gpu.present,
+// gpu.deploy.*, gpu.workload.config and mig.config labels stay, as do NFD's
+// and GKE's). Taints stay. A driver that already publishes ResourceSlices
+// for a node is left as it is there. Every forecast slice is one pool per
+// node and driver: name <node>-<driver>-forecast, pool named after the
+// node, generation 1, one slice, devices in name order, attribute names as
+// the driver writes them (its own without domain). The DeviceClasses are
+// Options.Classes, or the forecast drivers' default ones. Pods, claims and
+// taint rules are copied as they are.
+//
+// # Where it sits
+//
+// forecast imports translate (the vocabulary) and feasibility (the
+// inventory type) of this module; internal/ and cmd/ use it (hack/layers
+// checks the rule).
+package forecast

@@ -1,0 +1,132 @@
+package forecast
+
+import (
+	"regexp"
+	"slices"
+
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// What the forecast knows of the DRA drivers: their names, the DeviceClasses
+// their charts install, the attributes and capacities they publish, and why
+// the others are not forecast. The vocabulary (translate's policy) says what
+// a node's labels mean; this file says what a driver writes on its own.
+
+// Driver names.
+const (
+	DriverNVIDIA = "gpu.nvidia.com"
+	DriverTPU    = "tpu.google.com"
+)
+
+// Device types of the NVIDIA driver (its "type" attribute).
+const (
+	typeGPU = "gpu"
+	typeMIG = "mig"
+)
+
+// defaultClasses are the DeviceClasses each forecast driver's chart
+// installs, as the repository's fleets write them (examples/fleets): none
+// sets extendedResourceName. The NVIDIA chart's vfio and ComputeDomain
+// classes serve devices the forecast does not make.
+var defaultClasses = map[string][]classSpec{
+	DriverNVIDIA: {
+		{name: "gpu.nvidia.com", expr: `device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu"`},
+		{name: "mig.nvidia.com", expr: `device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "mig"`},
+	},
+	DriverTPU: {
+		{name: "tpu.google.com", expr: `device.driver == "tpu.google.com"`},
+	},
+}
+
+type classSpec struct{ name, expr string }
+
+func (c classSpec) object() *resourceapi.DeviceClass {
+	return &resourceapi.DeviceClass{
+		TypeMeta:   metav1.TypeMeta{APIVersion: resourceapi.SchemeGroupVersion.String(), Kind: "DeviceClass"},
+		ObjectMeta: metav1.ObjectMeta{Name: c.name},
+		Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{
+			CEL: &resourceapi.CELDeviceSelector{Expression: c.expr},
+		}}},
+	}
+}
+
+// knownClasses says which driver, and which of its device types, the
+// DeviceClasses of the vendor charts select.
+var knownClasses = map[string]struct{ driver, devType string }{
+	"gpu.nvidia.com":      {DriverNVIDIA, typeGPU},
+	"mig.nvidia.com":      {DriverNVIDIA, typeMIG},
+	"vfio.gpu.nvidia.com": {DriverNVIDIA, "vfio"},
+	"tpu.google.com":      {DriverTPU, ""},
+	"gpu.amd.com":         {"gpu.amd.com", ""},
+	"gpu.intel.com":       {"gpu.intel.com", ""},
+	"gpu-vfio.intel.com":  {"gpu.intel.com", ""},
+	"gaudi.intel.com":     {"gaudi.intel.com", ""},
+	"qat.intel.com":       {"qat.intel.com", ""},
+	"dra.cpu":             {"dra.cpu", ""},
+}
+
+var (
+	driverExpr = regexp.MustCompile(`device\.driver\s*==\s*["']([^"']+)["']`)
+	typeExpr   = regexp.MustCompile(`\.type\s*==\s*["']([^"']+)["']`)
+)
+
+// classDriver is the driver (and device type) a DeviceClass selects: the
+// vendor charts' classes by name, any other class by the driver its
+// selectors compare device.driver with. ok is false when neither tells.
+func classDriver(name string, classes []*resourceapi.DeviceClass) (driver, devType string, ok bool) {
+	for _, c := range classes {
+		if c.Name != name {
+			continue
+		}
+		for _, s := range c.Spec.Selectors {
+			if s.CEL == nil {
+				continue
+			}
+			if m := driverExpr.FindStringSubmatch(s.CEL.Expression); m != nil {
+				driver = m[1]
+			}
+			if m := typeExpr.FindStringSubmatch(s.CEL.Expression); m != nil {
+				devType = m[1]
+			}
+		}
+		if driver != "" {
+			return driver, devType, true
+		}
+	}
+	if k, ok := knownClasses[name]; ok {
+		return k.driver, k.devType, true
+	}
+	return "", "", false
+}
+
+// notForecast says why the devices of drivers the forecast does not make
+// are not forecast.
+var notForecast = map[string]string{
+	"gpu.amd.com": "AMD GPUs: the vocabulary maps no node label to the AMD driver's attributes (productName, family, " +
+		"deviceID, driverVersion, memory), and its device names come from card and render indexes no label shows",
+	"gpu.intel.com": "Intel GPUs: the vocabulary maps no node label to the Intel driver's attributes (model, family, " +
+		"pciId, memory), nor tells its device names (PCI addresses)",
+	"gaudi.intel.com": "Intel Gaudi: the vocabulary maps no node label to the driver's attributes (model, serial), " +
+		"nor tells its device names (PCI addresses)",
+	"qat.intel.com": "Intel QAT: the vocabulary maps no node label to the driver's attributes",
+	"dra.net": "RDMA NICs: the RDMA shared device plugin's resources are shares of NIC pools, not NICs, and the " +
+		"vocabulary maps no node label to dranet's attributes (ifName, pciAddress, rdma); the NICs cannot be counted",
+	"dra.cpu": "CPUs: dra-driver-cpu's devices (NUMA nodes, sockets or CPUs) are not told by the node's labels",
+}
+
+// Attributes and capacities each device type publishes (as the driver
+// names them; standard attributes by their identifier): what a forecast
+// device lacks of them is Unknown. Sources: reference dra.md §3.2, §3.3 and
+// the vendor ground truth (forecast/testdata/vendor-ground-truth).
+var (
+	nvidiaGPUAttributes = []string{"architecture", "brand", "cudaComputeCapability", "cudaDriverVersion", "driverVersion",
+		"numaNode", "pciBusID", "pcieRoot", "productName", "type", "uuid"}
+	nvidiaGPUCapacity   = []string{"memory"}
+	nvidiaMIGAttributes = append(slices.Clone(nvidiaGPUAttributes), "parentUUID", "profile")
+	// memorySlice<i> is one capacity per memory slice the MIG device
+	// occupies: its placement, which no label tells.
+	nvidiaMIGCapacity = []string{"copyEngines", "decoders", "encoders", "jpegEngines", "memory", "memorySlice<i>",
+		"multiprocessors", "ofaEngines"}
+	tpuAttributes = []string{"accelerator", "brand", "chipCount", "index", "tpuGen", "uuid"}
+)

@@ -1,0 +1,282 @@
+package forecast
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+
+	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// GFDLabels says whether GPU Feature Discovery's labels stay on switched nodes.
+type GFDLabels string
+
+// GFDLabels modes.
+const (
+	GFDLabelsDrop GFDLabels = "drop" // default: GPU Operator's DRA mode does not deploy GFD
+	GFDLabelsKeep GFDLabels = "keep"
+)
+
+// ParseGFDLabels reads a GFDLabels mode: "" is drop.
+func ParseGFDLabels(s string) (GFDLabels, error) {
+	switch g := GFDLabels(s); g {
+	case "":
+		return GFDLabelsDrop, nil
+	case GFDLabelsDrop, GFDLabelsKeep:
+		return g, nil
+	}
+	return "", fmt.Errorf("unknown GFD labels mode %q (allowed: %s, %s)", s, GFDLabelsDrop, GFDLabelsKeep)
+}
+
+// OptOutLabel is GPU Operator's per-node opt-out: a node labelled
+// nvidia.com/gpu.deploy.operands=false gets none of its operands, DRA
+// driver included, and does not switch.
+const OptOutLabel = "nvidia.com/gpu.deploy.operands"
+
+// Options of a forecast.
+type Options struct {
+	// Policy is the vocabulary (translate.DefaultPolicy() or the
+	// operator's). Required.
+	Policy *translate.Policy
+	// GFDLabels says whether GFD's labels stay on switched nodes. Default
+	// (""): drop.
+	GFDLabels GFDLabels
+	// Nodes selects the nodes the switch covers. Nil: every node with a
+	// forecastable accelerator.
+	Nodes labels.Selector
+	// Classes are the DeviceClasses created at the switch; they replace
+	// classes of the same name in the inventory. Nil: the default classes
+	// of the drivers forecast on a switched node, as the NVIDIA DRA driver's
+	// and the TPU driver's charts install them (none sets
+	// extendedResourceName), added where the inventory has no class of that
+	// name.
+	Classes []*resourceapi.DeviceClass
+}
+
+// Result of a forecast.
+type Result struct {
+	// After is the fleet after the switch: switched nodes with the
+	// extended resources of the forecast drivers removed from capacity and
+	// allocatable and (drop) GFD's labels removed; the forecast
+	// ResourceSlices; the DeviceClasses; untouched nodes, slices, Pods,
+	// Claims and TaintRules as they were. Everything is a deep copy (the
+	// input is never modified), nodes and classes in name order, slices
+	// grouped by node in node order (WriteYAML's order).
+	After *feasibility.Inventory
+	// Nodes has one entry per node of the input, in name order.
+	Nodes []Node
+	// forecast marks the slices the forecast made.
+	forecast map[string]bool
+}
+
+// Node is what the forecast says of one node.
+type Node struct {
+	Name     string
+	Switched bool
+	// Why it does not switch: "opted out (nvidia.com/gpu.deploy.operands=false)",
+	// "not selected by --forecast-nodes", "no accelerator the forecast
+	// knows", "already publishes ResourceSlices for <drivers>"; "" when
+	// Switched.
+	Why string
+	// Drivers forecast on the node, in driver order. On a node that does
+	// not switch, what it would publish if it did (no slice is written).
+	Drivers []Driver
+}
+
+// Driver is the forecast of one DRA driver on one node.
+type Driver struct {
+	// Driver name: "gpu.nvidia.com", "tpu.google.com", or the driver (or
+	// DeviceClass) a not-forecast resource maps to.
+	Driver string
+	// Devices forecast (0 with NotForecast).
+	Devices int
+	// Resources are the legacy extended resources the driver replaces on
+	// the node (removed from capacity and allocatable in After when the
+	// node switches and the driver is forecast), sorted.
+	Resources []corev1.ResourceName
+	// NotForecast, when set, says why no device is forecast; the node's
+	// capacity and allocatable keep the resources.
+	NotForecast string
+	// Unknown are the attributes and capacities the driver publishes that
+	// the labels cannot tell ("uuid", "pciBusID", "pcieRoot", "numaNode",
+	// "parentUUID", ...): left out of the devices, never invented; sorted.
+	Unknown []string
+	// Notes say how values were read where the labels are not exact (a
+	// product name's spelling, shares counted as GPUs, MIG as configured
+	// today), and which labels could not be read or disagree; sorted.
+	Notes []string
+}
+
+// Forecast builds, from each node's legacy view (GFD, NFD and GKE labels,
+// extended resources, the MIG strategy and per-profile labels, sharing
+// replicas), the ResourceSlices and DeviceClasses the DRA drivers would
+// publish for the same hardware, and the nodes as they will look after the
+// switch. What a label means is the policy's vocabulary (its node-label
+// rules read in the device direction, [translate.Policy.ForecastDevices]);
+// what a driver writes on its own (device types, constant attributes, the
+// TPU generation) is this package's. An error means the options are
+// invalid; a node whose labels cannot be read or contradict each other
+// gets notes and the attributes left out.
+func Forecast(before *feasibility.Inventory, opts Options) (*Result, error) {
+	if before == nil {
+		return nil, errors.New("forecast: no inventory")
+	}
+	if opts.Policy == nil {
+		return nil, errors.New("forecast: no policy")
+	}
+	gfd, err := ParseGFDLabels(string(opts.GFDLabels))
+	if err != nil {
+		return nil, fmt.Errorf("forecast: %w", err)
+	}
+	seen := map[string]bool{}
+	for i, c := range opts.Classes {
+		switch {
+		case c == nil || c.Name == "":
+			return nil, fmt.Errorf("forecast: class %d has no name", i)
+		case seen[c.Name]:
+			return nil, fmt.Errorf("forecast: two classes named %q", c.Name)
+		}
+		seen[c.Name] = true
+	}
+
+	f := &forecaster{
+		p:         opts.Policy,
+		gfd:       gfd,
+		selector:  opts.Nodes,
+		classes:   append(slices.Clone(opts.Classes), before.Classes...),
+		published: map[string]map[string]bool{},
+	}
+	for _, s := range before.Slices {
+		if n := ptr.Deref(s.Spec.NodeName, ""); n != "" {
+			if f.published[n] == nil {
+				f.published[n] = map[string]bool{}
+			}
+			f.published[n][s.Spec.Driver] = true
+		}
+	}
+
+	nodes := slices.Clone(before.Nodes)
+	slices.SortStableFunc(nodes, func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
+	res := &Result{After: &feasibility.Inventory{PodsListed: before.PodsListed}, forecast: map[string]bool{}}
+	switchedDrivers := map[string]bool{}
+	newSlices := map[string][]*resourceapi.ResourceSlice{}
+	for _, n := range nodes {
+		fn := f.node(n)
+		after := n.DeepCopy()
+		after.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Node"}
+		if fn.node.Switched {
+			f.switchNode(after, fn)
+			for _, d := range fn.forecast {
+				switchedDrivers[d.driver.Driver] = true
+				s := slice(n.Name, d.driver.Driver, d.devices)
+				newSlices[n.Name] = append(newSlices[n.Name], s)
+				res.forecast[s.Name] = true
+			}
+		}
+		res.Nodes = append(res.Nodes, fn.node)
+		res.After.Nodes = append(res.After.Nodes, after)
+	}
+
+	// Slices: each node's own (as they were, then the forecast ones), then
+	// the rest in their order.
+	var rest []*resourceapi.ResourceSlice
+	byNode := map[string][]*resourceapi.ResourceSlice{}
+	for _, s := range before.Slices {
+		c := s.DeepCopy()
+		c.TypeMeta = metav1.TypeMeta{APIVersion: resourceapi.SchemeGroupVersion.String(), Kind: "ResourceSlice"}
+		if n := ptr.Deref(s.Spec.NodeName, ""); n != "" && slices.ContainsFunc(nodes, func(x *corev1.Node) bool { return x.Name == n }) {
+			byNode[n] = append(byNode[n], c)
+			continue
+		}
+		rest = append(rest, c)
+	}
+	for _, n := range nodes {
+		res.After.Slices = append(res.After.Slices, byNode[n.Name]...)
+		res.After.Slices = append(res.After.Slices, newSlices[n.Name]...)
+		delete(byNode, n.Name)
+	}
+	res.After.Slices = append(res.After.Slices, rest...)
+
+	res.After.Classes = classesAfter(before.Classes, opts.Classes, switchedDrivers)
+	for _, c := range before.Claims {
+		res.After.Claims = append(res.After.Claims, c.DeepCopy())
+	}
+	for _, r := range before.TaintRules {
+		c := r.DeepCopy()
+		c.TypeMeta = metav1.TypeMeta{APIVersion: resourceapi.SchemeGroupVersion.String(), Kind: "DeviceTaintRule"}
+		res.After.TaintRules = append(res.After.TaintRules, c)
+	}
+	for _, p := range before.Pods {
+		res.After.Pods = append(res.After.Pods, p.DeepCopy())
+	}
+	return res, nil
+}
+
+// classesAfter: the inventory's classes, those of opts replacing any of the
+// same name, or (no opts classes) the default classes of the drivers
+// switched somewhere where no class has their name; in name order.
+func classesAfter(before, given []*resourceapi.DeviceClass, drivers map[string]bool) []*resourceapi.DeviceClass {
+	byName := map[string]*resourceapi.DeviceClass{}
+	for _, c := range before {
+		if _, ok := byName[c.Name]; !ok {
+			byName[c.Name] = c
+		}
+	}
+	if given != nil {
+		for _, c := range given {
+			byName[c.Name] = c
+		}
+	} else {
+		for _, d := range slices.Sorted(maps.Keys(drivers)) {
+			for _, c := range defaultClasses[d] {
+				if _, ok := byName[c.name]; !ok {
+					byName[c.name] = c.object()
+				}
+			}
+		}
+	}
+	var out []*resourceapi.DeviceClass
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		c := byName[name].DeepCopy()
+		c.TypeMeta = metav1.TypeMeta{APIVersion: resourceapi.SchemeGroupVersion.String(), Kind: "DeviceClass"}
+		out = append(out, c)
+	}
+	return out
+}
+
+// slice is the one ResourceSlice of a driver on a node: pool named after
+// the node, generation 1, devices in name order.
+func slice(node, driver string, devices []resourceapi.Device) *resourceapi.ResourceSlice {
+	devices = slices.Clone(devices)
+	slices.SortFunc(devices, func(a, b resourceapi.Device) int { return cmp.Compare(a.Name, b.Name) })
+	return &resourceapi.ResourceSlice{
+		TypeMeta:   metav1.TypeMeta{APIVersion: resourceapi.SchemeGroupVersion.String(), Kind: "ResourceSlice"},
+		ObjectMeta: metav1.ObjectMeta{Name: sliceName(node, driver)},
+		Spec: resourceapi.ResourceSliceSpec{
+			Driver:   driver,
+			Pool:     resourceapi.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1},
+			NodeName: ptr.To(node),
+			Devices:  devices,
+		},
+	}
+}
+
+// sliceName is "<node>-<driver>-forecast", a DNS subdomain (node names and
+// driver names are; the result is cut to 253 characters).
+func sliceName(node, driver string) string {
+	name := node + "-" + driver + "-forecast"
+	if len(name) > 253 {
+		name = strings.TrimRight(name[:253], "-.")
+	}
+	return name
+}

@@ -1,0 +1,265 @@
+package forecast
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// The NVIDIA DRA driver (gpu.nvidia.com) as the forecast makes it: one
+// device per GPU the device plugin offers ("gpu-<i>", type gpu), one per
+// MIG device it offers ("mig-<profile>-<j>", type mig). Attributes come
+// from the node's labels through the policy's vocabulary; "type" and
+// "profile" are the driver's own.
+
+// migResourcePrefix: the device plugin's resources of MIG devices under the
+// mixed strategy, nvidia.com/mig-<profile> (with "+" written "."); GFD
+// labels each with <resource>.count, .memory, .multiprocessors, ...
+const migResourcePrefix = "nvidia.com/mig-"
+
+// migCapacityLabels are GFD's labels of a MIG resource
+// (<resource>.<suffix>: nvidia.com/mig-1g.10gb.memory under the mixed
+// strategy, nvidia.com/gpu.memory under single) and the NVIDIA driver's
+// capacity each is (both from NVML's MIG profile info: GFD's
+// newMigAttributeLabels, the driver's CommonCapacitiesMig). GFD's
+// slices.gi and slices.ci have no capacity: the driver publishes
+// memorySlice<i>, the placement, instead.
+var migCapacityLabels = []struct {
+	suffix, capacity string
+	mib              bool
+}{
+	{"memory", "memory", true},
+	{"multiprocessors", "multiprocessors", false},
+	{"engines.copy", "copyEngines", false},
+	{"engines.decoder", "decoders", false},
+	{"engines.encoder", "encoders", false},
+	{"engines.jpeg", "jpegEngines", false},
+	{"engines.ofa", "ofaEngines", false},
+}
+
+// Sharing labels: GFD's replicas and strategy of the device plugin's
+// time-slicing or MPS, GKE's GPU sharing.
+const (
+	labelReplicas        = "nvidia.com/gpu.replicas"
+	labelSharingStrategy = "nvidia.com/gpu.sharing-strategy"
+	labelGPUCount        = "nvidia.com/gpu.count"
+	labelGKESharing      = "cloud.google.com/gke-gpu-sharing-strategy"
+	labelGKEMaxShared    = "cloud.google.com/gke-max-shared-clients-per-gpu"
+)
+
+// nvidia forecasts the NVIDIA driver's devices on a node from its
+// resources rs (nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*).
+func (f *forecaster) nvidia(n *corev1.Node, rs []legacyResource) (devices []resourceapi.Device, notes, unknownList []string, notForecast string) {
+	var gpus, migs []legacyResource
+	for _, r := range rs {
+		switch r.devType {
+		case typeGPU:
+			gpus = append(gpus, r)
+		case typeMIG:
+			migs = append(migs, r)
+		default:
+			notes = append(notes, fmt.Sprintf("%s: served by DeviceClass %s, whose devices the forecast does not make", r.name, r.rule.DeviceClassName))
+		}
+	}
+	unknownSet := map[string]bool{}
+
+	if len(gpus) > 0 {
+		fg := f.p.ForecastDevices(gpus[0].rule.Family, n.Labels)
+		count, countNotes := gpuCount(n.Labels, gpus)
+		notes = append(notes, countNotes...)
+		if count > 0 {
+			notes = append(notes, fg.Notes...)
+		}
+		attrs := local(DriverNVIDIA, fg.Attributes)
+		attrs["type"] = resourceapi.DeviceAttribute{StringValue: ptr.To(typeGPU)}
+		capacity := map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{}
+		for k, q := range fg.Capacity {
+			capacity[localName(DriverNVIDIA, k)] = resourceapi.DeviceCapacity{Value: q}
+		}
+		for i := range count {
+			d := resourceapi.Device{Name: fmt.Sprintf("gpu-%d", i), Attributes: cloneAttrs(attrs), Capacity: cloneCapacity(capacity)}
+			devices = append(devices, d)
+			for _, u := range unknown(d, nvidiaGPUAttributes, nvidiaGPUCapacity) {
+				unknownSet[u] = true
+			}
+		}
+	}
+
+	if len(migs) > 0 {
+		fm := f.p.ForecastDevices(f.familyOfClass(migs[0].rule), n.Labels)
+		perProfile := map[string]int{}
+		var profiles []string
+		for _, r := range migs {
+			profile, labelPrefix := fm.MIGProfile, string(r.name)
+			if p, ok := strings.CutPrefix(string(r.name), migResourcePrefix); ok {
+				profile = translate.MIGProfileOfGFD(p)
+			}
+			if profile == "" {
+				notes = append(notes, fmt.Sprintf("%s: the node's labels make it a MIG device (DeviceClass %s) but name no MIG profile; not forecast",
+					r.name, r.rule.DeviceClassName))
+				continue
+			}
+			profiles = append(profiles, profile)
+			capacity, capNotes := migCapacities(n.Labels, labelPrefix)
+			notes = append(notes, capNotes...)
+			attrs := local(DriverNVIDIA, fm.Attributes)
+			attrs["type"] = resourceapi.DeviceAttribute{StringValue: ptr.To(typeMIG)}
+			attrs["profile"] = resourceapi.DeviceAttribute{StringValue: ptr.To(profile)}
+			for range r.count {
+				d := resourceapi.Device{
+					Name:       fmt.Sprintf("mig-%s-%d", dnsProfile(profile), perProfile[profile]),
+					Attributes: cloneAttrs(attrs),
+					Capacity:   cloneCapacity(capacity),
+				}
+				perProfile[profile]++
+				devices = append(devices, d)
+				for _, u := range unknown(d, nvidiaMIGAttributes, nvidiaMIGCapacity) {
+					unknownSet[u] = true
+				}
+			}
+		}
+		if len(profiles) > 0 {
+			notes = append(notes, fm.Notes...)
+			notes = append(notes, fmt.Sprintf("MIG: forecast as the MIG devices the device plugin offers today (%s), as the driver publishes configured MIG devices; "+
+				"with its DynamicMIG feature it publishes every possible placement (and the full GPUs) instead; which GPU holds which MIG device (parentUUID) is unknown",
+				strings.Join(sortedSet(profiles), ", ")))
+		}
+	}
+	if len(devices) == 0 {
+		return nil, notes, nil, ""
+	}
+	return devices, notes, slices.Sorted(maps.Keys(unknownSet)), ""
+}
+
+// gpuCount is the number of GPUs behind the node's full-GPU resources: the
+// device plugin offers each GPU once, or replicas times when it shares them
+// (time-slicing or MPS, GFD's nvidia.com/gpu.replicas; GKE's
+// gke-max-shared-clients-per-gpu).
+func gpuCount(labels map[string]string, gpus []legacyResource) (int64, []string) {
+	var shares int64
+	shared := false
+	var names []string
+	for _, r := range gpus {
+		shares += r.count
+		shared = shared || r.rule.Shared
+		names = append(names, string(r.name))
+	}
+	replicas, strategy := sharing(labels)
+	switch {
+	case replicas > 1:
+		count := shares / replicas
+		note := fmt.Sprintf("%s: the %d %s the device plugin offers are %d per GPU, so %d GPUs; the sharing moves to the claims "+
+			"(the policy's sharing rule for the resource: a GpuConfig, or consumable capacity)", strategy, shares, strings.Join(names, " and "), replicas, count)
+		if shares%replicas != 0 {
+			note += fmt.Sprintf("; %d left over are not a whole GPU", shares%replicas)
+		}
+		return count, []string{note}
+	case shared:
+		if c, err := strconv.ParseInt(labels[labelGPUCount], 10, 64); err == nil && c > 0 {
+			return c, []string{fmt.Sprintf("%s: shares of GPUs; %s=%d GPUs are forecast; the sharing moves to the claims", strings.Join(names, " and "), labelGPUCount, c)}
+		}
+		return 0, []string{fmt.Sprintf("%s: shares of GPUs, and no label tells how many GPUs; not forecast", strings.Join(names, " and "))}
+	}
+	return shares, nil
+}
+
+// sharing reads the replicas per GPU and the sharing strategy from GFD's or
+// GKE's labels; replicas 0 when none says.
+func sharing(labels map[string]string) (int64, string) {
+	if r, err := strconv.ParseInt(labels[labelReplicas], 10, 64); err == nil && r > 1 {
+		strategy := labels[labelSharingStrategy]
+		if strategy == "" || strategy == "none" {
+			strategy = "time-slicing"
+		}
+		return r, strategy
+	}
+	if s := labels[labelGKESharing]; s != "" {
+		if r, err := strconv.ParseInt(labels[labelGKEMaxShared], 10, 64); err == nil && r > 1 {
+			return r, "GKE " + s
+		}
+	}
+	return 0, ""
+}
+
+// migCapacities reads GFD's labels <prefix>.<suffix> of a MIG resource as
+// the driver's capacities.
+func migCapacities(labels map[string]string, prefix string) (map[resourceapi.QualifiedName]resourceapi.DeviceCapacity, []string) {
+	out := map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{}
+	var notes []string
+	for _, l := range migCapacityLabels {
+		key := prefix + "." + l.suffix
+		v, ok := labels[key]
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > 1<<40 {
+			notes = append(notes, fmt.Sprintf("%s=%s: not a count; %s left out", key, v, l.capacity))
+			continue
+		}
+		q := resource.NewQuantity(n, resource.DecimalSI)
+		if l.mib {
+			q = resource.NewQuantity(n<<20, resource.BinarySI)
+		}
+		out[resourceapi.QualifiedName(l.capacity)] = resourceapi.DeviceCapacity{Value: *q}
+	}
+	return out, notes
+}
+
+// familyOfClass is the policy's family whose resources use the rule's
+// DeviceClass (the MIG family for nvidia.com/gpu moved to mig.nvidia.com
+// by mig.strategy=single), else the rule's own.
+func (f *forecaster) familyOfClass(rule translate.DeviceRule) string {
+	rules := f.p.FamilyDeviceRules()
+	for _, fam := range slices.Sorted(maps.Keys(rules)) {
+		for _, r := range rules[fam] {
+			if r.DeviceClassName == rule.DeviceClassName {
+				return fam
+			}
+		}
+	}
+	return rule.Family
+}
+
+// dnsProfile writes a MIG profile as the driver does in device names: no
+// dots, "+" as "-" ("1g.5gb+me" is 1g5gb-me).
+func dnsProfile(profile string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(profile) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == '+' || r == '-':
+			b.WriteByte('-')
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}
+
+func cloneAttrs(m map[resourceapi.QualifiedName]resourceapi.DeviceAttribute) map[resourceapi.QualifiedName]resourceapi.DeviceAttribute {
+	out := make(map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, len(m))
+	for k, v := range m {
+		out[k] = *v.DeepCopy()
+	}
+	return out
+}
+
+func cloneCapacity(m map[resourceapi.QualifiedName]resourceapi.DeviceCapacity) map[resourceapi.QualifiedName]resourceapi.DeviceCapacity {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[resourceapi.QualifiedName]resourceapi.DeviceCapacity, len(m))
+	for k, v := range m {
+		out[k] = *v.DeepCopy()
+	}
+	return out
+}
