@@ -64,6 +64,8 @@ var knownClasses = map[string]struct{ driver, devType string }{
 	"gaudi.intel.com":     {"gaudi.intel.com", ""},
 	"qat.intel.com":       {"qat.intel.com", ""},
 	"dra.cpu":             {"dra.cpu", ""},
+	// The rdma profile's class for dranet (dranet ships none).
+	"dranet-rdma": {"dra.net", ""},
 }
 
 var (

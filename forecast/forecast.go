@@ -81,40 +81,40 @@ type Result struct {
 
 // Node is what the forecast says of one node.
 type Node struct {
-	Name     string
-	Switched bool
+	Name     string `json:"name"`
+	Switched bool   `json:"switched"`
 	// Why it does not switch: "opted out (nvidia.com/gpu.deploy.operands=false)",
 	// "not selected by --forecast-nodes", "no accelerator the forecast
 	// knows", "already publishes ResourceSlices for <drivers>"; "" when
 	// Switched.
-	Why string
+	Why string `json:"why,omitempty"`
 	// Drivers forecast on the node, in driver order. On a node that does
 	// not switch, what it would publish if it did (no slice is written).
-	Drivers []Driver
+	Drivers []Driver `json:"drivers,omitempty"`
 }
 
 // Driver is the forecast of one DRA driver on one node.
 type Driver struct {
 	// Driver name: "gpu.nvidia.com", "tpu.google.com", or the driver (or
 	// DeviceClass) a not-forecast resource maps to.
-	Driver string
+	Driver string `json:"driver"`
 	// Devices forecast (0 with NotForecast).
-	Devices int
+	Devices int `json:"devices"`
 	// Resources are the legacy extended resources the driver replaces on
 	// the node (removed from capacity and allocatable in After when the
 	// node switches and the driver is forecast), sorted.
-	Resources []corev1.ResourceName
+	Resources []corev1.ResourceName `json:"resources,omitempty"`
 	// NotForecast, when set, says why no device is forecast; the node's
 	// capacity and allocatable keep the resources.
-	NotForecast string
+	NotForecast string `json:"notForecast,omitempty"`
 	// Unknown are the attributes and capacities the driver publishes that
 	// the labels cannot tell ("uuid", "pciBusID", "pcieRoot", "numaNode",
 	// "parentUUID", ...): left out of the devices, never invented; sorted.
-	Unknown []string
+	Unknown []string `json:"unknown,omitempty"`
 	// Notes say how values were read where the labels are not exact (a
 	// product name's spelling, shares counted as GPUs, MIG as configured
 	// today), and which labels could not be read or disagree; sorted.
-	Notes []string
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Forecast builds, from each node's legacy view (GFD, NFD and GKE labels,

@@ -1,0 +1,138 @@
+package forecast
+
+import (
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+
+	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// TestTranslatedPodsFitTheForecast: pods translated with the default policy
+// are checked by the allocator against the forecast fleet of a golden case
+// (as audit --forecast does): what the node offers today fits, what it
+// does not have never fits.
+func TestTranslatedPodsFitTheForecast(t *testing.T) {
+	cases := map[string]struct {
+		fleet     string
+		pod       *corev1.Pod
+		wantKind  feasibility.VerdictKind
+		wantNode  string
+		wantClass string
+	}{
+		"one GPU fits on the A100 node": {
+			fleet:    "a100-x8",
+			pod:      builders.MakePod("p", "ns").Container("c").Limit("nvidia.com/gpu", "1").Obj(),
+			wantKind: feasibility.FitsNow, wantNode: "a100-0", wantClass: "gpu.nvidia.com",
+		},
+		"eight A100s by product and memory label fit": {
+			fleet: "a100-x8",
+			pod: builders.MakePod("p", "ns").Container("c").Limit("nvidia.com/gpu", "8").
+				NodeSelector("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB").NodeSelector("nvidia.com/gpu.memory", "40960").
+				NodeSelector("nvidia.com/gpu.family", "ampere").Obj(),
+			wantKind: feasibility.FitsNow, wantNode: "a100-0", wantClass: "gpu.nvidia.com",
+		},
+		"nine GPUs never fit on an 8-GPU node": {
+			fleet:    "a100-x8",
+			pod:      builders.MakePod("p", "ns").Container("c").Limit("nvidia.com/gpu", "9").Obj(),
+			wantKind: feasibility.NeverFits,
+		},
+		"a Hopper never fits on the A100 node": {
+			fleet:    "a100-x8",
+			pod:      builders.MakePod("p", "ns").Container("c").Limit("nvidia.com/gpu", "1").NodeSelector("nvidia.com/gpu.family", "hopper").Obj(),
+			wantKind: feasibility.NeverFits,
+		},
+		"a MIG 3g.40gb of the mixed strategy fits": {
+			fleet:    "mig-mixed",
+			pod:      builders.MakePod("p", "ns").Container("c").Limit("nvidia.com/mig-3g.40gb", "2").Obj(),
+			wantKind: feasibility.FitsNow, wantNode: "a100-mig-0", wantClass: "mig.nvidia.com",
+		},
+		"three MIG 3g.40gb do not fit where there are two": {
+			fleet:    "mig-mixed",
+			pod:      builders.MakePod("p", "ns").Container("c").Limit("nvidia.com/mig-3g.40gb", "3").Obj(),
+			wantKind: feasibility.NeverFits,
+		},
+		"a MIG device of the single strategy fits": {
+			fleet: "mig-single",
+			pod: builders.MakePod("p", "ns").Container("c").Limit("nvidia.com/gpu", "1").
+				NodeSelector("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb").Obj(),
+			wantKind: feasibility.FitsNow, wantNode: "a100-single-0", wantClass: "mig.nvidia.com",
+		},
+		"a GKE L4 by accelerator label fits": {
+			fleet: "gke-l4",
+			pod: builders.MakePod("p", "ns").Container("c").Limit("nvidia.com/gpu", "2").
+				NodeSelector("cloud.google.com/gke-accelerator", "nvidia-l4").Obj(),
+			wantKind: feasibility.FitsNow, wantNode: "gke-l4-0", wantClass: "gpu.nvidia.com",
+		},
+		"a TPU v5e slice by accelerator and topology fits": {
+			fleet: "gke-tpu-v5e",
+			pod: builders.MakePod("p", "ns").Container("c").Limit("google.com/tpu", "8").
+				NodeSelector("cloud.google.com/gke-tpu-accelerator", "tpu-v5-lite-podslice").
+				NodeSelector("cloud.google.com/gke-tpu-topology", "2x4").Obj(),
+			wantKind: feasibility.FitsNow, wantNode: "tpu-v5e-0", wantClass: "tpu.google.com",
+		},
+		"time-sliced shares become whole GPUs: two fit": {
+			fleet:    "time-sliced",
+			pod:      builders.MakePod("p", "ns").Container("c").Limit("nvidia.com/gpu", "2").Obj(),
+			wantKind: feasibility.FitsNow, wantNode: "l4-shared-0", wantClass: "gpu.nvidia.com",
+		},
+		"time-sliced shares become whole GPUs: three do not fit": {
+			fleet:    "time-sliced",
+			pod:      builders.MakePod("p", "ns").Container("c").Limit("nvidia.com/gpu", "3").Obj(),
+			wantKind: feasibility.NeverFits,
+		},
+	}
+	p := translate.DefaultPolicy()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			before, err := feasibility.LoadInventory(filepath.Join("testdata/golden", tc.fleet, "nodes.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Forecast(before, Options{Policy: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fleet, err := feasibility.NewFleet(res.After, feasibility.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := translate.Pod(translate.Input{Pod: tc.pod, Policy: p, Classes: res.After.Classes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.Outcome != translate.OutcomeTranslate {
+				t.Fatalf("outcome %s, want Translate: %v", tr.Outcome, tr.Reasons)
+			}
+			if tc.wantClass != "" {
+				if got := className(tr.Template.Spec.Spec); got != tc.wantClass {
+					t.Errorf("the claim asks for class %q, want %q", got, tc.wantClass)
+				}
+			}
+			v := fleet.Checker.Check(t.Context(), fleet.Snapshot, tr.Pod, []*resourceapi.ResourceClaimSpec{&tr.Template.Spec.Spec})
+			if v.Kind != tc.wantKind || v.Node != tc.wantNode {
+				t.Errorf("verdict %s on %q, want %s on %q: %v", v.Kind, v.Node, tc.wantKind, tc.wantNode, v.Reasons)
+			}
+		})
+	}
+}
+
+// className is the DeviceClass of the claim's first request (its first
+// alternative).
+func className(spec resourceapi.ResourceClaimSpec) string {
+	if len(spec.Devices.Requests) == 0 {
+		return ""
+	}
+	r := spec.Devices.Requests[0]
+	if r.Exactly != nil {
+		return r.Exactly.DeviceClassName
+	}
+	if len(r.FirstAvailable) > 0 {
+		return r.FirstAvailable[0].DeviceClassName
+	}
+	return ""
+}

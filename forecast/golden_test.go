@@ -1,0 +1,144 @@
+package forecast
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+
+	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// goldenOptions are a case's options.yaml (optional).
+type goldenOptions struct {
+	GFDLabels GFDLabels `json:"gfdLabels,omitempty"`
+	// Nodes is a label selector (Options.Nodes).
+	Nodes string `json:"nodes,omitempty"`
+}
+
+// TestGolden: each directory under testdata/golden holds a fleet before the
+// switch (nodes.yaml, read with feasibility.LoadInventory) and, optionally,
+// options.yaml; forecast.yaml is WriteYAML's output and summary.yaml the
+// per-node summary (Result.Nodes). Each forecast also reads back as After,
+// is a fleet feasibility accepts, leaves its input as it was, and forecasts
+// nothing more when run again on After.
+func TestGolden(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/golden/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) < 10 {
+		t.Fatalf("%d golden cases, want at least 10", len(dirs))
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			before, err := feasibility.LoadInventory(filepath.Join(dir, "nodes.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := Options{Policy: translate.DefaultPolicy()}
+			if b, err := os.ReadFile(filepath.Join(dir, "options.yaml")); err == nil {
+				var o goldenOptions
+				if err := yaml.UnmarshalStrict(b, &o); err != nil {
+					t.Fatal(err)
+				}
+				opts.GFDLabels = o.GFDLabels
+				if o.Nodes != "" {
+					if opts.Nodes, err = labels.Parse(o.Nodes); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			res, err := Forecast(before, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := res.WriteYAML(&out); err != nil {
+				t.Fatal(err)
+			}
+			summary, err := yaml.Marshal(res.Nodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join(dir, "forecast.yaml"), out.Bytes())
+			golden(t, filepath.Join(dir, "summary.yaml"), summary)
+
+			// The input is left as it was.
+			again, err := feasibility.LoadInventory(filepath.Join(dir, "nodes.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !apiequality.Semantic.DeepEqual(again, before) {
+				t.Errorf("Forecast changed its input:\n%s", cmp.Diff(again, before))
+			}
+
+			// WriteYAML reads back as After, and feasibility takes it.
+			path := filepath.Join(t.TempDir(), "forecast.yaml")
+			if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			back, err := feasibility.LoadInventory(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameFleet(t, "read back", res.After, back)
+			if _, err := feasibility.NewSnapshot(back, 1, feasibility.DefaultFeatures()); err != nil {
+				t.Errorf("the forecast fleet is not a valid snapshot: %v", err)
+			}
+
+			// A second forecast on After changes nothing: switched nodes
+			// offer nothing legacy any more, the others forecast the same.
+			second, err := Forecast(res.After, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameFleet(t, "forecast again", res.After, second.After)
+		})
+	}
+}
+
+// sameFleet compares the nodes, slices, classes and taint rules of two
+// inventories (quantities by value).
+func sameFleet(t *testing.T, what string, want, got *feasibility.Inventory) {
+	t.Helper()
+	for _, c := range []struct {
+		name      string
+		want, got any
+	}{
+		{"nodes", want.Nodes, got.Nodes},
+		{"slices", want.Slices, got.Slices},
+		{"classes", want.Classes, got.Classes},
+		{"taint rules", want.TaintRules, got.TaintRules},
+	} {
+		if !apiequality.Semantic.DeepEqual(c.want, c.got) {
+			t.Errorf("%s: %s differ (-want,+got):\n%s", what, c.name, cmp.Diff(c.want, c.got))
+		}
+	}
+}
+
+// golden compares got with the file, or rewrites the file with -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want,+got; -update rewrites it):\n%s", path, diff)
+	}
+}
