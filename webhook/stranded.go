@@ -233,7 +233,7 @@ func (c *StrandController) tellUnservable(snap *feasibility.Snapshot, seen map[s
 			continue
 		}
 		count++
-		msg := unservableMessage(gaps, dra) + consequence(p) + ": " + catalog.Remedy(ReasonLegacyUnservable)
+		msg := unservableMessage(gaps, dra) + consequence(p, false) + ": " + catalog.Remedy(ReasonLegacyUnservable)
 		reason := string(ReasonLegacyUnservable)
 		key := reason + "/" + p.Namespace + "/" + p.Name + "/" + string(p.UID)
 		seen[key] = true

@@ -74,7 +74,7 @@ func (h *PodHandler) checkUnservable(pod *corev1.Pod, snap *feasibility.Snapshot
 	}
 	optedOut := pod.Annotations[translate.AnnotationSkip] == "true"
 	u := &unservable{gaps: gaps, deny: rule == translate.OnUnservableDeny && mode == ModeEnforce && !optedOut}
-	msg := unservableMessage(gaps, snap.DRADevices() > 0) + consequence(pod)
+	msg := unservableMessage(gaps, snap.DRADevices() > 0) + consequence(pod, u.deny)
 	switch {
 	case rule != translate.OnUnservableDeny:
 	case optedOut:
@@ -139,11 +139,17 @@ func unservableMessage(gaps []feasibility.Unservable, dra bool) string {
 	return msg
 }
 
-// consequence is what happens to the pod: it waits Pending, or the kubelet
-// of the node it is bound to refuses it.
-func consequence(pod *corev1.Pod) string {
-	if pod.Spec.NodeName != "" {
+// consequence is what happens to the pod, or would had it not been
+// denied: it waits Pending, or the kubelet of the node it is bound to
+// refuses it.
+func consequence(pod *corev1.Pod, denied bool) string {
+	switch {
+	case pod.Spec.NodeName != "" && denied:
+		return "; the kubelet of " + pod.Spec.NodeName + " would refuse this pod"
+	case pod.Spec.NodeName != "":
 		return "; the kubelet of " + pod.Spec.NodeName + " will refuse this pod"
+	case denied:
+		return "; this pod would stay Pending"
 	}
 	return "; this pod stays Pending"
 }

@@ -84,7 +84,7 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 	hami := policyOf(t, "", "nvidia", "hami")
 	const (
 		gone   = "claimbridge: LegacyUnservable: no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending: make the pod translatable"
-		denied = "claimbridge: LegacyUnservable: no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending; denied ("
+		denied = "claimbridge: LegacyUnservable: no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod would stay Pending; denied ("
 	)
 	cases := map[string]struct {
 		fleet  string
