@@ -11,7 +11,8 @@ import (
 // allocatable at least what it asks of every extended resource. A
 // DeviceClass that maps an extended resource (KEP-5004) does not count:
 // this is the device plugin's own capacity. It is 0 for a pod that asks for
-// no extended resource.
+// no extended resource. A pod with spec.nodeName runs on that node or
+// nowhere (the kubelet admits it against the node's allocatable).
 //
 // It answers "where does this pod run today" and "where could it still run
 // after the switch to DRA" for the cutover forecast, which compares capacity,
@@ -30,6 +31,12 @@ func (s *Snapshot) LegacyNodes(pod *corev1.Pod) int {
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
 	count := 0
 	for _, ni := range s.nodes {
+		if pod.Spec.NodeName != "" {
+			if ni.node.Name == pod.Spec.NodeName && advertises(ni.node, extended) {
+				count++
+			}
+			continue
+		}
 		if advertises(ni.node, extended) && nodeRejects(required, pod, ni.node) == "" {
 			count++
 		}

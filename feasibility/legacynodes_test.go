@@ -17,11 +17,13 @@ func TestLegacyNodes(t *testing.T) {
 		pod  *corev1.Pod
 		want int
 	}{
-		"both device-plugin nodes advertise two GPUs":   {pod: gpus("2").Obj(), want: 2},
-		"what runs there does not count: capacity does": {pod: gpus("8").Obj(), want: 2},
-		"no node advertises 16 GPUs":                    {pod: gpus("16").Obj(), want: 0},
-		"the node selector counts":                      {pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Obj(), want: 0},
-		"a matching node selector keeps them":           {pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB").Obj(), want: 2},
+		"both device-plugin nodes advertise two GPUs":                 {pod: gpus("2").Obj(), want: 2},
+		"what runs there does not count: capacity does":               {pod: gpus("8").Obj(), want: 2},
+		"no node advertises 16 GPUs":                                  {pod: gpus("16").Obj(), want: 0},
+		"the node selector counts":                                    {pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Obj(), want: 0},
+		"a matching node selector keeps them":                         {pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB").Obj(), want: 2},
+		"a pod bound at creation runs on its node":                    {pod: gpus("8").NodeName("legacy-gfd-1").Obj(), want: 1},
+		"a pod bound at creation to a node without GPUs runs nowhere": {pod: gpus("1").NodeName("l4-inference-0").Obj(), want: 0},
 		"a pod without extended resources runs nowhere on the device plugin": {
 			pod: builders.MakePod("p", "team").Container("app").Request("cpu", "1").Obj(), want: 0,
 		},

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/claimbridge/claimbridge/translate"
 )
 
 // The cutover forecast (audit --forecast): every row decided against the
@@ -107,6 +109,13 @@ type Caveat struct {
 	Source string `json:"source"`
 }
 
+// cutoverRemedies replace the remedies that count on the device plugin
+// staying, for the rows that break at the switch.
+var cutoverRemedies = map[translate.ReasonCode]string{
+	translate.ReasonNodeNamePreset: "after the switch the node no longer offers the device plugin's resource: let a scheduler place the pod " +
+		"(a node selector on kubernetes.io/hostname instead of spec.nodeName) so that it is translated, or pin it to a node the switch leaves alone",
+}
+
 // cutoverPage is the page's cutover view.
 type cutoverPage struct {
 	F        *Forecast
@@ -168,6 +177,11 @@ func newCutoverPage(r *Report) *cutoverPage {
 		}
 	}
 	c.Breaks = blockersOf(r, func(row Row) bool { return row.Cutover != nil && row.Cutover.Result == CutoverBreaks })
+	for i := range c.Breaks {
+		if rem, ok := cutoverRemedies[c.Breaks[i].Code]; ok {
+			c.Breaks[i].Remedy = rem
+		}
+	}
 	c.Namespaces, c.Hardware = sortedServable(ns), sortedServable(hw)
 	return c
 }

@@ -23,6 +23,7 @@ import (
 const (
 	failNever          = "never-fits"
 	failUntranslatable = "untranslatable"
+	failBreaks         = "breaks"
 )
 
 func newAuditCommand() *cobra.Command {
@@ -35,9 +36,10 @@ func newAuditCommand() *cobra.Command {
 		pol     policyFlags
 		kubecfg string
 		nsList  []string
+		fc      forecastFlags
 	)
 	c := &cobra.Command{
-		Use:   "audit (-f FILE|DIR|- --fleet DIR | --kubeconfig FILE [-n NS...]) [-o table|json|yaml|markdown|html] [--fail-on never-fits|untranslatable]",
+		Use:   "audit (-f FILE|DIR|- --fleet DIR | --kubeconfig FILE [-n NS...]) [-o table|json|yaml|markdown|html] [--fail-on never-fits|untranslatable|breaks] [--forecast ...]",
 		Short: "Report what claimbridge would do with each pod template, checked against a fleet",
 		Long: `Translates every pod template of the manifests (Pods, workloads and custom
 resources, as translate finds them) and checks the result with the DRA
@@ -53,16 +55,31 @@ given with -n, or all) are audited against the cluster's own inventory (or
 --fleet, if given). Pods a controller owns are represented by the controller.
 
 --fail-on makes the exit code 1 when a row is never-fits (the translation can
-never be served) or untranslatable (any KeepLegacy row), for CI pipelines.`,
+never be served) or untranslatable (any KeepLegacy row), for CI pipelines.
+
+With --forecast, the fleet is taken as it is today (device-plugin nodes,
+GPU Feature Discovery labels, maybe no ResourceSlice at all) and every row is
+decided against the fleet as it will be after a one-day switch to DRA: the
+ResourceSlices the DRA drivers would publish for the same hardware, the
+device plugin's resources gone from the nodes that switch. Each row says
+what the switch does to it: Moves, ServedByClass, StaysLegacy, Breaks or
+NotAffected. --fail-on breaks makes the exit code 1 when a row breaks.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !slices.Contains(report.Formats, output) {
 				return usagef("-o must be one of %s", strings.Join(report.Formats, ", "))
 			}
 			for _, f := range failOn {
-				if f != failNever && f != failUntranslatable {
-					return usagef("--fail-on takes %s or %s", failNever, failUntranslatable)
+				if f != failNever && f != failUntranslatable && f != failBreaks {
+					return usagef("--fail-on takes %s, %s or %s", failNever, failUntranslatable, failBreaks)
 				}
+				if f == failBreaks && !fc.on {
+					return usagef("--fail-on %s needs --forecast", failBreaks)
+				}
+			}
+			fopts, err := fc.options()
+			if err != nil {
+				return err
 			}
 			live := kubecfg != ""
 			switch {
@@ -96,6 +113,14 @@ never be served) or untranslatable (any KeepLegacy row), for CI pipelines.`,
 				}
 			} else if docs, err = manifest.Read(files, c.InOrStdin()); err != nil {
 				return err
+			}
+			if fc.on {
+				if inv == nil {
+					if inv, err = feasibility.LoadInventory(fleets...); err != nil {
+						return fmt.Errorf("fleet: %w", err)
+					}
+				}
+				return runForecast(c, docs, inv, source, policy, fopts, fc, timeout, output, failOn)
 			}
 			var fleet *feasibility.Fleet
 			if inv != nil {
@@ -132,6 +157,7 @@ never be served) or untranslatable (any KeepLegacy row), for CI pipelines.`,
 	c.Flags().StringSliceVar(&failOn, "fail-on", nil, "exit 1 when a row is never-fits or untranslatable")
 	c.Flags().DurationVar(&timeout, "timeout", 2*time.Second, "deadline of one feasibility check (a check that hits it is Unknown)")
 	pol.add(c)
+	fc.add(c)
 	return c
 }
 
@@ -141,6 +167,9 @@ func failure(rep *report.Report, failOn []string) error {
 			return exitError{exitInvalid}
 		}
 		if slices.Contains(failOn, failUntranslatable) && row.Outcome == translate.OutcomeKeepLegacy {
+			return exitError{exitInvalid}
+		}
+		if slices.Contains(failOn, failBreaks) && row.Cutover != nil && row.Cutover.Result == report.CutoverBreaks {
 			return exitError{exitInvalid}
 		}
 	}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/forecast"
+	"github.com/claimbridge/claimbridge/internal/manifest"
+	"github.com/claimbridge/claimbridge/internal/offline"
+	"github.com/claimbridge/claimbridge/report"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// forecastFlags are audit's cutover forecast flags.
+type forecastFlags struct {
+	on      bool
+	nodes   string
+	gfd     string
+	classes []string
+	out     string
+}
+
+func (f *forecastFlags) add(c *cobra.Command) {
+	c.Flags().BoolVar(&f.on, "forecast", false, "decide against the fleet as it will be after a one-day switch from the device plugin to DRA (the cutover forecast)")
+	c.Flags().StringVar(&f.nodes, "forecast-nodes", "", "with --forecast: label selector of the nodes the switch covers (default: every node with an accelerator the forecast knows)")
+	c.Flags().StringVar(&f.gfd, "gfd-labels", string(forecast.GFDLabelsDrop), "with --forecast: whether GPU Feature Discovery's node labels stay after the switch: drop (GPU Operator's DRA mode) or keep")
+	c.Flags().StringSliceVar(&f.classes, "forecast-classes", nil, "with --forecast: YAML of the DeviceClasses the switch creates (default: the DRA drivers' own classes)")
+	c.Flags().StringVar(&f.out, "forecast-out", "", "with --forecast: write the forecast fleet (Nodes, ResourceSlices, DeviceClasses) to this file, to review and feed back with --fleet")
+}
+
+// options checks the flags and builds the forecast's options (Policy aside).
+func (f *forecastFlags) options() (forecast.Options, error) {
+	var o forecast.Options
+	if !f.on {
+		if f.nodes != "" || f.out != "" || len(f.classes) > 0 || f.gfd != string(forecast.GFDLabelsDrop) {
+			return o, usagef("--forecast-nodes, --gfd-labels, --forecast-classes and --forecast-out need --forecast")
+		}
+		return o, nil
+	}
+	gfd, err := forecast.ParseGFDLabels(f.gfd)
+	if err != nil {
+		return o, usagef("--gfd-labels: %v", err)
+	}
+	o.GFDLabels = gfd
+	if f.nodes != "" {
+		sel, err := labels.Parse(f.nodes)
+		if err != nil {
+			return o, usagef("--forecast-nodes: %v", err)
+		}
+		o.Nodes = sel
+	}
+	if len(f.classes) > 0 {
+		inv, err := feasibility.LoadInventory(f.classes...)
+		if err != nil {
+			return o, fmt.Errorf("--forecast-classes: %w", err)
+		}
+		if len(inv.Classes) == 0 {
+			return o, usagef("--forecast-classes: no DeviceClass in %v", f.classes)
+		}
+		o.Classes = append([]*resourceapi.DeviceClass(nil), inv.Classes...)
+	}
+	return o, nil
+}
+
+// runForecast is audit --forecast.
+func runForecast(c *cobra.Command, docs []manifest.Document, before *feasibility.Inventory, source string, policy *translate.Policy,
+	fopts forecast.Options, fc forecastFlags, timeout time.Duration, output string, failOn []string) error {
+	ctx, cancel := context.WithTimeout(c.Context(), timeout*time.Duration(max(1, len(docs))))
+	defer cancel()
+	rows, f, after, err := offline.Cutover(ctx, docs, offline.CutoverOptions{Policy: policy, Before: before, Forecast: fopts,
+		Quotas: offline.QuotasOf(docs), Check: feasibility.Options{Timeout: timeout}})
+	if err != nil {
+		return err
+	}
+	if fc.out != "" {
+		if err := os.WriteFile(fc.out, []byte(f.YAML), 0o600); err != nil {
+			return fmt.Errorf("--forecast-out: %w", err)
+		}
+	}
+	rep := report.New(source+" (forecast after the switch to DRA)", policy.Name(), rows)
+	rep.Reasons = offline.Reasons()
+	rep.Forecast = f
+	rep.FleetSummary = report.NewFleetSummary(after.Snapshot.Summary(ctx))
+	if err := rep.Write(c.OutOrStdout(), output); err != nil {
+		return err
+	}
+	return failure(rep, failOn)
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/internal/testing/browser"
+	"github.com/claimbridge/claimbridge/internal/testing/reportpage"
+	"github.com/claimbridge/claimbridge/report"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+var forecastArgs = []string{"audit", "--forecast", "-f", "../../examples/cutover", "--fleet", "../../examples/fleets/before-cutover"}
+
+// TestForecastExamples: the cutover example's workloads against the fleet
+// before the switch (no ResourceSlice at all): each row says what the
+// switch does to it, the forecast fleet written with --forecast-out is
+// read back by --fleet, and the audit of that fleet agrees with the
+// forecast row for row.
+func TestForecastExamples(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "forecast.yaml")
+	js, err := run(t, "", append(forecastArgs, "-o", "json", "--forecast-out", out)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, js)
+	}
+	rep, err := report.Read(strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]report.CutoverResult{
+		"trainer": report.CutoverMoves, "finetune-h100": report.CutoverMoves, "notebook": report.CutoverMoves,
+		"embeddings": report.CutoverBreaks, "debug-a100": report.CutoverBreaks,
+		"legacy-serving": report.CutoverStaysLegacy, "api": report.CutoverNotAffected,
+	}
+	outcomes := map[string]translate.Outcome{}
+	for _, row := range rep.Items {
+		outcomes[row.Name] = row.Outcome
+		if row.Cutover == nil || row.Cutover.Result != want[row.Name] {
+			t.Errorf("%s: cutover %+v, want %s", row.Name, row.Cutover, want[row.Name])
+			continue
+		}
+		if row.Cutover.Result == report.CutoverBreaks && (row.Decisive == nil || row.Cutover.Why == "") {
+			t.Errorf("%s breaks without saying why: %+v", row.Name, row)
+		}
+	}
+	if len(rep.Items) != len(want) {
+		t.Errorf("%d rows, want %d", len(rep.Items), len(want))
+	}
+	f := rep.Forecast
+	if f == nil || f.Switched != 5 || f.Nodes != 7 || f.GFDLabels != "drop" || len(f.Left) != 1 || f.Left[0].Name != "cutover-optout-0" || f.YAML == "" || len(f.Caveats) == 0 {
+		t.Fatalf("forecast: %+v", f)
+	}
+
+	// The forecast fleet, read back as a fleet: what moves is translated
+	// and fits now, what breaks or stays is kept.
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != f.YAML {
+		t.Error("--forecast-out differs from the report's forecast fleet")
+	}
+	inv, err := feasibility.LoadInventory(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Slices) == 0 || len(inv.Classes) == 0 {
+		t.Fatalf("forecast fleet: %d slices, %d classes", len(inv.Slices), len(inv.Classes))
+	}
+	js, err = run(t, "", "audit", "-f", "../../examples/cutover", "--fleet", out, "-o", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, js)
+	}
+	after, err := report.Read(strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range after.Items {
+		if row.Outcome != outcomes[row.Name] {
+			t.Errorf("%s: %s against the forecast fleet file, %s in the forecast", row.Name, row.Outcome, outcomes[row.Name])
+		}
+		if want[row.Name] == report.CutoverMoves && row.Verdict != string(feasibility.FitsNow) {
+			t.Errorf("%s moves in the forecast but is %s against its fleet", row.Name, row.Verdict)
+		}
+	}
+
+	if _, err := run(t, "", append(forecastArgs, "--fail-on", "breaks")...); exitCode(err) != exitInvalid {
+		t.Errorf("--fail-on breaks with two rows that break: exit %d, want %d", exitCode(err), exitInvalid)
+	}
+	for _, args := range [][]string{
+		append(forecastArgs, "--gfd-labels", "sometimes"),
+		append(forecastArgs, "--forecast-nodes", "a in (b"),
+		{"audit", "-f", "../../examples/cutover", "--fleet", "../../examples/fleets/before-cutover", "--fail-on", "breaks"},
+		{"audit", "-f", "../../examples/cutover", "--fleet", "../../examples/fleets/before-cutover", "--forecast-nodes", "a=b"},
+	} {
+		if _, err := run(t, "", args...); exitCode(err) != exitUsage {
+			t.Errorf("%v: exit %d (%v), want %d", args[1:], exitCode(err), err, exitUsage)
+		}
+	}
+	// A selector that leaves the H100 node alone: the H100 Job has no node
+	// to move to, and the node keeps its device plugin, so it stays.
+	js, err = run(t, "", append(forecastArgs, "-o", "json", "--forecast-nodes", "node.kubernetes.io/instance-type!=p5.48xlarge")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := report.Read(strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range sel.Items {
+		if row.Name == "finetune-h100" && (row.Cutover == nil || row.Cutover.Result != report.CutoverStaysLegacy) {
+			t.Errorf("finetune-h100 with the H100 node left alone: %+v", row.Cutover)
+		}
+	}
+	if sel.Forecast.Switched != 4 {
+		t.Errorf("%d nodes switch with the H100 node left alone, want 4", sel.Forecast.Switched)
+	}
+}
+
+// TestForecastPageInChromium opens the cutover example's page in a real
+// headless Chromium: the cutover view's counts equal the JSON report's,
+// the forecast fleet downloads as the YAML the report holds. The
+// screenshot of the view (_output/cli-test/forecast-cutover.png) is the
+// README's docs/cutover.png.
+func TestForecastPageInChromium(t *testing.T) {
+	chromium := browser.ForTest(t)
+	page, err := run(t, "", append(forecastArgs, "-o", "html")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := run(t, "", append(forecastArgs, "-o", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Read(strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := outputDir(t)
+	file := filepath.Join(out, "forecast.html")
+	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := "file://" + file
+	reportpage.CheckInBrowser(t, chromium, url, rep, filepath.Join(out, "forecast"))
+	if err := chromium.Screenshot(t.Context(), url, filepath.Join(out, "forecast-cutover.png"), 1280, 2100); err != nil {
+		t.Fatal(err)
+	}
+	dom, err := chromium.DumpDOM(t.Context(), url, 1280, 900)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := reportpage.Parse(dom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for res, n := range rep.Summary.Cutover {
+		cells := p.All(reportpage.WithAttr("data-cutover-result", string(res)))
+		if len(cells) != 1 || reportpage.Text(cells[0]) != strconv.Itoa(n) {
+			t.Errorf("the cutover view's %s count: %d cells, want one saying %d", res, len(cells), n)
+		}
+	}
+	breaks := p.All(reportpage.Element("tr", "break"))
+	if len(breaks) != 2 {
+		t.Errorf("%d groups of what breaks, want 2 (SharedDeviceNotMapped, NodeNamePreset)", len(breaks))
+	}
+	links := p.All(reportpage.Element("a", "download"))
+	if len(links) != 1 {
+		t.Fatalf("%d download links, want 1", len(links))
+	}
+	href, _ := reportpage.Attr(links[0], "href")
+	y, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(href, "data:application/yaml;base64,"))
+	if err != nil || string(y) != rep.Forecast.YAML {
+		t.Errorf("the download link does not hold the forecast fleet (%v)", err)
+	}
+}
