@@ -2,9 +2,9 @@ package report
 
 import (
 	"bytes"
-	"encoding/base64"
 	"cmp"
 	_ "embed"
+	"encoding/base64"
 	"fmt"
 	"html/template"
 	"io"
