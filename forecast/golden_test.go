@@ -3,8 +3,11 @@ package forecast
 import (
 	"bytes"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -140,5 +143,63 @@ func golden(t *testing.T, path string, got []byte) {
 	}
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("%s differs (-want,+got; -update rewrites it):\n%s", path, diff)
+	}
+}
+
+// TestGoldenLabelsDeriveBack: on every switched node of the golden cases,
+// the vocabulary's backward direction over the forecast devices gives the
+// node's labels back wherever it derives one, except where the labels say
+// what the devices cannot: the device plugin's strategy (mig.strategy, the
+// "-MIG-<profile>" and "-SHARED" product suffixes) and, on a node with MIG
+// devices, the number of GPUs (which GPU holds which MIG device is
+// unknown). labels-contradict is left out: its labels disagree on purpose.
+func TestGoldenLabelsDeriveBack(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/golden/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := translate.DefaultPolicy()
+	for _, dir := range dirs {
+		if filepath.Base(dir) == "labels-contradict" {
+			continue
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			before, err := feasibility.LoadInventory(filepath.Join(dir, "nodes.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Forecast(before, Options{Policy: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, n := range before.Nodes {
+				if !res.Nodes[i].Switched {
+					continue
+				}
+				devices := familyDevices(p, res.After, n.Name)
+				mig := false
+				for _, f := range p.Families() {
+					for _, d := range devices(f) {
+						mig = mig || attrString(d.Attributes["type"]) == typeMIG
+					}
+				}
+				for _, k := range slices.Sorted(maps.Keys(n.Labels)) {
+					v := n.Labels[k]
+					switch {
+					case k == "nvidia.com/mig.strategy",
+						k == "nvidia.com/gpu.product" && (strings.Contains(v, "-MIG-") || strings.HasSuffix(v, "-SHARED")),
+						k == "nvidia.com/gpu.count" && mig:
+						continue
+					}
+					got, ok := p.LegacyLabel(k, n.Labels, devices)
+					if !ok {
+						continue
+					}
+					if want := p.CanonicalLabelValue(k, v); got != want {
+						t.Errorf("%s: %s derives back as %q, the node has %q", n.Name, k, got, want)
+					}
+				}
+			}
+		})
 	}
 }
