@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -178,9 +179,10 @@ func Forecast(before *feasibility.Inventory, opts Options) (*Result, error) {
 			f.switchNode(after, fn)
 			for _, d := range fn.forecast {
 				switchedDrivers[d.driver.Driver] = true
-				s := slice(n.Name, d.driver.Driver, d.devices)
-				newSlices[n.Name] = append(newSlices[n.Name], s)
-				res.forecast[s.Name] = true
+				for _, s := range pool(n.Name, d.driver.Driver, d.devices) {
+					newSlices[n.Name] = append(newSlices[n.Name], s)
+					res.forecast[s.Name] = true
+				}
 			}
 		}
 		res.Nodes = append(res.Nodes, fn.node)
@@ -191,12 +193,17 @@ func Forecast(before *feasibility.Inventory, opts Options) (*Result, error) {
 	// the rest in their order.
 	var rest []*resourceapi.ResourceSlice
 	byNode := map[string][]*resourceapi.ResourceSlice{}
+	for _, n := range nodes {
+		byNode[n.Name] = nil
+	}
 	for _, s := range before.Slices {
 		c := s.DeepCopy()
 		c.TypeMeta = metav1.TypeMeta{APIVersion: resourceapi.SchemeGroupVersion.String(), Kind: "ResourceSlice"}
-		if n := ptr.Deref(s.Spec.NodeName, ""); n != "" && slices.ContainsFunc(nodes, func(x *corev1.Node) bool { return x.Name == n }) {
-			byNode[n] = append(byNode[n], c)
-			continue
+		if n := ptr.Deref(s.Spec.NodeName, ""); n != "" {
+			if _, ok := byNode[n]; ok {
+				byNode[n] = append(byNode[n], c)
+				continue
+			}
 		}
 		rest = append(rest, c)
 	}
@@ -254,21 +261,32 @@ func classesAfter(before, given []*resourceapi.DeviceClass, drivers map[string]b
 	return out
 }
 
-// slice is the one ResourceSlice of a driver on a node: pool named after
-// the node, generation 1, devices in name order.
-func slice(node, driver string, devices []resourceapi.Device) *resourceapi.ResourceSlice {
+// pool is the pool of a driver on a node: named after the node,
+// generation 1, devices in name order, in one ResourceSlice (as many as
+// needed of at most 128 devices, ResourceSliceMaxDevices, as a driver
+// splits them).
+func pool(node, driver string, devices []resourceapi.Device) []*resourceapi.ResourceSlice {
 	devices = slices.Clone(devices)
 	slices.SortFunc(devices, func(a, b resourceapi.Device) int { return cmp.Compare(a.Name, b.Name) })
-	return &resourceapi.ResourceSlice{
-		TypeMeta:   metav1.TypeMeta{APIVersion: resourceapi.SchemeGroupVersion.String(), Kind: "ResourceSlice"},
-		ObjectMeta: metav1.ObjectMeta{Name: sliceName(node, driver)},
-		Spec: resourceapi.ResourceSliceSpec{
-			Driver:   driver,
-			Pool:     resourceapi.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1},
-			NodeName: ptr.To(node),
-			Devices:  devices,
-		},
+	chunks := slices.Collect(slices.Chunk(devices, resourceapi.ResourceSliceMaxDevices))
+	var out []*resourceapi.ResourceSlice
+	for i, chunk := range chunks {
+		name := sliceName(node, driver)
+		if i > 0 {
+			name = sliceName(node, driver+"-"+strconv.Itoa(i+1))
+		}
+		out = append(out, &resourceapi.ResourceSlice{
+			TypeMeta:   metav1.TypeMeta{APIVersion: resourceapi.SchemeGroupVersion.String(), Kind: "ResourceSlice"},
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: resourceapi.ResourceSliceSpec{
+				Driver:   driver,
+				Pool:     resourceapi.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: int64(len(chunks))},
+				NodeName: ptr.To(node),
+				Devices:  chunk,
+			},
+		})
 	}
+	return out
 }
 
 // sliceName is "<node>-<driver>-forecast", a DNS subdomain (node names and

@@ -2,6 +2,7 @@ package forecast
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -87,7 +88,7 @@ func TestNodes(t *testing.T) {
 		},
 		"a node that publishes the driver's slices already is left as it is": {
 			node:   gpuNode("n", a100Labels(t), gpu),
-			slices: []*resourceapi.ResourceSlice{slice("n", DriverNVIDIA, []resourceapi.Device{{Name: "gpu-0"}})},
+			slices: pool("n", DriverNVIDIA, []resourceapi.Device{{Name: "gpu-0"}}),
 			want: Node{Name: "n", Why: "already publishes ResourceSlices for gpu.nvidia.com", Drivers: []Driver{{Driver: DriverNVIDIA,
 				Resources: []corev1.ResourceName{"nvidia.com/gpu"}, NotForecast: "the node already publishes ResourceSlices for gpu.nvidia.com: left as it is"}}},
 		},
@@ -274,4 +275,28 @@ func mustPolicy(t *testing.T, profiles ...string) *translate.Policy {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestLargePool: more devices than one slice holds make a pool of several
+// slices, as a driver splits them.
+func TestLargePool(t *testing.T) {
+	res, err := Forecast(&feasibility.Inventory{Nodes: []*corev1.Node{gpuNode("big", nil, map[corev1.ResourceName]int64{"nvidia.com/gpu": 130})}},
+		Options{Policy: translate.DefaultPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range res.After.Slices {
+		got = append(got, fmt.Sprintf("%s %d/%d", s.Name, len(s.Spec.Devices), s.Spec.Pool.ResourceSliceCount))
+	}
+	if diff := cmp.Diff([]string{"big-gpu.nvidia.com-forecast 128/2", "big-gpu.nvidia.com-2-forecast 2/2"}, got); diff != "" {
+		t.Errorf("slices (-want,+got):\n%s", diff)
+	}
+	snap, err := feasibility.NewFleet(res.After, feasibility.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := snap.Snapshot.Summary(t.Context()).Devices; n != 130 {
+		t.Errorf("the snapshot has %d devices, want 130", n)
+	}
 }

@@ -133,7 +133,7 @@ func (f *forecaster) legacyResources(n *corev1.Node) []legacyResource {
 	}
 	var out []legacyResource
 	for _, name := range slices.Sorted(maps.Keys(names)) {
-		if !isExtendedResource(name) {
+		if !translate.IsExtendedResource(name) {
 			continue
 		}
 		capQ := n.Status.Capacity[name]
@@ -152,13 +152,6 @@ func (f *forecaster) legacyResources(n *corev1.Node) []legacyResource {
 		out = append(out, legacyResource{name: name, count: count, capacity: capQ.Value(), rule: rule, driver: driver, devType: devType})
 	}
 	return out
-}
-
-// isExtendedResource: a resource name in a domain other than kubernetes.io
-// (device plugins' resources).
-func isExtendedResource(name corev1.ResourceName) bool {
-	domain, _, ok := strings.Cut(string(name), "/")
-	return ok && domain != "kubernetes.io" && !strings.HasSuffix(domain, ".kubernetes.io") && domain != "requests"
 }
 
 // switchNode makes after the node as it will be: the resources of the

@@ -225,14 +225,15 @@ func (p *Policy) ForecastDevices(family string, nodeLabels map[string]string) De
 
 	// Version components become one version claim when complete.
 	for _, attr := range slices.Sorted(maps.Keys(parts)) {
-		v, note, ok := p.joinVersion(family, attr, parts[attr])
+		v, missing, conflict := p.joinVersion(family, attr, parts[attr])
 		switch {
-		case ok:
+		case conflict != "":
+			notes[conflict] = true
+		case missing != "" && len(claims[attr]) == 0:
+			// Without a full version label, an incomplete one is unknown.
+			notes[missing] = true
+		case missing == "":
 			claims[attr] = append(claims[attr], v)
-		case note != "" && len(claims[attr]) == 0:
-			notes[note] = true
-		case note != "" && strings.Contains(note, "disagree"):
-			notes[note] = true
 		}
 	}
 
@@ -448,9 +449,9 @@ func stringAttr(s string) resourceapi.DeviceAttribute {
 
 // joinVersion joins the labelled components of a version attribute into
 // one claim. Every component the policy has a rule for (for the family)
-// must be labelled; the others are 0. A note says what is missing or which
-// labels of one component disagree.
-func (p *Policy) joinVersion(family, attr string, got map[versionPart][]attrClaim) (attrClaim, string, bool) {
+// must be labelled, else missing says which is not; the others are 0.
+// conflict says which labels of one component disagree.
+func (p *Policy) joinVersion(family, attr string, got map[versionPart][]attrClaim) (claim attrClaim, missing, conflict string) {
 	ruled := map[versionPart]bool{}
 	for _, r := range p.labels {
 		if r.Attribute != attr || !slices.Contains(r.Families, family) {
@@ -470,8 +471,8 @@ func (p *Policy) joinVersion(family, attr string, got map[versionPart][]attrClai
 	for i, part := range []versionPart{partMajor, partMinor, partPatch} {
 		cs := got[part]
 		if len(cs) == 0 {
-			if ruled[part] {
-				return attrClaim{}, fmt.Sprintf("%s: no label gives its %s component; left out", shortName(attr), [...]string{"major", "minor", "patch"}[i]), false
+			if ruled[part] && missing == "" {
+				missing = fmt.Sprintf("%s: no label gives its %s component; left out", shortName(attr), [...]string{"major", "minor", "patch"}[i])
 			}
 			continue
 		}
@@ -481,7 +482,7 @@ func (p *Policy) joinVersion(family, attr string, got map[versionPart][]attrClai
 				for _, c := range cs {
 					says = append(says, c.key)
 				}
-				return attrClaim{}, fmt.Sprintf("%s: the labels disagree (%s); left out", shortName(attr), strings.Join(says, "; ")), false
+				return attrClaim{}, "", fmt.Sprintf("%s: the labels disagree (%s); left out", shortName(attr), strings.Join(says, "; "))
 			}
 		}
 		nums[i] = cs[0].part
@@ -489,6 +490,9 @@ func (p *Policy) joinVersion(family, attr string, got map[versionPart][]attrClai
 			keys = append(keys, c.key)
 		}
 	}
+	if missing != "" {
+		return attrClaim{}, missing, ""
+	}
 	v := fmt.Sprintf("%d.%d.%d", nums[0], nums[1], nums[2])
-	return attrClaim{key: strings.Join(keys, ", "), cands: []candidate{{value: resourceapi.DeviceAttribute{VersionValue: &v}}}}, "", true
+	return attrClaim{key: strings.Join(keys, ", "), cands: []candidate{{value: resourceapi.DeviceAttribute{VersionValue: &v}}}}, "", ""
 }

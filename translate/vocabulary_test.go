@@ -85,6 +85,13 @@ func TestForecastDevices(t *testing.T) {
 			wantAttrs: attrs{},
 			wantNotes: []string{"driverVersion: the labels disagree"},
 		},
+		"two spellings of a component that disagree leave the version out": {
+			family: "nvidia-gpu",
+			labels: map[string]string{"nvidia.com/cuda.driver-version.major": "550", "nvidia.com/cuda.driver.major": "535",
+				"nvidia.com/cuda.driver-version.minor": "163", "nvidia.com/cuda.driver-version.revision": "01"},
+			wantAttrs: attrs{},
+			wantNotes: []string{"driverVersion: the labels disagree (nvidia.com/cuda.driver-version.major=550; nvidia.com/cuda.driver.major=535)"},
+		},
 		"a family that contradicts the compute capability leaves the architecture out": {
 			family:    "nvidia-gpu",
 			labels:    map[string]string{"nvidia.com/gpu.family": "ampere", "nvidia.com/gpu.compute.major": "9", "nvidia.com/gpu.compute.minor": "0"},
