@@ -63,5 +63,5 @@ var catalog = decide.Reasons().With(translate.Catalog{
 	ReasonTemplateError:    translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "check the webhook's RBAC on resourceclaimtemplates and the apiserver's health: the template could not be created or read", docTemplates),
 	ReasonTemplateConflict: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "delete or rename the ResourceClaimTemplate of that name that claimbridge did not create", docTemplates),
 	ReasonDryRun:           translate.NewEntry(translate.SeverityInfo, "", "nothing to do: a dry run creates no template", docModes),
-	ReasonLegacyUnservable: translate.NewEntry(translate.SeverityWarning, "", "make the pod translatable (its other reasons say why it is not), ask for what nodes offer, or bring the device plugin back", docSwitch),
+	ReasonLegacyUnservable: translate.NewEntry(translate.SeverityWarning, "", "make the pod translatable (see why it is not), ask for what nodes offer, or restore the device plugin", docSwitch),
 })

@@ -83,7 +83,8 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 	}
 	hami := policyOf(t, "", "nvidia", "hami")
 	const (
-		gone   = "claimbridge: LegacyUnservable: no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending: make the pod translatable"
+		// Whole: within the 240 bytes a warning keeps.
+		gone   = "claimbridge: LegacyUnservable: no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending: make the pod translatable (see why it is not), ask for what nodes offer, or restore the device plugin"
 		denied = "claimbridge: LegacyUnservable: no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod would stay Pending; denied ("
 	)
 	cases := map[string]struct {
