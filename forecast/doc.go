@@ -16,7 +16,8 @@
 // node whose labels cannot be read or contradict each other gets notes and
 // the attributes left out, never a failure. Nothing is invented: an
 // attribute the labels do not tell is left out of the devices and named in
-// [Driver].Unknown (uuid, brand, pciBusID, pcieRoot, numaNode, parentUUID,
+// [Driver].Unknown as the driver names it, standard attributes by their
+// identifier (uuid, brand, pciBusID, pcieRoot, numaNode, parentUUID,
 // memorySlice<i>, and whatever a node's labels lack).
 //
 // # The rules
@@ -52,7 +53,10 @@
 //     the product label names ("…-MIG-1g.10gb"; productName is the
 //     parent's), capacities from nvidia.com/gpu.{memory, …}. MIG devices are
 //     forecast as configured today (the driver's static MIG); which GPU
-//     holds which (parentUUID) is unknown.
+//     holds which (parentUUID) is unknown. MIG devices are named
+//     "mig-<profile without dots>-<j>" (mig-1g10gb-me-0): the driver's own
+//     names carry the parent GPU, profile ID and placement, which no label
+//     tells; claims select by attributes, not names.
 //   - productName: GFD writes the NVML name's spaces as dashes, and NVML
 //     names have dashes of their own (NVIDIA A100-SXM4-40GB, NVIDIA H100
 //     80GB HBM3), so the label does not tell which dashes were spaces. A
@@ -80,7 +84,8 @@
 //     unless another label settles it); the count is allocatable
 //     nvidia.com/gpu; GKE sets no label for the rest.
 //   - TPU (tpu.google.com): one chip per google.com/tpu, "tpu-<i>" with
-//     index i; accelerator, topology and chipCount from the labels the TPU
+//     index i (the driver names chips by their device file, accel<i> or
+//     <i>, and numbers them in that order); accelerator, topology and chipCount from the labels the TPU
 //     driver itself reads (GKE's or tpu.google.com/*, the policy's tpu
 //     profile), tpuGen as the driver derives it from the accelerator, brand
 //     Google; uuid unknown. A node whose accelerator label is missing or
