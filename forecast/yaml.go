@@ -1,15 +1,14 @@
 package forecast
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
+
+	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 // WriteYAML writes the After fleet — DeviceClasses, then each node followed
@@ -95,7 +94,7 @@ func (e *errWriter) doc(obj any, comments ...string) {
 	if e.err != nil {
 		return
 	}
-	b, err := marshal(obj)
+	b, err := feasibility.MarshalObject(obj)
 	if err != nil {
 		e.err = err
 		return
@@ -109,52 +108,4 @@ func (e *errWriter) doc(obj any, comments ...string) {
 	if e.err == nil {
 		_, e.err = e.w.Write(b)
 	}
-}
-
-// marshal writes an object as YAML without null, empty maps and the
-// kubelet's zero-valued node status fields: what LoadInventory reads back
-// as the same object.
-func marshal(obj any) ([]byte, error) {
-	j, err := json.Marshal(obj)
-	if err != nil {
-		return nil, fmt.Errorf("encode: %w", err)
-	}
-	var m any
-	if err := json.Unmarshal(j, &m); err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
-	}
-	if n, ok := obj.(*corev1.Node); ok {
-		if status, ok := m.(map[string]any)["status"].(map[string]any); ok {
-			if n.Status.DaemonEndpoints == (corev1.NodeDaemonEndpoints{}) {
-				delete(status, "daemonEndpoints")
-			}
-			if n.Status.NodeInfo == (corev1.NodeSystemInfo{}) {
-				delete(status, "nodeInfo")
-			}
-		}
-	}
-	y, err := yaml.Marshal(prune(m))
-	if err != nil {
-		return nil, fmt.Errorf("encode yaml: %w", err)
-	}
-	return y, nil
-}
-
-func prune(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			e = prune(e)
-			if m, ok := e.(map[string]any); e == nil || ok && len(m) == 0 {
-				delete(v, k)
-				continue
-			}
-			v[k] = e
-		}
-	case []any:
-		for i := range v {
-			v[i] = prune(v[i])
-		}
-	}
-	return v
 }
