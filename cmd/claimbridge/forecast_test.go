@@ -129,25 +129,8 @@ func TestForecastExamples(t *testing.T) {
 // README's docs/cutover.png.
 func TestForecastPageInChromium(t *testing.T) {
 	chromium := browser.ForTest(t)
-	page, err := run(t, "", append(forecastArgs, "-o", "html")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := run(t, "", append(forecastArgs, "-o", "json")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := report.Read(strings.NewReader(js))
-	if err != nil {
-		t.Fatal(err)
-	}
+	url, rep := pageInBrowser(t, chromium, "forecast", forecastArgs...)
 	out := outputDir(t)
-	file := filepath.Join(out, "forecast.html")
-	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	url := "file://" + file
-	reportpage.CheckInBrowser(t, chromium, url, rep, filepath.Join(out, "forecast"))
 	if err := chromium.Screenshot(t.Context(), url, filepath.Join(out, "forecast-cutover.png"), 1280, 2100); err != nil {
 		t.Fatal(err)
 	}

@@ -97,29 +97,7 @@ func TestReportRenderGivesTheAuditsPage(t *testing.T) {
 // against `audit -o json`; the screenshots and the PDF stay in _output/.
 func TestAuditPageInChromium(t *testing.T) {
 	chromium := browser.ForTest(t)
-	args := []string{"audit", "-f", "../../examples/workloads", "--fleet", "../../examples/fleets/mixed"}
-	page, err := run(t, "", append(args, "-o", "html")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := run(t, "", append(args, "-o", "json")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := report.Read(strings.NewReader(js))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := outputDir(t)
-	file := filepath.Join(out, "report-examples.html")
-	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(out, "report-examples.json"), []byte(js), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	url := "file://" + file
-	reportpage.CheckInBrowser(t, chromium, url, rep, filepath.Join(out, "report-examples"))
+	url, _ := pageInBrowser(t, chromium, "report-examples", "audit", "-f", "../../examples/workloads", "--fleet", "../../examples/fleets/mixed")
 
 	// The examples: two of eight stay legacy: no DRA node has an A100 40GB (the remedy
 	// names the device-plugin nodes that have it), and the training Job's NIC is shared.
@@ -143,4 +121,35 @@ func TestAuditPageInChromium(t *testing.T) {
 			t.Logf("remedy: %s", reportpage.Text(r))
 		}
 	}
+}
+
+// pageInBrowser runs the command with -o html and -o json, writes both
+// under _output/<name>.{html,json}, checks the page in Chromium against the
+// JSON report (reportpage.CheckInBrowser) and returns the page's URL and
+// the report.
+func pageInBrowser(t *testing.T, chromium *browser.Chromium, name string, args ...string) (string, *report.Report) {
+	t.Helper()
+	page, err := run(t, "", append(args, "-o", "html")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := run(t, "", append(args, "-o", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Read(strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := outputDir(t)
+	file := filepath.Join(out, name+".html")
+	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, name+".json"), []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := "file://" + file
+	reportpage.CheckInBrowser(t, chromium, url, rep, filepath.Join(out, name))
+	return url, rep
 }
