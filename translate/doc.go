@@ -42,7 +42,7 @@
 //     (otherwise KeepLegacy); uses of companion rules (onlyWith, e.g. CPUs)
 //     are set aside when their quantity is whole with request equal to limit. Assumes the pod is not skipped. No
 //     device use means Skip. An unmapped extended resource in the domain of
-//     a mapped one (UnmappedCompanionResource), a shared resource without a
+//     a mapped one the pod asks for (UnmappedCompanionResource), a shared resource without a
 //     sharing mode (shared.go, SharedDeviceNotMapped) and a capacityOf use
 //     that cannot join its container's device use (capacity.go,
 //     attachCapacities, CapacityNotTranslatable) mean KeepLegacy. run then

@@ -15,6 +15,7 @@ import (
 // returns true when the pod asks for devices in a way that cannot be
 // translated faithfully (the pod then stays as it is).
 func (t *translation) collectUses() (invalid bool) {
+	asked := askedResources(t.pod)
 	visit := func(list []corev1.Container, path *field.Path, isInit bool) {
 		for i := range list {
 			c := &list[i]
@@ -34,7 +35,7 @@ func (t *translation) collectUses() (invalid bool) {
 						continue
 					}
 					rp := cp.Child("resources", "limits").Key(string(n))
-					if mapped, ok := t.p.mappedInDomain(n); ok {
+					if mapped, ok := t.p.mappedInDomain(n, asked); ok {
 						hint := companionHints[n]
 						if hint == "" {
 							hint = "map it in the policy (for a capacity of the device: capacityOf) to translate the pod"
@@ -92,21 +93,41 @@ var companionHints = map[corev1.ResourceName]string{
 	"nvidia.com/priority":          "it is HAMi's task priority, which DRA has no counterpart for",
 }
 
-// mappedInDomain finds a resource the policy maps in the domain of an
-// unmapped extended resource ("nvidia.com/gpu" for nvidia.com/gpumem): the
-// two are probably read together by one device plugin.
-func (p *Policy) mappedInDomain(n corev1.ResourceName) (string, bool) {
+// mappedInDomain finds a resource the pod asks for, in the domain of an
+// unmapped extended resource, that the policy maps ("nvidia.com/gpu" for
+// nvidia.com/gpumem): the two are probably read together by one device
+// plugin. A resource the pod does not ask for is never named: a pod that
+// asks only for gpu.intel.com/dxg has no companion of gpu.intel.com/i915,
+// its resource is simply not mapped.
+func (p *Policy) mappedInDomain(n corev1.ResourceName, asked []corev1.ResourceName) (string, bool) {
 	domain, _, _ := strings.Cut(string(n), "/")
-	for i := range p.spec.Resources {
-		r := &p.spec.Resources[i]
-		if len(r.OnlyWith) > 0 {
+	for _, a := range asked {
+		d, _, ok := strings.Cut(string(a), "/")
+		if !ok || d != domain || a == n {
 			continue
 		}
-		if d, _, ok := strings.Cut(r.Name, "/"); ok && d == domain {
-			return r.Name, true
+		if rule, _, ok := p.resourceRule(string(a)); ok && len(rule.OnlyWith) == 0 {
+			return string(a), true
 		}
 	}
 	return "", false
+}
+
+// askedResources lists, sorted, every resource a container or init
+// container of the pod asks for (limits or requests).
+func askedResources(pod *corev1.Pod) []corev1.ResourceName {
+	names := map[corev1.ResourceName]bool{}
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			for n := range list[i].Resources.Limits {
+				names[n] = true
+			}
+			for n := range list[i].Resources.Requests {
+				names[n] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(names))
 }
 
 // isExtendedResource follows the API's rule: a domain-prefixed name outside
