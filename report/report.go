@@ -70,8 +70,10 @@ type Summary struct {
 type Row struct {
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-	Source    string `json:"source,omitempty"`
+	// Name of the object; for one the API server names on creation, its
+	// generateName with a star ("train-*").
+	Name   string `json:"name"`
+	Source string `json:"source,omitempty"`
 	// Path of the pod template in the object, for objects that hold several
 	// or hold them where a CRD does: "spec.workerGroupSpecs[0].template".
 	// Empty for Pods and built-in workloads.
@@ -278,11 +280,19 @@ func (r *Report) table(w io.Writer) error {
 }
 
 // summaryLine counts the rows: one per object, or per pod template of an
-// object that holds several (a JobSet's jobs, a RayCluster's groups).
+// object that holds several (a JobSet's jobs, a RayCluster's groups). An
+// object is its kind, namespace and name in one document of the input
+// (its Source): objects of the same name in different files, or in two
+// documents of one, are different objects. A row without a source (a pod
+// the webhook admitted) is an object of its own.
 func (r *Report) summaryLine() string {
 	objects := map[string]bool{}
-	for _, row := range r.Items {
-		objects[row.Kind+"/"+row.Namespace+"/"+row.Name] = true
+	for i, row := range r.Items {
+		key := row.Kind + "/" + row.Namespace + "/" + row.Name + "\x00" + row.Source
+		if row.Source == "" {
+			key = fmt.Sprintf("\x00%d", i)
+		}
+		objects[key] = true
 	}
 	what := fmt.Sprintf("%d objects", r.Summary.Total)
 	if len(objects) != r.Summary.Total {
@@ -350,9 +360,19 @@ func truncate(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
+// objectName is the object's name, or for an object named by the API
+// server on creation its generateName with a star ("train-*"), as the
+// webhook names such pods.
+func objectName(obj metav1.Object) string {
+	if obj.GetName() == "" && obj.GetGenerateName() != "" {
+		return obj.GetGenerateName() + "*"
+	}
+	return obj.GetName()
+}
+
 // NewRow builds the report row of one object from its decision.
 func NewRow(kind string, obj metav1.Object, source string, d *decide.Decision) Row {
-	row := Row{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Source: source, Outcome: d.Outcome, Reasons: slices.Clone(d.Reasons)}
+	row := Row{Kind: kind, Namespace: obj.GetNamespace(), Name: objectName(obj), Source: source, Outcome: d.Outcome, Reasons: slices.Clone(d.Reasons)}
 	if d.Decisive.Code != "" {
 		r := d.Decisive
 		row.Decisive = &r

@@ -280,7 +280,7 @@ func TestAuditCRDs(t *testing.T) {
 	}
 	objects := map[string]bool{}
 	for _, r := range rep.Items {
-		objects[r.Kind+"/"+r.Namespace+"/"+r.Name] = true
+		objects[r.Kind+"/"+r.Namespace+"/"+r.Name+"\x00"+r.Source] = true
 	}
 	line := fmt.Sprintf("%d pod templates in %d objects: %d translate, %d keep legacy, %d skip", len(want), len(objects), rep.Summary.Translate, rep.Summary.KeepLegacy, rep.Summary.Skip)
 	if !strings.Contains(table, line) {

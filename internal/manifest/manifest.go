@@ -261,17 +261,22 @@ func decodeOne(raw []byte) (runtime.Object, error) {
 	return nil, err
 }
 
-// Describe names an object: "Deployment ml/trainer".
+// Describe names an object: "Deployment ml/trainer"; one the API server
+// names on creation by its generateName with a star: "Pod ml/train-*".
 func Describe(obj runtime.Object) string {
 	kind := obj.GetObjectKind().GroupVersionKind().Kind
 	m, err := meta(obj)
 	if err != nil {
 		return kind
 	}
-	if m.GetNamespace() == "" {
-		return kind + " " + m.GetName()
+	name := m.GetName()
+	if name == "" && m.GetGenerateName() != "" {
+		name = m.GetGenerateName() + "*"
 	}
-	return kind + " " + m.GetNamespace() + "/" + m.GetName()
+	if m.GetNamespace() == "" {
+		return kind + " " + name
+	}
+	return kind + " " + m.GetNamespace() + "/" + name
 }
 
 func meta(obj runtime.Object) (metav1.Object, error) {
