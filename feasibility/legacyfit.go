@@ -76,19 +76,25 @@ type Unservable struct {
 	// Most is the largest amount of it one node advertises; zero when no
 	// node advertises it at all.
 	Most resource.Quantity
+	// Elsewhere, when Requested fits Most, lists (in name order) the nodes
+	// that advertise enough of it but where the pod cannot run: its node
+	// selector, affinity, tolerations or spec.nodeName exclude them all.
+	Elsewhere []string
 }
 
 // LegacyUnservable lists, in name order, the extended resources of the pod
-// as submitted that no node of the snapshot advertises in its allocatable
+// as submitted that no node it can run on advertises in its allocatable
 // with at least the pod's effective request (what one node must give it):
-// kube-scheduler's NodeResourcesFit rejects the pod on every node, so it
-// stays Pending until a node offers them — after a cluster switched from
-// the device plugin to DRA, never. Every node counts, whatever its labels,
-// taints or schedulability and whatever runs on it: the pod's node
-// selector, affinity and tolerations are ignored on purpose, so that the
-// answer is about the resource being gone from the fleet, not about where
-// the pod may go. Extended resources that a DeviceClass maps (KEP-5004) are
-// served from DRA and never listed.
+// kube-scheduler rejects the pod on every node, so it stays Pending until a
+// node offers them — after a cluster switched from the device plugin to
+// DRA, never. Two cases: no node of the fleet advertises that much at all
+// (Most is less than Requested: the resource is gone), or the nodes that
+// do are all excluded by the pod's node selector, required affinity,
+// tolerations or spec.nodeName (Elsewhere names them: the nodes that kept
+// the device plugin are not where the pod may go). What runs on the nodes
+// does not count: this is about capacity, not about a busy moment.
+// Extended resources that a DeviceClass maps (KEP-5004) are served from
+// DRA and never listed.
 //
 // It says nothing (nil) when the snapshot has no nodes, or when a node
 // reports no allocatable at all (a node registering: what it offers is not
@@ -103,6 +109,7 @@ func (s *Snapshot) LegacyUnservable(pod *corev1.Pod) []Unservable {
 		}
 	}
 	requests := podRequests(pod)
+	required := nodeaffinity.GetRequiredNodeAffinity(pod)
 	var out []Unservable
 	for _, n := range slices.Sorted(maps.Keys(requests)) {
 		if !isExtendedResourceName(n) || s.draServes(n) {
@@ -116,9 +123,32 @@ func (s *Snapshot) LegacyUnservable(pod *corev1.Pod) []Unservable {
 		}
 		if u.Requested.Cmp(u.Most) > 0 {
 			out = append(out, u)
+			continue
+		}
+		if elsewhere := s.excludedOffering(pod, required, n, u.Requested); len(elsewhere) > 0 {
+			u.Elsewhere = elsewhere
+			out = append(out, u)
 		}
 	}
 	return out
+}
+
+// excludedOffering lists the nodes that advertise at least want of the
+// resource when the pod can run on none of them (its selector, affinity,
+// tolerations or nodeName exclude every one); nil when it can run on one.
+func (s *Snapshot) excludedOffering(pod *corev1.Pod, required nodeaffinity.RequiredNodeAffinity, name corev1.ResourceName, want resource.Quantity) []string {
+	var offering []string
+	for _, ni := range s.nodes {
+		if !advertises(ni.node, corev1.ResourceList{name: want}) {
+			continue
+		}
+		if pod.Spec.NodeName == ni.node.Name || pod.Spec.NodeName == "" && nodeRejects(required, pod, ni.node) == "" {
+			return nil
+		}
+		offering = append(offering, ni.node.Name)
+	}
+	slices.Sort(offering)
+	return offering
 }
 
 // DRADevices is the number of DRA devices the snapshot's nodes see.

@@ -104,8 +104,26 @@ func TestLegacyUnservable(t *testing.T) {
 			fleet: "l4-inference", pod: gpus("1").Obj(),
 			want: []Unservable{unservable("nvidia.com/gpu", "1", "0")},
 		},
-		"the pod's node selector and the nodes' taints are ignored": {
+		"a node selector that admits a node offering the GPUs is served": {
+			fleet: "mixed", pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB").Obj(),
+		},
+		"a node selector that excludes every node offering the GPUs is not": {
 			fleet: "mixed", pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Obj(),
+			want: []Unservable{{Resource: "nvidia.com/gpu", Requested: resource.MustParse("1"), Most: resource.MustParse("8"), Elsewhere: []string{"legacy-gfd-0", "legacy-gfd-1"}}},
+		},
+		"a pod bound at creation to a node without GPUs is not served by the others": {
+			fleet: "mixed", pod: gpus("1").NodeName("dgx-h100-0").Obj(),
+			want: []Unservable{{Resource: "nvidia.com/gpu", Requested: resource.MustParse("1"), Most: resource.MustParse("8"), Elsewhere: []string{"legacy-gfd-0", "legacy-gfd-1"}}},
+		},
+		"a pod bound at creation to a node with GPUs is served": {
+			fleet: "mixed", pod: gpus("1").NodeName("legacy-gfd-1").Obj(),
+		},
+		"what runs on the nodes does not count": {
+			fleet: "mixed", pod: gpus("8").Obj(),
+			mutate: func(inv *Inventory) {
+				inv.Pods = []*corev1.Pod{gpus("8").NodeName("legacy-gfd-0").Obj(), gpus("8").NodeName("legacy-gfd-1").Obj()}
+				inv.PodsListed = true
+			},
 		},
 		"only the resources no node offers are listed": {
 			fleet: "mixed", pod: gpus("1").Limit("nvidia.com/gpu.shared", "1").Obj(),

@@ -240,6 +240,10 @@ func (c *Cutover) nodes() string {
 // breaks, or the row's own headline.
 func (c *Cutover) headline(row Row) string {
 	if c != nil && c.Result == CutoverBreaks && c.Why != "" {
+		// The code first: the table cuts long lines.
+		if d := row.Decisive; d != nil && d.Code != "" {
+			return string(d.Code) + ": " + c.Why + "; kept as submitted: " + d.Message
+		}
 		if h := row.Headline(); h != "" {
 			return c.Why + "; kept as submitted: " + h
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
@@ -17,11 +19,11 @@ func cutoverReport() *report.Report {
 	shared := translate.Reason{Code: translate.ReasonSharedDeviceNotMapped, Severity: translate.SeverityWarning, Message: "a time-sliced GPU <shared>"}
 	rows := []report.Row{
 		{Kind: "Deployment", Namespace: "research", Name: "trainer", Outcome: translate.OutcomeTranslate, Verdict: "FitsNow",
-			DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Replicas: 3, Hardware: "nvidia.com/gpu, any model",
+			DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Replicas: ptr.To[int32](3), Hardware: "nvidia.com/gpu, any model",
 			Placement: &report.Placement{Result: report.PlacementEqual, Nodes: 5, Legacy: 5, Translated: 5},
 			Cutover:   &report.Cutover{Result: report.CutoverMoves, Today: 5, After: 5}},
 		{Kind: "Deployment", Namespace: "inference", Name: "embeddings", Outcome: translate.OutcomeKeepLegacy, Decisive: &shared,
-			Reasons: []translate.Reason{shared}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Replicas: 4, Hardware: "Tesla-T4-SHARED",
+			Reasons: []translate.Reason{shared}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Replicas: ptr.To[int32](4), Hardware: "Tesla-T4-SHARED",
 			Cutover: &report.Cutover{Result: report.CutoverBreaks, Today: 1, Why: "after the switch no node offers nvidia.com/gpu"}},
 		{Kind: "Pod", Namespace: "lab", Name: "debug", Outcome: translate.OutcomeKeepLegacy,
 			Decisive:         &translate.Reason{Code: translate.ReasonNodeNamePreset, Severity: translate.SeverityWarning, Message: "spec.nodeName is set"},
@@ -29,9 +31,9 @@ func cutoverReport() *report.Report {
 			Cutover: &report.Cutover{Result: report.CutoverBreaks, Today: 1, Why: "after the switch no node offers nvidia.com/gpu"}},
 		{Kind: "StatefulSet", Namespace: "inference", Name: "legacy-serving", Outcome: translate.OutcomeKeepLegacy,
 			Decisive:         &translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "NeverFits"},
-			DevicesRequested: map[string]int64{"nvidia.com/gpu": 8}, Replicas: 1, Hardware: "nvidia.com/gpu, any model",
+			DevicesRequested: map[string]int64{"nvidia.com/gpu": 8}, Replicas: ptr.To[int32](1), Hardware: "nvidia.com/gpu, any model",
 			Cutover: &report.Cutover{Result: report.CutoverStaysLegacy, Today: 1, After: 1}},
-		{Kind: "Deployment", Namespace: "inference", Name: "api", Outcome: translate.OutcomeSkip, Replicas: 2,
+		{Kind: "Deployment", Namespace: "inference", Name: "api", Outcome: translate.OutcomeSkip, Replicas: ptr.To[int32](2),
 			Cutover: &report.Cutover{Result: report.CutoverNotAffected}},
 	}
 	r := report.New("cluster (forecast after the switch to DRA)", "profiles:nvidia", rows)
@@ -52,7 +54,7 @@ func TestCutoverTableSaysWhatTheSwitchDoes(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"CUTOVER",
-		"after the switch no node offers nvidia.com/gpu; kept as submitted: SharedDeviceNotMapped",
+		"SharedDeviceNotMapped: after the switch no node offers nvidia.com/gpu; kept as submitted: a time-sliced GPU",
 		"after the switch (5 of 7 nodes switch, GFD labels drop): 2 break, 1 move, 1 stay on the device plugin, 1 not affected",
 	} {
 		if !strings.Contains(out, want) {

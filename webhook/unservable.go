@@ -122,21 +122,46 @@ func matchesResource(rule string, name corev1.ResourceName) bool {
 // nvidia.com/gpu any more (DRA replaced the device plugin)", or "no node
 // offers 8 nvidia.com/gpu (at most 4 on one node)".
 func unservableMessage(gaps []feasibility.Unservable, dra bool) string {
-	parts := make([]string, 0, len(gaps))
+	var parts, excluded []string
+	var elsewhere []string
 	gone := true
 	for _, g := range gaps {
-		if g.Most.IsZero() {
+		switch {
+		case len(g.Elsewhere) > 0:
+			excluded = append(excluded, string(g.Resource))
+			for _, n := range g.Elsewhere {
+				if !slices.Contains(elsewhere, n) {
+					elsewhere = append(elsewhere, n)
+				}
+			}
+		case g.Most.IsZero():
 			parts = append(parts, string(g.Resource))
-			continue
+		default:
+			gone = false
+			parts = append(parts, fmt.Sprintf("%s %s (at most %s on one node)", g.Requested.String(), g.Resource, g.Most.String()))
 		}
-		gone = false
-		parts = append(parts, fmt.Sprintf("%s %s (at most %s on one node)", g.Requested.String(), g.Resource, g.Most.String()))
 	}
-	msg := "no node offers " + strings.Join(parts, ", ")
-	if gone && dra {
-		msg += " any more (DRA replaced the device plugin)"
+	var msgs []string
+	if len(parts) > 0 {
+		msg := "no node offers " + strings.Join(parts, ", ")
+		if gone && dra {
+			msg += " any more (DRA replaced the device plugin)"
+		}
+		msgs = append(msgs, msg)
 	}
-	return msg
+	if len(excluded) > 0 {
+		msgs = append(msgs, fmt.Sprintf("no node this pod may run on offers %s: only %s, which its node selector, affinity, tolerations or nodeName exclude",
+			strings.Join(excluded, ", "), nodeList(elsewhere)))
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// nodeList names up to three nodes: "a, b, c and 4 more".
+func nodeList(names []string) string {
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
 }
 
 // consequence is what happens to the pod, or would had it not been

@@ -122,6 +122,12 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu"}: 1},
 			wantAdmission:  []string{"enforce", "Skip", "SchedulerNotListed"},
 		},
+		"a pod whose node selector excludes the only node that still offers GPUs is unservable": {
+			fleet: "l4-inference", mutate: advertising("nvidia.com/gpu", "4"),
+			pod:            volcano("prod", "1").NodeSelector("nvidia.com/gpu.product", "Tesla-T4-SHARED").Obj(),
+			wantWarnings:   []string{"claimbridge: LegacyUnservable: no node this pod may run on offers nvidia.com/gpu: only l4-inference-0, which its node selector, affinity, tolerations or nodeName exclude; this pod stays Pending"},
+			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu"}: 1},
+		},
 		"a pod asking for the 4 GPUs a node advertises is not": {
 			fleet: "l4-inference", mutate: advertising("nvidia.com/gpu", "4"), pod: volcano("prod", "4").Obj(),
 			wantNot: []string{"LegacyUnservable"},

@@ -59,16 +59,19 @@ func (w cutoverWorkload) pods(ctx context.Context) ([]corev1.Pod, error) {
 
 // TestForecastAndClusterAgreeAtTheSwitch: a control plane whose GPU nodes
 // carry only legacy state (device-plugin allocatable, GPU Feature Discovery
-// labels, no ResourceSlice) runs four Deployments, bound to those nodes
-// today. `claimbridge audit --forecast --kubeconfig` (the real binary) says
+// labels, no ResourceSlice; one node opted out of the switch) runs five
+// Deployments, bound to those nodes today. `claimbridge audit --forecast --kubeconfig` (the real binary) says
 // which move and which break. Then the switch, as the forecast fleet
 // describes it: its ResourceSlices and DeviceClasses published, the
 // device-plugin resources and GFD's labels removed from the nodes, the pods
 // recreated by their ReplicaSets. Every pod the forecast said moves is
-// translated and bound where its translation said; every pod it said
-// breaks is admitted as submitted and Pending with the LegacyUnservable
-// Event on it and its ReplicaSet — or, in a namespace labelled
-// claimbridge.io/on-unservable=Deny, refused (FailedCreate, no pod).
+// translated and bound to a switched node; the pod it said stays is bound
+// as submitted to the opted-out node; every pod it said breaks — its node
+// selector names GFD's product label, gone at the switch, so the opted-out
+// node that still offers GPUs is not for it — is admitted as submitted and
+// Pending with the LegacyUnservable Event on it and its ReplicaSet, or, in a
+// namespace labelled claimbridge.io/on-unservable=Deny, refused
+// (FailedCreate, no pod).
 func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 	ns, _ := setup(t, "enforce")
 	deny := tc.Namespace(t, "cutover-deny-", map[string]string{cluster.ModeLabel: "enforce", translate.LabelOnUnservable: "Deny"})
@@ -76,15 +79,13 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every GPU node switches: the opted-out node (which would keep
-	// nvidia.com/gpu, so that nothing is unservable) and the CPU node stay out.
-	before.Nodes = slices.DeleteFunc(before.Nodes, func(n *corev1.Node) bool {
-		return n.Name == "cutover-optout-0" || n.Name == "cutover-cpu-0"
-	})
+	// The CPU node stays out; the opted-out node keeps the device plugin.
+	before.Nodes = slices.DeleteFunc(before.Nodes, func(n *corev1.Node) bool { return n.Name == "cutover-cpu-0" })
 	fleet, err := tc.PublishInventory(t.Context(), before, cluster.WithNamePrefix(fmt.Sprintf("c%d", time.Now().UnixNano()%1_000_000)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	optOut := fleet.NodeName("cutover-optout-0")
 	t.Cleanup(func() { removeFleet(t, fleet) })
 	waitInventory(t)
 
@@ -96,6 +97,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 		{ns: ns, name: "finetune", replicas: 1, pod: gpus("4").NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Obj(), want: report.CutoverMoves},
 		{ns: ns, name: "embeddings", replicas: 2, pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-T4-SHARED").Obj(), want: report.CutoverBreaks},
 		{ns: deny, name: "embeddings", replicas: 1, pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-T4-SHARED").Obj(), want: report.CutoverBreaks},
+		{ns: deny, name: "pinned", replicas: 1, pod: gpus("4").NodeSelector("kubernetes.io/hostname", optOut).Obj(), want: report.CutoverStaysLegacy},
 	}
 	for _, w := range workloads {
 		if err := w.create(t.Context()); err != nil {
@@ -144,8 +146,8 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 			t.Errorf("the forecast says %s/%s %q, want %q", w.ns, w.name, got, w.want)
 		}
 	}
-	if rep.Forecast == nil || rep.Forecast.Switched != len(fleet.Published.Nodes) {
-		t.Fatalf("forecast %+v, want all %d nodes switched", rep.Forecast, len(fleet.Published.Nodes))
+	if rep.Forecast == nil || rep.Forecast.Switched != len(fleet.Published.Nodes)-1 {
+		t.Fatalf("forecast %+v, want every node but the opted-out one switched (%d)", rep.Forecast, len(fleet.Published.Nodes)-1)
 	}
 	if t.Failed() {
 		t.FailNow()
@@ -164,7 +166,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 	t.Cleanup(func() { removeFleet(t, dra) })
 	switched := map[string]bool{}
 	for _, n := range after.Nodes {
-		if !slices.Contains(fleet.NodeNames(), n.Name) {
+		if !slices.Contains(fleet.NodeNames(), n.Name) || n.Name == optOut {
 			continue
 		}
 		switched[n.Name] = true
@@ -222,6 +224,22 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 					}
 					if !switched[p.Spec.NodeName] {
 						return false, fmt.Errorf("pod %s bound to %s, not a switched node", p.Name, p.Spec.NodeName)
+					}
+				}
+				return true, nil
+			})
+		case w.want == report.CutoverStaysLegacy:
+			eventually(t, fmt.Sprintf("%s/%s as submitted on the opted-out node", w.ns, w.name), func(ctx context.Context) (bool, error) {
+				pods, err := w.pods(ctx)
+				if err != nil || len(pods) != int(w.replicas) {
+					return false, err
+				}
+				for _, p := range pods {
+					if _, translated := p.Annotations[translate.AnnotationTemplate]; translated || p.Spec.NodeName != "" && p.Spec.NodeName != optOut {
+						return false, fmt.Errorf("pod %s: translated %t, bound to %q; want as submitted on %s", p.Name, translated, p.Spec.NodeName, optOut)
+					}
+					if p.Spec.NodeName == "" {
+						return false, nil
 					}
 				}
 				return true, nil
