@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/decide"
 )
@@ -126,20 +127,21 @@ func (row *Row) describeRequest(obj metav1.Object, d *decide.Decision) {
 	}
 }
 
-// replicas is how many pods a workload declares at once; 0 when it does
-// not say (a Pod, a DaemonSet).
-func replicas(obj metav1.Object) int32 {
-	orOne := func(p *int32) int32 {
+// replicas is how many pods a workload declares at once; nil when it does
+// not say (a Pod, a DaemonSet, a custom resource: those are counted where
+// their templates are found).
+func replicas(obj metav1.Object) *int32 {
+	orOne := func(p *int32) *int32 {
 		if p == nil {
-			return 1
+			return ptr.To[int32](1)
 		}
-		return *p
+		return ptr.To(*p)
 	}
 	// A Job runs parallelism pods at once, but no more than its completions.
-	job := func(s batchv1.JobSpec) int32 {
+	job := func(s batchv1.JobSpec) *int32 {
 		n := orOne(s.Parallelism)
 		if s.Completions != nil {
-			n = min(n, *s.Completions)
+			*n = min(*n, *s.Completions)
 		}
 		return n
 	}
@@ -157,11 +159,17 @@ func replicas(obj metav1.Object) int32 {
 	case *batchv1.CronJob:
 		return job(o.Spec.JobTemplate.Spec)
 	}
-	return 0
+	return nil
 }
 
-// Pods is how many pods the row stands for: its replicas, at least one.
-func (row Row) Pods() int64 { return int64(max(1, row.Replicas)) }
+// Pods is how many pods the row stands for: its replicas, one when it
+// does not say.
+func (row Row) Pods() int64 {
+	if row.Replicas == nil {
+		return 1
+	}
+	return int64(max(0, *row.Replicas))
+}
 
 // Demand is how many devices the row asks for: those of one pod times its
 // pods.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
@@ -26,20 +27,20 @@ func smallReport() *report.Report {
 		{Kind: "Deployment", Namespace: "serving", Name: "llm", Outcome: translate.OutcomeTranslate, Verdict: "FitsNow", VerdictCode: "Fits",
 			Node: "l4-0", Alternatives: []string{"server-gpu"}, Devices: []string{"gpu.nvidia.com/l4-0/gpu-0"}, Template: "claimbridge-2d94f1216dd6",
 			Placement:        &report.Placement{Result: report.PlacementEqual, Nodes: 6, Legacy: 4, Translated: 4},
-			DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Replicas: 3, Hardware: "NVIDIA-L4",
+			DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Replicas: ptr.To[int32](3), Hardware: "NVIDIA-L4",
 			Reasons: []translate.Reason{{Code: decide.ReasonFeasible, Severity: translate.SeverityInfo, Message: "FitsNow on node l4-0"}}},
 		{Kind: "Pod", Namespace: "notebooks", Name: "alice", Outcome: translate.OutcomeTranslate, Verdict: "FitsWhenFree", VerdictCode: "DevicesInUse",
 			Node: "a100-mig-0", Template: "claimbridge-0e877efde135", DevicesRequested: map[string]int64{"nvidia.com/mig-1g.10gb": 1}, Hardware: "MIG 1g.10gb",
 			Reasons: []translate.Reason{{Code: decide.ReasonFeasible, Severity: translate.SeverityInfo, Message: "FitsWhenFree on node a100-mig-0"}}},
 		{Kind: "CronJob", Namespace: "research", Name: "eval", Outcome: translate.OutcomeKeepLegacy, Verdict: "NeverFits", VerdictCode: "NoMatchingDevices",
-			Template: "claimbridge-ba93c6a33a3b", DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Replicas: 1, Hardware: "NVIDIA-A100-SXM4-40GB",
+			Template: "claimbridge-ba93c6a33a3b", DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Replicas: ptr.To[int32](1), Hardware: "NVIDIA-A100-SXM4-40GB",
 			Decisive: &translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "NeverFits (NoMatchingDevices): 2 nodes (legacy-0, legacy-1) publish no DRA devices"},
 			Reasons: []translate.Reason{
 				{Code: translate.ReasonNodeLabelTranslated, Severity: translate.SeverityInfo, Message: "spec.nodeSelector[nvidia.com/gpu.product] became a device selector"},
 				{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "NeverFits (NoMatchingDevices): 2 nodes (legacy-0, legacy-1) publish no DRA devices"},
 			}},
 		{Kind: "Job", Namespace: "research", Name: "train", Outcome: translate.OutcomeKeepLegacy, Template: "claimbridge-91ab7f7c6a25",
-			DevicesRequested: map[string]int64{"nvidia.com/gpu": 8, "rdma/hca": 1}, Replicas: 2, Hardware: "NVIDIA hopper",
+			DevicesRequested: map[string]int64{"nvidia.com/gpu": 8, "rdma/hca": 1}, Replicas: ptr.To[int32](2), Hardware: "NVIDIA hopper",
 			Placement: &report.Placement{Result: report.PlacementDiffers, Nodes: 6, Legacy: 2, Translated: 3,
 				Gained: []feasibility.NodeGroup{{Nodes: 1, Example: "h200-0", Hardware: "8× NVIDIA H200", Why: `the legacy pod needs label nvidia.com/gpu.memory > 80000 <b>&"quoted"`}}},
 			Reasons: []translate.Reason{

@@ -114,10 +114,15 @@ type Row struct {
 	// DevicesRequested counts the devices one pod asks for as submitted,
 	// per legacy extended resource the policy maps (whatever the outcome).
 	DevicesRequested map[string]int64 `json:"devicesRequested,omitempty"`
-	// Replicas is how many pods the object declares at once
-	// (spec.replicas, a Job's parallelism); absent for a Pod and for a
-	// DaemonSet (one per node, not known here), which count as one.
-	Replicas int32 `json:"replicas,omitempty"`
+	// Replicas is how many pods the pod template stands for at once:
+	// spec.replicas, a Job's parallelism; for a custom resource as its
+	// operator counts them (a JobSet's replicas × parallelism, a
+	// LeaderWorkerSet's groups × size, a Ray worker group's replicas within
+	// its bounds × numOfHosts). Absent for a Pod and for a DaemonSet (one per
+	// node, not known here), which count as one; 0 for a template that stands
+	// for no pod now (a Ray worker group scaled to zero, an MPIJob without
+	// workers).
+	Replicas *int32 `json:"replicas,omitempty"`
 	// Charge is what the translation's claim would be charged against
 	// ResourceQuota, per quota resource name
 	// ("gpu.nvidia.com.deviceclass.resource.k8s.io/devices": 2; a

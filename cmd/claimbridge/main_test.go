@@ -238,11 +238,26 @@ func TestAuditCRDs(t *testing.T) {
 	}
 	want := map[string]string{
 		"AppWrapper/wrapped-ft: spec.components[0].template.spec.pytorchReplicaSpecs.Worker.template":               "KeepLegacy Table", // Kueue-managed, its mappings unknown
-		"ClusterTrainingRuntime/torch-distributed-gpu: spec.template.spec.replicatedJobs[0].template.spec.template": "Translate Table",
+		"ClusterTrainingRuntime/torch-distributed-gpu: spec.template.spec.replicatedJobs[0].template.spec.template": "KeepLegacy Table",
+		"ClusterTrainingRuntime/deepspeed-distributed: spec.template.spec.replicatedJobs[0].template.spec.template": "Translate Table",
+		"ClusterTrainingRuntime/deepspeed-distributed: spec.template.spec.replicatedJobs[1].template.spec.template": "Translate Table",
+		"ClusterTrainingRuntime/jax-distributed: spec.template.spec.replicatedJobs[0].template.spec.template":       "Translate Table",
+		"ClusterTrainingRuntime/xgboost-distributed: spec.template.spec.replicatedJobs[0].template.spec.template":   "KeepLegacy Table",
+		"InferenceService/huggingface-llama3: spec.predictor":                                                       "KeepLegacy Table",
+		"InferenceService/qwen-hf: spec.predictor":                                                                  "KeepLegacy Table",
+		"InferenceService/tensorflow-gpu: spec.predictor":                                                           "Translate Table",
+		"InferenceService/two-frameworks: spec.predictor":                                                           "KeepLegacy Table",
+		"LeaderWorkerSet/leaderworkerset-sample: spec.leaderWorkerTemplate.workerTemplate":                          "KeepLegacy Table",
+		"MPIJob/tensorflow-mnist: spec.mpiReplicaSpecs.Launcher.template":                                           "KeepLegacy Table",
+		"MPIJob/tensorflow-mnist: spec.mpiReplicaSpecs.Worker.template":                                             "Translate Table",
+		"RayCluster/raycluster-tpu-v6e-multihost: spec.headGroupSpec.template":                                      "Skip Table",
+		"RayCluster/raycluster-tpu-v6e-multihost: spec.workerGroupSpecs[0].template":                                "KeepLegacy Table",
+		"RayCluster/raycluster-tpu-v6e-multihost: spec.workerGroupSpecs[1].template":                                "Translate Table",
+		"RayCluster/raycluster-tpu-v6e-multihost: spec.workerGroupSpecs[2].template":                                "Translate Table",
 		"TrainJob/finetune-qwen: ":                                             "KeepLegacy ",
 		"FineTune/adapter: spec.trainer.template":                              "Translate Shape",
 		"FineTune/adapter: spec.evaluator":                                     "Translate Shape",
-		"InferenceService/llama-8b: spec.predictor":                            "Translate Table",
+		"InferenceService/llama-8b: spec.predictor":                            "KeepLegacy Table",
 		"JobSet/maxtext: spec.replicatedJobs[0].template.spec.template":        "Translate Table",
 		"Job/horovod: spec.tasks[0].template":                                  "Skip Table",
 		"Job/horovod: spec.tasks[1].template":                                  "Skip Table", // a Volcano Job's pods are volcano's

@@ -79,13 +79,13 @@ func TestFunction(t *testing.T) {
 				"info spec.pytorchReplicaSpecs.Worker.template: Translate",
 			},
 		},
-		"a ConfigMap names profiles; failOn makes an Unsupported TrainJob an error": {
+		"a ConfigMap names profiles; failOn makes an Unsupported TrainJob and a torch runtime its operator sizes from the GPUs errors": {
 			functionConfig: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: claimbridge}\ndata: {profiles: nvidia, failOn: untranslatable}\n",
 			files:          []string{"../../examples/crds/trainjob.yaml"},
 			wantErr:        true,
-			wantTemplates:  1,
+			wantTemplates:  0,
 			wantResults: []string{
-				"info spec.template.spec.replicatedJobs[0].template.spec.template: Translate",
+				"error spec.template.spec.replicatedJobs[0].template.spec.template: KeepLegacy: OperatorReadsLimit",
 				"error : KeepLegacy: Unsupported",
 			},
 		},

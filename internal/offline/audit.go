@@ -23,6 +23,9 @@ func Rows(items []Item) []report.Row {
 		}
 		row := report.NewRow(it.Doc.Object.GetObjectKind().GroupVersionKind().Kind, obj, it.Doc.Where(), it.Decision)
 		row.Path = it.Path
+		if it.Replicas != nil {
+			row.Replicas = it.Replicas
+		}
 		if it.Rule != podtemplates.RuleBuiltin {
 			row.Rule = string(it.Rule)
 		}

@@ -24,10 +24,27 @@ import (
 	"github.com/claimbridge/claimbridge/translate"
 )
 
-// ReasonUnsupported: an object asks for legacy devices where claimbridge
-// cannot write a claim (no pod template it can locate, or one it cannot
-// write back to). The object is kept as it is.
-const ReasonUnsupported translate.ReasonCode = "Unsupported"
+// Reason codes of the offline runs.
+const (
+	// ReasonUnsupported: an object asks for legacy devices where claimbridge
+	// cannot write a claim (no pod template it can locate, or one it cannot
+	// write back to). The object is kept as it is.
+	ReasonUnsupported translate.ReasonCode = "Unsupported"
+	// ReasonOperatorReadsLimit: the operator that makes the workload reads
+	// the template's device count when it sizes it (Kubeflow Trainer's
+	// processes per node, KServe's image, LeaderWorkerSet's TPU
+	// environment), and has no field where the count could be said
+	// instead: translated, the workload would be sized as if it had no
+	// devices. The template is kept as it is.
+	ReasonOperatorReadsLimit translate.ReasonCode = "OperatorReadsLimit"
+	// ReasonOperatorCountWritten: the operator reads the count from a field
+	// before the device limit (KubeRay's rayStartParams.num-gpus, Kubeflow
+	// Trainer's mlPolicy.mpi.numProcPerNode); translation wrote the count
+	// there, so that the operator sizes the workload as before.
+	ReasonOperatorCountWritten translate.ReasonCode = "OperatorCountWritten"
+)
+
+const docOperators = "#operators-that-size-from-the-device-limit"
 
 // Reasons is the catalog of every code an offline run reports: the
 // decision's and its own.
@@ -36,6 +53,10 @@ func Reasons() translate.Catalog { return catalog }
 var catalog = decide.Reasons().With(translate.Catalog{
 	ReasonUnsupported: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
 		"translate the object that holds the pod template (the README lists where claimbridge finds them), or let the webhook translate its pods", "#claimbridge-translate"),
+	ReasonOperatorReadsLimit: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
+		"keep the object as it is and let the webhook translate the pods its operator makes (they carry the count already), or say the count where the operator reads it first (the README's operator table)", docOperators),
+	ReasonOperatorCountWritten: translate.NewEntry(translate.SeverityInfo, "",
+		"nothing to do: the count the operator read from the device limit is written where it reads it first", docOperators),
 })
 
 // Item is one pod template of the input (or one object that asks for
@@ -51,6 +72,10 @@ type Item struct {
 	// decided for it.
 	Pod      *corev1.Pod
 	Decision *decide.Decision
+	// Replicas is how many pods of the workload the template stands for,
+	// as its operator counts them; nil when the object's kind says it
+	// (built-in workloads) or nothing does (one).
+	Replicas *int32
 }
 
 // Name is how reports name the item: "Deployment ml/trainer",
@@ -102,7 +127,7 @@ func Translate(ctx context.Context, docs []manifest.Document, opts Options) ([]I
 			if t.Rule == podtemplates.RuleBuiltin {
 				path = ""
 			}
-			it := Item{Doc: *d, Path: path, Rule: t.Rule, Pod: t.Pod()}
+			it := Item{Doc: *d, Path: path, Rule: t.Rule, Pod: t.Pod(), Replicas: t.Replicas}
 			queue := queueOf(d.Object)
 			dec, err := decidePod(ctx, asCreated(t, queue), opts)
 			if err != nil {
@@ -110,6 +135,12 @@ func Translate(ctx context.Context, docs []manifest.Document, opts Options) ([]I
 			}
 			if dec.Outcome == translate.OutcomeTranslate && t.Unsupported != "" {
 				dec = unwritable(dec, t)
+			}
+			var sizing *podtemplates.Sizing
+			if dec.Outcome == translate.OutcomeTranslate {
+				if sizing = t.Sizing(dec.Translation.Pod); sizing != nil {
+					dec = sized(dec, t, sizing)
+				}
 			}
 			it.Decision = dec
 			if dec.Outcome == translate.OutcomeTranslate {
@@ -127,6 +158,9 @@ func Translate(ctx context.Context, docs []manifest.Document, opts Options) ([]I
 				}
 				if err := t.Set(res.Pod); err != nil {
 					return nil, nil, fmt.Errorf("%s: %s: %w", d.Where(), t.Path, err)
+				}
+				if err := t.Pin(sizing); err != nil {
+					return nil, nil, fmt.Errorf("%s: %w", d.Where(), err)
 				}
 				d.Root.Changed = true
 				key := res.Template.Namespace + "/" + res.Template.Name
@@ -193,6 +227,28 @@ func unwritable(dec *decide.Decision, t *podtemplates.Template) *decide.Decision
 	out.Outcome = translate.OutcomeKeepLegacy
 	out.Reasons = append(slices.DeleteFunc(slices.Clone(dec.Reasons), func(r translate.Reason) bool { return r.Code == translate.ReasonTranslated }), r)
 	out.Decisive = r
+	return &out
+}
+
+// sized is the decision for a template whose operator reads its device
+// count: kept legacy when the operator has no field for the count
+// (OperatorReadsLimit, decisive), else translated with the count written
+// where the operator reads it first (OperatorCountWritten).
+func sized(dec *decide.Decision, t *podtemplates.Template, s *podtemplates.Sizing) *decide.Decision {
+	out := *dec
+	out.Reasons = slices.Clone(dec.Reasons)
+	if s.Keep != "" {
+		r := translate.Reason{Code: ReasonOperatorReadsLimit, Severity: translate.SeverityWarning, Field: t.Path,
+			Message: s.Keep + "; the template is kept as it is"}
+		out.Outcome = translate.OutcomeKeepLegacy
+		out.Reasons = append(slices.DeleteFunc(out.Reasons, func(r translate.Reason) bool { return r.Code == translate.ReasonTranslated }), r)
+		out.Decisive = r
+		return &out
+	}
+	for _, w := range s.Writes {
+		out.Reasons = append(out.Reasons, translate.Reason{Code: ReasonOperatorCountWritten, Severity: translate.SeverityInfo, Field: w.Field,
+			Message: fmt.Sprintf("set to %s, the count of the device limits that translation removes: %s reads it first", w.Value, s.Operator)})
+	}
 	return &out
 }
 

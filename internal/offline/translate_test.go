@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,15 +93,17 @@ func TestCRDGolden(t *testing.T) {
 					t.Errorf("%s translated a second time", it.Name())
 				}
 			}
-			checkOutsideTemplates(t, input, []byte(out))
+			checkOutsideTemplates(t, input, []byte(out), written(items))
 			checkPodsSkipped(t, []byte(out), items)
 		})
 	}
 }
 
 // checkOutsideTemplates: with every pod template blanked out, input and
-// output objects are the same YAML, comments and field order included.
-func checkOutsideTemplates(t *testing.T, input, output []byte) {
+// output objects are the same YAML, comments and field order included, but
+// for the fields written for an operator (by document, the fields of the
+// OperatorCountWritten reasons), which are blanked too.
+func checkOutsideTemplates(t *testing.T, input, output []byte, fields map[int][]string) {
 	t.Helper()
 	blank := func(data []byte) []string {
 		docs, err := manifest.Read([]string{"-"}, bytes.NewReader(data))
@@ -117,6 +120,9 @@ func checkOutsideTemplates(t *testing.T, input, output []byte) {
 				t.Fatal(err)
 			}
 			podtemplates.Blank(f)
+			for _, field := range fields[d.Index] {
+				clearField(d.Node, field)
+			}
 			s, err := yaml.String(d.Node)
 			if err != nil {
 				t.Fatal(err)
@@ -128,6 +134,59 @@ func checkOutsideTemplates(t *testing.T, input, output []byte) {
 	if diff := cmp.Diff(blank(input), blank(output)); diff != "" {
 		t.Errorf("the objects differ outside their pod templates (-input,+output):\n%s", diff)
 	}
+}
+
+// written lists, by document, the fields written for operators.
+func written(items []Item) map[int][]string {
+	out := map[int][]string{}
+	for _, it := range items {
+		for _, r := range it.Decision.Reasons {
+			if r.Code == ReasonOperatorCountWritten {
+				out[it.Doc.Index] = append(out[it.Doc.Index], r.Field)
+			}
+		}
+	}
+	return out
+}
+
+// clearField removes the field at a path such as
+// "spec.workerGroupSpecs[0].rayStartParams.num-gpus", and the mappings it
+// leaves empty, as if it had never been written.
+func clearField(n *yaml.Node, field string) {
+	var steps []string
+	for _, part := range strings.Split(field, ".") {
+		name, idx, isList := strings.Cut(part, "[")
+		steps = append(steps, name)
+		if isList {
+			steps = append(steps, "["+idx)
+		}
+	}
+	var walk func(n *yaml.Node, steps []string) bool
+	walk = func(n *yaml.Node, steps []string) bool {
+		step := steps[0]
+		if strings.HasPrefix(step, "[") {
+			var i int
+			if _, err := fmt.Sscanf(step, "[%d]", &i); err != nil || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
+				return false
+			}
+			walk(n.Content[i], steps[1:])
+			return false
+		}
+		if n.Kind != yaml.MappingNode {
+			return false
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value != step {
+				continue
+			}
+			if len(steps) == 1 || walk(n.Content[i+1], steps[1:]) {
+				n.Content = slices.Delete(n.Content, i, i+2)
+			}
+			break
+		}
+		return len(n.Content) == 0
+	}
+	walk(n, steps)
 }
 
 // checkPodsSkipped: a pod its operator creates from a translated template is

@@ -26,9 +26,16 @@ type location struct {
 	field string
 	// unnamed: the name the operator gives a container that has none.
 	unnamed string
-	// kserve: a KServe component, whose `model` is a container and whose
-	// `annotations` and `labels` go to the pod.
+	// kserve: a KServe component, whose `annotations` and `labels` go to
+	// the pod; models are the keys that may hold its model container
+	// (KServe names it kserve-container), one at most.
 	kserve bool
+	models []string
+	// replicas is how many pods the template stands for (nil: the report
+	// reads it from the object, or one); sizing is the operator that reads
+	// the template's device count when it makes the workload.
+	replicas replicaRule
+	sizing   *operator
 	// scheduler: the object's field (dot-separated) whose schedulerName its
 	// controller gives pods whose template names none, and defaultScheduler
 	// the value its admission defaults that field to.
@@ -46,42 +53,43 @@ var table = []location{
 	{group: "batch", kinds: []string{"CronJob"}, pattern: "spec.jobTemplate.spec.template", form: FormTemplate},
 
 	// Kubeflow Training Operator (v1) and MPI Operator (v2beta1).
-	{group: "kubeflow.org", kinds: []string{"PyTorchJob"}, pattern: "spec.pytorchReplicaSpecs.*.template", form: FormTemplate},
-	{group: "kubeflow.org", kinds: []string{"TFJob"}, pattern: "spec.tfReplicaSpecs.*.template", form: FormTemplate},
-	{group: "kubeflow.org", kinds: []string{"MPIJob"}, pattern: "spec.mpiReplicaSpecs.*.template", form: FormTemplate},
-	{group: "kubeflow.org", kinds: []string{"XGBoostJob"}, pattern: "spec.xgbReplicaSpecs.*.template", form: FormTemplate},
-	{group: "kubeflow.org", kinds: []string{"PaddleJob"}, pattern: "spec.paddleReplicaSpecs.*.template", form: FormTemplate},
-	{group: "kubeflow.org", kinds: []string{"JAXJob"}, pattern: "spec.jaxReplicaSpecs.*.template", form: FormTemplate},
+	{group: "kubeflow.org", kinds: []string{"PyTorchJob"}, pattern: "spec.pytorchReplicaSpecs.*.template", form: FormTemplate, replicas: replicaSpecReplicas},
+	{group: "kubeflow.org", kinds: []string{"TFJob"}, pattern: "spec.tfReplicaSpecs.*.template", form: FormTemplate, replicas: replicaSpecReplicas},
+	{group: "kubeflow.org", kinds: []string{"MPIJob"}, pattern: "spec.mpiReplicaSpecs.*.template", form: FormTemplate, replicas: replicaSpecReplicas, sizing: &mpiLauncherOperator},
+	{group: "kubeflow.org", kinds: []string{"XGBoostJob"}, pattern: "spec.xgbReplicaSpecs.*.template", form: FormTemplate, replicas: replicaSpecReplicas},
+	{group: "kubeflow.org", kinds: []string{"PaddleJob"}, pattern: "spec.paddleReplicaSpecs.*.template", form: FormTemplate, replicas: replicaSpecReplicas},
+	{group: "kubeflow.org", kinds: []string{"JAXJob"}, pattern: "spec.jaxReplicaSpecs.*.template", form: FormTemplate, replicas: replicaSpecReplicas},
 	// Kubeflow Notebooks.
 	{group: "kubeflow.org", kinds: []string{"Notebook"}, pattern: "spec.template", form: FormTemplate},
 	// Kubeflow Trainer (v2): the pods of a TrainJob come from its runtime,
 	// a JobSet template. A TrainJob's own spec.trainer.resourcesPerNode
 	// overrides the runtime's container resources and has no claims: it is
 	// reported, not translated.
-	{group: "trainer.kubeflow.org", kinds: []string{"TrainingRuntime", "ClusterTrainingRuntime"}, pattern: "spec.template.spec.replicatedJobs[*].template.spec.template", form: FormTemplate},
+	{group: "trainer.kubeflow.org", kinds: []string{"TrainingRuntime", "ClusterTrainingRuntime"}, pattern: "spec.template.spec.replicatedJobs[*].template.spec.template", form: FormTemplate,
+		replicas: trainerReplicas, sizing: &trainerOperator},
 	{group: "trainer.kubeflow.org", kinds: []string{"TrainJob"}},
 	// JobSet and LeaderWorkerSet.
-	{group: "jobset.x-k8s.io", kinds: []string{"JobSet"}, pattern: "spec.replicatedJobs[*].template.spec.template", form: FormTemplate},
-	{group: "leaderworkerset.x-k8s.io", kinds: []string{"LeaderWorkerSet"}, pattern: "spec.leaderWorkerTemplate.leaderTemplate", form: FormTemplate},
-	{group: "leaderworkerset.x-k8s.io", kinds: []string{"LeaderWorkerSet"}, pattern: "spec.leaderWorkerTemplate.workerTemplate", form: FormTemplate},
+	{group: "jobset.x-k8s.io", kinds: []string{"JobSet"}, pattern: "spec.replicatedJobs[*].template.spec.template", form: FormTemplate, replicas: jobSetReplicas},
+	{group: "leaderworkerset.x-k8s.io", kinds: []string{"LeaderWorkerSet"}, pattern: "spec.leaderWorkerTemplate.leaderTemplate", form: FormTemplate, replicas: lwsReplicas, sizing: &lwsOperator},
+	{group: "leaderworkerset.x-k8s.io", kinds: []string{"LeaderWorkerSet"}, pattern: "spec.leaderWorkerTemplate.workerTemplate", form: FormTemplate, replicas: lwsReplicas, sizing: &lwsOperator},
 	// KubeRay.
-	{group: "ray.io", kinds: []string{"RayCluster"}, pattern: "spec.headGroupSpec.template", form: FormTemplate},
-	{group: "ray.io", kinds: []string{"RayCluster"}, pattern: "spec.workerGroupSpecs[*].template", form: FormTemplate},
-	{group: "ray.io", kinds: []string{"RayJob"}, pattern: "spec.rayClusterSpec.headGroupSpec.template", form: FormTemplate},
-	{group: "ray.io", kinds: []string{"RayJob"}, pattern: "spec.rayClusterSpec.workerGroupSpecs[*].template", form: FormTemplate},
+	{group: "ray.io", kinds: []string{"RayCluster"}, pattern: "spec.headGroupSpec.template", form: FormTemplate, replicas: one, sizing: &kubeRayOperator},
+	{group: "ray.io", kinds: []string{"RayCluster"}, pattern: "spec.workerGroupSpecs[*].template", form: FormTemplate, replicas: rayWorkerReplicas, sizing: &kubeRayOperator},
+	{group: "ray.io", kinds: []string{"RayJob"}, pattern: "spec.rayClusterSpec.headGroupSpec.template", form: FormTemplate, replicas: one, sizing: &kubeRayOperator},
+	{group: "ray.io", kinds: []string{"RayJob"}, pattern: "spec.rayClusterSpec.workerGroupSpecs[*].template", form: FormTemplate, replicas: rayWorkerReplicas, sizing: &kubeRayOperator},
 	{group: "ray.io", kinds: []string{"RayJob"}, pattern: "spec.submitterPodTemplate", form: FormTemplate},
-	{group: "ray.io", kinds: []string{"RayService"}, pattern: "spec.rayClusterConfig.headGroupSpec.template", form: FormTemplate},
-	{group: "ray.io", kinds: []string{"RayService"}, pattern: "spec.rayClusterConfig.workerGroupSpecs[*].template", form: FormTemplate},
+	{group: "ray.io", kinds: []string{"RayService"}, pattern: "spec.rayClusterConfig.headGroupSpec.template", form: FormTemplate, replicas: one, sizing: &kubeRayOperator},
+	{group: "ray.io", kinds: []string{"RayService"}, pattern: "spec.rayClusterConfig.workerGroupSpecs[*].template", form: FormTemplate, replicas: rayWorkerReplicas, sizing: &kubeRayOperator},
 	// KServe: each component is a PodSpec inline.
-	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.predictor", form: FormPodSpec, kserve: true},
+	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.predictor", form: FormPodSpec, kserve: true, models: kservePredictors, sizing: &kserveOperator},
 	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.transformer", form: FormPodSpec, kserve: true},
-	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.explainer", form: FormPodSpec, kserve: true},
+	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.explainer", form: FormPodSpec, kserve: true, models: kserveExplainers},
 	// Volcano. Its admission defaults spec.schedulerName to "volcano"
 	// (pkg/webhooks/admission/jobs/mutate/mutate_job.go, patchDefaultScheduler)
 	// and its job controller gives it to every pod whose template names no
 	// scheduler (pkg/controllers/job/job_controller_util.go, createJobPod).
 	{group: "batch.volcano.sh", kinds: []string{"Job"}, pattern: "spec.tasks[*].template", form: FormTemplate,
-		scheduler: "spec.schedulerName", defaultScheduler: "volcano"},
+		scheduler: "spec.schedulerName", defaultScheduler: "volcano", replicas: volcanoReplicas},
 	// Argo Workflows: container and script templates.
 	{group: "argoproj.io", kinds: []string{"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate"}, pattern: "spec.templates[*]", form: FormContainer, field: "container"},
 	{group: "argoproj.io", kinds: []string{"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate"}, pattern: "spec.templates[*]", form: FormContainer, field: "script"},
@@ -172,6 +180,10 @@ func find(obj *yaml.Node, prefix path, ns string, f *Found, claimed map[*yaml.No
 				continue
 			}
 			t.Path, t.Rule, t.Pattern = m.path.String(), rule, l.pattern
+			t.obj, t.chain, t.at, t.op = obj, m.chain, m.path, l.sizing
+			if l.replicas != nil {
+				t.Replicas = l.replicas(t)
+			}
 			if l.scheduler != "" {
 				t.InheritedScheduler = l.defaultScheduler
 				if got := match(obj, strings.Split(l.scheduler, "."), prefix); len(got) == 1 && scalar(got[0].node) != "" {
@@ -201,12 +213,20 @@ func find(obj *yaml.Node, prefix path, ns string, f *Found, claimed map[*yaml.No
 type matched struct {
 	node *yaml.Node
 	path path
+	// chain is every node the pattern went through, from the object down
+	// to node (its last element).
+	chain []*yaml.Node
 }
 
 // match walks a pattern from n.
 func match(n *yaml.Node, steps []string, at path) []matched {
+	return matchFrom(n, steps, at, nil)
+}
+
+func matchFrom(n *yaml.Node, steps []string, at path, chain []*yaml.Node) []matched {
+	chain = append(chain[:len(chain):len(chain)], n)
 	if len(steps) == 0 {
-		return []matched{{n, at}}
+		return []matched{{n, at, chain}}
 	}
 	if n.Kind != yaml.MappingNode {
 		return nil
@@ -216,7 +236,7 @@ func match(n *yaml.Node, steps []string, at path) []matched {
 	switch {
 	case step == "*":
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			out = append(out, match(n.Content[i+1], steps[1:], at.field(n.Content[i].Value))...)
+			out = append(out, matchFrom(n.Content[i+1], steps[1:], at.field(n.Content[i].Value), chain)...)
 		}
 	case strings.HasSuffix(step, "[*]"):
 		name := strings.TrimSuffix(step, "[*]")
@@ -225,14 +245,14 @@ func match(n *yaml.Node, steps []string, at path) []matched {
 			return nil
 		}
 		for i, e := range list.Content {
-			out = append(out, match(e, steps[1:], at.field(name).index(i))...)
+			out = append(out, matchFrom(e, steps[1:], at.field(name).index(i), chain)...)
 		}
 	default:
 		v := lookup(n, step)
 		if v == nil {
 			return nil
 		}
-		out = match(v, steps[1:], at.field(step))
+		out = matchFrom(v, steps[1:], at.field(step), chain)
 	}
 	return out
 }
@@ -327,7 +347,6 @@ func newTemplate(n *yaml.Node, l location, ns string) (*Template, bool, error) {
 	case FormPodSpec:
 		var c struct {
 			corev1.PodSpec `json:",inline"`
-			Model          *corev1.Container `json:"model,omitempty"`
 			Annotations    map[string]string `json:"annotations,omitempty"`
 			Labels         map[string]string `json:"labels,omitempty"`
 		}
@@ -335,13 +354,17 @@ func newTemplate(n *yaml.Node, l location, ns string) (*Template, bool, error) {
 			return nil, false, err
 		}
 		pod.Spec = c.PodSpec
-		if c.Model != nil && l.kserve {
+		model, err := t.kserveModel(n, l.models)
+		if err != nil {
+			return nil, false, err
+		}
+		if model != nil {
 			// KServe names the model's container kserve-container.
-			t.model, t.named = true, c.Model.Name != ""
-			if c.Model.Name == "" {
-				c.Model.Name = "kserve-container"
+			t.model, t.named = true, model.Name != ""
+			if model.Name == "" {
+				model.Name = "kserve-container"
 			}
-			pod.Spec.Containers = append([]corev1.Container{*c.Model}, pod.Spec.Containers...)
+			pod.Spec.Containers = append([]corev1.Container{*model}, pod.Spec.Containers...)
 		}
 		if len(pod.Spec.Containers) == 0 {
 			return nil, false, nil

@@ -38,8 +38,11 @@ const (
 	// beside Knative's own fields).
 	FormTemplate Form = "PodTemplateSpec"
 	// FormPodSpec: a PodSpec inline, as in a KServe component
-	// (spec.predictor): its `model` is the container KServe names
-	// kserve-container, and its `annotations` and `labels` go to the pod.
+	// (spec.predictor): its `model`, or the framework spec that stands for
+	// it (`pytorch`, `huggingface`, … of a predictor, `art` of an
+	// explainer: a container with the framework's fields beside it), is the
+	// container KServe names kserve-container, and its `annotations` and
+	// `labels` go to the pod.
 	FormPodSpec Form = "PodSpec"
 	// FormContainer: an Argo Workflows template (spec.templates[*]) whose
 	// `container` or `script` is the pod's one container, named main. The
@@ -79,14 +82,25 @@ type Template struct {
 	// spec.schedulerName, "volcano" by default); "" when pods keep the
 	// template's. Decisions are made on the pod as it will be created.
 	InheritedScheduler string
+	// Replicas is how many pods of the workload the template stands for at
+	// once, as its operator counts them (a JobSet's replicas × parallelism,
+	// a Ray worker group's replicas within its bounds × numOfHosts); nil
+	// when the table has no rule for it (built-in kinds are counted from
+	// their typed object by the report).
+	Replicas *int32
 
 	node      *yaml.Node // the mapping the view is rooted at
-	namespace string     // the object's namespace
+	obj       *yaml.Node // the object the template was found in
+	chain     []*yaml.Node
+	at        path
+	op        *operator
+	namespace string // the object's namespace
 	orig      *corev1.Pod
 	// Shape of the original, for the view.
 	field    string         // FormContainer: "container" or "script"
 	named    bool           // FormContainer/FormPodSpec model: the container had a name
 	model    bool           // FormPodSpec: the first container is the model
+	modelKey string         // … held under this key ("model", "pytorch", …)
 	metaKeys bool           // FormPodSpec: annotations and labels live on the node
 	tmplNS   string         // FormTemplate: the template's own metadata.namespace
 	unnamed  []int          // FormTemplate: containers named by the operator, not the manifest
@@ -172,7 +186,7 @@ func (t *Template) view(p *corev1.Pod) (any, error) {
 		}
 		m := v.(map[string]any)
 		if t.model {
-			if m["model"], err = generic(model); err != nil {
+			if m[t.modelKey], err = generic(model); err != nil {
 				return nil, err
 			}
 			if len(spec.Containers) == 0 {

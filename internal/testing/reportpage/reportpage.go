@@ -134,7 +134,11 @@ func demand(row report.Row) int64 {
 	for _, v := range row.DevicesRequested {
 		n += v
 	}
-	return n * int64(max(1, row.Replicas))
+	pods := int64(1) // a row that does not say stands for one pod
+	if row.Replicas != nil {
+		pods = int64(*row.Replicas)
+	}
+	return n * pods
 }
 
 func expect(rep *report.Report) expected {

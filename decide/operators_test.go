@@ -1,0 +1,60 @@
+package decide_test
+
+import (
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// TestPodsAnOperatorMadeAreTranslatedAsAnyPod: the operators that size a
+// workload from a template's device limit (KubeRay, Kubeflow Trainer, the
+// training operator's MPIJob, KServe; the README's operator table) read it
+// from the object, before they make the pods. A pod as the operator makes
+// it already carries the count in its command or environment, so the
+// webhook translates it like any pod, and translation leaves the command
+// and environment as they are. (Offline, the object itself is translated:
+// internal/offline and internal/podtemplates keep the count there.)
+func TestPodsAnOperatorMadeAreTranslatedAsAnyPod(t *testing.T) {
+	with := func(p *corev1.Pod, env []corev1.EnvVar, args ...string) *corev1.Pod {
+		p.Spec.Containers[0].Env, p.Spec.Containers[0].Args = env, args
+		return p
+	}
+	cases := map[string]*corev1.Pod{
+		"a KubeRay worker, --num-gpus in its command": with(builders.MakePod("llm-gpu-worker-x7k2p", "ml").
+			Label("ray.io/node-type", "worker").Label("ray.io/cluster", "llm").
+			Container("ray-worker").Limit("nvidia.com/gpu", "2").Obj(), nil,
+			"ulimit -n 65536; ray start --address=llm-head-svc:6379 --block --num-gpus=2"),
+		"a KubeRay TPU worker, TPU in --resources": with(builders.MakePod("tpu-group-worker-0", "ml").
+			Label("ray.io/node-type", "worker").
+			Container("ray-worker").Limit("google.com/tpu", "4").Obj(), nil,
+			`ray start --address=h:6379 --block --resources='{"TPU":4}'`),
+		"a Kubeflow Trainer node, PET_NPROC_PER_NODE set from its GPUs": with(builders.MakePod("finetune-node-0-0", "research").
+			Label("jobset.sigs.k8s.io/jobset-name", "finetune").
+			Container("node").Limit("nvidia.com/gpu", "4").Obj(),
+			[]corev1.EnvVar{{Name: "PET_NPROC_PER_NODE", Value: "auto"}, {Name: "PET_NNODES", Value: "2"}}),
+		"an MPIJob v1 launcher with a GPU, its GPUs left visible": with(builders.MakePod("tensorflow-mnist-launcher", "ml").
+			Label("training.kubeflow.org/replica-type", "launcher").
+			Container("mpi").Limit("nvidia.com/gpu", "1").Obj(),
+			[]corev1.EnvVar{{Name: "OMPI_MCA_orte_default_hostfile", Value: "/etc/mpi/hostfile"}}, "mpirun", "-np", "3"),
+	}
+	for name, pod := range cases {
+		t.Run(name, func(t *testing.T) {
+			d, err := decide.Pod(t.Context(), decide.Input{Pod: pod, Policy: translate.DefaultPolicy()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Outcome != translate.OutcomeTranslate {
+				t.Fatalf("outcome %s (%s: %s), want Translate", d.Outcome, d.Decisive.Code, d.Decisive.Message)
+			}
+			got := d.Translation.Pod.Spec.Containers[0]
+			if !slices.Equal(got.Args, pod.Spec.Containers[0].Args) || !slices.Equal(got.Env, pod.Spec.Containers[0].Env) {
+				t.Errorf("translation changed the command or environment that carry the count: %v %v", got.Args, got.Env)
+			}
+		})
+	}
+}
