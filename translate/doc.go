@@ -59,7 +59,10 @@
 //     and scenarios that would vary several families at once collapse to the
 //     common part. Assumes uses are collected and valid and families known.
 //     A known label that cannot be translated, or contradicting
-//     requirements, mean KeepLegacy.
+//     requirements, mean KeepLegacy; so do ORed required terms that also
+//     differ in labels the policy does not map or change several families
+//     (left in node affinity, their device labels would match no DRA
+//     node), unless the placement rule accepts losing nodes (Subset, Off).
 //  4. shareInitRequests (initcontainers.go): a non-restartable init
 //     container points at the smallest use of the same resource that asks
 //     for at least as many devices (an app container, a sidecar declared

@@ -66,8 +66,21 @@ func (t *translation) analyzeLabels() bool {
 				}
 			}
 			if !same {
-				// The known requirements stay in the pod, untranslated.
-				t.add(say(ReasonAffinityNotTranslatable, tp, "the ORed terms also differ in labels or fields the policy does not map, so they cannot become alternatives; node affinity stays as it is"))
+				// A term cannot be split: its device labels would have to
+				// become a selector for the nodes of that term only, which a
+				// claim cannot say. Left in node affinity, they match no node
+				// once the DRA driver replaces GPU labelling (and the other
+				// terms get any device). Only a policy that accepts losing
+				// nodes (placement Subset or Off) takes that; otherwise the
+				// pod stays as it is unless every term translates.
+				if t.losesNodesOK() {
+					t.add(say(ReasonAffinityNotTranslatable, tp, "the ORed terms also differ in labels or fields the policy does not map (%s), so they cannot become alternatives; node affinity stays as it is, and the policy's placement rule %s accepts that the terms on mapped labels (%s) may match no DRA node",
+						strings.Join(unknownKeys(terms, unknown), ", "), t.p.spec.Placement, strings.Join(termKeys(known), ", ")))
+				} else {
+					t.add(say(ReasonAffinityNotTranslatable, tp, "the ORed terms mix labels the policy maps (%s) with labels or fields it does not map (%s) that differ between terms: a claim cannot select devices for the nodes of one term only, and the mapped labels left in node affinity would match no node once the DRA driver replaces GPU labelling; the pod keeps its device-plugin resources",
+						strings.Join(termKeys(known), ", "), strings.Join(unknownKeys(terms, unknown), ", ")))
+					return false
+				}
 			} else {
 				reqTerms = known
 				multiTerm = true
@@ -121,6 +134,13 @@ func (t *translation) analyzeLabels() bool {
 	// request chooses on its own), so then only the common part is used.
 	if len(prefs) > 0 || multiTerm {
 		if fams := t.varyingFamilies(); len(fams) > 1 {
+			if multiTerm && !t.losesNodesOK() {
+				// The required terms would stay in node affinity with their
+				// device labels, which no DRA node carries.
+				t.add(say(ReasonAffinityNotTranslatable, field.NewPath("spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
+					"the ORed terms change devices of several families (%s) together; requests choose alternatives independently, and the terms left in node affinity would match no node once the DRA drivers replace device labelling; the pod keeps its device-plugin resources", strings.Join(fams, ", ")))
+				return false
+			}
 			t.add(say(ReasonAffinityNotTranslatable, field.NewPath("spec", "affinity", "nodeAffinity"),
 				"the alternatives of node affinity change devices of several families (%s) together; requests choose alternatives independently, so node affinity stays as it is", strings.Join(fams, ", ")))
 			t.scenarios = []scenario{{reqs: slices.Clone(t.base)}}
@@ -251,6 +271,40 @@ func (t *translation) varyingFamilies() []string {
 		}
 	}
 	return out
+}
+
+// losesNodesOK: the policy's placement rule accepts a translation that
+// lands on fewer nodes than the pod as submitted (Subset, Off), such as one
+// whose node affinity keeps requirements on labels the DRA nodes lack.
+func (t *translation) losesNodesOK() bool {
+	r := t.p.spec.Placement
+	return r == PlacementSubset || r == PlacementOff
+}
+
+// termKeys lists the keys of the known requirements of ORed terms, sorted.
+func termKeys(known [][]labelReq) []string {
+	set := map[string]bool{}
+	for _, rs := range known {
+		for _, r := range rs {
+			set[r.key] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// unknownKeys lists the keys of the requirements the policy does not map
+// and the fields of ORed terms, sorted.
+func unknownKeys(terms []corev1.NodeSelectorTerm, unknown [][]corev1.NodeSelectorRequirement) []string {
+	set := map[string]bool{}
+	for i, rs := range unknown {
+		for _, r := range rs {
+			set[r.Key] = true
+		}
+		for _, f := range terms[i].MatchFields {
+			set["field "+f.Key] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
 }
 
 func reqEqual(a, b corev1.NodeSelectorRequirement) bool {
