@@ -47,8 +47,9 @@
 //     that cannot join its container's device use (capacity.go,
 //     attachCapacities, CapacityNotTranslatable) mean KeepLegacy. run then
 //     records the device families of the uses, and sharedProductIntent
-//     (shared.go) keeps a pod that selects a -SHARED GFD product legacy,
-//     before any label is converted.
+//     (shared.go) keeps a pod that selects shared GPUs by GFD's labels (a
+//     -SHARED product, a sharing strategy, replicas above 1, mps.capable)
+//     legacy, before any label is converted.
 //  3. analyzeLabels (nodelabels.go, with known, expand, splits, contradicts,
 //     varyingFamilies and the convert memo): nodeSelector and node affinity
 //     requirements that a label rule of one of the pod's families knows

@@ -1,8 +1,10 @@
 package translate
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,31 +78,93 @@ func (r *ResourceRule) sharedBySelector() bool {
 // getProductName).
 const gfdSharedSuffix = "-SHARED"
 
-// sharedProductIntent checks the pod's node-label requirements on GPU
-// Feature Discovery product labels: a value that ends in -SHARED selects
-// shared GPUs, and translating the label away would give the pod a GPU of
-// its own. Unless every use of the label's family is a shared resource the
-// policy maps, the pod stays as submitted. It runs before the labels are
-// converted (which drop the suffix). It returns false to keep the pod.
-func (t *translation) sharedProductIntent() bool {
-	check := func(key string, values []string, p *field.Path) bool {
-		if !slices.ContainsFunc(values, func(v string) bool { return strings.HasSuffix(v, gfdSharedSuffix) }) {
-			return true
+// GPU Feature Discovery's sharing labels (NVIDIA/k8s-device-plugin
+// internal/lm/resource.go, baseLabeler, and internal/lm/nvml.go,
+// newSharingLabeler): <resource>.sharing-strategy is "time-slicing" or "mps"
+// when the resource has replicas > 1 ("none" otherwise, api/config/v1
+// SharingStrategy), <resource>.replicas the number of replicas (1, or 0
+// with sharing disabled), and nvidia.com/mps.capable "true" only under MPS
+// sharing. A pod that selects such a value asks for a shared GPU, like a
+// -SHARED product.
+const (
+	gfdSharingStrategySuffix = ".sharing-strategy"
+	gfdReplicasSuffix        = ".replicas"
+	gfdMPSCapable            = "nvidia.com/mps.capable"
+)
+
+// gfdSharingValue reports whether a value of a GFD label key says the GPUs
+// are shared; known is false for keys that are not sharing labels.
+func gfdSharingValue(key, value string) (shared, known bool) {
+	switch {
+	case key == gfdMPSCapable:
+		return value == "true", true
+	case !strings.HasPrefix(key, "nvidia.com/"):
+		return false, false
+	case strings.HasSuffix(key, gfdSharingStrategySuffix):
+		return value == "time-slicing" || value == "mps", true
+	case strings.HasSuffix(key, gfdReplicasSuffix):
+		n, err := strconv.Atoi(value)
+		return err == nil && n > 1, true
+	}
+	return false, false
+}
+
+// selectsShared describes how a node-label requirement selects shared GPUs
+// of the family ("" when it does not): an In value GPU Feature Discovery
+// writes only on nodes whose GPUs are time-sliced or shared by MPS (a
+// -SHARED value of the family's GFDProduct label, a sharing strategy,
+// replicas > 1, mps.capable=true), or replicas Gt 1 or more. Sharing labels
+// concern the families GFD labels (those with a GFDProduct rule).
+func (p *Policy) selectsShared(family, key string, op corev1.NodeSelectorOperator, values []string) string {
+	rule, _, ok := p.labelRule(key, family)
+	product := ok && rule.Conversion == ConvGFDProduct
+	if !product && !p.gfdLabels(family) {
+		return ""
+	}
+	switch op {
+	case corev1.NodeSelectorOpIn:
+		for _, v := range values {
+			if product && strings.HasSuffix(v, gfdSharedSuffix) {
+				return fmt.Sprintf("GPU Feature Discovery appends %s to the product of time-sliced or MPS GPUs", gfdSharedSuffix)
+			}
+			if shared, _ := gfdSharingValue(key, v); shared {
+				return "GPU Feature Discovery writes this value only on nodes whose GPUs are time-sliced or shared by MPS"
+			}
 		}
+	case corev1.NodeSelectorOpGt:
+		if _, known := gfdSharingValue(key, ""); known && strings.HasSuffix(key, gfdReplicasSuffix) && len(values) == 1 {
+			if n, err := strconv.Atoi(values[0]); err == nil && n >= 1 {
+				return "GPU Feature Discovery writes more than 1 replica only on nodes whose GPUs are time-sliced or shared by MPS"
+			}
+		}
+	}
+	return ""
+}
+
+// sharedProductIntent checks the pod's node-label requirements for GPU
+// Feature Discovery's marks of shared GPUs (selectsShared): a product value
+// that ends in -SHARED, a sharing strategy, replicas above 1, mps.capable.
+// Translating such a label away (or leaving it on a pod that gets a GPU of
+// its own) would give the pod a GPU of its own. Unless every use of the
+// family is a shared resource the policy maps, the pod stays as submitted. It runs before the
+// labels are converted (which drop the suffix). It returns false to keep
+// the pod.
+func (t *translation) sharedProductIntent() bool {
+	check := func(key string, op corev1.NodeSelectorOperator, values []string, p *field.Path) bool {
 		for _, f := range slices.Sorted(maps.Keys(t.families)) {
-			rule, _, ok := t.p.labelRule(key, f)
-			if !ok || rule.Conversion != ConvGFDProduct || t.familyShared(f) {
+			why := t.p.selectsShared(f, key, op, values)
+			if why == "" || t.familyShared(f) {
 				continue
 			}
 			t.add(say(ReasonSharedDeviceNotMapped, p,
-				"%s selects a shared GPU (GPU Feature Discovery appends %s to time-sliced or MPS products); as a claim the pod would get a GPU of its own, so fewer pods would fit", key, gfdSharedSuffix))
+				"%s selects a shared GPU (%s); as a claim the pod would get a GPU of its own, so fewer pods would fit", labelReq{key: key, op: op, values: values}, why))
 			return false
 		}
 		return true
 	}
 	spec := t.pod.Spec
 	for _, k := range slices.Sorted(maps.Keys(spec.NodeSelector)) {
-		if !check(k, []string{spec.NodeSelector[k]}, field.NewPath("spec", "nodeSelector").Key(k)) {
+		if !check(k, corev1.NodeSelectorOpIn, []string{spec.NodeSelector[k]}, field.NewPath("spec", "nodeSelector").Key(k)) {
 			return false
 		}
 	}
@@ -111,7 +175,7 @@ func (t *translation) sharedProductIntent() bool {
 	na := field.NewPath("spec", "affinity", "nodeAffinity")
 	exprs := func(list []corev1.NodeSelectorRequirement, p *field.Path) bool {
 		for j, e := range list {
-			if e.Operator == corev1.NodeSelectorOpIn && !check(e.Key, e.Values, p.Child("matchExpressions").Index(j)) {
+			if !check(e.Key, e.Operator, e.Values, p.Child("matchExpressions").Index(j)) {
 				return false
 			}
 		}
@@ -130,6 +194,17 @@ func (t *translation) sharedProductIntent() bool {
 		}
 	}
 	return true
+}
+
+// gfdLabels reports whether GPU Feature Discovery labels the nodes of the
+// family's devices: the policy reads a GFD product label for it.
+func (p *Policy) gfdLabels(family string) bool {
+	for _, r := range p.labels {
+		if r.Conversion == ConvGFDProduct && slices.Contains(r.Families, family) {
+			return true
+		}
+	}
+	return false
 }
 
 // familyShared: every use of the family is a shared resource the policy
