@@ -54,4 +54,6 @@ var catalog = translate.Reasons().With(feasibility.Reasons(), translate.Catalog{
 	ReasonDRABusyLegacyFree:         translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "nothing to do: the pod runs now on the device plugin; free or add DRA devices to have such pods translated, or set whenDRABusy: Wait (label claimbridge.io/when-dra-busy=Wait on the namespace) to have them wait for DRA", docBusy),
 	ReasonDRABusyWaiting:            translate.NewEntry(translate.SeverityWarning, "", "free or add DRA devices, or set whenDRABusy: KeepLegacy to keep such pods on the device plugin while it has room", docBusy),
 	ReasonSingleAlternativeRejected: translate.NewEntry(translate.SeverityInfo, "", "nothing to do: another alternative was tried in its place", "#schedulers-queues-and-quota"),
+	ReasonOperatorReadsLimit: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
+		"keep the workload on the device plugin, or for a custom resource let the webhook translate the pods its operator makes (they carry the count already); the README's operator table says which operator reads what", "#operators-that-size-from-the-device-limit"),
 })

@@ -58,3 +58,40 @@ func TestPodsAnOperatorMadeAreTranslatedAsAnyPod(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaderWorkerSetTPUPodsStayAsSubmitted: the exception — a pod a
+// LeaderWorkerSet made that asks for TPUs is read by LeaderWorkerSet's own
+// pod webhook, after claimbridge's, for its TPU environment: it stays as
+// submitted. Its GPU pods, and TPU pods of anything else, are translated.
+func TestLeaderWorkerSetTPUPodsStayAsSubmitted(t *testing.T) {
+	lws := func(resource, n string) *corev1.Pod {
+		return builders.MakePod("vllm-0-1", "serving").Label("leaderworkerset.sigs.k8s.io/name", "vllm").
+			Label("leaderworkerset.sigs.k8s.io/worker-index", "1").Container("worker").Limit(resource, n).Obj()
+	}
+	cases := map[string]struct {
+		pod         *corev1.Pod
+		wantOutcome translate.Outcome
+		wantReason  translate.ReasonCode
+	}{
+		"a LeaderWorkerSet pod asking for TPUs stays": {pod: lws("google.com/tpu", "4"), wantOutcome: translate.OutcomeKeepLegacy, wantReason: decide.ReasonOperatorReadsLimit},
+		"a LeaderWorkerSet pod asking for GPUs":       {pod: lws("nvidia.com/gpu", "8"), wantOutcome: translate.OutcomeTranslate},
+		"a TPU pod of a JobSet":                       {pod: builders.MakePod("maxtext-0", "ml").Label("jobset.sigs.k8s.io/jobset-name", "maxtext").Container("w").Limit("google.com/tpu", "4").Obj(), wantOutcome: translate.OutcomeTranslate},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d, err := decide.Pod(t.Context(), decide.Input{Pod: tc.pod, Policy: translate.DefaultPolicy()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Outcome != tc.wantOutcome {
+				t.Fatalf("outcome %s (%s: %s), want %s", d.Outcome, d.Decisive.Code, d.Decisive.Message, tc.wantOutcome)
+			}
+			if tc.wantReason != "" && d.Decisive.Code != tc.wantReason {
+				t.Errorf("decisive %s, want %s", d.Decisive.Code, tc.wantReason)
+			}
+			if tc.wantOutcome == translate.OutcomeKeepLegacy && slices.ContainsFunc(d.Reasons, func(r translate.Reason) bool { return r.Code == translate.ReasonTranslated }) {
+				t.Errorf("a kept pod still says Translated: %v", d.Reasons)
+			}
+		})
+	}
+}

@@ -30,13 +30,13 @@ const (
 	// cannot write a claim (no pod template it can locate, or one it cannot
 	// write back to). The object is kept as it is.
 	ReasonUnsupported translate.ReasonCode = "Unsupported"
-	// ReasonOperatorReadsLimit: the operator that makes the workload reads
-	// the template's device count when it sizes it (Kubeflow Trainer's
-	// processes per node, KServe's image, LeaderWorkerSet's TPU
-	// environment), and has no field where the count could be said
-	// instead: translated, the workload would be sized as if it had no
-	// devices. The template is kept as it is.
-	ReasonOperatorReadsLimit translate.ReasonCode = "OperatorReadsLimit"
+	// ReasonOperatorReadsLimit (declared by decide, which emits it for
+	// pods too): the operator that makes the workload reads the template's
+	// device count when it sizes it (Kubeflow Trainer's processes per node,
+	// KServe's image, LeaderWorkerSet's TPU environment), and has no field
+	// where the count could be said instead: translated, the workload would
+	// be sized as if it had no devices. The template is kept as it is.
+	ReasonOperatorReadsLimit = decide.ReasonOperatorReadsLimit
 	// ReasonOperatorCountWritten: the operator reads the count from a field
 	// before the device limit (KubeRay's rayStartParams.num-gpus, Kubeflow
 	// Trainer's mlPolicy.mpi.numProcPerNode); translation wrote the count
@@ -53,8 +53,6 @@ func Reasons() translate.Catalog { return catalog }
 var catalog = decide.Reasons().With(translate.Catalog{
 	ReasonUnsupported: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
 		"translate the object that holds the pod template (the README lists where claimbridge finds them), or let the webhook translate its pods", "#claimbridge-translate"),
-	ReasonOperatorReadsLimit: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
-		"keep the object as it is and let the webhook translate the pods its operator makes (they carry the count already), or say the count where the operator reads it first (the README's operator table)", docOperators),
 	ReasonOperatorCountWritten: translate.NewEntry(translate.SeverityInfo, "",
 		"nothing to do: the count the operator read from the device limit is written where it reads it first", docOperators),
 })

@@ -43,11 +43,11 @@ func TestReplicasAreThePodsATemplateStandsFor(t *testing.T) {
 		want map[string]int32
 	}{
 		"PyTorchJob: each replica type's replicas, 1 by default": {
-			doc: "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nspec:\n  pytorchReplicaSpecs:\n    Master: {" + podTemplate + "}\n    Worker: {replicas: 7, " + podTemplate + "}\n",
+			doc:  "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nspec:\n  pytorchReplicaSpecs:\n    Master: {" + podTemplate + "}\n    Worker: {replicas: 7, " + podTemplate + "}\n",
 			want: map[string]int32{"spec.pytorchReplicaSpecs.Master.template": 1, "spec.pytorchReplicaSpecs.Worker.template": 7},
 		},
 		"MPIJob: a Worker without replicas stands for none": {
-			doc: "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nspec:\n  mpiReplicaSpecs:\n    Launcher: {" + podTemplate + "}\n    Worker: {" + podTemplate + "}\n",
+			doc:  "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nspec:\n  mpiReplicaSpecs:\n    Launcher: {" + podTemplate + "}\n    Worker: {" + podTemplate + "}\n",
 			want: map[string]int32{"spec.mpiReplicaSpecs.Launcher.template": 1, "spec.mpiReplicaSpecs.Worker.template": 0},
 		},
 		"JobSet: replicas × the Job's pods at once (parallelism, no more than completions)": {
@@ -64,11 +64,11 @@ func TestReplicasAreThePodsATemplateStandsFor(t *testing.T) {
 			want: map[string]int32{"spec.template.spec.replicatedJobs[0].template.spec.template": 1, "spec.template.spec.replicatedJobs[1].template.spec.template": 4},
 		},
 		"LeaderWorkerSet: leaders are the groups, workers groups × (size-1)": {
-			doc: "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nspec:\n  replicas: 3\n  leaderWorkerTemplate:\n    size: 4\n    leaderTemplate: {spec: {containers: [{name: l}]}}\n    workerTemplate: {spec: {containers: [{name: w}]}}\n",
+			doc:  "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nspec:\n  replicas: 3\n  leaderWorkerTemplate:\n    size: 4\n    leaderTemplate: {spec: {containers: [{name: l}]}}\n    workerTemplate: {spec: {containers: [{name: w}]}}\n",
 			want: map[string]int32{"spec.leaderWorkerTemplate.leaderTemplate": 3, "spec.leaderWorkerTemplate.workerTemplate": 9},
 		},
 		"LeaderWorkerSet without a leaderTemplate: the workerTemplate makes every pod": {
-			doc: "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nspec:\n  leaderWorkerTemplate:\n    size: 4\n    workerTemplate: {spec: {containers: [{name: w}]}}\n",
+			doc:  "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nspec:\n  leaderWorkerTemplate:\n    size: 4\n    workerTemplate: {spec: {containers: [{name: w}]}}\n",
 			want: map[string]int32{"spec.leaderWorkerTemplate.workerTemplate": 4},
 		},
 		"RayCluster: head 1; workers within min and max, × numOfHosts; a suspended group none": {
@@ -82,7 +82,7 @@ func TestReplicasAreThePodsATemplateStandsFor(t *testing.T) {
 				"spec.workerGroupSpecs[2].template": 5, "spec.workerGroupSpecs[3].template": 0, "spec.workerGroupSpecs[4].template": 0},
 		},
 		"RayJob: the cluster's groups; the submitter says nothing": {
-			doc: "apiVersion: ray.io/v1\nkind: RayJob\nspec:\n  submitterPodTemplate: {spec: {containers: [{name: s}]}}\n  rayClusterSpec:\n    headGroupSpec: {" + podTemplate + "}\n    workerGroupSpecs:\n    - {groupName: a, replicas: 6, " + podTemplate + "}\n",
+			doc:  "apiVersion: ray.io/v1\nkind: RayJob\nspec:\n  submitterPodTemplate: {spec: {containers: [{name: s}]}}\n  rayClusterSpec:\n    headGroupSpec: {" + podTemplate + "}\n    workerGroupSpecs:\n    - {groupName: a, replicas: 6, " + podTemplate + "}\n",
 			want: map[string]int32{"spec.rayClusterSpec.headGroupSpec.template": 1, "spec.rayClusterSpec.workerGroupSpecs[0].template": 6, "spec.submitterPodTemplate": -1},
 		},
 		"Volcano Job: a task's replicas, none by default": {
@@ -90,7 +90,7 @@ func TestReplicasAreThePodsATemplateStandsFor(t *testing.T) {
 			want: map[string]int32{"spec.tasks[0].template": 5, "spec.tasks[1].template": 0},
 		},
 		"AppWrapper: the wrapped object's own rule": {
-			doc: "apiVersion: workload.codeflare.dev/v1beta2\nkind: AppWrapper\nspec:\n  components:\n  - template:\n      apiVersion: kubeflow.org/v1\n      kind: PyTorchJob\n      spec:\n        pytorchReplicaSpecs:\n          Worker: {replicas: 5, " + podTemplate + "}\n",
+			doc:  "apiVersion: workload.codeflare.dev/v1beta2\nkind: AppWrapper\nspec:\n  components:\n  - template:\n      apiVersion: kubeflow.org/v1\n      kind: PyTorchJob\n      spec:\n        pytorchReplicaSpecs:\n          Worker: {replicas: 5, " + podTemplate + "}\n",
 			want: map[string]int32{"spec.components[0].template.spec.pytorchReplicaSpecs.Worker.template": 5},
 		},
 		"a Deployment: the report reads the typed object": {
