@@ -6,7 +6,12 @@
 // LeaderWorkerSet, Ray, KServe, Volcano, Argo Workflows, Knative, Kueue's
 // AppWrapper), and in objects of any other kind by their shape: a mapping
 // with a `template` whose `spec` has named `containers`, or a mapping that
-// has named `containers` itself (a PodSpec inline).
+// has named `containers` itself (a PodSpec inline). For the kinds of the
+// table it also says how many pods a template stands for, as the kind's
+// operator counts them (Template.Replicas, replicas.go), and what an
+// operator reads from a template's device limits when it makes the
+// workload, with the count written where it reads it first or the
+// template kept as it is (Template.Sizing, operators.go).
 //
 // Writing back changes only the fields translation changed: every other
 // node keeps its position, style and comments. Where a list changes length
