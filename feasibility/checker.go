@@ -49,7 +49,10 @@ type Verdict struct {
 	// shows the alternative that won as "<request>/<subrequest>".
 	Results []resourceapi.DeviceRequestAllocationResult
 	// Reasons explain the verdict in stable, human-readable sentences aggregated over nodes
-	// ("2 nodes (a, b): …"), most frequent first.
+	// ("2 nodes (a, b): …"): first the reasons of the nodes closest to serving the claims'
+	// devices, naming those nodes first — among the nodes the pod's node selector and
+	// affinity admit, then among the others: enough matching devices, then too few, then
+	// devices of the class only, then other devices, then none; then the most frequent first.
 	Reasons []string
 	// NodesConsidered is the number of nodes of the snapshot; NodesPruned those rejected
 	// without running the allocator (node constraints, device index).
@@ -335,8 +338,12 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 		candidates = append(candidates, ni)
 		busy = append(busy, snap.insufficient(ni, requests))
 	}
+	// Reasons name the nodes closest to serving the devices first; ranking
+	// runs after the search, and a deadline the search hit must not make
+	// every device look unknown.
+	rank := p.ranker(context.WithoutCancel(ctx), celCache, snap, required)
 	if len(candidates) == 0 {
-		v.Kind, v.Code, v.Reasons, v.NodesPruned = NeverFits, ReasonNoCandidateNodes, why.list(), len(snap.nodes)
+		v.Kind, v.Code, v.Reasons, v.NodesPruned = NeverFits, ReasonNoCandidateNodes, why.list(rank), len(snap.nodes)
 		return v
 	}
 
@@ -367,13 +374,13 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 		return c.fatal(v, free)
 	case free.node != nil:
 		v.Kind, v.Code, v.Node, v.Results = FitsWhenFree, ReasonDevicesInUse, free.node.node.Name, free.results
-		v.Reasons = nowWhy.list()
+		v.Reasons = nowWhy.list(rank)
 		return v
 	case free.deadline:
 		v.Kind, v.Code, v.Reasons = Unknown, ReasonDeadlineExceeded, []string{"deadline exceeded before every node was checked"}
 		return v
 	}
-	v.Kind, v.Code, v.Reasons = NeverFits, ReasonNoMatchingDevices, freeWhy.list()
+	v.Kind, v.Code, v.Reasons = NeverFits, ReasonNoMatchingDevices, freeWhy.list(rank)
 	return v
 }
 

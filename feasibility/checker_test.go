@@ -237,7 +237,7 @@ func checkCases() map[string]checkCase {
 			wantKind:  NeverFits,
 			wantCode:  ReasonNoMatchingDevices,
 			wantReasonParts: []string{
-				"3 nodes (l4-inference-1, l4-inference-2, l4-inference-3) didn't match Pod's node affinity/selector",
+				"3 nodes (l4-inference-2, l4-inference-3, l4-inference-1) didn't match Pod's node affinity/selector",
 				"1 node (l4-inference-0) have 1 devices of class gpu.nvidia.com matching request gpu (needs 2)",
 			},
 		},

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/utils/ptr"
 )
@@ -103,7 +104,8 @@ func (c *Checker) plan(snap *Snapshot, celCache *cel.Cache, claims []*resourceap
 }
 
 // matches returns, per requirement, whether the device may match ('y'), does not ('n') or
-// could not be evaluated ('?').
+// could not be evaluated ('?'); then, per requirement again, the same for its class's
+// selectors alone (m[len(p.reqs)+i]), which closeness reads.
 func (p *plan) matches(ctx context.Context, celCache *cel.Cache, d *deviceRef) []byte {
 	p.mu.Lock()
 	parts, ok := p.parts[d.driver]
@@ -119,30 +121,33 @@ func (p *plan) matches(ctx context.Context, celCache *cel.Cache, d *deviceRef) [
 	if ok {
 		return m
 	}
-	m = make([]byte, len(p.reqs))
+	n := len(p.reqs)
+	m = make([]byte, 2*n)
 	proj := p.proj.project(d.driver, d.device)
 	input := cel.Device{Driver: d.driver, AllowMultipleAllocations: proj.AllowMultipleAllocations, Attributes: proj.Attributes, Capacity: proj.Capacity}
-	for i := range p.reqs {
-		r := &p.reqs[i]
-		m[i] = 'y'
-		if r.noPrune {
-			m[i] = '?'
-			continue
-		}
-		for _, s := range r.selectors {
+	eval := func(selectors []resourceapi.DeviceSelector) byte {
+		for _, s := range selectors {
 			if s.CEL == nil {
 				continue
 			}
 			ok, _, err := celCache.GetOrCompile(s.CEL.Expression).DeviceMatches(ctx, input)
 			if err != nil {
-				m[i] = '?'
-				break
+				return '?'
 			}
 			if !ok {
-				m[i] = 'n'
-				break
+				return 'n'
 			}
 		}
+		return 'y'
+	}
+	for i := range p.reqs {
+		r := &p.reqs[i]
+		if r.noPrune {
+			m[i], m[n+i] = '?', '?'
+			continue
+		}
+		m[i] = eval(r.selectors)
+		m[n+i] = eval(r.selectors[:len(r.class.Spec.Selectors)])
 	}
 	p.mu.Lock()
 	p.match[key] = m
@@ -193,6 +198,84 @@ func (p *plan) prune(ctx context.Context, celCache *cel.Cache, ni *nodeInfo, fre
 		}
 	}
 	return ""
+}
+
+// Ranks of closeness: how near a node comes to serving the device part of
+// the claims, whatever else keeps the pod off it (taints, affinity, CPU,
+// devices in use, constraints). Reasons name the closest nodes first.
+const (
+	rankDevices      = iota // enough matching devices for every request
+	rankTooFew              // devices that match a request, too few
+	rankClass               // devices of a requested class, none matching a request
+	rankOtherDevices        // DRA devices, none of a requested class
+	rankNoDevices           // no DRA devices
+)
+
+// closeness ranks the node (rankDevices … rankNoDevices) from the device
+// index, counting every device as free.
+func (p *plan) closeness(ctx context.Context, celCache *cel.Cache, ni *nodeInfo) int {
+	if len(ni.devices) == 0 {
+		return rankNoDevices
+	}
+	const unlimited = int64(1) << 40
+	n := len(p.reqs)
+	counts := make([]int64, n)
+	matched, ofClass := false, false
+	for di := range ni.devices {
+		d := &ni.devices[di]
+		m := p.matches(ctx, celCache, d)
+		for i := range p.reqs {
+			if m[n+i] != 'n' {
+				ofClass = true
+			}
+			if m[i] == 'n' {
+				continue
+			}
+			matched = true
+			if d.multi || m[i] == '?' {
+				counts[i] = unlimited
+			} else {
+				counts[i]++
+			}
+		}
+	}
+	enough := true
+	for _, group := range p.groups {
+		if !slices.ContainsFunc(group, func(i int) bool { return counts[i] >= p.reqs[i].need() }) {
+			enough = false
+			break
+		}
+	}
+	switch {
+	case matched && enough:
+		return rankDevices
+	case matched:
+		return rankTooFew
+	case ofClass:
+		return rankClass
+	}
+	return rankOtherDevices
+}
+
+// ranker is a rank function for reasonSet.list over the snapshot's nodes:
+// the nodes the pod's own node selector and affinity admit come first (the
+// pod chose them), each group by closeness.
+func (p *plan) ranker(ctx context.Context, celCache *cel.Cache, snap *Snapshot, required nodeaffinity.RequiredNodeAffinity) func(string) int {
+	byName := make(map[string]*nodeInfo, len(snap.nodes))
+	for _, ni := range snap.nodes {
+		byName[ni.node.Name] = ni
+	}
+	return func(node string) int {
+		ni, ok := byName[node]
+		if !ok {
+			return 2*rankNoDevices + 1
+		}
+		rank := p.closeness(ctx, celCache, ni)
+		if ok, _ := required.Match(ni.node); !ok {
+			rank += rankNoDevices + 1
+		}
+		return rank
+	}
 }
 
 func (p *plan) explain(group []int, counts []int64, free bool) string {

@@ -28,13 +28,39 @@ func (r *reasonSet) clone() *reasonSet {
 // maxNamedNodes is how many node names a reason lists before "and N more".
 const maxNamedNodes = 3
 
-// list renders "<n> node(s) (<names>) <msg>", most frequent first, then by message.
-func (r *reasonSet) list() []string {
+// list renders "<n> node(s) (<names>) <msg>". With rank (how far a node is
+// from serving the claims' devices, lower is closer; see plan.closeness),
+// the reasons of the closest nodes come first and name the closest nodes
+// first: what keeps the nodes that have the devices from taking the pod is
+// what the pod needs to hear, not the taints of nodes that never had them.
+// Then the most frequent first, then by message; nodes by name.
+func (r *reasonSet) list(rank func(node string) int) []string {
+	if rank == nil {
+		rank = func(string) int { return 0 }
+	}
+	ranks := map[string]int{}
+	best := map[string]int{}
+	for msg, nodes := range r.nodes {
+		best[msg] = -1
+		for _, n := range nodes {
+			k, ok := ranks[n]
+			if !ok {
+				k = rank(n)
+				ranks[n] = k
+			}
+			if best[msg] < 0 || k < best[msg] {
+				best[msg] = k
+			}
+		}
+	}
 	msgs := slices.Sorted(maps.Keys(r.nodes))
-	slices.SortStableFunc(msgs, func(a, b string) int { return cmp.Compare(len(r.nodes[b]), len(r.nodes[a])) })
+	slices.SortStableFunc(msgs, func(a, b string) int {
+		return cmp.Or(cmp.Compare(best[a], best[b]), cmp.Compare(len(r.nodes[b]), len(r.nodes[a])))
+	})
 	out := make([]string, 0, len(msgs))
 	for _, msg := range msgs {
-		nodes := slices.Sorted(slices.Values(r.nodes[msg]))
+		nodes := slices.Clone(r.nodes[msg])
+		slices.SortFunc(nodes, func(a, b string) int { return cmp.Or(cmp.Compare(ranks[a], ranks[b]), strings.Compare(a, b)) })
 		names := strings.Join(nodes[:min(len(nodes), maxNamedNodes)], ", ")
 		if len(nodes) > maxNamedNodes {
 			names += fmt.Sprintf(" and %d more", len(nodes)-maxNamedNodes)
