@@ -146,8 +146,14 @@ func (p *plan) matches(ctx context.Context, celCache *cel.Cache, d *deviceRef) [
 			m[i], m[n+i] = '?', '?'
 			continue
 		}
-		m[i] = eval(r.selectors)
-		m[n+i] = eval(r.selectors[:len(r.class.Spec.Selectors)])
+		// The class's selectors come first in r.selectors: evaluated once
+		// for both answers.
+		k := len(r.class.Spec.Selectors)
+		m[n+i] = eval(r.selectors[:k])
+		m[i] = m[n+i]
+		if m[i] == 'y' {
+			m[i] = eval(r.selectors[k:])
+		}
 	}
 	p.mu.Lock()
 	p.match[key] = m
