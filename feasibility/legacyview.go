@@ -110,9 +110,22 @@ func (nd *nodeDevices) devicesOf(family string) []translate.LegacyDevice {
 // canonicalised, with the derived labels the pod asks about added where the
 // node does not carry them, and the derived extended resources the pod asks
 // for in its allocatable (the node's own for resources the policy does not
-// map).
-func legacyNode(p *translate.Policy, nd *nodeDevices, keys []string, resources []corev1.ResourceName) *corev1.Node {
+// map). strategy, when set, is the MIG strategy the device plugin is taken
+// to have run with on a node that does not say
+// (translate.Policy.LegacyMIGStrategies): the derived labels and resources
+// are those of that strategy.
+func legacyNode(p *translate.Policy, nd *nodeDevices, keys []string, resources []corev1.ResourceName, strategy string) *corev1.Node {
 	real := nd.ni.node
+	labels := real.Labels
+	if key := p.MIGStrategyLabel(); strategy != "" && key != "" {
+		if _, ok := labels[key]; !ok {
+			labels = maps.Clone(labels)
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[key] = strategy
+		}
+	}
 	n := &corev1.Node{ObjectMeta: *real.ObjectMeta.DeepCopy(), Spec: real.Spec}
 	n.Labels = make(map[string]string, len(real.Labels)+len(keys))
 	for k, v := range real.Labels {
@@ -125,7 +138,7 @@ func legacyNode(p *translate.Policy, nd *nodeDevices, keys []string, resources [
 		if _, ok := n.Labels[k]; ok {
 			continue
 		}
-		if v, ok := p.LegacyLabel(k, real.Labels, nd.devicesOf); ok {
+		if v, ok := p.LegacyLabel(k, labels, nd.devicesOf); ok {
 			n.Labels[k] = v
 		}
 	}
@@ -134,7 +147,7 @@ func legacyNode(p *translate.Policy, nd *nodeDevices, keys []string, resources [
 		n.Status.Allocatable = corev1.ResourceList{}
 	}
 	for _, r := range resources {
-		rule, ok := p.LegacyResource(r, real.Labels)
+		rule, ok := p.LegacyResource(r, labels)
 		if !ok {
 			continue
 		}

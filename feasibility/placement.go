@@ -272,18 +272,26 @@ type placementCheck struct {
 func (pc *placementCheck) answer(ni *nodeInfo) classAnswer {
 	var ans classAnswer
 	nd := newNodeDevices(pc.ctx, pc.cc, pc.snap, ni, pc.rules)
-	// Legacy: any variant passes the filters on the legacy view.
+	// Legacy: any variant passes the filters on the legacy view, read
+	// under any MIG strategy the device plugin may have run with there.
+	strategies := pc.policy.LegacyMIGStrategies(ni.node.Labels, nd.devicesOf)
+	if len(strategies) == 0 {
+		strategies = []string{""}
+	}
+legacy:
 	for i, v := range pc.variants {
-		view := legacyNode(pc.policy, nd, pc.keys, slices.Collect(maps.Keys(pc.legacyReqs[i])))
-		why := filters(v, view, pc.legacyReqs[i])
-		if why == "" {
-			ans.legacy = true
-			break
-		}
-		if i == 0 {
-			ans.legacyWhy = why
-			if strings.Contains(why, "node selector or affinity") {
-				ans.legacyWhy += legacyLabels(view, requiredLabelKeys(v))
+		for j, strategy := range strategies {
+			view := legacyNode(pc.policy, nd, pc.keys, slices.Collect(maps.Keys(pc.legacyReqs[i])), strategy)
+			why := filters(v, view, pc.legacyReqs[i])
+			if why == "" {
+				ans.legacy = true
+				break legacy
+			}
+			if i == 0 && j == 0 {
+				ans.legacyWhy = why
+				if strings.Contains(why, "node selector or affinity") {
+					ans.legacyWhy += legacyLabels(view, requiredLabelKeys(v))
+				}
 			}
 		}
 	}

@@ -164,9 +164,9 @@ func pciVendor(wildcard string) string {
 
 // backwardAttribute reads the attribute of the first device, in the order of
 // the rule's families, that has it: GFD labels what its first GPU reports.
-func backwardAttribute(p *Policy, rule *NodeLabelRule, _ string, devices FamilyDevices) (string, bool) {
+func backwardAttribute(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	for _, f := range rule.Families {
-		for _, d := range devices(f) {
+		for _, d := range n.devices(f) {
 			if a, ok := d.attribute(rule.Attribute); ok {
 				return p.attributeLabel(rule, a)
 			}
@@ -214,9 +214,9 @@ func (p *Policy) attributeLabel(rule *NodeLabelRule, a resourceapi.DeviceAttribu
 }
 
 // backwardPresent: "true" when the node has a device of one of the rule's families.
-func backwardPresent(_ *Policy, rule *NodeLabelRule, _ string, devices FamilyDevices) (string, bool) {
+func backwardPresent(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	for _, f := range rule.Families {
-		if len(devices(f)) > 0 {
+		if len(n.devices(f)) > 0 {
 			return "true", true
 		}
 	}
@@ -225,33 +225,45 @@ func backwardPresent(_ *Policy, rule *NodeLabelRule, _ string, devices FamilyDev
 
 // backwardCount counts the physical devices of the rule's families: a
 // partition (a device with a parentUUID, such as a MIG slice) counts its
-// parent once, as GFD's nvidia.com/gpu.count counts MIG-enabled GPUs.
-func backwardCount(_ *Policy, rule *NodeLabelRule, _ string, devices FamilyDevices) (string, bool) {
+// parent once, as GFD's nvidia.com/gpu.count counts MIG-enabled GPUs under
+// the mixed strategy. Under the single strategy GFD counts the MIG devices
+// of a node whose GPUs are all MIG with one profile (the resource is the
+// slice), and writes 0 for any other layout with MIG devices (see
+// singleMIGLayout).
+func backwardCount(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+	if p.migStrategy(n) == migSingle {
+		switch migs, _, invalid := p.singleMIGLayout(rule.Families, n); {
+		case invalid:
+			return "0", true
+		case len(migs) > 0:
+			return strconv.Itoa(len(migs)), true
+		}
+	}
 	parents := map[string]bool{}
-	n := 0
+	count := 0
 	for _, f := range rule.Families {
-		for _, d := range devices(f) {
+		for _, d := range n.devices(f) {
 			if a, ok := d.attribute(d.Driver + "/parentUUID"); ok && a.StringValue != nil {
 				if !parents[*a.StringValue] {
 					parents[*a.StringValue] = true
-					n++
+					count++
 				}
 				continue
 			}
-			n++
+			count++
 		}
 	}
-	if n == 0 {
+	if count == 0 {
 		return "", false
 	}
-	return strconv.Itoa(n), true
+	return strconv.Itoa(count), true
 }
 
 // backwardPCIPresent: "true" when the node has a device of a family the rule
 // lists for the key's vendor.
-func backwardPCIPresent(_ *Policy, rule *NodeLabelRule, wildcard string, devices FamilyDevices) (string, bool) {
+func backwardPCIPresent(_ *Policy, rule *NodeLabelRule, wildcard string, n legacyNode) (string, bool) {
 	for _, f := range rule.Values[pciVendor(wildcard)] {
-		if len(devices(f)) > 0 {
+		if len(n.devices(f)) > 0 {
 			return "true", true
 		}
 	}
@@ -296,9 +308,9 @@ func canonicalMap(rule *NodeLabelRule, v string) string {
 
 // backwardMap is the first label value, in sorted order, that maps to the
 // first device's attribute value.
-func backwardMap(_ *Policy, rule *NodeLabelRule, _ string, devices FamilyDevices) (string, bool) {
+func backwardMap(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	for _, f := range rule.Families {
-		for _, d := range devices(f) {
+		for _, d := range n.devices(f) {
 			a, ok := d.attribute(rule.Attribute)
 			if !ok || a.StringValue == nil {
 				continue

@@ -96,10 +96,33 @@ func forwardGFDProduct(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _
 	return eff, nil
 }
 
-// backwardGFDProduct is GFD's product label of the node's first GPU.
-func backwardGFDProduct(_ *Policy, rule *NodeLabelRule, _ string, devices FamilyDevices) (string, bool) {
+// backwardGFDProduct is GFD's product label of the node's first GPU. Under
+// the single MIG strategy (the node's nvidia.com/mig.strategy, see
+// [Policy.LegacyMIGStrategies]) GFD names the slice the resource is:
+// "<product>-MIG-<profile>" on a node whose GPUs are all MIG with one
+// profile (NVIDIA/k8s-device-plugin internal/lm/mig-strategy.go,
+// newMigStrategySingleLabeler; the profile as the device plugin spells it,
+// "+" as "."), "<product>-MIG-INVALID" on a node with MIG devices in any
+// other layout.
+func backwardGFDProduct(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+	if p.migStrategy(n) == migSingle {
+		migs, profile, invalid := p.singleMIGLayout(rule.Families, n)
+		if len(migs) > 0 || invalid {
+			name, ok := firstProduct(rule.Attribute, migs)
+			if !ok {
+				name, ok = firstProduct(rule.Attribute, p.fullDevices(rule.Families, n))
+			}
+			if !ok {
+				return "", false
+			}
+			if invalid {
+				return gfdSanitise(name) + "-MIG-INVALID", true
+			}
+			return gfdSanitise(name) + "-MIG-" + gfdSanitise(GFDProfileOfMIG(profile)), true
+		}
+	}
 	for _, f := range rule.Families {
-		if ds := devices(f); len(ds) > 0 {
+		if ds := n.devices(f); len(ds) > 0 {
 			a, ok := ds[0].attribute(rule.Attribute)
 			if !ok || a.StringValue == nil {
 				return "", false
@@ -108,6 +131,162 @@ func backwardGFDProduct(_ *Policy, rule *NodeLabelRule, _ string, devices Family
 		}
 	}
 	return "", false
+}
+
+// firstProduct is the attribute's string value on the first device.
+func firstProduct(attr string, devices []LegacyDevice) (string, bool) {
+	if len(devices) == 0 {
+		return "", false
+	}
+	a, ok := devices[0].attribute(attr)
+	if !ok || a.StringValue == nil {
+		return "", false
+	}
+	return *a.StringValue, true
+}
+
+// MIG strategies of the NVIDIA device plugin and GFD.
+const (
+	migSingle = "single"
+	migMixed  = "mixed"
+)
+
+// migStrategyRule is the policy's rule for GFD's MIG strategy label
+// (nvidia.com/mig.strategy); nil when it has none.
+func (p *Policy) migStrategyRule() *NodeLabelRule {
+	for _, r := range p.labels {
+		if r.Conversion == ConvMIGStrategy && !strings.Contains(r.Key, "*") {
+			return r
+		}
+	}
+	return nil
+}
+
+// migStrategy is the MIG strategy the node's labels give, "" when they give
+// none.
+func (p *Policy) migStrategy(n legacyNode) string {
+	if r := p.migStrategyRule(); r != nil {
+		return n.labels[r.Key]
+	}
+	return ""
+}
+
+// migFamily is the family whose devices are MIG slices (the family of the
+// resource rule of the MIG strategy rule's DeviceClass), and the attribute
+// that holds their profile.
+func (p *Policy) migFamily() (family, profileAttr string) {
+	r := p.migStrategyRule()
+	if r == nil {
+		return "", ""
+	}
+	for _, rr := range p.spec.Resources {
+		if rr.DeviceClassName == r.MIGDeviceClassName && rr.CapacityOf == "" && len(rr.OnlyWith) == 0 {
+			return rr.Family, rr.SuffixAttribute
+		}
+	}
+	return "", ""
+}
+
+// fullDevices are the node's devices of the families other than the MIG
+// family: full GPUs.
+func (p *Policy) fullDevices(families []string, n legacyNode) []LegacyDevice {
+	mig, _ := p.migFamily()
+	var out []LegacyDevice
+	for _, f := range families {
+		if f != mig {
+			out = append(out, n.devices(f)...)
+		}
+	}
+	return out
+}
+
+// singleMIGLayout reads the node as GFD's single strategy does
+// (newMigStrategySingleLabeler): migs are the node's MIG devices; valid when
+// every GPU of the families is MIG and all MIG devices have one profile
+// (profile), invalid when the node has MIG devices and also full GPUs or
+// several profiles. A node without MIG devices is neither (GFD then
+// labels it as under the none strategy). A MIG-enabled GPU without slices
+// publishes no device, so the legacy view cannot see that GFD would call
+// such a node invalid.
+func (p *Policy) singleMIGLayout(families []string, n legacyNode) (migs []LegacyDevice, profile string, invalid bool) {
+	mig, profileAttr := p.migFamily()
+	if mig == "" || profileAttr == "" {
+		return nil, "", false
+	}
+	migs = n.devices(mig)
+	if len(migs) == 0 {
+		return nil, "", false
+	}
+	profiles := map[string]bool{}
+	for _, d := range migs {
+		a, ok := d.attribute(profileAttr)
+		if !ok || a.StringValue == nil {
+			return migs, "", true
+		}
+		profiles[*a.StringValue] = true
+	}
+	if len(profiles) != 1 || len(p.fullDevices(append(slices.Clone(families), familiesOfRule(p)...), n)) > 0 {
+		return migs, "", true
+	}
+	for k := range profiles {
+		profile = k
+	}
+	return migs, profile, false
+}
+
+// familiesOfRule lists the families of the MIG strategy rule: the GPUs GFD
+// considers when it checks the single strategy's layout.
+func familiesOfRule(p *Policy) []string {
+	if r := p.migStrategyRule(); r != nil {
+		return r.Families
+	}
+	return nil
+}
+
+// LegacyMIGStrategies lists the MIG strategies the NVIDIA device plugin and
+// GFD may have run with on a node with these labels and devices, for the
+// placement check's legacy view, which reads the node once per strategy
+// (labels and resources as that strategy shows them) and lets the pod as
+// submitted land where any of them admits it:
+//
+//   - the node's own nvidia.com/mig.strategy label, when it carries one;
+//   - on a node whose GPUs are all MIG with one profile — the layout GFD's
+//     single strategy requires — both "single" (the GPU Operator's default)
+//     and "mixed": the strategy is the device plugin's setting, not
+//     hardware, and the node serves what a pod of either strategy asked for
+//     (a "-MIG-1g.10gb" product, or nvidia.com/mig-1g.10gb);
+//   - on a node with MIG devices in another layout, "mixed" (single would
+//     make GFD label it -MIG-INVALID with no GPU);
+//   - none on a node without MIG devices.
+//
+// The policy's rule for the strategy label names the key; without one the
+// list is empty.
+func (p *Policy) LegacyMIGStrategies(nodeLabels map[string]string, devices FamilyDevices) []string {
+	r := p.migStrategyRule()
+	if r == nil {
+		return nil
+	}
+	if v, ok := nodeLabels[r.Key]; ok {
+		return []string{v}
+	}
+	n := legacyNode{labels: nodeLabels, devices: devices}
+	migs, _, invalid := p.singleMIGLayout(r.Families, n)
+	switch {
+	case invalid:
+		return []string{migMixed}
+	case len(migs) > 0:
+		return []string{migSingle, migMixed}
+	}
+	return nil
+}
+
+// MIGStrategyLabel is the key of GFD's MIG strategy label in the policy
+// ("nvidia.com/mig.strategy"), "" when no rule reads it.
+func (p *Policy) MIGStrategyLabel() string {
+	if r := p.migStrategyRule(); r != nil {
+		return r.Key
+	}
+	return ""
 }
 
 // gfdSanitise is GPU Feature Discovery's label sanitising of a product
@@ -143,8 +322,8 @@ func forwardMIGProfile(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _
 }
 
 // backwardMIGProfile is the profile of the node's first MIG device.
-func backwardMIGProfile(p *Policy, rule *NodeLabelRule, _ string, devices FamilyDevices) (string, bool) {
-	for _, d := range devices(familyOfMIGRule(p, rule)) {
+func backwardMIGProfile(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+	for _, d := range n.devices(familyOfMIGRule(p, rule)) {
 		if a, ok := d.attribute(rule.MIGProfileAttribute); ok && a.StringValue != nil {
 			return *a.StringValue, true
 		}
@@ -171,11 +350,16 @@ func forwardMIGStrategy(p *Policy, rule *NodeLabelRule, _ string, req labelReq, 
 }
 
 // backwardMIGStrategy: which strategy the device plugin ran with is
-// configuration, not hardware. A node with MIG devices is read as "mixed";
-// without, GFD sets no label.
-func backwardMIGStrategy(p *Policy, rule *NodeLabelRule, _ string, devices FamilyDevices) (string, bool) {
-	if len(devices(familyOfMIGRule(p, rule))) > 0 {
-		return "mixed", true
+// configuration, not hardware. The node's labels say it when they do (the
+// placement check reads a node once per strategy it may have run with,
+// [Policy.LegacyMIGStrategies]); otherwise a node with MIG devices is read
+// as "mixed", and without, GFD sets no label.
+func backwardMIGStrategy(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+	if s := p.migStrategy(n); s != "" {
+		return s, true
+	}
+	if len(n.devices(familyOfMIGRule(p, rule))) > 0 {
+		return migMixed, true
 	}
 	return "", false
 }
@@ -218,9 +402,9 @@ func forwardMiB(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string
 
 // backwardMiB is the first device's capacity in whole MiB, rounded down as
 // GFD labels it.
-func backwardMiB(_ *Policy, rule *NodeLabelRule, _ string, devices FamilyDevices) (string, bool) {
+func backwardMiB(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	for _, f := range rule.Families {
-		for _, d := range devices(f) {
+		for _, d := range n.devices(f) {
 			if q, ok := d.capacity(rule.Capacity); ok {
 				return strconv.FormatInt(q.Value()>>20, 10), true
 			}
@@ -390,6 +574,13 @@ func MIGProfileOfGFD(profile string) string {
 		return m[1] + "+" + rest
 	}
 	return profile
+}
+
+// GFDProfileOfMIG is the inverse of [MIGProfileOfGFD]: a MIG profile as the
+// NVIDIA DRA driver spells it ("1g.5gb+me") as the device plugin and GFD
+// spell it in resource names and product labels ("1g.5gb.me").
+func GFDProfileOfMIG(profile string) string {
+	return strings.ReplaceAll(profile, "+", ".")
 }
 
 // deviceMiB: GFD's memory in MiB is a capacity of as many Mi (the driver

@@ -47,7 +47,7 @@ type conversion struct {
 	// reads is what the rule must name: "attribute", "capacity" or "".
 	reads     string
 	forward   func(p *Policy, rule *NodeLabelRule, wildcard string, req labelReq, family string) (effect, error)
-	backward  func(p *Policy, rule *NodeLabelRule, wildcard string, devices FamilyDevices) (string, bool)
+	backward  func(p *Policy, rule *NodeLabelRule, wildcard string, n legacyNode) (string, bool)
 	canonical func(rule *NodeLabelRule, value string) string
 	device    func(p *Policy, rule *NodeLabelRule, wildcard string, value string) (deviceFact, error)
 }
@@ -101,7 +101,15 @@ func (p *Policy) LegacyLabel(key string, nodeLabels map[string]string, devices F
 	if !ok {
 		return "", false
 	}
-	return c.backward(p, rule, wildcard, devices)
+	return c.backward(p, rule, wildcard, legacyNode{labels: nodeLabels, devices: devices})
+}
+
+// legacyNode is what the backward direction of a conversion reads of a
+// node: its labels (for the MIG strategy, see [Policy.LegacyMIGStrategies])
+// and its devices by family.
+type legacyNode struct {
+	labels  map[string]string
+	devices FamilyDevices
 }
 
 // CanonicalLabelValue puts a label value into the form LegacyLabel derives,

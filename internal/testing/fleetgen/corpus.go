@@ -20,11 +20,16 @@ var (
 	mig1g5gb = migProfile{name: "1g.5gb", id: 19, slices: 1, memory: "4864Mi", multiprocessors: 14, copyEngines: 1}
 )
 
+// CorpusPoolLabel names the pool of a node of the "mig" corpus fleet.
+const CorpusPoolLabel = "claimbridge.example/pool"
+
 // gkeNodePool is the label GKE puts on every node of a node pool.
 const gkeNodePool = "cloud.google.com/gke-nodepool"
 
 // Corpus returns the fleets of the placement corpus: "gpus" (DRA GPU machines of many shapes
-// and one device-plugin node) and "gke" (GKE node pools: GPUs, MIG partitions, TPU slices).
+// and one device-plugin node), "gke" (GKE node pools: GPUs, MIG partitions, TPU slices) and
+// "mig" (A100 nodes partitioned with one MIG profile or two, with and without the MIG strategy
+// label).
 func Corpus() []Fleet {
 	gpus := Fleet{
 		Name: "gpus",
@@ -63,7 +68,43 @@ func Corpus() []Fleet {
 	addGKETPU(&gke, "gke-v5e-8-0", "ct5lp-hightpu-8t", "tpu-v5-lite-podslice", "v5lite", "2x4", 8)
 	addGKETPU(&gke, "gke-v5e-4-0", "ct5lp-hightpu-4t", "tpu-v5-lite-podslice", "v5lite", "2x2", 4)
 	addGKETPU(&gke, "gke-v6e-8-0", "ct6e-standard-8t", "tpu-v6e-slice", "v6e", "2x4", 8)
-	return []Fleet{gpus, gke}
+	mig := Fleet{
+		Name: "mig",
+		Description: "A100-80GB nodes and the MIG strategy (issue 27, item 16), in pools (claimbridge.example/pool): " +
+			"single - two nodes whose 8 GPUs are all 7x1g.10gb, one without a nvidia.com/mig.strategy label and " +
+			"one labelled single; mixed - one of the same layout labelled mixed and one with 1g.10gb and 3g.40gb " +
+			"GPUs (no label); full - one with 8 full GPUs.",
+		Classes: classes(ClassGPU, ClassMIG),
+	}
+	uniform := func(l migProfile, count int) []migLayout {
+		var out []migLayout
+		for i := range a100Ports {
+			out = append(out, migLayout{gpu: i, profile: l, count: count})
+		}
+		return out
+	}
+	labelled := func(pool, strategy string) {
+		nd := mig.Nodes[len(mig.Nodes)-1]
+		nd.Labels[CorpusPoolLabel] = pool
+		if strategy != "" {
+			nd.Labels["nvidia.com/mig.strategy"] = strategy
+		}
+	}
+	addA100(&mig, "a100-1g-0", uniform(mig1g10gb, 7))
+	labelled("single", "")
+	addA100(&mig, "a100-1g-single-0", uniform(mig1g10gb, 7))
+	labelled("single", "single")
+	addA100(&mig, "a100-1g-mixed-0", uniform(mig1g10gb, 7))
+	labelled("mixed", "mixed")
+	two := uniform(mig1g10gb, 7)
+	for i := 4; i < len(two); i++ {
+		two[i] = migLayout{gpu: i, profile: mig3g40gb, count: 2}
+	}
+	addA100(&mig, "a100-1g-3g-0", two)
+	labelled("mixed", "")
+	addA100(&mig, "a100-full-0", nil)
+	labelled("full", "")
+	return []Fleet{gpus, gke, mig}
 }
 
 // addGPUs adds a node with n full GPUs of one model, two per PCIe root and half per NUMA node.
