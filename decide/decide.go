@@ -130,7 +130,11 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 		}
 		res = d.Translation
 	} else {
-		if res.Outcome != translate.OutcomeTranslate || in.Checker == nil {
+		if res.Outcome != translate.OutcomeTranslate {
+			return d, nil
+		}
+		if in.Checker == nil {
+			d.uncheckedLabels(in)
 			return d, nil
 		}
 		if in.Snapshot == nil {
@@ -145,6 +149,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 		d.Reasons = append(d.Reasons, r...)
 	}
 	if in.Checker == nil {
+		d.uncheckedLabels(in)
 		return d, nil
 	}
 	if in.Snapshot == nil {

@@ -246,7 +246,7 @@ var reasons = Catalog{
 	// Node labels and affinity.
 	ReasonNodeLabelTranslated:     {SeverityInfo, "", "nothing to do: the label became a device selector", docHow},
 	ReasonNodeLabelImplied:        {SeverityInfo, "", "nothing to do: the claim implies the label", docHow},
-	ReasonNodeLabelDropped:        {SeverityInfo, "", "nothing to do: the label is removed from the pod, the device selector says the same", docHow},
+	ReasonNodeLabelDropped:        {SeverityInfo, "", "nothing to do: no device attribute expresses the label, and the placement check compares where the pod lands without it (with no fleet to check against, the pod stays as submitted: NodeLabelUnchecked)", docHow},
 	ReasonNodeLabelKept:           {SeverityInfo, "", "nothing to do: the label stays on the pod", docHow},
 	ReasonNodeLabelUntranslatable: {SeverityWarning, OutcomeKeepLegacy, "add a nodeLabels rule for the label to the policy, or drop the label from the pod", docPolicy},
 	ReasonAffinityNotTranslatable: {SeverityWarning, OutcomeKeepLegacy, "rewrite the node affinity with In/NotIn/Exists on labels the policy maps, or move it to labels the DRA nodes carry", docHow},

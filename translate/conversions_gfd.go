@@ -344,7 +344,10 @@ func forwardMIGStrategy(p *Policy, rule *NodeLabelRule, _ string, req labelReq, 
 		// Under the single strategy the GPU resource is a MIG slice.
 		return effect{class: rule.MIGDeviceClassName}, nil
 	case "mixed", "none":
-		return effect{implied: true}, nil
+		// A setting of the device plugin no device attribute says: the
+		// request for a full GPU is the same on any node, and only the
+		// placement check can tell which nodes the label excluded.
+		return effect{implied: true, dropped: true}, nil
 	}
 	return effect{}, notTranslatable("%s: unknown MIG strategy", req)
 }

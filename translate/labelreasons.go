@@ -14,8 +14,10 @@ import (
 //     attribute and the requests so that anyone can check;
 //   - NodeLabelImplied: the device request implies it (a presence label such
 //     as nvidia.com/gpu.present or an NFD PCI vendor label);
-//   - NodeLabelDropped: no device attribute expresses it (nvidia.com/gpu.count);
-//     it is removed and the placement check compares where the pod lands.
+//   - NodeLabelDropped: no device attribute expresses it (nvidia.com/gpu.count,
+//     nvidia.com/mig.strategy mixed); it is removed and the placement check
+//     compares where the pod lands (decide keeps the pod legacy when no fleet
+//     is there to check, NodeLabelUnchecked).
 //
 // Assumes requests, alternatives and names are final and the set of
 // translated requirements is final (rewriteNodeConstraints ran).
