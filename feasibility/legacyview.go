@@ -113,8 +113,11 @@ func (nd *nodeDevices) devicesOf(family string) []translate.LegacyDevice {
 // map). strategy, when set, is the MIG strategy the device plugin is taken
 // to have run with on a node that does not say
 // (translate.Policy.LegacyMIGStrategies): the derived labels and resources
-// are those of that strategy.
-func legacyNode(p *translate.Policy, nd *nodeDevices, keys []string, resources []corev1.ResourceName, strategy string) *corev1.Node {
+// are those of that strategy. podSelectors are what the device plugin's
+// scheduler adds for the pod to a resource's devices
+// (translate.Policy.LegacyDeviceSelectors: HAMi's card types): only the
+// devices that pass them count.
+func legacyNode(p *translate.Policy, nd *nodeDevices, keys []string, resources []corev1.ResourceName, strategy string, podSelectors map[corev1.ResourceName][]string) *corev1.Node {
 	real := nd.ni.node
 	labels := real.Labels
 	if key := p.MIGStrategyLabel(); strategy != "" && key != "" {
@@ -151,7 +154,11 @@ func legacyNode(p *translate.Policy, nd *nodeDevices, keys []string, resources [
 		if !ok {
 			continue
 		}
-		devs := nd.matching(rule.DeviceClassName, rule.Selectors)
+		selectors := rule.Selectors
+		if extra := podSelectors[r]; len(extra) > 0 {
+			selectors = append(slices.Clone(selectors), extra...)
+		}
+		devs := nd.matching(rule.DeviceClassName, selectors)
 		count := int64(len(devs))
 		if rule.Shared && count > 0 {
 			// A shared resource is advertised as replicas of each device;

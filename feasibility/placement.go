@@ -165,6 +165,7 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 		for _, v := range variants {
 			pc.keys = append(pc.keys, requiredLabelKeys(v)...)
 			pc.legacyReqs = append(pc.legacyReqs, extendedRequests(v))
+			pc.legacySel = append(pc.legacySel, in.Policy.LegacyDeviceSelectors(v))
 		}
 		slices.Sort(pc.keys)
 		pc.keys = slices.Compact(pc.keys)
@@ -265,6 +266,7 @@ type placementCheck struct {
 	rules      map[string][]translate.DeviceRule
 	keys       []string
 	legacyReqs []corev1.ResourceList
+	legacySel  []map[corev1.ResourceName][]string // per variant: translate.Policy.LegacyDeviceSelectors
 	transReqs  corev1.ResourceList
 }
 
@@ -281,7 +283,7 @@ func (pc *placementCheck) answer(ni *nodeInfo) classAnswer {
 legacy:
 	for i, v := range pc.variants {
 		for j, strategy := range strategies {
-			view := legacyNode(pc.policy, nd, pc.keys, slices.Collect(maps.Keys(pc.legacyReqs[i])), strategy)
+			view := legacyNode(pc.policy, nd, pc.keys, slices.Collect(maps.Keys(pc.legacyReqs[i])), strategy, pc.legacySel[i])
 			why := filters(v, view, pc.legacyReqs[i])
 			if why == "" {
 				ans.legacy = true

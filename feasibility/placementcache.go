@@ -57,6 +57,13 @@ func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, legacy, 
 			w(string(n), q.String())
 		}
 	}
+	// What the device plugin's scheduler reads of the pod besides (HAMi's
+	// card types) changes the legacy side.
+	sel := p.LegacyDeviceSelectors(legacy)
+	for _, n := range slices.Sorted(maps.Keys(sel)) {
+		w("legacy-selectors", string(n))
+		w(sel[n]...)
+	}
 	w("claims")
 	for _, c := range claims {
 		if err := marshal(c); err != nil {

@@ -91,6 +91,15 @@ const (
 	// ReasonImplicitToleration: the toleration that admission adds for a
 	// requested extended resource was added for one translation removed.
 	ReasonImplicitToleration ReasonCode = "ImplicitToleration"
+	// ReasonCardTypeTranslated: HAMi's card-type annotations
+	// (nvidia.com/use-gputype, nouse-gputype) became a selector on the
+	// devices' type (cardtype.go). Info.
+	ReasonCardTypeTranslated ReasonCode = "CardTypeTranslated"
+	// ReasonCardTypeNotTranslatable: the pod carries HAMi's card-type
+	// annotations for a resource whose rule does not read them
+	// (resources[].cardType), or an entry a selector cannot compare as HAMi
+	// does. KeepLegacy.
+	ReasonCardTypeNotTranslatable ReasonCode = "CardTypeNotTranslatable"
 )
 
 // Reason codes of the rest of the stack: what the pod's scheduler, Kueue
@@ -268,6 +277,8 @@ var reasons = Catalog{
 	ReasonSharedDevicePerPod:        {SeverityWarning, "", "nothing to do if a device per pod is what you want; otherwise share it with sharing: ConsumableCapacity", docShared},
 	ReasonPreemptionLost:            {SeverityWarning, OutcomeKeepLegacy, "raise preemption.keepLegacyAbovePriority, or accept that a translated pod cannot preempt for devices in Kubernetes 1.37", docPreemption},
 	ReasonImplicitToleration:        {SeverityInfo, "", "nothing to do: the toleration admission would have added stays on the pod", docTolerations},
+	ReasonCardTypeTranslated:        {SeverityInfo, "", "nothing to do: the claim selects the card types the annotations admit, as HAMi's scheduler did", docCapacities},
+	ReasonCardTypeNotTranslatable:   {SeverityWarning, OutcomeKeepLegacy, "map the annotations in the resource's rule (resources[].cardType, as the nvidia and hami profiles do for nvidia.com/gpu), write the card types in ASCII, or drop the annotations from the pod", docCapacities},
 
 	// The rest of the stack: schedulers, Kueue, quota.
 	ReasonSchedulerSkipped:           {SeverityInfo, OutcomeSkip, "nothing to do while the scheduler does not allocate DRA claims (the README's schedulers table says why); list it with output: Full (or ExactlyOnly) once it does", docStack},

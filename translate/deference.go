@@ -8,7 +8,7 @@ import (
 
 // defer5004 leaves the pod to KEP-5004 when a DeviceClass already serves each
 // of its extended resources and translation would add nothing: no selector
-// from a label, no alternative, no alignment across requests, no config, no
+// from a label or a card-type annotation, no alternative, no alignment across requests, no config, no
 // capacity — and, unless deference.preferExtendedResource, no node-label
 // requirement removed from the pod (one the device request implies, such as
 // nvidia.com/gpu.present, or one no attribute expresses, nvidia.com/gpu.count):
@@ -37,7 +37,7 @@ func (t *translation) defer5004() bool {
 			all = false
 		}
 	}
-	adds := t.fromLabels || t.crossAlign || len(t.companions) > 0
+	adds := t.fromLabels || t.crossAlign || len(t.companions) > 0 || len(t.cardSel) > 0
 	for _, r := range t.requests {
 		// Capacities (HAMi's gpumem, a sharing mode's) are more than a count.
 		if len(r.alts) > 1 || len(r.use.rule.Config) > 0 || len(r.use.capacities) > 0 || r.use.rule.sharedBySelector() {

@@ -49,7 +49,12 @@
 //     records the device families of the uses, and sharedProductIntent
 //     (shared.go) keeps a pod that selects shared GPUs by GFD's labels (a
 //     -SHARED product, a sharing strategy, replicas above 1, mps.capable)
-//     legacy, before any label is converted.
+//     legacy, before any label is converted. cardTypes (cardtype.go) reads
+//     HAMi's card-type annotations (nvidia.com/use-gputype, nouse-gputype)
+//     of the rules with cardType into a selector every alternative of their
+//     requests gets (CardTypeTranslated); such annotations for a resource
+//     whose rule does not read them mean KeepLegacy
+//     (CardTypeNotTranslatable).
 //  3. analyzeLabels (nodelabels.go, with known, expand, splits, contradicts,
 //     varyingFamilies and the convert memo): nodeSelector and node affinity
 //     requirements that a label rule of one of the pod's families knows

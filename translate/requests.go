@@ -62,6 +62,9 @@ func (t *translation) alternative(res corev1.ResourceName, rule *ResourceRule, s
 	if rule.sharedBySelector() {
 		a.selectors = append(a.selectors, allowsMultipleAllocations) // shared.go
 	}
+	if sel, ok := t.cardSel[rule]; ok {
+		a.selectors = append(a.selectors, sel) // cardtype.go
+	}
 	if suffix != "" && rule.SuffixAttribute != "" {
 		attr := splitAttr(rule.SuffixAttribute)
 		pred, err := stringIn(attr.ref(), []string{suffix})

@@ -91,6 +91,40 @@ type ResourceRule struct {
 	// also gets a request of one of these families and an alignment rule ties
 	// the two. A companion never makes a pod translatable on its own.
 	OnlyWith []string `json:"onlyWith,omitempty"`
+
+	// CardType names the pod annotations by which the device plugin's
+	// scheduler restricts which devices of the resource a pod may get, by
+	// the device's type (HAMi's nvidia.com/use-gputype and
+	// nouse-gputype). Translation turns them into a selector on every
+	// request of the resource, and the placement check's legacy view counts
+	// only the devices they admit. Default: unset, the annotations are not
+	// read (a pod that carries HAMi's annotations for a resource of the
+	// annotation's domain then stays as submitted, CardTypeNotTranslatable).
+	// Device-count rules only.
+	CardType *CardTypeRule `json:"cardType,omitempty"`
+}
+
+// CardTypeRule reads HAMi's card-type annotations (Project-HAMi/HAMi
+// pkg/device/devices.go, CheckType): each is a comma-separated list of
+// types, an entry matches a device whose type contains it, ignoring case
+// (empty entries and empty annotations are ignored); a device qualifies
+// when it matches an entry of Use (if set) and none of NoUse.
+type CardTypeRule struct {
+	// Use is the annotation listing the types the pod may use, e.g.
+	// "nvidia.com/use-gputype". Required.
+	Use string `json:"use"`
+	// NoUse is the annotation listing the types the pod must not use, e.g.
+	// "nvidia.com/nouse-gputype". Optional.
+	NoUse string `json:"noUse,omitempty"`
+	// Attribute is the string device attribute ("<domain>/<name>") that
+	// holds the card's type, e.g. "gpu.nvidia.com/productName". Required.
+	Attribute string `json:"attribute"`
+	// Prefix: the type is the attribute's value preceded by "<Prefix>-"
+	// unless the value starts with Prefix. HAMi names an NVIDIA card by its
+	// NVML name so ("NVIDIA-Tesla T4", "NVIDIA A100-SXM4-40GB";
+	// pkg/device-plugin/nvidiadevice/nvinternal/plugin/register.go):
+	// "NVIDIA". Default: none, the type is the attribute's value.
+	Prefix string `json:"prefix,omitempty"`
 }
 
 // SharingRule says how a shared resource carries its sharing over to DRA.

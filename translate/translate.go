@@ -144,6 +144,8 @@ type translation struct {
 
 	effects map[convKey]convResult // memo of convert, by family and requirement
 
+	cardSel map[*ResourceRule]string // cardTypes: the card-type selector of a rule's alternatives
+
 	out          output                        // resolveOutput: what the scheduler and Kueue accept
 	combinations int                           // singleAlternative
 	faithful     int                           // singleAlternative
@@ -202,6 +204,10 @@ func (t *translation) run() *Result {
 	}
 	// shared.go: a node label that selects shared GPUs is a sharing intent.
 	if !t.sharedProductIntent() {
+		return keep(OutcomeKeepLegacy)
+	}
+	// cardtype.go: HAMi's card-type annotations become selectors.
+	if !t.cardTypes() {
 		return keep(OutcomeKeepLegacy)
 	}
 	// nodelabels.go: node-label requirements become scenarios (one per alternative).

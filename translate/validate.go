@@ -94,6 +94,31 @@ func validateResourceRule(p *field.Path, r *ResourceRule) field.ErrorList {
 	if r.KeepInPod && len(r.OnlyWith) == 0 {
 		errs = append(errs, field.Required(p.Child("onlyWith"), "keepInPod is only for companion rules"))
 	}
+	if c := r.CardType; c != nil {
+		cp := p.Child("cardType")
+		switch {
+		case r.Capacity != "" || len(r.OnlyWith) > 0:
+			errs = append(errs, field.Forbidden(cp, "only for device-count rules"))
+		case c.Use == "":
+			errs = append(errs, field.Required(cp.Child("use"), "the pod annotation that lists the types the pod may use"))
+		}
+		for _, a := range [][2]string{{"use", c.Use}, {"noUse", c.NoUse}} {
+			if a[1] == "" {
+				continue
+			}
+			for _, msg := range validation.IsQualifiedName(a[1]) {
+				errs = append(errs, field.Invalid(cp.Child(a[0]), a[1], msg))
+			}
+		}
+		if c.Attribute == "" {
+			errs = append(errs, field.Required(cp.Child("attribute"), "the device attribute that holds the card's type"))
+		} else {
+			errs = append(errs, validateQualifiedAttribute(cp.Child("attribute"), c.Attribute)...)
+		}
+		if c.Prefix != "" && !printableASCII(c.Prefix) {
+			errs = append(errs, field.Invalid(cp.Child("prefix"), c.Prefix, "must be printable ASCII"))
+		}
+	}
 	for i, f := range r.OnlyWith {
 		errs = append(errs, validateDNSLabel(p.Child("onlyWith").Index(i), f)...)
 	}
@@ -147,6 +172,7 @@ func validateCapacityOfRule(p *field.Path, r *ResourceRule, pattern bool) field.
 		"family": r.Family != "", "deviceClassName": r.DeviceClassName != "", "requestName": r.RequestName != "",
 		"suffixAttribute": r.SuffixAttribute != "", "selectors": len(r.Selectors) > 0, "config": len(r.Config) > 0,
 		"keepInPod": r.KeepInPod, "onlyWith": len(r.OnlyWith) > 0, "shared": r.Shared, "sharing": r.Sharing != nil,
+		"cardType": r.CardType != nil,
 	}
 	for _, f := range slices.Sorted(maps.Keys(forbidden)) {
 		if forbidden[f] {

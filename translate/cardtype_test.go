@@ -1,0 +1,123 @@
+package translate
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// hamiCheckType is HAMi's card-type test (Project-HAMi/HAMi
+// pkg/device/devices.go, CheckType, commit 4707fb02) over a card's type,
+// copied in its logic to hold the generated selector to it.
+func hamiCheckType(annos map[string]string, cardType, useKey, noUseKey string) bool {
+	cardType = strings.ToUpper(cardType)
+	match := func(list string) bool {
+		return slices.ContainsFunc(strings.Split(list, ","), func(t string) bool {
+			t = strings.TrimSpace(t)
+			return t != "" && strings.Contains(cardType, strings.ToUpper(t))
+		})
+	}
+	if inuse, ok := annos[useKey]; ok && strings.TrimSpace(inuse) != "" && !match(inuse) {
+		return false
+	}
+	if noUse, ok := annos[noUseKey]; ok && strings.TrimSpace(noUse) != "" && match(noUse) {
+		return false
+	}
+	return true
+}
+
+// hamiNVIDIAType is the type HAMi registers for an NVIDIA card of this NVML
+// name (pkg/device-plugin/nvidiadevice/nvinternal/plugin/register.go).
+func hamiNVIDIAType(name string) string {
+	if !strings.HasPrefix(name, "NVIDIA") {
+		return "NVIDIA-" + name
+	}
+	return name
+}
+
+// TestCardTypeSelectorIsHAMisCheckType: on every pair of annotations and
+// NVML names below, the selector translation generates admits a device
+// exactly when HAMi's scheduler admits the card (issue 27, item 6).
+func TestCardTypeSelectorIsHAMisCheckType(t *testing.T) {
+	rule := &CardTypeRule{Use: "nvidia.com/use-gputype", NoUse: "nvidia.com/nouse-gputype", Attribute: "gpu.nvidia.com/productName", Prefix: "NVIDIA"}
+	names := []string{"NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB", "NVIDIA H100 80GB HBM3", "Tesla T4", "NVIDIA L4", "NVIDIA L40S",
+		"NVIDIA GeForce RTX 4090", "NVIDIA GeForce GTX 1080 Ti", "Tesla V100-SXM2-16GB", "NVIDIA RTX A6000"}
+	annotations := []map[string]string{
+		{"nvidia.com/use-gputype": "A100,V100"},
+		{"nvidia.com/use-gputype": "a100"},
+		{"nvidia.com/use-gputype": " t4 , "},
+		{"nvidia.com/nouse-gputype": "1080,2080"},
+		{"nvidia.com/nouse-gputype": "l4"},
+		{"nvidia.com/use-gputype": "A100", "nvidia.com/nouse-gputype": "40GB"},
+		{"nvidia.com/use-gputype": "NVIDIA-Tesla"},
+		{"nvidia.com/use-gputype": "nvidia-a100"},
+		{"nvidia.com/use-gputype": "RTX", "nvidia.com/nouse-gputype": "GeForce"},
+		{"nvidia.com/use-gputype": "NVIDIA"},
+	}
+	for _, ann := range annotations {
+		use, noUse := cardTypeEntries(ann[rule.Use]), cardTypeEntries(ann[rule.NoUse])
+		expr, err := cardTypeSelector(rule, use, noUse)
+		if err != nil {
+			t.Fatalf("%v: %v", ann, err)
+		}
+		for _, name := range names {
+			want := hamiCheckType(ann, hamiNVIDIAType(name), rule.Use, rule.NoUse)
+			got := matches(t, expr, device{driver: "gpu.nvidia.com", attrs: map[string]any{"productName": name}})
+			if got != want {
+				t.Errorf("%v on %q: selector says %v, HAMi %v\n%s", ann, name, got, want, expr)
+			}
+		}
+	}
+	// A device without the attribute is not admitted (HAMi knows every
+	// card's type).
+	expr, err := cardTypeSelector(rule, []string{"A100"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if matches(t, expr, device{driver: "gpu.nvidia.com", attrs: map[string]any{"type": "gpu"}}) {
+		t.Errorf("a device without productName is admitted")
+	}
+}
+
+// TestCardTypeRuleValidation: cardType needs its annotation and attribute,
+// and belongs to device-count rules.
+func TestCardTypeRuleValidation(t *testing.T) {
+	for name, tc := range map[string]struct {
+		rule     ResourceRule
+		wantErrs []string
+	}{
+		"a complete rule is valid": {
+			rule: ResourceRule{Name: "nvidia.com/gpu", Family: "nvidia-gpu", DeviceClassName: "gpu.nvidia.com",
+				CardType: &CardTypeRule{Use: "nvidia.com/use-gputype", Attribute: "gpu.nvidia.com/productName", Prefix: "NVIDIA"}},
+		},
+		"use and attribute are required": {
+			rule:     ResourceRule{Name: "nvidia.com/gpu", Family: "nvidia-gpu", DeviceClassName: "gpu.nvidia.com", CardType: &CardTypeRule{}},
+			wantErrs: []string{"cardType.use: Required value", "cardType.attribute: Required value"},
+		},
+		"a capacityOf rule takes none": {
+			rule:     ResourceRule{Name: "nvidia.com/gpumem", CapacityOf: "nvidia.com/gpu", Capacity: "memory", CardType: &CardTypeRule{Use: "nvidia.com/use-gputype", Attribute: "gpu.nvidia.com/productName"}},
+			wantErrs: []string{"cardType: Forbidden"},
+		},
+		"the annotation is a qualified name": {
+			rule: ResourceRule{Name: "nvidia.com/gpu", Family: "nvidia-gpu", DeviceClassName: "gpu.nvidia.com",
+				CardType: &CardTypeRule{Use: "use gpu type", Attribute: "gpu.nvidia.com/productName"}},
+			wantErrs: []string{"cardType.use: Invalid value"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			errs := validateResourceRule(nil, &tc.rule)
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Error())
+			}
+			if len(got) != len(tc.wantErrs) {
+				t.Fatalf("errors %q, want %d matching %q", got, len(tc.wantErrs), tc.wantErrs)
+			}
+			for i, w := range tc.wantErrs {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("error %d is %q, want it to contain %q", i, got[i], w)
+				}
+			}
+		})
+	}
+}
