@@ -60,10 +60,12 @@ const (
 // shared.go, tolerations.go).
 const (
 	// ReasonNodeNamePreset: spec.nodeName is set at creation; no scheduler
-	// runs, so no one would allocate the claim. Skip.
+	// runs, so no one would allocate the claim. The pod asks for devices and
+	// stays on the device plugin: KeepLegacy.
 	ReasonNodeNamePreset ReasonCode = "NodeNamePreset"
 	// ReasonSchedulerNotListed: the pod's schedulerName is not in the
-	// policy's schedulers, the schedulers known to allocate DRA claims. Skip.
+	// policy's schedulers, the schedulers known to allocate DRA claims.
+	// KeepLegacy.
 	ReasonSchedulerNotListed ReasonCode = "SchedulerNotListed"
 	// ReasonUnmappedCompanionResource: the pod asks for an extended resource
 	// the policy does not map, in the domain of one it does (HAMi's
@@ -108,7 +110,8 @@ const (
 	// ReasonSchedulerSkipped: the policy lists the pod's scheduler with
 	// output Skip (the built-in profile of schedulers that do not
 	// allocate claims), or Kueue manages the pod and spec.kueue.output is
-	// Skip. Skip.
+	// Skip. The pod asks for devices and stays on the device plugin:
+	// KeepLegacy.
 	ReasonSchedulerSkipped ReasonCode = "SchedulerSkipped"
 	// ReasonSingleAlternative: the output profile is ExactlyOnly, and a
 	// request keeps one of its alternatives. Info.
@@ -269,8 +272,8 @@ var reasons = Catalog{
 	ReasonCompanionNotAdded:          {SeverityInfo, "", "check the companion rule's onlyWith families and the pod's CPU requests", docPolicy},
 
 	// Never strand a pod.
-	ReasonNodeNamePreset:            {SeverityInfo, OutcomeSkip, "nothing to do: a pod bound at creation (spec.nodeName) keeps its device-plugin resources; let a scheduler place it to have it translated", docNever},
-	ReasonSchedulerNotListed:        {SeverityInfo, OutcomeSkip, "if the pod's scheduler allocates DRA claims, add it to the policy's schedulers (the README lists which do); otherwise the pod stays legacy", docNever},
+	ReasonNodeNamePreset:            {SeverityWarning, OutcomeKeepLegacy, "let a scheduler place the pod (a node selector on kubernetes.io/hostname instead of spec.nodeName) to have it translated; bound at creation, it stays on the device plugin", docNever},
+	ReasonSchedulerNotListed:        {SeverityWarning, OutcomeKeepLegacy, "if the pod's scheduler allocates DRA claims, add it to the policy's schedulers (the README lists which do); otherwise the pod stays legacy", docNever},
 	ReasonUnmappedCompanionResource: {SeverityWarning, OutcomeKeepLegacy, "map the companion resource in the policy (capacityOf; the hami profile maps HAMi's gpumem and gpucores), or drop it from the pod", docNever},
 	ReasonCapacityNotTranslatable:   {SeverityWarning, OutcomeKeepLegacy, "ask for the device in the same app container as its capacities (HAMi's gpumem, gpucores), not in an init container", docCapacities},
 	ReasonSharedDeviceNotMapped:     {SeverityWarning, OutcomeKeepLegacy, "say in the policy how the shared device is shared under DRA (resources[].sharing: ConsumableCapacity on devices that allow multiple allocations, or ClaimConfig), or keep these pods on device-plugin nodes", docShared},
@@ -281,7 +284,7 @@ var reasons = Catalog{
 	ReasonCardTypeNotTranslatable:   {SeverityWarning, OutcomeKeepLegacy, "map the annotations in the resource's rule (resources[].cardType, as the nvidia and hami profiles do for nvidia.com/gpu), write the card types in ASCII, or drop the annotations from the pod", docCapacities},
 
 	// The rest of the stack: schedulers, Kueue, quota.
-	ReasonSchedulerSkipped:           {SeverityInfo, OutcomeSkip, "nothing to do while the scheduler does not allocate DRA claims (the README's schedulers table says why); list it with output: Full (or ExactlyOnly) once it does", docStack},
+	ReasonSchedulerSkipped:           {SeverityWarning, OutcomeKeepLegacy, "nothing to do while the scheduler does not allocate DRA claims (the README's schedulers table says why); list it with output: Full (or ExactlyOnly) once it does", docStack},
 	ReasonSingleAlternative:          {SeverityInfo, "", "nothing to do: the scheduler or Kueue takes one alternative, and this one was kept", docStack},
 	ReasonNoSingleAlternative:        {SeverityWarning, OutcomeKeepLegacy, "the scheduler or Kueue takes no firstAvailable: narrow the pod's In lists, ORed terms or preferences to one choice, or run the placement check against the fleet (--fleet) so that claimbridge can pick one", docStack},
 	ReasonClassNotCountedByScheduler: {SeverityWarning, OutcomeKeepLegacy, "map the resource to a DeviceClass whose name the scheduler's accounting counts (KAI-Scheduler: a name containing \"gpu\"), or set the scheduler's classNameContains in the policy", docStack},

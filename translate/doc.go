@@ -35,7 +35,8 @@
 //     (schedulers.go) then finds the pod's output profile: its scheduler's
 //     entry, filled from the built-in profiles (knownSchedulers), made
 //     stricter by spec.kueue for a pod Kueue manages (kueueManaged);
-//     output Skip (SchedulerSkipped) skips the pod. Outcome Skip.
+//     output Skip (SchedulerSkipped) keeps the pod. Outcome KeepLegacy:
+//     the pod asks for devices and stays on the device plugin.
 //  2. collectUses (uses.go): one use per (container, mapped resource), init
 //     containers first, resources in sorted order; device counts are whole,
 //     non-negative, request equal to limit, at most one claim's worth

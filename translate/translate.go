@@ -51,6 +51,14 @@ type Input struct {
 	// tries them in order and keeps the first the placement check accepts.
 	// Ignored for the Full profile.
 	Alternative int
+	// Admitted says the pod has been through the cluster's admission chain
+	// up to the webhooks: kube-apiserver runs its built-in mutating plugins
+	// (ExtendedResourceToleration among them) before
+	// MutatingAdmissionWebhook, so the pod already carries every toleration
+	// the cluster gives it, and translation adds none, whatever
+	// PolicySpec.ImplicitTolerations says. The webhook sets it; offline
+	// (manifests that have not been admitted) it is false.
+	Admitted bool
 }
 
 // Result is the outcome of translating one pod.
@@ -64,10 +72,12 @@ type Result struct {
 	// Reasons explain every decision, in a stable order.
 	Reasons []Reason
 	// ImplicitTolerations are the tolerations added to the translated pod
-	// because the cluster's admission adds them for the extended resources
-	// translation removed (PolicySpec.ImplicitTolerations), in the order
-	// they were added to Pod.Spec.Tolerations; only for OutcomeTranslate.
-	// The pod as submitted would have received them at admission.
+	// because the policy says the target cluster's admission adds them
+	// (PolicySpec.ImplicitTolerations: the ExtendedResourceToleration
+	// plugin) for the extended resources translation removed, in the order
+	// they were added to Pod.Spec.Tolerations; only for OutcomeTranslate,
+	// never for an Input.Admitted pod. The pod as submitted would have
+	// received them at admission.
 	ImplicitTolerations []corev1.Toleration
 
 	// Output is the output profile the pod was translated under (its
@@ -184,8 +194,10 @@ func (t *translation) run() *Result {
 	}
 
 	// scheduling.go: a scheduler that allocates claims will place the pod.
+	// A pod kept for its scheduler or nodeName asks for devices and stays
+	// on the device plugin: KeepLegacy, not Skip.
 	if !t.scheduledWithClaims() {
-		return keep(OutcomeSkip)
+		return keep(OutcomeKeepLegacy)
 	}
 	// uses.go, capacity.go, shared.go: which containers ask for which mapped
 	// devices, how many, with which capacities, and whether they are shares.
@@ -262,7 +274,9 @@ func (t *translation) run() *Result {
 	tmpl := t.template()
 	out := t.mutate(tmpl.Name)
 	t.stripCapacities(out)
-	// tolerations.go: the tolerations admission adds for the removed resources.
+	// tolerations.go: the tolerations the target cluster's admission would
+	// add for the removed resources (offline, when the policy says it runs
+	// ExtendedResourceToleration).
 	tolerations := t.addImplicitTolerations(out)
 	// summary.go: one reason that says what the pod got.
 	t.add(say(ReasonTranslated, nil, "%s", t.summary(tmpl.Name)))

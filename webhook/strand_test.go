@@ -44,15 +44,15 @@ func TestHandlerNeverStrandsAPod(t *testing.T) {
 		wantMetric   []string // mode, outcome, reason
 		check        func(t *testing.T, pod *corev1.Pod)
 	}{
-		"a pod bound at creation (spec.nodeName) is skipped, and told that its node will refuse it": {
+		"a GPU pod bound at creation (spec.nodeName) is kept legacy, and told that its node will refuse it": {
 			fleet: "l4-inference", pod: gpu("pinned").NodeName("l4-inference-0").Obj(),
-			wantWarnings: []string{"LegacyUnservable: no node offers nvidia.com/gpu any more (DRA replaced the device plugin); the kubelet of l4-inference-0 will refuse this pod"},
-			wantMetric:   []string{"enforce", "Skip", "NodeNamePreset"},
+			wantWarnings: []string{"kept as submitted: NodeNamePreset", "LegacyUnservable: no node offers nvidia.com/gpu any more (DRA replaced the device plugin); the kubelet of l4-inference-0 will refuse this pod"},
+			wantMetric:   []string{"enforce", "KeepLegacy", "NodeNamePreset"},
 		},
-		"a pod for a scheduler the policy does not list is skipped, and told that it stays Pending": {
+		"a GPU pod for a scheduler the policy does not list is kept legacy, and told that it stays Pending": {
 			fleet: "l4-inference", pod: gpu("batch").SchedulerName("volcano").Obj(),
-			wantWarnings: []string{"LegacyUnservable: no node offers nvidia.com/gpu any more (DRA replaced the device plugin); this pod stays Pending"},
-			wantMetric:   []string{"enforce", "Skip", "SchedulerNotListed"},
+			wantWarnings: []string{"kept as submitted: SchedulerNotListed", "LegacyUnservable: no node offers nvidia.com/gpu any more (DRA replaced the device plugin); this pod stays Pending"},
+			wantMetric:   []string{"enforce", "KeepLegacy", "SchedulerNotListed"},
 		},
 		"HAMi's gpumem without the hami profile keeps the pod legacy": {
 			fleet: "l4-inference", pod: gpu("hami").Limit("nvidia.com/gpumem", "4000").Obj(),

@@ -120,7 +120,7 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 			fleet: "l4-inference", mutate: advertising("nvidia.com/gpu", "4"), pod: volcano("prod", "8").Obj(),
 			wantWarnings:   []string{"claimbridge: LegacyUnservable: no node offers 8 nvidia.com/gpu (at most 4 on one node); this pod stays Pending"},
 			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu"}: 1},
-			wantAdmission:  []string{"enforce", "Skip", "SchedulerNotListed"},
+			wantAdmission:  []string{"enforce", "KeepLegacy", "SchedulerNotListed"},
 		},
 		"a pod whose node selector excludes the only node that still offers GPUs is unservable": {
 			fleet: "l4-inference", mutate: advertising("nvidia.com/gpu", "4"),

@@ -260,7 +260,7 @@ func TestAuditCRDs(t *testing.T) {
 		"InferenceService/llama-8b: spec.predictor":                            "KeepLegacy Table",
 		"JobSet/maxtext: spec.replicatedJobs[0].template.spec.template":        "Translate Table",
 		"Job/horovod: spec.tasks[0].template":                                  "Skip Table",
-		"Job/horovod: spec.tasks[1].template":                                  "Skip Table", // a Volcano Job's pods are volcano's
+		"Job/horovod: spec.tasks[1].template":                                  "KeepLegacy Table", // a Volcano Job's GPU pods are volcano's, kept on the device plugin
 		"LeaderWorkerSet/vllm-405b: spec.leaderWorkerTemplate.leaderTemplate":  "Translate Table",
 		"LeaderWorkerSet/vllm-405b: spec.leaderWorkerTemplate.workerTemplate":  "Translate Table",
 		"MPIJob/nccl-allreduce: spec.mpiReplicaSpecs.Launcher.template":        "Skip Table",
@@ -332,5 +332,54 @@ func TestPostRender(t *testing.T) {
 	}
 	if _, err := run(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: 3\n", "translate", "--post-render"); exitCode(err) != exitInvalid {
 		t.Errorf("invalid rendered manifests: exit %d, want %d", exitCode(err), exitInvalid)
+	}
+}
+
+// TestPodsKeptForTheirSchedulerAreUntranslatable: a GPU pod bound at
+// creation or made for a scheduler that does not allocate claims asks for
+// devices and stays on the device plugin: a KeepLegacy row, counted by
+// --fail-on untranslatable and Blocked on the page; the same pods without
+// a device request are Skip and fail nothing.
+func TestPodsKeptForTheirSchedulerAreUntranslatable(t *testing.T) {
+	pod := func(name, spec, limits string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: ml}\nspec:\n" + spec +
+			"  containers:\n  - name: c\n    image: x\n    resources: {limits: {" + limits + "}}\n"
+	}
+	cases := map[string]struct {
+		input       string
+		wantOutcome string
+		wantCode    int
+	}{
+		"a GPU pod bound at creation": {input: pod("pinned", "  nodeName: l4-0\n", "nvidia.com/gpu: 1"), wantOutcome: "KeepLegacy NodeNamePreset", wantCode: exitInvalid},
+		"a GPU pod for volcano":       {input: pod("batch", "  schedulerName: volcano\n", "nvidia.com/gpu: 1"), wantOutcome: "KeepLegacy SchedulerNotListed", wantCode: exitInvalid},
+		"a GPU pod for yunikorn":      {input: pod("yk", "  schedulerName: yunikorn\n", "nvidia.com/gpu: 1"), wantOutcome: "KeepLegacy SchedulerNotListed", wantCode: exitInvalid},
+		"a CPU pod bound at creation": {input: pod("cpu", "  nodeName: l4-0\n", "cpu: 1"), wantOutcome: "Skip NoLegacyResources", wantCode: 0},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			out, err := run(t, tc.input, "audit", "-f", "-", "--fleet", "../../examples/fleets/mixed", "-o", "json", "--fail-on", "untranslatable")
+			if got := exitCode(err); got != tc.wantCode {
+				t.Errorf("--fail-on untranslatable: exit code %d, want %d (err %v)", got, tc.wantCode, err)
+			}
+			var rep report.Report
+			if err := yaml.Unmarshal([]byte(out), &rep); err != nil || len(rep.Items) != 1 {
+				t.Fatalf("report: %v\n%s", err, out)
+			}
+			row := rep.Items[0]
+			if got := string(row.Outcome) + " " + string(row.Decisive.Code); got != tc.wantOutcome {
+				t.Errorf("row %s, want %s", got, tc.wantOutcome)
+			}
+			page, err := run(t, tc.input, "audit", "-f", "-", "--fleet", "../../examples/fleets/mixed", "-o", "html")
+			if err != nil {
+				t.Fatal(err)
+			}
+			blocked := `data-kpi="blocked">1<`
+			if tc.wantCode == 0 {
+				blocked = `data-kpi="blocked">0<`
+			}
+			if !strings.Contains(page, blocked) {
+				t.Errorf("the page does not show %s", blocked)
+			}
+		})
 	}
 }

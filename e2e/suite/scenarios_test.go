@@ -523,7 +523,7 @@ func TestAuditCommandListsTheLegacyPodsOfTheLiveCluster(t *testing.T) {
 			t.Errorf("pinned: decisive reason %+v, want %s", r.Decisive, translate.ReasonNodeNamePreset)
 		}
 	}
-	want := map[string]string{"l4": "Translate/FitsNow", "a100": "KeepLegacy/NeverFits", "pinned": "Skip/"}
+	want := map[string]string{"l4": "Translate/FitsNow", "a100": "KeepLegacy/NeverFits", "pinned": "KeepLegacy/"}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s: %s, want %s (report %v)", k, got[k], v, got)

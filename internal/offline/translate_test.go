@@ -267,7 +267,7 @@ func operatorPod(t *testing.T, tmpl *podtemplates.Template, obj *yaml.Node) *cor
 
 // TestVolcanoJobPodsAreDecidedForTheScheduler: a Volcano Job's pods get its
 // spec.schedulerName ("volcano" by default) from its controller, so they are
-// decided as pods of that scheduler: skipped by the default policy,
+// decided as pods of that scheduler: kept legacy by the default policy,
 // translated by a policy that lists it, and the template is written back
 // without the inherited name.
 func TestVolcanoJobPodsAreDecidedForTheScheduler(t *testing.T) {
@@ -288,8 +288,8 @@ func TestVolcanoJobPodsAreDecidedForTheScheduler(t *testing.T) {
 		policy      *translate.Policy
 		wantOutcome translate.Outcome
 	}{
-		"no schedulerName: Volcano's default, not listed": {input: job(""), policy: translate.DefaultPolicy(), wantOutcome: translate.OutcomeSkip},
-		"schedulerName volcano, not listed":               {input: job("volcano"), policy: translate.DefaultPolicy(), wantOutcome: translate.OutcomeSkip},
+		"no schedulerName: Volcano's default, not listed": {input: job(""), policy: translate.DefaultPolicy(), wantOutcome: translate.OutcomeKeepLegacy},
+		"schedulerName volcano, not listed":               {input: job("volcano"), policy: translate.DefaultPolicy(), wantOutcome: translate.OutcomeKeepLegacy},
 		"schedulerName default-scheduler":                 {input: job("default-scheduler"), policy: translate.DefaultPolicy(), wantOutcome: translate.OutcomeTranslate},
 		"a policy that lists volcano translates":          {input: job(""), policy: volcano, wantOutcome: translate.OutcomeTranslate},
 	}
