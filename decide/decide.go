@@ -63,6 +63,14 @@ type Input struct {
 	// only once devices free up (the namespace's label); "" takes the
 	// policy's, KeepLegacy when the policy has none.
 	WhenDRABusy translate.WhenDRABusy
+	// Admitted says the pod comes from the cluster's admission chain (the
+	// webhook): it carries every toleration the cluster's built-in plugins
+	// give (translate.Input.Admitted). Translation adds none, and the
+	// placement check and the verdict take the pod as it is and its
+	// translation as made. Offline (false), when the policy says the target
+	// cluster runs ExtendedResourceToleration, both sides are seen with the
+	// tolerations that plugin would add ([AsAdmitted]).
+	Admitted bool
 }
 
 // Decision is what claimbridge does with one pod, and why.
@@ -112,7 +120,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 		return nil, errors.New("no policy")
 	}
 	start := time.Now()
-	tin := translate.Input{Pod: in.Pod, Policy: in.Policy, Classes: in.Classes, Quotas: in.Quotas}
+	tin := translate.Input{Pod: in.Pod, Policy: in.Policy, Classes: in.Classes, Quotas: in.Quotas, Admitted: in.Admitted}
 	res, err := translate.Pod(tin)
 	if err != nil {
 		return nil, err
@@ -141,6 +149,9 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 			d.notSynced()
 			return d, nil
 		}
+		if !d.classesExist(in, res) {
+			return d, nil
+		}
 		r, _, ok := d.place(ctx, in, res)
 		if !ok {
 			d.keep(r...)
@@ -158,7 +169,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	}
 	claims := []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}
 	start = time.Now()
-	v := in.Checker.Check(ctx, in.Snapshot, res.Pod, claims)
+	v := in.Checker.Check(ctx, in.Snapshot, in.admitted(res.Pod), claims)
 	d.Verdict = &v
 	d.Durations.Verdict = time.Since(start)
 	switch v.Kind {
@@ -182,7 +193,7 @@ func (d *Decision) feasible(v feasibility.Verdict) {
 // (whenDRABusy: KeepLegacy), else it is translated and told that it waits.
 func (d *Decision) whenBusy(in Input, res *translate.Result, v feasibility.Verdict) {
 	rule := whenDRABusy(in)
-	legacy := in.Snapshot.LegacyFitsNow(AsAdmitted(in.Pod, res.ImplicitTolerations))
+	legacy := in.Snapshot.LegacyFitsNow(in.admitted(in.Pod))
 	d.Legacy = &legacy
 	if legacy.Node != "" && rule == translate.WhenDRABusyKeepLegacy {
 		d.keep(reason(ReasonDRABusyLegacyFree, translate.SeverityWarning, fmt.Sprintf(
@@ -225,6 +236,22 @@ func nodesLike(n int, node string) string {
 	return fmt.Sprintf("%d nodes such as %s", n, node)
 }
 
+// classesExist checks that the fleet has the DeviceClasses the translation
+// names, before the placement check: a claim on a class the fleet lacks can
+// never be allocated anywhere, so the pod stays as submitted with a
+// NeverFits verdict (DeviceClassNotFound) that says which class to install,
+// not with the allocator's error about an internal claim. It returns false
+// when the pod is kept.
+func (d *Decision) classesExist(in Input, res *translate.Result) bool {
+	v := in.Snapshot.MissingClasses([]*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec})
+	if v == nil {
+		return true
+	}
+	d.Verdict = v
+	d.keep(verdictReasons(v)...)
+	return false
+}
+
 func (d *Decision) notSynced() {
 	v := feasibility.Verdict{Kind: feasibility.Unknown, Code: feasibility.ReasonInventoryNotSynced, Reasons: []string{"the device inventory is not synced yet"}}
 	d.Verdict = &v
@@ -249,7 +276,7 @@ func (d *Decision) place(ctx context.Context, in Input, res *translate.Result) (
 	}
 	start := time.Now()
 	pl := in.Checker.Placement(ctx, in.Snapshot, feasibility.PlacementInput{
-		Policy: in.Policy, Legacy: AsAdmitted(in.Pod, res.ImplicitTolerations), Translated: res.Pod,
+		Policy: in.Policy, Legacy: in.admitted(in.Pod), Translated: in.admitted(res.Pod),
 		Claims: []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}, ListNodes: in.ListNodes,
 		NoFallbacks: res.Output == translate.OutputExactlyOnly,
 	})
@@ -327,6 +354,7 @@ func (d *Decision) chooseSingle(ctx context.Context, in Input, tin translate.Inp
 	}
 	var rejected []translate.Reason
 	var firstPl *feasibility.Placement // the answer for the translation audit shows
+	var missing *feasibility.Verdict   // when the most preferred alternative names a class the fleet lacks
 	for _, i := range tries {
 		res, err := translateAt(i)
 		if err != nil {
@@ -336,6 +364,14 @@ func (d *Decision) chooseSingle(ctx context.Context, in Input, tin translate.Inp
 		if res.Outcome != translate.OutcomeTranslate {
 			w := firstWarning(res.Reasons)
 			rejected = append(rejected, reason(ReasonSingleAlternativeRejected, translate.SeverityInfo, fmt.Sprintf("%s: %s: %s", what, w.Code, w.Message)))
+			continue
+		}
+		if v := in.Snapshot.MissingClasses([]*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}); v != nil {
+			if i == 0 {
+				missing = v
+			}
+			rejected = append(rejected, reason(ReasonSingleAlternativeRejected, translate.SeverityInfo,
+				fmt.Sprintf("%s: %s (%s): %s", what, v.Kind, v.Code, strings.Join(v.Reasons, "; "))))
 			continue
 		}
 		r, pl, ok := d.place(ctx, in, res)
@@ -352,6 +388,12 @@ func (d *Decision) chooseSingle(ctx context.Context, in Input, tin translate.Inp
 		}
 		rejected = append(rejected, reason(ReasonSingleAlternativeRejected, translate.SeverityInfo, fmt.Sprintf("%s: %s: %s", what, r[0].Code, why)))
 	}
+	if missing != nil {
+		// The most preferred alternative, the translation audit shows,
+		// names a class the fleet lacks: its verdict is the row's, so that
+		// --fail-on never-fits sees it.
+		d.Verdict = missing
+	}
 	return d.keepWith(first, firstPl, rejected, noneReason(fmt.Sprintf("none of the %d single-alternative translations tried (of %d) is accepted", len(tries), n)))
 }
 
@@ -365,17 +407,35 @@ func (d *Decision) keepWith(first *translate.Result, pl *feasibility.Placement, 
 	return false
 }
 
-// AsAdmitted is the pod as submitted with the tolerations that admission
-// gives it for the extended resources it requests (translate.Result's
-// ImplicitTolerations: the ExtendedResourceToleration plugin, GKE), which
-// the translation carries itself: the legacy pod would have had them.
-func AsAdmitted(pod *corev1.Pod, tolerations []corev1.Toleration) *corev1.Pod {
-	if len(tolerations) == 0 {
+// AsAdmitted is a pod that has not been through admission (a manifest, or
+// its translation) as the target cluster's admission would hand it to the
+// scheduler: when the policy says the cluster runs the
+// ExtendedResourceToleration plugin (implicitTolerations), with the
+// tolerations that plugin adds for the extended resources the pod requests
+// (translate.AdmissionTolerations); else as it is. The pod as submitted thus
+// tolerates the taints of its devices' nodes exactly when the cluster would
+// make it, and its translation (which no longer requests them) when
+// translation added the same tolerations.
+func AsAdmitted(pod *corev1.Pod, p *translate.Policy) *corev1.Pod {
+	if !p.ImplicitTolerations() {
+		return pod
+	}
+	add := translate.AdmissionTolerations(pod)
+	if len(add) == 0 {
 		return pod
 	}
 	out := pod.DeepCopy()
-	out.Spec.Tolerations = append(out.Spec.Tolerations, tolerations...)
+	out.Spec.Tolerations = append(out.Spec.Tolerations, add...)
 	return out
+}
+
+// admitted is a pod of the decision as the scheduler will see it: the
+// webhook's pod as it is (admission has run), an offline one [AsAdmitted].
+func (in Input) admitted(pod *corev1.Pod) *corev1.Pod {
+	if in.Admitted {
+		return pod
+	}
+	return AsAdmitted(pod, in.Policy)
 }
 
 // keep makes the decision KeepLegacy with these reasons; the first decides.

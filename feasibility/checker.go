@@ -300,6 +300,13 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	celCache := c.celCache(snap.features)
 	v := Verdict{NodesConsidered: len(snap.nodes)}
 
+	specs := make([]*resourceapi.ResourceClaimSpec, len(claims))
+	for i, claim := range claims {
+		specs[i] = &claim.Spec
+	}
+	if missing := snap.MissingClasses(specs); missing != nil {
+		return *missing
+	}
 	p, reasons := c.plan(snap, celCache, claims)
 	if len(reasons) > 0 {
 		v.Kind, v.Code, v.Reasons = NeverFits, ReasonDeviceClassNotFound, reasons

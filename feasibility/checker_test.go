@@ -204,7 +204,7 @@ func checkCases() map[string]checkCase {
 			claims:          []*resourceapi.ResourceClaimSpec{makeClaim().Exactly("gpu", "gpu.example.com", 1).Obj()},
 			wantKind:        NeverFits,
 			wantCode:        ReasonDeviceClassNotFound,
-			wantReasonParts: []string{`request gpu: device class "gpu.example.com" not found`},
+			wantReasonParts: []string{`the fleet has no DeviceClass gpu.example.com (request gpu): install`},
 		},
 		"tainted TPU nodes need a toleration": {
 			inventory:       fleet("tpu-v5e"),

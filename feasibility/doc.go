@@ -7,11 +7,13 @@
 //
 //	type Inventory struct{ Nodes; Slices; Classes; Claims; TaintRules }   // what the cluster lists
 //	func LoadInventory(paths ...string) (*Inventory, error)               // YAML files or directories
+//	func (inv *Inventory) WithClasses(classes ...*DeviceClass) *Inventory  // plus the input's own classes
 //	type Features = structured.Features; func DefaultFeatures() Features  // Kubernetes 1.37 default gates
 //	func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapshot, error)
 //	func NewChecker(opts Options) *Checker                                 // Options{Parallelism, Timeout, CacheSize}
 //	func (c *Checker) Check(ctx, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaimSpec) Verdict
 //	func (c *Checker) Placement(ctx, snap *Snapshot, in PlacementInput) Placement  // the placement check
+//	func (s *Snapshot) MissingClasses(claims []*resourceapi.ResourceClaimSpec) *Verdict  // NeverFits: a class the fleet lacks
 //	func OpenFleet(opts Options, paths ...string) (*Fleet, error)         // LoadInventory, then NewFleet
 //	func NewFleet(inv *Inventory, opts Options) (*Fleet, error)           // Fleet{Inventory, Snapshot, Checker}, for the CLI
 //

@@ -167,3 +167,20 @@ func (inv *Inventory) decodeObject(doc []byte) error {
 	}
 	return nil
 }
+
+// WithClasses returns a copy of inv whose DeviceClasses also hold classes; a
+// class of the same name as one inv has replaces it, as applying the
+// manifest that carries it would. The CLI adds the DeviceClasses found in
+// the workload's own files this way (the DRA drivers' demos ship their
+// classes beside the pods). inv is not modified.
+func (inv *Inventory) WithClasses(classes ...*resourceapi.DeviceClass) *Inventory {
+	if len(classes) == 0 {
+		return inv
+	}
+	out := *inv
+	out.Classes = slices.DeleteFunc(slices.Clone(inv.Classes), func(c *resourceapi.DeviceClass) bool {
+		return slices.ContainsFunc(classes, func(n *resourceapi.DeviceClass) bool { return n.Name == c.Name })
+	})
+	out.Classes = append(out.Classes, classes...)
+	return &out
+}

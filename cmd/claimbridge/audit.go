@@ -44,7 +44,8 @@ func newAuditCommand() *cobra.Command {
 		Long: `Translates every pod template of the manifests (Pods, workloads and custom
 resources, as translate finds them) and checks the result with the DRA
 allocator against a fleet inventory (Nodes, ResourceSlices, DeviceClasses,
-allocated ResourceClaims, DeviceTaintRules as YAML). One row per pod template
+allocated ResourceClaims, DeviceTaintRules as YAML; DeviceClasses in the input
+files join it, a class of the same name replacing the fleet's). One row per pod template
 (a custom resource's rows name the template's path): Translate (the fleet can
 serve it), KeepLegacy (it stays on the device plugin, with the reason) or Skip.
 An object that asks for devices where no template can be located is a
@@ -122,12 +123,14 @@ NotAffected. --fail-on breaks makes the exit code 1 when a row breaks.`,
 				}
 				return runForecast(c, docs, inv, source, policy, fopts, fc, timeout, output, failOn)
 			}
-			var fleet *feasibility.Fleet
-			if inv != nil {
-				fleet, err = feasibility.NewFleet(inv, feasibility.Options{Timeout: timeout})
-			} else {
-				fleet, err = feasibility.OpenFleet(feasibility.Options{Timeout: timeout}, fleets...)
+			if inv == nil {
+				if inv, err = feasibility.LoadInventory(fleets...); err != nil {
+					return fmt.Errorf("fleet: %w", err)
+				}
 			}
+			// DeviceClasses in the input files are part of the fleet, as
+			// the DRA drivers' demos ship them beside the pods.
+			fleet, err := feasibility.NewFleet(inv.WithClasses(offline.ClassesOf(docs)...), feasibility.Options{Timeout: timeout})
 			if err != nil {
 				return fmt.Errorf("fleet: %w", err)
 			}

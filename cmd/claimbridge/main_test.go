@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
@@ -381,5 +382,74 @@ func TestPodsKeptForTheirSchedulerAreUntranslatable(t *testing.T) {
 				t.Errorf("the page does not show %s", blocked)
 			}
 		})
+	}
+}
+
+// TestADeviceClassInTheInputIsPartOfTheFleet: an AMD pod against a fleet
+// whose AMD driver publishes GPUs but has no DeviceClass for them is
+// NeverFits with the class named (--fail-on never-fits fails); the same pod
+// with the DeviceClass in its own file, as DRA drivers' demos ship them, is
+// translated by audit, translate and explain.
+func TestADeviceClassInTheInputIsPartOfTheFleet(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fleet := filepath.Dir(write("fleet/mi300-0.yaml", `apiVersion: v1
+kind: Node
+metadata: {name: mi300-0, labels: {kubernetes.io/hostname: mi300-0}}
+status: {allocatable: {cpu: "64", memory: 512Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: mi300-0-gpu.amd.com}
+spec:
+  driver: gpu.amd.com
+  nodeName: mi300-0
+  pool: {name: mi300-0, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {type: {string: amdgpu}}}
+`))
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: rocm, namespace: default}\nspec:\n  containers:\n  - name: app\n    image: rocm/pytorch\n    resources: {limits: {amd.com/gpu: 1}}\n"
+	alone := write("alone/pod.yaml", pod)
+	demo := filepath.Dir(write("demo/demo.yaml", "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.amd.com}\nspec:\n  selectors:\n  - cel: {expression: 'device.driver == \"gpu.amd.com\"'}\n---\n"+pod))
+
+	out, err := run(t, "", "audit", "-f", alone, "--fleet", fleet, "-o", "json", "--fail-on", "never-fits")
+	if exitCode(err) != exitInvalid {
+		t.Errorf("--fail-on never-fits without the class: exit %d, want %d", exitCode(err), exitInvalid)
+	}
+	var rep report.Report
+	if err := yaml.Unmarshal([]byte(out), &rep); err != nil || len(rep.Items) != 1 {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	row := rep.Items[0]
+	if row.Verdict != string(feasibility.NeverFits) || row.VerdictCode != string(feasibility.ReasonDeviceClassNotFound) ||
+		!strings.Contains(row.Headline(), "the fleet has no DeviceClass gpu.amd.com") || strings.Contains(row.Headline(), "-claim-") {
+		t.Errorf("without the class: %s/%s, %q", row.Verdict, row.VerdictCode, row.Headline())
+	}
+
+	out, err = run(t, "", "audit", "-f", demo, "--fleet", fleet, "-o", "json", "--fail-on", "never-fits,untranslatable")
+	if err != nil {
+		t.Fatalf("audit with the class in the input: %v\n%s", err, out)
+	}
+	rep = report.Report{}
+	if err := yaml.Unmarshal([]byte(out), &rep); err != nil || len(rep.Items) != 1 {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	if row := rep.Items[0]; row.Outcome != translate.OutcomeTranslate || row.Verdict != string(feasibility.FitsNow) {
+		t.Errorf("with the class in the input: %s %s, %q", row.Outcome, row.Verdict, row.Headline())
+	}
+	if out, err := run(t, "", "translate", "-f", demo, "--fleet", fleet); err != nil || !strings.Contains(out, "kind: ResourceClaimTemplate") {
+		t.Errorf("translate --fleet with the class in the input: %v\n%s", err, out)
+	}
+	if out, err := run(t, "", "explain", "-f", demo, "--fleet", fleet); err != nil || !strings.Contains(out, "): Translate") {
+		t.Errorf("explain --fleet with the class in the input: %v\n%s", err, out)
 	}
 }

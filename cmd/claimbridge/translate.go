@@ -92,7 +92,8 @@ prints the decision and its reasons for each pod template instead.
 With --fleet, each translation is checked against the fleet inventory as the
 webhook checks it: it is kept only when it lands exactly where the pod as
 submitted could (the placement check) and the fleet can serve it; --explain
-then also lists the nodes of both sides.
+then also lists the nodes of both sides. DeviceClasses in the input files are
+part of the fleet (a class of the same name replaces the fleet's).
 
 --post-render makes it a Helm post-renderer: the rendered manifests on stdin,
 the translated manifests and their templates on stdout as YAML, exit code 0,
@@ -124,10 +125,17 @@ or 1 with the reason on stderr (Helm then fails the release).`,
 			if err != nil {
 				return err
 			}
-			opts := offline.Options{Policy: policy, Quotas: offline.QuotasOf(docs), ListNodes: true}
+			// DeviceClasses in the input are part of the fleet (and, without
+			// one, the classes KEP-5004 deference knows).
+			shipped := offline.ClassesOf(docs)
+			opts := offline.Options{Policy: policy, Classes: shipped, Quotas: offline.QuotasOf(docs), ListNodes: true}
 			ctx := c.Context()
 			if len(fleets) > 0 {
-				fleet, err := feasibility.OpenFleet(feasibility.Options{Timeout: timeout}, fleets...)
+				inv, err := feasibility.LoadInventory(fleets...)
+				if err != nil {
+					return fmt.Errorf("fleet: %w", err)
+				}
+				fleet, err := feasibility.NewFleet(inv.WithClasses(shipped...), feasibility.Options{Timeout: timeout})
 				if err != nil {
 					return fmt.Errorf("fleet: %w", err)
 				}

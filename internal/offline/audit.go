@@ -1,7 +1,10 @@
 package offline
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/claimbridge/claimbridge/internal/manifest"
@@ -41,6 +44,21 @@ func QuotasOf(docs []manifest.Document) map[string][]*corev1.ResourceQuota {
 	for _, d := range docs {
 		if q, ok := d.Object.(*corev1.ResourceQuota); ok {
 			out[q.Namespace] = append(out[q.Namespace], q)
+		}
+	}
+	return out
+}
+
+// ClassesOf lists the DeviceClasses of the input, in input order (the last
+// of one name wins, as applying the files would): they are part of the
+// fleet offline, the way the DRA drivers' demos ship their classes in the
+// same files as the pods that use them.
+func ClassesOf(docs []manifest.Document) []*resourceapi.DeviceClass {
+	var out []*resourceapi.DeviceClass
+	for _, d := range docs {
+		if c, ok := d.Object.(*resourceapi.DeviceClass); ok {
+			out = slices.DeleteFunc(out, func(o *resourceapi.DeviceClass) bool { return o.Name == c.Name })
+			out = append(out, c)
 		}
 	}
 	return out
