@@ -114,7 +114,7 @@ func decideCase(t *testing.T, c placementcorpus.Case, policy *translate.Policy, 
 	if d.Placement == nil {
 		return r
 	}
-	in := feasibility.PlacementInput{Policy: policy, Legacy: decide.AsAdmitted(c.Pod, d.Translation.ImplicitTolerations), Translated: d.Translation.Pod,
+	in := feasibility.PlacementInput{Policy: policy, Legacy: decide.AsAdmitted(c.Pod, policy), Translated: decide.AsAdmitted(d.Translation.Pod, policy),
 		Claims: []*resourceapi.ResourceClaimSpec{&d.Translation.Template.Spec.Spec}, ListNodes: true}
 	byClass := checker.Placement(ctx, snap, in)
 	in.ByNode = true

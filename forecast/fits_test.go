@@ -12,10 +12,13 @@ import (
 	"github.com/claimbridge/claimbridge/translate"
 )
 
-// TestTranslatedPodsFitTheForecast: pods translated with the default policy
-// are checked by the allocator against the forecast fleet of a golden case
-// (as audit --forecast does): what the node offers today fits, what it
-// does not have never fits.
+// TestTranslatedPodsFitTheForecast: pods translated with the default
+// profiles are checked by the allocator against the forecast fleet of a
+// golden case (as audit --forecast does): what the node offers today fits,
+// what it does not have never fits. The golden fleets taint their GPU and
+// TPU nodes as GKE does, and the pods tolerate nothing: the policy names the
+// profiles, gke and tpu among them, so that it says the cluster runs
+// ExtendedResourceToleration and the translations carry its tolerations.
 func TestTranslatedPodsFitTheForecast(t *testing.T) {
 	cases := map[string]struct {
 		fleet     string
@@ -86,7 +89,10 @@ func TestTranslatedPodsFitTheForecast(t *testing.T) {
 			wantKind: feasibility.NeverFits,
 		},
 	}
-	p := translate.DefaultPolicy()
+	p, err := translate.ProfilePolicy(translate.DefaultProfileNames()...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			before, err := feasibility.LoadInventory(filepath.Join("testdata/golden", tc.fleet, "nodes.yaml"))

@@ -151,9 +151,11 @@
 //     and node-label requirements (unless keepTranslatedNodeLabels).
 //     Assumes the template name and the rewritten node constraints. Then
 //     stripCapacities (capacity.go) removes the capacity resources that went
-//     into the claim, and addImplicitTolerations (tolerations.go) adds the
-//     tolerations admission gives pods for the extended resources removed
-//     (Result.ImplicitTolerations).
+//     into the claim, and addImplicitTolerations (tolerations.go) adds,
+//     offline, the tolerations the target cluster's ExtendedResourceToleration
+//     plugin gives pods for the extended resources removed, when the policy
+//     says the cluster runs it (Result.ImplicitTolerations); never to a pod
+//     that has been through admission already (Input.Admitted: the webhook's).
 //  17. summary (summary.go, with describeAlt, writeAlt, requestLabel): the
 //     Translated reason that says what each container got.
 //

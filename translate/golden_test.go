@@ -26,6 +26,8 @@ type goldenCase struct {
 	Quotas   []*corev1.ResourceQuota    `json:"quotas,omitempty"`
 	// Alternative is Input.Alternative (ExactlyOnly output).
 	Alternative int `json:"alternative,omitempty"`
+	// Admitted is Input.Admitted: the pod as the webhook sees it.
+	Admitted bool `json:"admitted,omitempty"`
 }
 
 // goldenResult is what a case must produce, stored as <case>.golden.yaml.
@@ -55,7 +57,7 @@ func loadCase(t testing.TB, path string) (Input, *goldenCase) {
 	if err := yaml.UnmarshalStrict(data, &gc); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	in := Input{Pod: gc.Pod, Classes: gc.Classes, Quotas: gc.Quotas, Alternative: gc.Alternative}
+	in := Input{Pod: gc.Pod, Classes: gc.Classes, Quotas: gc.Quotas, Alternative: gc.Alternative, Admitted: gc.Admitted}
 	switch {
 	case gc.Policy != nil:
 		in.Policy, err = NewPolicy(gc.Policy)

@@ -271,8 +271,22 @@ func TestPolicyDefaultsOfTheStrandingRules(t *testing.T) {
 	if diff := cmp.Diff([]string{DefaultScheduler}, def.Schedulers()); diff != "" {
 		t.Errorf("default schedulers (-want,+got):\n%s", diff)
 	}
-	if it := def.Spec().ImplicitTolerations; it == nil || !*it {
-		t.Error("the default policy includes the gke and tpu profiles: implicit tolerations must be on")
+	if it := def.Spec().ImplicitTolerations; it == nil || *it || def.ImplicitTolerations() {
+		t.Error("the default policy says nothing about the cluster's admission: implicit tolerations must be off")
+	}
+	gke, err := ProfilePolicy(DefaultProfileNames()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !gke.ImplicitTolerations() {
+		t.Error("a policy that names the gke and tpu profiles says the cluster runs ExtendedResourceToleration: implicit tolerations must be on")
+	}
+	tpu, err := ProfilePolicy("tpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tpu.ImplicitTolerations() {
+		t.Error("the tpu profile turns implicit tolerations on")
 	}
 	nv, err := ProfilePolicy("nvidia")
 	if err != nil {

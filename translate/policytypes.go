@@ -89,15 +89,19 @@ type PolicySpec struct {
 	// translated with the warning PreemptionLost.
 	Preemption PreemptionRule `json:"preemption,omitempty"`
 
-	// ImplicitTolerations says that the cluster's admission adds, for each
-	// extended resource a container requests, the toleration {key:
-	// <resource>, operator: Exists, effect: NoSchedule}: the
-	// ExtendedResourceToleration admission plugin does, and GKE does for
-	// nvidia.com/gpu and google.com/tpu. When true, translation adds that
-	// toleration for every extended resource it removes from the pod (none
-	// when an equal or broader toleration is there), so the pod still
-	// tolerates the taints of the nodes that have those devices. Default:
-	// true when an included profile turns it on (gke, tpu), else false.
+	// ImplicitTolerations says that the target cluster runs the
+	// ExtendedResourceToleration admission plugin (GKE does), which adds,
+	// for each extended resource a container requests, the toleration {key:
+	// <resource>, operator: Exists, effect: NoSchedule}. When true,
+	// translation offline (translate, audit, explain, krm, the
+	// post-renderer) adds that toleration for every extended resource it
+	// removes from the pod (none when an equal or broader toleration is
+	// there), so the pod still tolerates the taints of the nodes that have
+	// those devices, and the placement check gives the pod as submitted the
+	// plugin's tolerations. The webhook never adds one: the plugin runs
+	// before it, and the pod it sees carries what the cluster gives.
+	// Default: true when the policy names a profile that turns it on (gke,
+	// tpu), else false; false in the default policy.
 	ImplicitTolerations *bool `json:"implicitTolerations,omitempty"`
 
 	// Placement is the rule of the placement check, which compares, over

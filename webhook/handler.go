@@ -190,8 +190,12 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 	if err != nil {
 		snap = nil // the decision then says the inventory is not synced
 	}
+	// Admitted: kube-apiserver's built-in mutating plugins ran before this
+	// webhook; the pod carries the tolerations its cluster gives (the
+	// ExtendedResourceToleration plugin's, where it runs) and gets none
+	// from claimbridge.
 	dec, err := decide.Pod(ctx, decide.Input{Pod: pod, Policy: h.Policy(), Classes: h.Inventory.Classes(), Quotas: h.Inventory.Quotas(ns),
-		Checker: h.Checker, Snapshot: snap, WhenDRABusy: h.Inventory.WhenDRABusy(ns)})
+		Checker: h.Checker, Snapshot: snap, WhenDRABusy: h.Inventory.WhenDRABusy(ns), Admitted: true})
 	if err != nil {
 		msg := fmt.Sprintf("translation failed: %v", err)
 		return admission.Allowed("claimbridge: " + msg), decision{mode: mode, outcome: "Error", reason: ReasonDecideError, message: msg}

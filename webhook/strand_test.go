@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -92,16 +91,6 @@ func TestHandlerNeverStrandsAPod(t *testing.T) {
 			check: func(t *testing.T, pod *corev1.Pod) {
 				if _, ok := pod.Spec.Containers[0].Resources.Limits["nvidia.com/gpumem"]; ok {
 					t.Error("nvidia.com/gpumem is still in the limits")
-				}
-			},
-		},
-		"a TPU pod on the GKE default policy gets the toleration GKE would give it": {
-			fleet: "tpu-v5e", pod: builders.MakePod("jax", "prod").Container("jax").Limit("google.com/tpu", "8").Obj(), wantPatched: true,
-			wantWarnings: []string{"claimbridge: translated to ResourceClaimTemplate"},
-			check: func(t *testing.T, pod *corev1.Pod) {
-				want := []corev1.Toleration{{Key: "google.com/tpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
-				if diff := cmp.Diff(want, pod.Spec.Tolerations); diff != "" {
-					t.Errorf("tolerations (-want,+got):\n%s", diff)
 				}
 			},
 		},

@@ -223,10 +223,14 @@ func TestPlacementCorpusTranslatedPodsAreBoundInsideTheProvenSetAndKeptPodsSayWh
 			for _, fileName := range byFleet[fleetName] {
 				f := files[fileName]
 				usePolicy(t, policyDocument(f))
+				policy, err := f.CompilePolicy()
+				if err != nil {
+					t.Fatal(err)
+				}
 				for _, c := range f.Cases {
 					began := time.Now()
 					t.Run(fileName+"/"+c.Name, func(t *testing.T) {
-						runCorpusCase(t, ns, fleet, c, golden[c.Name], &tally)
+						runCorpusCase(t, ns, fleet, c, golden[c.Name], policy.ImplicitTolerations(), &tally)
 					})
 					// With the cleanup: the pod deleted and its claim gone.
 					if d := time.Since(began); d > tally.slowest {
@@ -248,11 +252,19 @@ func TestPlacementCorpusTranslatedPodsAreBoundInsideTheProvenSetAndKeptPodsSayWh
 // result: a translated pod is bound by kube-scheduler to a node of the
 // proven set with its claim allocated there, then deleted with its claim
 // so that the next case finds the fleet empty; a pod kept as submitted is
-// admitted unchanged, for the golden reason.
-func runCorpusCase(t *testing.T, ns string, fleet *corpusFleet, c corpusCase, want corpusResult, tally *corpusTally) {
+// admitted unchanged, for the golden reason. The suite's control plane does
+// not run the ExtendedResourceToleration admission plugin: where the file's
+// policy says the cluster runs it (plugin, implicitTolerations: the gke
+// profile), the pod is created with the tolerations the plugin would have
+// given it before the webhook, as on such a cluster (the plugin itself runs
+// in faults' TestGKEPodWithoutTolerationsIsTranslatedOntoTheTaintedGPUNode).
+func runCorpusCase(t *testing.T, ns string, fleet *corpusFleet, c corpusCase, want corpusResult, plugin bool, tally *corpusTally) {
 	t.Logf("%s: %s", c.Name, c.Why)
 	pod := corpusPod(c, ns)
 	fleet.RenamePodNodeReferences(pod)
+	if plugin {
+		pod.Spec.Tolerations = append(pod.Spec.Tolerations, translate.AdmissionTolerations(pod)...)
+	}
 	submitted := pod.DeepCopy()
 	mark := warnings.mark()
 	got, createErr := client.CoreV1().Pods(ns).Create(t.Context(), pod, metav1.CreateOptions{})
