@@ -64,6 +64,9 @@ func forwardGFDProduct(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _
 		if !slices.Contains(products, prod) {
 			products = append(products, prod)
 		}
+		// GFD writes the profile as the device plugin names the resource
+		// (1g.10gb.me); the driver's profile attribute is 1g.10gb+me.
+		prof = MIGProfileOfGFD(prof)
 		if !slices.Contains(profiles, prof) {
 			profiles = append(profiles, prof)
 		}
@@ -421,7 +424,8 @@ type ccRange struct{ loMajor, loMinor, hiMajor, hiMinor int64 }
 
 // gfdFamilies mirrors GPU Feature Discovery's getArchFamily:
 // 1 tesla, 2 fermi, 3 kepler, 5 maxwell, 6 pascal, 7.0–7.4 volta, 7.5+ turing,
-// 8.0–8.8 ampere, 8.9 ada-lovelace, 9 hopper, 10 and 12 blackwell. Releases
+// 8.0–8.8 ampere, 8.9 ada-lovelace, 9 hopper, 10 and 12 blackwell, 13 rubin
+// (NVIDIA/k8s-device-plugin internal/lm/resource.go at 1b826acc6). Releases
 // before ada-lovelace existed label every 8.x "ampere" (the Legacy scheme).
 func gfdFamilies(scheme GFDFamilyScheme) map[string][]ccRange {
 	m := map[string][]ccRange{
@@ -436,11 +440,13 @@ func gfdFamilies(scheme GFDFamilyScheme) map[string][]ccRange {
 		"ada-lovelace": {{8, 9, 9, 0}},
 		"hopper":       {{9, 0, 10, 0}},
 		"blackwell":    {{10, 0, 11, 0}, {12, 0, 13, 0}},
+		"rubin":        {{13, 0, 14, 0}},
 	}
 	if scheme == GFDFamilyLegacy {
 		m["ampere"] = []ccRange{{8, 0, 9, 0}}
 		delete(m, "ada-lovelace")
 		delete(m, "blackwell")
+		delete(m, "rubin")
 	}
 	return m
 }
@@ -598,7 +604,8 @@ func deviceMiB(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, 
 
 // nvmlArchitectures names, for each GFD family of the Current scheme, the
 // architecture the NVIDIA driver publishes (go-nvlib's
-// GetArchitectureAsString: Kepler … Blackwell). GFD's tesla and fermi have
+// GetArchitectureAsString: Kepler … Blackwell, and Rubin in the go-nvlib
+// that dra-driver-nvidia-gpu 95932046 vendors). GFD's tesla and fermi have
 // no name there.
 var nvmlArchitectures = map[string]string{
 	"kepler":       "Kepler",
@@ -610,6 +617,7 @@ var nvmlArchitectures = map[string]string{
 	"ada-lovelace": "Ada Lovelace",
 	"hopper":       "Hopper",
 	"blackwell":    "Blackwell",
+	"rubin":        "Rubin",
 }
 
 // architectureOf is the architecture attribute in the domain of a GFDFamily

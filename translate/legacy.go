@@ -152,7 +152,7 @@ func deviceRule(r *ResourceRule, name, suffix string) (DeviceRule, error) {
 	}
 	if suffix != "" && r.SuffixAttribute != "" {
 		attr := splitAttr(r.SuffixAttribute)
-		pred, err := stringIn(attr.ref(), []string{suffix})
+		pred, err := stringIn(attr.ref(), []string{r.suffixValue(suffix)})
 		if err != nil {
 			return DeviceRule{}, err
 		}

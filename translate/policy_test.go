@@ -62,6 +62,14 @@ func TestLoadPolicyRejectsBadInputWithFieldPaths(t *testing.T) {
 			yaml:     head + "spec:\n  resources:\n  - name: a.com/x\n    family: g\n    deviceClassName: c\n    suffixAttribute: a.com/profile\n",
 			wantErrs: []string{"spec.resources[0].suffixAttribute: Forbidden"},
 		},
+		"suffix conversion without a suffix attribute": {
+			yaml:     head + "spec:\n  resources:\n  - name: a.com/x*\n    family: g\n    deviceClassName: c\n    suffixConversion: GFDMIGProfile\n",
+			wantErrs: []string{"spec.resources[0].suffixConversion: Forbidden"},
+		},
+		"unknown suffix conversion": {
+			yaml:     head + "spec:\n  resources:\n  - name: a.com/x*\n    family: g\n    deviceClassName: c\n    suffixAttribute: a.com/profile\n    suffixConversion: PlusAsDot\n",
+			wantErrs: []string{"spec.resources[0].suffixConversion: Unsupported value"},
+		},
 		"attribute without a domain": {
 			yaml:     head + "spec:\n  resources:\n  - name: a.com/x*\n    family: g\n    deviceClassName: c\n    suffixAttribute: profile\n",
 			wantErrs: []string{"spec.resources[0].suffixAttribute: Invalid value", "fully qualified"},

@@ -67,7 +67,7 @@ func (t *translation) alternative(res corev1.ResourceName, rule *ResourceRule, s
 	}
 	if suffix != "" && rule.SuffixAttribute != "" {
 		attr := splitAttr(rule.SuffixAttribute)
-		pred, err := stringIn(attr.ref(), []string{suffix})
+		pred, err := stringIn(attr.ref(), []string{rule.suffixValue(suffix)})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", res, err)
 		}

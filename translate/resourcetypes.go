@@ -35,6 +35,14 @@ type ResourceRule struct {
 	// it the suffix does not narrow the devices.
 	SuffixAttribute string `json:"suffixAttribute,omitempty"`
 
+	// SuffixConversion says how the suffix is spelled as the attribute's
+	// value, when the resource name spells it otherwise. Default AsIs.
+	// GFDMIGProfile: the device plugin writes a MIG profile's "+" as "."
+	// (resource names allow no "+"), so nvidia.com/mig-1g.10gb.me selects
+	// profile "1g.10gb+me", as the NVIDIA DRA driver publishes it
+	// ([MIGProfileOfGFD]). Only with SuffixAttribute.
+	SuffixConversion SuffixConversion `json:"suffixConversion,omitempty"`
+
 	// Selectors are extra requirements on device attributes, ANDed.
 	Selectors []AttributeRequirement `json:"selectors,omitempty"`
 
@@ -197,4 +205,31 @@ type OpaqueConfig struct {
 	Driver string `json:"driver"`
 	// Parameters, any JSON object, at most 10Ki. Required.
 	Parameters runtime.RawExtension `json:"parameters"`
+}
+
+// SuffixConversion turns the suffix of a pattern resource name into the
+// value of the rule's SuffixAttribute.
+type SuffixConversion string
+
+// Suffix conversions.
+const (
+	// SuffixAsIs: the attribute's value is the suffix.
+	SuffixAsIs SuffixConversion = "AsIs"
+	// SuffixGFDMIGProfile: the suffix is a MIG profile as the device plugin
+	// and GFD spell it (1g.10gb.me), the attribute as the NVIDIA DRA driver
+	// does (1g.10gb+me).
+	SuffixGFDMIGProfile SuffixConversion = "GFDMIGProfile"
+)
+
+// suffixConversions are the values a policy may name.
+var suffixConversions = []SuffixConversion{SuffixAsIs, SuffixGFDMIGProfile}
+
+// suffixValue is the value of SuffixAttribute that the suffix of a pattern
+// name selects.
+func (r *ResourceRule) suffixValue(suffix string) string {
+	switch r.SuffixConversion {
+	case SuffixGFDMIGProfile:
+		return MIGProfileOfGFD(suffix)
+	}
+	return suffix
 }

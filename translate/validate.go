@@ -85,6 +85,12 @@ func validateResourceRule(p *field.Path, r *ResourceRule) field.ErrorList {
 	case r.SuffixAttribute != "":
 		errs = append(errs, validateQualifiedAttribute(p.Child("suffixAttribute"), r.SuffixAttribute)...)
 	}
+	switch {
+	case r.SuffixConversion != "" && r.SuffixAttribute == "":
+		errs = append(errs, field.Forbidden(p.Child("suffixConversion"), "only with suffixAttribute"))
+	case r.SuffixConversion != "" && !slices.Contains(suffixConversions, r.SuffixConversion):
+		errs = append(errs, field.NotSupported(p.Child("suffixConversion"), r.SuffixConversion, suffixConversions))
+	}
 	for i := range r.Selectors {
 		errs = append(errs, validateAttributeRequirement(p.Child("selectors").Index(i), &r.Selectors[i])...)
 	}
