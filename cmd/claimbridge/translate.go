@@ -86,7 +86,10 @@ Knative Service and Kueue's AppWrapper, and, in a kind nobody listed, any
 template found by its shape (named containers). It prints the documents,
 changed only where a template was translated (unchanged documents byte for
 byte), followed by the ResourceClaimTemplates they refer to, once per
-namespace. Empty, comment-only and null documents are skipped. --explain
+namespace; each input file whole, in its order, with its separators, its
+comment-only and empty documents and its unchanged documents as read, and
+in a changed document the comments above its first field and the
+indentation of each list as they were. --explain
 prints the decision and its reasons for each pod template instead.
 
 With --fleet, each translation is checked against the fleet inventory as the

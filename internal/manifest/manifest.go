@@ -1,14 +1,19 @@
 // Package manifest reads Kubernetes manifests (multi-document YAML or JSON,
 // files, directories or standard input) as typed objects and as YAML nodes
-// that can be edited in place, and writes them back: documents that were not
-// changed byte for byte, changed ones with their field order, styles and
-// comments. Empty, comment-only and null documents (as `helm template`
-// prints) are skipped wherever they are, as kubectl does. Errors name the
-// file and the document.
+// that can be edited in place, and writes them back as a reviewer would diff
+// them: a file is written whole, in its order, with its document separators
+// as they were (a comment after `---` included); documents that were not
+// changed, and empty, comment-only and null documents (as `helm template`
+// prints them), byte for byte; changed ones re-encoded from their nodes with
+// their field order, styles and comments, the comment block above their first
+// field (a licence header) as it was, and each sequence indented under its key
+// as it was ([Root.Changed]). Empty, comment-only and null documents are not
+// objects: they are not read as documents, as kubectl skips them. Errors name
+// the file and the document.
 package manifest
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,7 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -53,13 +57,38 @@ type Document struct {
 
 // Root is one document of the input.
 type Root struct {
-	// Raw is the document as read.
+	// Raw is the document as read, without the separator line before it.
 	Raw []byte
 	// Node is the document's top node (a mapping).
 	Node *yaml.Node
 	// Changed is set by whoever edits a node inside the document; unchanged
 	// documents are written back as Raw.
 	Changed bool
+
+	// doc is the document node that holds Node (its head and foot
+	// comments); nil for a root made from an object or a node.
+	doc *yaml.Node
+	// indents records, for the block sequences and mappings that are
+	// values of a mapping key as read, how far their dashes or keys are
+	// indented from the key (see encode.go).
+	indents map[*yaml.Node]int
+	// file is the file the document was read from; nil for a root made from
+	// an object or a node.
+	file *file
+}
+
+// file is an input file (or standard input) as read: its documents in order,
+// those that are not objects included, so that it can be written back whole.
+type file struct {
+	segments []segment
+}
+
+// segment is one document of a file: the separator line before it, as read
+// ("--- # comment\n"; empty for a first document without one), its text, and
+// its Root when it holds an object.
+type segment struct {
+	sep, body []byte
+	root      *Root
 }
 
 // EnsureNode gives a document built from a typed object (a live cluster's)
@@ -77,7 +106,7 @@ func EnsureNode(d *Document) error {
 		return err
 	}
 	d.Node = doc.Content[0]
-	d.Root = &Root{Raw: data, Node: d.Node}
+	d.Root = &Root{Raw: data, Node: d.Node, doc: &doc, indents: blockIndents(d.Node)}
 	return nil
 }
 
@@ -156,29 +185,38 @@ func expand(p string) ([]string, error) {
 var decoder = serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
 
 func decodeAll(source string, r io.Reader) ([]Document, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReaderSize(r, 64*1024))
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	chunks, err := splitDocuments(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	f := &file{}
 	var docs []Document
-	for index := 0; ; index++ {
-		raw, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
+	index := 0
+	for _, c := range chunks {
+		seg := segment{sep: c.sep, body: c.body}
+		if len(c.body) == 0 {
+			f.segments = append(f.segments, seg)
+			continue // two separators in a row: no document for kubectl either
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s#%d: %w", source, index, err)
-		}
-		node, err := parseNode(raw)
+		doc, node, err := parseNode(c.body)
 		if err != nil {
 			return nil, fmt.Errorf("%s#%d: %w", source, index, err)
 		}
 		if node == nil {
-			index-- // empty, comment-only or null: not a document for kubectl either
+			f.segments = append(f.segments, seg) // empty, comment-only or null: not a document for kubectl either
 			continue
 		}
-		obj, err := decodeOne(raw)
+		obj, err := decodeOne(c.body)
 		if err != nil {
 			return nil, fmt.Errorf("%s#%d: %w", source, index, err)
 		}
-		root := &Root{Raw: raw, Node: node}
+		root := &Root{Raw: c.body, Node: node, doc: doc, indents: blockIndents(node), file: f}
+		seg.root = root
+		f.segments = append(f.segments, seg)
 		if list, ok := obj.(*corev1.List); ok {
 			items := listItems(node)
 			for i, item := range list.Items {
@@ -192,30 +230,73 @@ func decodeAll(source string, r io.Reader) ([]Document, error) {
 				}
 				docs = append(docs, d)
 			}
-			continue
+		} else {
+			docs = append(docs, Document{Source: source, Index: index, Item: -1, Object: obj, Node: node, Root: root})
 		}
-		docs = append(docs, Document{Source: source, Index: index, Item: -1, Object: obj, Node: node, Root: root})
+		index++
 	}
+	return docs, nil
 }
 
-// parseNode parses one document; nil for an empty, comment-only or null
-// document.
-func parseNode(raw []byte) (*yaml.Node, error) {
+// chunk is one document's text and the separator line before it.
+type chunk struct{ sep, body []byte }
+
+// splitDocuments cuts a file into documents where kubectl does
+// (k8s.io/apimachinery/pkg/util/yaml's YAMLReader): at every line that
+// starts with "---" followed by nothing but blanks or a comment; "---"
+// followed by anything else is an error, as there. Unlike YAMLReader it
+// keeps the separator lines and every byte of the documents (line endings
+// included), so that the chunks put together are the file.
+func splitDocuments(data []byte) ([]chunk, error) {
+	var out []chunk
+	cur := chunk{}
+	start := 0
+	for start < len(data) {
+		end := bytes.IndexByte(data[start:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += start + 1
+		}
+		line := data[start:end]
+		if rest, ok := bytes.CutPrefix(line, []byte("---")); ok {
+			trimmed := bytes.TrimSpace(rest)
+			if len(trimmed) > 0 && trimmed[0] != '#' {
+				return nil, fmt.Errorf("invalid Yaml document separator: %s", trimmed)
+			}
+			if cur.sep != nil || len(cur.body) > 0 {
+				out = append(out, cur)
+			}
+			cur = chunk{sep: line}
+		} else {
+			cur.body = data[start-len(cur.body) : end]
+		}
+		start = end
+	}
+	if cur.sep != nil || len(cur.body) > 0 {
+		out = append(out, cur)
+	}
+	return out, nil
+}
+
+// parseNode parses one document into its document node and top node; nil
+// nodes for an empty, comment-only or null document.
+func parseNode(raw []byte) (*yaml.Node, *yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	n := doc.Content[0]
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return nil, errors.New("document is not an object")
+		return nil, nil, errors.New("document is not an object")
 	}
-	return n, nil
+	return &doc, n, nil
 }
 
 func listItems(list *yaml.Node) []*yaml.Node {
@@ -324,24 +405,33 @@ func Write(w io.Writer, format string, docs []Document, extra []runtime.Object) 
 	case "yaml", "":
 		var out [][]byte
 		seen := map[*Root]bool{}
+		written := map[*file]bool{}
 		for _, d := range docs {
-			if d.Root == nil {
+			switch {
+			case d.Root == nil:
 				data, err := MarshalYAML(d.Object)
 				if err != nil {
 					return err
 				}
 				out = append(out, data)
-				continue
+			case d.Root.file != nil:
+				if written[d.Root.file] {
+					continue
+				}
+				written[d.Root.file] = true
+				data, err := d.Root.file.bytes()
+				if err != nil {
+					return err
+				}
+				out = append(out, data)
+			case !seen[d.Root]:
+				seen[d.Root] = true
+				data, err := d.Root.bytes()
+				if err != nil {
+					return err
+				}
+				out = append(out, data)
 			}
-			if seen[d.Root] {
-				continue
-			}
-			seen[d.Root] = true
-			data, err := d.Root.bytes()
-			if err != nil {
-				return err
-			}
-			out = append(out, data)
 		}
 		for _, o := range extra {
 			data, err := MarshalYAML(o)
@@ -350,35 +440,62 @@ func Write(w io.Writer, format string, docs []Document, extra []runtime.Object) 
 			}
 			out = append(out, data)
 		}
+		var b bytes.Buffer
 		for i, data := range out {
 			if i > 0 {
-				if _, err := io.WriteString(w, "---\n"); err != nil {
-					return err
+				if b.Len() > 0 && b.Bytes()[b.Len()-1] != '\n' {
+					b.WriteByte('\n')
+				}
+				if !startsWithSeparator(data) {
+					b.WriteString("---\n")
 				}
 			}
-			if len(data) > 0 && data[len(data)-1] != '\n' {
-				data = append(data, '\n')
-			}
-			if _, err := w.Write(data); err != nil {
-				return err
-			}
+			b.Write(data)
 		}
-		return nil
+		_, err := w.Write(b.Bytes())
+		return err
 	}
 	return fmt.Errorf("unknown output format %q (yaml or json)", format)
 }
 
+// startsWithSeparator reports whether data begins with a document
+// separator line.
+func startsWithSeparator(data []byte) bool {
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	rest, ok := bytes.CutPrefix(line, []byte("---"))
+	trimmed := bytes.TrimSpace(rest)
+	return ok && (len(trimmed) == 0 || trimmed[0] == '#')
+}
+
+// bytes is the file as it is to be written: every document in its place
+// after its separator line as read, unchanged ones and those that are not
+// objects as read.
+func (f *file) bytes() ([]byte, error) {
+	var b bytes.Buffer
+	for i, s := range f.segments {
+		b.Write(s.sep)
+		data := s.body
+		if s.root != nil {
+			var err error
+			if data, err = s.root.bytes(); err != nil {
+				return nil, err
+			}
+		}
+		b.Write(data)
+		if i+1 < len(f.segments) && b.Len() > 0 && b.Bytes()[b.Len()-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes(), nil
+}
+
 // bytes is the document as it is to be written: Raw when nothing changed,
-// else its node encoded with the sequence indentation the input used.
+// else its node encoded (see encode).
 func (r *Root) bytes() ([]byte, error) {
 	if !r.Changed {
 		return r.Raw, nil
 	}
-	style := yaml.CompactSequenceStyle
-	if yaml.DeriveSeqIndentStyle(string(r.Raw)) == string(yaml.WideSequenceStyle) {
-		style = yaml.WideSequenceStyle
-	}
-	return yaml.MarshalWithOptions(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{r.Node}}, &yaml.EncoderOptions{SeqIndent: style})
+	return r.encode()
 }
 
 // nodeJSON is a node as a JSON value (map keys in JSON's sorted order).
@@ -457,5 +574,5 @@ func FromNode(source string, index int, n *yaml.Node) (Document, error) {
 	if err != nil {
 		return Document{}, fmt.Errorf("%s#%d: %w", source, index, err)
 	}
-	return Document{Source: source, Index: index, Item: -1, Object: obj, Node: n, Root: &Root{Raw: raw, Node: n}}, nil
+	return Document{Source: source, Index: index, Item: -1, Object: obj, Node: n, Root: &Root{Raw: raw, Node: n, indents: blockIndents(n)}}, nil
 }
