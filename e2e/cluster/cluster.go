@@ -40,6 +40,11 @@ type Options struct {
 	// the way kube-proxy would (see serviceNetwork): webhooks registered by Service, as the
 	// chart registers claimbridge, become callable. Default: false (no Service is reachable).
 	ServiceNetwork bool
+	// AdmissionPlugins are admission plugins kube-apiserver enables on top of its default ones
+	// (--enable-admission-plugins), such as ExtendedResourceToleration, which GKE runs and
+	// kube-apiserver leaves off. kube-apiserver orders them itself: built-in mutating plugins
+	// run before MutatingAdmissionWebhook whatever the order given. Default: none.
+	AdmissionPlugins []string
 }
 
 // Component names, in start order.
@@ -228,26 +233,30 @@ func (c *Cluster) start(ctx context.Context, attempt int) error {
 			return err
 		}
 	}
-	if err := c.run(dir, KubeAPIServer,
-		"--etcd-servers="+etcdURL,
+	apiserverFlags := []string{
+		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(apiPort),
-		"--cert-dir="+filepath.Join(dir, "kube-apiserver"),
-		"--tls-cert-file="+files.apiserverCert,
-		"--tls-private-key-file="+files.apiserverKey,
-		"--client-ca-file="+files.caCert,
+		"--secure-port=" + strconv.Itoa(apiPort),
+		"--cert-dir=" + filepath.Join(dir, "kube-apiserver"),
+		"--tls-cert-file=" + files.apiserverCert,
+		"--tls-private-key-file=" + files.apiserverKey,
+		"--client-ca-file=" + files.caCert,
 		"--authorization-mode=Node,RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file="+files.saPublic,
-		"--service-account-signing-key-file="+files.saPrivate,
-		"--service-cluster-ip-range="+ServiceCIDR,
+		"--service-account-key-file=" + files.saPublic,
+		"--service-account-signing-key-file=" + files.saPrivate,
+		"--service-cluster-ip-range=" + ServiceCIDR,
 		// The default reconciler publishes the advertise address as the kubernetes Service's
 		// endpoint and refuses a loopback one.
 		"--endpoint-reconciler-type=none",
 		"--allow-privileged=true",
 		"--profiling=false",
-	); err != nil {
+	}
+	if len(c.opts.AdmissionPlugins) > 0 {
+		apiserverFlags = append(apiserverFlags, "--enable-admission-plugins="+strings.Join(c.opts.AdmissionPlugins, ","))
+	}
+	if err := c.run(dir, KubeAPIServer, apiserverFlags...); err != nil {
 		return err
 	}
 	if err := c.waitReady(ctx, KubeAPIServer, c.apiserverReady); err != nil {

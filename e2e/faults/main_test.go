@@ -4,6 +4,8 @@
 // runs as the built binary (`claimbridge serve`, cert-manager TLS mode with a
 // certificate from the cluster's CA) behind the chart's
 // MutatingWebhookConfiguration (failurePolicy Ignore), as in a real cluster.
+// Its control plane also runs the ExtendedResourceToleration admission plugin,
+// as GKE does (TestGKEPodWithoutTolerationsIsTranslatedOntoTheTaintedGPUNode).
 package faults
 
 import (
@@ -49,7 +51,12 @@ func run(m *testing.M) int {
 		return fail(err)
 	}
 	rootDir = root
-	c, err := cluster.New(ctx, cluster.Options{Progress: os.Stderr})
+	// ExtendedResourceToleration, as GKE runs it: the plugin adds the
+	// toleration of every extended resource a pod requests before the
+	// webhook. It changes nothing for the other tests here (their fleets
+	// have no tainted nodes, and they compare no tolerations); the suite's
+	// control plane runs without it.
+	c, err := cluster.New(ctx, cluster.Options{Progress: os.Stderr, AdmissionPlugins: []string{"ExtendedResourceToleration"}})
 	if err != nil {
 		return fail(fmt.Errorf("start cluster: %w", err))
 	}

@@ -152,8 +152,9 @@ func TestHelmPostRenderer(t *testing.T) {
 			if strings.Contains(mustJSON(t, raw[i]), `"claimbridge.io/template"`) {
 				translated++
 			}
-			// As a resource name (a key of limits or requests); the translation
-			// keeps the nvidia.com/gpu toleration GKE's admission would add.
+			// As a resource name (a key of limits or requests), not a
+			// toleration's key (one the chart writes, or the one translation
+			// adds for a policy naming the gke profile).
 			if strings.Contains(mustJSON(t, raw[i]), `"nvidia.com/gpu":`) {
 				t.Errorf("%s %s still asks for nvidia.com/gpu", o.Kind, o.Metadata.Name)
 			}

@@ -3,7 +3,6 @@ package suite
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -198,50 +196,4 @@ func TestHAMiGpumemPodsShareOneGPUThroughConsumableCapacity(t *testing.T) {
 		}
 		return c.Status.Allocation != nil && len(c.Status.Allocation.Devices.Results) == 1, nil
 	})
-}
-
-func TestGKETaintedGPUAndTPUNodesGetTranslatedPodsWithoutExplicitTolerations(t *testing.T) {
-	ns, fl := setup(t, "enforce", "gke-l4", "tpu-v5e")
-	toleration := func(key string) corev1.Toleration {
-		return corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
-	}
-	cases := []struct {
-		pod      *corev1.Pod
-		resource string
-		fleet    *cluster.Fleet
-	}{
-		{
-			pod:      builders.MakePod("infer", ns).Container("server").Limit("nvidia.com/gpu", "1").NodeSelector("cloud.google.com/gke-accelerator", "nvidia-l4").Obj(),
-			resource: "nvidia.com/gpu", fleet: fl[0],
-		},
-		{
-			pod:      builders.MakePod("jax", ns).Container("server").Limit("google.com/tpu", "8").NodeSelector("cloud.google.com/gke-tpu-topology", "2x4").Obj(),
-			resource: "google.com/tpu", fleet: fl[1],
-		},
-	}
-	for _, c := range cases {
-		got, ws := create(t, c.pod)
-		if !hasClaim(got) {
-			t.Fatalf("%s not translated: %q", c.pod.Name, ws)
-		}
-		if !slices.Contains(got.Spec.Tolerations, toleration(c.resource)) {
-			t.Errorf("%s: tolerations %v lack the one GKE gives pods that request %s", c.pod.Name, got.Spec.Tolerations, c.resource)
-		}
-		p := bound(t, ns, got.Name)
-		if !slices.Contains(c.fleet.NodeNames(), p.Spec.NodeName) {
-			t.Errorf("%s bound to %s, want a tainted node of %v", c.pod.Name, p.Spec.NodeName, c.fleet.NodeNames())
-		}
-		node, err := client.CoreV1().Nodes().Get(t.Context(), p.Spec.NodeName, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.ContainsFunc(node.Spec.Taints, func(tn corev1.Taint) bool { return tn.Key == c.resource && tn.Effect == corev1.TaintEffectNoSchedule }) {
-			t.Errorf("%s: node %s is not tainted %s: the test proves nothing", c.pod.Name, node.Name, c.resource)
-		}
-		for _, r := range allocation(t, p).Devices.Results {
-			if r.Pool != p.Spec.NodeName {
-				t.Errorf("%s: device %s/%s is not on %s", c.pod.Name, r.Pool, r.Device, p.Spec.NodeName)
-			}
-		}
-	}
 }
