@@ -104,6 +104,24 @@ const (
 	ReasonCardTypeNotTranslatable ReasonCode = "CardTypeNotTranslatable"
 )
 
+// Reason codes of the risks a translation takes that no check proves or
+// refutes (risks.go): the pod is translated, with a Warning.
+const (
+	// ReasonMultiHostTPUSlice: the pod selects a TPU slice topology of more
+	// chips than it asks for (a multi-host slice), and is translated per
+	// device. Warning.
+	ReasonMultiHostTPUSlice ReasonCode = "MultiHostTPUSlice"
+	// ReasonAutoscalingLabelRemoved: translation removed a node-label
+	// requirement that node autoscalers read to choose what to scale up
+	// (GKE's gke-accelerator, the instance type, Karpenter's labels).
+	// Warning.
+	ReasonAutoscalingLabelRemoved ReasonCode = "AutoscalingLabelRemoved"
+	// ReasonTopologyAlignmentLost: a NIC resource (EFA, RDMA) stays on its
+	// device plugin while the pod's devices move to a claim, so the
+	// kubelet's Topology Manager no longer aligns them. Warning.
+	ReasonTopologyAlignmentLost ReasonCode = "TopologyAlignmentLost"
+)
+
 // Reason codes of the rest of the stack: what the pod's scheduler, Kueue
 // and the namespace's quota accept (schedulers.go, output.go, quota.go).
 const (
@@ -230,6 +248,7 @@ const (
 	docShared      = "#shared-resources"
 	docPreemption  = "#preemption"
 	docTolerations = "#implicit-tolerations"
+	docRisks       = "#risks-said-out-loud"
 )
 
 var reasons = Catalog{
@@ -282,6 +301,11 @@ var reasons = Catalog{
 	ReasonImplicitToleration:        {SeverityInfo, "", "nothing to do: the toleration admission would have added stays on the pod", docTolerations},
 	ReasonCardTypeTranslated:        {SeverityInfo, "", "nothing to do: the claim selects the card types the annotations admit, as HAMi's scheduler did", docCapacities},
 	ReasonCardTypeNotTranslatable:   {SeverityWarning, OutcomeKeepLegacy, "map the annotations in the resource's rule (resources[].cardType, as the nvidia and hami profiles do for nvidia.com/gpu), write the card types in ASCII, or drop the annotations from the pod", docCapacities},
+
+	// Risks of a translation, said out loud.
+	ReasonMultiHostTPUSlice:       {SeverityWarning, "", "check that the slice's pods land on the hosts of one slice (JobSet's exclusive-topology on cloud.google.com/gke-nodepool) and that the TPU DRA driver publishes the slice's topology on every host, or keep multi-host TPU workloads on the device plugin (claimbridge.io/skip)", docRisks},
+	ReasonAutoscalingLabelRemoved: {SeverityWarning, "", "keep the label on the pod where the DRA nodes still carry it (keepTranslatedNodeLabels: true), or keep a node of the group running so that the autoscaler need not scale it from zero", docRisks},
+	ReasonTopologyAlignmentLost:   {SeverityWarning, "", "move the NIC to its DRA driver too (map the resource to the NIC's DeviceClass; an alignment rule on resource.kubernetes.io/pcieRoot or numaNode ties it to the GPUs), or keep such pods on the device plugin (claimbridge.io/skip)", docRisks},
 
 	// The rest of the stack: schedulers, Kueue, quota.
 	ReasonSchedulerSkipped:           {SeverityWarning, OutcomeKeepLegacy, "nothing to do while the scheduler does not allocate DRA claims (the README's schedulers table says why); list it with output: Full (or ExactlyOnly) once it does", docStack},

@@ -156,6 +156,11 @@
 //     plugin gives pods for the extended resources removed, when the policy
 //     says the cluster runs it (Result.ImplicitTolerations); never to a pod
 //     that has been through admission already (Input.Admitted: the webhook's).
+//     Then sayRisks (risks.go) warns of what the translation risks and no
+//     check decides: a multi-host TPU slice translated per device
+//     (MultiHostTPUSlice), a label node autoscalers read removed
+//     (AutoscalingLabelRemoved), a NIC left on its device plugin
+//     (TopologyAlignmentLost).
 //  17. summary (summary.go, with describeAlt, writeAlt, requestLabel): the
 //     Translated reason that says what each container got.
 //

@@ -278,6 +278,8 @@ func (t *translation) run() *Result {
 	// add for the removed resources (offline, when the policy says it runs
 	// ExtendedResourceToleration).
 	tolerations := t.addImplicitTolerations(out)
+	// risks.go: what the translation risks that no check decides, said out loud.
+	t.sayRisks(out)
 	// summary.go: one reason that says what the pod got.
 	t.add(say(ReasonTranslated, nil, "%s", t.summary(tmpl.Name)))
 	return &Result{Outcome: OutcomeTranslate, Pod: out, Template: tmpl, Reasons: t.reasons, ImplicitTolerations: tolerations,

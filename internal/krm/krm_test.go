@@ -75,7 +75,7 @@ func TestFunction(t *testing.T) {
 			wantTemplates: 1,
 			wantItem:      "rdma/hca: 1",
 			wantResults: []string{
-				"info spec.pytorchReplicaSpecs.Master.template: Translate: Translated: ResourceClaimTemplate claimbridge-87cc07c7c871: pytorch/nvidia.com/gpu → request pytorch-gpu",
+				"info spec.pytorchReplicaSpecs.Master.template: Translate: TopologyAlignmentLost: spec.containers[0].resources.limits[rdma/hca]: rdma/hca stays on its device plugin while the pod's devices (nvidia.com/gpu) move to a claim",
 				"info spec.pytorchReplicaSpecs.Worker.template: Translate",
 			},
 		},
