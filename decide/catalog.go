@@ -29,6 +29,13 @@ const (
 	// device-plugin node runs the pod as submitted now: it stays legacy
 	// (whenDRABusy: KeepLegacy, the default).
 	ReasonDRABusyLegacyFree translate.ReasonCode = "DRABusyLegacyFree"
+	// ReasonImplicitTolerationsOff: offline, no DRA node can take the
+	// translation, and one could with the tolerations that the
+	// ExtendedResourceToleration admission plugin gives pods requesting
+	// its extended resources (the nodes are tainted for them, as GKE
+	// taints GPU and TPU nodes), which the policy says the target cluster
+	// does not run. Info: the pod stays as submitted.
+	ReasonImplicitTolerationsOff translate.ReasonCode = "ImplicitTolerationsOff"
 	// ReasonDRABusyWaiting: the translation will wait for DRA devices to
 	// free up; with whenDRABusy: Wait even though the device plugin has
 	// room now. The pod is translated.
@@ -57,4 +64,6 @@ var catalog = translate.Reasons().With(feasibility.Reasons(), translate.Catalog{
 	ReasonSingleAlternativeRejected: translate.NewEntry(translate.SeverityInfo, "", "nothing to do: another alternative was tried in its place", "#schedulers-queues-and-quota"),
 	ReasonOperatorReadsLimit: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
 		"keep the workload on the device plugin, or for a custom resource let the webhook translate the pods its operator makes (they carry the count already); the README's operator table says which operator reads what", "#operators-that-size-from-the-device-limit"),
+	ReasonImplicitTolerationsOff: translate.NewEntry(translate.SeverityInfo, "",
+		"if the target cluster runs ExtendedResourceToleration (GKE does), say so in the policy: name the gke or tpu profile (--profile nvidia,gke,tpu) or set implicitTolerations: true; if it does not, tolerate the taint in the pod to have it go there", "#implicit-tolerations"),
 })

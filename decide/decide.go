@@ -179,8 +179,39 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 		d.whenBusy(in, res, v)
 	default:
 		d.keep(verdictReasons(&v)...)
+		d.tolerationHint(ctx, in, res, claims)
 	}
 	return d, nil
+}
+
+// tolerationHint tells, offline, a pod that no DRA node can take under a
+// policy that says the target cluster does not run the
+// ExtendedResourceToleration admission plugin, when the plugin's tolerations
+// would let its translation in: the nodes with its devices are tainted for
+// pods that request them, as GKE taints its GPU and TPU nodes. The decision
+// stands (the pod as submitted cannot go there either without the plugin);
+// the reason says what to set if the cluster does run it.
+func (d *Decision) tolerationHint(ctx context.Context, in Input, res *translate.Result, claims []*resourceapi.ResourceClaimSpec) {
+	if in.Admitted || in.Policy.ImplicitTolerations() {
+		return
+	}
+	tolerations := translate.AdmissionTolerations(in.Pod)
+	if len(tolerations) == 0 {
+		return
+	}
+	pod := res.Pod.DeepCopy()
+	pod.Spec.Tolerations = append(pod.Spec.Tolerations, tolerations...)
+	v := in.Checker.Check(ctx, in.Snapshot, pod, claims)
+	if v.Kind != feasibility.FitsNow && v.Kind != feasibility.FitsWhenFree {
+		return
+	}
+	keys := make([]string, 0, len(tolerations))
+	for _, t := range tolerations {
+		keys = append(keys, t.Key)
+	}
+	d.Reasons = append(d.Reasons, reason(ReasonImplicitTolerationsOff, translate.SeverityInfo, fmt.Sprintf(
+		"with the tolerations that the ExtendedResourceToleration admission plugin gives pods requesting %s, the translation would fit on node %s: the nodes with its devices are tainted for such pods (as GKE taints GPU and TPU nodes); the policy says the target cluster does not run the plugin (implicitTolerations off, as in the default policy), and without it the pod as submitted cannot go there either",
+		strings.Join(keys, ", "), v.Node)))
 }
 
 func (d *Decision) feasible(v feasibility.Verdict) {

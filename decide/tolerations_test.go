@@ -134,7 +134,9 @@ func TestThePlacementCheckCatchesAnInventedToleration(t *testing.T) {
 
 // With only the tainted nodes, a pod that tolerates nothing stays as
 // submitted: the scheduler would not place it there as it is, and its
-// translation, which adds no toleration, could not go there either.
+// translation, which adds no toleration, could not go there either. Offline
+// a reason says that the ExtendedResourceToleration plugin's toleration
+// would let it in (ImplicitTolerationsOff): on GKE, name the gke profile.
 func TestWithOnlyTaintedNodesAPlainGPUPodStaysAsSubmitted(t *testing.T) {
 	inv, snap := taintedH100Fleet(t, true)
 	for name, admitted := range map[string]bool{"offline": false, "the webhook": true} {
@@ -149,6 +151,14 @@ func TestWithOnlyTaintedNodesAPlainGPUPodStaysAsSubmitted(t *testing.T) {
 			}
 			if d.Placement == nil || len(d.Placement.LegacyNodes) != 0 || len(d.Placement.TranslatedNodes) != 0 {
 				t.Errorf("placement %+v: want neither side on a tainted node", d.Placement)
+			}
+			// Offline, the reason says what the plugin would change; the
+			// webhook's pod has been through the cluster's admission.
+			hint := slices.ContainsFunc(d.Reasons, func(r translate.Reason) bool {
+				return r.Code == decide.ReasonImplicitTolerationsOff && strings.Contains(r.Message, "nvidia.com/gpu") && strings.Contains(r.Message, "dgx-h100-")
+			})
+			if hint == admitted {
+				t.Errorf("ImplicitTolerationsOff given: %v, want %v; reasons %v", hint, !admitted, d.Reasons)
 			}
 			t.Logf("%s: %s", d.Decisive.Code, d.Decisive.Message)
 		})
