@@ -101,9 +101,22 @@ func (s *Snapshot) Features() Features { return s.features }
 // NewSnapshot indexes inv. generation must change whenever the inventory does: verdicts are
 // cached by (claims, generation). The inventory's objects are not modified and must not be
 // modified afterwards. An error means the inventory is inconsistent (e.g. duplicate nodes).
+// A fleet that publishes list-type attributes is checked with features.ListTypeAttributes,
+// whatever features says: only a cluster with DRAListTypeAttributes stores them.
 func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapshot, error) {
 	if inv == nil {
 		return nil, fmt.Errorf("new snapshot: nil inventory")
+	}
+	if !features.ListTypeAttributes && publishesListAttributes(inv.Slices) {
+		// kube-apiserver drops list-type attribute values unless its
+		// DRAListTypeAttributes gate is on (dropDisableDRAListTypeAttributesFields,
+		// pkg/registry/resource/resourceslice/strategy.go), and drivers publish
+		// them only when told the cluster has it (dra-driver-nvidia-gpu v0.5's
+		// numaNode): a fleet that publishes lists runs the allocator with the
+		// gate, whose matchAttribute compares values as sets (a scalar is a set
+		// of one). Without it a list-valued attribute matches no second device,
+		// and every alignment on it would look impossible.
+		features.ListTypeAttributes = true
 	}
 	s := &Snapshot{
 		generation: generation,
@@ -315,4 +328,19 @@ func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 		return c, nil
 	}
 	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclasses"), name)
+}
+
+// publishesListAttributes reports whether a device of the slices has a
+// list-type attribute.
+func publishesListAttributes(slices []*resourceapi.ResourceSlice) bool {
+	for _, sl := range slices {
+		for i := range sl.Spec.Devices {
+			for _, a := range sl.Spec.Devices[i].Attributes {
+				if a.IntValues != nil || a.StringValues != nil || a.BoolValues != nil || a.VersionValues != nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

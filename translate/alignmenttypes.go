@@ -33,6 +33,43 @@ const (
 	AlignPreferred AlignmentMode = "Preferred"
 )
 
+// PartitionRule says that devices of some families come in fixed
+// partitions, and that a claim's devices must be exactly one of them: NVIDIA
+// GPUs on NVSwitch systems whose Fabric Manager partitions them (the NVIDIA
+// DRA driver's FabricManagerPartitioning gate, alpha in v0.5). The driver
+// publishes on each partitioned GPU the id of the partition of each size it
+// belongs to (gpu.nvidia.com/partition1 … partition8) and its module id
+// (gpu.nvidia.com/gpuModuleID), and refuses to prepare a claim whose GPUs
+// are not exactly one partition (dra-driver-nvidia-gpu
+// cmd/gpu-kubelet-plugin/deviceinfo.go addFabricManagerAttributes,
+// device_state.go resolveFabricPartition).
+//
+// A request of N devices of the families, N one of Sizes, gets before each
+// alternative a variant on partitioned devices, with a matchAttribute
+// constraint on <AttributePrefix><N> (one partition of N), and the
+// alternative itself keeps to devices without MemberAttribute (not
+// partitioned). A pod whose devices of the families are not one request of
+// one of the Sizes stays as submitted (FabricPartitionUnmatched): its claim
+// could never be prepared on a partitioned node.
+type PartitionRule struct {
+	// Name identifies the rule in reasons and names the variants.
+	// Required, DNS label.
+	Name string `json:"name"`
+	// Families whose devices are partitioned. Required.
+	Families []string `json:"families"`
+	// AttributePrefix, followed by a partition size, is the attribute that
+	// holds the id of the partition of that size a device belongs to
+	// ("gpu.nvidia.com/partition" for partition2). Required.
+	AttributePrefix string `json:"attributePrefix"`
+	// MemberAttribute is published by every partitioned device
+	// ("gpu.nvidia.com/gpuModuleID"): devices without it are not
+	// partitioned and serve any count. Required.
+	MemberAttribute string `json:"memberAttribute"`
+	// Sizes the partitions come in (1, 2, 4, 8 on an 8-GPU NVSwitch
+	// system). Required.
+	Sizes []int64 `json:"sizes"`
+}
+
 // FallbackRule adds alternatives after an alternative that matches.
 type FallbackRule struct {
 	// Name identifies the rule in reasons. Required, DNS label.

@@ -122,6 +122,12 @@ const (
 	ReasonTopologyAlignmentLost ReasonCode = "TopologyAlignmentLost"
 )
 
+// ReasonFabricPartitionUnmatched: the policy's partition rule (Fabric
+// Manager's GPU partitions) cannot be met: the pod asks for a count no
+// partition has, or for the devices in several requests; on a partitioned
+// node the claim could never be prepared. KeepLegacy.
+const ReasonFabricPartitionUnmatched ReasonCode = "FabricPartitionUnmatched"
+
 // Reason codes of the rest of the stack: what the pod's scheduler, Kueue
 // and the namespace's quota accept (schedulers.go, output.go, quota.go).
 const (
@@ -249,6 +255,7 @@ const (
 	docPreemption  = "#preemption"
 	docTolerations = "#implicit-tolerations"
 	docRisks       = "#risks-said-out-loud"
+	docPartitions  = "#nvidia-dra-driver-v05"
 )
 
 var reasons = Catalog{
@@ -306,6 +313,8 @@ var reasons = Catalog{
 	ReasonMultiHostTPUSlice:       {SeverityWarning, "", "check that the slice's pods land on the hosts of one slice (JobSet's exclusive-topology on cloud.google.com/gke-nodepool) and that the TPU DRA driver publishes the slice's topology on every host, or keep multi-host TPU workloads on the device plugin (claimbridge.io/skip)", docRisks},
 	ReasonAutoscalingLabelRemoved: {SeverityWarning, "", "keep the label on the pod where the DRA nodes still carry it (keepTranslatedNodeLabels: true), or keep a node of the group running so that the autoscaler need not scale it from zero", docRisks},
 	ReasonTopologyAlignmentLost:   {SeverityWarning, "", "move the NIC to its DRA driver too (map the resource to the NIC's DeviceClass; an alignment rule on resource.kubernetes.io/pcieRoot or numaNode ties it to the GPUs), or keep such pods on the device plugin (claimbridge.io/skip)", docRisks},
+
+	ReasonFabricPartitionUnmatched: {SeverityWarning, OutcomeKeepLegacy, "ask for a count the partitions come in (1, 2, 4 or 8 GPUs on an 8-GPU NVSwitch system), in one container; or keep the pod off partitioned nodes and drop the partition rule (the nvidia-fabric-manager profile) from the policy", docPartitions},
 
 	// The rest of the stack: schedulers, Kueue, quota.
 	ReasonSchedulerSkipped:           {SeverityWarning, OutcomeKeepLegacy, "nothing to do while the scheduler does not allocate DRA claims (the README's schedulers table says why); list it with output: Full (or ExactlyOnly) once it does", docStack},

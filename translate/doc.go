@@ -93,7 +93,13 @@
 //     matchAttribute constraints; Required ones name whole requests,
 //     Preferred ones add an optional aligned variant before each plain
 //     alternative. Assumes every request, companions included, has all its
-//     alternatives (scenarios and fallbacks).
+//     alternatives (scenarios and fallbacks). Then partition (partitions.go):
+//     the policy's partition rules (Fabric Manager's GPU partitions, the
+//     nvidia-fabric-manager profile) give each alternative of a request of
+//     a partition size a variant on partitioned devices, tied to one
+//     partition by matchAttribute, and keep the alternative itself off
+//     them; another count, or the devices in several requests, mean
+//     KeepLegacy (FabricPartitionUnmatched).
 //  8. limitAlternatives (limits.go): each request keeps at most 8
 //     alternatives, optional ones (preferences, fallbacks, variants) dropped
 //     from the end; constraints whose variants are all gone are dropped.

@@ -91,6 +91,7 @@ func appendRules(dst, src *PolicySpec) {
 	dst.NodeLabels = append(dst.NodeLabels, src.NodeLabels...)
 	dst.Alignment = append(dst.Alignment, src.Alignment...)
 	dst.Fallbacks = append(dst.Fallbacks, src.Fallbacks...)
+	dst.Partitions = append(dst.Partitions, src.Partitions...)
 }
 
 func validatePolicyDocument(tp *TranslationPolicy) field.ErrorList {
@@ -166,6 +167,13 @@ func validateReferences(s, merged *PolicySpec) field.ErrorList {
 		for j, f := range r.Families {
 			if !families[f] {
 				errs = append(errs, field.NotFound(spec.Child("alignment").Index(i).Child("families").Index(j), f))
+			}
+		}
+	}
+	for i, r := range s.Partitions {
+		for j, f := range r.Families {
+			if !families[f] {
+				errs = append(errs, field.NotFound(spec.Child("partitions").Index(i).Child("families").Index(j), f))
 			}
 		}
 	}

@@ -70,6 +70,10 @@ func TestLoadPolicyRejectsBadInputWithFieldPaths(t *testing.T) {
 			yaml:     head + "spec:\n  resources:\n  - name: a.com/x*\n    family: g\n    deviceClassName: c\n    suffixAttribute: a.com/profile\n    suffixConversion: PlusAsDot\n",
 			wantErrs: []string{"spec.resources[0].suffixConversion: Unsupported value"},
 		},
+		"partition rule without a member attribute, sizes repeated or zero": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  partitions:\n  - name: fm\n    families: [nvidia-gpu]\n    attributePrefix: gpu.nvidia.com/partition\n    sizes: [2, 2, 0]\n",
+			wantErrs: []string{"spec.partitions[0].memberAttribute: Required value", "spec.partitions[0].sizes[1]: Duplicate value", "spec.partitions[0].sizes[2]: Invalid value"},
+		},
 		"attribute without a domain": {
 			yaml:     head + "spec:\n  resources:\n  - name: a.com/x*\n    family: g\n    deviceClassName: c\n    suffixAttribute: profile\n",
 			wantErrs: []string{"spec.resources[0].suffixAttribute: Invalid value", "fully qualified"},

@@ -55,6 +55,11 @@ type PolicySpec struct {
 	// Fallbacks add prioritized alternatives after a matching one.
 	Fallbacks []FallbackRule `json:"fallbacks,omitempty"`
 
+	// Partitions say which devices come in fixed partitions that a claim
+	// must match (Fabric Manager's GPU partitions; the opt-in
+	// nvidia-fabric-manager profile).
+	Partitions []PartitionRule `json:"partitions,omitempty"`
+
 	// Schedulers lists the schedulerName values of the schedulers that
 	// allocate DRA claims in this cluster, each with the output its pods
 	// get (SchedulerEntry: a plain name takes claimbridge's built-in

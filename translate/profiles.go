@@ -13,9 +13,11 @@ import (
 var profileFS embed.FS
 
 // defaultOff lists the built-in profiles that the default policy leaves out:
-// dra-cpu turns CPU requests into claims and hami replaces the NVIDIA
-// driver's nvidia.com/gpu rule: both must be chosen deliberately.
-var defaultOff = []string{"dra-cpu", "hami"}
+// dra-cpu turns CPU requests into claims, hami replaces the NVIDIA driver's
+// nvidia.com/gpu rule, and nvidia-fabric-manager holds GPU claims to Fabric
+// Manager's partitions (an alpha driver gate): each must be chosen
+// deliberately.
+var defaultOff = []string{"dra-cpu", "hami", "nvidia-fabric-manager"}
 
 // ProfileNames lists the built-in profiles, sorted.
 func ProfileNames() []string {

@@ -236,6 +236,10 @@ func (t *translation) run() *Result {
 	t.addCompanions()
 	// alignment.go: matchAttribute constraints and aligned variants.
 	t.align()
+	// partitions.go: on partitioned devices, a claim's devices are one partition.
+	if !t.partition() {
+		return keep(OutcomeKeepLegacy)
+	}
 	// limits.go: at most 8 alternatives per request, dropping optional ones from the end.
 	if !t.limitAlternatives() {
 		return keep(OutcomeKeepLegacy)

@@ -29,6 +29,9 @@ func validateRules(spec *field.Path, s *PolicySpec) field.ErrorList {
 	for i := range s.Fallbacks {
 		errs = append(errs, validateFallbackRule(spec.Child("fallbacks").Index(i), &s.Fallbacks[i])...)
 	}
+	for i := range s.Partitions {
+		errs = append(errs, validatePartitionRule(spec.Child("partitions").Index(i), &s.Partitions[i])...)
+	}
 	return errs
 }
 

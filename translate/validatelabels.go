@@ -1,16 +1,19 @@
 package translate
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Validation of attribute requirements, node-label, alignment and fallback
-// rules, and the name checks they share.
+// Validation of attribute requirements, node-label, alignment, partition
+// and fallback rules, and the name checks they share.
 
 func validateAttributeRequirement(p *field.Path, a *AttributeRequirement) field.ErrorList {
 	errs := validateQualifiedAttribute(p.Child("attribute"), a.Attribute)
@@ -147,6 +150,38 @@ func validateAlignmentRule(p *field.Path, r *AlignmentRule) field.ErrorList {
 	}
 	if r.MaxCount < 0 {
 		errs = append(errs, field.Invalid(p.Child("maxCount"), r.MaxCount, "must not be negative"))
+	}
+	return errs
+}
+
+func validatePartitionRule(p *field.Path, r *PartitionRule) field.ErrorList {
+	errs := validateDNSLabel(p.Child("name"), r.Name)
+	if len(r.Families) == 0 {
+		errs = append(errs, field.Required(p.Child("families"), ""))
+	}
+	for i, f := range r.Families {
+		errs = append(errs, validateDNSLabel(p.Child("families").Index(i), f)...)
+		if slices.Index(r.Families, f) != i {
+			errs = append(errs, field.Duplicate(p.Child("families").Index(i), f))
+		}
+	}
+	// The longest size makes the longest attribute name.
+	longest := int64(1)
+	for _, n := range r.Sizes {
+		longest = max(longest, n)
+	}
+	errs = append(errs, validateQualifiedAttribute(p.Child("attributePrefix"), r.AttributePrefix+strconv.FormatInt(longest, 10))...)
+	errs = append(errs, validateQualifiedAttribute(p.Child("memberAttribute"), r.MemberAttribute)...)
+	if len(r.Sizes) == 0 {
+		errs = append(errs, field.Required(p.Child("sizes"), "the sizes the partitions come in"))
+	}
+	for i, n := range r.Sizes {
+		if n < 1 || n > resourceapi.AllocationResultsMaxSize {
+			errs = append(errs, field.Invalid(p.Child("sizes").Index(i), n, fmt.Sprintf("must be between 1 and %d", resourceapi.AllocationResultsMaxSize)))
+		}
+		if slices.Index(r.Sizes, n) != i {
+			errs = append(errs, field.Duplicate(p.Child("sizes").Index(i), n))
+		}
 	}
 	return errs
 }
