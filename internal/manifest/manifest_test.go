@@ -70,10 +70,10 @@ func TestAChangedDocumentKeepsItsHeadAndIndentation(t *testing.T) {
 		"sequences indented under their key and not, nested": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n" +
 			"  containers:\n    - name: a\n      args:\n      - --x\n      - --y\n      env:\n        - name: A\n          value: \"1\"\n" +
 			"    # the sidecar\n    - name: b\n      command:\n      - sh\n  volumes:\n  - name: v\n    emptyDir: {}\n",
-		"a mapping indented by four": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  volumes:\n  - name: dshm\n    emptyDir:\n        medium: Memory\n",
-		"sequences indented by four": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n      - name: a\n        image: a:1\n",
+		"a mapping indented by four":                     "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  volumes:\n  - name: dshm\n    emptyDir:\n        medium: Memory\n",
+		"sequences indented by four":                     "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n      - name: a\n        image: a:1\n",
 		"a comment between a key and its indented items": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    # first\n    - name: a\n",
-		"a literal block in an indented sequence": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: a\n      args:\n        - |\n          line one\n            line two\n",
+		"a literal block in an indented sequence":        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: a\n      args:\n        - |\n          line one\n            line two\n",
 	}
 	for name, text := range cases {
 		t.Run(name, func(t *testing.T) {
