@@ -120,7 +120,7 @@ var notForecast = map[string]string{
 // Attributes and capacities each device type publishes (as the driver
 // names them; standard attributes by their identifier): what a forecast
 // device lacks of them is Unknown. Sources: reference dra.md §3.2, §3.3 and
-// the vendor ground truth (forecast/testdata/vendor-ground-truth).
+// the vendor ground truth (internal/testing/vendortruth).
 var (
 	nvidiaGPUAttributes = []string{"architecture", "brand", "cudaComputeCapability", "cudaDriverVersion", "driverVersion",
 		"numaNode", "pciBusID", "pcieRoot", "productName", "type", "uuid"}

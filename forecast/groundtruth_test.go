@@ -1,11 +1,8 @@
 package forecast
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,78 +15,45 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/internal/testing/vendortruth"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
-// The vendor ground truth (testdata/vendor-ground-truth, PROVENANCE.txt):
+// The vendor ground truth (internal/testing/vendortruth, PROVENANCE.txt):
 // GFD's labels and the NVIDIA DRA driver's devices, both produced by
 // NVIDIA's own code from the same simulated GPUs. The forecast made from
 // the labels must agree with the driver's devices on everything the labels
 // tell, and carry nothing they do not.
 
-const groundTruth = "testdata/vendor-ground-truth"
-
-// gfdLabels reads gfd-labels-<model>.txt (key=value lines).
+// gfdLabels are GFD's labels of the model.
 func gfdLabels(t *testing.T, model string) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(groundTruth, "gfd-labels-"+model+".txt"))
+	l, err := vendortruth.Labels(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			t.Fatalf("gfd-labels-%s.txt: %q is not key=value", model, line)
-		}
-		out[k] = v
-	}
-	return out
+	return l
 }
 
-// driverDevices reads dra-devices-<model>.json, or false when the model has
-// none (t4).
+// driverDevices are the driver's full GPUs of the model, or false when
+// the model has none (t4).
 func driverDevices(t *testing.T, model string) ([]resourceapi.Device, bool) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(groundTruth, "dra-devices-"+model+".json"))
-	if os.IsNotExist(err) {
-		return nil, false
-	}
+	devs, ok, err := vendortruth.Devices(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var devs []resourceapi.Device
-	if err := json.Unmarshal(b, &devs); err != nil {
-		t.Fatal(err)
-	}
-	return devs, true
+	return devs, ok
 }
 
-// dynamicMIGDevices reads dra-dynamicmig-gonvml-<model>.json: the devices
-// of the driver's one pool (GenerateDriverResources).
+// dynamicMIGDevices are the devices of the driver's one pool with DynamicMIG.
 func dynamicMIGDevices(t *testing.T, model string) []resourceapi.Device {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(groundTruth, "dra-dynamicmig-gonvml-"+model+".json"))
+	devs, err := vendortruth.DynamicMIG(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Pools map[string]struct {
-			Slices []struct {
-				Devices []resourceapi.Device
-			}
-		}
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	var out []resourceapi.Device
-	for _, pool := range doc.Pools {
-		for _, s := range pool.Slices {
-			out = append(out, s.Devices...)
-		}
-	}
-	return out
+	return devs
 }
 
 // gpuNode is a node with these labels and these extended resources as

@@ -507,7 +507,7 @@ func gfdFamilyOf(major, minor int64, scheme GFDFamilyScheme) string {
 // written as the label spells it, with a note.
 var nvmlProductNames = []string{
 	// NVIDIA's DRA driver over NVIDIA's simulated A100, H100 and L40S
-	// (forecast/testdata/vendor-ground-truth, dra-devices-*.json).
+	// (internal/testing/vendortruth, dra-devices-*.json).
 	"NVIDIA A100-SXM4-40GB",
 	"NVIDIA H100 80GB HBM3",
 	"NVIDIA L40S",

@@ -1,10 +1,7 @@
 package translate
 
 import (
-	"encoding/json"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,9 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	dracel "k8s.io/dynamic-resource-allocation/cel"
+
+	"github.com/claimbridge/claimbridge/internal/testing/vendortruth"
 )
 
-// The vocabulary against the vendors' own output. testdata/vendor-ground-truth
+// The vocabulary against the vendors' own output. internal/testing/vendortruth
 // (PROVENANCE.txt) holds GPU Feature Discovery's labels and the NVIDIA DRA
 // driver's devices, both produced by NVIDIA's own code from the same
 // simulated GPUs: A100, H100, L40S (labels and devices), T4 (labels only:
@@ -27,9 +26,7 @@ import (
 // derived from the devices must give the labels back wherever the
 // vocabulary claims an equivalence.
 
-const groundTruth = "testdata/vendor-ground-truth"
-
-var groundTruthModels = []string{"a100", "h100", "l40s", "t4"}
+var groundTruthModels = vendortruth.Models
 
 // nvidiaDriver is the NVIDIA DRA driver's name: the domain of its attributes.
 const nvidiaDriver = "gpu.nvidia.com"
@@ -41,65 +38,38 @@ var driverClasses = map[string]string{
 	"mig.nvidia.com": `device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "mig"`,
 }
 
-// gtLabels reads gfd-labels-<model>.txt (key=value lines).
+// gtLabels are GFD's labels of the model.
 func gtLabels(t *testing.T, model string) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(groundTruth, "gfd-labels-"+model+".txt"))
+	l, err := vendortruth.Labels(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			t.Fatalf("gfd-labels-%s.txt: %q is not key=value", model, line)
-		}
-		out[k] = v
-	}
-	return out
+	return l
 }
 
-// gtDevices reads dra-devices-<model>.json, the full GPUs the driver
-// publishes; nil for a model it did not run on (t4).
+// gtDevices are the full GPUs the driver publishes for the model; nil for
+// a model it did not run on (t4).
 func gtDevices(t *testing.T, model string) []resourceapi.Device {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(groundTruth, "dra-devices-"+model+".json"))
-	if os.IsNotExist(err) {
-		return nil
-	}
+	devs, _, err := vendortruth.Devices(model)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var devs []resourceapi.Device
-	if err := json.Unmarshal(b, &devs); err != nil {
 		t.Fatal(err)
 	}
 	return devs
 }
 
-// gtMIGDevices reads the MIG devices of dra-dynamicmig-gonvml-<model>.json.
+// gtMIGDevices are the MIG devices of the driver's DynamicMIG pool.
 func gtMIGDevices(t *testing.T, model string) []resourceapi.Device {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(groundTruth, "dra-dynamicmig-gonvml-"+model+".json"))
+	devs, err := vendortruth.DynamicMIG(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Pools map[string]struct {
-			Slices []struct{ Devices []resourceapi.Device }
-		}
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
 	var out []resourceapi.Device
-	for _, pool := range doc.Pools {
-		for _, s := range pool.Slices {
-			for _, d := range s.Devices {
-				if a := d.Attributes["type"]; a.StringValue != nil && *a.StringValue == "mig" {
-					out = append(out, d)
-				}
-			}
+	for _, d := range devs {
+		if attr, ok := d.Attributes["type"]; ok && attr.StringValue != nil && *attr.StringValue == "mig" {
+			out = append(out, d)
 		}
 	}
 	slices.SortFunc(out, func(a, b resourceapi.Device) int { return strings.Compare(a.Name, b.Name) })
