@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	"context"
 	"errors"
 	"fmt"
@@ -472,7 +473,7 @@ func whenDRABusyOf(ns *corev1.Namespace) translate.WhenDRABusy {
 }
 
 // slimPod keeps what the inventory reads of a pod: its identity, owner,
-// claimbridge's annotations, node, phase, node selection and tolerations,
+// claimbridge's annotations, the pod-template-hash label, node, phase, node selection and tolerations,
 // and the containers' resources (the requests a node's usage sums).
 func slimPod(p *corev1.Pod) *corev1.Pod {
 	out := &corev1.Pod{
@@ -490,6 +491,11 @@ func slimPod(p *corev1.Pod) *corev1.Pod {
 			NodeSelector: p.Spec.NodeSelector, Affinity: p.Spec.Affinity, Tolerations: p.Spec.Tolerations,
 		},
 		Status: corev1.PodStatus{Phase: p.Status.Phase},
+	}
+	if h, ok := p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]; ok {
+		// A ReplicaSet's pods name their Deployment through it (the
+		// report's workload rows).
+		out.Labels = map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: h}
 	}
 	for k, v := range p.Annotations {
 		if strings.HasPrefix(k, "claimbridge.io/") {
