@@ -1,10 +1,10 @@
 package webhook
 
 import (
-	appsv1 "k8s.io/api/apps/v1"
 	"context"
 	"errors"
 	"fmt"
+	appsv1 "k8s.io/api/apps/v1"
 	"slices"
 	"strings"
 	"sync"
