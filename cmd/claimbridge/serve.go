@@ -24,6 +24,7 @@ const (
 
 type serveOptions struct {
 	namespace          string
+	bindAddress        string
 	webhookPort        int
 	certDir            string
 	tlsMode            string
@@ -36,6 +37,7 @@ type serveOptions struct {
 	policy             string
 	kueueConfig        string
 	metricsAddr        string
+	metricsSecure      bool
 	probeAddr          string
 	leaderElect        bool
 	leaderElectionID   string
@@ -56,9 +58,15 @@ func newServeCommand() *cobra.Command {
 		Use:   "serve",
 		Short: "Run the mutating admission webhook",
 		Long: `Serves /mutate-v1-pod over TLS, with /healthz and /readyz on the probe address and
-Prometheus metrics (/metrics) and the per-namespace admission report (/report) on
+Prometheus metrics (/metrics) and the admission report of every namespace (/report) on
 the metrics address. Namespaces opt in with the label claimbridge.io/mode=enforce
-(mutate) or audit (warnings, Events and the report only).`,
+(mutate) or audit (warnings, Events and the report only).
+
+/metrics and /report are served over HTTPS with the webhook's certificate, to clients
+whose bearer token kube-apiserver authenticates (TokenReview) and authorizes for get on
+the path (SubjectAccessReview: nonResourceURLs /metrics, /report), so claimbridge's own
+identity needs create on tokenreviews and subjectaccessreviews. --metrics-secure=false
+serves them over plain HTTP to anyone, for local use.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
@@ -69,6 +77,7 @@ the metrics address. Namespaces opt in with the label claimbridge.io/mode=enforc
 	}
 	f := c.Flags()
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "claimbridge's own namespace (never mutated; holds the CA Secret and the leader Lease); default $POD_NAMESPACE")
+	f.StringVar(&o.bindAddress, "bind-address", "", "address the webhook server listens on (default: every interface)")
 	f.IntVar(&o.webhookPort, "webhook-port", 9443, "port of the webhook server")
 	f.StringVar(&o.certDir, "cert-dir", "/var/run/claimbridge/tls", "directory of tls.crt and tls.key (reloaded on change)")
 	f.StringVar(&o.tlsMode, "tls-mode", tlsSelfManaged, "self-managed (own CA in a Secret, caBundle injected) or cert-manager (files only)")
@@ -80,7 +89,8 @@ the metrics address. Namespaces opt in with the label claimbridge.io/mode=enforc
 	f.StringVar(&o.tlsMinVersion, "tls-min-version", "VersionTLS12", "minimum TLS version: VersionTLS12 or VersionTLS13")
 	f.StringVar(&o.policy, "policy", "", "TranslationPolicy file, reloaded on change (default: the built-in default policy)")
 	f.StringVar(&o.kueueConfig, "kueue-config", "", "Kueue Configuration file (or the ConfigMap that holds it) whose resources.deviceClassMappings say which DeviceClasses Kueue-managed pods may use; reloaded with the policy")
-	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of /metrics and /report")
+	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of /metrics and /report (\"0\": off)")
+	f.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve /metrics and /report over HTTPS (the --cert-dir certificate) to authenticated, authorized clients only; false: plain HTTP without authentication, for local use")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader for the template controller (admission runs on every replica)")
 	f.StringVar(&o.leaderElectionID, "leader-election-id", "claimbridge", "name of the leader Lease")
@@ -158,10 +168,10 @@ func runServe(ctx context.Context, o serveOptions) error {
 		minTLS = tls.VersionTLS13
 	}
 	return server.Run(ctx, cfg, server.Options{
-		Namespace: o.namespace, WebhookPort: o.webhookPort, CertDir: o.certDir, TLSMode: o.tlsMode,
+		Namespace: o.namespace, WebhookHost: o.bindAddress, WebhookPort: o.webhookPort, CertDir: o.certDir, TLSMode: o.tlsMode,
 		TLSSecretName: o.tlsSecretName, ServiceName: o.serviceName, WebhookConfigName: o.webhookConfigName,
 		CAValidity: o.caValidity, CertValidity: o.certValidity, TLSMinVersion: minTLS, Policy: o.policy, KueueConfig: o.kueueConfig,
-		MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, LeaderElect: o.leaderElect, LeaderElectionID: o.leaderElectionID,
+		MetricsAddr: o.metricsAddr, MetricsInsecure: !o.metricsSecure, ProbeAddr: o.probeAddr, LeaderElect: o.leaderElect, LeaderElectionID: o.leaderElectionID,
 		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, FeasibilitySearches: o.feasibilitySearch, ReservationTTL: o.reservationTTL, StrandedAfter: o.strandedAfter, Features: features, ShutdownTimeout: o.shutdownTimeout,
 	})
 }

@@ -157,7 +157,7 @@ func startServe(ctx context.Context, bin, kubeconfig, certDir string) (*servePro
 	p.roots.AppendCertsFromPEM(ca)
 	p.cmd = exec.CommandContext(ctx, bin, "serve", "--namespace", ownNamespace, "--tls-mode", "cert-manager", "--cert-dir", certDir,
 		"--webhook-port", strconv.Itoa(ports[0]), "--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(ports[1]),
-		"--health-probe-bind-address", "0", "--log-level", "error")
+		"--health-probe-bind-address", "0", "--log-level", "error", "--metrics-secure=false")
 	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "GODEBUG=gctrace=1")
 	p.cmd.Stderr = p.stderr
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

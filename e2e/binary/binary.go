@@ -104,10 +104,12 @@ func Start(ctx context.Context, c *cluster.Cluster, o Options) (*Server, error) 
 	s.WebhookAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
 	s.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
 	s.ProbesAddr = "127.0.0.1:" + strconv.Itoa(ports[2])
+	// The harness reads /metrics and /report directly (plain HTTP, no
+	// authentication); e2e/suite's metrics tests run the binary's secure default.
 	s.args = append([]string{"serve",
 		"--namespace", o.Namespace, "--tls-mode", "cert-manager", "--cert-dir", s.CertDir,
 		"--webhook-port", strconv.Itoa(ports[0]),
-		"--metrics-bind-address", s.MetricsAddr, "--health-probe-bind-address", s.ProbesAddr,
+		"--metrics-bind-address", s.MetricsAddr, "--metrics-secure=false", "--health-probe-bind-address", s.ProbesAddr,
 		"--leader-elect=false", "--log-format", "text",
 	}, o.ExtraArgs...)
 	if err := s.Restart(ctx); err != nil {

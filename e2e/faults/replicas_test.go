@@ -33,7 +33,7 @@ func secondReplica(t *testing.T) *binary.Server {
 	args := []string{"serve", "--namespace", ownNamespace, "--tls-mode", "cert-manager", "--cert-dir", cb.CertDir,
 		"--webhook-port", strconv.Itoa(ports[0]),
 		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(ports[1]), "--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(ports[2]),
-		"--leader-elect=false", "--log-format", "text", "--stranded-after=2s"}
+		"--leader-elect=false", "--log-format", "text", "--stranded-after=2s", "--metrics-secure=false"}
 	b, err := binary.Run(t.Context(), tc, cb.Bin, args, nil, "127.0.0.1:"+strconv.Itoa(ports[2]))
 	if err != nil {
 		t.Fatal(err)

@@ -134,7 +134,11 @@ func startClaimbridge(ctx context.Context, c *cluster.Cluster) (func(), error) {
 	go func() {
 		done <- server.Run(sctx, c.RESTConfig(), server.Options{
 			Namespace: ownNamespace, WebhookHost: "127.0.0.1", WebhookPort: ports[0], CertDir: certDir,
-			TLSMode: server.TLSCertManager, MetricsAddr: "127.0.0.1:" + strconv.Itoa(ports[1]), ProbeAddr: "0",
+			TLSMode: server.TLSCertManager, ProbeAddr: "0",
+			// The tests read /metrics and /report directly, the browser too;
+			// metricsauth_test.go checks the authenticated default on a
+			// replica of its own.
+			MetricsAddr: "127.0.0.1:" + strconv.Itoa(ports[1]), MetricsInsecure: true,
 			LeaderElect: true, TemplateGCGrace: gcGrace, SnapshotMinInterval: -1, StrandedAfter: strandedAfter, Policy: policyPath,
 		})
 	}()

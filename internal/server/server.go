@@ -1,6 +1,7 @@
 // Package server wires claimbridge's webhook server: a controller-runtime
 // manager with the admission handler, the inventory, the template
-// controller, policy reloading, certificates, health checks and metrics.
+// controller, policy reloading, certificates, health checks, and metrics and
+// the report behind kube-apiserver's authentication and authorization.
 // cmd/claimbridge parses flags into Options; the e2e suites run the same
 // server in process.
 package server
@@ -23,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -65,6 +67,13 @@ type Options struct {
 	// MetricsAddr serves /metrics and /report (default ":8080", "0" off);
 	// ProbeAddr serves /healthz and /readyz (default ":8081", "0" off).
 	MetricsAddr, ProbeAddr string
+	// MetricsInsecure serves /metrics and /report over plain HTTP to anyone
+	// who reaches MetricsAddr, for local use. Default false: HTTPS with the
+	// webhook's certificate (CertDir, reloaded on change), answering only a
+	// bearer token that kube-apiserver authenticates (TokenReview) and
+	// authorizes for get on the path (SubjectAccessReview), so the identity
+	// of cfg needs create on tokenreviews and subjectaccessreviews.
+	MetricsInsecure bool
 	// LeaderElect for the template controller; LeaderElectionID names the Lease.
 	LeaderElect      bool
 	LeaderElectionID string
@@ -171,12 +180,26 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	policy.Metrics = metrics
 
+	metricsOpts := metricsserver.Options{
+		BindAddress:   o.MetricsAddr,
+		ExtraHandlers: map[string]http.Handler{"/report": store.Handler(func() string { return policy.Get().Name() })},
+	}
+	switch {
+	case o.MetricsAddr == "0":
+	case o.MetricsInsecure:
+		setup.Info("WARNING: /metrics and /report are served over plain HTTP without authentication: whoever reaches the address reads the decisions of every namespace",
+			"address", o.MetricsAddr)
+	default:
+		// The filter wraps /metrics and every extra handler (/report).
+		metricsOpts.SecureServing = true
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = o.CertDir, certs.CertFile, certs.KeyFile
+		metricsOpts.TLSOpts = []func(*tls.Config){certs.TLSConfig(minTLS)}
+	}
+
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: clientgoscheme.Scheme,
-		Metrics: metricsserver.Options{
-			BindAddress:   o.MetricsAddr,
-			ExtraHandlers: map[string]http.Handler{"/report": store.Handler(func() string { return policy.Get().Name() })},
-		},
+		Scheme:                  clientgoscheme.Scheme,
+		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        o.LeaderElectionID,
