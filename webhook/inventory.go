@@ -479,7 +479,7 @@ func slimPod(p *corev1.Pod) *corev1.Pod {
 	out := &corev1.Pod{
 		TypeMeta: p.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{
-			Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
+			Name: p.Name, GenerateName: p.GenerateName, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
 			CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
 			OwnerReferences: p.OwnerReferences,
 		},
@@ -587,6 +587,9 @@ func (inv *Inventory) Template(namespace, name string) (*resourceapi.ResourceCla
 	}
 	return obj.(*resourceapi.ResourceClaimTemplate), true
 }
+
+// Pods lists the pods in the cache (slimmed: see slimPod).
+func (inv *Inventory) Pods() []*corev1.Pod { return listAs[*corev1.Pod](inv.pods) }
 
 // Templates lists claimbridge's templates.
 func (inv *Inventory) Templates() []*resourceapi.ResourceClaimTemplate {
