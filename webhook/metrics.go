@@ -33,6 +33,11 @@ type Metrics struct {
 	// no node can serve (the leader counts them).
 	Unservable        *prometheus.CounterVec
 	UnservablePending prometheus.Gauge
+	// MigrationDevices is the devices of running (bound) pods in opted-in
+	// namespaces, by what serves them: served_by="dra" (translated pods)
+	// or "device-plugin" (pods asking for extended resources the policy
+	// maps); the live report samples it.
+	MigrationDevices *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics; Register adds them to a registry.
@@ -97,6 +102,10 @@ func NewMetrics() *Metrics {
 			Name: "claimbridge_unservable_pods",
 			Help: "Pending, unbound pods in opted-in namespaces that ask for an extended resource no node offers as much of as they need.",
 		}),
+		MigrationDevices: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "claimbridge_migration_devices",
+			Help: "Devices of running (bound) pods in opted-in namespaces, by what serves them: dra (translated pods) or device-plugin (pods asking for extended resources the policy maps). Every replica reports the same cluster.",
+		}, []string{"served_by"}),
 	}
 }
 
@@ -109,7 +118,7 @@ func (m *Metrics) Register() error {
 func (m *Metrics) RegisterWith(r prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.Admissions, m.TranslateDuration, m.FeasibilityDuration, m.PlacementDuration, m.InventoryNodes,
 		m.TemplatesCreated, m.TemplatesDeleted, m.TemplatesRecreated, m.PolicyReloads, m.ReservationsTakenOver,
-		m.StrandedPods, m.StrandedRecreated, m.Unservable, m.UnservablePending} {
+		m.StrandedPods, m.StrandedRecreated, m.Unservable, m.UnservablePending, m.MigrationDevices} {
 		if err := r.Register(c); err != nil {
 			return err
 		}
