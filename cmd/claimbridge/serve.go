@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/internal/policyreport"
 	"github.com/claimbridge/claimbridge/internal/server"
 )
 
@@ -38,6 +39,8 @@ type serveOptions struct {
 	kueueConfig        string
 	metricsAddr        string
 	metricsSecure      bool
+	policyReports      string
+	policyReportsEvery time.Duration
 	probeAddr          string
 	leaderElect        bool
 	leaderElectionID   string
@@ -91,6 +94,8 @@ serves them over plain HTTP to anyone, for local use.`,
 	f.StringVar(&o.kueueConfig, "kueue-config", "", "Kueue Configuration file (or the ConfigMap that holds it) whose resources.deviceClassMappings say which DeviceClasses Kueue-managed pods may use; reloaded with the policy")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of /metrics and /report (\"0\": off)")
 	f.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve /metrics and /report over HTTPS (the --cert-dir certificate) to authenticated, authorized clients only; false: plain HTTP without authentication, for local use")
+	f.StringVar(&o.policyReports, "policy-reports", string(policyreport.APIWGPolicy), "write the live report per opted-in namespace as wgpolicyk8s (wgpolicyk8s.io/v1alpha2 PolicyReports) or openreports (openreports.io/v1alpha1 Reports), once that API's CRD is served (until then, one log line says it is not); off: none")
+	f.DurationVar(&o.policyReportsEvery, "policy-reports-interval", policyreport.DefaultInterval, "how often at most the reports are brought up to date")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader for the template controller (admission runs on every replica)")
 	f.StringVar(&o.leaderElectionID, "leader-election-id", "claimbridge", "name of the leader Lease")
@@ -116,6 +121,9 @@ func (o *serveOptions) validate() error {
 		return usagef("--log-format must be json or text")
 	case o.tlsMinVersion != "VersionTLS12" && o.tlsMinVersion != "VersionTLS13":
 		return usagef("--tls-min-version must be VersionTLS12 or VersionTLS13")
+	}
+	if _, err := policyreport.ParseAPI(o.policyReports); err != nil {
+		return usageError{err}
 	}
 	if _, err := zapcore.ParseLevel(o.logLevel); err != nil {
 		return usagef("--log-level: %v", err)
@@ -172,6 +180,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 		TLSSecretName: o.tlsSecretName, ServiceName: o.serviceName, WebhookConfigName: o.webhookConfigName,
 		CAValidity: o.caValidity, CertValidity: o.certValidity, TLSMinVersion: minTLS, Policy: o.policy, KueueConfig: o.kueueConfig,
 		MetricsAddr: o.metricsAddr, MetricsInsecure: !o.metricsSecure, ProbeAddr: o.probeAddr, LeaderElect: o.leaderElect, LeaderElectionID: o.leaderElectionID,
-		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, FeasibilitySearches: o.feasibilitySearch, ReservationTTL: o.reservationTTL, StrandedAfter: o.strandedAfter, Features: features, ShutdownTimeout: o.shutdownTimeout,
+		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, FeasibilitySearches: o.feasibilitySearch, ReservationTTL: o.reservationTTL, StrandedAfter: o.strandedAfter, Features: features,
+		PolicyReports: policyreport.API(o.policyReports), PolicyReportsInterval: o.policyReportsEvery, ShutdownTimeout: o.shutdownTimeout,
 	})
 }

@@ -16,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/certs"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/internal/policyreport"
 	"github.com/claimbridge/claimbridge/webhook"
 )
 
@@ -99,6 +101,13 @@ type Options struct {
 	// while the device plugin has room for it before it counts as
 	// stranded. Default webhook.DefaultStrandedAfter.
 	StrandedAfter time.Duration
+	// PolicyReports: the leader writes the live report per opted-in
+	// namespace as policyreport.APIWGPolicy (default) or APIOpenReports
+	// once that API's CRD is served; APIOff writes none.
+	PolicyReports policyreport.API
+	// PolicyReportsInterval: how often at most they are brought up to
+	// date. Default policyreport.DefaultInterval.
+	PolicyReportsInterval time.Duration
 }
 
 func (o *Options) defaults() {
@@ -125,6 +134,9 @@ func (o *Options) defaults() {
 	}
 	if o.FeasibilityTimeout == 0 {
 		o.FeasibilityTimeout = 2 * time.Second
+	}
+	if o.PolicyReports == "" {
+		o.PolicyReports = policyreport.APIWGPolicy
 	}
 	if o.ShutdownTimeout == 0 {
 		o.ShutdownTimeout = 30 * time.Second
@@ -228,6 +240,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	inv := webhook.NewInventory(client, webhook.InventoryOptions{Features: &features, MinRebuildInterval: o.SnapshotMinInterval, ReservationTTL: o.ReservationTTL})
 	store.Fleet = inv
 	store.Pending = inv
+	// The report's rows are the workloads of the pods the informer has, so
+	// they survive a restart; Start samples the migration's progress.
+	store.Live, store.Policy, store.Started, store.OwnNamespace = inv, policy.Get, time.Now(), o.Namespace
+	store.MigrationDevices = metrics.MigrationDevices
 	inv.OnChange(func() { metrics.InventoryNodes.Set(float64(inv.NodeCount())) })
 	recent := &webhook.RecentTemplates{}
 	handler := &webhook.PodHandler{
@@ -251,7 +267,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	mgr.GetWebhookServer().Register(webhook.Path, &admission.Webhook{Handler: handler, RecoverPanic: new(true)})
 
-	for _, r := range []starter{inv, policy, warmer{inv: inv, checker: handler.Checker}} {
+	for _, r := range []starter{inv, policy, warmer{inv: inv, checker: handler.Checker}, store} {
 		if err := mgr.Add(runnable(r)); err != nil {
 			return err
 		}
@@ -263,6 +279,14 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err := mgr.Add(&webhook.StrandController{Client: client, Inventory: inv, Policy: policy.Get, Recorder: recorder,
 		Stranded: metrics.StrandedPods, Recreated: metrics.StrandedRecreated, After: o.StrandedAfter,
 		Unservable: metrics.UnservablePending, Namespace: o.Namespace}); err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(&policyreport.Writer{API: o.PolicyReports, Client: client, Dynamic: dyn, Source: store, Policy: func() string { return policy.Get().Name() },
+		Namespace: o.Namespace, Interval: o.PolicyReportsInterval, Ready: inv.Synced, Log: ctrl.Log.WithName("policyreports")}); err != nil {
 		return err
 	}
 	if selfManaged != nil {

@@ -1,0 +1,268 @@
+package policyreport
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	openreportsv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/report"
+	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/webhook"
+)
+
+func row(ns, name string, outcome translate.Outcome, reasons ...translate.Reason) report.Row {
+	return report.Row{Kind: "Pod", Namespace: ns, Name: name, Outcome: outcome, Reasons: reasons,
+		DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}}
+}
+
+func TestResults(t *testing.T) {
+	translated := translate.Reason{Code: translate.ReasonTranslated, Severity: translate.SeverityInfo, Message: "translated"}
+	blocked := translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "no DRA device fits"}
+	migrated := row("ns", "a-migrated", translate.OutcomeTranslate, translated)
+	migrated.Admission, migrated.Template, migrated.Node = "uid-1", "claimbridge-abc", "node-1"
+	ready := row("ns", "b-ready", translate.OutcomeTranslate, translated)
+	ready.Template = "claimbridge-abc"
+	waiting := row("ns", "c-waiting", translate.OutcomeTranslate, translated)
+	waiting.Admission, waiting.WaitingSince, waiting.Waiting = "uid-2", &metav1.Time{}, "3s"
+	kept := row("ns", "d-blocked", translate.OutcomeKeepLegacy, blocked)
+	kept.Template = "claimbridge-never"
+	skipped := report.Row{Kind: "Pod", Namespace: "ns", Name: "e-skipped", Outcome: translate.OutcomeSkip}
+	replicas := int32(3)
+	deployOld := report.Row{Kind: "Deployment", Namespace: "ns", Name: "trainer", Outcome: translate.OutcomeKeepLegacy, Reasons: []translate.Reason{blocked}}
+	deployNew := row("ns", "trainer", translate.OutcomeTranslate, translated)
+	deployNew.Kind, deployNew.Admission, deployNew.Replicas = "Deployment", "uid-3", &replicas
+
+	rep := report.New("live", "default", []report.Row{skipped, kept, waiting, ready, migrated, deployOld, deployNew})
+	rep.Reasons = webhook.Reasons()
+	got := Results(rep)
+
+	catalog := webhook.Reasons()
+	want := []PolicyReportResult{
+		{Rule: "Translated", Severity: SeverityInfo, Result: ResultPass,
+			Subjects:    []corev1.ObjectReference{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "trainer"}},
+			Description: "Translated: translated" + remedyOf(catalog, translate.ReasonTranslated),
+			Properties:  map[string]string{"decision": "Translated", "status": "Migrated", "devices": "2× nvidia.com/gpu", "replicas": "3"}},
+		{Rule: "Translated", Severity: SeverityInfo, Result: ResultPass,
+			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "a-migrated"}},
+			Description: "Translated: translated" + remedyOf(catalog, translate.ReasonTranslated),
+			Properties:  map[string]string{"decision": "Translated", "status": "Migrated", "devices": "2× nvidia.com/gpu", "template": "claimbridge-abc", "node": "node-1"}},
+		{Rule: "Translated", Severity: SeverityInfo, Result: ResultWarn,
+			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "b-ready"}},
+			Description: "Translated: translated" + remedyOf(catalog, translate.ReasonTranslated),
+			Properties:  map[string]string{"decision": "WouldTranslate", "status": "Ready now", "devices": "2× nvidia.com/gpu", "template": "claimbridge-abc"}},
+		{Rule: "Translated", Severity: SeverityInfo, Result: ResultWarn,
+			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "c-waiting"}},
+			Description: "Translated: translated" + remedyOf(catalog, translate.ReasonTranslated),
+			Properties:  map[string]string{"decision": "Translated", "status": "Waiting", "devices": "2× nvidia.com/gpu", "waiting": "3s"}},
+		{Rule: "Infeasible", Severity: SeverityMedium, Result: ResultFail,
+			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "d-blocked"}},
+			Description: "Infeasible: no DRA device fits" + remedyOf(catalog, decide.ReasonInfeasible),
+			Properties:  map[string]string{"decision": "KeptLegacy", "status": "Blocked", "devices": "2× nvidia.com/gpu"}},
+		{Rule: "Skip", Severity: SeverityInfo, Result: ResultSkip,
+			Subjects:   []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "e-skipped"}},
+			Properties: map[string]string{"decision": "Skipped", "status": "Skipped"}},
+	}
+	for i := range want {
+		want[i].Source, want[i].Policy, want[i].Category = "claimbridge", "claimbridge", "DRA migration"
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("results (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff(PolicyReportSummary{Pass: 2, Warn: 2, Fail: 1, Skip: 1}, Summarize(got)); diff != "" {
+		t.Errorf("summary (-want,+got):\n%s", diff)
+	}
+}
+
+func remedyOf(c translate.Catalog, code translate.ReasonCode) string {
+	if r := c.Remedy(code); r != "" {
+		return " — " + r
+	}
+	return ""
+}
+
+// source is a live report per namespace.
+type source map[string][]report.Row
+
+func (s source) Report(_ context.Context, ns, policy string) *report.Report {
+	return report.New("live", policy, s[ns])
+}
+
+func namespace(name string, labels map[string]string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+}
+
+func served(gv schema.GroupVersion, resource string) *metav1.APIResourceList {
+	return &metav1.APIResourceList{GroupVersion: gv.String(), APIResources: []metav1.APIResource{{Name: resource, Namespaced: true}}}
+}
+
+type fixture struct {
+	writer  *Writer
+	dynamic *dynamicfake.FakeDynamicClient
+	disc    *fakediscovery.FakeDiscovery
+	src     source
+}
+
+func newFixture(api API, existing ...runtime.Object) *fixture {
+	enforce, audit := map[string]string{webhook.ModeLabel: "enforce"}, map[string]string{webhook.ModeLabel: "audit"}
+	client := fake.NewClientset(
+		namespace("team-a", enforce), namespace("team-b", audit), namespace("plain", nil),
+		namespace("kube-system", enforce), namespace("claimbridge-system", enforce), namespace("gone", nil),
+	)
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		WGPolicyGVR: "PolicyReportList", OpenReportsGVR: "ReportList",
+	}, existing...)
+	src := source{
+		"team-a": {row("team-a", "train", translate.OutcomeKeepLegacy, translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "no fit"})},
+		"team-b": {row("team-b", "infer", translate.OutcomeTranslate)},
+		"plain":  {row("plain", "x", translate.OutcomeTranslate)},
+	}
+	clock := time.Unix(1000, 0)
+	return &fixture{
+		writer: &Writer{API: api, Client: client, Dynamic: dyn, Source: src, Namespace: "claimbridge-system",
+			Now: func() time.Time { return clock }},
+		dynamic: dyn, disc: client.Discovery().(*fakediscovery.FakeDiscovery), src: src,
+	}
+}
+
+func (f *fixture) reports(t *testing.T, gvr schema.GroupVersionResource) map[string]*unstructured.Unstructured {
+	t.Helper()
+	list, err := f.dynamic.Resource(gvr).Namespace("").List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*unstructured.Unstructured{}
+	for i := range list.Items {
+		out[list.Items[i].GetNamespace()+"/"+list.Items[i].GetName()] = &list.Items[i]
+	}
+	return out
+}
+
+func (f *fixture) writes() []string {
+	var out []string
+	for _, a := range f.dynamic.Actions() {
+		if a.GetVerb() != "list" {
+			out = append(out, a.GetVerb()+" "+a.GetNamespace())
+		}
+	}
+	f.dynamic.ClearActions()
+	return out
+}
+
+func TestWriterKeepsOneReportPerOptedInNamespace(t *testing.T) {
+	stale := &unstructured.Unstructured{}
+	stale.SetAPIVersion("wgpolicyk8s.io/v1alpha2")
+	stale.SetKind("PolicyReport")
+	stale.SetNamespace("gone")
+	stale.SetName(Name)
+	stale.SetLabels(map[string]string{ManagedByLabel: "claimbridge"})
+	f := newFixture(APIWGPolicy, stale)
+
+	// No CRD: nothing is written, nothing deleted.
+	if err := f.writer.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.writes(); len(got) != 0 {
+		t.Fatalf("wrote %v while the CRD is not served", got)
+	}
+
+	f.disc.Resources = []*metav1.APIResourceList{served(WGPolicyGVR.GroupVersion(), "policyreports")}
+	if err := f.writer.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"create team-a", "create team-b", "delete gone"}, f.writes()); diff != "" {
+		t.Errorf("writes (-want,+got):\n%s", diff)
+	}
+	reports := f.reports(t, WGPolicyGVR)
+	if diff := cmp.Diff([]string{"team-a/claimbridge", "team-b/claimbridge"}, keys(reports)); diff != "" {
+		t.Fatalf("reports (-want,+got):\n%s", diff)
+	}
+	var a PolicyReport
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(reports["team-a/claimbridge"].Object, &a); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Results) != 1 || a.Results[0].Result != ResultFail || a.Results[0].Subjects[0].Name != "train" || a.Summary.Fail != 1 ||
+		a.Results[0].Timestamp.Seconds != 1000 {
+		t.Errorf("team-a's report: %+v", a)
+	}
+
+	// Nothing changed: nothing written.
+	if err := f.writer.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.writes(); len(got) != 0 {
+		t.Errorf("rewrote unchanged reports: %v", got)
+	}
+
+	// A second workload in team-a: one update, the first result keeps its time.
+	f.src["team-a"] = append(f.src["team-a"], row("team-a", "serve", translate.OutcomeTranslate))
+	f.writer.Now = func() time.Time { return time.Unix(2000, 0) }
+	if err := f.writer.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"update team-a"}, f.writes()); diff != "" {
+		t.Errorf("writes (-want,+got):\n%s", diff)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(f.reports(t, WGPolicyGVR)["team-a/claimbridge"].Object, &a); err != nil {
+		t.Fatal(err)
+	}
+	var times []int64
+	for _, r := range a.Results {
+		times = append(times, r.Timestamp.Seconds)
+	}
+	if diff := cmp.Diff([]int64{2000, 1000}, times); diff != "" { // serve, then train
+		t.Errorf("timestamps (-want,+got):\n%s", diff)
+	}
+}
+
+func TestWriterWritesOpenReports(t *testing.T) {
+	f := newFixture(APIOpenReports)
+	f.disc.Resources = []*metav1.APIResourceList{served(OpenReportsGVR.GroupVersion(), "reports")}
+	if err := f.writer.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	u := f.reports(t, OpenReportsGVR)["team-b/claimbridge"]
+	if u == nil {
+		t.Fatal("no Report in team-b")
+	}
+	var r openreportsv1alpha1.Report
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Kind != "Report" || r.Source != "claimbridge" || len(r.Results) != 1 || r.Results[0].Result != "warn" || r.Summary.Warn != 1 ||
+		r.Results[0].Subjects[0].Name != "infer" {
+		t.Errorf("team-b's Report: %+v", r)
+	}
+}
+
+func TestParseAPI(t *testing.T) {
+	for _, s := range []string{"wgpolicyk8s", "openreports", "off"} {
+		if _, err := ParseAPI(s); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	if _, err := ParseAPI("kyverno"); err == nil {
+		t.Error("kyverno accepted")
+	}
+}
+
+func keys(m map[string]*unstructured.Unstructured) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
