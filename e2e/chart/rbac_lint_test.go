@@ -29,12 +29,16 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		wantWebhookWrite bool
 		// wantPodDelete is whether the ClusterRole may delete pods (controller.repair).
 		wantPodDelete bool
+		// wantReviews is whether the ClusterRole may create TokenReviews and
+		// SubjectAccessReviews (metrics.secure: who reads /metrics and /report).
+		wantReviews bool
 	}{
 		"self-managed mode": {
 			values:           "",
 			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
 			wantCreate:       []string{"leases", "secrets"},
 			wantWebhookWrite: true,
+			wantReviews:      true,
 		},
 		"repair of stranded pods may delete pods, nothing more": {
 			values:           "controller: {repair: true}",
@@ -42,11 +46,19 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 			wantCreate:       []string{"leases", "secrets"},
 			wantWebhookWrite: true,
 			wantPodDelete:    true,
+			wantReviews:      true,
 		},
 		"cert-manager mode needs no Secret and no webhook access": {
-			values:     "tls: {mode: cert-manager}",
-			wantNamed:  []string{"leases/claimbridge"},
-			wantCreate: []string{"leases"},
+			values:      "tls: {mode: cert-manager}",
+			wantNamed:   []string{"leases/claimbridge"},
+			wantCreate:  []string{"leases"},
+			wantReviews: true,
+		},
+		"metrics without authentication need no reviews": {
+			values:           "metrics: {secure: false}",
+			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
+			wantCreate:       []string{"leases", "secrets"},
+			wantWebhookWrite: true,
 		},
 	}
 	for name, tc := range cases {
@@ -69,7 +81,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 
 			// Cluster-wide writes: only ResourceClaimTemplates and Events, plus the chart's own
 			// MutatingWebhookConfiguration by name.
-			webhookWrite, podDelete := false, false
+			webhookWrite, podDelete, reviews := false, false, map[string]bool{}
 			for _, rule := range cr.Rules {
 				writes := slices.ContainsFunc(rule.Verbs, func(v string) bool { return slices.Contains(writeVerbs, v) })
 				if !writes {
@@ -91,12 +103,19 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 					webhookWrite = true
 				case slices.Equal(rule.Resources, []string{"pods"}) && slices.Equal(rule.APIGroups, []string{""}) && slices.Equal(rule.Verbs, []string{"delete"}):
 					podDelete = true
+				case slices.Equal(rule.Verbs, []string{"create"}) && len(rule.Resources) == 1 &&
+					(slices.Equal(rule.APIGroups, []string{"authentication.k8s.io"}) && rule.Resources[0] == "tokenreviews" ||
+						slices.Equal(rule.APIGroups, []string{"authorization.k8s.io"}) && rule.Resources[0] == "subjectaccessreviews"):
+					reviews[rule.Resources[0]] = true
 				default:
 					t.Errorf("cluster-wide write outside ResourceClaimTemplates and Events: %+v", rule)
 				}
 			}
 			if podDelete != tc.wantPodDelete {
 				t.Errorf("may delete pods = %v, want %v (only with controller.repair)", podDelete, tc.wantPodDelete)
+			}
+			if got := reviews["tokenreviews"] && reviews["subjectaccessreviews"]; got != tc.wantReviews || len(reviews) == 1 {
+				t.Errorf("may create TokenReviews and SubjectAccessReviews = %v, want %v (only with metrics.secure)", reviews, tc.wantReviews)
 			}
 			if webhookWrite != tc.wantWebhookWrite {
 				t.Errorf("may write its MutatingWebhookConfiguration = %v, want %v", webhookWrite, tc.wantWebhookWrite)

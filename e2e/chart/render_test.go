@@ -46,7 +46,7 @@ func decodeOne[T any](t *testing.T, r *Rendered, kind, name string) *T {
 func TestDefaultRender(t *testing.T) {
 	r := render(t, "")
 	wantKinds := []string{
-		"ClusterRole/claimbridge", "ClusterRoleBinding/claimbridge", "Deployment/claimbridge",
+		"ClusterRole/claimbridge", "ClusterRole/claimbridge-metrics-reader", "ClusterRoleBinding/claimbridge", "Deployment/claimbridge",
 		"MutatingWebhookConfiguration/claimbridge", "PodDisruptionBudget/claimbridge",
 		"Role/claimbridge", "RoleBinding/claimbridge", "Service/claimbridge", "ServiceAccount/claimbridge",
 	}
@@ -100,6 +100,7 @@ func TestDefaultRender(t *testing.T) {
 		"--ca-validity=43800h",
 		"--cert-validity=2160h",
 		"--metrics-bind-address=:8080",
+		"--metrics-secure=true",
 		"--health-probe-bind-address=:8081",
 		"--leader-elect=true",
 		"--leader-election-id=claimbridge",
@@ -272,7 +273,15 @@ networkPolicy:
 		t.Errorf("ServiceMonitor label release = %q", got)
 	}
 	endpoints := sm[0].Object["spec"].(map[string]any)["endpoints"].([]any)
-	if diff := cmp.Diff([]any{map[string]any{"port": "metrics", "path": "/metrics", "scheme": "http", "interval": "30s"}}, endpoints); diff != "" {
+	wantEndpoint := map[string]any{
+		"port": "metrics", "path": "/metrics", "scheme": "https", "interval": "30s",
+		"bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+		"tlsConfig": map[string]any{
+			"ca":         map[string]any{"secret": map[string]any{"name": "claimbridge-ca", "key": "ca.crt"}},
+			"serverName": "claimbridge.claimbridge-system.svc",
+		},
+	}
+	if diff := cmp.Diff([]any{wantEndpoint}, endpoints); diff != "" {
 		t.Errorf("ServiceMonitor endpoints (-want,+got):\n%s", diff)
 	}
 	np := decodeOne[networkingv1.NetworkPolicy](t, r, "NetworkPolicy", "claimbridge")
