@@ -9,7 +9,8 @@
 #                             waits for the first, saying "another run is WHAT"
 #   required_version GOMOD M  the version of module M that the go.mod GOMOD requires
 #   cache_begin DIR [FILE]    the start of a run that fills the cache directory DIR once (below)
-#   build_in DIR LABEL CMD... runs CMD in DIR with a progress line a minute
+#   build_in DIR LABEL CMD... runs CMD in DIR with a progress line every 30 s (its time and,
+#                             after cache_begin, the run's)
 #   write_stamp LINE...       writes ${tmp}/stamp: the lines, the Go version, when and how long
 #   cache_publish             moves ${tmp} into place as DIR, says how long it took and prints
 #                             the answer
@@ -72,6 +73,7 @@ cache_begin() {
 }
 
 ticker=""
+cache_started=""
 
 stop_ticker() {
 	if [[ -n "${ticker}" ]]; then
@@ -96,7 +98,9 @@ build_in() {
 		n=0
 		while sleep 1; do
 			n=$((n + 1))
-			if ((n % 60 == 0)); then log "  still building ${label} ($((SECONDS - start)) s)"; fi
+			if ((n % 30 == 0)); then
+				log "  still building ${label} ($((SECONDS - start)) s${cache_started:+; $((SECONDS - cache_started)) s in all})"
+			fi
 		done
 	) &
 	ticker=$!

@@ -2,6 +2,13 @@
 // (the built binary, `claimbridge serve`, behind the chart's MutatingWebhookConfiguration) for
 // manual experiments, prints how to reach it and runs until interrupted (Ctrl-C or SIGTERM),
 // then stops everything and removes its files.
+//
+// Flags for `claimbridge serve` follow "--" or come one word per -serve-arg:
+//
+//	devcluster -fleet examples/fleets/dgx-h100 -- --template-gc-grace=1m --stranded-after=30s
+//
+// Each step says what it does and how long it took; a step that runs for a while (building
+// claimbridge on an empty Go build cache) says so every 30 s.
 package main
 
 import (
@@ -27,12 +34,44 @@ func main() {
 	}
 }
 
+func usage() {
+	out := flag.CommandLine.Output()
+	fmt.Fprintf(out, `Usage: devcluster [flags] [-- claimbridge serve flags]
+
+Starts a control plane on 127.0.0.1 with a fake DRA fleet and claimbridge serve behind the
+chart's webhook configuration, and runs until Ctrl-C. make dev-cluster builds it and passes
+DEV_CLUSTER_ARGS, e.g.
+
+  make dev-cluster DEV_CLUSTER_ARGS="-fleet examples/fleets/dgx-h100 -- --template-gc-grace=1m"
+
+Flags after -- (or each -serve-arg) are added to claimbridge serve's, after devcluster's own
+(--log-level debug, which they may override); paths are relative to the working directory.
+devcluster wires these itself: %s.
+
+Flags:
+`, strings.Join(wiredServeFlags, ", "))
+	flag.PrintDefaults()
+}
+
 func run() error {
 	fleetDir := flag.String("fleet", "", "fleet directory to publish (default: examples/fleets/mixed of the repository)")
 	kubeconfigOut := flag.String("kubeconfig", "", "also write the admin kubeconfig to this path")
 	keep := flag.Bool("keep", false, "keep the cluster's directory (PKI, etcd data, logs) after stopping")
 	noClaimbridge := flag.Bool("no-claimbridge", false, "start only the control plane and the fleet")
+	var serveFlags []string
+	flag.Func("serve-arg", "one `word` more of claimbridge serve's arguments, e.g. -serve-arg=--template-gc-grace=1m\n(repeatable; or give them after --)", func(v string) error {
+		serveFlags = append(serveFlags, v)
+		return nil
+	})
+	flag.Usage = usage
 	flag.Parse()
+	extra, err := serveArgs(serveFlags, flag.Args())
+	if err != nil {
+		return err
+	}
+	if *noClaimbridge && len(extra) > 0 {
+		return errors.New("serve arguments given with -no-claimbridge")
+	}
 
 	root, err := cluster.RepoRoot()
 	if err != nil {
@@ -49,10 +88,17 @@ func run() error {
 	defer stop()
 
 	start := time.Now()
+	steps := 4
+	if *noClaimbridge {
+		steps = 2
+	}
+	p := &progress{w: os.Stderr, total: steps}
+	done := p.step("starting etcd, kube-apiserver, kube-controller-manager and kube-scheduler on 127.0.0.1")
 	c, err := cluster.New(ctx, cluster.Options{Progress: os.Stderr, KeepDir: *keep})
 	if err != nil {
 		return err
 	}
+	done()
 	defer func() {
 		fmt.Fprintln(os.Stderr, "devcluster: stopping")
 		c.Stop()
@@ -61,17 +107,24 @@ func run() error {
 		}
 	}()
 
+	done = p.step("publishing the fleet " + *fleetDir)
 	fleet, err := c.ApplyFleet(ctx, *fleetDir)
 	if err != nil {
 		return fmt.Errorf("apply fleet %s: %w", *fleetDir, err)
 	}
+	done()
 	metricsAddr := ""
+	serveLine := append([]string{"--log-level", "debug"}, extra...)
 	if !*noClaimbridge {
-		fmt.Fprintln(os.Stderr, "devcluster: building and starting claimbridge")
-		cb, err := binary.Start(ctx, c, binary.Options{Namespace: "claimbridge-system", ExtraArgs: []string{"--log-level", "debug"}})
+		if err := buildImage(ctx, p, c.Dir); err != nil {
+			return err
+		}
+		done := p.step("starting claimbridge serve " + strings.Join(serveLine, " ") + " and its webhook configuration")
+		cb, err := binary.Start(ctx, c, binary.Options{Namespace: "claimbridge-system", ExtraArgs: serveLine})
 		if err != nil {
 			return fmt.Errorf("claimbridge: %w", err)
 		}
+		done()
 		metricsAddr = cb.MetricsAddr
 	}
 	kubeconfig := c.Kubeconfig
@@ -89,7 +142,7 @@ func run() error {
 	fmt.Fprintf(os.Stdout, `
 Cluster ready in %s: %s
 Fleet %s: %d nodes, %d resource slices, %d device classes
-claimbridge: serving the webhook; report and metrics on http://%s
+claimbridge serve %s: serving the webhook; report and metrics on http://%s
 
   export KUBECONFIG=%s
   export PATH=%s:$PATH   # kubectl %s
@@ -116,7 +169,7 @@ Press Ctrl-C to stop.
 `,
 		time.Since(start).Round(100*time.Millisecond), c.Host,
 		*fleetDir, len(fleet.Published.Nodes), len(fleet.Published.ResourceSlices), len(fleet.Published.DeviceClasses),
-		metricsAddr, kubeconfig, c.BinDir, cluster.KubeletVersion,
+		strings.Join(serveLine, " "), metricsAddr, kubeconfig, c.BinDir, cluster.KubeletVersion,
 		filepath.Join(root, "examples", "workloads", "inference-l4.yaml"), metricsAddr, metricsAddr,
 		strings.Join(c.LogFiles(), " "),
 	)
