@@ -32,6 +32,8 @@ const (
 
 type chart struct {
 	ID, Title string
+	// Categories are the page's, in the order of the segments and cells.
+	Categories []Category
 	// Desc says in a sentence what the chart shows, for screen readers.
 	Desc   string
 	Bars   []bar
@@ -60,7 +62,7 @@ type segment struct {
 
 // groupChart draws the rows grouped by key ("" keys are left out unless
 // keepEmpty).
-func groupChart(id, title string, rows []Row, key func(Row) string, keepEmpty bool) chart {
+func groupChart(cats []Category, id, title string, rows []Row, key func(Row) string, keepEmpty bool) chart {
 	cells := map[string]map[string]count{}
 	totals := map[string]count{}
 	for _, row := range rows {
@@ -71,9 +73,9 @@ func groupChart(id, title string, rows []Row, key func(Row) string, keepEmpty bo
 		if cells[k] == nil {
 			cells[k] = map[string]count{}
 		}
-		c := cells[k][categoryOf(row).Key]
+		c := cells[k][categoryKey(row)]
 		c.add(row)
-		cells[k][categoryOf(row).Key] = c
+		cells[k][categoryKey(row)] = c
 		t := totals[k]
 		t.add(row)
 		totals[k] = t
@@ -103,7 +105,7 @@ func groupChart(id, title string, rows []Row, key func(Row) string, keepEmpty bo
 		}
 		groups = append(groups, group{label: k, cells: cells[k]})
 	}
-	ch := chart{ID: id, Title: title, Unit: "devices"}
+	ch := chart{ID: id, Title: title, Unit: "devices", Categories: cats}
 	var scale int64
 	for _, g := range groups {
 		var t int64
@@ -113,7 +115,7 @@ func groupChart(id, title string, rows []Row, key func(Row) string, keepEmpty bo
 		scale = max(scale, t)
 	}
 	for i, g := range groups {
-		ch.Bars = append(ch.Bars, newBar(g.label, g.cells, scale, i, g.other))
+		ch.Bars = append(ch.Bars, newBar(cats, g.label, g.cells, scale, i, g.other))
 	}
 	ch.Height = max(1, len(ch.Bars)) * chartRowHeight
 	ch.Desc = describe(ch)
@@ -121,19 +123,19 @@ func groupChart(id, title string, rows []Row, key func(Row) string, keepEmpty bo
 }
 
 // overallChart is one bar of all devices asked for, by category.
-func overallChart(by map[string]count, total count) chart {
-	ch := chart{ID: "chart-overall", Title: "Devices asked for, by readiness", Unit: "devices"}
-	ch.Bars = []bar{newBar("All workloads", by, total.Devices, 0, false)}
+func overallChart(cats []Category, by map[string]count, total count) chart {
+	ch := chart{ID: "chart-overall", Title: "Devices asked for, by readiness", Unit: "devices", Categories: cats}
+	ch.Bars = []bar{newBar(cats, "All workloads", by, total.Devices, 0, false)}
 	ch.Height = chartRowHeight
 	ch.Desc = describe(ch)
 	return ch
 }
 
-func newBar(label string, cells map[string]count, scale int64, i int, other bool) bar {
+func newBar(cats []Category, label string, cells map[string]count, scale int64, i int, other bool) bar {
 	b := bar{Label: label, Other: other, LabelY: i*chartRowHeight + chartLabelBase, BarY: i*chartRowHeight + chartBarOffset}
 	b.TextY = b.BarY + chartBarHeight/2 + 5
 	x := 0.0
-	for _, cat := range categories {
+	for _, cat := range cats {
 		c := cells[cat.Key]
 		b.Cells = append(b.Cells, c)
 		b.Total.Rows, b.Total.Pods, b.Total.Devices = b.Total.Rows+c.Rows, b.Total.Pods+c.Pods, b.Total.Devices+c.Devices
@@ -155,7 +157,7 @@ func describe(ch chart) string {
 		var cats []string
 		for i, c := range b.Cells {
 			if c.Devices > 0 {
-				cats = append(cats, fmt.Sprintf("%d %s", c.Devices, strings.ToLower(categories[i].Label)))
+				cats = append(cats, fmt.Sprintf("%d %s", c.Devices, strings.ToLower(ch.Categories[i].Label)))
 			}
 		}
 		s := fmt.Sprintf("%s: %s", b.Label, plural(b.Total.Devices, "device", "devices"))

@@ -180,3 +180,9 @@ func (row Row) Demand() int64 {
 	}
 	return n * row.Pods()
 }
+
+// PodHardware is HardwareKind of what a pod asks for: devices per pod
+// and the node labels of its nodeSelector and required node affinity.
+func PodHardware(devices map[string]int64, pod *corev1.Pod) string {
+	return HardwareKind(devices, podLabels(pod))
+}

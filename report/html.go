@@ -32,15 +32,18 @@ var (
 	pageCSS string
 	//go:embed templates/report.js
 	pageJS string
+	// liveCSS styles what only the webhook's page shows (Migrated, the
+	// progress): the offline page's bytes do not change with it.
+	//go:embed templates/report-live.css
+	liveCSS string
 
 	pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-		"pct":            func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + "%" },
-		"plural":         plural,
-		"join":           strings.Join,
-		"short":          func(p *Placement) string { return p.short() },
-		"add1":           func(i int) int { return i + 1 },
-		"int64":          func(i int) int64 { return int64(i) },
-		"categoriesList": func() []Category { return categories },
+		"pct":    func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + "%" },
+		"plural": plural,
+		"join":   strings.Join,
+		"short":  func(p *Placement) string { return p.short() },
+		"add1":   func(i int) int { return i + 1 },
+		"int64":  func(i int) int64 { return int64(i) },
 		"servableTable": func(title, key string, rows []servable) servableTable {
 			return servableTable{Title: title, Key: key, Rows: rows}
 		},
@@ -75,6 +78,32 @@ var categories = []Category{
 	{Key: "skip", Label: "Skipped", Help: "not claimbridge's business: opted out, no mapped device request, already translated"},
 }
 
+// liveCategories are the categories of the webhook's page, whose rows
+// say where their pods stand (Row.Status): Migrated first.
+var liveCategories = []Category{
+	{Key: "migrated", Label: "Migrated", Help: "translated, and the pods are bound to a node: DRA serves them (the row names the node)"},
+	{Key: "now", Label: "Ready now", Help: "would move: audit mode would translate it, and the fleet's DRA devices can serve it today"},
+	{Key: "free", Label: "Ready when free", Help: "would move once DRA devices are free (FitsWhenFree)"},
+	categories[2],
+	{Key: "blocked", Label: "Blocked", Help: "kept on the device plugin: DRA cannot serve it, or it cannot be translated faithfully — someone must act (the remedy is below)"},
+	{Key: "skip", Label: "Skipped", Help: "not claimbridge's business (opted out, no mapped device), or never sent to the webhook (another scheduler, bound at creation, created before claimbridge): counted with their devices"},
+}
+
+// statusKeys are the category keys of the live statuses.
+var statusKeys = map[Status]string{
+	StatusMigrated: "migrated", StatusReadyNow: "now", StatusReadyWhenFree: "free",
+	StatusWaiting: "waiting", StatusBlocked: "blocked", StatusSkipped: "skip",
+}
+
+// categoryKey is the key of the row's category: its live status when it
+// has one, else its outcome and verdict.
+func categoryKey(row Row) string {
+	if k, ok := statusKeys[row.Status]; ok {
+		return k
+	}
+	return categoryOf(row).Key
+}
+
 func categoryOf(row Row) Category {
 	switch {
 	case row.Outcome == translate.OutcomeTranslate && row.WaitingSince != nil:
@@ -101,7 +130,10 @@ func (c *count) add(row Row) {
 }
 
 type page struct {
-	R          *Report
+	R *Report
+	// Live: the webhook's page, whose rows have statuses and which shows
+	// the migration's progress.
+	Live       bool
 	Title      string
 	Categories []Category
 	Total      count
@@ -121,8 +153,15 @@ type page struct {
 	Cutover    *cutoverPage
 	Classes    []keyCount
 	Resources  []keyCount
-	CSS        template.CSS
-	JS         template.JS
+	// MigratedShare: the share of the devices asked for that DRA serves
+	// (live pages).
+	MigratedShare int64
+	// Unseen: the rows of pods the webhook never saw; UnseenBy by reason.
+	Unseen   count
+	UnseenBy []blocker
+	Progress *progressView
+	CSS      template.CSS
+	JS       template.JS
 }
 
 type keyCount struct {
@@ -130,15 +169,28 @@ type keyCount struct {
 	Count int64
 }
 
+// live reports whether the report is the webhook's: its rows have
+// statuses, or it has the progress.
+func (r *Report) live() bool {
+	return r.Progress != nil || slices.ContainsFunc(r.Items, func(row Row) bool { return row.Status != "" })
+}
+
 func newPage(r *Report) *page {
 	p := &page{R: r, Title: "Migration readiness", Categories: categories, ByCategory: map[string]count{}, Fleet: r.FleetSummary,
 		CSS: template.CSS(pageCSS), JS: template.JS(pageJS)} // our own embedded files, not input
+	if r.live() {
+		p.Live, p.Categories, p.CSS = true, liveCategories, template.CSS(pageCSS+liveCSS) // our own embedded files
+	}
 	if r.Fleet != "" {
 		p.Title += " — " + r.Fleet
 	}
+	byKey := map[string]Category{}
+	for _, c := range p.Categories {
+		byKey[c.Key] = c
+	}
 	namespaces := map[string]bool{}
 	for _, row := range r.Items {
-		c := categoryOf(row)
+		c := byKey[categoryKey(row)]
 		p.Total.add(row)
 		cc := p.ByCategory[c.Key]
 		cc.add(row)
@@ -154,13 +206,23 @@ func newPage(r *Report) *page {
 	}
 	if p.Total.Devices > 0 {
 		p.ReadyShare = p.ByCategory["now"].Devices * 100 / p.Total.Devices
+		p.MigratedShare = p.ByCategory["migrated"].Devices * 100 / p.Total.Devices
+	}
+	if p.Live {
+		for _, row := range r.Items {
+			if row.Unseen {
+				p.Unseen.add(row)
+			}
+		}
+		p.UnseenBy = blockersOf(r, func(row Row) bool { return row.Unseen })
+		p.Progress = newProgressView(r.Progress)
 	}
 	p.Namespace = slices.Sorted(maps.Keys(namespaces))
-	p.Overall = overallChart(p.ByCategory, p.Total)
-	p.Namespaces = groupChart("chart-namespaces", "Devices asked for, by namespace and readiness", r.Items, func(row Row) string {
+	p.Overall = overallChart(p.Categories, p.ByCategory, p.Total)
+	p.Namespaces = groupChart(p.Categories, "chart-namespaces", "Devices asked for, by namespace and readiness", r.Items, func(row Row) string {
 		return cmp.Or(row.Namespace, "(cluster)")
 	}, true)
-	p.Hardware = groupChart("chart-hardware", "Devices asked for, by hardware kind and readiness", r.Items, func(row Row) string { return row.Hardware }, false)
+	p.Hardware = groupChart(p.Categories, "chart-hardware", "Devices asked for, by hardware kind and readiness", r.Items, func(row Row) string { return row.Hardware }, false)
 	p.Blockers = blockers(r)
 	p.Cutover = newCutoverPage(r)
 	if f := r.FleetSummary; f != nil {
@@ -181,6 +243,8 @@ type placementRow struct {
 
 type tableRow struct {
 	Row
+	// Advisory: where the allocator found room, said as advice.
+	Advisory string
 	Object   string
 	Category Category
 	PerPod   []string
@@ -191,7 +255,7 @@ type tableRow struct {
 }
 
 func newTableRow(row Row, c Category) tableRow {
-	t := tableRow{Row: row, Object: row.object(), Category: c, Demand: row.Demand(), Pods: row.Pods(), Headline: row.Headline()}
+	t := tableRow{Row: row, Advisory: row.Advisory(), Object: row.object(), Category: c, Demand: row.Demand(), Pods: row.Pods(), Headline: row.Headline()}
 	var parts []string
 	for _, n := range slices.Sorted(maps.Keys(row.DevicesRequested)) {
 		parts = append(parts, fmt.Sprintf("%d× %s", row.DevicesRequested[n], n))

@@ -38,6 +38,10 @@ type Report struct {
 	// were decided against the fleet as it will be after the switch to DRA,
 	// and each says what the switch does to it (Row.Cutover).
 	Forecast *Forecast `json:"forecast,omitempty"`
+	// Progress is how far the migration has come, on the webhook's report
+	// only: the devices of running pods that DRA serves and that the device
+	// plugin serves, now and sampled over time.
+	Progress *Progress `json:"progress,omitempty"`
 	// Reasons is the catalog the remedies come from: decide's when nil
 	// (every code of a decision); the webhook and the offline runs give
 	// theirs, which add their own codes.
@@ -136,6 +140,103 @@ type Row struct {
 	// Cutover says what the switch to DRA does to the row (audit
 	// --forecast only).
 	Cutover *Cutover `json:"cutover,omitempty"`
+	// Status is where the row's pods stand now, on the webhook's report
+	// only (its rows are workloads grouped from the pods the cluster has,
+	// one row per workload and status): Migrated, ReadyNow, ReadyWhenFree,
+	// Waiting, Blocked or Skipped. Empty in the offline audit.
+	Status Status `json:"status,omitempty"`
+	// BoundTo names the nodes the row's pods are bound to, in name order,
+	// on the webhook's report: for Migrated rows, where DRA serves them.
+	// Node, by contrast, is the allocator's advice at admission.
+	BoundTo []string `json:"boundTo,omitempty"`
+	// Unseen is set on the webhook's rows of pods that ask for devices the
+	// policy maps but never reached the webhook (the chart's
+	// matchConditions kept them away, or they predate it); Decisive says
+	// why. They are Skipped, and counted with their devices.
+	Unseen bool `json:"unseen,omitempty"`
+}
+
+// Status is where a live row's pods stand on the way to DRA.
+type Status string
+
+// Statuses of live rows (Row.Status).
+const (
+	// StatusMigrated: translated, and the pods are bound to a node.
+	StatusMigrated Status = "Migrated"
+	// StatusReadyNow: would be translated (audit mode), and DRA can serve
+	// it now, or no verdict is known (the webhook restarted since).
+	StatusReadyNow Status = "ReadyNow"
+	// StatusReadyWhenFree: would be translated; DRA can serve it once
+	// devices are free.
+	StatusReadyWhenFree Status = "ReadyWhenFree"
+	// StatusWaiting: translated, and the pods are still Pending (their
+	// claims not allocated yet).
+	StatusWaiting Status = "Waiting"
+	// StatusBlocked: kept on the device plugin (KeptLegacy), for a reason
+	// someone must act on.
+	StatusBlocked Status = "Blocked"
+	// StatusSkipped: not claimbridge's business (opted out, no mapped
+	// device), or never seen by the webhook (Row.Unseen).
+	StatusSkipped Status = "Skipped"
+)
+
+// Progress is how many devices of running (bound) pods in opted-in
+// namespaces DRA serves (translated pods: the devices of their claims) and
+// how many the device plugin serves (pods that ask for extended resources
+// the policy maps), with earlier samples, oldest first.
+type Progress struct {
+	DRA          int64            `json:"dra"`
+	DevicePlugin int64            `json:"devicePlugin"`
+	History      []ProgressSample `json:"history,omitempty"`
+}
+
+// ProgressSample is the progress at one time.
+type ProgressSample struct {
+	Time         metav1.Time `json:"time"`
+	DRA          int64       `json:"dra"`
+	DevicePlugin int64       `json:"devicePlugin"`
+}
+
+// Share is the percentage of the devices DRA serves, 0 without devices.
+func (p ProgressSample) Share() int64 {
+	if t := p.DRA + p.DevicePlugin; t > 0 {
+		return p.DRA * 100 / t
+	}
+	return 0
+}
+
+// Share is the percentage of the devices DRA serves now.
+func (p *Progress) Share() int64 {
+	return ProgressSample{DRA: p.DRA, DevicePlugin: p.DevicePlugin}.Share()
+}
+
+// Advisory says where the allocator found room for the row's translation,
+// as advice rather than a decision (the scheduler picks the node):
+// "could run on 6 nodes, e.g. a100-mig-0" when the placement check counted
+// the nodes the translation can land on, else "could run on a100-mig-0
+// (first node found)": the verdict knows only the first node, in name
+// order, that fits. Empty without a node.
+func (row Row) Advisory() string {
+	if row.Node == "" {
+		return ""
+	}
+	when := ""
+	if row.Verdict == string(feasibility.FitsWhenFree) {
+		when = " once devices are free"
+	}
+	if p := row.Placement; p != nil && p.Unknown == "" && p.Translated > 1 {
+		return fmt.Sprintf("could run on %d nodes%s, e.g. %s", p.Translated, when, row.Node)
+	}
+	return fmt.Sprintf("could run on %s%s (first node found)", row.Node, when)
+}
+
+// node is the NODE column of the text formats: where the pods run for a
+// live row that says, else the allocator's node.
+func (row Row) node() string {
+	if len(row.BoundTo) > 0 {
+		return strings.Join(row.BoundTo, ",")
+	}
+	return row.Node
 }
 
 // Placement compares, over the nodes that publish DRA devices, where the
@@ -273,7 +374,7 @@ func (r *Report) table(w io.Writer) error {
 	} else {
 		fmt.Fprintln(tw, "OBJECT\tOUTCOME\tPLACEMENT\tVERDICT\tNODE\tALTERNATIVES\tREASON")
 		for _, row := range r.Items {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.object(), row.Outcome, dash(row.Placement.short()), dash(row.Verdict), dash(row.Node),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.object(), row.Outcome, dash(row.Placement.short()), dash(row.Verdict), dash(row.node()),
 				dash(strings.Join(row.Alternatives, ",")), truncate(row.Headline(), 110))
 		}
 	}
@@ -320,7 +421,7 @@ func (r *Report) markdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| Object | Outcome | Placement | Verdict | Node | Alternatives | Reason |\n|---|---|---|---|---|---|---|\n")
 	for _, row := range r.Items {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", row.object(), row.Outcome, dash(row.Placement.short()), dash(row.Verdict), dash(row.Node),
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", row.object(), row.Outcome, dash(row.Placement.short()), dash(row.Verdict), dash(row.node()),
 			dash(strings.Join(row.Alternatives, ", ")), strings.ReplaceAll(row.Headline(), "|", `\|`))
 	}
 	fmt.Fprintf(&b, "\n%s\n", r.summaryLine())

@@ -2,19 +2,26 @@ package webhook
 
 import (
 	"context"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/report"
+	"github.com/claimbridge/claimbridge/translate"
 )
 
 // ReportStore keeps the latest admission decisions per namespace, for the
-// /report endpoint: the same rows as the offline audit.
+// /report endpoint: the same format as the offline audit. With Live, its
+// rows are the workloads of the pods the cluster has (livereport.go), the
+// admission rows adding what only the decision knew; without, they are
+// the admissions themselves.
 type ReportStore struct {
 	// PerNamespace is how many rows each namespace keeps. Default 200.
 	PerNamespace int
@@ -29,6 +36,29 @@ type ReportStore struct {
 	Pending PendingSource
 	// Now is the clock of the Waiting durations. Default time.Now.
 	Now func() time.Time
+	// Live, when set with Policy, makes the rows the workloads of the pods
+	// in opted-in namespaces, read from the pod informer (the Inventory).
+	Live LiveSource
+	// Policy maps the extended resources (devices asked for, Unseen).
+	// Required with Live.
+	Policy func() *translate.Policy
+	// Started is when the webhook began watching (Unseen tells a pod bound
+	// at creation by it). Default: when the process started.
+	Started time.Time
+	// OwnNamespace is claimbridge's namespace: its pods are never decided
+	// and never listed.
+	OwnNamespace string
+	// ProgressInterval is how often Start samples the progress. Default
+	// DefaultProgressInterval; ProgressSamples how many samples are kept
+	// (the oldest go first). Default DefaultProgressSamples.
+	ProgressInterval time.Duration
+	ProgressSamples  int
+	// MigrationDevices, when set, is set at every sample:
+	// claimbridge_migration_devices{served_by="dra"|"device-plugin"}.
+	MigrationDevices *prometheus.GaugeVec
+
+	progMu  sync.Mutex
+	history []report.ProgressSample
 
 	mu   sync.Mutex
 	rows map[string]*ring
@@ -104,18 +134,39 @@ func (s *ReportStore) Add(namespace string, row report.Row, now time.Time) {
 	s.seen[namespace] = now
 }
 
-// Report returns the rows of a namespace, or of all namespaces for "".
-func (s *ReportStore) Report(ctx context.Context, namespace, policy string) *report.Report {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// admittedRows copies the admission rows of a namespace, or of all for "",
+// oldest first within a namespace; s.mu is held.
+func (s *ReportStore) admittedRows(namespace string) []report.Row {
 	var rows []report.Row
-	for ns, r := range s.rows {
+	for _, ns := range slices.Sorted(maps.Keys(s.rows)) {
 		if namespace == "" || ns == namespace {
-			rows = append(rows, r.ordered()...)
+			rows = append(rows, s.rows[ns].ordered()...)
 		}
 	}
-	s.markWaiting(rows)
+	return rows
+}
+
+// Report returns the rows of a namespace, or of all namespaces for "".
+// With Live, they are one per workload and status, and the report has the
+// migration's progress (with its history for all namespaces).
+func (s *ReportStore) Report(ctx context.Context, namespace, policy string) *report.Report {
+	s.mu.Lock()
+	rows := s.admittedRows(namespace)
+	s.mu.Unlock()
+	var progress *report.Progress
+	if s.Live != nil && s.Policy != nil {
+		pods := s.livePods(namespace, rows)
+		rows = s.liveRows(pods, s.now())
+		now := s.progress(pods)
+		progress = &report.Progress{DRA: now.DRA, DevicePlugin: now.DevicePlugin}
+		if namespace == "" {
+			progress.History = s.progressHistory()
+		}
+	} else {
+		s.markWaiting(rows)
+	}
 	rep := report.New("live", policy, rows)
+	rep.Progress = progress
 	rep.Reasons = Reasons()
 	rep.FleetSummary = s.fleetSummary(ctx)
 	return rep
@@ -131,10 +182,7 @@ func (s *ReportStore) markWaiting(rows []report.Row) {
 	if len(pending) == 0 {
 		return
 	}
-	now := time.Now()
-	if s.Now != nil {
-		now = s.Now()
-	}
+	now := s.now()
 	for i := range rows {
 		since, ok := pending[rows[i].Admission]
 		if !ok || rows[i].Admission == "" {
@@ -144,6 +192,13 @@ func (s *ReportStore) markWaiting(rows []report.Row) {
 		rows[i].WaitingSince = &t
 		rows[i].Waiting = now.Sub(since).Round(time.Second).String()
 	}
+}
+
+func (s *ReportStore) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 // fleetSummary summarises the current snapshot, once per snapshot: it is
