@@ -32,6 +32,9 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		// wantReviews is whether the ClusterRole may create TokenReviews and
 		// SubjectAccessReviews (metrics.secure: who reads /metrics and /report).
 		wantReviews bool
+		// wantReports is the "group/resource" of the reports the ClusterRole may write
+		// (reports.api); empty: none.
+		wantReports string
 	}{
 		"self-managed mode": {
 			values:           "",
@@ -39,6 +42,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 			wantCreate:       []string{"leases", "secrets"},
 			wantWebhookWrite: true,
 			wantReviews:      true,
+			wantReports:      "wgpolicyk8s.io/policyreports",
 		},
 		"repair of stranded pods may delete pods, nothing more": {
 			values:           "controller: {repair: true}",
@@ -47,18 +51,36 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 			wantWebhookWrite: true,
 			wantPodDelete:    true,
 			wantReviews:      true,
+			wantReports:      "wgpolicyk8s.io/policyreports",
 		},
 		"cert-manager mode needs no Secret and no webhook access": {
 			values:      "tls: {mode: cert-manager}",
 			wantNamed:   []string{"leases/claimbridge"},
 			wantCreate:  []string{"leases"},
 			wantReviews: true,
+			wantReports: "wgpolicyk8s.io/policyreports",
 		},
 		"metrics without authentication need no reviews": {
 			values:           "metrics: {secure: false}",
 			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
 			wantCreate:       []string{"leases", "secrets"},
 			wantWebhookWrite: true,
+			wantReports:      "wgpolicyk8s.io/policyreports",
+		},
+		"openreports: the Reports instead of the PolicyReports": {
+			values:           "reports: {api: openreports}",
+			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
+			wantCreate:       []string{"leases", "secrets"},
+			wantWebhookWrite: true,
+			wantReviews:      true,
+			wantReports:      "openreports.io/reports",
+		},
+		"reports off: no access to any report": {
+			values:           "reports: {api: \"off\"}",
+			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
+			wantCreate:       []string{"leases", "secrets"},
+			wantWebhookWrite: true,
+			wantReviews:      true,
 		},
 	}
 	for name, tc := range cases {
@@ -81,7 +103,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 
 			// Cluster-wide writes: only ResourceClaimTemplates and Events, plus the chart's own
 			// MutatingWebhookConfiguration by name.
-			webhookWrite, podDelete, reviews := false, false, map[string]bool{}
+			webhookWrite, podDelete, reviews, reports := false, false, map[string]bool{}, ""
 			for _, rule := range cr.Rules {
 				writes := slices.ContainsFunc(rule.Verbs, func(v string) bool { return slices.Contains(writeVerbs, v) })
 				if !writes {
@@ -95,6 +117,14 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 					if diff := cmp.Diff([]string{"get", "list", "watch", "create", "delete"}, rule.Verbs); diff != "" {
 						t.Errorf("ResourceClaimTemplate verbs (-want,+got):\n%s", diff)
 					}
+				case slices.Equal(rule.Resources, []string{"policyreports"}) && slices.Equal(rule.APIGroups, []string{"wgpolicyk8s.io"}),
+					slices.Equal(rule.Resources, []string{"reports"}) && slices.Equal(rule.APIGroups, []string{"openreports.io"}):
+					// The live audit per namespace: list its reports, write them, delete those of
+					// namespaces that opted out; no get, watch or patch.
+					if diff := cmp.Diff([]string{"list", "create", "update", "delete"}, rule.Verbs); diff != "" {
+						t.Errorf("report verbs (-want,+got):\n%s", diff)
+					}
+					reports = rule.APIGroups[0] + "/" + rule.Resources[0]
 				case slices.Equal(rule.Resources, []string{"events"}):
 					if diff := cmp.Diff([]string{"create", "patch"}, rule.Verbs); diff != "" {
 						t.Errorf("Event verbs (-want,+got):\n%s", diff)
@@ -110,6 +140,9 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 				default:
 					t.Errorf("cluster-wide write outside ResourceClaimTemplates and Events: %+v", rule)
 				}
+			}
+			if reports != tc.wantReports {
+				t.Errorf("may write reports %q, want %q", reports, tc.wantReports)
 			}
 			if podDelete != tc.wantPodDelete {
 				t.Errorf("may delete pods = %v, want %v (only with controller.repair)", podDelete, tc.wantPodDelete)
@@ -178,10 +211,13 @@ func TestHelmLint(t *testing.T) {
 		"default values":    nil,
 		"cert-manager mode": {"tls": map[string]any{"mode": "cert-manager"}},
 		"every optional resource": {
-			"metrics":       map[string]any{"serviceMonitor": map[string]any{"enabled": true}},
-			"networkPolicy": map[string]any{"enabled": true},
-			"policy":        map[string]any{"profiles": []any{"nvidia"}},
+			"metrics":          map[string]any{"serviceMonitor": map[string]any{"enabled": true}},
+			"networkPolicy":    map[string]any{"enabled": true},
+			"policy":           map[string]any{"profiles": []any{"nvidia"}},
+			"reports":          map[string]any{"installCRD": true},
+			"grafanaDashboard": map[string]any{"enabled": true},
 		},
+		"openreports with its CRD": {"reports": map[string]any{"api": "openreports", "installCRD": true}},
 	}
 	for name, values := range cases {
 		t.Run(name, func(t *testing.T) {

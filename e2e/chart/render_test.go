@@ -46,7 +46,7 @@ func decodeOne[T any](t *testing.T, r *Rendered, kind, name string) *T {
 func TestDefaultRender(t *testing.T) {
 	r := render(t, "")
 	wantKinds := []string{
-		"ClusterRole/claimbridge", "ClusterRole/claimbridge-metrics-reader", "ClusterRoleBinding/claimbridge", "Deployment/claimbridge",
+		"ClusterRole/claimbridge", "ClusterRole/claimbridge-metrics-reader", "ClusterRole/claimbridge-reports-view", "ClusterRoleBinding/claimbridge", "Deployment/claimbridge",
 		"MutatingWebhookConfiguration/claimbridge", "PodDisruptionBudget/claimbridge",
 		"Role/claimbridge", "RoleBinding/claimbridge", "Service/claimbridge", "ServiceAccount/claimbridge",
 	}
@@ -108,6 +108,8 @@ func TestDefaultRender(t *testing.T) {
 		"--feasibility-timeout=2s",
 		"--reservation-ttl=2m",
 		"--stranded-after=2m",
+		"--policy-reports=wgpolicyk8s",
+		"--policy-reports-interval=15s",
 		"--log-format=json",
 		"--log-level=info",
 	}
@@ -293,7 +295,7 @@ networkPolicy:
 	}
 
 	plain := render(t, "")
-	for _, kind := range []string{"ServiceMonitor", "NetworkPolicy", "ConfigMap"} {
+	for _, kind := range []string{"ServiceMonitor", "NetworkPolicy", "ConfigMap", "CustomResourceDefinition"} {
 		if len(plain.Find(kind, "")) > 0 {
 			t.Errorf("%s rendered by default", kind)
 		}
@@ -408,6 +410,8 @@ func TestSchemaAndGuardsRejectBadValues(t *testing.T) {
 			values:  "tls: {mode: cert-manager, certManager: {issuerRef: {kind: ClusterIssuer}}}",
 			wantErr: "tls.certManager.issuerRef.name is required",
 		},
+		"an unknown reports API":             {values: "reports: {api: kyverno}", wantErr: "/reports/api"},
+		"a reports interval Go cannot parse": {values: "reports: {interval: 15}", wantErr: "/reports/interval"},
 		"an existing ServiceAccount without its name": {
 			values:  "serviceAccount: {create: false}",
 			wantErr: "serviceAccount.name is required",

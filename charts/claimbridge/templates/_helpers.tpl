@@ -99,3 +99,16 @@ depends on them, so that any render fails with the message. */}}
 {{- fail "tls.certManager.issuerRef.name is required when tls.certManager.issuerRef is set" }}
 {{- end }}
 {{- end }}
+
+{{/*
+The API group and resource of the reports the webhook writes (reports.api), as YAML.
+*/}}
+{{- define "claimbridge.reportsResource" -}}
+{{- if eq .Values.reports.api "openreports" -}}
+group: openreports.io
+resource: reports
+{{- else -}}
+group: wgpolicyk8s.io
+resource: policyreports
+{{- end }}
+{{- end }}
