@@ -40,29 +40,33 @@ func TestResults(t *testing.T) {
 	kept := row("ns", "d-blocked", translate.OutcomeKeepLegacy, blocked)
 	kept.Template = "claimbridge-never"
 	skipped := report.Row{Kind: "Pod", Namespace: "ns", Name: "e-skipped", Outcome: translate.OutcomeSkip}
-	replicas := int32(3)
-	deployOld := report.Row{Kind: "Deployment", Namespace: "ns", Name: "trainer", Outcome: translate.OutcomeKeepLegacy, Reasons: []translate.Reason{blocked}}
-	deployNew := row("ns", "trainer", translate.OutcomeTranslate, translated)
-	deployNew.Kind, deployNew.Admission, deployNew.Replicas = "Deployment", "uid-3", &replicas
+	two, one := int32(2), int32(1)
+	trainerMigrated := row("ns", "trainer", translate.OutcomeTranslate, translated)
+	trainerMigrated.Kind, trainerMigrated.Status, trainerMigrated.Replicas, trainerMigrated.BoundTo = "Deployment", report.StatusMigrated, &two, []string{"n1", "n2"}
+	trainerMigrated.Template = "claimbridge-t"
+	trainerWaiting := row("ns", "trainer", translate.OutcomeTranslate, translated)
+	trainerWaiting.Kind, trainerWaiting.Status, trainerWaiting.Replicas, trainerWaiting.Waiting = "Deployment", report.StatusWaiting, &one, "5s"
+	trainerWaiting.Template = "claimbridge-t"
 
-	rep := report.New("live", "default", []report.Row{skipped, kept, waiting, ready, migrated, deployOld, deployNew})
+	rep := report.New("live", "default", []report.Row{skipped, kept, waiting, ready, migrated, trainerMigrated, trainerWaiting})
 	rep.Reasons = webhook.Reasons()
 	got := Results(rep)
 
 	catalog := webhook.Reasons()
 	want := []PolicyReportResult{
-		{Rule: "Translated", Severity: SeverityInfo, Result: ResultPass,
+		{Rule: "Translated", Severity: SeverityInfo, Result: ResultWarn,
 			Subjects:    []corev1.ObjectReference{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "trainer"}},
 			Description: "Translated: translated" + remedyOf(catalog, translate.ReasonTranslated),
-			Properties:  map[string]string{"decision": "Translated", "status": "Migrated", "devices": "2× nvidia.com/gpu", "replicas": "3"}},
+			Properties: map[string]string{"decision": "Translated", "status": "Waiting", "statuses": "1 Waiting, 2 Migrated", "devices": "2× nvidia.com/gpu",
+				"replicas": "3", "node": "n1,n2", "template": "claimbridge-t", "waiting": "5s"}},
 		{Rule: "Translated", Severity: SeverityInfo, Result: ResultPass,
 			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "a-migrated"}},
 			Description: "Translated: translated" + remedyOf(catalog, translate.ReasonTranslated),
-			Properties:  map[string]string{"decision": "Translated", "status": "Migrated", "devices": "2× nvidia.com/gpu", "template": "claimbridge-abc", "node": "node-1"}},
+			Properties:  map[string]string{"decision": "Translated", "status": "Migrated", "devices": "2× nvidia.com/gpu", "template": "claimbridge-abc", "advice": "could run on node-1 (first node found)"}},
 		{Rule: "Translated", Severity: SeverityInfo, Result: ResultWarn,
 			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "b-ready"}},
 			Description: "Translated: translated" + remedyOf(catalog, translate.ReasonTranslated),
-			Properties:  map[string]string{"decision": "WouldTranslate", "status": "Ready now", "devices": "2× nvidia.com/gpu", "template": "claimbridge-abc"}},
+			Properties:  map[string]string{"decision": "WouldTranslate", "status": "ReadyNow", "devices": "2× nvidia.com/gpu"}},
 		{Rule: "Translated", Severity: SeverityInfo, Result: ResultWarn,
 			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "c-waiting"}},
 			Description: "Translated: translated" + remedyOf(catalog, translate.ReasonTranslated),
@@ -81,7 +85,7 @@ func TestResults(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("results (-want,+got):\n%s", diff)
 	}
-	if diff := cmp.Diff(PolicyReportSummary{Pass: 2, Warn: 2, Fail: 1, Skip: 1}, Summarize(got)); diff != "" {
+	if diff := cmp.Diff(PolicyReportSummary{Pass: 1, Warn: 3, Fail: 1, Skip: 1}, Summarize(got)); diff != "" {
 		t.Errorf("summary (-want,+got):\n%s", diff)
 	}
 }

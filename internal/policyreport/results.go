@@ -29,21 +29,13 @@ const (
 	managedBy      = "claimbridge"
 )
 
-// Statuses of a workload on its way to DRA (the live report's words).
-const (
-	StatusMigrated = "Migrated"
-	StatusReadyNow = "Ready now"
-	// StatusReadyWhenFree: translatable, the devices that can serve it are in use.
-	StatusReadyWhenFree = "Ready when free"
-	StatusWaiting       = "Waiting"
-	StatusBlocked       = "Blocked"
-	StatusSkipped       = "Skipped"
-)
-
-// Results are the results of a live report, one per workload: rows of the
-// same kind, namespace and name are one workload and its newest row (the
-// last of them) speaks for it. Results come in the report's order (by
-// namespace, kind and name); their timestamps are left zero.
+// Results are the results of a live report, one per workload: the rows of
+// one kind, namespace and name (the live report gives one per workload and
+// status) are one workload, and the row whose status needs attention most
+// (Blocked, Waiting, Ready when free, Ready now, Migrated, Skipped) speaks
+// for it; the statuses of the others are counted in its properties.
+// Results come in the report's order (by namespace, kind and name); their
+// timestamps are left zero.
 func Results(rep *report.Report) []PolicyReportResult {
 	if rep == nil {
 		return nil
@@ -54,26 +46,40 @@ func Results(rep *report.Report) []PolicyReportResult {
 	}
 	type key struct{ kind, ns, name string }
 	var order []key
-	latest := map[key]report.Row{}
+	groups := map[key][]report.Row{}
 	for _, row := range rep.Items {
 		k := key{row.Kind, row.Namespace, row.Name}
-		if _, seen := latest[k]; !seen {
+		if _, seen := groups[k]; !seen {
 			order = append(order, k)
 		}
-		latest[k] = row
+		groups[k] = append(groups[k], row)
 	}
 	out := make([]PolicyReportResult, 0, len(order))
 	for _, k := range order {
-		out = append(out, result(latest[k], catalog))
+		out = append(out, result(groups[k], catalog))
 	}
 	return out
 }
 
-// result is the result of one workload's row.
-func result(row report.Row, catalog translate.Catalog) PolicyReportResult {
-	status := StatusOf(row)
-	reason := decisiveReason(row)
-	msg := row.Headline()
+// rank orders the statuses by how much they need attention.
+var rank = map[report.Status]int{
+	report.StatusSkipped: 0, report.StatusMigrated: 1, report.StatusReadyNow: 2,
+	report.StatusReadyWhenFree: 3, report.StatusWaiting: 4, report.StatusBlocked: 5,
+}
+
+// result is the result of one workload's rows.
+func result(rows []report.Row, catalog translate.Catalog) PolicyReportResult {
+	// The last row of the highest rank speaks: among rows of one status,
+	// the newest admission (the store's order).
+	top := rows[0]
+	for _, r := range rows[1:] {
+		if rank[StatusOf(r)] >= rank[StatusOf(top)] {
+			top = r
+		}
+	}
+	status := StatusOf(top)
+	reason := decisiveReason(top)
+	msg := top.Headline()
 	if remedy := catalog.Remedy(reason.Code); remedy != "" {
 		if msg != "" {
 			msg += " — "
@@ -81,32 +87,55 @@ func result(row report.Row, catalog translate.Catalog) PolicyReportResult {
 		msg += remedy
 	}
 	props := map[string]string{
-		"decision": decisionOf(row),
-		"status":   status,
+		"decision": decisionOf(status),
+		"status":   string(status),
 	}
-	if row.Template != "" && row.Outcome == translate.OutcomeTranslate {
-		props["template"] = row.Template
+	if top.Template != "" && (status == report.StatusMigrated || status == report.StatusWaiting) {
+		props["template"] = top.Template
 	}
-	if d := devices(row.DevicesRequested); d != "" {
+	if d := devices(top.DevicesRequested); d != "" {
 		props["devices"] = d
 	}
-	if row.Replicas != nil {
-		props["replicas"] = strconv.Itoa(int(*row.Replicas))
+	var replicas int64
+	counted := false
+	byStatus := map[report.Status]int64{}
+	bound := map[string]bool{}
+	for _, r := range rows {
+		byStatus[StatusOf(r)] += r.Pods()
+		if r.Replicas != nil {
+			replicas += r.Pods()
+			counted = true
+		}
+		for _, n := range r.BoundTo {
+			bound[n] = true
+		}
 	}
-	if row.Node != "" {
-		props["node"] = row.Node
+	if counted {
+		props["replicas"] = strconv.FormatInt(replicas, 10)
 	}
-	if row.Waiting != "" {
-		props["waiting"] = row.Waiting
+	if len(byStatus) > 1 {
+		var parts []string
+		for _, st := range slices.SortedFunc(maps.Keys(byStatus), func(a, b report.Status) int { return rank[b] - rank[a] }) {
+			parts = append(parts, fmt.Sprintf("%d %s", byStatus[st], st))
+		}
+		props["statuses"] = strings.Join(parts, ", ")
+	}
+	if len(bound) > 0 {
+		props["node"] = strings.Join(slices.Sorted(maps.Keys(bound)), ",")
+	} else if top.Node != "" && status != report.StatusBlocked && status != report.StatusSkipped {
+		props["advice"] = top.Advisory()
+	}
+	if top.Waiting != "" && status == report.StatusWaiting {
+		props["waiting"] = top.Waiting
 	}
 	return PolicyReportResult{
 		Source:      SourceName,
 		Policy:      PolicyName,
-		Rule:        string(cmpOr(reason.Code, translate.ReasonCode(row.Outcome))),
+		Rule:        string(cmpOr(reason.Code, translate.ReasonCode(top.Outcome))),
 		Category:    Category,
 		Severity:    severityOf(reason.Severity),
 		Result:      resultOf(status),
-		Subjects:    []corev1.ObjectReference{subject(row)},
+		Subjects:    []corev1.ObjectReference{subject(top)},
 		Description: msg,
 		Properties:  props,
 	}
@@ -120,37 +149,39 @@ func cmpOr[T comparable](a, b T) T {
 	return b
 }
 
-// StatusOf is where a workload stands: Migrated (translated by the webhook
-// and no longer waiting for its claim), Ready now or Ready when free
-// (would be translated: audit mode), Waiting (translated, its claim not
-// allocated yet), Blocked (stays on the device plugin) or Skipped.
-func StatusOf(row report.Row) string {
+// StatusOf is where a row stands: its Status (the webhook's live rows),
+// else, for rows without one, from its outcome: Waiting (translated, its
+// claim not allocated yet), Migrated (translated by an admission that
+// holds devices: enforce mode), Ready when free or Ready now (would be
+// translated), Blocked (stays on the device plugin) or Skipped.
+func StatusOf(row report.Row) report.Status {
+	if row.Status != "" {
+		return row.Status
+	}
 	switch {
 	case row.Outcome == translate.OutcomeTranslate && row.WaitingSince != nil:
-		return StatusWaiting
-	case row.Outcome == translate.OutcomeTranslate && decisionOf(row) == webhook.DecisionTranslated:
-		return StatusMigrated
+		return report.StatusWaiting
+	case row.Outcome == translate.OutcomeTranslate && row.Admission != "":
+		return report.StatusMigrated
 	case row.Outcome == translate.OutcomeTranslate && row.Verdict == string(feasibility.FitsWhenFree):
-		return StatusReadyWhenFree
+		return report.StatusReadyWhenFree
 	case row.Outcome == translate.OutcomeTranslate:
-		return StatusReadyNow
+		return report.StatusReadyNow
 	case row.Outcome == translate.OutcomeKeepLegacy:
-		return StatusBlocked
+		return report.StatusBlocked
 	}
-	return StatusSkipped
+	return report.StatusSkipped
 }
 
-// decisionOf is the row's decision in the words of the pod annotation
-// claimbridge.io/decision: a translated row carries the id of the
-// admission that translated it (enforce mode); audit mode leaves it out.
-func decisionOf(row report.Row) string {
-	switch row.Outcome {
-	case translate.OutcomeTranslate:
-		if row.Admission != "" || row.WaitingSince != nil {
-			return webhook.DecisionTranslated
-		}
+// decisionOf is a status in the words of the pod annotation
+// claimbridge.io/decision.
+func decisionOf(status report.Status) string {
+	switch status {
+	case report.StatusMigrated, report.StatusWaiting:
+		return webhook.DecisionTranslated
+	case report.StatusReadyNow, report.StatusReadyWhenFree:
 		return webhook.DecisionWouldTranslate
-	case translate.OutcomeKeepLegacy:
+	case report.StatusBlocked:
 		return webhook.DecisionKeptLegacy
 	}
 	return webhook.DecisionSkipped
@@ -158,13 +189,13 @@ func decisionOf(row report.Row) string {
 
 // resultOf: migrated pass; ready or waiting warn (not there yet); blocked
 // fail; skipped skip.
-func resultOf(status string) PolicyResult {
+func resultOf(status report.Status) PolicyResult {
 	switch status {
-	case StatusMigrated:
+	case report.StatusMigrated:
 		return ResultPass
-	case StatusReadyNow, StatusReadyWhenFree, StatusWaiting:
+	case report.StatusReadyNow, report.StatusReadyWhenFree, report.StatusWaiting:
 		return ResultWarn
-	case StatusBlocked:
+	case report.StatusBlocked:
 		return ResultFail
 	}
 	return ResultSkip
