@@ -13,7 +13,7 @@ COMMIT    := $(shell c="$$(git rev-parse HEAD 2>/dev/null)" || c=unknown; \
 LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .DEFAULT_GOAL := build
-.PHONY: build version image chart example test unit verify lint fmt fmt-check vet tidy-check import-check fuzz bench bench-unit bench-e2e bench-smoke help
+.PHONY: build version image chart example dashboard test unit verify lint fmt fmt-check vet tidy-check import-check fuzz bench bench-unit bench-e2e bench-smoke help
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -96,6 +96,11 @@ bench-smoke: ## one pass of every benchmark on small inputs (part of make test; 
 	(cd e2e && CLAIMBRIDGE_K8S_BIN="$$bins" $(GO) run ./bench -timeout 5m -webhook-nodes 100 -rounds 1 -run-for 300ms -warmup 200ms \
 		-nodes 40 -pods 24 -batch 8 -clients 2 > ../_output/bench-smoke-e2e.md 2> ../_output/bench-smoke-e2e.log) || { tail -n 20 _output/bench-smoke-e2e.log; exit 1; }
 	@echo "bench-smoke: every benchmark ran once (_output/bench-smoke.txt, _output/bench-smoke-e2e.md)"
+
+# No Grafana runs here: the picture is the dashboard JSON's panels (titles, layout, queries) rendered
+# into a page and shot with the headless Chromium that hack/chromium.sh finds or installs.
+dashboard: ## render docs/dashboard.png from the panels of charts/claimbridge/files/dashboard.json (headless Chromium)
+	@chromium="$$(hack/chromium.sh | tail -n1)" && CLAIMBRIDGE_CHROMIUM="$$chromium" $(GO) run ./hack/dashboard
 
 verify: fmt-check vet lint tidy-check import-check ## gofmt, go vet, golangci-lint, go mod tidy drift, import rules, untracked files
 	@test -z "$$(git status --porcelain --untracked-files=all)" || { echo "verify: the tree has changes or untracked files:"; git status --short; exit 1; }
