@@ -114,7 +114,7 @@ func TestMetricsReadersAreChecked(t *testing.T) {
 		values  string
 		wantErr string
 	}{
-		"a reader without a name":     {values: "metrics: {readers: [{kind: User}]}", wantErr: "/metrics/readers/0"},
+		"a reader without a name":      {values: "metrics: {readers: [{kind: User}]}", wantErr: "/metrics/readers/0"},
 		"a reader of an unknown kind":  {values: "metrics: {readers: [{kind: Pod, name: x}]}", wantErr: "/metrics/readers/0/kind"},
 		"a misspelt reader field":      {values: "metrics: {readers: [{kind: User, name: x, namepsace: y}]}", wantErr: "namepsace"},
 		"secure that is not a boolean": {values: "metrics: {secure: 'no'}", wantErr: "/metrics/secure"},
