@@ -78,33 +78,38 @@ type livePod struct {
 	admitted   *report.Row // the admission's row, when the store has it
 }
 
-// admissions indexes the admission rows by what a pod shows of them.
+// admissions indexes the admission rows by what a pod shows of them, and
+// remembers those a pod of the cache was found for.
 type admissions struct {
 	byID   map[string]*report.Row
-	byName map[string]*report.Row // namespace, pod name or generateName*, outcome
+	byName map[string]*report.Row // namespace, pod name or generateName*, outcome ("" any)
+	used   map[*report.Row]bool
 }
 
-func indexAdmissions(rows []report.Row) admissions {
-	ix := admissions{byID: map[string]*report.Row{}, byName: map[string]*report.Row{}}
+func indexAdmissions(rows []admitted) admissions {
+	ix := admissions{byID: map[string]*report.Row{}, byName: map[string]*report.Row{}, used: map[*report.Row]bool{}}
 	for i := range rows { // oldest first: the latest decision wins
-		r := &rows[i]
+		r := &rows[i].row
 		if r.Admission != "" {
 			ix.byID[r.Admission] = r
 		}
 		ix.byName[r.Namespace+"\x00"+r.Name+"\x00"+string(r.Outcome)] = r
+		ix.byName[r.Namespace+"\x00"+r.Name+"\x00"] = r
 	}
 	return ix
 }
 
-// of finds the admission row of a pod with that outcome: by admission id,
-// else by name, else by generateName (the pods of one template share it,
-// and admission names such a pod "<generateName>*").
+// of finds the admission row of a pod with that outcome ("": any): by
+// admission id, else by name, else by generateName (the pods of one
+// template share it, and admission names such a pod "<generateName>*").
 func (ix admissions) of(p *corev1.Pod, outcome translate.Outcome) *report.Row {
-	if r, ok := ix.byID[p.Annotations[AnnotationAdmission]]; ok && r.Outcome == outcome {
+	if r, ok := ix.byID[p.Annotations[AnnotationAdmission]]; ok && (outcome == "" || r.Outcome == outcome) {
+		ix.used[r] = true
 		return r
 	}
 	for _, name := range []string{p.Name, p.GenerateName + "*"} {
 		if r, ok := ix.byName[p.Namespace+"\x00"+name+"\x00"+string(outcome)]; ok && name != "*" {
+			ix.used[r] = true
 			return r
 		}
 	}
@@ -135,6 +140,17 @@ func (s *ReportStore) classify(p *corev1.Pod, pol *translate.Policy, ix admissio
 	lp.reason = translate.ReasonCode(p.Annotations[AnnotationReason])
 	if decision == "" && p.Annotations[translate.AnnotationTemplate] != "" {
 		decision = DecisionTranslated // translated before pods carried their decision
+	}
+	if decision == "" {
+		// Decided by a version that did not annotate: the admission's row
+		// says what (the pod is not translated, so Translate is audit's).
+		if r := ix.of(p, ""); r != nil {
+			decision = map[translate.Outcome]string{translate.OutcomeTranslate: DecisionWouldTranslate, translate.OutcomeKeepLegacy: DecisionKeptLegacy}[r.Outcome]
+			decision = cmp.Or(decision, DecisionSkipped)
+			if r.Decisive != nil {
+				lp.reason = r.Decisive.Code
+			}
+		}
 	}
 	if decision == "" {
 		code, cause, ok := Unseen(p, pol, s.started())
@@ -182,10 +198,10 @@ func (s *ReportStore) optedIn(ns string) bool {
 }
 
 // livePods lists the pods of the report's namespaces (all for ""),
-// classified.
-func (s *ReportStore) livePods(namespace string, admitted []report.Row) []livePod {
+// classified; the index says which admission rows they used.
+func (s *ReportStore) livePods(namespace string, adm []admitted) ([]livePod, admissions) {
 	pol := s.Policy()
-	ix := indexAdmissions(admitted)
+	ix := indexAdmissions(adm)
 	var out []livePod
 	for _, p := range s.Live.Pods() {
 		if (namespace != "" && p.Namespace != namespace) || !s.optedIn(p.Namespace) {
@@ -194,6 +210,45 @@ func (s *ReportStore) livePods(namespace string, admitted []report.Row) []livePo
 		if lp, ok := s.classify(p, pol, ix); ok {
 			out = append(out, lp)
 		}
+	}
+	return out, ix
+}
+
+// NotCachedFor is how long an admission's row stands for its pod while no
+// pod of the cache matches it: the informer shows a pod moments after its
+// admission; a row older than that is of a pod that is gone (or was never
+// created: another webhook refused it).
+const NotCachedFor = 30 * time.Second
+
+// notCached are the rows of the latest admissions whose pods the cache
+// does not show yet, as admission recorded them, with their status.
+func (s *ReportStore) notCached(adm []admitted, ix admissions) []report.Row {
+	now := s.now()
+	var out []report.Row
+	for i := range adm {
+		a := &adm[i]
+		if ix.used[&a.row] || now.Sub(a.at) > NotCachedFor || !s.optedIn(a.row.Namespace) {
+			continue
+		}
+		row := a.row
+		row.Reasons = slices.Clone(row.Reasons)
+		switch row.Outcome {
+		case translate.OutcomeTranslate:
+			row.Status = report.StatusReadyNow
+			if m, _ := s.Live.NamespaceMode(row.Namespace); m == ModeEnforce {
+				row.Status = report.StatusWaiting
+				mt := metav1.NewTime(a.at)
+				row.WaitingSince, row.Waiting = &mt, now.Sub(a.at).Round(time.Second).String()
+			} else if row.Verdict == "FitsWhenFree" {
+				row.Status = report.StatusReadyWhenFree
+			}
+		case translate.OutcomeKeepLegacy:
+			row.Status, row.Template, row.Alternatives, row.Devices = report.StatusBlocked, "", nil, nil
+		default:
+			row.Status, row.Template = report.StatusSkipped, ""
+		}
+		advise(&row)
+		out = append(out, row)
 	}
 	return out
 }
@@ -258,10 +313,7 @@ func (s *ReportStore) groupRow(ns, kind, name string, status report.Status, g []
 			r.Severity = translate.SeverityWarning
 		}
 		if r.Message == "" {
-			r.Message = "decided at admission: " + string(first.reason)
-			if e, ok := Reasons().Lookup(first.reason); ok && e.Remedy != "" {
-				r.Message += "; " + e.Remedy
-			}
+			r.Message = restartedMessage(status, first)
 		}
 		if r.Code != "" {
 			row.Decisive, row.Reasons = &r, []translate.Reason{r}
@@ -275,6 +327,8 @@ func (s *ReportStore) groupRow(ns, kind, name string, status report.Status, g []
 		if t := first.pod.Annotations[translate.AnnotationTemplate]; t != "" {
 			row.Template = t
 		}
+		// The newest pod's admission, when it holds devices (enforce mode).
+		row.Admission = first.pod.Annotations[AnnotationAdmission]
 	case report.StatusBlocked, report.StatusSkipped:
 		row.Template, row.Alternatives, row.Devices = "", nil, nil
 	}
@@ -303,6 +357,24 @@ func (s *ReportStore) groupRow(ns, kind, name string, status report.Status, g []
 	return row
 }
 
+// restartedMessage says what a pod's annotations tell of a decision whose
+// details this replica does not have (it was decided before a restart, or
+// by another replica).
+func restartedMessage(status report.Status, lp livePod) string {
+	const lost = "the verdict and reasons were not kept (decided by another replica or before a restart)"
+	switch status {
+	case report.StatusMigrated, report.StatusWaiting:
+		return fmt.Sprintf("translated at admission to ResourceClaimTemplate %s; %s", lp.pod.Annotations[translate.AnnotationTemplate], lost)
+	case report.StatusReadyNow, report.StatusReadyWhenFree:
+		return "would be translated (audit mode); " + lost
+	}
+	msg := fmt.Sprintf("%s at admission (%s); %s", lp.pod.Annotations[AnnotationDecision], lp.reason, lost)
+	if e, ok := Reasons().Lookup(lp.reason); ok && e.Remedy != "" {
+		msg += " — " + e.Remedy
+	}
+	return msg
+}
+
 // advise rewords the verdict's node as advice: the allocator's node at
 // admission is one place the pod could go, not where it went
 // ("FitsNow on node a100-mig-0" → "FitsNow: could run on 6 nodes, e.g.
@@ -313,7 +385,7 @@ func advise(row *report.Row) {
 	}
 	msg := row.Verdict + ": " + row.Advisory()
 	if len(row.BoundTo) > 0 {
-		msg = fmt.Sprintf("%s at admission (advice: %s); bound to %s", row.Verdict, row.Advisory(), strings.Join(row.BoundTo, ", "))
+		msg = fmt.Sprintf("%s at admission; its pods run on %s", row.Verdict, strings.Join(row.BoundTo, ", "))
 	}
 	reword := func(r translate.Reason) translate.Reason {
 		if r.Code == decide.ReasonFeasible {
@@ -412,9 +484,10 @@ func (s *ReportStore) progress(pods []livePod) report.ProgressSample {
 // in the bounded history and sets claimbridge_migration_devices.
 func (s *ReportStore) Sample(now time.Time) report.ProgressSample {
 	s.mu.Lock()
-	admitted := s.admittedRows("")
+	adm := s.admittedRows("")
 	s.mu.Unlock()
-	p := s.progress(s.livePods("", admitted))
+	pods, _ := s.livePods("", adm)
+	p := s.progress(pods)
 	p.Time = metav1.NewTime(now)
 	if s.MigrationDevices != nil {
 		s.MigrationDevices.WithLabelValues("dra").Set(float64(p.DRA))

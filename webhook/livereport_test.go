@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -214,7 +213,7 @@ func TestLiveReportCountsWorkloadsWithTheirStatus(t *testing.T) {
 	if r := byStatus[report.StatusReadyNow]; r.Decisive.Message != "FitsNow: could run on 6 nodes, e.g. a100-mig-0" {
 		t.Errorf("a Ready-now row's verdict reads %q, want it said as advice with the number of nodes", r.Decisive.Message)
 	}
-	if r := byStatus[report.StatusMigrated]; !strings.HasSuffix(r.Decisive.Message, "bound to dgx-h100-0, dgx-h100-1") {
+	if r := byStatus[report.StatusMigrated]; r.Decisive.Message != "FitsNow at admission; its pods run on dgx-h100-0, dgx-h100-1" {
 		t.Errorf("a Migrated row's verdict reads %q, want it to name the nodes its pods are bound to", r.Decisive.Message)
 	}
 	if r := byStatus[report.StatusWaiting]; r.Waiting != "35h48m0s" {
@@ -328,5 +327,39 @@ func TestWorkloadOf(t *testing.T) {
 				t.Errorf("workloadOf = %s/%s, want %s/%s", kind, name, tc.wantKind, tc.wantName)
 			}
 		})
+	}
+}
+
+func TestLiveReportRowsOfAdmissionsTheCacheDoesNotShow(t *testing.T) {
+	// A pod of the cache that carries no decision (admitted by a version
+	// that did not annotate) takes it from the admission's row; an
+	// admission whose pod the cache does not show yet is a row of its own
+	// for NotCachedFor, then it is gone.
+	legacy := builders.MakePod("legacy", "prod").Container("app").Limit("nvidia.com/gpu", "1").Obj()
+	legacy.CreationTimestamp = at(2)
+	inv := liveInventory(t, append(liveObjects(), legacy))
+	s := newLiveStore(inv, true)
+	kept := &translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "NeverFits"}
+	s.Add("prod", report.Row{Kind: "Pod", Namespace: "prod", Name: "legacy", Outcome: translate.OutcomeKeepLegacy, Template: "claimbridge-never", Decisive: kept,
+		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow)
+	s.Add("staging", report.Row{Kind: "Pod", Namespace: "staging", Name: "fresh", Outcome: translate.OutcomeTranslate, Verdict: "FitsNow", Node: "l4-0",
+		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow.Add(-time.Second))
+	s.Add("staging", report.Row{Kind: "Pod", Namespace: "staging", Name: "gone", Outcome: translate.OutcomeTranslate, Verdict: "FitsNow", Node: "l4-0",
+		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow.Add(-time.Hour))
+	got := map[string]liveRow{}
+	for _, r := range liveRowsOf(s.Report(t.Context(), "", "default")) {
+		got[r.Object] = r
+	}
+	want := map[string]liveRow{
+		"prod/Pod/legacy": {Object: "prod/Pod/legacy", Status: report.StatusBlocked, Replicas: 1, Devices: 1, Code: decide.ReasonInfeasible},
+		"staging/Pod/fresh": {Object: "staging/Pod/fresh", Status: report.StatusReadyNow, Replicas: 1, Devices: 1},
+	}
+	for k, w := range want {
+		if diff := cmp.Diff(w, got[k]); diff != "" {
+			t.Errorf("%s (-want,+got):\n%s", k, diff)
+		}
+	}
+	if _, ok := got["staging/Pod/gone"]; ok {
+		t.Errorf("an admission of an hour ago whose pod is not in the cache is still a row")
 	}
 }

@@ -82,21 +82,27 @@ type PendingSource interface {
 
 // ring keeps the last rows of a namespace without copying on every add.
 type ring struct {
-	rows []report.Row
+	rows []admitted
 	next int // where the next row goes once rows is full
 }
 
-func (r *ring) add(row report.Row, size int) {
+// admitted is a row admission recorded, and when.
+type admitted struct {
+	row report.Row
+	at  time.Time
+}
+
+func (r *ring) add(a admitted, size int) {
 	if len(r.rows) < size {
-		r.rows = append(r.rows, row)
+		r.rows = append(r.rows, a)
 		return
 	}
-	r.rows[r.next] = row
+	r.rows[r.next] = a
 	r.next = (r.next + 1) % size
 }
 
 // ordered returns the rows oldest first.
-func (r *ring) ordered() []report.Row {
+func (r *ring) ordered() []admitted {
 	return append(slices.Clone(r.rows[r.next:]), r.rows[:r.next]...)
 }
 
@@ -130,14 +136,14 @@ func (s *ReportStore) Add(namespace string, row report.Row, now time.Time) {
 		r = &ring{}
 		s.rows[namespace] = r
 	}
-	r.add(row, per)
+	r.add(admitted{row: row, at: now}, per)
 	s.seen[namespace] = now
 }
 
 // admittedRows copies the admission rows of a namespace, or of all for "",
 // oldest first within a namespace; s.mu is held.
-func (s *ReportStore) admittedRows(namespace string) []report.Row {
-	var rows []report.Row
+func (s *ReportStore) admittedRows(namespace string) []admitted {
+	var rows []admitted
 	for _, ns := range slices.Sorted(maps.Keys(s.rows)) {
 		if namespace == "" || ns == namespace {
 			rows = append(rows, s.rows[ns].ordered()...)
@@ -151,18 +157,22 @@ func (s *ReportStore) admittedRows(namespace string) []report.Row {
 // migration's progress (with its history for all namespaces).
 func (s *ReportStore) Report(ctx context.Context, namespace, policy string) *report.Report {
 	s.mu.Lock()
-	rows := s.admittedRows(namespace)
+	adm := s.admittedRows(namespace)
 	s.mu.Unlock()
+	var rows []report.Row
 	var progress *report.Progress
 	if s.Live != nil && s.Policy != nil {
-		pods := s.livePods(namespace, rows)
-		rows = s.liveRows(pods, s.now())
+		pods, ix := s.livePods(namespace, adm)
+		rows = append(s.liveRows(pods, s.now()), s.notCached(adm, ix)...)
 		now := s.progress(pods)
 		progress = &report.Progress{DRA: now.DRA, DevicePlugin: now.DevicePlugin}
 		if namespace == "" {
 			progress.History = s.progressHistory()
 		}
 	} else {
+		for _, a := range adm {
+			rows = append(rows, a.row)
+		}
 		s.markWaiting(rows)
 	}
 	rep := report.New("live", policy, rows)
