@@ -351,7 +351,7 @@ func TestLiveReportRowsOfAdmissionsTheCacheDoesNotShow(t *testing.T) {
 		got[r.Object] = r
 	}
 	want := map[string]liveRow{
-		"prod/Pod/legacy": {Object: "prod/Pod/legacy", Status: report.StatusBlocked, Replicas: 1, Devices: 1, Code: decide.ReasonInfeasible},
+		"prod/Pod/legacy":   {Object: "prod/Pod/legacy", Status: report.StatusBlocked, Replicas: 1, Devices: 1, Code: decide.ReasonInfeasible},
 		"staging/Pod/fresh": {Object: "staging/Pod/fresh", Status: report.StatusReadyNow, Replicas: 1, Devices: 1},
 	}
 	for k, w := range want {
