@@ -153,6 +153,9 @@ type page struct {
 	Cutover    *cutoverPage
 	Classes    []keyCount
 	Resources  []keyCount
+	// Workloads: distinct workloads (live pages, whose rows are one per
+	// workload and status).
+	Workloads int
 	// MigratedShare: the share of the devices asked for that DRA serves
 	// (live pages).
 	MigratedShare int64
@@ -209,6 +212,7 @@ func newPage(r *Report) *page {
 		p.MigratedShare = p.ByCategory["migrated"].Devices * 100 / p.Total.Devices
 	}
 	if p.Live {
+		p.Workloads = r.workloads()
 		for _, row := range r.Items {
 			if row.Unseen {
 				p.Unseen.add(row)

@@ -374,7 +374,7 @@ func (r *Report) table(w io.Writer) error {
 	} else {
 		fmt.Fprintln(tw, "OBJECT\tOUTCOME\tPLACEMENT\tVERDICT\tNODE\tALTERNATIVES\tREASON")
 		for _, row := range r.Items {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.object(), row.Outcome, dash(row.Placement.short()), dash(row.Verdict), dash(row.node()),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.object(), row.outcome(), dash(row.Placement.short()), dash(row.Verdict), dash(row.node()),
 				dash(strings.Join(row.Alternatives, ",")), truncate(row.Headline(), 110))
 		}
 	}
@@ -404,6 +404,13 @@ func (r *Report) summaryLine() string {
 	if len(objects) != r.Summary.Total {
 		what = fmt.Sprintf("%d pod templates in %d objects", r.Summary.Total, len(objects))
 	}
+	if r.live() {
+		var pods int64
+		for _, row := range r.Items {
+			pods += row.Pods()
+		}
+		what = fmt.Sprintf("%d workloads · %d pods (%d rows, one per workload and status)", r.workloads(), pods, r.Summary.Total)
+	}
 	line := fmt.Sprintf("%s: %d translate, %d keep legacy, %d skip", what, r.Summary.Translate, r.Summary.KeepLegacy, r.Summary.Skip)
 	if r.Forecast != nil {
 		var parts []string
@@ -417,11 +424,31 @@ func (r *Report) summaryLine() string {
 	return line
 }
 
+// workloads counts the distinct workloads of the rows (kind, namespace
+// and name): a live workload whose pods stand differently has a row per
+// status.
+func (r *Report) workloads() int {
+	seen := map[string]bool{}
+	for _, row := range r.Items {
+		seen[row.Kind+"/"+row.Namespace+"/"+row.Name] = true
+	}
+	return len(seen)
+}
+
+// outcome is the OUTCOME column of the text formats: a live row's status
+// with its outcome.
+func (row Row) outcome() string {
+	if row.Status != "" {
+		return string(row.Outcome) + "/" + string(row.Status)
+	}
+	return string(row.Outcome)
+}
+
 func (r *Report) markdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| Object | Outcome | Placement | Verdict | Node | Alternatives | Reason |\n|---|---|---|---|---|---|---|\n")
 	for _, row := range r.Items {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", row.object(), row.Outcome, dash(row.Placement.short()), dash(row.Verdict), dash(row.node()),
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", row.object(), row.outcome(), dash(row.Placement.short()), dash(row.Verdict), dash(row.node()),
 			dash(strings.Join(row.Alternatives, ", ")), strings.ReplaceAll(row.Headline(), "|", `\|`))
 	}
 	fmt.Fprintf(&b, "\n%s\n", r.summaryLine())

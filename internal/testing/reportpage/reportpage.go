@@ -210,6 +210,14 @@ func (p *Page) Check(rep *report.Report) error {
 		return v, true
 	}
 	want := map[string]int64{"workloads": e.workloads, "devices": e.devices, "never": e.never}
+	if live(rep) {
+		// One row per workload and status: the workloads are the distinct ones.
+		distinct := map[string]bool{}
+		for _, row := range rep.Items {
+			distinct[row.Kind+"/"+row.Namespace+"/"+row.Name] = true
+		}
+		want["workloads"] = int64(len(distinct))
+	}
 	cats := []string{"now", "free", "waiting", "blocked", "skip"}
 	if live(rep) {
 		cats = append(cats, "migrated")
