@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 func TestServeArgs(t *testing.T) {
@@ -85,5 +91,57 @@ func TestTheBinaryTakesServeFlagsAndRefusesThoseItWires(t *testing.T) {
 				t.Errorf("devcluster %s printed\n%s\nwant it to start with %q (and nothing started before)", strings.Join(args, " "), out, want)
 			}
 		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer the step's ticker and the test may use at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestAStepThatRunsForAWhileSaysSoUntilItIsDone(t *testing.T) {
+	var out syncBuffer
+	p := &progress{w: &out, total: 2, every: time.Millisecond}
+	p.step("first")()
+	done := p.step("building something slow")
+	err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return strings.Contains(out.String(), "[2/2] still running ("), nil
+	})
+	if err != nil {
+		t.Fatalf("no line says the step is still running:\n%s", out.String())
+	}
+	done()
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for i, want := range []string{"devcluster: [1/2] first", "devcluster: [1/2] done in ", "devcluster: [2/2] building something slow"} {
+		if !strings.HasPrefix(lines[i], want) {
+			t.Errorf("line %d = %q, want it to start with %q", i, lines[i], want)
+		}
+	}
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "devcluster: [2/2] done in ") {
+		t.Errorf("last line = %q, want the step's end", last)
+	}
+	stillRunning := regexp.MustCompile(`^devcluster: \[2/2\] still running \([0-9.]+ s; [0-9.]+ s since devcluster started\)$`)
+	for _, l := range lines[3 : len(lines)-1] {
+		if !stillRunning.MatchString(l) {
+			t.Errorf("line %q between the step's start and end is not a still-running line", l)
+		}
+	}
+	n := len(lines)
+	time.Sleep(5 * time.Millisecond)
+	if got := len(strings.Split(strings.TrimSpace(out.String()), "\n")); got != n {
+		t.Errorf("%d lines after the step ended, want none:\n%s", got-n, out.String())
 	}
 }

@@ -15,19 +15,19 @@ import (
 	"github.com/claimbridge/claimbridge/e2e/image"
 )
 
-// tick is how often a running step says it is still running.
-const tick = 30 * time.Second
-
 // progress numbers devcluster's steps ("[2/4] …") and times them.
 type progress struct {
 	w     io.Writer
 	total int
+	// every is how often a running step says it is still running. Default 30 s.
+	every time.Duration
+
 	n     int
 	start time.Time
 }
 
 // step announces the next step and returns the function that ends it. Until then a line every
-// tick says the step is still running, with its elapsed time and devcluster's.
+// p.every says the step is still running, with its elapsed time and devcluster's.
 func (p *progress) step(what string) (done func()) {
 	if p.start.IsZero() {
 		p.start = time.Now()
@@ -40,7 +40,11 @@ func (p *progress) step(what string) (done func()) {
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)
-		t := time.NewTicker(tick)
+		every := p.every
+		if every <= 0 {
+			every = 30 * time.Second
+		}
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
