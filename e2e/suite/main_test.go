@@ -30,6 +30,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/e2e/chart"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
+	"github.com/claimbridge/claimbridge/internal/policyreport"
 	"github.com/claimbridge/claimbridge/internal/server"
 )
 
@@ -140,6 +141,8 @@ func startClaimbridge(ctx context.Context, c *cluster.Cluster) (func(), error) {
 			// replica of its own.
 			MetricsAddr: "127.0.0.1:" + strconv.Itoa(ports[1]), MetricsInsecure: true,
 			LeaderElect: true, TemplateGCGrace: gcGrace, SnapshotMinInterval: -1, StrandedAfter: strandedAfter, Policy: policyPath,
+			// policyreports_test.go runs the writer of its own, from the image.
+			PolicyReports: policyreport.APIOff,
 		})
 	}()
 	stop := func() {

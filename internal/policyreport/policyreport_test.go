@@ -76,8 +76,9 @@ func TestResults(t *testing.T) {
 			Description: "Infeasible: no DRA device fits" + remedyOf(catalog, decide.ReasonInfeasible),
 			Properties:  map[string]string{"decision": "KeptLegacy", "status": "Blocked", "devices": "2× nvidia.com/gpu"}},
 		{Rule: "Skip", Severity: SeverityInfo, Result: ResultSkip,
-			Subjects:   []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "e-skipped"}},
-			Properties: map[string]string{"decision": "Skipped", "status": "Skipped"}},
+			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "e-skipped"}},
+			Description: "Skipped (decision Skipped)",
+			Properties:  map[string]string{"decision": "Skipped", "status": "Skipped"}},
 	}
 	for i := range want {
 		want[i].Source, want[i].Policy, want[i].Category = "claimbridge", "claimbridge", "DRA migration"

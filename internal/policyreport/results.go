@@ -86,6 +86,11 @@ func result(rows []report.Row, catalog translate.Catalog) PolicyReportResult {
 		}
 		msg += remedy
 	}
+	if msg == "" {
+		// No reason recorded (a pod admitted before the webhook wrote
+		// decisions): say where it stands.
+		msg = fmt.Sprintf("%s (decision %s)", status, decisionOf(status))
+	}
 	props := map[string]string{
 		"decision": decisionOf(status),
 		"status":   string(status),
