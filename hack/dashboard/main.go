@@ -126,13 +126,16 @@ func main() {
 	pngOut := flag.String("png", "docs/dashboard.png", "where the screenshot goes")
 	width := flag.Int("width", 1600, "window width in pixels")
 	flag.Parse()
-	if err := run(*dash, *htmlOut, *pngOut, *width); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) //nolint:forbidigo // the command's context starts in main
+	err := run(ctx, *dash, *htmlOut, *pngOut, *width)
+	cancel()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "dashboard:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dash, htmlOut, pngOut string, width int) error {
+func run(ctx context.Context, dash, htmlOut, pngOut string, width int) error {
 	d, err := Load(dash)
 	if err != nil {
 		return err
@@ -155,8 +158,6 @@ func run(dash, htmlOut, pngOut string, width int) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	if err := c.Screenshot(ctx, "file://"+abs, pngOut, width, height(d)); err != nil {
 		return err
 	}
