@@ -107,10 +107,13 @@ func run() error {
 		}
 	}()
 
-	done = p.step("publishing the fleet " + *fleetDir)
+	done = p.step("publishing the fleet " + *fleetDir + " and the PolicyReport CRD")
 	fleet, err := c.ApplyFleet(ctx, *fleetDir)
 	if err != nil {
 		return fmt.Errorf("apply fleet %s: %w", *fleetDir, err)
+	}
+	if err := installPolicyReportCRD(ctx, c); err != nil {
+		return err
 	}
 	done()
 	metricsAddr := ""
@@ -160,6 +163,7 @@ Try it:
   # 3. read the audit report of what claimbridge decided, as a table or as the readiness page
   curl -s 'http://%s/report?format=table'
   curl -s 'http://%s/report?format=html' > report.html   # open it in a browser
+  kubectl get policyreports -A   # the same, one PolicyReport per opted-in namespace, a result per workload
 
 More: kubectl get nodes -L nvidia.com/gpu.product; kubectl get resourceslices,deviceclasses
 Pods are scheduled and their claims allocated; no container ever runs (there is no kubelet).
