@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -273,6 +274,32 @@ func TestCertManagerIssuesTheServingCertificateAndRenewalUnderABurstFailsNoAdmis
 	}
 	if !srv.Alive() {
 		t.Error("claimbridge exited")
+	}
+	// /metrics and /report (metrics.secure, the chart's default) are served with the
+	// webhook's certificate, renewed with it, and only to authenticated readers.
+	if len(renewalsDone) > 0 {
+		last := renewalsDone[len(renewalsDone)-1].serial
+		eventually(t, "the metrics server serves the renewed certificate", func(context.Context) (bool, error) {
+			s, err := servedSerial(srv.MetricsAddr, roots)
+			if err != nil {
+				return false, err
+			}
+			return s.Cmp(last) == 0, nil
+		})
+	}
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: roots, ServerName: fullname + "." + ownNamespace + ".svc", MinVersion: tls.VersionTLS12,
+	}}}
+	for _, path := range []string{"/metrics", "/report"} {
+		resp, err := hc.Get("https://" + srv.MetricsAddr + path)
+		if err != nil {
+			t.Errorf("GET %s: %v", path, err)
+			continue
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET %s without a token: %d, want 401", path, resp.StatusCode)
+		}
 	}
 	// The registration is the chart's: by Service, not by URL.
 	if cc := mwc.Webhooks[0].ClientConfig; cc.Service == nil || cc.URL != nil {
