@@ -3,6 +3,7 @@ package policyreport
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -270,4 +271,21 @@ func keys(m map[string]*unstructured.Unstructured) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+func TestBoundKeepsWhatNeedsAttention(t *testing.T) {
+	var in []PolicyReportResult
+	for i, r := range []PolicyResult{ResultPass, ResultSkip, ResultFail, ResultWarn, ResultPass, ResultFail} {
+		in = append(in, PolicyReportResult{Rule: strconv.Itoa(i), Result: r})
+	}
+	var got []string
+	for _, r := range Bound(in, 3) {
+		got = append(got, r.Rule+string(r.Result))
+	}
+	if diff := cmp.Diff([]string{"2fail", "3warn", "5fail"}, got); diff != "" {
+		t.Errorf("kept (-want,+got):\n%s", diff)
+	}
+	if len(Bound(in, 10)) != len(in) {
+		t.Error("results under the bound were dropped")
+	}
 }

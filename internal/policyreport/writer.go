@@ -69,6 +69,10 @@ func (a API) kind() string {
 // DefaultInterval is how often at most the reports are brought up to date.
 const DefaultInterval = 15 * time.Second
 
+// DefaultMaxResults is the default bound of one report's results (about
+// 1 KiB each).
+const DefaultMaxResults = 1000
+
 // Source gives a namespace's live report: the webhook's ReportStore.
 type Source interface {
 	Report(ctx context.Context, namespace, policy string) *report.Report
@@ -102,6 +106,11 @@ type Writer struct {
 	Ready func() bool
 	// Now stamps new results. Default time.Now.
 	Now func() time.Time
+	// MaxResults bounds the results of one report, so that it stays well
+	// within what the API server stores for an object: past it, the
+	// results that need attention most (fail, warn, pass, then skip) are
+	// kept. Default DefaultMaxResults.
+	MaxResults int
 	// Log of the writer. Default: discard.
 	Log logr.Logger
 
@@ -245,7 +254,11 @@ func (w *Writer) namespaces(ctx context.Context) ([]string, error) {
 
 // write creates or updates a namespace's report when what it says changed.
 func (w *Writer) write(ctx context.Context, ns, policy string, have *unstructured.Unstructured) error {
-	results := Results(w.Source.Report(ctx, ns, policy))
+	maxResults := w.MaxResults
+	if maxResults <= 0 {
+		maxResults = DefaultMaxResults
+	}
+	results := Bound(Results(w.Source.Report(ctx, ns, policy)), maxResults)
 	var old []PolicyReportResult
 	if have != nil {
 		var cur PolicyReport
@@ -357,4 +370,25 @@ func ParseAPI(s string) (API, error) {
 		names[i] = string(a)
 	}
 	return "", fmt.Errorf("--policy-reports must be one of %s", strings.Join(names, ", "))
+}
+
+// Bound keeps at most n results, those that need attention most (fail,
+// warn, pass, skip; in their order within each), in their order.
+func Bound(results []PolicyReportResult, n int) []PolicyReportResult {
+	if len(results) <= n {
+		return results
+	}
+	order := map[PolicyResult]int{ResultFail: 0, ResultError: 1, ResultWarn: 2, ResultPass: 3, ResultSkip: 4}
+	idx := make([]int, len(results))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return order[results[a].Result] - order[results[b].Result] })
+	keep := idx[:n]
+	slices.Sort(keep)
+	out := make([]PolicyReportResult, 0, n)
+	for _, i := range keep {
+		out = append(out, results[i])
+	}
+	return out
 }
