@@ -102,7 +102,7 @@ func TestBadInputGetsAClearAnswerAndTheServerKeepsServing(t *testing.T) {
 		},
 		"a 3 MiB pod, larger than the API stores, is still translated": {
 			body: reviewOf(t, "uid-3m", "prod", big), wantCode: 200, wantPatched: true,
-			wantWarning: []string{"claimbridge: translated to ResourceClaimTemplate"},
+			wantWarning: []string{"claimbridge: Translated: uses ResourceClaimTemplate"},
 		},
 		"a Deployment is not mutated and the message says it is not a pod": {
 			body: withKind(reviewOf(t, "uid-d", "prod", deployment), `"kind":{"group":"apps","version":"v1","kind":"Deployment"}`), wantCode: 200,
@@ -118,7 +118,7 @@ func TestBadInputGetsAClearAnswerAndTheServerKeepsServing(t *testing.T) {
 		},
 		"a v1beta1 review is answered in v1beta1 and translated": {
 			body: bytes.Replace(l4, []byte(`"apiVersion":"admission.k8s.io/v1"`), []byte(`"apiVersion":"admission.k8s.io/v1beta1"`), 1), wantCode: 200,
-			wantVersion: "admission.k8s.io/v1beta1", wantPatched: true, wantWarning: []string{"translated to"},
+			wantVersion: "admission.k8s.io/v1beta1", wantPatched: true, wantWarning: []string{"uses ResourceClaimTemplate"},
 		},
 		"a Deployment inside a pod review is admitted with a decode warning": {
 			body: reviewOf(t, "uid-x", "prod", deployment), wantCode: 200,
@@ -132,19 +132,19 @@ func TestBadInputGetsAClearAnswerAndTheServerKeepsServing(t *testing.T) {
 		},
 		"a negative count is kept as submitted with the reason": {
 			body: reviewOf(t, "uid-neg", "prod", gpuPod("-1")), wantCode: 200,
-			wantWarning: []string{"kept as submitted: InvalidQuantity: nvidia.com/gpu -1 is negative"},
+			wantWarning: []string{"InvalidQuantity: kept as submitted; ask for whole devices: extended resources take integer quantities; spec.containers[0].resources.limits[nvidia.com/gpu]: nvidia.com/gpu -1 is negative"},
 		},
 		"a fractional count is kept as submitted with the reason": {
 			body: reviewOf(t, "uid-half", "prod", gpuPod("500m")), wantCode: 200,
-			wantWarning: []string{"kept as submitted: InvalidQuantity: nvidia.com/gpu 500m is not a whole number of devices"},
+			wantWarning: []string{"InvalidQuantity: kept as submitted; ask for whole devices: extended resources take integer quantities; spec.containers[0].resources.limits[nvidia.com/gpu]: nvidia.com/gpu 500m is not a whole number of devices"},
 		},
 		"a million devices are kept as submitted with the reason": {
 			body: reviewOf(t, "uid-m", "prod", gpuPod("1000000")), wantCode: 200,
-			wantWarning: []string{"kept as submitted: TooManyDevices: nvidia.com/gpu 1000000 is more than the 32 devices one claim can hold"},
+			wantWarning: []string{"TooManyDevices: kept as submitted; split the pod or ask for fewer devices per container: the request is over DRA's per-request maximum; spec.containers[0].resources.limits[nvidia.com/gpu]: nvidia.com/gpu 1000000 is"},
 		},
 		"1,000 containers with a GPU each are kept as submitted with the reason": {
 			body: reviewOf(t, "uid-1000", "prod", manyContainers.Obj()), wantCode: 200,
-			wantWarning: []string{"kept as submitted: TooManyRequests: the pod needs 1000 device requests, more than the 32 a claim may have"},
+			wantWarning: []string{"TooManyRequests: kept as submitted; use fewer containers with devices or fewer device kinds: the claim would be over DRA's request limit; the pod needs 1000 device requests, more than the 32 a claim may have"},
 		},
 	}
 	s, url := httpServed(t)
@@ -173,7 +173,17 @@ func TestBadInputGetsAClearAnswerAndTheServerKeepsServing(t *testing.T) {
 			if ar.APIVersion != wantVersion {
 				t.Errorf("answered with apiVersion %q, want %q", ar.APIVersion, wantVersion)
 			}
-			if got := len(resp.Patch) > 0; got != tc.wantPatched {
+			// A pod kept as submitted carries its decision: a patch of the
+			// annotations only.
+			patched := len(resp.Patch) > 0
+			if patched && tc.body != nil {
+				if req, err := decodeReview(tc.body); err == nil {
+					if _, only := annotationsOnly(t, req.Object.Raw, resp.Patch); only {
+						patched = false
+					}
+				}
+			}
+			if got := patched; got != tc.wantPatched {
 				t.Errorf("patched = %v, want %v (warnings %q)", got, tc.wantPatched, resp.Warnings)
 			}
 			if tc.wantMessage != "" && (resp.Result == nil || !strings.Contains(resp.Result.Message, tc.wantMessage)) {
@@ -214,7 +224,7 @@ func checkStillServing(t *testing.T, s *served, url string) {
 func checkWarningsAreShortLines(t *testing.T, ws []string) {
 	t.Helper()
 	for _, w := range ws {
-		if len(w) > maxWarning || strings.ContainsAny(w, "\r\n") || !utf8.ValidString(w) {
+		if utf8.RuneCountInString(w) > maxWarningRunes || strings.ContainsAny(w, "\r\n") || !utf8.ValidString(w) {
 			t.Errorf("warning is not one short line: %q", w)
 		}
 	}
@@ -240,7 +250,7 @@ func TestHostileLabelValuesGiveCompilingSelectorsAndOneLineWarnings(t *testing.T
 		"single quotes and a dollar": `'${x}'`,
 	}
 	keys := map[string]string{ // label key → the reason a wrong value gets
-		"nvidia.com/gpu.product":              "Infeasible: NeverFits",
+		"nvidia.com/gpu.product":              "Infeasible",
 		"nvidia.com/gpu.memory":               "NodeLabelUntranslatable",
 		"nvidia.com/cuda.driver-version.full": "NodeLabelUntranslatable",
 	}
@@ -273,11 +283,11 @@ func TestHostileLabelValuesGiveCompilingSelectorsAndOneLineWarnings(t *testing.T
 					}
 				}
 				resp := postHTTP(t, url, "application/json", reviewOf(t, "uid-l", "prod", pod)).Response
-				if !resp.Allowed || len(resp.Patch) > 0 {
+				if _, only := annotationsOnly(t, mustJSON(t, pod), resp.Patch); !resp.Allowed || (len(resp.Patch) > 0 && !only) {
 					t.Errorf("allowed %v, patched %v: want admitted as submitted", resp.Allowed, len(resp.Patch) > 0)
 				}
-				if len(resp.Warnings) == 0 || !strings.Contains(resp.Warnings[0], "kept as submitted: "+wantReason) {
-					t.Errorf("warnings %q, want the first to say %q", resp.Warnings, "kept as submitted: "+wantReason)
+				if len(resp.Warnings) == 0 || !strings.HasPrefix(resp.Warnings[0], "claimbridge: "+wantReason+": kept as submitted; ") {
+					t.Errorf("warnings %q, want the first to say %q", resp.Warnings, wantReason+": kept as submitted")
 				}
 				checkWarningsAreShortLines(t, resp.Warnings)
 			})

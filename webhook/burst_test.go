@@ -41,7 +41,7 @@ func burst(t *testing.T, f *fixture, n, workers int) []string {
 				req := request(t, admissionv1.Create, pod, false)
 				req.UID = types.UID(fmt.Sprintf("admission-%02d", i))
 				resp := f.handler.Handle(t.Context(), req)
-				if len(resp.Patches) == 0 {
+				if !mutated(t, req, resp) {
 					continue
 				}
 				if got := applied(t, req, resp).Annotations[AnnotationAdmission]; f.handler.Reservations != nil && got != string(req.UID) {
@@ -167,13 +167,13 @@ func TestReleasedDevicesServeTheNextPod(t *testing.T) {
 		t.Fatalf("translated %d pods, want %d", len(translated), holds)
 	}
 	pod := builders.MakePod("next", "prod").Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
-	if resp := f.handler.Handle(t.Context(), request(t, admissionv1.Create, pod, false)); len(resp.Patches) > 0 {
+	if req := request(t, admissionv1.Create, pod, false); mutated(t, req, f.handler.Handle(t.Context(), req)) {
 		t.Fatal("the ninth pod was translated while every DRA GPU is held")
 	}
 	f.handler.Reservations.Release(translated[0])
 	req := request(t, admissionv1.Create, pod, false)
 	req.UID = "admission-next"
-	if resp := f.handler.Handle(t.Context(), req); len(resp.Patches) == 0 {
+	if resp := f.handler.Handle(t.Context(), req); !mutated(t, req, resp) {
 		t.Errorf("after a release the next pod stays legacy: %v", resp.Warnings)
 	}
 }
@@ -226,7 +226,7 @@ func TestPendingPodsOfOtherAdmissionsAreTakenOver(t *testing.T) {
 		req := request(t, admissionv1.Create, pod, false)
 		req.UID = types.UID(fmt.Sprintf("other-%02d", i))
 		resp := other.handler.Handle(t.Context(), req)
-		if len(resp.Patches) == 0 {
+		if !mutated(t, req, resp) {
 			t.Fatalf("the other replica did not translate pod %d: %v", i, resp.Warnings)
 		}
 		p := applied(t, req, resp)
@@ -266,7 +266,7 @@ func TestAPodWhoseClaimIsAllocatedIsNotHeldTwice(t *testing.T) {
 		req := request(t, admissionv1.Create, pod, false)
 		req.UID = types.UID(fmt.Sprintf("admission-%02d", i))
 		resp := f.handler.Handle(t.Context(), req)
-		if len(resp.Patches) == 0 {
+		if !mutated(t, req, resp) {
 			t.Fatalf("pod %d was not translated: %v", i, resp.Warnings)
 		}
 		p := applied(t, req, resp)
@@ -383,7 +383,7 @@ func TestDevicesTheSchedulerGaveAnotherPodAreHeldElsewhere(t *testing.T) {
 	pod := builders.MakePod("next", "prod").Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
 	req := request(t, admissionv1.Create, pod, false)
 	req.UID = "admission-next"
-	if resp := f.handler.Handle(t.Context(), req); len(resp.Patches) > 0 {
+	if resp := f.handler.Handle(t.Context(), req); mutated(t, req, resp) {
 		t.Errorf("a pod was translated onto a full fleet after the scheduler swapped two pods' devices")
 	}
 	if got := f.handler.Reservations.Len(); got != holds-1 {

@@ -335,9 +335,10 @@ func fuzzSeeds(f *testing.F) [][]byte {
 // posts an AdmissionReview, through controller-runtime's ServeHTTP. Always an
 // AdmissionReview comes back; a review that does not decode is answered 400;
 // one that decodes is allowed (claimbridge never denies), with warnings that
-// are short lines of UTF-8. Only the creation of a v1 Pod is patched; a
-// patched pod is the translation of the submitted one, passes the checks of
-// checkTranslatedPod, and sent again it is not patched again. testdata/fuzz
+// lead with a reason code and fit kube-apiserver's limits (checkWarnings).
+// Only the creation of a v1 Pod is patched: with its decision's annotations
+// alone, or as the translation of the submitted one that passes the checks
+// of checkTranslatedPod; sent again it is not patched again. testdata/fuzz
 // holds the inputs of fixed bugs.
 func FuzzHandlerDecode(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
@@ -361,10 +362,11 @@ func FuzzHandlerDecode(f *testing.F) {
 			t.Errorf("response UID %q, want the request's %q", resp.UID, req.UID)
 		}
 		for _, w := range resp.Warnings {
-			if len(w) > maxWarning || strings.ContainsAny(w, "\r\n") || !utf8.ValidString(w) {
+			if utf8.RuneCountInString(w) > maxWarningRunes || strings.ContainsAny(w, "\r\n") || !utf8.ValidString(w) {
 				t.Errorf("warning is not one short line of UTF-8: %q", w)
 			}
 		}
+		checkWarnings(t, resp.Warnings)
 		if len(resp.Patch) == 0 {
 			return
 		}
@@ -383,7 +385,22 @@ func FuzzHandlerDecode(f *testing.F) {
 			t.Fatal(err)
 		}
 		out, got := patchedPod(t, req.Object.Raw, resp)
-		checkTranslatedPod(t, in, got, want, policy)
+		decided, only := annotationsOnly(t, req.Object.Raw, resp.Patch)
+		switch {
+		case only:
+			// Audit mode, kept or skipped: only its decision is added.
+			if decided[AnnotationDecision] == "" || decided[AnnotationDecision] == DecisionTranslated || decided[AnnotationReason] == "" {
+				t.Fatalf("a patch of the annotations only, with decision %v", decided)
+			}
+		default:
+			if got.Annotations[AnnotationDecision] != DecisionTranslated || got.Annotations[AnnotationReason] != string(translate.ReasonTranslated) {
+				t.Errorf("translated pod carries decision %q reason %q", got.Annotations[AnnotationDecision], got.Annotations[AnnotationReason])
+			}
+			for _, k := range decisionAnnotations {
+				delete(got.Annotations, k)
+			}
+			checkTranslatedPod(t, in, got, want, policy)
+		}
 
 		// The apiserver reinvokes the webhook with the patched pod: no change.
 		again := s.review(t, reviewRaw(t, "uid-again", req.Namespace, out))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -71,9 +70,10 @@ type PodHandler struct {
 	// LookupNamespace reads a namespace the cache does not have yet (a
 	// namespace created a moment ago). Optional.
 	LookupNamespace func(ctx context.Context, name string) (*corev1.Namespace, error)
-	// Recorder records Events about the decisions on the pod's namespace:
-	// at most one per namespace, kind of decision and reason per
-	// EventInterval (default 10s), then client-go's correlator. Optional.
+	// Recorder records a Denied Event in the namespace of a pod it refuses
+	// (the pod never exists): at most one per namespace and reason per
+	// EventInterval (default 10s), then client-go's correlator. The Events
+	// of admitted pods are the ExplainController's, on the pod. Optional.
 	Recorder      record.EventRecorder
 	EventInterval time.Duration
 	Report        *ReportStore
@@ -175,6 +175,9 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 		return admission.Allowed("claimbridge: " + msg + "; not mutated").WithWarnings("claimbridge: " + msg),
 			decision{mode: mode, outcome: "Error", reason: ReasonDecodeError, message: msg}
 	}
+	// What the annotations are added to: the pod as it came, before the
+	// decision fills in its namespace.
+	submitted := pod.DeepCopy()
 	if pod.Namespace == "" {
 		pod.Namespace = ns
 	}
@@ -198,7 +201,10 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 		Checker: h.Checker, Snapshot: snap, WhenDRABusy: h.Inventory.WhenDRABusy(ns), Admitted: true})
 	if err != nil {
 		msg := fmt.Sprintf("translation failed: %v", err)
-		return admission.Allowed("claimbridge: " + msg), decision{mode: mode, outcome: "Error", reason: ReasonDecideError, message: msg}
+		d := decision{mode: mode, outcome: "Error", reason: ReasonDecideError, message: msg}
+		// Admitted as submitted: kept, and annotated so.
+		row := report.Row{Decisive: &translate.Reason{Code: ReasonDecideError, Severity: translate.SeverityWarning, Message: msg}}
+		return h.annotated(req, submitted, DecisionKeptLegacy, ReasonDecideError, row, admission.Allowed("claimbridge: "+msg)), d
 	}
 	h.observe(dec)
 	res := dec.Translation
@@ -219,8 +225,10 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 			reasons = append(reasons, *ensureReason)
 			resp = admission.Allowed("claimbridge: " + ensureReason.Message)
 		} else {
+			// The translation is this request's own copy of the pod.
+			setDecision(res.Pod, DecisionOf(mode, outcome), translate.ReasonTranslated,
+				explanation(DecisionOf(mode, outcome), translate.ReasonTranslated, report.NewRow("Pod", pod, "", dec)))
 			if reserving {
-				// The translation is this request's own copy of the pod.
 				res.Pod.Annotations[AnnotationAdmission] = string(req.UID)
 				if sub, err := submittedAnnotation(pod); err == nil {
 					res.Pod.Annotations[AnnotationSubmitted] = sub
@@ -251,7 +259,7 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 		row.Decisive = ensureReason
 	}
 	if !mutating {
-		resp = admission.Allowed("claimbridge: " + string(outcome) + ": " + truncate(row.Headline(), maxWarning) + "; not mutated")
+		resp = admission.Allowed("claimbridge: " + string(outcome) + ": " + truncate(row.Headline(), maxAllowedMessage) + "; not mutated")
 	}
 	row.Name = podName(pod)
 	var unserved *unservable
@@ -274,8 +282,13 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 		// warnings (why it was not translated) stay.
 		row.Decisive = &unserved.reason
 		d = decision{mode: mode, outcome: OutcomeDeny, reason: ReasonLegacyUnservable, message: unserved.reason.Message}
-		resp = unserved.denied(withoutLine(ws, truncate(warningPrefix(mode)+unserved.reason.String(), maxWarning)))
+		resp = unserved.denied(withoutLine(ws, reasonLine(warningPrefix(mode), unserved.reason, row)))
 	} else {
+		if outcome != translate.OutcomeTranslate || mode != ModeEnforce {
+			// Audit mode, kept as submitted, skipped: only the decision's
+			// annotations change.
+			resp = h.annotate(req, submitted, mode, outcome, d.reason, row, resp)
+		}
 		resp = resp.WithWarnings(ws...)
 	}
 	if h.Report != nil && !dryRun {
@@ -477,60 +490,20 @@ func warningPrefix(mode Mode) string {
 	return "claimbridge: "
 }
 
-// maxWarning keeps warnings within what kube-apiserver passes on unchanged.
-const maxWarning = 240
-
-// warnings are the admission warnings: one line per fact worth a human's
-// attention. In audit mode the would-be change is one line.
-func warnings(mode Mode, outcome translate.Outcome, row report.Row, dryRun bool) []string {
-	var out []string
-	add := func(s string) { out = append(out, truncate(s, maxWarning)) }
-	prefix := warningPrefix(mode)
-	headline := row.Headline()
-	switch outcome {
-	case translate.OutcomeTranslate:
-		verb := "translated"
-		if mode == ModeAudit {
-			verb = "would translate"
-		} else if dryRun {
-			verb = "would translate (dry run)"
-		}
-		add(fmt.Sprintf("%s%s to ResourceClaimTemplate %s (%s on %s: %s)", prefix, verb, row.Template, row.Verdict, row.Node, strings.Join(row.Alternatives, ",")))
-	case translate.OutcomeKeepLegacy:
-		add(prefix + "kept as submitted: " + headline)
-	}
-	for _, r := range row.Reasons {
-		// The headline of a kept pod is its first warning already.
-		if r.Severity != translate.SeverityWarning || (outcome == translate.OutcomeKeepLegacy && string(r.Code)+": "+r.Message == headline) {
-			continue
-		}
-		add(prefix + r.String())
-	}
-	return out
-}
-
+// event records a Denied Event in the namespace: a denied pod never
+// exists, so there is no pod to put it on (a controller's own FailedCreate
+// Event says so on the owner). Every pod admitted gets its Event from the
+// leader's ExplainController instead. At most one per namespace and reason
+// per EventInterval (default 10s), then client-go's correlator.
 func (h *PodHandler) event(ns string, mode Mode, d decision, row report.Row, dryRun bool) {
-	if h.Recorder == nil || dryRun || d.outcome == string(translate.OutcomeSkip) {
+	if h.Recorder == nil || dryRun || d.outcome != OutcomeDeny {
 		return
 	}
-	// The Event is about the namespace and stored in it, so that
-	// `kubectl get events -n NS` shows the decisions taken there.
 	obj := &corev1.ObjectReference{Kind: "Namespace", APIVersion: "v1", Name: ns, Namespace: ns}
-	typ := corev1.EventTypeNormal
-	if d.outcome != string(translate.OutcomeTranslate) {
-		typ = corev1.EventTypeWarning
-	}
-	verb := map[string]string{string(translate.OutcomeTranslate): "Translated", string(translate.OutcomeKeepLegacy): "KeptLegacy", OutcomeDeny: "Denied"}[d.outcome]
-	if mode == ModeAudit {
-		verb = "Audit" + verb
-	}
-	if verb == "" {
-		verb = d.outcome
-	}
-	if !h.events.allow(ns+"/"+verb+"/"+string(d.reason), h.now(), h.EventInterval) {
+	if !h.events.allow(ns+"/Denied/"+string(d.reason), h.now(), h.EventInterval) {
 		return
 	}
-	h.Recorder.Eventf(obj, typ, verb, "pod %s/%s: %s", ns, row.Name, truncate(d.message, 900))
+	h.Recorder.Eventf(obj, corev1.EventTypeWarning, "Denied", "pod %s/%s (%s mode): %s", ns, row.Name, mode, truncate(d.message, 900))
 }
 
 // eventLimiter lets one Event per key through per interval, before the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
@@ -174,17 +175,17 @@ func TestHandler(t *testing.T) {
 		"enforce and feasible: the pod is patched and the template created": {
 			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("prod"),
 			wantPatched: true, wantTemplate: true,
-			wantWarnings: []string{"claimbridge: translated to ResourceClaimTemplate " + want.Template.Name + " (FitsNow on l4-inference-0"},
+			wantWarnings: []string{"claimbridge: Translated: uses ResourceClaimTemplate " + want.Template.Name + " (FitsNow on l4-inference-0"},
 			wantMetric:   []string{"enforce", "Translate", "Translated"},
 		},
 		"audit: no patch, the would-be change as a warning, nothing created": {
 			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("staging"),
-			wantWarnings: []string{"claimbridge (audit): would translate to ResourceClaimTemplate " + want.Template.Name},
+			wantWarnings: []string{"claimbridge (audit): Translated: would use ResourceClaimTemplate " + want.Template.Name},
 			wantMetric:   []string{"audit", "Translate", "Translated"},
 		},
 		"dry run: the patch is computed, nothing is created": {
 			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("prod"), dryRun: true,
-			wantPatched: true, wantWarnings: []string{"would translate (dry run)"},
+			wantPatched: true, wantWarnings: []string{"would use (dry run"},
 			wantMetric: []string{"enforce", "Translate", "Translated"},
 		},
 		"not a CREATE": {
@@ -210,7 +211,7 @@ func TestHandler(t *testing.T) {
 					return namespaces(map[string]Mode{name: ModeEnforce})[name], nil
 				}
 			},
-			wantPatched: true, wantTemplate: true, wantWarnings: []string{"translated to"},
+			wantPatched: true, wantTemplate: true, wantWarnings: []string{"uses ResourceClaimTemplate"},
 		},
 		"opted-out pod": {
 			// The device plugin's nodes serve it: nothing to say (on a fleet
@@ -225,17 +226,17 @@ func TestHandler(t *testing.T) {
 		},
 		"infeasible: no DRA node serves it, the pod stays legacy with the reason": {
 			fleet: "legacy-gfd", op: admissionv1.Create, pod: l4Pod("prod"),
-			wantWarnings: []string{"claimbridge: kept as submitted: Infeasible: NeverFits"},
+			wantWarnings: []string{"claimbridge: Infeasible: kept as submitted; no DRA node passes the pod's node selector, affinity and taints"},
 			wantMetric:   []string{"enforce", "KeepLegacy", "Infeasible"},
 		},
 		"inventory not synced: Unknown, the pod stays legacy": {
 			fleet: "", op: admissionv1.Create, pod: l4Pod("prod"),
-			wantWarnings: []string{"kept as submitted: Infeasible: Unknown (InventoryNotSynced)"},
+			wantWarnings: []string{"Infeasible: kept as submitted; wait for the webhook's inventory to sync"},
 		},
 		"invalid pod: request differs from limit": {
 			fleet: "l4-inference", op: admissionv1.Create,
 			pod:          builders.MakePod("p", "prod").Container("c").Limit("nvidia.com/gpu", "2").Request("nvidia.com/gpu", "1").Obj(),
-			wantWarnings: []string{"kept as submitted: RequestLimitMismatch"},
+			wantWarnings: []string{"RequestLimitMismatch: kept as submitted"},
 			wantMetric:   []string{"enforce", "KeepLegacy", "RequestLimitMismatch"},
 		},
 		"undecodable object is admitted unchanged with a warning": {
@@ -245,7 +246,7 @@ func TestHandler(t *testing.T) {
 		"template already in the cache with the same spec: no API call": {
 			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("prod"),
 			mutate:      func(f *fixture) { f.inv.Existing = []*resourceapi.ResourceClaimTemplate{want.Template} },
-			wantPatched: true, wantWarnings: []string{"translated to"},
+			wantPatched: true, wantWarnings: []string{"uses ResourceClaimTemplate"},
 		},
 		"template created meanwhile by another replica: AlreadyExists is success": {
 			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("prod"),
@@ -253,7 +254,7 @@ func TestHandler(t *testing.T) {
 				f.client = fake.NewClientset(want.Template)
 				f.handler.Templates = APITemplates{Client: f.client}
 			},
-			wantPatched: true, wantTemplate: true, wantWarnings: []string{"translated to"},
+			wantPatched: true, wantTemplate: true, wantWarnings: []string{"uses ResourceClaimTemplate"},
 		},
 		"name collision with another spec: the pod stays legacy": {
 			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("prod"),
@@ -261,7 +262,7 @@ func TestHandler(t *testing.T) {
 				f.client = fake.NewClientset(otherSpec)
 				f.handler.Templates = APITemplates{Client: f.client}
 			},
-			wantTemplate: true, wantWarnings: []string{"kept as submitted: TemplateConflict"},
+			wantTemplate: true, wantWarnings: []string{"TemplateConflict: kept as submitted"},
 			wantMetric: []string{"enforce", "KeepLegacy", "TemplateConflict"},
 		},
 		"a template of that name not made by claimbridge is a conflict": {
@@ -286,7 +287,7 @@ func TestHandler(t *testing.T) {
 			if !resp.Allowed {
 				t.Fatalf("pod denied: %+v", resp.Result)
 			}
-			if got := len(resp.Patches) > 0; got != tc.wantPatched {
+			if got := mutated(t, req, resp); got != tc.wantPatched {
 				t.Fatalf("patched = %v, want %v (patches %v, warnings %q)", got, tc.wantPatched, resp.Patches, resp.Warnings)
 			}
 			if tc.wantPatched {
@@ -306,7 +307,7 @@ func TestHandler(t *testing.T) {
 				}
 			}
 			for _, w := range resp.Warnings {
-				if len(w) > maxWarning || strings.Contains(w, "\n") {
+				if utf8.RuneCountInString(w) > maxWarningRunes || strings.Contains(w, "\n") {
 					t.Errorf("warning is not one short line: %q", w)
 				}
 			}
@@ -370,27 +371,37 @@ func TestReportStoreKeepsTheLatestRowsPerNamespace(t *testing.T) {
 	}
 }
 
-func TestEventsAreLimitedPerNamespaceAndReason(t *testing.T) {
+// Admission records no Event for a pod it admits (the leader's
+// ExplainController puts one on the pod); a denied pod, which never
+// exists, gets a Denied Event in its namespace, at most one per namespace
+// and reason per interval.
+func TestOnlyDenialsAreEventsAtAdmission(t *testing.T) {
 	rec := record.NewFakeRecorder(100)
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	f := newFixture(t, "l4-inference", func(f *fixture) {
 		f.handler.Recorder = rec
 		f.handler.Now = func() time.Time { return now }
+		namespaceLabel("prod", translate.LabelOnUnservable, "Deny")(f)
 	})
-	for range 5 {
-		f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), false))
-	}
+	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), false))
 	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("staging"), false))
-	if got := len(rec.Events); got != 2 {
-		t.Fatalf("%d events for 5 decisions in prod and 1 in staging, want 2", got)
+	if got := len(rec.Events); got != 0 {
+		t.Fatalf("%d events for admitted pods, want none: %q", got, <-rec.Events)
 	}
-	for _, want := range []string{"Normal Translated pod prod/infer", "Normal AuditTranslated pod staging/infer"} {
-		if got := <-rec.Events; !strings.HasPrefix(got, want) {
-			t.Errorf("event %q, want it to start with %q", got, want)
+	shared := builders.MakePod("shared", "prod").Container("c").Limit("nvidia.com/gpu.shared", "1").Obj()
+	for range 3 {
+		if resp := f.handler.Handle(t.Context(), request(t, admissionv1.Create, shared, false)); resp.Allowed {
+			t.Fatalf("pod admitted, want it denied: %q", resp.Warnings)
 		}
 	}
+	if got := len(rec.Events); got != 1 {
+		t.Fatalf("%d events for 3 denials, want 1", got)
+	}
+	if got, want := <-rec.Events, "Warning Denied pod prod/shared (enforce mode): no node offers nvidia.com/gpu.shared"; !strings.HasPrefix(got, want) {
+		t.Errorf("event %q, want it to start with %q", got, want)
+	}
 	now = now.Add(11 * time.Second)
-	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), false))
+	f.handler.Handle(t.Context(), request(t, admissionv1.Create, shared, false))
 	if got := len(rec.Events); got != 1 {
 		t.Errorf("%d events after the interval, want 1", got)
 	}

@@ -45,48 +45,48 @@ func TestHandlerNeverStrandsAPod(t *testing.T) {
 	}{
 		"a GPU pod bound at creation (spec.nodeName) is kept legacy, and told that its node will refuse it": {
 			fleet: "l4-inference", pod: gpu("pinned").NodeName("l4-inference-0").Obj(),
-			wantWarnings: []string{"kept as submitted: NodeNamePreset", "LegacyUnservable: no node offers nvidia.com/gpu any more (DRA replaced the device plugin); the kubelet of l4-inference-0 will refuse this pod"},
+			wantWarnings: []string{"NodeNamePreset: kept as submitted", "LegacyUnservable: make the pod translatable (see why it is not), ask for what nodes offer, or restore the device plugin; no node offers nvidia.com/gpu any more (DRA replaced the device plugin); the kubelet"},
 			wantMetric:   []string{"enforce", "KeepLegacy", "NodeNamePreset"},
 		},
 		"a GPU pod for a scheduler the policy does not list is kept legacy, and told that it stays Pending": {
 			fleet: "l4-inference", pod: gpu("batch").SchedulerName("volcano").Obj(),
-			wantWarnings: []string{"kept as submitted: SchedulerNotListed", "LegacyUnservable: no node offers nvidia.com/gpu any more (DRA replaced the device plugin); this pod stays Pending"},
+			wantWarnings: []string{"SchedulerNotListed: kept as submitted", "LegacyUnservable: make the pod translatable (see why it is not), ask for what nodes offer, or restore the device plugin; no node offers nvidia.com/gpu any more (DRA replaced the device plugin); this pod stays Pending"},
 			wantMetric:   []string{"enforce", "KeepLegacy", "SchedulerNotListed"},
 		},
 		"HAMi's gpumem without the hami profile keeps the pod legacy": {
 			fleet: "l4-inference", pod: gpu("hami").Limit("nvidia.com/gpumem", "4000").Obj(),
-			wantWarnings: []string{"kept as submitted: UnmappedCompanionResource"},
+			wantWarnings: []string{"UnmappedCompanionResource: kept as submitted"},
 			wantMetric:   []string{"enforce", "KeepLegacy", "UnmappedCompanionResource"},
 		},
 		"a time-sliced GPU replica keeps the pod legacy": {
 			fleet:        "l4-inference",
 			pod:          builders.MakePod("shared", "prod").Container("app").Limit("nvidia.com/gpu.shared", "1").Obj(),
-			wantWarnings: []string{"kept as submitted: SharedDeviceNotMapped"},
+			wantWarnings: []string{"SharedDeviceNotMapped: kept as submitted"},
 			wantMetric:   []string{"enforce", "KeepLegacy", "SharedDeviceNotMapped"},
 		},
 		"a -SHARED product keeps the pod legacy": {
 			fleet: "l4-inference", pod: gpu("shared-product").NodeSelector("nvidia.com/gpu.product", "NVIDIA-L4-SHARED").Obj(),
-			wantWarnings: []string{"kept as submitted: SharedDeviceNotMapped"},
+			wantWarnings: []string{"SharedDeviceNotMapped: kept as submitted"},
 			wantMetric:   []string{"enforce", "KeepLegacy", "SharedDeviceNotMapped"},
 		},
 		"a shared RDMA NIC keeps the pod legacy": {
 			fleet: "dgx-h100", pod: gpu("mpi").Limit("rdma/hca_shared_devices_a", "1").Obj(),
-			wantWarnings: []string{"kept as submitted: SharedDeviceNotMapped"},
+			wantWarnings: []string{"SharedDeviceNotMapped: kept as submitted"},
 			wantMetric:   []string{"enforce", "KeepLegacy", "SharedDeviceNotMapped"},
 		},
 		"a pod that may preempt is translated with the warning": {
 			fleet: "l4-inference", pod: gpu("urgent").Priority(1000).Obj(), wantPatched: true,
-			wantWarnings: []string{"claimbridge: translated to ResourceClaimTemplate", "PreemptionLost"},
+			wantWarnings: []string{"claimbridge: Translated: uses ResourceClaimTemplate", "PreemptionLost"},
 			wantMetric:   []string{"enforce", "Translate", "Translated"},
 		},
 		"a pod that may preempt is kept legacy above keepLegacyAbovePriority": {
 			fleet: "l4-inference", mutate: keepAbove, pod: gpu("urgent").Priority(1000).Obj(),
-			wantWarnings: []string{"kept as submitted: PreemptionLost"},
+			wantWarnings: []string{"PreemptionLost: kept as submitted"},
 			wantMetric:   []string{"enforce", "KeepLegacy", "PreemptionLost"},
 		},
 		"HAMi's gpumem with the hami profile on a HAMi fleet is translated to capacity requests": {
 			fleet: "hami-t4", mutate: hami, pod: gpu("hami").Limit("nvidia.com/gpumem", "4000").Obj(), wantPatched: true,
-			wantWarnings: []string{"claimbridge: translated to ResourceClaimTemplate", "ExtendedResourceMappedByClass"},
+			wantWarnings: []string{"claimbridge: Translated: uses ResourceClaimTemplate", "ExtendedResourceMappedByClass"},
 			wantMetric:   []string{"enforce", "Translate", "Translated"},
 			check: func(t *testing.T, pod *corev1.Pod) {
 				if _, ok := pod.Spec.Containers[0].Resources.Limits["nvidia.com/gpumem"]; ok {
@@ -103,13 +103,13 @@ func TestHandlerNeverStrandsAPod(t *testing.T) {
 			if !resp.Allowed {
 				t.Fatalf("pod denied: %+v", resp.Result)
 			}
-			if got := len(resp.Patches) > 0; got != tc.wantPatched {
+			if got := mutated(t, req, resp); got != tc.wantPatched {
 				t.Fatalf("patched = %v, want %v (patches %v, warnings %q)", got, tc.wantPatched, resp.Patches, resp.Warnings)
 			}
 			if !tc.wantPatched {
-				// Admitted exactly as submitted: no patch at all.
-				if len(resp.Patches) != 0 || resp.Patch != nil {
-					t.Errorf("the pod was changed: %v", resp.Patches)
+				// Admitted as submitted: only its decision is added.
+				if ann, only := annotationsOnly(t, req.Object.Raw, mustJSON(t, resp.Patches)); !only || ann[AnnotationDecision] != DecisionKeptLegacy {
+					t.Errorf("the pod was changed beyond its decision (%v): %v", ann, resp.Patches)
 				}
 				if len(templates(t, f, "prod")) != 0 {
 					t.Error("a template was created for a pod kept as submitted")

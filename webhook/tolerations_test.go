@@ -37,21 +37,21 @@ func TestTheWebhookNeverAddsAToleration(t *testing.T) {
 	}{
 		"GKE: the plugin's toleration is on the pod as it arrives and stays, once (default policy)": {
 			fleet: "tpu-v5e", pod: tpu().Toleration("google.com/tpu", corev1.TaintEffectNoSchedule).Obj(),
-			wantPatched: true, wantTolerations: []corev1.Toleration{tpuToleration}, wantWarning: "translated to ResourceClaimTemplate",
+			wantPatched: true, wantTolerations: []corev1.Toleration{tpuToleration}, wantWarning: "Translated: uses ResourceClaimTemplate",
 		},
 		"GKE: the plugin's toleration is on the pod as it arrives and stays, once (a policy naming gke)": {
 			fleet: "tpu-v5e", mutate: gke, pod: tpu().Toleration("google.com/tpu", corev1.TaintEffectNoSchedule).Obj(),
-			wantPatched: true, wantTolerations: []corev1.Toleration{tpuToleration}, wantWarning: "translated to ResourceClaimTemplate",
+			wantPatched: true, wantTolerations: []corev1.Toleration{tpuToleration}, wantWarning: "Translated: uses ResourceClaimTemplate",
 		},
 		"no plugin: a TPU pod that tolerates nothing is not given a toleration (default policy)": {
-			fleet: "tpu-v5e", pod: tpu().Obj(), wantWarning: "kept as submitted: Infeasible",
+			fleet: "tpu-v5e", pod: tpu().Obj(), wantWarning: "Infeasible: kept as submitted",
 		},
 		"no plugin: a TPU pod that tolerates nothing is not given a toleration (a policy naming gke)": {
-			fleet: "tpu-v5e", mutate: gke, pod: tpu().Obj(), wantWarning: "kept as submitted: Infeasible",
+			fleet: "tpu-v5e", mutate: gke, pod: tpu().Obj(), wantWarning: "Infeasible: kept as submitted",
 		},
 		"no plugin: a GPU pod translated onto untainted nodes gets no toleration (a policy naming gke)": {
 			fleet: "l4-inference", mutate: gke, pod: builders.MakePod("infer", "prod").Container("server").Limit("nvidia.com/gpu", "1").Obj(),
-			wantPatched: true, wantWarning: "translated to ResourceClaimTemplate",
+			wantPatched: true, wantWarning: "Translated: uses ResourceClaimTemplate",
 		},
 	}
 	for name, tc := range cases {
@@ -62,7 +62,7 @@ func TestTheWebhookNeverAddsAToleration(t *testing.T) {
 			if !resp.Allowed {
 				t.Fatalf("pod denied: %+v", resp.Result)
 			}
-			if got := len(resp.Patches) > 0; got != tc.wantPatched {
+			if got := mutated(t, req, resp); got != tc.wantPatched {
 				t.Fatalf("patched = %v, want %v (warnings %q)", got, tc.wantPatched, resp.Warnings)
 			}
 			if !strings.Contains(strings.Join(resp.Warnings, "\n"), tc.wantWarning) {

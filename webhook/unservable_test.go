@@ -84,7 +84,9 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 	hami := policyOf(t, "", "nvidia", "hami")
 	const (
 		// Whole: within the 240 bytes a warning keeps.
-		gone   = "claimbridge: LegacyUnservable: no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending: make the pod translatable (see why it is not), ask for what nodes offer, or restore the device plugin"
+		// Warnings lead with the code and the remedy.
+		lu     = "LegacyUnservable: make the pod translatable (see why it is not), ask for what nodes offer, or restore the device plugin; "
+		gone   = "claimbridge: " + lu + "no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending"
 		denied = "claimbridge: LegacyUnservable: no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod would stay Pending; denied ("
 	)
 	cases := map[string]struct {
@@ -106,26 +108,26 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 	}{
 		"a shared GPU pod kept legacy on a fleet where no node offers shares any more is told it stays Pending": {
 			fleet: "l4-inference", pod: shared("prod").Obj(),
-			wantWarnings:   []string{"kept as submitted: SharedDeviceNotMapped", gone},
+			wantWarnings:   []string{"SharedDeviceNotMapped: kept as submitted", gone},
 			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu.shared"}: 1},
 			wantAdmission:  []string{"enforce", "KeepLegacy", "SharedDeviceNotMapped"},
 		},
 		"the same pod where a device plugin still offers shares is not": {
 			fleet: "l4-inference", mutate: advertising("nvidia.com/gpu.shared", "4"), pod: shared("prod").Obj(),
-			wantWarnings:   []string{"kept as submitted: SharedDeviceNotMapped"},
+			wantWarnings:   []string{"SharedDeviceNotMapped: kept as submitted"},
 			wantNot:        []string{"LegacyUnservable"},
 			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu.shared"}: 0},
 		},
 		"a pod asking for 8 GPUs where nodes advertise at most 4 is unservable": {
 			fleet: "l4-inference", mutate: advertising("nvidia.com/gpu", "4"), pod: volcano("prod", "8").Obj(),
-			wantWarnings:   []string{"claimbridge: LegacyUnservable: no node offers 8 nvidia.com/gpu (at most 4 on one node); this pod stays Pending"},
+			wantWarnings:   []string{"claimbridge: " + lu + "no node offers 8 nvidia.com/gpu (at most 4 on one node); this pod stays Pending"},
 			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu"}: 1},
 			wantAdmission:  []string{"enforce", "KeepLegacy", "SchedulerNotListed"},
 		},
 		"a pod whose node selector excludes the only node that still offers GPUs is unservable": {
 			fleet: "l4-inference", mutate: advertising("nvidia.com/gpu", "4"),
 			pod:            volcano("prod", "1").NodeSelector("nvidia.com/gpu.product", "Tesla-T4-SHARED").Obj(),
-			wantWarnings:   []string{"claimbridge: LegacyUnservable: no node this pod may run on offers nvidia.com/gpu: only l4-inference-0, which its node selector, affinity, tolerations or nodeName exclude; this pod stays Pending"},
+			wantWarnings:   []string{"claimbridge: " + lu + "no node this pod may run on offers nvidia.com/gpu: only l4-inference-0, which its node select"},
 			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu"}: 1},
 		},
 		"a pod asking for the 4 GPUs a node advertises is not": {
@@ -134,7 +136,7 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 		},
 		"with onUnservable: Deny an enforce namespace refuses the pod with the same message": {
 			fleet: "l4-inference", mutate: denyPolicy(t), pod: shared("prod").Obj(),
-			wantWarnings:   []string{"kept as submitted: SharedDeviceNotMapped"},
+			wantWarnings:   []string{"SharedDeviceNotMapped: kept as submitted"},
 			wantNot:        []string{"LegacyUnservable"},
 			wantDenied:     denied + "policy onUnservable: Deny): make the pod translatable",
 			wantField:      "spec.containers[0].resources.limits[nvidia.com/gpu.shared]",
@@ -149,7 +151,7 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 		},
 		"with onUnservable: Deny an audit namespace only says it would refuse the pod": {
 			fleet: "l4-inference", mutate: denyPolicy(t), pod: shared("staging").Obj(),
-			wantWarnings:   []string{"claimbridge (audit): LegacyUnservable: no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending; it would be denied in enforce mode (policy onUnservable: Deny)"},
+			wantWarnings:   []string{"claimbridge (audit): " + lu + "no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this"},
 			wantUnservable: map[[2]string]float64{{"audit", "nvidia.com/gpu.shared"}: 1},
 			wantAdmission:  []string{"audit", "KeepLegacy", "SharedDeviceNotMapped"},
 		},
@@ -176,18 +178,18 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 		},
 		"a pod that opted out is told but never refused": {
 			fleet: "l4-inference", mutate: denyPolicy(t), pod: volcano("prod", "1").Annotation(translate.AnnotationSkip, "true").Obj(),
-			wantWarnings: []string{"claimbridge: LegacyUnservable: no node offers nvidia.com/gpu any more (DRA replaced the device plugin); this pod stays Pending; not denied: the pod opted out (claimbridge.io/skip)"},
+			wantWarnings: []string{"claimbridge: " + lu + "no node offers nvidia.com/gpu any more (DRA replaced the device plugin); this pod stays Pend"},
 		},
 		"a translated pod is never unservable": {
 			fleet: "l4-inference", mutate: denyPolicy(t), pod: l4Pod("prod"),
-			wantWarnings:   []string{"claimbridge: translated to ResourceClaimTemplate"},
+			wantWarnings:   []string{"claimbridge: Translated: uses ResourceClaimTemplate"},
 			wantNot:        []string{"LegacyUnservable"},
 			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu"}: 0},
 			wantAdmission:  []string{"enforce", "Translate", "Translated"},
 		},
 		"a pod that would be translated in audit mode is never unservable": {
 			fleet: "l4-inference", mutate: denyPolicy(t), pod: l4Pod("staging"),
-			wantWarnings: []string{"claimbridge (audit): would translate"},
+			wantWarnings: []string{"claimbridge (audit): Translated: would use"},
 			wantNot:      []string{"LegacyUnservable"},
 		},
 		"a pod that a DeviceClass serves through extendedResourceName (KEP-5004) is not unservable": {
@@ -198,7 +200,7 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 		},
 		"a capacity of a device (HAMi's gpumem with the hami profile) is no node's allocatable and not judged": {
 			fleet: "l4-inference", mutate: hami, pod: volcano("prod", "1").Limit("nvidia.com/gpumem", "4000").Obj(),
-			wantWarnings: []string{"claimbridge: LegacyUnservable: no node offers nvidia.com/gpu any more"},
+			wantWarnings: []string{"claimbridge: " + lu + "no node offers nvidia.com/gpu any more"},
 			wantNot:      []string{"gpumem"},
 		},
 		"an inventory not synced yet says nothing": {

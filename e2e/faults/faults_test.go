@@ -461,7 +461,7 @@ func TestSlicesChangingMidBurstNeitherCrashNorStaleVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !legacy(got) || !slices.ContainsFunc(ws, func(w string) bool { return strings.Contains(w, "kept as submitted: Infeasible") }) {
+	if !legacy(got) || !slices.ContainsFunc(ws, func(w string) bool { return strings.Contains(w, "Infeasible: kept as submitted") }) {
 		t.Errorf("with the slices withdrawn: translated=%v, warnings %q; want legacy with an Infeasible warning", translated(got), ws)
 	}
 	// ...and with them back it is translated again.

@@ -324,7 +324,7 @@ func runCorpusCase(t *testing.T, ns string, fleet *corpusFleet, c corpusCase, wa
 		if diff := unchanged(submitted, got); diff != "" {
 			t.Errorf("pod kept as submitted was changed: %s", diff)
 		}
-		if want.Outcome == translate.OutcomeKeepLegacy && !warned(ws, "kept as submitted: "+want.Reason+": ") {
+		if want.Outcome == translate.OutcomeKeepLegacy && !warned(ws, want.Reason+": kept as submitted; ") {
 			t.Errorf("admission warnings %q do not name the reason %s", ws, want.Reason)
 		}
 		tally.kept++
@@ -334,7 +334,7 @@ func runCorpusCase(t *testing.T, ns string, fleet *corpusFleet, c corpusCase, wa
 	if !hasClaim(got) || got.Annotations[translate.AnnotationTemplate] == "" {
 		t.Fatalf("not translated: claims %v, annotations %v", got.Spec.ResourceClaims, got.Annotations)
 	}
-	if !warned(ws, "translated to ResourceClaimTemplate "+got.Annotations[translate.AnnotationTemplate]) {
+	if !warned(ws, "Translated: uses ResourceClaimTemplate "+got.Annotations[translate.AnnotationTemplate]) {
 		t.Errorf("admission warnings %q do not name the template", ws)
 	}
 	p := bound(t, ns, got.Name)
@@ -406,7 +406,10 @@ func unchanged(submitted, got *corev1.Pod) string {
 		diffs = append(diffs, fmt.Sprintf("resource claims %v", got.Spec.ResourceClaims))
 	}
 	for k := range got.Annotations {
-		if strings.Contains(k, "claimbridge.io/") {
+		// A pod kept as submitted carries its decision, nothing else of
+		// claimbridge's.
+		decision := k == "claimbridge.io/decision" || k == "claimbridge.io/reason" || k == "claimbridge.io/decision-message"
+		if strings.Contains(k, "claimbridge.io/") && !decision {
 			diffs = append(diffs, "annotation "+k)
 		}
 	}

@@ -146,7 +146,7 @@ func TestEnforcedLegacyPodIsTranslatedAllocatedAndBoundWhereTheVerdictSaid(t *te
 	if _, err := client.ResourceV1().ResourceClaimTemplates(ns).Get(t.Context(), tmplName, metav1.GetOptions{}); err != nil {
 		t.Fatalf("template: %v", err)
 	}
-	if !warned(ws, "translated to ResourceClaimTemplate "+tmplName+" (FitsNow on ") {
+	if !warned(ws, "Translated: uses ResourceClaimTemplate "+tmplName+" (FitsNow on ") {
 		t.Errorf("warnings %q do not name the verdict", ws)
 	}
 	p := bound(t, ns, got.Name)
@@ -206,7 +206,7 @@ func TestGPUAndNICAreAllocatedOnOnePCIeRoot(t *testing.T) {
 		metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 		t.Fatal(err)
 	}
-	if !warned(warnings.since(mark), "kept as submitted: SharedDeviceNotMapped") {
+	if !warned(warnings.since(mark), "SharedDeviceNotMapped: kept as submitted") {
 		t.Errorf("a shared RDMA NIC was not kept legacy: %q", warnings.since(mark))
 	}
 	// A site whose rdma/hca is one NIC per pod says so in its policy.
@@ -299,7 +299,7 @@ func TestPodOnlyLegacyNodesServeStaysLegacyAndIsBoundByTheDevicePlugin(t *testin
 	if hasClaim(got) || got.Spec.NodeSelector["nvidia.com/gpu.product"] == "" {
 		t.Fatalf("pod was changed: %+v", got.Spec)
 	}
-	if !warned(ws, "kept as submitted: Infeasible: NeverFits") {
+	if !warned(ws, "Infeasible: kept as submitted; ") {
 		t.Errorf("warnings %q", ws)
 	}
 	p := bound(t, ns, got.Name)
@@ -316,7 +316,7 @@ func TestAuditNamespaceKeepsPodsUnchangedAndWarns(t *testing.T) {
 	if hasClaim(got) || got.Spec.NodeSelector["nvidia.com/gpu.product"] != "NVIDIA-L4" {
 		t.Fatalf("audit mode changed the pod: %+v", got.Spec)
 	}
-	if !warned(ws, "claimbridge (audit): would translate to ResourceClaimTemplate") {
+	if !warned(ws, "claimbridge (audit): Translated: would use ResourceClaimTemplate") {
 		t.Errorf("warnings %q", ws)
 	}
 	list, err := client.ResourceV1().ResourceClaimTemplates(ns).List(t.Context(), metav1.ListOptions{})
@@ -326,12 +326,15 @@ func TestAuditNamespaceKeepsPodsUnchangedAndWarns(t *testing.T) {
 	if rep := liveReport(t, ns); rep.Summary.Total != 1 || rep.Items[0].Outcome != translate.OutcomeTranslate {
 		t.Errorf("report of %s: %+v", ns, rep.Summary)
 	}
-	eventually(t, "an Event on the namespace", func(ctx context.Context) (bool, error) {
-		evs, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if got.Annotations["claimbridge.io/decision"] != "WouldTranslate" {
+		t.Errorf("decision %q, want WouldTranslate", got.Annotations["claimbridge.io/decision"])
+	}
+	eventually(t, "an Event on the pod", func(ctx context.Context) (bool, error) {
+		evs, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.uid=" + string(got.UID)})
 		if err != nil {
 			return false, err
 		}
-		return slices.ContainsFunc(evs.Items, func(e corev1.Event) bool { return e.Reason == "AuditTranslated" }), nil
+		return slices.ContainsFunc(evs.Items, func(e corev1.Event) bool { return e.Reason == "AuditWouldTranslate" }), nil
 	})
 }
 

@@ -92,8 +92,11 @@ func TestAClaimTheQuotaWouldRefuseIsNotMadeAndOneWithinIsBound(t *testing.T) {
 	if hasClaim(kept) || kept.Annotations[translate.AnnotationTemplate] != "" {
 		t.Fatalf("translated although its claim would be over quota: %v", kept.Spec.ResourceClaims)
 	}
-	if !warned(ws, "kept as submitted: QuotaWouldBlockClaim") || !warned(ws, string(gpuDevicesQuota)+": 2 (ResourceQuota gpus: hard 1, used 0)") {
-		t.Errorf("warnings %q do not give the reason and the charge", ws)
+	// The warning leads with the code and the remedy; the charge is in
+	// the pod's decision (and its Event).
+	if !warned(ws, "QuotaWouldBlockClaim: kept as submitted") ||
+		!strings.Contains(kept.Annotations["claimbridge.io/decision-message"], string(gpuDevicesQuota)+": 2 (ResourceQuota gpus: hard 1, used 0)") {
+		t.Errorf("warnings %q and decision %q do not give the reason and the charge", ws, kept.Annotations["claimbridge.io/decision-message"])
 	}
 	row, err := reportRow(t.Context(), over, kept.Name)
 	if err != nil {

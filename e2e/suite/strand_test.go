@@ -71,7 +71,7 @@ func TestPodsATranslationWouldStrandAreAdmittedUnchangedInAnEnforceNamespace(t *
 		if _, ok := got.Annotations[translate.AnnotationTemplate]; ok || hasClaim(got) {
 			t.Errorf("%s: translated: %v", c.pod.Name, got.Spec.ResourceClaims)
 		}
-		if c.sent && !warned(ws, "kept as submitted: "+string(c.reason)) {
+		if c.sent && !warned(ws, string(c.reason)+": kept as submitted") {
 			t.Errorf("%s: warnings %q do not say %s", c.pod.Name, ws, c.reason)
 		}
 		if !c.sent && len(ws) != 0 {
@@ -196,7 +196,7 @@ func TestHAMiGpumemPodsShareOneGPUThroughConsumableCapacity(t *testing.T) {
 	// left to the scheduler (KEP-5004), which allocates the GPU itself.
 	two := fl[0].NodeName("hami-t4-1")
 	whole, ws := create(t, builders.MakePod("whole", ns).Container("app").Limit("nvidia.com/gpu", "1").NodeSelector("kubernetes.io/hostname", two).Obj())
-	if hasClaim(whole) || !warned(ws, "kept as submitted: DeferToExtendedResource") {
+	if hasClaim(whole) || !warned(ws, "DeferToExtendedResource: kept as submitted") {
 		t.Fatalf("the whole-GPU pod was not left to KEP-5004: claims %v, warnings %q", whole.Spec.ResourceClaims, ws)
 	}
 	eventually(t, "the scheduler's extended-resource claim of whole is allocated", func(ctx context.Context) (bool, error) {

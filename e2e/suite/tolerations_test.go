@@ -66,7 +66,7 @@ func TestWithoutExtendedResourceTolerationAPlainGPUPodIsNeverBoundToATaintedGPUN
 	if hasClaim(alone) || len(gpuTolerations(alone.Spec.Tolerations)) != 0 {
 		t.Fatalf("alone was translated or given tolerations: claims %v, tolerations %v, warnings %q", alone.Spec.ResourceClaims, alone.Spec.Tolerations, ws)
 	}
-	if !warned(ws, "kept as submitted: Infeasible") {
+	if !warned(ws, "Infeasible: kept as submitted") {
 		t.Errorf("warnings %q do not say the pod is kept as submitted because no DRA node can take it", ws)
 	}
 	eventually(t, "alone unschedulable", func(ctx context.Context) (bool, error) {

@@ -1,0 +1,239 @@
+package webhook
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/report"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// kube-apiserver's limits on the warnings of an admission webhook. The
+// mutating dispatcher passes each one to warning.AddWarning
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/mutating/dispatcher.go:
+// `for _, w := range result.Warnings { warning.AddWarning(ctx, "", w) }`),
+// whose recorder (k8s.io/apiserver/pkg/endpoints/filters/warning.go) has
+//
+//	truncateAtTotalRunes = 4 * 1024
+//	truncateItemRunes    = 256
+//
+// and, once the warnings of one request (every webhook's and the
+// apiserver's own) exceed 4096 runes, cuts every warning to 256 runes; a
+// warning that is not valid UTF-8 or holds a control character is dropped
+// (k8s.io/apimachinery/pkg/util/net.NewWarningHeader). The API says as
+// much (k8s.io/api/admission/v1 AdmissionResponse.Warnings: "Limit warnings
+// to 120 characters if possible. Warnings over 256 characters and large
+// numbers of warnings may be truncated.").
+const (
+	// maxWarningRunes: no warning of claimbridge is longer, so the
+	// apiserver's cut never reaches one.
+	maxWarningRunes = 256
+	// maxWarningsRunes: claimbridge's warnings of one pod together stay
+	// within half the apiserver's budget, leaving the rest to other
+	// webhooks and the apiserver's own warnings.
+	maxWarningsRunes = 2048
+)
+
+// moreInEvents ends a warning whose details were cut: the Event on the
+// pod has them whole.
+const moreInEvents = "… (details: the pod's Events)"
+
+// warningLine is one admission warning: the prefix, the code, then what
+// fits of the rest, cut at maxWarningRunes with a pointer to the Event.
+// Control characters become spaces and invalid UTF-8 is replaced, so that
+// kube-apiserver never drops the line.
+func warningLine(prefix string, code translate.ReasonCode, rest string) string {
+	return fitRunes(oneLine(prefix+string(code)+": "+rest), maxWarningRunes, moreInEvents)
+}
+
+// oneLine makes s valid UTF-8 without control characters.
+func oneLine(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// fitRunes cuts s to at most n runes, ending in tail when cut.
+func fitRunes(s string, n int, tail string) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	keep := n - utf8.RuneCountInString(tail)
+	i := 0
+	for j := range s {
+		if keep == 0 {
+			i = j
+			break
+		}
+		keep--
+	}
+	return strings.TrimRight(s[:i], " ;,:—-") + tail
+}
+
+// remedyOf is the catalog's remedy of the code that decided a row: for
+// Infeasible, the remedy of the verdict's code, which names the devices
+// the pod asks for.
+func remedyOf(code translate.ReasonCode, row report.Row) string {
+	if code == decide.ReasonInfeasible && row.VerdictCode != "" {
+		if r := catalog.Remedy(translate.ReasonCode(row.VerdictCode)); r != "" {
+			return withHardware(r, row)
+		}
+	}
+	return withHardware(catalog.Remedy(code), row)
+}
+
+// withHardware fills the feasibility catalog's %[1]s with the resources
+// the row asks for.
+func withHardware(remedy string, row report.Row) string {
+	if !strings.Contains(remedy, "%[1]s") {
+		return remedy
+	}
+	hw := strings.Join(slices.Sorted(maps.Keys(row.DevicesRequested)), ", ")
+	if hw == "" {
+		hw = "these devices"
+	}
+	return fmt.Sprintf(remedy, hw)
+}
+
+// details is a reason's message without the code the line starts with.
+func details(r *translate.Reason) string {
+	if r == nil {
+		return ""
+	}
+	if r.Field != "" {
+		return r.Field + ": " + r.Message
+	}
+	return r.Message
+}
+
+// warnings are the admission warnings: one line per fact worth a human's
+// attention, each leading with the reason code and its remedy, the
+// details after them as far as they fit (the Event on the pod has them
+// whole). In audit mode the would-be change is one line.
+func warnings(mode Mode, outcome translate.Outcome, row report.Row, dryRun bool) []string {
+	var out []string
+	prefix := warningPrefix(mode)
+	switch outcome {
+	case translate.OutcomeTranslate:
+		out = append(out, warningLine(prefix, translate.ReasonTranslated, translatedLine(mode, row, dryRun)))
+	}
+	decisive := decisiveOf(row)
+	if outcome == translate.OutcomeKeepLegacy && decisive != nil {
+		out = append(out, keptLine(prefix, *decisive, row))
+	}
+	for _, r := range row.Reasons {
+		// The decisive reason of a kept pod is its first line already.
+		if r.Severity != translate.SeverityWarning || (outcome == translate.OutcomeKeepLegacy && decisive != nil && sameReason(r, *decisive)) {
+			continue
+		}
+		out = append(out, reasonLine(prefix, r, row))
+	}
+	return withinBudget(out)
+}
+
+// translatedLine says which template the pod uses (or would use) and where
+// the allocator found room for it.
+func translatedLine(mode Mode, row report.Row, dryRun bool) string {
+	verb := "uses"
+	switch {
+	case mode == ModeAudit:
+		verb = "would use"
+	case dryRun:
+		verb = "would use (dry run, nothing created)"
+	}
+	return fmt.Sprintf("%s ResourceClaimTemplate %s (%s on %s: %s)", verb, row.Template, row.Verdict, row.Node, strings.Join(row.Alternatives, ","))
+}
+
+// keptLine is the warning of a pod kept as submitted: the decisive code,
+// its remedy, then the reason's details.
+func keptLine(prefix string, decisive translate.Reason, row report.Row) string {
+	return warningLine(prefix, decisive.Code, "kept as submitted; "+remedyOf(decisive.Code, row)+"; "+details(&decisive))
+}
+
+func sameReason(a, b translate.Reason) bool {
+	return a.Code == b.Code && a.Field == b.Field && a.Message == b.Message
+}
+
+// reasonLine is the warning of one more reason: the code, its remedy (out
+// of the message where the message ends with it), then the details.
+func reasonLine(prefix string, r translate.Reason, row report.Row) string {
+	rest := details(&r)
+	if remedy := remedyOf(r.Code, row); remedy != "" {
+		for _, sep := range []string{": ", "; ", " — "} {
+			rest = strings.TrimSuffix(rest, sep+remedy)
+		}
+		rest = remedy + "; " + rest
+	}
+	return warningLine(prefix, r.Code, rest)
+}
+
+// withinBudget keeps the first lines that fit in maxWarningsRunes
+// together; the decisive line comes first, so it always stays. A line
+// said already goes (kube-apiserver would drop it: its recorder
+// deduplicates).
+func withinBudget(lines []string) []string {
+	seen := map[string]bool{}
+	lines = slices.DeleteFunc(lines, func(l string) bool {
+		dup := seen[l]
+		seen[l] = true
+		return dup
+	})
+	total := 0
+	for i, l := range lines {
+		total += utf8.RuneCountInString(l)
+		if total > maxWarningsRunes {
+			return lines[:i]
+		}
+	}
+	return lines
+}
+
+// explanation is the one-line account of a decision that the Event on the
+// pod carries (annotation claimbridge.io/decision-message): the code, its
+// remedy and the details, whole up to maxExplanation bytes.
+func explanation(decision string, code translate.ReasonCode, row report.Row) string {
+	var b strings.Builder
+	b.WriteString(string(code))
+	b.WriteString(": ")
+	switch decision {
+	case DecisionTranslated, DecisionWouldTranslate:
+		verb := "uses"
+		if decision == DecisionWouldTranslate {
+			verb = "audit mode: would use"
+		}
+		fmt.Fprintf(&b, "%s ResourceClaimTemplate %s (%s on %s: %s)", verb, row.Template, row.Verdict, row.Node, strings.Join(row.Alternatives, ","))
+		if decision == DecisionWouldTranslate {
+			b.WriteString("; label the namespace " + ModeLabel + "=enforce to have such pods translated")
+		}
+	default:
+		if remedy := remedyOf(code, row); remedy != "" {
+			b.WriteString(remedy)
+		}
+		if r := decisiveOf(row); r != nil && r.Code == code && details(r) != "" {
+			d := details(r)
+			b.WriteString(" — ")
+			b.WriteString(d)
+		}
+	}
+	// The other warnings, whole: what admission warnings had to cut.
+	for _, r := range row.Reasons {
+		if r.Severity == translate.SeverityWarning && r.Code != code {
+			b.WriteString("; also ")
+			b.WriteString(r.String())
+		}
+	}
+	return truncate(oneLine(b.String()), maxExplanation)
+}
+
+// maxExplanation bounds the annotation and the Event's message (an Event
+// note is at most 1 kB in events.k8s.io/v1).
+const maxExplanation = 1000
