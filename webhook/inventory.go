@@ -588,8 +588,22 @@ func (inv *Inventory) Template(namespace, name string) (*resourceapi.ResourceCla
 	return obj.(*resourceapi.ResourceClaimTemplate), true
 }
 
-// Pods lists the pods in the cache (slimmed: see slimPod).
-func (inv *Inventory) Pods() []*corev1.Pod { return listAs[*corev1.Pod](inv.pods) }
+// Pods lists the pods of a namespace in the cache, of all for ""
+// (slimmed: see slimPod).
+func (inv *Inventory) Pods(namespace string) []*corev1.Pod {
+	if namespace == "" {
+		return listAs[*corev1.Pod](inv.pods)
+	}
+	objs, err := inv.pods.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
+	if err != nil {
+		return nil
+	}
+	out := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(*corev1.Pod))
+	}
+	return out
+}
 
 // Templates lists claimbridge's templates.
 func (inv *Inventory) Templates() []*resourceapi.ResourceClaimTemplate {

@@ -31,7 +31,8 @@ import (
 // LiveSource is what the live report reads of the cluster: the Inventory's
 // pods, namespaces and claimbridge's templates.
 type LiveSource interface {
-	Pods() []*corev1.Pod
+	// Pods lists the pods of a namespace, of all for "".
+	Pods(namespace string) []*corev1.Pod
 	NamespaceMode(name string) (Mode, bool)
 	Template(namespace, name string) (*resourceapi.ResourceClaimTemplate, bool)
 }
@@ -203,7 +204,7 @@ func (s *ReportStore) livePods(namespace string, adm []admitted) ([]livePod, adm
 	pol := s.Policy()
 	ix := indexAdmissions(adm)
 	var out []livePod
-	for _, p := range s.Live.Pods() {
+	for _, p := range s.Live.Pods(namespace) {
 		if (namespace != "" && p.Namespace != namespace) || !s.optedIn(p.Namespace) {
 			continue
 		}

@@ -38,7 +38,7 @@ func TestLivePageInBrowserShowsWorkloadsStatusesAndUnseenPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return slices.ContainsFunc(inv.Pods(), func(p *corev1.Pod) bool { return p.Name == serve.Name }), nil
+		return slices.ContainsFunc(inv.Pods("prod"), func(p *corev1.Pod) bool { return p.Name == serve.Name }), nil
 	}); err != nil {
 		t.Fatal("the new pod never reached the cache")
 	}
@@ -89,18 +89,18 @@ func TestLivePageInBrowserShowsWorkloadsStatusesAndUnseenPods(t *testing.T) {
 		}
 		return strings.TrimSpace(reportpage.Text(ns[0]))
 	}
-	// Rows per workload: seven rows of ten pods; the trainer's three
+	// Rows per workload: six workloads of ten pods in seven rows; the trainer's three
 	// replicas are two rows, Migrated (2) and Waiting (1).
 	objects, _ := p.Rows()
 	if n := len(slices.DeleteFunc(slices.Clone(objects), func(o string) bool { return o != "prod/Deployment/trainer" })); n != 2 {
 		t.Errorf("the trainer has %d rows, want 2 (Migrated, Waiting): %q", n, objects)
 	}
-	if got := text("data-kpi", "workloads"); got != "7" {
-		t.Errorf("workloads: %s, want 7", got)
+	if got := text("data-kpi", "workloads"); got != "6" {
+		t.Errorf("workloads: %s, want 6", got)
 	}
 	kpis := p.All(reportpage.WithAttr("data-kpi", "workloads"))
-	if sub := reportpage.Text(kpis[0].Parent); !strings.Contains(sub, "10 pods") {
-		t.Errorf("the workloads figure says %q, want 10 pods", sub)
+	if sub := reportpage.Text(kpis[0].Parent); !strings.Contains(sub, "10 pods · 7 rows") {
+		t.Errorf("the workloads figure says %q, want 10 pods in 7 rows", sub)
 	}
 	// Migrated apart from Ready now.
 	for key, want := range map[string]string{"migrated": "2", "migrated-devices": "6", "now": "1", "now-devices": "2", "waiting": "1", "blocked": "1"} {
