@@ -44,6 +44,8 @@ var processStart = time.Now()
 const (
 	DefaultProgressInterval = time.Minute
 	DefaultProgressSamples  = 1440 // a day, one a minute
+	// DefaultProgressSamplesPerNamespace: an hour, one a minute.
+	DefaultProgressSamplesPerNamespace = 60
 )
 
 // workloadOf names the workload a pod stands for, as the offline audit
@@ -465,18 +467,35 @@ func sum(m map[string]int64) int64 {
 // mapped extended resources).
 func (s *ReportStore) progress(pods []livePod) report.ProgressSample {
 	var out report.ProgressSample
+	for _, p := range s.progressByNamespace(pods) {
+		out.DRA, out.DevicePlugin = out.DRA+p.DRA, out.DevicePlugin+p.DevicePlugin
+	}
+	return out
+}
+
+// progressByNamespace is the progress of each namespace with bound pods.
+func (s *ReportStore) progressByNamespace(pods []livePod) map[string]report.ProgressSample {
+	out := map[string]report.ProgressSample{}
 	pol := s.Policy()
 	for _, lp := range pods {
 		if lp.pod.Spec.NodeName == "" {
 			continue
 		}
+		p := out[lp.pod.Namespace]
 		if lp.status == report.StatusMigrated {
-			out.DRA += sum(s.devicesOf(lp.pod, pol, lp.admitted))
-			continue
+			p.DRA += sum(s.devicesOf(lp.pod, pol, lp.admitted))
+		} else {
+			p.DevicePlugin += sum(stringKeys(pol.DevicesRequested(lp.pod)))
 		}
-		for _, v := range pol.DevicesRequested(lp.pod) {
-			out.DevicePlugin += v
-		}
+		out[lp.pod.Namespace] = p
+	}
+	return out
+}
+
+func stringKeys(m map[corev1.ResourceName]int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[string(k)] = v
 	}
 	return out
 }
@@ -488,26 +507,51 @@ func (s *ReportStore) Sample(now time.Time) report.ProgressSample {
 	adm := s.admittedRows("")
 	s.mu.Unlock()
 	pods, _ := s.livePods("", adm)
-	p := s.progress(pods)
+	byNS := s.progressByNamespace(pods)
+	var p report.ProgressSample
+	for _, n := range byNS {
+		p.DRA, p.DevicePlugin = p.DRA+n.DRA, p.DevicePlugin+n.DevicePlugin
+	}
 	p.Time = metav1.NewTime(now)
 	if s.MigrationDevices != nil {
 		s.MigrationDevices.WithLabelValues("dra").Set(float64(p.DRA))
 		s.MigrationDevices.WithLabelValues("device-plugin").Set(float64(p.DevicePlugin))
 	}
-	size := cmp.Or(s.ProgressSamples, DefaultProgressSamples)
+	keep := func(h []report.ProgressSample, size int) []report.ProgressSample {
+		if len(h) > size {
+			h = slices.Delete(h, 0, len(h)-size)
+		}
+		return h
+	}
 	s.progMu.Lock()
 	defer s.progMu.Unlock()
-	s.history = append(s.history, p)
-	if len(s.history) > size {
-		s.history = slices.Delete(s.history, 0, len(s.history)-size)
+	s.history = keep(append(s.history, p), cmp.Or(s.ProgressSamples, DefaultProgressSamples))
+	// A namespace keeps a shorter history, and none once it has no bound
+	// pod left (or left the opted-in namespaces).
+	perNS := cmp.Or(s.ProgressSamplesPerNamespace, DefaultProgressSamplesPerNamespace)
+	if s.nsHistory == nil {
+		s.nsHistory = map[string][]report.ProgressSample{}
+	}
+	for ns := range s.nsHistory {
+		if _, ok := byNS[ns]; !ok {
+			delete(s.nsHistory, ns)
+		}
+	}
+	for ns, n := range byNS {
+		n.Time = p.Time
+		s.nsHistory[ns] = keep(append(s.nsHistory[ns], n), perNS)
 	}
 	return p
 }
 
-// history returns a copy of the samples, oldest first.
-func (s *ReportStore) progressHistory() []report.ProgressSample {
+// progressHistory returns a copy of the samples of a namespace, of all for
+// "", oldest first.
+func (s *ReportStore) progressHistory(namespace string) []report.ProgressSample {
 	s.progMu.Lock()
 	defer s.progMu.Unlock()
+	if namespace != "" {
+		return slices.Clone(s.nsHistory[namespace])
+	}
 	return slices.Clone(s.history)
 }
 

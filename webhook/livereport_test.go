@@ -280,6 +280,11 @@ func TestLiveReportProgressIsSampledAndBounded(t *testing.T) {
 	if len(p.History) != 2 || !p.History[1].Time.Time.Equal(liveNow.Add(2*time.Minute)) {
 		t.Errorf("history %+v, want the last 2 samples", p.History)
 	}
+	// A namespace has its own, shorter, history.
+	staging := s.Report(t.Context(), "staging", "default").Progress
+	if staging == nil || len(staging.History) != 3 || staging.History[2].DevicePlugin != 6 || staging.History[2].DRA != 0 {
+		t.Errorf("staging's progress %+v, want 3 samples of 0 DRA, 6 device plugin", staging)
+	}
 }
 
 func TestKeptLegacyLiveRowsNameNoTemplate(t *testing.T) {

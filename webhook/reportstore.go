@@ -51,14 +51,18 @@ type ReportStore struct {
 	// ProgressInterval is how often Start samples the progress. Default
 	// DefaultProgressInterval; ProgressSamples how many samples are kept
 	// (the oldest go first). Default DefaultProgressSamples.
-	ProgressInterval time.Duration
-	ProgressSamples  int
+	// A namespace keeps ProgressSamplesPerNamespace (default
+	// DefaultProgressSamplesPerNamespace) while it has bound pods.
+	ProgressInterval            time.Duration
+	ProgressSamples             int
+	ProgressSamplesPerNamespace int
 	// MigrationDevices, when set, is set at every sample:
 	// claimbridge_migration_devices{served_by="dra"|"device-plugin"}.
 	MigrationDevices *prometheus.GaugeVec
 
-	progMu  sync.Mutex
-	history []report.ProgressSample
+	progMu    sync.Mutex
+	history   []report.ProgressSample
+	nsHistory map[string][]report.ProgressSample
 
 	mu   sync.Mutex
 	rows map[string]*ring
@@ -154,7 +158,7 @@ func (s *ReportStore) admittedRows(namespace string) []admitted {
 
 // Report returns the rows of a namespace, or of all namespaces for "".
 // With Live, they are one per workload and status, and the report has the
-// migration's progress (with its history for all namespaces).
+// migration's progress with its history.
 func (s *ReportStore) Report(ctx context.Context, namespace, policy string) *report.Report {
 	s.mu.Lock()
 	adm := s.admittedRows(namespace)
@@ -165,10 +169,7 @@ func (s *ReportStore) Report(ctx context.Context, namespace, policy string) *rep
 		pods, ix := s.livePods(namespace, adm)
 		rows = append(s.liveRows(pods, s.now()), s.notCached(adm, ix)...)
 		now := s.progress(pods)
-		progress = &report.Progress{DRA: now.DRA, DevicePlugin: now.DevicePlugin}
-		if namespace == "" {
-			progress.History = s.progressHistory()
-		}
+		progress = &report.Progress{DRA: now.DRA, DevicePlugin: now.DevicePlugin, History: s.progressHistory(namespace)}
 	} else {
 		for _, a := range adm {
 			rows = append(rows, a.row)
