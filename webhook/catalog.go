@@ -50,6 +50,7 @@ const (
 	docModes     = "#modes"
 	docTemplates = "#templates"
 	docSwitch    = "#after-the-switch-no-silent-pending"
+	docExplain   = "#every-pod-explains-itself"
 )
 
 var catalog = decide.Reasons().With(translate.Catalog{
@@ -64,4 +65,5 @@ var catalog = decide.Reasons().With(translate.Catalog{
 	ReasonTemplateConflict: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "delete or rename the ResourceClaimTemplate of that name that claimbridge did not create", docTemplates),
 	ReasonDryRun:           translate.NewEntry(translate.SeverityInfo, "", "nothing to do: a dry run creates no template", docModes),
 	ReasonLegacyUnservable: translate.NewEntry(translate.SeverityWarning, "", "make the pod translatable (see why it is not), ask for what nodes offer, or restore the device plugin", docSwitch),
+	ReasonNotSeenByWebhook: translate.NewEntry(translate.SeverityWarning, translate.OutcomeSkip, "create the pod again (delete it; its controller makes a new one) to have it decided; if pods keep arriving undecided, check that the webhook is reachable and its matchConditions", docExplain),
 })

@@ -38,6 +38,12 @@ type Metrics struct {
 	// or "device-plugin" (pods asking for extended resources the policy
 	// maps); the live report samples it.
 	MigrationDevices *prometheus.GaugeVec
+	// UndecidedPods and UndecidedDevices count the pods of opted-in
+	// namespaces that ask for devices the policy maps and carry no
+	// decision, by the reason (Unseen) and, for devices, the resource (the
+	// leader counts them).
+	UndecidedPods    *prometheus.GaugeVec
+	UndecidedDevices *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics; Register adds them to a registry.
@@ -106,6 +112,14 @@ func NewMetrics() *Metrics {
 			Name: "claimbridge_migration_devices",
 			Help: "Devices of running (bound) pods in opted-in namespaces, by what serves them: dra (translated pods) or device-plugin (pods asking for extended resources the policy maps). Every replica reports the same cluster.",
 		}, []string{"served_by"}),
+		UndecidedPods: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "claimbridge_undecided_pods",
+			Help: "Pods in opted-in namespaces that ask for devices the policy maps and carry no decision of the webhook, by reason: kept away by its matchConditions (OptedOut, SchedulerNotListed, SchedulerSkipped, NodeNamePreset) or NotSeenByWebhook. The leader counts them.",
+		}, []string{"reason"}),
+		UndecidedDevices: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "claimbridge_undecided_devices",
+			Help: "Devices those pods ask for, by reason and extended resource. The leader counts them.",
+		}, []string{"reason", "resource"}),
 	}
 }
 
@@ -118,7 +132,7 @@ func (m *Metrics) Register() error {
 func (m *Metrics) RegisterWith(r prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.Admissions, m.TranslateDuration, m.FeasibilityDuration, m.PlacementDuration, m.InventoryNodes,
 		m.TemplatesCreated, m.TemplatesDeleted, m.TemplatesRecreated, m.PolicyReloads, m.ReservationsTakenOver,
-		m.StrandedPods, m.StrandedRecreated, m.Unservable, m.UnservablePending, m.MigrationDevices} {
+		m.StrandedPods, m.StrandedRecreated, m.Unservable, m.UnservablePending, m.MigrationDevices, m.UndecidedPods, m.UndecidedDevices} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

@@ -242,7 +242,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	store.Pending = inv
 	// The report's rows are the workloads of the pods the informer has, so
 	// they survive a restart; Start samples the migration's progress.
-	store.Live, store.Policy, store.Started, store.OwnNamespace = inv, policy.Get, time.Now(), o.Namespace
+	started := time.Now()
+	store.Live, store.Policy, store.Started, store.OwnNamespace = inv, policy.Get, started, o.Namespace
 	store.MigrationDevices = metrics.MigrationDevices
 	inv.OnChange(func() { metrics.InventoryNodes.Set(float64(inv.NodeCount())) })
 	recent := &webhook.RecentTemplates{}
@@ -279,6 +280,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err := mgr.Add(&webhook.StrandController{Client: client, Inventory: inv, Policy: policy.Get, Recorder: recorder,
 		Stranded: metrics.StrandedPods, Recreated: metrics.StrandedRecreated, After: o.StrandedAfter,
 		Unservable: metrics.UnservablePending, Namespace: o.Namespace}); err != nil {
+		return err
+	}
+	// Every pod explains itself: an Event on each decided pod and on its
+	// owner, and on each pod the webhook never decided.
+	if err := mgr.Add(&webhook.ExplainController{Inventory: inv, Policy: policy.Get, Recorder: recorder, Namespace: o.Namespace, Started: started,
+		UndecidedPods: metrics.UndecidedPods, UndecidedDevices: metrics.UndecidedDevices}); err != nil {
 		return err
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
