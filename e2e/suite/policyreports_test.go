@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/claimbridge/claimbridge/e2e/binary"
 	"github.com/claimbridge/claimbridge/e2e/chart"
@@ -92,6 +93,9 @@ func TestPolicyReportsPerNamespaceSurviveARestart(t *testing.T) {
 		first = r
 		return len(r.Results) == 2, nil
 	})
+	if y, err := yaml.Marshal(first.Results); err == nil {
+		t.Logf("kubectl -n %s get policyreport claimbridge: results\n%s", ns, y)
+	}
 	want := []resultSummary{
 		{Subject: "apps/v1 Deployment " + ns + "/trainer", Result: "pass", Status: "Migrated", Decision: "Translated", Replicas: "2"},
 		{Subject: "v1 Pod " + ns + "/eval", Result: "fail", Status: "Blocked", Decision: "KeptLegacy"},

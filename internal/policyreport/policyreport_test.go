@@ -289,3 +289,14 @@ func TestBoundKeepsWhatNeedsAttention(t *testing.T) {
 		t.Error("results under the bound were dropped")
 	}
 }
+
+func TestMessageSaysTheRemedyOnce(t *testing.T) {
+	catalog := webhook.Reasons()
+	remedy := catalog.Remedy(decide.ReasonInfeasible)
+	told := translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "KeptLegacy at admission — " + remedy}
+	rep := report.New("live", "default", []report.Row{row("ns", "eval", translate.OutcomeKeepLegacy, told)})
+	got := Results(rep)[0].Description
+	if want := "Infeasible: " + told.Message; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+}

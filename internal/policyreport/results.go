@@ -80,7 +80,9 @@ func result(rows []report.Row, catalog translate.Catalog) PolicyReportResult {
 	status := StatusOf(top)
 	reason := decisiveReason(top)
 	msg := top.Headline()
-	if remedy := catalog.Remedy(reason.Code); remedy != "" {
+	// The remedy follows the headline unless the headline says it already
+	// (the live report's reasons of pods decided elsewhere do).
+	if remedy := catalog.Remedy(reason.Code); remedy != "" && !strings.Contains(msg, remedy) {
 		if msg != "" {
 			msg += " — "
 		}
