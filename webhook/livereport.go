@@ -371,6 +371,10 @@ func restartedMessage(status report.Status, lp livePod) string {
 	case report.StatusReadyNow, report.StatusReadyWhenFree:
 		return "would be translated (audit mode); " + lost
 	}
+	// Kept or skipped: the pod's own account (code, remedy, details).
+	if m := lp.pod.Annotations[AnnotationDecisionMessage]; m != "" {
+		return strings.TrimPrefix(m, string(lp.reason)+": ")
+	}
 	msg := fmt.Sprintf("%s at admission (%s); %s", lp.pod.Annotations[AnnotationDecision], lp.reason, lost)
 	if e, ok := Reasons().Lookup(lp.reason); ok && e.Remedy != "" {
 		msg += " — " + e.Remedy

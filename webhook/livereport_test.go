@@ -99,7 +99,9 @@ func liveObjects() []runtime.Object {
 		bound(withClaim(replicaSetPod(translated("prod", "claimbridge-abc"), "trainer", "5d8f7", "bbbbb", at(11)), "claimbridge-abc"), "dgx-h100-0"),
 		withClaim(replicaSetPod(translated("prod", "claimbridge-abc"), "trainer", "5d8f7", "ccccc", at(12)), "claimbridge-abc"),
 		done,
-		bound(ownedPod(decided("prod", DecisionKeptLegacy, decide.ReasonInfeasible).Container("db").Limit("nvidia.com/gpu", "1"), "apps/v1", "StatefulSet", "db", "db-0", at(5)), "legacy-gfd-1"),
+		bound(ownedPod(decided("prod", DecisionKeptLegacy, decide.ReasonInfeasible).
+			Annotation(AnnotationDecisionMessage, "Infeasible: NeverFits (NoMatchingDevices): no DRA node publishes NVIDIA-A100-SXM4-40GB").
+			Container("db").Limit("nvidia.com/gpu", "1"), "apps/v1", "StatefulSet", "db", "db-0", at(5)), "legacy-gfd-1"),
 		pinned,
 		cpu,
 		bound(replicaSetPod(decided("staging", DecisionWouldTranslate, translate.ReasonTranslated).Container("embed").Limit("nvidia.com/gpu", "1"), "embed", "6b7c8", "xxxxx", at(20)), "legacy-gfd-0"),
@@ -221,7 +223,13 @@ func TestLiveReportCountsWorkloadsWithTheirStatus(t *testing.T) {
 	}
 
 	t.Run("after a restart the rows are the same, from the pods' annotations", func(t *testing.T) {
-		got := liveRowsOf(newLiveStore(inv, false).Report(t.Context(), "", "default"))
+		restarted := newLiveStore(inv, false).Report(t.Context(), "", "default")
+		for _, r := range restarted.Items {
+			if r.Name == "db" && r.Decisive.Message != "NeverFits (NoMatchingDevices): no DRA node publishes NVIDIA-A100-SXM4-40GB" {
+				t.Errorf("the kept db says %q, not the account its pod carries", r.Decisive.Message)
+			}
+		}
+		got := liveRowsOf(restarted)
 		// Without the admission's rows the translated pods count the
 		// devices of their template's requests, and reasons are the
 		// annotations'; a pod that would move has no verdict, hence no
