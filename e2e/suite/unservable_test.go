@@ -59,11 +59,12 @@ func ownerEvents(ctx context.Context, ns, reason string) ([]corev1.Event, error)
 // pod is created with a warning that it would be refused.
 func TestAPodNoNodeCanServeAfterTheSwitchIsToldOrRefused(t *testing.T) {
 	ns, _ := setup(t, "enforce", "l4-inference")
+	const gone = "LegacyUnservable: no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending"
 	// Warnings lead with the code and the remedy.
-	const gone = "LegacyUnservable: make the pod translatable (see why it is not), ask for what nodes offer, or restore the device plugin; no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending"
+	const told = "LegacyUnservable: make the pod translatable (see why it is not), ask for what nodes offer, or restore the device plugin; no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending"
 	_, ws := create(t, sharedGPU("solo", ns))
-	if !warned(ws, "SharedDeviceNotMapped: kept as submitted") || !warned(ws, "claimbridge: "+gone) {
-		t.Errorf("admission warnings %q, want SharedDeviceNotMapped and %q", ws, gone)
+	if !warned(ws, "SharedDeviceNotMapped: kept as submitted") || !warned(ws, "claimbridge: "+told) {
+		t.Errorf("admission warnings %q, want SharedDeviceNotMapped and %q", ws, told)
 	}
 	start := time.Now()
 	if err := sharedDeployment(t.Context(), ns); err != nil {
@@ -144,7 +145,7 @@ func TestAPodNoNodeCanServeAfterTheSwitchIsToldOrRefused(t *testing.T) {
 	watched, ws := create(t, sharedGPU("watched", audit))
 	// The warning leads with the code and the remedy; the whole of it is
 	// in the pod's decision (and its Event).
-	if !warned(ws, "claimbridge (audit): "+gone[:60]) ||
+	if !warned(ws, "claimbridge (audit): "+told[:60]) ||
 		!strings.Contains(watched.Annotations["claimbridge.io/decision-message"], "it would be denied in enforce mode (namespace label claimbridge.io/on-unservable=Deny)") {
 		t.Errorf("admission warnings in audit mode %q and decision %q, want that it would be denied", ws, watched.Annotations["claimbridge.io/decision-message"])
 	}
