@@ -172,7 +172,7 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 	pod := &corev1.Pod{}
 	if err := h.Decoder.Decode(req, pod); err != nil {
 		msg := fmt.Sprintf("cannot decode the pod: %v", err)
-		return admission.Allowed("claimbridge: " + msg + "; not mutated").WithWarnings("claimbridge: " + msg),
+		return admission.Allowed("claimbridge: " + msg + "; not mutated").WithWarnings(warningLine(warningPrefix(mode), ReasonDecodeError, catalog.Remedy(ReasonDecodeError)+"; "+msg)),
 			decision{mode: mode, outcome: "Error", reason: ReasonDecodeError, message: msg}
 	}
 	// What the annotations are added to: the pod as it came, before the

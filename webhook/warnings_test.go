@@ -35,7 +35,6 @@ var warningCode = regexp.MustCompile(`^claimbridge( \(audit\))?: ([A-Z][A-Za-z]+
 // checkWarnings: every warning starts with the prefix and a code of the
 // catalog, is one line of valid UTF-8 without control characters and at
 // most maxWarningRunes long; together they stay within maxWarningsRunes.
-// Decode errors name no code: the pod could not be read.
 func checkWarnings(t testing.TB, ws []string) {
 	t.Helper()
 	total := 0
@@ -43,9 +42,6 @@ func checkWarnings(t testing.TB, ws []string) {
 		total += utf8.RuneCountInString(w)
 		if utf8.RuneCountInString(w) > maxWarningRunes || !utf8.ValidString(w) || strings.ContainsFunc(w, unicode.IsControl) {
 			t.Errorf("warning is not one line of at most %d runes of UTF-8: %q", maxWarningRunes, w)
-		}
-		if strings.HasPrefix(w, "claimbridge: cannot decode the pod") {
-			continue
 		}
 		m := warningCode.FindStringSubmatch(w)
 		if m == nil {
