@@ -165,7 +165,7 @@ func TestHandler(t *testing.T) {
 		pod          *corev1.Pod
 		raw          []byte
 		dryRun       bool
-		wantPatched  bool
+		wantPatched  bool // translated (a patch of the decision's annotations alone is not)
 		wantTemplate bool
 		wantWarnings []string // substrings, in order
 		wantNoWarn   bool
@@ -178,7 +178,7 @@ func TestHandler(t *testing.T) {
 			wantWarnings: []string{"claimbridge: Translated: uses ResourceClaimTemplate " + want.Template.Name + " (FitsNow on l4-inference-0"},
 			wantMetric:   []string{"enforce", "Translate", "Translated"},
 		},
-		"audit: no patch, the would-be change as a warning, nothing created": {
+		"audit: only the decision's annotations change, the would-be change as a warning, nothing created": {
 			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("staging"),
 			wantWarnings: []string{"claimbridge (audit): Translated: would use ResourceClaimTemplate " + want.Template.Name},
 			wantMetric:   []string{"audit", "Translate", "Translated"},
