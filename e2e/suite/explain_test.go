@@ -2,13 +2,16 @@ package suite
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/translate"
@@ -109,5 +112,48 @@ func TestEveryPodExplainsItselfInKubectlDescribe(t *testing.T) {
 	eventually(t, "the undecided pods are counted", func(context.Context) (bool, error) {
 		return metric(t, "claimbridge_undecided_pods", `reason="NodeNamePreset"`) >= 1 &&
 			metric(t, "claimbridge_undecided_devices", `reason="SchedulerNotListed"`, `resource="nvidia.com/gpu"`) >= 1, nil
+	})
+}
+
+// TestAnOwnerGetsOneEventForItsPodsDecisions: the ReplicaSet of a
+// Deployment whose pods are kept as submitted gets claimbridge's
+// aggregated Event ("N pods: KeptLegacy <code>: …") counting every pod,
+// beside each pod's own Event.
+func TestAnOwnerGetsOneEventForItsPodsDecisions(t *testing.T) {
+	ns, _ := setup(t, "enforce")
+	pod := builders.MakePod("", "").Container("app").Limit("nvidia.com/gpu.shared", "1").Obj()
+	_, err := client.AppsV1().Deployments(ns).Create(t.Context(), &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "notebooks"},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "notebooks"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "notebooks"}}, Spec: pod.Spec}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "one KeptLegacy Event per pod and the ReplicaSet's counting all 3", func(ctx context.Context) (bool, error) {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=notebooks"})
+		if err != nil || len(pods.Items) != 3 {
+			return false, err
+		}
+		for i := range pods.Items {
+			evs, err := describeEvents(ctx, &pods.Items[i])
+			if err != nil || !slices.ContainsFunc(evs, func(e corev1.Event) bool { return e.Reason == "KeptLegacy" }) {
+				return false, err
+			}
+		}
+		evs, err := ownerEvents(ctx, ns, "KeptLegacy")
+		if err != nil {
+			return false, err
+		}
+		counted := 0
+		for _, e := range evs {
+			var n int
+			var noun string
+			if _, err := fmt.Sscanf(e.Message, "%d %s KeptLegacy SharedDeviceNotMapped: ", &n, &noun); err != nil || e.Source.Component != "claimbridge" {
+				return false, fmt.Errorf("owner Event %q", e.Message)
+			}
+			counted += n * int(max(e.Count, 1))
+		}
+		return counted == 3, nil
 	})
 }
