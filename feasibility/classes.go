@@ -61,6 +61,10 @@ const hostnameLabel = "kubernetes.io/hostname"
 // snapshot after a claim was allocated costs a lookup per node.
 func (s *Snapshot) nodeClassList(memo *classMemo) []*nodeClass {
 	s.classOnce.Do(func() {
+		if s.base != nil {
+			s.derivedClasses(memo)
+			return
+		}
 		byKey := map[string]*nodeClass{}
 		h := sha256.New()
 		memo.mu.Lock()

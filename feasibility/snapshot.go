@@ -52,6 +52,15 @@ type Snapshot struct {
 	nodes []*nodeInfo
 	// devices counts the devices visible to at least one node.
 	devices int
+	// claims are the inventory's claims (the allocated state's source).
+	claims []*resourceapi.ResourceClaim
+	// pools indexes the nodes by the pools they see (WithClaims).
+	pools *poolIndex
+	// base is the snapshot built by NewSnapshot that this one was derived
+	// from by WithClaims (nil for one built by NewSnapshot); replaced are
+	// the nodes, by position, whose allocated devices differ from base's.
+	base     *Snapshot
+	replaced map[int]*nodeInfo
 
 	mu         sync.Mutex
 	allocators map[*cel.Cache]*allocatorPair
@@ -123,6 +132,8 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		features:   features,
 		classes:    map[string]*resourceapi.DeviceClass{},
 		allocators: map[*cel.Cache]*allocatorPair{},
+		claims:     inv.Claims,
+		pools:      &poolIndex{},
 	}
 	for _, c := range inv.Classes {
 		if old, ok := s.classes[c.Name]; ok {
@@ -201,13 +212,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 	}
 	s.devices = seen.Len()
 
-	shared := sets.New[structured.DeviceID]()
-	for id := range s.allocated.AllocatedSharedDeviceIDs {
-		shared.Insert(id.GetDeviceID())
-	}
-	for id := range s.allocated.AggregatedCapacity {
-		shared.Insert(id)
-	}
+	shared := sharedDevices(s.allocated)
 	for _, ni := range s.nodes {
 		for _, d := range ni.devices {
 			if d.allocated || shared.Has(structured.MakeDeviceID(d.driver, d.pool, d.device.Name)) {
@@ -230,11 +235,18 @@ func (s *Snapshot) allocatorsFor(ctx context.Context, celCache *cel.Cache) (*all
 	p := &allocatorPair{}
 	lister := classLister(s.classes)
 	p.now, p.err = structured.NewAllocator(ctx, s.features, s.allocated, lister, s.slices, celCache)
-	if p.err == nil {
+	if p.err == nil && s.base == nil {
 		p.free, p.err = structured.NewAllocator(ctx, s.features, emptyAllocatedState(), lister, s.slices, celCache)
 	}
 	if p.err != nil {
 		p.err = fmt.Errorf("new allocator: %w", p.err)
+	}
+	if p.err == nil && s.base != nil {
+		// The same slices with every device free: the fleet snapshot's.
+		var fleet *allocatorPair
+		if fleet, p.err = s.base.allocatorsFor(ctx, celCache); p.err == nil {
+			p.free = fleet.free
+		}
 	}
 	s.allocators[celCache] = p
 	return p, p.err

@@ -77,14 +77,19 @@ type Inventory struct {
 	reserved *Reservations
 
 	generation atomic.Uint64 // moves with every change a verdict reads
+	fleetGen   atomic.Uint64 // moves with every change of the fleet
 	synced     atomic.Bool
 
-	mu        sync.Mutex
-	snap      *feasibility.Snapshot
-	snapErr   error
-	builtAt   time.Time
-	snapRes   uint64 // the reservations' version the snapshot holds
-	onChanges []func()
+	mu      sync.Mutex
+	snap    *feasibility.Snapshot
+	snapErr error
+	builtAt time.Time
+	snapRes uint64 // the reservations' version the snapshot holds
+	// fleetSnap is the snapshot of the fleet alone, built at fleetSnapGen
+	// of fleetGen, which moves with the fleet (not the reservations).
+	fleetSnap    *feasibility.Snapshot
+	fleetSnapGen uint64
+	onChanges    []func()
 }
 
 // NewInventory prepares the informers; Start runs them.
@@ -205,6 +210,7 @@ func allocationChanged(o, n any) bool {
 }
 
 func (inv *Inventory) changed() {
+	inv.fleetGen.Add(1)
 	inv.generation.Add(1)
 	inv.mu.Lock()
 	hooks := inv.onChanges
@@ -290,14 +296,25 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	if inv.snap != nil && res == inv.snapRes && (inv.snap.Generation() == gen || now.Sub(inv.builtAt) < inv.opts.MinRebuildInterval) {
 		return inv.snap, inv.snapErr
 	}
-	fleet, err := inv.fleet()
-	if err != nil {
-		return nil, err
+	// The fleet snapshot (without reservations) is rebuilt only when the
+	// fleet changed; the reservations are added to it in time proportional
+	// to them (feasibility.Snapshot.WithClaims), so that a burst's
+	// admissions do not each index the whole fleet again.
+	fleetGen := inv.fleetGen.Load()
+	if inv.fleetSnap == nil || inv.fleetSnapGen != fleetGen {
+		fleet, err := inv.fleet()
+		if err != nil {
+			return nil, err
+		}
+		base, err := feasibility.NewSnapshot(fleet, gen, *inv.opts.Features)
+		if err != nil {
+			return nil, fmt.Errorf("build inventory snapshot: %w", err)
+		}
+		inv.fleetSnap, inv.fleetSnapGen = base, fleetGen
 	}
-	fleet.Claims = append(fleet.Claims, inv.reserved.AsClaims()...)
-	snap, err := feasibility.NewSnapshot(fleet, gen, *inv.opts.Features)
-	if err != nil {
-		return nil, fmt.Errorf("build inventory snapshot: %w", err)
+	snap := inv.fleetSnap
+	if claims := inv.reserved.AsClaims(); len(claims) > 0 || snap.Generation() != gen {
+		snap = snap.WithClaims(claims, gen)
 	}
 	inv.snap, inv.snapErr, inv.builtAt, inv.snapRes = snap, nil, now, res
 	return snap, nil

@@ -1,0 +1,168 @@
+package feasibility
+
+// Snapshots that differ from another only by allocations: the devices the
+// webhook holds for pods it just admitted (reservations) change with every
+// admission of a burst, the fleet does not. WithClaims shares the fleet part
+// of a snapshot (slices, node objects, device index, node classes, the
+// allocator over free devices) and copies only the nodes whose devices the
+// added allocations touch.
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/structured"
+)
+
+// poolIndex lists, per pool (driver, pool), the positions of the nodes that
+// see one of its devices, in node order. Built once per fleet snapshot, on
+// the first WithClaims, and shared by every snapshot derived from it.
+type poolIndex struct {
+	once  sync.Once
+	nodes map[[2]string][]int
+}
+
+func (x *poolIndex) build(nodes []*nodeInfo) map[[2]string][]int {
+	x.once.Do(func() {
+		x.nodes = map[[2]string][]int{}
+		for i, ni := range nodes {
+			var last [2]string
+			for _, d := range ni.devices {
+				k := [2]string{d.driver, d.pool}
+				if k == last {
+					continue // devices of one pool come together
+				}
+				last = k
+				if l := x.nodes[k]; len(l) == 0 || l[len(l)-1] != i {
+					x.nodes[k] = append(l, i)
+				}
+			}
+		}
+	})
+	return x.nodes
+}
+
+// WithClaims returns the snapshot of the same fleet with the allocations of
+// claims added to those s holds, at generation: the snapshot [NewSnapshot]
+// builds from the inventory of s with claims appended to its Claims. Its
+// cost grows with the claims and the nodes that see their devices, not with
+// the fleet: the nodes whose devices none of the claims holds, the node
+// classes and the allocator over free devices are those of s. Neither s nor
+// claims are modified; claims must not be modified afterwards.
+func (s *Snapshot) WithClaims(claims []*resourceapi.ResourceClaim, generation uint64) *Snapshot {
+	base := s
+	if s.base != nil {
+		base = s.base
+	}
+	all := slices.Concat(s.claims, claims)
+	d := &Snapshot{
+		generation: generation,
+		features:   s.features,
+		classes:    s.classes,
+		slices:     s.slices,
+		claims:     all,
+		allocated:  allocatedState(all, s.features),
+		devices:    s.devices,
+		allocators: map[*cel.Cache]*allocatorPair{},
+		base:       base,
+		pools:      base.pools,
+		replaced:   map[int]*nodeInfo{},
+	}
+	for i, ni := range s.replaced {
+		d.replaced[i] = ni
+	}
+	// The nodes that see a device of a pool the new claims allocate from
+	// take their allocated and busy marks from the new state; every other
+	// node reads as in s.
+	index := base.pools.build(base.nodes)
+	touched := sets.New[int]()
+	for _, c := range claims {
+		if c.Status.Allocation == nil {
+			continue
+		}
+		for _, r := range c.Status.Allocation.Devices.Results {
+			touched.Insert(index[[2]string{r.Driver, r.Pool}]...)
+		}
+	}
+	d.nodes = slices.Clone(s.nodes)
+	if touched.Len() > 0 {
+		shared := sharedDevices(d.allocated)
+		for _, i := range sets.List(touched) {
+			orig := base.nodes[i]
+			ni := &nodeInfo{node: orig.node, devices: slices.Clone(orig.devices), used: orig.used, pods: orig.pods, usageKnown: orig.usageKnown}
+			markAllocated(ni, d.allocated, shared)
+			d.nodes[i] = ni
+			d.replaced[i] = ni
+		}
+	}
+	return d
+}
+
+// sharedDevices are the devices the allocated state holds shared.
+func sharedDevices(st structured.AllocatedState) sets.Set[structured.DeviceID] {
+	shared := sets.New[structured.DeviceID]()
+	for id := range st.AllocatedSharedDeviceIDs {
+		shared.Insert(id.GetDeviceID())
+	}
+	for id := range st.AggregatedCapacity {
+		shared.Insert(id)
+	}
+	return shared
+}
+
+// markAllocated sets the node's devices' allocated marks and its busy mark
+// from the allocated state, as NewSnapshot does.
+func markAllocated(ni *nodeInfo, st structured.AllocatedState, shared sets.Set[structured.DeviceID]) {
+	ni.busy = false
+	for di := range ni.devices {
+		d := &ni.devices[di]
+		id := structured.MakeDeviceID(d.driver, d.pool, d.device.Name)
+		d.allocated = st.AllocatedDevices.Has(id)
+		if d.allocated || shared.Has(id) {
+			ni.busy = true
+		}
+	}
+}
+
+// derivedClasses gives a snapshot made by WithClaims the node classes of its
+// fleet snapshot, with the nodes it replaced in place of theirs: a class
+// none of them belongs to is shared as it is.
+func (s *Snapshot) derivedClasses(memo *classMemo) {
+	classes := s.base.nodeClassList(memo)
+	s.classesFingerprint = s.base.classesFingerprint
+	s.nodeClasses = classes
+	if len(s.replaced) == 0 {
+		return
+	}
+	pos := make(map[string]int, len(classes))
+	for i, c := range classes {
+		pos[c.key] = i
+	}
+	s.nodeClasses = slices.Clone(classes)
+	cloned := map[int]bool{}
+	for i, ni := range s.replaced {
+		orig := s.base.nodes[i]
+		ci, ok := pos[orig.classKey]
+		if orig.classKey == "" || !ok {
+			continue
+		}
+		c := s.nodeClasses[ci]
+		if !cloned[ci] {
+			c = &nodeClass{key: c.key, members: slices.Clone(c.members)}
+			s.nodeClasses[ci] = c
+			cloned[ci] = true
+		}
+		// Members are in name order.
+		mi, found := slices.BinarySearchFunc(c.members, orig.node.Name, func(m *nodeInfo, name string) int {
+			return cmp.Compare(m.node.Name, name)
+		})
+		if found {
+			ni.classKey = orig.classKey
+			c.members[mi] = ni
+		}
+	}
+}

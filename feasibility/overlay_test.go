@@ -1,0 +1,131 @@
+package feasibility
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
+)
+
+// heldClaims holds one device of every step-th node (its first), and every
+// device of the node after it, as allocated claims; a device that allows
+// multiple allocations is held shared.
+func heldClaims(snap *Snapshot, step int) []*resourceapi.ResourceClaim {
+	var out []*resourceapi.ResourceClaim
+	for i := 0; i < len(snap.nodes); i += step {
+		for j, ni := range []*nodeInfo{snap.nodes[i], snap.nodes[min(i+1, len(snap.nodes)-1)]} {
+			var results []resourceapi.DeviceRequestAllocationResult
+			for _, d := range ni.devices {
+				r := result("r", d.driver, d.pool, d.device.Name)
+				if d.multi {
+					r.ShareID = ptr.To(types.UID(fmt.Sprintf("share-%d", i)))
+				}
+				results = append(results, r)
+				if j == 0 {
+					break
+				}
+			}
+			if len(results) == 0 {
+				continue
+			}
+			out = append(out, &resourceapi.ResourceClaim{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("held-%d-%d", i, j)},
+				Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{
+					Devices: resourceapi.DeviceAllocationResult{Results: results},
+				}},
+			})
+		}
+	}
+	return out
+}
+
+// snapshotState is what a check reads of a snapshot's nodes and classes.
+type snapshotState struct {
+	Nodes     []string
+	Allocated []string
+	Busy      []string
+	Classes   map[string][]string
+}
+
+func stateOf(s *Snapshot) snapshotState {
+	var memo classMemo
+	st := snapshotState{Classes: map[string][]string{}}
+	for _, ni := range s.nodes {
+		st.Nodes = append(st.Nodes, ni.node.Name)
+		if ni.busy {
+			st.Busy = append(st.Busy, ni.node.Name)
+		}
+		for _, d := range ni.devices {
+			if d.allocated {
+				st.Allocated = append(st.Allocated, ni.node.Name+"/"+d.driver+"/"+d.pool+"/"+d.device.Name)
+			}
+		}
+	}
+	for _, c := range s.nodeClassList(&memo) {
+		for _, m := range c.members {
+			st.Classes[c.key] = append(st.Classes[c.key], m.node.Name+"="+m.classKey)
+		}
+	}
+	return st
+}
+
+func TestWithClaimsIsTheSnapshotOfTheClaimsAdded(t *testing.T) {
+	fleets := append(fleetgen.Corpus(), fleetgen.Synthetic(24))
+	for _, f := range fleets {
+		t.Run(f.Name, func(t *testing.T) {
+			inv := inventoryFrom(f)
+			base, err := NewSnapshot(inv, 1, DefaultFeatures())
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := heldClaims(base, 3)
+			first, second := held[:len(held)/2], held[len(held)/2:]
+			withAll := *inv
+			withAll.Claims = append(append(append([]*resourceapi.ResourceClaim{}, inv.Claims...), first...), second...)
+			want, err := NewSnapshot(&withAll, 3, DefaultFeatures())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, got := range map[string]*Snapshot{
+				"at once":    base.WithClaims(held, 3),
+				"one by one": base.WithClaims(first, 2).WithClaims(second, 3),
+			} {
+				if diff := cmp.Diff(stateOf(want), stateOf(got)); diff != "" {
+					t.Errorf("%s: snapshot state (-want,+got):\n%s", name, diff)
+				}
+				if diff := cmp.Diff(want.allocated, got.allocated); diff != "" {
+					t.Errorf("%s: allocated state (-want,+got):\n%s", name, diff)
+				}
+				for ci, claims := range [][]*resourceapi.ResourceClaimSpec{alignedH100(), twoGPUsOneRoot(), missingProduct(),
+					{makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1).Obj()}, {makeClaim().Exactly("gpu", fleetgen.ClassGPU, 8).Obj()}} {
+					// One worker: how many nodes a parallel search prunes before it stops varies.
+					pod := makePod("p", "ns").Obj()
+					wv := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), want, pod, claims)
+					gv := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), got, pod, claims)
+					if diff := cmp.Diff(wv, gv); diff != "" {
+						t.Errorf("%s: claims %d: verdict (-want,+got):\n%s", name, ci, diff)
+					}
+				}
+			}
+			// The fleet snapshot is left as it was.
+			if diff := cmp.Diff(stateOf(mustSnapshot(t, inv)), stateOf(base)); diff != "" {
+				t.Errorf("the fleet snapshot changed (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func mustSnapshot(t *testing.T, inv *Inventory) *Snapshot {
+	t.Helper()
+	s, err := NewSnapshot(inv, 1, DefaultFeatures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
