@@ -510,7 +510,9 @@ func NewRow(kind string, obj metav1.Object, source string, d *decide.Decision) R
 		r := d.Decisive
 		row.Decisive = &r
 	}
-	if t := d.Translation; t != nil && t.Template != nil {
+	// Only a translated object names its template: a kept one's would
+	// never exist.
+	if t := d.Translation; t != nil && t.Template != nil && d.Outcome == translate.OutcomeTranslate {
 		row.Template = t.Template.Name
 	}
 	if t := d.Translation; t != nil && len(t.Charge) > 0 {
