@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	appsv1 "k8s.io/api/apps/v1"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,18 +100,8 @@ func NewInventory(client kubernetes.Interface, opts InventoryOptions) *Inventory
 		opts.Features = &f
 	}
 	inv := &Inventory{client: client, opts: opts, reserved: NewReservations(opts.ReservationTTL)}
-	// Informers keep objects without managedFields: nothing here reads them,
-	// and on a large fleet they are a good part of each object. Pods keep
-	// only what the legacy side's usage and the reservations read.
-	strip := informers.WithTransform(func(obj any) (any, error) {
-		if p, ok := obj.(*corev1.Pod); ok {
-			return slimPod(p), nil
-		}
-		if m, ok := obj.(metav1.Object); ok {
-			m.SetManagedFields(nil)
-		}
-		return obj, nil
-	})
+	// Informers keep what is read of each object (see transform).
+	strip := informers.WithTransform(transform)
 	inv.factory = informers.NewSharedInformerFactoryWithOptions(client, opts.Resync, strip)
 	inv.ours = informers.NewSharedInformerFactoryWithOptions(client, opts.Resync, strip, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.LabelSelector = labels.Set{translate.LabelManagedBy: translate.ManagedByValue}.String()
@@ -487,53 +475,6 @@ func (inv *Inventory) Repair(namespace string) string {
 func whenDRABusyOf(ns *corev1.Namespace) translate.WhenDRABusy {
 	r, _ := translate.ParseWhenDRABusy(ns.Labels[translate.LabelWhenDRABusy])
 	return r
-}
-
-// slimPod keeps what the inventory reads of a pod: its identity, owner,
-// claimbridge's annotations, the pod-template-hash label, node, phase, node selection and tolerations,
-// and the containers' resources (the requests a node's usage sums).
-func slimPod(p *corev1.Pod) *corev1.Pod {
-	out := &corev1.Pod{
-		TypeMeta: p.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{
-			Name: p.Name, GenerateName: p.GenerateName, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
-			CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
-			OwnerReferences: p.OwnerReferences,
-		},
-		Spec: corev1.PodSpec{
-			NodeName: p.Spec.NodeName, SchedulerName: p.Spec.SchedulerName, Overhead: p.Spec.Overhead,
-			Resources: p.Spec.Resources, ResourceClaims: p.Spec.ResourceClaims,
-			// Where a pending translated pod may land, for the check that
-			// takes over its devices.
-			NodeSelector: p.Spec.NodeSelector, Affinity: p.Spec.Affinity, Tolerations: p.Spec.Tolerations,
-		},
-		Status: corev1.PodStatus{Phase: p.Status.Phase},
-	}
-	if h, ok := p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]; ok {
-		// A ReplicaSet's pods name their Deployment through it (the
-		// report's workload rows).
-		out.Labels = map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: h}
-	}
-	for k, v := range p.Annotations {
-		if strings.HasPrefix(k, "claimbridge.io/") {
-			if out.Annotations == nil {
-				out.Annotations = map[string]string{}
-			}
-			out.Annotations[k] = v
-		}
-	}
-	slim := func(cs []corev1.Container) []corev1.Container {
-		if len(cs) == 0 {
-			return nil
-		}
-		out := make([]corev1.Container, len(cs))
-		for i, c := range cs {
-			out[i] = corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
-		}
-		return out
-	}
-	out.Spec.InitContainers, out.Spec.Containers = slim(p.Spec.InitContainers), slim(p.Spec.Containers)
-	return out
 }
 
 // fleet lists the caches; DeviceTaintRules are already applied to the
