@@ -69,7 +69,7 @@ func TestEveryPodExplainsItselfOnceWithinItsShapesLimit(t *testing.T) {
 	now := started.Add(10 * time.Second)
 	after := started.Add(time.Second)
 	rs := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "train-7c9", UID: "rs-uid", Controller: new(true)}
-	kept := "Infeasible: no DRA node publishes nvidia.com/gpu — add DRA nodes with it — NeverFits (NoMatchingDevices): 2 nodes publish no DRA devices"
+	kept := "Infeasible: no DRA node has the nvidia.com/gpu the pod asks for (model, count or attributes) — add DRA nodes that do, or relax the node labels or the count — NeverFits (NoMatchingDevices): 2 nodes publish no DRA devices"
 	objs := []runtime.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod", Labels: map[string]string{ModeLabel: "enforce"}}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "staging", Labels: map[string]string{ModeLabel: "audit"}}},

@@ -130,11 +130,22 @@ func warnings(mode Mode, outcome translate.Outcome, row report.Row, dryRun bool)
 	if outcome == translate.OutcomeKeepLegacy && decisive != nil {
 		out = append(out, keptLine(prefix, *decisive, row))
 	}
+	// A code's remedy is said once: the lines after the first of a code
+	// (the verdict's per-node-group details) carry their details only.
+	told := map[translate.ReasonCode]bool{}
+	if outcome == translate.OutcomeKeepLegacy && decisive != nil {
+		told[decisive.Code] = true
+	}
 	for _, r := range row.Reasons {
 		// The decisive reason of a kept pod is its first line already.
 		if r.Severity != translate.SeverityWarning || (outcome == translate.OutcomeKeepLegacy && decisive != nil && sameReason(r, *decisive)) {
 			continue
 		}
+		if told[r.Code] {
+			out = append(out, warningLine(prefix, r.Code, details(&r)))
+			continue
+		}
+		told[r.Code] = true
 		out = append(out, reasonLine(prefix, r, row))
 	}
 	return withinBudget(out)
