@@ -94,7 +94,7 @@ func TestEveryDecidedPodCarriesItsDecision(t *testing.T) {
 	}{
 		"enforce, translated: the translation carries the decision": {
 			fleet: "l4-inference", pod: l4Pod("prod"), wantDecision: DecisionTranslated, wantReason: translate.ReasonTranslated,
-			wantMessage: []string{"Translated: uses ResourceClaimTemplate " + translated.Template.Name + " (FitsNow on l4-inference-0"},
+			wantMessage: []string{"Translated: uses ResourceClaimTemplate " + translated.Template.Name + " (FitsNow, e.g. on l4-inference-0"},
 		},
 		"enforce, dry run: the patch shows the decision too": {
 			fleet: "l4-inference", pod: l4Pod("prod"), dryRun: true, wantDecision: DecisionTranslated, wantReason: translate.ReasonTranslated,

@@ -175,7 +175,7 @@ func TestHandler(t *testing.T) {
 		"enforce and feasible: the pod is patched and the template created": {
 			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("prod"),
 			wantPatched: true, wantTemplate: true,
-			wantWarnings: []string{"claimbridge: Translated: uses ResourceClaimTemplate " + want.Template.Name + " (FitsNow on l4-inference-0"},
+			wantWarnings: []string{"claimbridge: Translated: uses ResourceClaimTemplate " + want.Template.Name + " (FitsNow, e.g. on l4-inference-0"},
 			wantMetric:   []string{"enforce", "Translate", "Translated"},
 		},
 		"audit: only the decision's annotations change, the would-be change as a warning, nothing created": {

@@ -161,7 +161,17 @@ func translatedLine(mode Mode, row report.Row, dryRun bool) string {
 	case dryRun:
 		verb = "would use (dry run, nothing created)"
 	}
-	return fmt.Sprintf("%s ResourceClaimTemplate %s (%s on %s: %s)", verb, row.Template, row.Verdict, row.Node, strings.Join(row.Alternatives, ","))
+	return fmt.Sprintf("%s ResourceClaimTemplate %s (%s)", verb, row.Template, fitNote(row))
+}
+
+// fitNote says where the allocator found room and with which
+// alternatives, as advice: kube-scheduler picks the node, not claimbridge.
+func fitNote(row report.Row) string {
+	alts := strings.Join(row.Alternatives, ",")
+	if row.Node == "" {
+		return row.Verdict + ": " + alts
+	}
+	return fmt.Sprintf("%s, e.g. on %s; kube-scheduler picks the node: %s", row.Verdict, row.Node, alts)
 }
 
 // keptLine is the warning of a pod kept as submitted: the decisive code,
@@ -221,7 +231,7 @@ func explanation(decision string, code translate.ReasonCode, row report.Row) str
 		if decision == DecisionWouldTranslate {
 			verb = "audit mode: would use"
 		}
-		fmt.Fprintf(&b, "%s ResourceClaimTemplate %s (%s on %s: %s)", verb, row.Template, row.Verdict, row.Node, strings.Join(row.Alternatives, ","))
+		fmt.Fprintf(&b, "%s ResourceClaimTemplate %s (%s)", verb, row.Template, fitNote(row))
 		if decision == DecisionWouldTranslate {
 			b.WriteString("; label the namespace " + ModeLabel + "=enforce to have such pods translated")
 		}

@@ -82,7 +82,7 @@ func TestEveryPodExplainsItselfInKubectlDescribe(t *testing.T) {
 		message             []string
 	}{
 		{pod: translated, decision: "Translated", reason: "Translated", eventType: corev1.EventTypeNormal, eventWhy: "Translated",
-			message: []string{"Translated: uses ResourceClaimTemplate " + tmpl + " (FitsNow on "}},
+			message: []string{"Translated: uses ResourceClaimTemplate " + tmpl + " (FitsNow, e.g. on "}},
 		{pod: kept, decision: "KeptLegacy", reason: "SharedDeviceNotMapped", eventType: corev1.EventTypeWarning, eventWhy: "KeptLegacy",
 			message: []string{"SharedDeviceNotMapped: say in the policy how the shared device is shared under DRA", "nvidia.com/gpu.shared is a share of a device"}},
 		{pod: pinned, eventType: corev1.EventTypeWarning, eventWhy: "Undecided",

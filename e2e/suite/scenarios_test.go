@@ -146,7 +146,7 @@ func TestEnforcedLegacyPodIsTranslatedAllocatedAndBoundWhereTheVerdictSaid(t *te
 	if _, err := client.ResourceV1().ResourceClaimTemplates(ns).Get(t.Context(), tmplName, metav1.GetOptions{}); err != nil {
 		t.Fatalf("template: %v", err)
 	}
-	if !warned(ws, "Translated: uses ResourceClaimTemplate "+tmplName+" (FitsNow on ") {
+	if !warned(ws, "Translated: uses ResourceClaimTemplate "+tmplName+" (FitsNow, e.g. on ") {
 		t.Errorf("warnings %q do not name the verdict", ws)
 	}
 	p := bound(t, ns, got.Name)
