@@ -2,13 +2,11 @@ package webhook
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -79,30 +77,14 @@ func fitRunes(s string, n int, tail string) string {
 	return strings.TrimRight(s[:i], " ;,:—-") + tail
 }
 
-// remedyOf is the catalog's remedy of the code that decided a row: for
-// Infeasible, the remedy of the verdict's code, which names the devices
-// the pod asks for.
+// remedyOf is the catalog's remedy of the code that decided a row
+// (report.RowRemedy).
 func remedyOf(code translate.ReasonCode, row report.Row) string {
-	if code == decide.ReasonInfeasible && row.VerdictCode != "" {
-		if r := catalog.Remedy(translate.ReasonCode(row.VerdictCode)); r != "" {
-			return withHardware(r, row)
-		}
-	}
-	return withHardware(catalog.Remedy(code), row)
+	return report.RowRemedy(catalog, code, row)
 }
 
-// withHardware fills the feasibility catalog's %[1]s with the resources
-// the row asks for.
-func withHardware(remedy string, row report.Row) string {
-	if !strings.Contains(remedy, "%[1]s") {
-		return remedy
-	}
-	hw := strings.Join(slices.Sorted(maps.Keys(row.DevicesRequested)), ", ")
-	if hw == "" {
-		hw = "these devices"
-	}
-	return fmt.Sprintf(remedy, hw)
-}
+// withHardware fills a remedy's %[1]s with the resources the row asks for.
+func withHardware(remedy string, row report.Row) string { return report.WithHardware(remedy, row) }
 
 // details is a reason's message without the code the line starts with.
 func details(r *translate.Reason) string {

@@ -82,7 +82,7 @@ func result(rows []report.Row, catalog translate.Catalog) PolicyReportResult {
 	msg := top.Headline()
 	// The remedy follows the headline unless the headline says it already
 	// (the live report's reasons of pods decided elsewhere do).
-	if remedy := catalog.Remedy(reason.Code); remedy != "" && !strings.Contains(msg, remedy) {
+	if remedy := report.RowRemedy(catalog, reason.Code, top); remedy != "" && !strings.Contains(msg, remedy) {
 		if msg != "" {
 			msg += " — "
 		}
