@@ -62,20 +62,25 @@ func (t *translation) explainLabels() {
 			}
 		}
 	}
+	// Each path's string once, not once per comparison.
+	paths := make(map[reqLoc]string, len(t.translated))
+	for loc, p := range t.translated {
+		paths[loc] = p.String()
+	}
 	locs := slices.SortedFunc(maps.Keys(t.translated), func(a, b reqLoc) int {
-		return strings.Compare(t.translated[a].String(), t.translated[b].String())
+		return strings.Compare(paths[a], paths[b])
 	})
 	for _, loc := range locs {
-		p := t.translated[loc]
+		p := paths[loc]
 		f := fates[loc]
 		switch {
 		case f != nil && len(f.requests) > 0:
-			t.add(say(ReasonNodeLabelTranslated, p, "became a device selector on %s of request %s and was removed from the pod",
+			t.add(sayAt(ReasonNodeLabelTranslated, p, "became a device selector on %s of request %s and was removed from the pod",
 				strings.Join(f.what, " and "), strings.Join(f.requests, ", ")))
 		case f != nil && f.dropped:
-			t.add(say(ReasonNodeLabelDropped, p, "no device attribute expresses it; it was removed from the pod, and the placement check compares where the pod can land with and without it"))
+			t.add(sayAt(ReasonNodeLabelDropped, p, "no device attribute expresses it; it was removed from the pod, and the placement check compares where the pod can land with and without it"))
 		default:
-			t.add(say(ReasonNodeLabelImplied, p, "the device request implies it; it was removed from the pod"))
+			t.add(sayAt(ReasonNodeLabelImplied, p, "the device request implies it; it was removed from the pod"))
 		}
 	}
 }

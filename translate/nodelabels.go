@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -332,7 +333,34 @@ type convResult struct {
 	ok   bool // a rule serves the family
 }
 
-// convert translates a requirement for a family once per translation.
+// convMemo remembers the policy's conversions across translations: a
+// conversion reads only the policy's rule and the requirement (key,
+// operator, values), never the pod, and its result is only read.
+type convMemo struct {
+	mu   sync.Mutex
+	seen map[convKey]convResult
+}
+
+const convMemoMaxEntries = 4096
+
+func (m *convMemo) get(k convKey) (convResult, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.seen[k]
+	return c, ok
+}
+
+func (m *convMemo) put(k convKey, c convResult) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.seen == nil || len(m.seen) >= convMemoMaxEntries {
+		m.seen = map[convKey]convResult{}
+	}
+	m.seen[k] = c
+}
+
+// convert translates a requirement for a family once per translation, and
+// once per policy (convMemo).
 func (t *translation) convert(r labelReq, family string) convResult {
 	key := convKey{family: family, key: r.key, op: r.op}
 	switch len(r.values) {
@@ -345,10 +373,13 @@ func (t *translation) convert(r labelReq, family string) convResult {
 	if c, ok := t.effects[key]; ok {
 		return c
 	}
-	var c convResult
-	if rule, w, ok := t.p.labelRule(r.key, family); ok {
-		c.rule, c.ok = rule, true
-		c.eff, c.err = t.p.convert(rule, w, r, family)
+	c, ok := t.p.convs.get(key)
+	if !ok {
+		if rule, w, ok := t.p.labelRule(r.key, family); ok {
+			c.rule, c.ok = rule, true
+			c.eff, c.err = t.p.convert(rule, w, r, family)
+		}
+		t.p.convs.put(key, c)
 	}
 	if t.effects == nil {
 		t.effects = map[convKey]convResult{}

@@ -115,12 +115,13 @@ type Policy struct {
 	byKey    map[string][]*NodeLabelRule // exact keys, in rule order
 	wild     []*NodeLabelRule            // keys with "*"
 	cel      *celChecker
+	convs    *convMemo
 	// fingerprint identifies the effective rules (see Fingerprint).
 	fingerprint string
 }
 
 func compilePolicy(name string, spec PolicySpec) *Policy {
-	p := &Policy{name: name, spec: spec, exact: map[string]*ResourceRule{}, cel: &celChecker{}, fingerprint: specFingerprint(&spec)}
+	p := &Policy{name: name, spec: spec, exact: map[string]*ResourceRule{}, cel: &celChecker{}, convs: &convMemo{}, fingerprint: specFingerprint(&spec)}
 	for i := range p.spec.Resources {
 		r := &p.spec.Resources[i]
 		if strings.HasSuffix(r.Name, "*") {

@@ -49,6 +49,13 @@ func (r Reason) String() string {
 	return fmt.Sprintf("%s: %s: %s", r.Code, r.Field, r.Message)
 }
 
+// sayAt is say with the field path already a string.
+func sayAt(code ReasonCode, path string, format string, args ...any) Reason {
+	r := say(code, nil, format, args...)
+	r.Field = path
+	return r
+}
+
 // say makes a reason of a code, with the severity its catalog entry gives.
 func say(code ReasonCode, p *field.Path, format string, args ...any) Reason {
 	r := Reason{Code: code, Severity: reasons[code].Severity, Message: fmt.Sprintf(format, args...)}

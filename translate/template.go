@@ -66,9 +66,15 @@ func (t *translation) claimSpec() resourceapi.ResourceClaimSpec {
 }
 
 func celSelectors(exprs []string) []resourceapi.DeviceSelector {
-	var out []resourceapi.DeviceSelector
-	for _, e := range exprs {
-		out = append(out, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: e}})
+	if len(exprs) == 0 {
+		return nil
+	}
+	// Two allocations, not one per expression and growth.
+	out := make([]resourceapi.DeviceSelector, len(exprs))
+	cels := make([]resourceapi.CELDeviceSelector, len(exprs))
+	for i, e := range exprs {
+		cels[i].Expression = e
+		out[i].CEL = &cels[i]
 	}
 	return out
 }
