@@ -2,6 +2,7 @@ package feasibility
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -339,6 +340,38 @@ func BenchmarkReservations(b *testing.B) {
 			for b.Loop() {
 				if v := c.Check(b.Context(), snap, pod, alignedH100()); v.Kind != FitsNow {
 					b.Fatalf("want FitsNow, got %s %q", v.Kind, v.Reasons)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkUpdate: what one event costs the snapshot, at 100, 1,000 and
+// 5,000 nodes: a reservation added (an admission of a burst) and a claim
+// allocated by kube-scheduler (an informer event), each with the node
+// classes of the new snapshot. Both touch one node; a rebuild
+// (BenchmarkSnapshot) indexes the whole fleet.
+func BenchmarkUpdate(b *testing.B) {
+	for _, n := range []int{100, 1000, 5000} {
+		base := syntheticSnapshot(b, n)
+		var memo classMemo
+		base.nodeClassList(&memo)
+		held := heldClaims(base, n)[:1] // a device of the first node
+		base.WithClaims(held, 2)        // indexes the pools once per fleet snapshot
+		b.Run(fmt.Sprintf("nodes=%d/reservation", n), func(b *testing.B) {
+			for b.Loop() {
+				s := base.WithClaims(held, 2)
+				if len(s.nodeClassList(&memo)) != 4 || !s.nodeAt(0).busy {
+					b.Fatal("want 4 classes and the first node busy")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("nodes=%d/claim-allocated", n), func(b *testing.B) {
+			all := slices.Concat(base.claims, held)
+			for b.Loop() {
+				s := base.ReplaceClaims(all, 2)
+				if len(s.nodeClassList(&memo)) != 4 || !s.nodeAt(0).busy {
+					b.Fatal("want 4 classes and the first node busy")
 				}
 			}
 		})

@@ -329,7 +329,8 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	empty := corev1.ResourceList{}
 	var candidates []*nodeInfo
 	var busy []string
-	for _, ni := range snap.nodes {
+	for i := range snap.nodes {
+		ni := snap.nodeAt(i) // with the allocated and busy marks of snap
 		if len(ni.devices) == 0 {
 			why.add("publish no DRA devices", ni.node.Name)
 			continue

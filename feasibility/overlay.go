@@ -8,7 +8,6 @@ package feasibility
 // added allocations touch.
 
 import (
-	"cmp"
 	"slices"
 	"sync"
 
@@ -54,11 +53,43 @@ func (x *poolIndex) build(nodes []*nodeInfo) map[[2]string][]int {
 // classes and the allocator over free devices are those of s. Neither s nor
 // claims are modified; claims must not be modified afterwards.
 func (s *Snapshot) WithClaims(claims []*resourceapi.ResourceClaim, generation uint64) *Snapshot {
+	return s.withClaims(slices.Concat(s.claims, claims), claims, generation)
+}
+
+// ReplaceClaims returns the snapshot of the same fleet whose inventory holds
+// claims instead of the claims of s, at generation: what [NewSnapshot]
+// builds from the inventory of s with Claims replaced. A claim that is the
+// same object as one of s is taken as unchanged (informers replace an
+// object when it changes; nothing may modify one in place). Its cost grows
+// with the claims and the nodes that see the devices of those added or
+// removed, not with the fleet's nodes. Neither s nor claims are modified;
+// claims must not be modified afterwards.
+func (s *Snapshot) ReplaceClaims(claims []*resourceapi.ResourceClaim, generation uint64) *Snapshot {
+	old := make(map[*resourceapi.ResourceClaim]bool, len(s.claims))
+	for _, c := range s.claims {
+		old[c] = true
+	}
+	var changed []*resourceapi.ResourceClaim
+	for _, c := range claims {
+		if old[c] {
+			delete(old, c)
+			continue
+		}
+		changed = append(changed, c)
+	}
+	for _, c := range s.claims {
+		if old[c] {
+			changed = append(changed, c) // removed
+		}
+	}
+	return s.withClaims(claims, changed, generation)
+}
+
+func (s *Snapshot) withClaims(all, changed []*resourceapi.ResourceClaim, generation uint64) *Snapshot {
 	base := s
 	if s.base != nil {
 		base = s.base
 	}
-	all := slices.Concat(s.claims, claims)
 	d := &Snapshot{
 		generation: generation,
 		features:   s.features,
@@ -70,36 +101,44 @@ func (s *Snapshot) WithClaims(claims []*resourceapi.ResourceClaim, generation ui
 		allocators: map[*cel.Cache]*allocatorPair{},
 		base:       base,
 		pools:      base.pools,
-		replaced:   map[int]*nodeInfo{},
+		replaced:   make(map[int]*nodeInfo, len(s.replaced)),
 	}
 	for i, ni := range s.replaced {
 		d.replaced[i] = ni
 	}
-	// The nodes that see a device of a pool the new claims allocate from
-	// take their allocated and busy marks from the new state; every other
-	// node reads as in s.
+	// The nodes that see a device of a pool the changed claims allocate
+	// from take their allocated and busy marks from the new state; every
+	// other node reads as in s.
 	index := base.pools.build(base.nodes)
 	touched := sets.New[int]()
-	for _, c := range claims {
-		if c.Status.Allocation == nil {
+	for _, c := range changed {
+		if c == nil || c.Status.Allocation == nil {
 			continue
 		}
 		for _, r := range c.Status.Allocation.Devices.Results {
 			touched.Insert(index[[2]string{r.Driver, r.Pool}]...)
 		}
 	}
-	d.nodes = slices.Clone(s.nodes)
+	d.nodes = base.nodes
 	if touched.Len() > 0 {
 		shared := sharedDevices(d.allocated)
-		for _, i := range sets.List(touched) {
+		for i := range touched {
 			orig := base.nodes[i]
-			ni := &nodeInfo{node: orig.node, devices: slices.Clone(orig.devices), used: orig.used, pods: orig.pods, usageKnown: orig.usageKnown}
+			ni := &nodeInfo{node: orig.node, devices: slices.Clone(orig.devices), used: orig.used, pods: orig.pods, usageKnown: orig.usageKnown, orig: orig}
 			markAllocated(ni, d.allocated, shared)
-			d.nodes[i] = ni
 			d.replaced[i] = ni
 		}
 	}
 	return d
+}
+
+// nodeAt is the node at position i with the allocated and busy marks of s
+// (s.nodes holds those of the snapshot s was derived from, if any).
+func (s *Snapshot) nodeAt(i int) *nodeInfo {
+	if ni, ok := s.replaced[i]; ok {
+		return ni
+	}
+	return s.nodes[i]
 }
 
 // sharedDevices are the devices the allocated state holds shared.
@@ -129,40 +168,18 @@ func markAllocated(ni *nodeInfo, st structured.AllocatedState, shared sets.Set[s
 }
 
 // derivedClasses gives a snapshot made by WithClaims the node classes of its
-// fleet snapshot, with the nodes it replaced in place of theirs: a class
-// none of them belongs to is shared as it is.
+// fleet snapshot: a node's class does not depend on what is allocated. The
+// nodes it replaced read their class keys from the originals (class).
 func (s *Snapshot) derivedClasses(memo *classMemo) {
-	classes := s.base.nodeClassList(memo)
+	s.nodeClasses = s.base.nodeClassList(memo)
 	s.classesFingerprint = s.base.classesFingerprint
-	s.nodeClasses = classes
-	if len(s.replaced) == 0 {
-		return
+}
+
+// class is the node's class key, once the classes of its snapshot are
+// computed (nodeClassList).
+func (ni *nodeInfo) class() string {
+	if ni.orig != nil {
+		return ni.orig.classKey
 	}
-	pos := make(map[string]int, len(classes))
-	for i, c := range classes {
-		pos[c.key] = i
-	}
-	s.nodeClasses = slices.Clone(classes)
-	cloned := map[int]bool{}
-	for i, ni := range s.replaced {
-		orig := s.base.nodes[i]
-		ci, ok := pos[orig.classKey]
-		if orig.classKey == "" || !ok {
-			continue
-		}
-		c := s.nodeClasses[ci]
-		if !cloned[ci] {
-			c = &nodeClass{key: c.key, members: slices.Clone(c.members)}
-			s.nodeClasses[ci] = c
-			cloned[ci] = true
-		}
-		// Members are in name order.
-		mi, found := slices.BinarySearchFunc(c.members, orig.node.Name, func(m *nodeInfo, name string) int {
-			return cmp.Compare(m.node.Name, name)
-		})
-		if found {
-			ni.classKey = orig.classKey
-			c.members[mi] = ni
-		}
-	}
+	return ni.classKey
 }

@@ -2,6 +2,7 @@ package feasibility
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,12 +52,14 @@ type snapshotState struct {
 	Allocated []string
 	Busy      []string
 	Classes   map[string][]string
+	Keys      []string
 }
 
 func stateOf(s *Snapshot) snapshotState {
 	var memo classMemo
 	st := snapshotState{Classes: map[string][]string{}}
-	for _, ni := range s.nodes {
+	for i := range s.nodes {
+		ni := s.nodeAt(i)
 		st.Nodes = append(st.Nodes, ni.node.Name)
 		if ni.busy {
 			st.Busy = append(st.Busy, ni.node.Name)
@@ -67,9 +70,16 @@ func stateOf(s *Snapshot) snapshotState {
 			}
 		}
 	}
-	for _, c := range s.nodeClassList(&memo) {
+	classes := s.nodeClassList(&memo)
+	for i := range s.nodes {
+		st.Keys = append(st.Keys, s.nodeAt(i).class())
+	}
+	for _, c := range classes {
 		for _, m := range c.members {
-			st.Classes[c.key] = append(st.Classes[c.key], m.node.Name+"="+m.classKey)
+			st.Classes[c.key] = append(st.Classes[c.key], m.node.Name+"="+m.class())
+			if m.class() != c.key {
+				st.Classes[c.key] = append(st.Classes[c.key], "member of another class: "+m.node.Name)
+			}
 		}
 	}
 	return st
@@ -128,4 +138,71 @@ func mustSnapshot(t *testing.T, inv *Inventory) *Snapshot {
 		t.Fatal(err)
 	}
 	return s
+}
+
+func TestReplaceClaimsIsTheSnapshotOfTheNewClaims(t *testing.T) {
+	fleets := append(fleetgen.Corpus(), fleetgen.Synthetic(24))
+	for _, f := range fleets {
+		t.Run(f.Name, func(t *testing.T) {
+			inv := inventoryFrom(f)
+			held := heldClaims(mustSnapshot(t, inv), 2)
+			kept, dropped := held[:len(held)/2], held[len(held)/2:]
+			before := *inv
+			before.Claims = append(append([]*resourceapi.ResourceClaim{}, inv.Claims...), held...)
+			base, err := NewSnapshot(&before, 1, DefaultFeatures())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The dropped claims go, a new one holds a device of the
+			// last node, and one kept claim moves to another device there.
+			last := base.nodes[len(base.nodes)-1]
+			if len(last.devices) == 0 {
+				t.Skip("the last node has no devices")
+			}
+			var added []*resourceapi.ResourceClaim
+			for _, d := range []deviceRef{last.devices[len(last.devices)-1], last.devices[0]} {
+				added = append(added, &resourceapi.ResourceClaim{
+					ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "added-" + d.device.Name},
+					Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{
+						Results: []resourceapi.DeviceRequestAllocationResult{result("r", d.driver, d.pool, d.device.Name)},
+					}}},
+				})
+			}
+			moved := kept[0].DeepCopy()
+			moved.Status.Allocation.Devices.Results = added[1].Status.Allocation.Devices.Results
+			added = added[:1]
+			after := *inv
+			after.Claims = append(append(append(append([]*resourceapi.ResourceClaim{}, inv.Claims...), moved), kept[1:]...), added...)
+			want, err := NewSnapshot(&after, 2, DefaultFeatures())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, got := range map[string]*Snapshot{
+				"from the built snapshot": base.ReplaceClaims(after.Claims, 2),
+				"from a derived snapshot": base.WithClaims(nil, 5).ReplaceClaims(after.Claims, 2),
+				"then with a reservation": base.ReplaceClaims(after.Claims, 2).WithClaims(dropped[:1], 3),
+			} {
+				w := want
+				if name == "then with a reservation" {
+					full := after
+					full.Claims = append(slices.Clone(after.Claims), dropped[:1]...)
+					w = mustSnapshot(t, &full)
+				}
+				if diff := cmp.Diff(stateOf(w), stateOf(got)); diff != "" {
+					t.Errorf("%s: snapshot state (-want,+got):\n%s", name, diff)
+				}
+				if diff := cmp.Diff(w.allocated, got.allocated); diff != "" {
+					t.Errorf("%s: allocated state (-want,+got):\n%s", name, diff)
+				}
+				for ci, claims := range [][]*resourceapi.ResourceClaimSpec{alignedH100(), {makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1).Obj()}} {
+					pod := makePod("p", "ns").Obj()
+					wv := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), w, pod, claims)
+					gv := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), got, pod, claims)
+					if diff := cmp.Diff(wv, gv); diff != "" {
+						t.Errorf("%s: claims %d: verdict (-want,+got):\n%s", name, ci, diff)
+					}
+				}
+			}
+		})
+	}
 }

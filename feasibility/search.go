@@ -177,13 +177,14 @@ func classRepresentatives(nodes []*nodeInfo, free bool, blocked []string) []int 
 	first := map[string]int{}
 	for i, ni := range nodes {
 		rep[i] = i
-		if ni.classKey == "" || (!free && ni.busy) || (blocked != nil && blocked[i] != "") {
+		key := ni.class()
+		if key == "" || (!free && ni.busy) || (blocked != nil && blocked[i] != "") {
 			continue
 		}
-		if r, ok := first[ni.classKey]; ok {
+		if r, ok := first[key]; ok {
 			rep[i] = r
 		} else {
-			first[ni.classKey] = i
+			first[key] = i
 		}
 	}
 	return rep

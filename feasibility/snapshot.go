@@ -48,7 +48,9 @@ type Snapshot struct {
 	classes    map[string]*resourceapi.DeviceClass
 	slices     []*resourceapi.ResourceSlice
 	allocated  structured.AllocatedState
-	// nodes sorted by name; index by position.
+	// nodes sorted by name; index by position. In a snapshot made by
+	// WithClaims they are its base's: read their allocated and busy marks
+	// through nodeAt.
 	nodes []*nodeInfo
 	// devices counts the devices visible to at least one node.
 	devices int
@@ -58,7 +60,8 @@ type Snapshot struct {
 	pools *poolIndex
 	// base is the snapshot built by NewSnapshot that this one was derived
 	// from by WithClaims (nil for one built by NewSnapshot); replaced are
-	// the nodes, by position, whose allocated devices differ from base's.
+	// the nodes, by position, whose allocated devices differ from base's,
+	// with this snapshot's marks (nodeAt).
 	base     *Snapshot
 	replaced map[int]*nodeInfo
 
@@ -83,8 +86,11 @@ type nodeInfo struct {
 	// busy: some visible device is allocated (exclusively or shared). A node that is not busy
 	// gives the same allocator answer with and without the allocated state.
 	busy bool
-	// classKey identifies the node's class (see classes.go); set with the classes.
+	// classKey identifies the node's class (see classes.go); set with the
+	// classes. A copy that WithClaims made holds its original instead
+	// (read both with class).
 	classKey string
+	orig     *nodeInfo
 	// used sums the requests of the inventory's pods bound to the node, and
 	// pods counts them; usageKnown is false when the inventory lists no pods.
 	used       corev1.ResourceList

@@ -75,7 +75,8 @@ type Inventory struct {
 	reserved *Reservations
 
 	generation atomic.Uint64 // moves with every change a verdict reads
-	fleetGen   atomic.Uint64 // moves with every change of the fleet
+	fleetGen   atomic.Uint64 // moves with every change of the fleet but its allocations
+	claimGen   atomic.Uint64 // moves with every change of the allocated claims
 	synced     atomic.Bool
 
 	mu      sync.Mutex
@@ -83,11 +84,12 @@ type Inventory struct {
 	snapErr error
 	builtAt time.Time
 	snapRes uint64 // the reservations' version the snapshot holds
-	// fleetSnap is the snapshot of the fleet alone, built at fleetSnapGen
-	// of fleetGen, which moves with the fleet (not the reservations).
-	fleetSnap    *feasibility.Snapshot
-	fleetSnapGen uint64
-	onChanges    []func()
+	// fleetSnap is the snapshot of the fleet alone (no reservations), at
+	// fleetSnapGen of fleetGen and fleetSnapClaims of claimGen.
+	fleetSnap       *feasibility.Snapshot
+	fleetSnapGen    uint64
+	fleetSnapClaims uint64
+	onChanges       []func()
 }
 
 // NewInventory prepares the informers; Start runs them.
@@ -148,15 +150,18 @@ func NewInventory(client kubernetes.Interface, opts InventoryOptions) *Inventory
 		UpdateFunc: func(any, any) { inv.changed() },
 		DeleteFunc: func(any) { inv.changed() },
 	})
+	// A claim allocated, changed or released changes the allocations only:
+	// the next snapshot replaces the fleet snapshot's claims
+	// (feasibility.Snapshot.ReplaceClaims) instead of indexing the fleet.
 	_, _ = inv.claims.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(o any) {
 			if allocated(o) {
-				inv.changed()
+				inv.claimsChanged()
 			}
 		},
 		UpdateFunc: func(o, n any) {
 			if allocationChanged(o, n) {
-				inv.changed()
+				inv.claimsChanged()
 			}
 		},
 		DeleteFunc: func(o any) {
@@ -164,7 +169,7 @@ func NewInventory(client kubernetes.Interface, opts InventoryOptions) *Inventory
 				o = d.Obj
 			}
 			if allocated(o) {
-				inv.changed()
+				inv.claimsChanged()
 			}
 		},
 	})
@@ -199,6 +204,16 @@ func allocationChanged(o, n any) bool {
 
 func (inv *Inventory) changed() {
 	inv.fleetGen.Add(1)
+	inv.changedAny()
+}
+
+// claimsChanged: an allocation changed, not the fleet.
+func (inv *Inventory) claimsChanged() {
+	inv.claimGen.Add(1)
+	inv.changedAny()
+}
+
+func (inv *Inventory) changedAny() {
 	inv.generation.Add(1)
 	inv.mu.Lock()
 	hooks := inv.onChanges
@@ -288,8 +303,12 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	// fleet changed; the reservations are added to it in time proportional
 	// to them (feasibility.Snapshot.WithClaims), so that a burst's
 	// admissions do not each index the whole fleet again.
-	fleetGen := inv.fleetGen.Load()
-	if inv.fleetSnap == nil || inv.fleetSnapGen != fleetGen {
+	// A change of the allocated claims alone replaces its claims
+	// (ReplaceClaims), in time proportional to the claims and the nodes
+	// their devices are on.
+	fleetGen, claimGen := inv.fleetGen.Load(), inv.claimGen.Load()
+	switch {
+	case inv.fleetSnap == nil || inv.fleetSnapGen != fleetGen:
 		fleet, err := inv.fleet()
 		if err != nil {
 			return nil, err
@@ -298,8 +317,11 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("build inventory snapshot: %w", err)
 		}
-		inv.fleetSnap, inv.fleetSnapGen = base, fleetGen
+		inv.fleetSnap = base
+	case inv.fleetSnapClaims != claimGen:
+		inv.fleetSnap = inv.fleetSnap.ReplaceClaims(listAs[*resourceapi.ResourceClaim](inv.claims), gen)
 	}
+	inv.fleetSnapGen, inv.fleetSnapClaims = fleetGen, claimGen
 	snap := inv.fleetSnap
 	if claims := inv.reserved.AsClaims(); len(claims) > 0 || snap.Generation() != gen {
 		snap = snap.WithClaims(claims, gen)
