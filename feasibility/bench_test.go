@@ -288,8 +288,9 @@ func BenchmarkNodeClasses(b *testing.B) {
 }
 
 // reservedSnapshot is the synthetic fleet with one GPU of each of its
-// first n nodes held by an allocated claim, as the webhook folds in the
-// devices of pods it admitted a moment ago (reservations).
+// first n nodes held by an allocated claim, added to the fleet's snapshot
+// as the webhook adds the devices of pods it admitted a moment ago
+// (reservations, Snapshot.WithClaims).
 func reservedSnapshot(b *testing.B, nodes, n int) *Snapshot {
 	b.Helper()
 	inv := inventoryFrom(fleetgen.Synthetic(nodes))
@@ -298,6 +299,7 @@ func reservedSnapshot(b *testing.B, nodes, n int) *Snapshot {
 		b.Fatal(err)
 	}
 	held := 0
+	var claims []*resourceapi.ResourceClaim
 	for _, ni := range base.nodes {
 		if held == n {
 			break
@@ -306,7 +308,7 @@ func reservedSnapshot(b *testing.B, nodes, n int) *Snapshot {
 			if d.driver != fleetgen.DriverGPU {
 				continue
 			}
-			inv.Claims = append(inv.Claims, &resourceapi.ResourceClaim{
+			claims = append(claims, &resourceapi.ResourceClaim{
 				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("reserved-%d", held)},
 				Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{
 					Results: []resourceapi.DeviceRequestAllocationResult{result("gpu", d.driver, d.pool, d.device.Name)},
@@ -319,9 +321,15 @@ func reservedSnapshot(b *testing.B, nodes, n int) *Snapshot {
 	if held != n {
 		b.Fatalf("the fleet has GPUs on %d nodes, want %d", held, n)
 	}
-	snap, err := NewSnapshot(inv, 2, DefaultFeatures())
-	if err != nil {
-		b.Fatal(err)
+	snap := base.WithClaims(claims, 2)
+	busy := 0
+	for i := range snap.nodes {
+		if snap.nodeAt(i).busy {
+			busy++
+		}
+	}
+	if busy != n {
+		b.Fatalf("%d nodes busy, want %d", busy, n)
 	}
 	return snap
 }
