@@ -20,7 +20,7 @@ func (t *translation) analyzeLabels() bool {
 
 	// nodeSelector: ANDed equality requirements.
 	for _, k := range slices.Sorted(maps.Keys(spec.NodeSelector)) {
-		r := labelReq{key: k, op: corev1.NodeSelectorOpIn, values: []string{spec.NodeSelector[k]}, path: field.NewPath("spec", "nodeSelector").Key(k),
+		r := labelReq{key: k, op: corev1.NodeSelectorOpIn, values: []string{spec.NodeSelector[k]}, path: pathNodeSelector.Key(k),
 			loc: reqLoc{kind: locSelector, key: k}}
 		known, good := t.known(r)
 		ok = ok && good
@@ -37,7 +37,7 @@ func (t *translation) analyzeLabels() bool {
 	multiTerm := false
 	if aff != nil && aff.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 		terms := aff.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-		tp := field.NewPath("spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+		tp := pathRequiredTerms
 		known := make([][]labelReq, len(terms))
 		unknown := make([][]corev1.NodeSelectorRequirement, len(terms))
 		anyKnown := false
@@ -99,7 +99,7 @@ func (t *translation) analyzeLabels() bool {
 	}
 	var prefs []pref
 	if aff != nil {
-		pp := field.NewPath("spec", "affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
+		pp := pathPreferredTerms
 		for i, term := range aff.PreferredDuringSchedulingIgnoredDuringExecution {
 			var reqs []labelReq
 			for j, e := range term.Preference.MatchExpressions {

@@ -49,6 +49,17 @@ func (r Reason) String() string {
 	return fmt.Sprintf("%s: %s: %s", r.Code, r.Field, r.Message)
 }
 
+// Paths every translation names, built once: a field.Path is immutable, and
+// its children only point at it.
+var (
+	pathNodeSelector   = field.NewPath("spec", "nodeSelector")
+	pathNodeAffinity   = field.NewPath("spec", "affinity", "nodeAffinity")
+	pathRequiredTerms  = pathNodeAffinity.Child("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+	pathPreferredTerms = pathNodeAffinity.Child("preferredDuringSchedulingIgnoredDuringExecution")
+	pathInitContainers = field.NewPath("spec", "initContainers")
+	pathContainers     = field.NewPath("spec", "containers")
+)
+
 // sayAt is say with the field path already a string.
 func sayAt(code ReasonCode, path string, format string, args ...any) Reason {
 	r := say(code, nil, format, args...)

@@ -176,8 +176,8 @@ func (t *translation) nicsLeftBehind(out *corev1.Pod) {
 			}
 		}
 	}
-	visit(out.Spec.InitContainers, field.NewPath("spec", "initContainers"))
-	visit(out.Spec.Containers, field.NewPath("spec", "containers"))
+	visit(out.Spec.InitContainers, pathInitContainers)
+	visit(out.Spec.Containers, pathContainers)
 }
 
 // requiredLabelReqs are the pod's nodeSelector entries and required
@@ -190,13 +190,13 @@ func requiredReqsOf(pod *corev1.Pod) []labelReq {
 	var out []labelReq
 	for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
 		out = append(out, labelReq{key: k, op: corev1.NodeSelectorOpIn, values: []string{pod.Spec.NodeSelector[k]},
-			path: field.NewPath("spec", "nodeSelector").Key(k)})
+			path: pathNodeSelector.Key(k)})
 	}
 	aff := pod.Spec.Affinity
 	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		return out
 	}
-	tp := field.NewPath("spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+	tp := pathRequiredTerms
 	for i, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
 		for j, e := range term.MatchExpressions {
 			out = append(out, labelReq{key: e.Key, op: e.Operator, values: e.Values, path: tp.Index(i).Child("matchExpressions").Index(j)})

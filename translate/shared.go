@@ -164,7 +164,7 @@ func (t *translation) sharedProductIntent() bool {
 	}
 	spec := t.pod.Spec
 	for _, k := range slices.Sorted(maps.Keys(spec.NodeSelector)) {
-		if !check(k, corev1.NodeSelectorOpIn, []string{spec.NodeSelector[k]}, field.NewPath("spec", "nodeSelector").Key(k)) {
+		if !check(k, corev1.NodeSelectorOpIn, []string{spec.NodeSelector[k]}, pathNodeSelector.Key(k)) {
 			return false
 		}
 	}
@@ -172,7 +172,7 @@ func (t *translation) sharedProductIntent() bool {
 	if a == nil || a.NodeAffinity == nil {
 		return true
 	}
-	na := field.NewPath("spec", "affinity", "nodeAffinity")
+	na := pathNodeAffinity
 	exprs := func(list []corev1.NodeSelectorRequirement, p *field.Path) bool {
 		for j, e := range list {
 			if !check(e.Key, e.Operator, e.Values, p.Child("matchExpressions").Index(j)) {

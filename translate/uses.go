@@ -77,8 +77,8 @@ func (t *translation) collectUses() (invalid bool) {
 			}
 		}
 	}
-	visit(t.pod.Spec.InitContainers, field.NewPath("spec", "initContainers"), true)
-	visit(t.pod.Spec.Containers, field.NewPath("spec", "containers"), false)
+	visit(t.pod.Spec.InitContainers, pathInitContainers, true)
+	visit(t.pod.Spec.Containers, pathContainers, false)
 	if t.attachCapacities() {
 		invalid = true
 	}
