@@ -208,8 +208,20 @@ func installChartRBAC(t *testing.T, release string, values map[string]any) {
 // webhook's port and the metrics address.
 func startReplicaAs(t *testing.T, sa string) (webhookPort, metricsAddr string) {
 	t.Helper()
+	srv, webhookPort, metricsAddr := serveAs(t, sa, "metricsauth-", "--leader-election-id", "claimbridge")
+	t.Cleanup(srv.Process().Stop)
+	return webhookPort, metricsAddr
+}
+
+// serveAs runs `claimbridge serve` from the image as the ServiceAccount sa
+// of claimbridge's namespace (a kubeconfig with its token), with a serving
+// certificate for 127.0.0.1, the webhook bound to 127.0.0.1 and its own
+// free ports, plus the extra flags; it returns the server, the webhook's
+// port and the metrics address.
+func serveAs(t *testing.T, sa, dirPrefix string, extra ...string) (srv *binary.Server, webhookPort, metricsAddr string) {
+	t.Helper()
 	ctx := t.Context()
-	dir, err := os.MkdirTemp(tc.Dir, "metricsauth-")
+	dir, err := os.MkdirTemp(tc.Dir, dirPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,16 +252,15 @@ func startReplicaAs(t *testing.T, sa string) (webhookPort, metricsAddr string) {
 	}
 	webhookPort, metricsAddr = strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1])
 	probesAddr := "127.0.0.1:" + strconv.Itoa(ports[2])
-	args := []string{"serve", "--namespace", ownNamespace, "--tls-mode", "cert-manager", "--cert-dir", certDir,
+	args := append([]string{"serve", "--namespace", ownNamespace, "--tls-mode", "cert-manager", "--cert-dir", certDir,
 		"--bind-address", "127.0.0.1", "--webhook-port", webhookPort,
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", probesAddr,
-		"--leader-election-id", "claimbridge", "--log-format", "text", "--log-level", "debug"}
-	srv, err := binary.Run(ctx, tc, bin, args, []string{"KUBECONFIG=" + kubeconfig}, probesAddr)
+		"--log-format", "text", "--log-level", "debug"}, extra...)
+	srv, err = binary.Run(ctx, tc, bin, args, []string{"KUBECONFIG=" + kubeconfig}, probesAddr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(srv.Process().Stop)
-	return webhookPort, metricsAddr
+	return srv, webhookPort, metricsAddr
 }
 
 // nonLoopbackIPv4 is an IPv4 address of this machine other than loopback, nil

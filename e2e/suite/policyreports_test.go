@@ -2,11 +2,7 @@ package suite
 
 import (
 	"context"
-	"net"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -19,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -252,45 +246,7 @@ func installReportsCRD(t *testing.T) {
 // (the default) every second.
 func startReportWriter(t *testing.T, sa string) *binary.Server {
 	t.Helper()
-	ctx := t.Context()
-	dir, err := os.MkdirTemp(tc.Dir, "policyreports-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin, err := binary.FromImage(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tc.IssueServingCert([]string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	certDir := filepath.Join(dir, "tls")
-	if err := cert.WriteTo(certDir); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: tc.Host, CertificateAuthorityData: tc.CABundle()}
-	cfg.AuthInfos[sa] = &clientcmdapi.AuthInfo{Token: saToken(t, ownNamespace, sa)}
-	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: sa, Namespace: ownNamespace}
-	cfg.CurrentContext = "e2e"
-	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	ports, err := cluster.FreePorts(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	probesAddr := "127.0.0.1:" + strconv.Itoa(ports[2])
-	args := []string{"serve", "--namespace", ownNamespace, "--tls-mode", "cert-manager", "--cert-dir", certDir,
-		"--bind-address", "127.0.0.1", "--webhook-port", strconv.Itoa(ports[0]),
-		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(ports[1]), "--health-probe-bind-address", probesAddr,
-		"--leader-election-id", sa, "--policy-reports-interval", "1s", "--log-format", "text", "--log-level", "debug"}
-	srv, err := binary.Run(ctx, tc, bin, args, []string{"KUBECONFIG=" + kubeconfig}, probesAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _, _ := serveAs(t, sa, "policyreports-", "--leader-election-id", sa, "--policy-reports-interval", "1s")
 	t.Cleanup(func() { srv.Process().Stop() })
 	return srv
 }
