@@ -78,7 +78,7 @@ bench-unit: ## go test benchmarks of translate/, feasibility/ and decide/, then 
 # The webhook under load against a no-op webhook, memory with a 5,000-node fleet and pod creation
 # through a real control plane (builds the control-plane binaries first if needed); bounded by
 # BENCH_E2E_TIMEOUT. BENCH_E2E_ARGS adds flags, e.g. BENCH_E2E_ARGS='-parts webhook'.
-BENCH_E2E_TIMEOUT ?= 12m
+BENCH_E2E_TIMEOUT ?= 25m
 BENCH_E2E_ARGS ?=
 bench-e2e: ## e2e benchmarks (e2e/bench): webhook vs no-op, memory, pod creation through kube-apiserver
 	@mkdir -p _output

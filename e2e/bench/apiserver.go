@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -28,6 +34,9 @@ type creation struct {
 	ns         string
 	latency    stats // per create, client side
 	translated int
+	// events claimbridge recorded in the namespace (each one a write
+	// kube-apiserver and etcd serve).
+	events int
 	// Histograms of the batches into this namespace: kube-apiserver's
 	// webhook call, claimbridge's request and its feasibility check.
 	apiserver, self, feasibility histogram
@@ -39,6 +48,54 @@ type creation struct {
 type apiserverResult struct {
 	legacy, audit, enforce creation
 	batches, batchSize     int
+	// What the webhook answers kube-apiserver for a pod of the audit and
+	// the enforce namespace.
+	auditResponse, enforceResponse responseShape
+}
+
+// responseShape is the size of an admission response and what it holds.
+type responseShape struct {
+	bytes, patchBytes, patchOps, warnings, warningBytes int
+}
+
+// shapeOf posts the AdmissionReview of a benchmark pod of namespace ns to
+// the webhook and measures its response.
+func shapeOf(ctx context.Context, srv *serveProc, ns string) (responseShape, error) {
+	body, err := admissionReview(legacyPod("shape-probe", ns))
+	if err != nil {
+		return responseShape{}, err
+	}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: srv.roots, MinVersion: tls.VersionTLS12}}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.webhookURL, bytes.NewReader(body))
+	if err != nil {
+		return responseShape{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return responseShape{}, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return responseShape{}, err
+	}
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(b, &review); err != nil || review.Response == nil {
+		return responseShape{}, fmt.Errorf("decode admission response %q: %w", b, err)
+	}
+	out := responseShape{bytes: len(b), patchBytes: len(review.Response.Patch), warnings: len(review.Response.Warnings)}
+	var ops []json.RawMessage
+	if len(review.Response.Patch) > 0 {
+		if err := json.Unmarshal(review.Response.Patch, &ops); err != nil {
+			return responseShape{}, err
+		}
+	}
+	out.patchOps = len(ops)
+	for _, w := range review.Response.Warnings {
+		out.warningBytes += len(w)
+	}
+	return out, nil
 }
 
 // installWebhook installs the MutatingWebhookConfiguration the chart
@@ -96,7 +153,8 @@ func waitNodes(ctx context.Context, metricsURL string, n int, timeout time.Durat
 // sees and as many in an enforce namespace, in alternating batches of
 // o.batch with o.clients concurrent clients, and reads the admission latency
 // histograms of kube-apiserver and claimbridge for the enforce batches.
-func benchAPIServer(ctx context.Context, c *cluster.Cluster, metricsURL string, claimbridgePID int, o options) (apiserverResult, error) {
+func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o options) (apiserverResult, error) {
+	metricsURL, claimbridgePID := srv.metricsURL, srv.cmd.Process.Pid
 	res := apiserverResult{batchSize: o.batch}
 	res.legacy.cpu, res.audit.cpu, res.enforce.cpu = map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}
 	client, err := fastClient(c.RESTConfig())
@@ -149,6 +207,13 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, metricsURL string, 
 		}
 	}
 
+	if res.auditResponse, err = shapeOf(ctx, srv, auditNS.Name); err != nil {
+		return res, err
+	}
+	if res.enforceResponse, err = shapeOf(ctx, srv, enforceNS.Name); err != nil {
+		return res, err
+	}
+
 	res.batches = o.pods / o.batch
 	for b := range res.batches {
 		order := []*creation{&res.legacy, &res.audit, &res.enforce}
@@ -185,6 +250,15 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, metricsURL string, 
 		for _, p := range pods.Items {
 			if len(p.Spec.ResourceClaims) > 0 && p.Name[0] == 'b' {
 				cr.translated++
+			}
+		}
+		events, err := client.CoreV1().Events(cr.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return res, err
+		}
+		for _, e := range events.Items {
+			if strings.Contains(e.Source.Component+e.ReportingController, "claimbridge") {
+				cr.events++
 			}
 		}
 	}

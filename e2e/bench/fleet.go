@@ -15,8 +15,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -219,4 +221,55 @@ func gauge(text, name string) float64 {
 		}
 	}
 	return -1
+}
+
+// fleetPods returns n running-looking pods spread over the fleet's nodes
+// (bound at creation: nodeName set, as kube-scheduler leaves them): the
+// Deployment-made workloads beside the GPUs, with what such a pod carries
+// (labels with a pod-template-hash, an annotation, an image, environment,
+// a port, probes, CPU and memory requests), none asking for a device, so
+// that the fleet's GPUs stay free for the memory probe's pod.
+func fleetPods(ns string, nodes []*corev1.Node, n int) []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, n)
+	for i := range n {
+		app := fmt.Sprintf("svc-%d", i%50)
+		hash := fmt.Sprintf("%08x", i%50*2654435761%(1<<32))
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: fmt.Sprintf("%s-%s-%05d", app, hash[:8], i), Namespace: ns,
+				Labels:      map[string]string{"app": app, "pod-template-hash": hash, "tier": "backend"},
+				Annotations: map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "9090"},
+			},
+			Spec: corev1.PodSpec{
+				NodeName: nodes[i%len(nodes)].Name,
+				Containers: []corev1.Container{{
+					Name: "app", Image: "registry.example.com/team/" + app + ":v1.4.2",
+					Args:  []string{"--listen=:8080", "--metrics=:9090"},
+					Env:   []corev1.EnvVar{{Name: "APP", Value: app}, {Name: "LOG_LEVEL", Value: "info"}},
+					Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}, {Name: "metrics", ContainerPort: 9090}},
+					Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+						Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+					},
+					ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}},
+				}},
+			},
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// publishPods creates pods, workers requests at a time.
+func publishPods(ctx context.Context, cfg *rest.Config, pods []*corev1.Pod, workers int) error {
+	client, err := fastClient(cfg)
+	if err != nil {
+		return err
+	}
+	return parallel(ctx, pods, workers, func(ctx context.Context, p *corev1.Pod) error {
+		if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		return nil
+	})
 }

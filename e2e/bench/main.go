@@ -6,8 +6,10 @@
 //     fixed request rate and at saturation, from a Go load generator;
 //   - cluster: on a real control plane (the e2e harness) with a published
 //     fleet of 5,000 nodes × 16 devices, the memory of claimbridge's server
-//     against the size of the objects its informers hold, then pod creation
-//     through kube-apiserver with and without the webhook.
+//     against the size of the objects its informers hold (the fleet alone,
+//     then with 50,000 pods bound to its nodes), then pod creation through
+//     kube-apiserver with and without the webhook, and the CPU time each
+//     process spends per pod.
 //
 // Every figure is a ratio against a baseline measured in the same run; the
 // command never fails on a missed goal. Each part stops by itself: the whole
@@ -49,7 +51,9 @@ type options struct {
 	targets                          []string
 	// cluster
 	nodes, pods, batch, clients int
+	memoryPods                  int
 	timeout                     time.Duration
+	memProfile                  string
 	// probe subprocess
 	probe, kubeconfig string
 }
@@ -73,12 +77,17 @@ func main() {
 	targets := flag.String("targets", "", "webhook: claimbridge servers to load besides the no-op one (translate, placement-off, feasibility, feasibility-cold); default all")
 	flag.IntVar(&o.nodes, "nodes", 5000, "cluster: nodes of the published fleet (16 devices each)")
 	flag.IntVar(&o.pods, "pods", 1000, "cluster: pods created per namespace")
+	flag.IntVar(&o.memoryPods, "memory-pods", -1, "cluster: pods bound to the fleet's nodes for the memory measurement with pods; -1: 10 per node (50,000 with 5,000 nodes)")
 	flag.IntVar(&o.batch, "batch", 125, "cluster: pods per batch; batches alternate between the namespaces")
 	flag.IntVar(&o.clients, "clients", 8, "cluster: concurrent clients creating pods")
-	flag.DurationVar(&o.timeout, "timeout", 12*time.Minute, "bound of the whole run")
+	flag.DurationVar(&o.timeout, "timeout", 25*time.Minute, "bound of the whole run")
+	flag.StringVar(&o.memProfile, "memprofile", "", "cluster: write a heap profile of claimbridge's inventory (its informers and a snapshot, in a process of its own) with the fleet and its pods to this file")
 	flag.StringVar(&o.probe, "probe", "", "internal: run a memory probe (objects) and print JSON")
 	flag.StringVar(&o.kubeconfig, "probe-kubeconfig", "", "internal: probe's kubeconfig")
 	flag.Parse()
+	if o.memoryPods < 0 {
+		o.memoryPods = 10 * o.nodes
+	}
 	// The handlers and the allocator log through controller-runtime's
 	// logger; the benchmark discards it (as serve does below its level).
 	crlog.SetLogger(logr.Discard())
@@ -180,6 +189,8 @@ func runProbe(ctx context.Context, o options) error {
 	switch o.probe {
 	case "objects":
 		s, err = probeObjects(ctx, o.kubeconfig)
+	case "inventory":
+		s, err = probeInventory(ctx, o.kubeconfig, o.memProfile)
 	default:
 		err = fmt.Errorf("unknown probe %q", o.probe)
 	}
@@ -231,7 +242,7 @@ func benchCluster(ctx context.Context, w io.Writer, o options) error {
 	if err != nil {
 		return err
 	}
-	empty, err := srv.measure(ctx, memNS.Name, 0)
+	empty, err := srv.measure(ctx, memNS.Name, 0, 0)
 	srv.stop()
 	if err != nil {
 		return err
@@ -249,23 +260,67 @@ func benchCluster(ctx context.Context, w io.Writer, o options) error {
 	if srv, err = startServe(ctx, bin, c.Kubeconfig, certDir); err != nil {
 		return err
 	}
-	defer srv.stop()
-	full, err := srv.measure(ctx, memNS.Name, o.nodes)
+	full, err := srv.measure(ctx, memNS.Name, o.nodes, 0)
+	srv.stop()
 	if err != nil {
 		return err
 	}
+	// The same fleet with pods bound to its nodes: a fresh server, so that
+	// its peak RSS is its own.
+	podsPublished, err := publishFleetPods(ctx, c, o.nodes, o.memoryPods)
+	if err != nil {
+		return err
+	}
+	progress("memory: the informer objects with %d pods", o.memoryPods)
+	objectsPods, err := probe(ctx, "-probe=objects", "-probe-kubeconfig="+c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	progress("memory: claimbridge with %d nodes and %d pods", o.nodes, o.memoryPods)
+	if srv, err = startServe(ctx, bin, c.Kubeconfig, certDir); err != nil {
+		return err
+	}
+	defer srv.stop()
+	withPods, err := srv.measure(ctx, memNS.Name, o.nodes, o.memoryPods)
+	if err != nil {
+		return err
+	}
+	if o.memProfile != "" {
+		progress("memory: heap profile of the inventory")
+		if _, err := probe(ctx, "-probe=inventory", "-probe-kubeconfig="+c.Kubeconfig, "-memprofile="+o.memProfile); err != nil {
+			return err
+		}
+	}
 	writeMemory(w, o, published, empty, objects, full)
+	writeMemoryPods(w, o, podsPublished, full, objects, withPods, objectsPods)
 
 	// The same server, now behind the chart's webhook configuration.
 	if err := installWebhook(ctx, c, srv.webhookURL, certDir); err != nil {
 		return err
 	}
-	res, err := benchAPIServer(ctx, c, srv.metricsURL, srv.cmd.Process.Pid, o)
+	res, err := benchAPIServer(ctx, c, srv, o)
 	if err != nil {
 		return err
 	}
 	writeAPIServer(w, o, res)
 	return nil
+}
+
+// publishFleetPods creates n pods bound to the fleet's nodes in a
+// namespace the webhook never sees.
+func publishFleetPods(ctx context.Context, c *cluster.Cluster, nodes, n int) (time.Duration, error) {
+	ns, err := c.CreateNamespace(ctx, "", "bench-fleet-pods-", nil)
+	if err != nil {
+		return 0, err
+	}
+	pods := fleetPods(ns.Name, dgxFleet(nodes).Nodes, n)
+	progress("cluster: creating %d pods bound to the fleet's nodes", len(pods))
+	t := time.Now()
+	if err := publishPods(ctx, c.RESTConfig(), pods, 16); err != nil {
+		return 0, err
+	}
+	progress("cluster: created in %v", time.Since(t).Round(time.Second))
+	return time.Since(t), nil
 }
 
 func publishFleet(ctx context.Context, c *cluster.Cluster, n int) (time.Duration, error) {

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/claimbridge/claimbridge/e2e/cluster"
@@ -45,6 +47,7 @@ type memSample struct {
 	Nodes        int    `json:"nodes"`
 	Slices       int    `json:"slices"`
 	Devices      int    `json:"devices"`
+	Pods         int    `json:"pods"`
 	// Server: after its start, when the inventory held every node and when
 	// it translated the first pod; how long that first translation took.
 	SyncSeconds        float64 `json:"syncSeconds,omitempty"`
@@ -63,7 +66,7 @@ func readMem() memSample {
 }
 
 // probeObjects lists what the webhook's fleet informers list (Nodes,
-// ResourceSlices, DeviceClasses) with the same client configuration, keeps
+// ResourceSlices, DeviceClasses, Pods) with the same client configuration, keeps
 // the decoded objects and reports the heap they hold: the informer objects'
 // own size.
 func probeObjects(ctx context.Context, kubeconfig string) (memSample, error) {
@@ -80,6 +83,7 @@ func probeObjects(ctx context.Context, kubeconfig string) (memSample, error) {
 		nodes   []*corev1.Node
 		slices  []*resourceapi.ResourceSlice
 		classes []*resourceapi.DeviceClass
+		pods    []*corev1.Pod
 		proto   int
 	)
 	// Pages of 500, as an informer's initial list.
@@ -117,14 +121,67 @@ func probeObjects(ctx context.Context, kubeconfig string) (memSample, error) {
 		classes = append(classes, &cl.Items[i])
 		proto += cl.Items[i].Size()
 	}
+	for cont := ""; ; {
+		l, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{Limit: 500, Continue: cont})
+		if err != nil {
+			return memSample{}, err
+		}
+		for i := range l.Items {
+			pods = append(pods, &l.Items[i])
+			proto += l.Items[i].Size()
+		}
+		if cont = l.Continue; cont == "" {
+			break
+		}
+	}
 	after := readMem()
 	after.ObjectsHeap = after.HeapAlloc - before.HeapAlloc
 	after.ObjectsProto = uint64(proto)
-	after.Nodes, after.Slices, after.Devices = len(nodes), len(slices), devices(slices)
+	after.Nodes, after.Slices, after.Devices, after.Pods = len(nodes), len(slices), devices(slices), len(pods)
+	runtime.KeepAlive(pods)
 	runtime.KeepAlive(nodes)
 	runtime.KeepAlive(slices)
 	runtime.KeepAlive(classes)
 	return after, nil
+}
+
+// probeInventory runs claimbridge's inventory (its informers, as serve
+// does) until it synced, builds its snapshot and writes a heap profile of
+// what stays live to file.
+func probeInventory(ctx context.Context, kubeconfig, file string) (memSample, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return memSample{}, err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return memSample{}, err
+	}
+	inv := webhook.NewInventory(client, webhook.InventoryOptions{})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = inv.Start(ctx) }()
+	for !inv.Synced() {
+		select {
+		case <-ctx.Done():
+			return memSample{}, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if _, err := inv.Snapshot(time.Now()); err != nil {
+		return memSample{}, err
+	}
+	s := readMem()
+	f, err := os.Create(file)
+	if err != nil {
+		return memSample{}, err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return memSample{}, err
+	}
+	runtime.KeepAlive(inv)
+	return s, f.Close()
 }
 
 // serveProc is `claimbridge serve`, the binary, running against the cluster
@@ -184,9 +241,10 @@ func (p *serveProc) stop() {
 
 // measure waits until the server's inventory holds wantNodes nodes, admits
 // a pod of the enforce namespace ns twice (the first builds the inventory
-// snapshot and runs the allocator), waits two seconds and reads the
+// snapshot and runs the allocator; the inventory is synced then, wantPods
+// pods included, as they were created before the server started), waits two seconds and reads the
 // process's RSS, peak RSS and live heap after its last GC.
-func (p *serveProc) measure(ctx context.Context, ns string, wantNodes int) (memSample, error) {
+func (p *serveProc) measure(ctx context.Context, ns string, wantNodes, wantPods int) (memSample, error) {
 	start := time.Now()
 	if err := waitNodes(ctx, p.metricsURL, wantNodes, 5*time.Minute, p.done); err != nil {
 		return memSample{}, fmt.Errorf("%w; claimbridge stderr: %s", err, tail(p.stderr.String(), 20))
@@ -225,7 +283,7 @@ func (p *serveProc) measure(ctx context.Context, ns string, wantNodes int) (memS
 	time.Sleep(2 * time.Second)
 	s := procMem(p.cmd.Process.Pid)
 	s.HeapAlloc = lastLiveHeap(p.stderr.String())
-	s.Nodes, s.SyncSeconds, s.TranslatingSeconds, s.FirstSeconds = wantNodes, synced.Seconds(), translating.Seconds(), first.Seconds()
+	s.Nodes, s.Pods, s.SyncSeconds, s.TranslatingSeconds, s.FirstSeconds = wantNodes, wantPods, synced.Seconds(), translating.Seconds(), first.Seconds()
 	return s, nil
 }
 

@@ -150,37 +150,72 @@ func writeMemory(w io.Writer, o options, published time.Duration, empty, objects
 		human(o.nodes), full.SyncSeconds, full.TranslatingSeconds, dur(time.Duration(full.FirstSeconds*float64(time.Second))), mib(full.HeapAlloc), mib(full.RSS), mib(full.HWM))
 	fmt.Fprintf(w, "| the listed objects (protobuf encoding: %s) | %s held by the objects | – | – |\n", mib(objects.ObjectsProto), mib(objects.ObjectsHeap))
 	fmt.Fprintln(w)
+	writeMemoryRatios(w, empty, "empty fleet", full, objects)
+	fmt.Fprintln(w)
+}
+
+// memoryGoal: claimbridge's memory at most the heap of the objects its
+// informers list (issue 24): its transforms keep less than the objects.
+const memoryGoal = 1.0
+
+// writeMemoryRatios compares a server's memory with the objects' heap, and
+// its growth from the server base (named so) with it; the caller ends the
+// table.
+func writeMemoryRatios(w io.Writer, base memSample, baseName string, full, objects memSample) {
 	fmt.Fprintln(w, "| measurement | claimbridge | objects | ratio | goal | met |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	obj := float64(objects.ObjectsHeap)
 	q := ratio(float64(full.RSS), obj)
-	fmt.Fprintf(w, "| webhook RSS with the inventory vs the objects' heap | %s | %s | %.2f× | ≤ 2× | %s |\n", mib(full.RSS), mib(objects.ObjectsHeap), q, met(q, 2, true))
-	q = ratio(float64(full.RSS)-float64(empty.RSS), obj)
-	fmt.Fprintf(w, "| webhook RSS growth (with − empty fleet) vs the objects' heap | %s | %s | %.2f× | – | – |\n", mib(full.RSS-empty.RSS), mib(objects.ObjectsHeap), q)
-	q = ratio(float64(full.HeapAlloc)-float64(empty.HeapAlloc), obj)
-	fmt.Fprintf(w, "| webhook live heap growth vs the objects' heap | %s | %s | %.2f× | – | – |\n", mib(full.HeapAlloc-empty.HeapAlloc), mib(objects.ObjectsHeap), q)
+	fmt.Fprintf(w, "| webhook RSS with the inventory vs the objects' heap | %s | %s | %.2f× | ≤ %g× | %s |\n", mib(full.RSS), mib(objects.ObjectsHeap), q, memoryGoal, met(q, memoryGoal, true))
+	q = ratio(float64(full.HeapAlloc), obj)
+	fmt.Fprintf(w, "| webhook live heap vs the objects' heap | %s | %s | %.2f× | ≤ %g× | %s |\n", mib(full.HeapAlloc), mib(objects.ObjectsHeap), q, memoryGoal, met(q, memoryGoal, true))
+	q = ratio(float64(full.RSS)-float64(base.RSS), obj)
+	fmt.Fprintf(w, "| webhook RSS growth (with − %s) vs the objects' heap | %s | %s | %.2f× | – | – |\n", baseName, mib(full.RSS-min(full.RSS, base.RSS)), mib(objects.ObjectsHeap), q)
+	q = ratio(float64(full.HeapAlloc)-float64(base.HeapAlloc), obj)
+	fmt.Fprintf(w, "| webhook live heap growth (with − %s) vs the objects' heap | %s | %s | %.2f× | – | – |\n", baseName, mib(full.HeapAlloc-min(full.HeapAlloc, base.HeapAlloc)), mib(objects.ObjectsHeap), q)
 	q = ratio(float64(full.HWM), obj)
 	fmt.Fprintf(w, "| webhook peak RSS vs the objects' heap | %s | %s | %.2f× | – | – |\n", mib(full.HWM), mib(objects.ObjectsHeap), q)
+}
+
+// writeMemoryPods is the memory with pods bound to the fleet's nodes:
+// fleet is the server and objects without them.
+func writeMemoryPods(w io.Writer, o options, published time.Duration, fleet, fleetObjects, full, objects memSample) {
+	fmt.Fprintf(w, "### Memory with %s nodes × 16 devices and %s pods\n\n", human(o.nodes), human(objects.Pods))
+	fmt.Fprintf(w, "The same fleet with %s pods created in %v, bound to its nodes at creation (a Deployment's pod each: labels with a "+
+		"pod-template-hash, annotations, an image, arguments, environment, ports, a readiness probe, CPU and memory requests; "+
+		"no device), measured the same way with a new `claimbridge serve` process. The baseline lists the pods too.\n\n",
+		human(objects.Pods), published.Round(time.Second))
+	fmt.Fprintln(w, "| process | live heap | RSS | peak RSS |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	fmt.Fprintf(w, "| claimbridge, %s nodes, %s pods (first pod translated %.1f s after start, in %s) | %s | %s | %s |\n",
+		human(o.nodes), human(objects.Pods), full.TranslatingSeconds, dur(time.Duration(full.FirstSeconds*float64(time.Second))), mib(full.HeapAlloc), mib(full.RSS), mib(full.HWM))
+	fmt.Fprintf(w, "| the listed objects with the pods (protobuf encoding: %s) | %s held by the objects | – | – |\n", mib(objects.ObjectsProto), mib(objects.ObjectsHeap))
+	fmt.Fprintf(w, "| the pods alone (difference of the two listings) | %s | – | – |\n", mib(objects.ObjectsHeap-min(objects.ObjectsHeap, fleetObjects.ObjectsHeap)))
 	fmt.Fprintln(w)
+	writeMemoryRatios(w, fleet, "fleet without pods", full, objects)
+	pods := float64(objects.ObjectsHeap) - float64(fleetObjects.ObjectsHeap)
+	q := ratio(float64(full.HeapAlloc)-float64(fleet.HeapAlloc), pods)
+	fmt.Fprintf(w, "| webhook live heap growth from the pods vs the pods' heap | %s | %s | %.2f× | – | – |\n\n",
+		mib(full.HeapAlloc-min(full.HeapAlloc, fleet.HeapAlloc)), mib(uint64(max(pods, 0))), q)
 }
 
 func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 	fmt.Fprintf(w, "### Through the real apiserver\n\n")
 	fmt.Fprintf(w, "%s legacy pods (`nvidia.com/gpu: 1`, GFD product selector) created in each of three namespaces: one without "+
 		"the mode label (the webhook is never called), one in `audit` mode (the webhook translates and checks, the pod is "+
-		"admitted unchanged with a warning) and one in `enforce` mode (translated: the pod refers to the template and "+
+		"admitted with its decision annotations and a warning) and one in `enforce` mode (translated: the pod refers to the template and "+
 		"kube-controller-manager creates its ResourceClaim), all served by the `claimbridge serve` process above (%s-node "+
 		"fleet) behind the chart's MutatingWebhookConfiguration. %d batches of %d pods per namespace, namespaces in "+
 		"rotating order, %d concurrent clients (client QPS 500, burst 1000). The pods carry a scheduling gate, so "+
 		"kube-scheduler does not compete for the CPUs (claimbridge translates gated pods as any other).\n\n", human(o.pods), human(o.nodes), r.batches, r.batchSize, o.clients)
-	fmt.Fprintln(w, "| namespace | pods | translated | created/s | create p50 | create p99 |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| namespace | pods | translated | claimbridge's Events | created/s | create p50 | create p99 |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	rows := []struct {
 		name string
 		cr   creation
 	}{{"no mode label (webhook not called)", r.legacy}, {"audit (webhook called, pod unchanged)", r.audit}, {"enforce (webhook, pod translated)", r.enforce}}
 	for _, c := range rows {
-		fmt.Fprintf(w, "| %s | %d | %d | %.0f | %s | %s |\n", c.name, len(c.cr.latency.latencies), c.cr.translated,
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %.0f | %s | %s |\n", c.name, len(c.cr.latency.latencies), c.cr.translated, c.cr.events,
 			c.cr.latency.throughput(), dur(c.cr.latency.quantile(0.5)), dur(c.cr.latency.quantile(0.99)))
 	}
 	fmt.Fprintln(w)
@@ -188,7 +223,7 @@ func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	base := r.legacy.latency.throughput()
 	q := ratio(r.enforce.latency.throughput(), base)
-	fmt.Fprintf(w, "| pod creation throughput, enforce | %.0f/s | %.0f/s | %.2f× | ≥ 0.9× | %s |\n", r.enforce.latency.throughput(), base, q, met(q, 0.9, false))
+	fmt.Fprintf(w, "| pod creation throughput, enforce | %.0f/s | %.0f/s | %.2f× | – | – |\n", r.enforce.latency.throughput(), base, q)
 	q = ratio(r.audit.latency.throughput(), base)
 	fmt.Fprintf(w, "| pod creation throughput, audit | %.0f/s | %.0f/s | %.2f× | – | – |\n\n", r.audit.latency.throughput(), base, q)
 	fmt.Fprintln(w, "CPU time per pod created, by process, during each namespace's batches (from /proc; the batches of the "+
@@ -226,6 +261,7 @@ func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 		return dur(total(cr) / time.Duration(len(cr.latency.latencies)))
 	}
 	fmt.Fprintf(w, "| all | %s | %s | %s |\n\n", tp(r.legacy), tp(r.audit), tp(r.enforce))
+	writeCPUPerPod(w, r)
 	fmt.Fprintln(w, "Admission latency histograms (requests per bucket) of the audit and enforce batches: kube-apiserver's "+
 		"`apiserver_admission_webhook_admission_duration_seconds` (the call as the apiserver sees it), claimbridge's "+
 		"`controller_runtime_webhook_latency_seconds` (the request inside the server) and "+
@@ -234,6 +270,56 @@ func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 	writeHistograms(w, "kube-apiserver", r.audit.apiserver, r.enforce.apiserver)
 	writeHistograms(w, "claimbridge", r.audit.self, r.enforce.self)
 	writeHistograms(w, "feasibility check", r.audit.feasibility, r.enforce.feasibility)
+}
+
+// CPU per pod goals (issue 24): the webhook's CPU per admitted pod at most
+// cpuWebhookGoal of kube-apiserver's per pod without the webhook, and
+// kube-apiserver's own per pod in an audit namespace (the webhook called,
+// a small annotation patch) at most cpuAuditGoal of its per pod without.
+const (
+	cpuWebhookGoal = 0.3
+	cpuAuditGoal   = 1.3
+)
+
+// writeCPUPerPod sets the CPU time per pod of claimbridge and of
+// kube-apiserver against kube-apiserver's without the webhook, all from
+// /proc in the same run: the comparison two shared cores can make, where
+// throughput cannot.
+func writeCPUPerPod(w io.Writer, r apiserverResult) {
+	perPod := func(cr creation, name string) time.Duration {
+		if n := len(cr.latency.latencies); n > 0 {
+			return cr.cpu[name] / time.Duration(n)
+		}
+		return 0
+	}
+	const self, apiserver = "claimbridge", "kube-apiserver"
+	base := perPod(r.legacy, apiserver)
+	fmt.Fprintf(w, "What kube-apiserver receives from the webhook per pod (its cost besides the call: decoding the response, "+
+		"applying the patch with a JSON round trip of the pod, recording the warnings): audit %s, enforce %s.\n\n", r.auditResponse, r.enforceResponse)
+	fmt.Fprintln(w, "| CPU time per pod | process | kube-apiserver without webhook | ratio | goal | met |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, row := range []struct {
+		what string
+		t    time.Duration
+		goal float64
+	}{
+		{"claimbridge, enforce (translated)", perPod(r.enforce, self), cpuWebhookGoal},
+		{"claimbridge, audit (annotations only)", perPod(r.audit, self), cpuWebhookGoal},
+		{"kube-apiserver, audit namespace (webhook called)", perPod(r.audit, apiserver), cpuAuditGoal},
+		{"kube-apiserver, enforce namespace (webhook called, pod translated)", perPod(r.enforce, apiserver), 0},
+	} {
+		q := ratio(float64(row.t), float64(base))
+		g, m := "–", "–"
+		if row.goal > 0 {
+			g, m = fmt.Sprintf("≤ %g×", row.goal), met(q, row.goal, true)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %.2f× | %s | %s |\n", row.what, dur(row.t), dur(base), q, g, m)
+	}
+	fmt.Fprintln(w)
+}
+
+func (s responseShape) String() string {
+	return fmt.Sprintf("%d bytes (a patch of %d operations, %d bytes; %d warnings, %d bytes)", s.bytes, s.patchOps, s.patchBytes, s.warnings, s.warningBytes)
 }
 
 // writeHistograms writes the audit and enforce histograms of one metric side by side.
