@@ -355,9 +355,9 @@ func BenchmarkReservations(b *testing.B) {
 }
 
 // BenchmarkUpdate: what one event costs the snapshot, at 100, 1,000 and
-// 5,000 nodes: a reservation added (an admission of a burst) and a claim
-// allocated by kube-scheduler (an informer event), each with the node
-// classes of the new snapshot. Both touch one node; a rebuild
+// 5,000 nodes: a reservation added (an admission of a burst), a claim
+// allocated by kube-scheduler and a pod bound (informer events; a pod on
+// every node), each with the node classes of the new snapshot. Both touch one node; a rebuild
 // (BenchmarkSnapshot) indexes the whole fleet.
 func BenchmarkUpdate(b *testing.B) {
 	for _, n := range []int{100, 1000, 5000} {
@@ -371,6 +371,21 @@ func BenchmarkUpdate(b *testing.B) {
 				s := base.WithClaims(held, 2)
 				if len(s.nodeClassList(&memo)) != 4 || !s.nodeAt(0).busy {
 					b.Fatal("want 4 classes and the first node busy")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("nodes=%d/pod-bound", n), func(b *testing.B) {
+			// A pod on every node, then one more bound to the first.
+			var pods []*corev1.Pod
+			for _, ni := range base.nodes {
+				pods = append(pods, boundPod("p-"+ni.node.Name, ni.node.Name, "1"))
+			}
+			listed := base.ReplacePods(pods, 2)
+			more := append(slices.Clone(pods), boundPod("new", base.nodes[0].node.Name, "1"))
+			for b.Loop() {
+				s := listed.ReplacePods(more, 3)
+				if len(s.nodeClassList(&memo)) != 4 || s.nodeAt(0).pods != 2 {
+					b.Fatal("want 4 classes and two pods on the first node")
 				}
 			}
 		})

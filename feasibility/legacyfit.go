@@ -49,7 +49,8 @@ func (s *Snapshot) LegacyFitsNow(pod *corev1.Pod) LegacyFit {
 		return fit
 	}
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
-	for _, ni := range s.nodes {
+	for i := range s.nodes {
+		ni := s.nodeAt(i) // with the usage of s
 		alloc := ni.node.Status.Allocatable
 		if slices.ContainsFunc(extended, func(n corev1.ResourceName) bool { q, ok := alloc[n]; return !ok || q.IsZero() }) {
 			continue

@@ -8,9 +8,11 @@ package feasibility
 // added allocations touch.
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/dynamic-resource-allocation/cel"
@@ -96,6 +98,8 @@ func (s *Snapshot) withClaims(all, changed []*resourceapi.ResourceClaim, generat
 		classes:    s.classes,
 		slices:     s.slices,
 		claims:     all,
+		pods:       s.pods,
+		podsListed: s.podsListed,
 		allocated:  allocatedState(all, s.features),
 		devices:    s.devices,
 		allocators: map[*cel.Cache]*allocatorPair{},
@@ -123,12 +127,65 @@ func (s *Snapshot) withClaims(all, changed []*resourceapi.ResourceClaim, generat
 	if touched.Len() > 0 {
 		shared := sharedDevices(d.allocated)
 		for i := range touched {
-			orig := base.nodes[i]
-			ni := &nodeInfo{node: orig.node, devices: slices.Clone(orig.devices), used: orig.used, pods: orig.pods, usageKnown: orig.usageKnown, orig: orig}
+			cur := s.nodeAt(i)
+			ni := &nodeInfo{node: cur.node, devices: slices.Clone(cur.devices), used: cur.used, pods: cur.pods, usageKnown: cur.usageKnown, orig: base.nodes[i]}
 			markAllocated(ni, d.allocated, shared)
 			d.replaced[i] = ni
 		}
 	}
+	return d
+}
+
+// ReplacePods returns the snapshot of the same fleet whose inventory holds
+// pods instead of the pods of s (with the same PodsListed), at generation:
+// what [NewSnapshot] builds from the inventory of s with Pods replaced. A
+// pod that is the same object as one of s is taken as unchanged (informers
+// replace an object when it changes). Only the usage of the nodes the pods
+// added or removed are bound to is summed again: its cost grows with the
+// pods, not with the fleet's nodes. Neither s nor pods are modified; pods
+// must not be modified afterwards.
+func (s *Snapshot) ReplacePods(pods []*corev1.Pod, generation uint64) *Snapshot {
+	d := s.withClaims(s.claims, nil, generation)
+	d.pods = pods
+	old := make(map[*corev1.Pod]bool, len(s.pods))
+	for _, p := range s.pods {
+		old[p] = true
+	}
+	touched := map[string]bool{}
+	for _, p := range pods {
+		if old[p] {
+			delete(old, p)
+			continue
+		}
+		touched[p.Spec.NodeName] = true
+	}
+	for p := range old {
+		touched[p.Spec.NodeName] = true // removed
+	}
+	if !s.podsListed && (len(s.pods) == 0) != (len(pods) == 0) {
+		// Whether any node's usage is known changes: every node.
+		for _, ni := range s.nodes {
+			touched[ni.node.Name] = true
+		}
+	}
+	delete(touched, "")
+	if len(touched) == 0 {
+		return d
+	}
+	byName := map[string]int{}
+	var copies []*nodeInfo
+	for name := range touched {
+		i, found := slices.BinarySearchFunc(s.nodes, name, func(ni *nodeInfo, name string) int { return cmp.Compare(ni.node.Name, name) })
+		if !found {
+			continue
+		}
+		cur := d.nodeAt(i)
+		ni := &nodeInfo{node: cur.node, devices: cur.devices, busy: cur.busy, orig: d.base.nodes[i]}
+		d.replaced[i] = ni
+		byName[name] = len(copies)
+		copies = append(copies, ni)
+	}
+	addUsage(copies, byName, pods, s.podsListed)
 	return d
 }
 

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -204,5 +206,76 @@ func TestReplaceClaimsIsTheSnapshotOfTheNewClaims(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// boundPod is a pod bound to node asking for cpu cores.
+func boundPod(name, node, cpu string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
+		}}}},
+	}
+}
+
+type usage struct {
+	Used  corev1.ResourceList
+	Pods  int64
+	Known bool
+}
+
+func usageOf(s *Snapshot) map[string]usage {
+	out := map[string]usage{}
+	for i := range s.nodes {
+		ni := s.nodeAt(i)
+		out[ni.node.Name] = usage{ni.used, ni.pods, ni.usageKnown}
+	}
+	return out
+}
+
+func TestReplacePodsIsTheSnapshotOfTheNewPods(t *testing.T) {
+	f := fleetgen.Synthetic(12)
+	inv := inventoryFrom(f)
+	inv.PodsListed = true
+	for i := range 8 {
+		inv.Pods = append(inv.Pods, boundPod(fmt.Sprintf("p%d", i), f.Nodes[i].Name, "100"))
+	}
+	base := mustSnapshot(t, inv)
+	held := heldClaims(base, 2)
+	// p0 goes, p1 is replaced by a new object that finished, p8 is bound.
+	finished := inv.Pods[1].DeepCopy()
+	finished.Status.Phase = corev1.PodSucceeded
+	pods := append([]*corev1.Pod{finished}, inv.Pods[2:]...)
+	pods = append(pods, boundPod("p8", f.Nodes[9].Name, "150"), boundPod("p9", "gone", "1"))
+	after := *inv
+	after.Pods = pods
+	after.Claims = held
+	want := mustSnapshot(t, &after)
+	for name, got := range map[string]*Snapshot{
+		"pods, then claims":       base.ReplacePods(pods, 2).ReplaceClaims(held, 3),
+		"claims, then pods":       base.ReplaceClaims(held, 2).ReplacePods(pods, 3),
+		"reservations, then pods": base.WithClaims(held, 2).ReplacePods(pods, 3),
+	} {
+		if diff := cmp.Diff(usageOf(want), usageOf(got)); diff != "" {
+			t.Errorf("%s: usage (-want,+got):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(stateOf(want), stateOf(got)); diff != "" {
+			t.Errorf("%s: snapshot state (-want,+got):\n%s", name, diff)
+		}
+		pod := boundPod("new", "", "60")
+		pod.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
+		if diff := cmp.Diff(want.LegacyFitsNow(pod), got.LegacyFitsNow(pod)); diff != "" {
+			t.Errorf("%s: legacy fit (-want,+got):\n%s", name, diff)
+		}
+		claims := []*resourceapi.ResourceClaimSpec{makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1).Obj()}
+		wv := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), want, pod, claims)
+		gv := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), got, pod, claims)
+		if diff := cmp.Diff(wv, gv); diff != "" {
+			t.Errorf("%s: verdict (-want,+got):\n%s", name, diff)
+		}
+	}
+	if diff := cmp.Diff(usageOf(mustSnapshot(t, inv)), usageOf(base)); diff != "" {
+		t.Errorf("the fleet snapshot changed (-want,+got):\n%s", diff)
 	}
 }

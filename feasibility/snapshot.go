@@ -49,13 +49,16 @@ type Snapshot struct {
 	slices     []*resourceapi.ResourceSlice
 	allocated  structured.AllocatedState
 	// nodes sorted by name; index by position. In a snapshot made by
-	// WithClaims they are its base's: read their allocated and busy marks
-	// through nodeAt.
+	// WithClaims, ReplaceClaims or ReplacePods they are its base's: read
+	// their allocated and busy marks and their usage through nodeAt.
 	nodes []*nodeInfo
 	// devices counts the devices visible to at least one node.
 	devices int
-	// claims are the inventory's claims (the allocated state's source).
-	claims []*resourceapi.ResourceClaim
+	// claims are the inventory's claims (the allocated state's source),
+	// pods and podsListed its pods (the nodes' usage).
+	claims     []*resourceapi.ResourceClaim
+	pods       []*corev1.Pod
+	podsListed bool
 	// pools indexes the nodes by the pools they see (WithClaims).
 	pools *poolIndex
 	// base is the snapshot built by NewSnapshot that this one was derived
@@ -139,6 +142,8 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		classes:    map[string]*resourceapi.DeviceClass{},
 		allocators: map[*cel.Cache]*allocatorPair{},
 		claims:     inv.Claims,
+		pods:       inv.Pods,
+		podsListed: inv.PodsListed,
 		pools:      &poolIndex{},
 	}
 	for _, c := range inv.Classes {

@@ -77,6 +77,7 @@ type Inventory struct {
 	generation atomic.Uint64 // moves with every change a verdict reads
 	fleetGen   atomic.Uint64 // moves with every change of the fleet but its allocations
 	claimGen   atomic.Uint64 // moves with every change of the allocated claims
+	podGen     atomic.Uint64 // moves with every change of the bound pods
 	synced     atomic.Bool
 
 	mu      sync.Mutex
@@ -85,10 +86,12 @@ type Inventory struct {
 	builtAt time.Time
 	snapRes uint64 // the reservations' version the snapshot holds
 	// fleetSnap is the snapshot of the fleet alone (no reservations), at
-	// fleetSnapGen of fleetGen and fleetSnapClaims of claimGen.
+	// fleetSnapGen of fleetGen, fleetSnapClaims of claimGen and
+	// fleetSnapPods of podGen.
 	fleetSnap       *feasibility.Snapshot
 	fleetSnapGen    uint64
 	fleetSnapClaims uint64
+	fleetSnapPods   uint64
 	onChanges       []func()
 }
 
@@ -128,7 +131,7 @@ func NewInventory(client kubernetes.Interface, opts InventoryOptions) *Inventory
 			if p, ok := o.(*corev1.Pod); ok {
 				inv.reserved.Release(p.Annotations[AnnotationAdmission])
 				if p.Spec.NodeName != "" {
-					inv.changed()
+					inv.podsChanged()
 				}
 			}
 		},
@@ -210,6 +213,13 @@ func (inv *Inventory) changed() {
 // claimsChanged: an allocation changed, not the fleet.
 func (inv *Inventory) claimsChanged() {
 	inv.claimGen.Add(1)
+	inv.changedAny()
+}
+
+// podsChanged: a pod was bound, finished or deleted: the usage of its node
+// changed, not the fleet.
+func (inv *Inventory) podsChanged() {
+	inv.podGen.Add(1)
 	inv.changedAny()
 }
 
@@ -303,10 +313,10 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	// fleet changed; the reservations are added to it in time proportional
 	// to them (feasibility.Snapshot.WithClaims), so that a burst's
 	// admissions do not each index the whole fleet again.
-	// A change of the allocated claims alone replaces its claims
-	// (ReplaceClaims), in time proportional to the claims and the nodes
-	// their devices are on.
-	fleetGen, claimGen := inv.fleetGen.Load(), inv.claimGen.Load()
+	// A change of the allocated claims or the bound pods alone replaces
+	// its claims or pods (ReplaceClaims, ReplacePods), in time proportional
+	// to them and the nodes they are on, not to the fleet.
+	fleetGen, claimGen, podGen := inv.fleetGen.Load(), inv.claimGen.Load(), inv.podGen.Load()
 	switch {
 	case inv.fleetSnap == nil || inv.fleetSnapGen != fleetGen:
 		fleet, err := inv.fleet()
@@ -318,10 +328,15 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 			return nil, fmt.Errorf("build inventory snapshot: %w", err)
 		}
 		inv.fleetSnap = base
-	case inv.fleetSnapClaims != claimGen:
-		inv.fleetSnap = inv.fleetSnap.ReplaceClaims(listAs[*resourceapi.ResourceClaim](inv.claims), gen)
+	default:
+		if inv.fleetSnapClaims != claimGen {
+			inv.fleetSnap = inv.fleetSnap.ReplaceClaims(listAs[*resourceapi.ResourceClaim](inv.claims), gen)
+		}
+		if inv.fleetSnapPods != podGen {
+			inv.fleetSnap = inv.fleetSnap.ReplacePods(listAs[*corev1.Pod](inv.pods), gen)
+		}
 	}
-	inv.fleetSnapGen, inv.fleetSnapClaims = fleetGen, claimGen
+	inv.fleetSnapGen, inv.fleetSnapClaims, inv.fleetSnapPods = fleetGen, claimGen, podGen
 	snap := inv.fleetSnap
 	if claims := inv.reserved.AsClaims(); len(claims) > 0 || snap.Generation() != gen {
 		snap = snap.WithClaims(claims, gen)
@@ -352,12 +367,12 @@ func (inv *Inventory) podEvent(o, n any) {
 	old, _ := o.(*corev1.Pod)
 	if old == nil {
 		if p.Spec.NodeName != "" {
-			inv.changed()
+			inv.podsChanged()
 		}
 		return
 	}
 	if old.Spec.NodeName != p.Spec.NodeName || (old.Status.Phase != p.Status.Phase && PodDone(p)) {
-		inv.changed()
+		inv.podsChanged()
 	}
 }
 
