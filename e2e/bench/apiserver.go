@@ -16,12 +16,18 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/claimbridge/claimbridge/certs"
 	"github.com/claimbridge/claimbridge/e2e/chart"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/webhook"
@@ -46,8 +52,8 @@ type creation struct {
 
 // apiserverResult is the section's figures.
 type apiserverResult struct {
-	legacy, audit, enforce creation
-	batches, batchSize     int
+	legacy, noop, audit, enforce creation
+	batches, batchSize           int
 	// What the webhook answers kube-apiserver for a pod of the audit and
 	// the enforce namespace.
 	auditResponse, enforceResponse responseShape
@@ -156,12 +162,16 @@ func waitNodes(ctx context.Context, metricsURL string, n int, timeout time.Durat
 func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o options) (apiserverResult, error) {
 	metricsURL, claimbridgePID := srv.metricsURL, srv.cmd.Process.Pid
 	res := apiserverResult{batchSize: o.batch}
-	res.legacy.cpu, res.audit.cpu, res.enforce.cpu = map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}
+	res.legacy.cpu, res.noop.cpu, res.audit.cpu, res.enforce.cpu = map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}
 	client, err := fastClient(c.RESTConfig())
 	if err != nil {
 		return res, err
 	}
 	legacyNS, err := c.CreateNamespace(ctx, "", "bench-legacy-", nil)
+	if err != nil {
+		return res, err
+	}
+	noopNS, noopCalls, err := noopWebhook(ctx, c, srv)
 	if err != nil {
 		return res, err
 	}
@@ -173,11 +183,11 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 	if err != nil {
 		return res, err
 	}
-	res.legacy.ns, res.audit.ns, res.enforce.ns = legacyNS.Name, auditNS.Name, enforceNS.Name
+	res.legacy.ns, res.noop.ns, res.audit.ns, res.enforce.ns = legacyNS.Name, noopNS, auditNS.Name, enforceNS.Name
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
-		for _, ns := range []string{legacyNS.Name, auditNS.Name, enforceNS.Name} {
+		for _, ns := range []string{legacyNS.Name, noopNS, auditNS.Name, enforceNS.Name} {
 			if err := c.DeleteNamespace(cctx, ns); err != nil {
 				progress("cleanup: %v", err)
 			}
@@ -201,10 +211,21 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	for _, ns := range []string{legacyNS.Name, auditNS.Name, enforceNS.Name} {
+	for _, ns := range []string{legacyNS.Name, noopNS, auditNS.Name, enforceNS.Name} {
 		if _, err := createPods(ctx, client, ns, "warmup-b-", 50, o.clients); err != nil {
 			return res, err
 		}
+	}
+	// The apiserver's informer may have missed the no-op webhook's
+	// configuration during the warm-up: poll until it calls it.
+	for i := 0; noopCalls.Load() == 0; i++ {
+		if _, err := createPods(ctx, client, noopNS, fmt.Sprintf("warmup-c%d-", i), 1, 1); err != nil {
+			return res, err
+		}
+		if i > 300 {
+			return res, errors.New("kube-apiserver does not call the no-op webhook")
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 
 	if res.auditResponse, err = shapeOf(ctx, srv, auditNS.Name); err != nil {
@@ -216,8 +237,8 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 
 	res.batches = o.pods / o.batch
 	for b := range res.batches {
-		order := []*creation{&res.legacy, &res.audit, &res.enforce}
-		order = slices.Concat(order[b%3:], order[:b%3])
+		order := []*creation{&res.legacy, &res.noop, &res.audit, &res.enforce}
+		order = slices.Concat(order[b%len(order):], order[:b%len(order)])
 		for _, cr := range order {
 			progress("apiserver: batch %d/%d, %d pods into %s", b+1, res.batches, o.batch, cr.ns)
 			before, err := scrapeAdmission(ctx, client, metricsURL)
@@ -242,7 +263,7 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 			cr.feasibility = cr.feasibility.plus(after[2].minus(before[2]))
 		}
 	}
-	for _, cr := range []*creation{&res.legacy, &res.audit, &res.enforce} {
+	for _, cr := range []*creation{&res.legacy, &res.noop, &res.audit, &res.enforce} {
 		pods, err := client.CoreV1().Pods(cr.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return res, err
@@ -263,6 +284,66 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 		}
 	}
 	return res, nil
+}
+
+// noopLabel selects the namespaces the no-op webhook is called for.
+const noopLabel = "bench.claimbridge.io/noop"
+
+// noopWebhook serves a no-op webhook (decode the pod, allow: no patch, no
+// warning) with claimbridge's certificate and TLS settings in this process,
+// installs a MutatingWebhookConfiguration that sends it the pods of a new
+// namespace, and returns that namespace and the count of its calls: the
+// baseline of kube-apiserver's own cost of calling a webhook.
+func noopWebhook(ctx context.Context, c *cluster.Cluster, srv *serveProc) (string, *atomic.Int64, error) {
+	ports, err := cluster.FreePorts(1)
+	if err != nil {
+		return "", nil, err
+	}
+	calls := &atomic.Int64{}
+	ws := crwebhook.NewServer(crwebhook.Options{
+		Host: "127.0.0.1", Port: ports[0], CertDir: srv.certDir,
+		TLSOpts: []func(*tls.Config){certs.TLSConfig(tls.VersionTLS12)},
+	})
+	ws.Register("/noop", &admission.Webhook{Handler: countingHandler{noopHandler{admission.NewDecoder(clientgoscheme.Scheme)}, calls}})
+	go func() { _ = ws.Start(ctx) }()
+	if err := waitStarted(ctx, ws); err != nil {
+		return "", nil, err
+	}
+	ns, err := c.CreateNamespace(ctx, "", "bench-noop-", map[string]string{noopLabel: "true"})
+	if err != nil {
+		return "", nil, err
+	}
+	ignore, none := admissionregistrationv1.Ignore, admissionregistrationv1.SideEffectClassNone
+	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "claimbridge-bench-noop"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name: "noop.bench.claimbridge.io", AdmissionReviewVersions: []string{"v1"}, SideEffects: &none, FailurePolicy: &ignore,
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{noopLabel: "true"}},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+			}},
+		}},
+	}
+	ca, err := os.ReadFile(filepath.Join(srv.certDir, "ca.crt"))
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := c.InstallWebhookConfiguration(ctx, mwc, "https://127.0.0.1:"+strconv.Itoa(ports[0])+"/noop", ca); err != nil {
+		return "", nil, err
+	}
+	return ns.Name, calls, nil
+}
+
+// countingHandler counts the requests it passes on.
+type countingHandler struct {
+	admission.Handler
+	calls *atomic.Int64
+}
+
+func (h countingHandler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	h.calls.Add(1)
+	return h.Handler.Handle(ctx, req)
 }
 
 // createPods creates n pods named prefix<i> with clients concurrent clients.

@@ -190,6 +190,7 @@ type serveProc struct {
 	cmd                    *exec.Cmd
 	stderr                 *lockedBuffer
 	webhookURL, metricsURL string
+	certDir                string // its serving certificate and ca.crt
 	roots                  *x509.CertPool
 	done                   chan struct{} // closed when the process exited
 }
@@ -208,6 +209,7 @@ func startServe(ctx context.Context, bin, kubeconfig, certDir string) (*servePro
 		stderr:     &lockedBuffer{},
 		webhookURL: "https://127.0.0.1:" + strconv.Itoa(ports[0]) + webhook.Path,
 		metricsURL: "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/metrics",
+		certDir:    certDir,
 		roots:      x509.NewCertPool(),
 		done:       make(chan struct{}),
 	}
