@@ -191,7 +191,8 @@ func TestAPodThatCouldPreemptIsTranslatedWithTheWarning(t *testing.T) {
 	if !hasClaim(got) {
 		t.Fatalf("not translated: %q", ws)
 	}
-	if !warned(ws, "PreemptionLost: spec.priority: with priority 1000 the pod may preempt") {
+	// The code and its remedy lead; the details follow as far as they fit.
+	if !warned(ws, "PreemptionLost: raise preemption.keepLegacyAbovePriority") || !warned(ws, "spec.priority: with priority 1000 the pod may preempt") {
 		t.Errorf("warnings %q do not say the pod can no longer preempt for its GPU", ws)
 	}
 	allocation(t, bound(t, ns, got.Name))
