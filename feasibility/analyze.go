@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	celgo "github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
@@ -19,6 +20,46 @@ import (
 type fieldRef struct {
 	capacity   bool
 	domain, id string
+}
+
+// references is references, remembered per expression and environment.
+func (m *refsMemo) references(env *celgo.Env, expression string) (refs []fieldRef, ok bool) {
+	key := refsKey{env, expression}
+	m.mu.Lock()
+	r, found := m.m[key]
+	m.mu.Unlock()
+	if found {
+		return r.refs, r.ok
+	}
+	refs, ok = references(env, expression)
+	m.mu.Lock()
+	if m.m == nil || len(m.m) >= maxRefsMemo {
+		m.m = map[refsKey]refsResult{}
+	}
+	m.m[key] = refsResult{refs, ok}
+	m.mu.Unlock()
+	return refs, ok
+}
+
+// refsMemo remembers what each expression references (see references):
+// every uncached check plans its requests, and parsing the same selectors
+// again was a good part of a cold check. The results are read, never
+// modified. Bounded: emptied when it holds maxRefsMemo expressions.
+type refsMemo struct {
+	mu sync.Mutex
+	m  map[refsKey]refsResult
+}
+
+const maxRefsMemo = 4096
+
+type refsKey struct {
+	env        *celgo.Env
+	expression string
+}
+
+type refsResult struct {
+	refs []fieldRef
+	ok   bool
 }
 
 // references lists the device fields a CEL selector can read. It recognises only the forms

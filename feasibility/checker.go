@@ -92,6 +92,8 @@ type Checker struct {
 	placements *lru[*placementEntry]
 	// classes carries node class keys from one snapshot to the next.
 	classes classMemo
+	// refs remembers the fields each selector expression references.
+	refs refsMemo
 }
 
 type flight struct {

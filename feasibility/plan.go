@@ -80,7 +80,7 @@ func (c *Checker) plan(snap *Snapshot, celCache *cel.Cache, claims []*resourceap
 				r.noPrune = true
 				continue
 			}
-			p.proj.add(references(compiled.Environment, s.CEL.Expression))
+			p.proj.add(c.refs.references(compiled.Environment, s.CEL.Expression))
 		}
 		p.reqs = append(p.reqs, r)
 		return len(p.reqs) - 1
