@@ -41,8 +41,9 @@ type creation struct {
 	latency    stats // per create, client side
 	translated int
 	// events claimbridge recorded in the namespace (each one a write
-	// kube-apiserver and etcd serve).
-	events int
+	// kube-apiserver and etcd serve), in all and by reason.
+	events       int
+	eventReasons map[string]int
 	// Histograms of the batches into this namespace: kube-apiserver's
 	// webhook call, claimbridge's request and its feasibility check.
 	apiserver, self, feasibility histogram
@@ -280,6 +281,10 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 		for _, e := range events.Items {
 			if strings.Contains(e.Source.Component+e.ReportingController, "claimbridge") {
 				cr.events++
+				if cr.eventReasons == nil {
+					cr.eventReasons = map[string]int{}
+				}
+				cr.eventReasons[e.Reason]++
 			}
 		}
 	}

@@ -217,7 +217,7 @@ func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 	}{{"no mode label (webhook not called)", r.legacy}, {"no-op webhook (called, allows: no patch, no warning)", r.noop},
 		{"audit (webhook called, decision annotations and a warning)", r.audit}, {"enforce (webhook, pod translated)", r.enforce}}
 	for _, c := range rows {
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %.0f | %s | %s |\n", c.name, len(c.cr.latency.latencies), c.cr.translated, c.cr.events,
+		fmt.Fprintf(w, "| %s | %d | %d | %s | %.0f | %s | %s |\n", c.name, len(c.cr.latency.latencies), c.cr.translated, eventsOf(c.cr),
 			c.cr.latency.throughput(), dur(c.cr.latency.quantile(0.5)), dur(c.cr.latency.quantile(0.99)))
 	}
 	fmt.Fprintln(w)
@@ -319,6 +319,18 @@ func writeCPUPerPod(w io.Writer, r apiserverResult) {
 		fmt.Fprintf(w, "| %s | %s | %s | %.2f× | %s | %s |\n", row.what, dur(row.t), dur(base), q, g, m)
 	}
 	fmt.Fprintln(w)
+}
+
+// eventsOf is a namespace's count of claimbridge's Events, with its reasons.
+func eventsOf(cr creation) string {
+	if cr.events == 0 {
+		return "0"
+	}
+	var reasons []string
+	for _, r := range slices.Sorted(maps.Keys(cr.eventReasons)) {
+		reasons = append(reasons, fmt.Sprintf("%s %d", r, cr.eventReasons[r]))
+	}
+	return fmt.Sprintf("%d (%s)", cr.events, strings.Join(reasons, ", "))
 }
 
 func (s responseShape) String() string {
