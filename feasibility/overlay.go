@@ -216,9 +216,8 @@ func markAllocated(ni *nodeInfo, st structured.AllocatedState, shared sets.Set[s
 	ni.busy = false
 	for di := range ni.devices {
 		d := &ni.devices[di]
-		id := structured.MakeDeviceID(d.driver, d.pool, d.device.Name)
-		d.allocated = st.AllocatedDevices.Has(id)
-		if d.allocated || shared.Has(id) {
+		d.allocated = st.AllocatedDevices.Has(d.id)
+		if d.allocated || shared.Has(d.id) {
 			ni.busy = true
 		}
 	}

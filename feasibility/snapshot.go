@@ -105,6 +105,7 @@ type nodeInfo struct {
 type deviceRef struct {
 	driver, pool string
 	device       *resourceapi.Device
+	id           structured.DeviceID
 	// allocated: dedicated to an existing claim (not usable unless adminAccess).
 	allocated bool
 	multi     bool
@@ -197,6 +198,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 				driver:    sl.Spec.Driver,
 				pool:      sl.Spec.Pool.Name,
 				device:    d,
+				id:        id,
 				allocated: s.allocated.AllocatedDevices.Has(id),
 				multi:     ptr.Deref(d.AllowMultipleAllocations, false),
 			}
@@ -226,7 +228,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 	shared := sharedDevices(s.allocated)
 	for _, ni := range s.nodes {
 		for _, d := range ni.devices {
-			if d.allocated || shared.Has(structured.MakeDeviceID(d.driver, d.pool, d.device.Name)) {
+			if d.allocated || shared.Has(d.id) {
 				ni.busy = true
 				break
 			}
