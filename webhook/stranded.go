@@ -116,6 +116,11 @@ type StrandController struct {
 	Now      func() time.Time
 
 	told map[string]bool // pods (namespace/name/uid) already told about
+	// buckets limit the LegacyUnservable Events on pods per pod shape, as
+	// the ExplainController's (DefaultExplainBurst, one more every
+	// DefaultExplainRefill): a scale-up after the switch tells a few pods
+	// and the owner, whose Event counts them, not every pod.
+	buckets map[string]*bucket
 }
 
 // NeedLeaderElection: one replica speaks and repairs.
@@ -196,7 +201,7 @@ func (c *StrandController) Reconcile(ctx context.Context) {
 			c.event(p, owner, "StrandedPod", msg+"; it would run now if created again (label the namespace claimbridge.io/repair=Recreate to have its controller do so)")
 		}
 	}
-	unservable := c.tellUnservable(snap, seen)
+	unservable := c.tellUnservable(snap, seen, now)
 	for key := range c.told {
 		if !seen[key] {
 			delete(c.told, key)
@@ -214,7 +219,7 @@ func (c *StrandController) Reconcile(ctx context.Context) {
 // unbound pod of an opted-in namespace that no node can serve, once, and on
 // its owner, once while the owner has such pods; it marks what it told in
 // seen and returns how many such pods there are.
-func (c *StrandController) tellUnservable(snap *feasibility.Snapshot, seen map[string]bool) int {
+func (c *StrandController) tellUnservable(snap *feasibility.Snapshot, seen map[string]bool, now time.Time) int {
 	policy := translate.DefaultPolicy()
 	if c.Policy != nil {
 		policy = c.Policy()
@@ -235,13 +240,17 @@ func (c *StrandController) tellUnservable(snap *feasibility.Snapshot, seen map[s
 		count++
 		msg := unservableMessage(gaps, dra) + consequence(p, false) + ": " + catalog.Remedy(ReasonLegacyUnservable)
 		reason := string(ReasonLegacyUnservable)
+		owner := metav1.GetControllerOf(p)
 		key := reason + "/" + p.Namespace + "/" + p.Name + "/" + string(p.UID)
 		seen[key] = true
 		if !c.told[key] {
+			// A pod over its shape's limit is told by its owner's Event
+			// (and its admission warning); it is not tried again.
 			c.told[key] = true
-			c.record(&corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.Namespace, Name: p.Name, UID: p.UID}, reason, msg)
+			if c.allow(reason+"/"+shapeOf(p, owner), now) {
+				c.record(&corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.Namespace, Name: p.Name, UID: p.UID}, reason, msg)
+			}
 		}
-		owner := metav1.GetControllerOf(p)
 		if owner == nil {
 			continue
 		}
@@ -253,7 +262,30 @@ func (c *StrandController) tellUnservable(snap *feasibility.Snapshot, seen map[s
 				reason, "pod "+p.Name+": "+msg)
 		}
 	}
+	c.forgetFullBuckets(now)
 	return count
+}
+
+// allow takes a token of the shape's bucket.
+func (c *StrandController) allow(shape string, now time.Time) bool {
+	if c.buckets == nil {
+		c.buckets = map[string]*bucket{}
+	}
+	b := c.buckets[shape]
+	if b == nil {
+		b = &bucket{tokens: float64(DefaultExplainBurst), at: now}
+		c.buckets[shape] = b
+	}
+	return b.take(now, DefaultExplainBurst, DefaultExplainRefill)
+}
+
+// forgetFullBuckets drops the buckets that are as if new.
+func (c *StrandController) forgetFullBuckets(now time.Time) {
+	for shape, b := range c.buckets {
+		if b.full(now, DefaultExplainBurst, DefaultExplainRefill) {
+			delete(c.buckets, shape)
+		}
+	}
 }
 
 // record records a Warning.

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -395,5 +396,56 @@ func drain(rec *record.FakeRecorder) []string {
 		default:
 			return out
 		}
+	}
+}
+
+// A scale-up after the switch tells a few pods of the shape and the owner,
+// not every pod: the pods' Events share the shape's token bucket.
+func TestUnservableEventsOnPodsAreLimitedPerShape(t *testing.T) {
+	fleet := loadFleet(t, "l4-inference")
+	rs := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7c9", UID: "rs-uid", Controller: new(true)}
+	objs := []runtime.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod", Labels: map[string]string{ModeLabel: "enforce"}}}}
+	const replicas = DefaultExplainBurst + 3
+	for i := range replicas {
+		p := builders.MakePod("", "").Container("app").Limit("nvidia.com/gpu.shared", "1").Obj()
+		p.Name, p.Namespace, p.UID = fmt.Sprintf("web-7c9-%d", i), "prod", types.UID(fmt.Sprintf("uid-%d", i))
+		p.Status.Phase = corev1.PodPending
+		p.OwnerReferences = []metav1.OwnerReference{rs}
+		objs = append(objs, p)
+	}
+	for _, n := range fleet.Nodes {
+		objs = append(objs, n)
+	}
+	for _, s := range fleet.Slices {
+		objs = append(objs, s)
+	}
+	inv := liveInventory(t, objs)
+	rec := record.NewFakeRecorder(100)
+	rec.IncludeObject = true
+	metrics := NewMetrics()
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	c := &StrandController{Inventory: inv, Policy: translate.DefaultPolicy, Recorder: rec, Namespace: "claimbridge",
+		Stranded: metrics.StrandedPods, Unservable: metrics.UnservablePending, Now: func() time.Time { return now }}
+	c.Reconcile(t.Context())
+	pods, owners := 0, 0
+	for _, e := range drain(rec) {
+		switch {
+		case strings.Contains(e, "kind=Pod,"):
+			pods++
+		case strings.Contains(e, "kind=ReplicaSet,"):
+			owners++
+		}
+	}
+	if pods != DefaultExplainBurst || owners != 1 {
+		t.Errorf("%d pod Events and %d owner Events, want %d and 1", pods, owners, DefaultExplainBurst)
+	}
+	if n := testutil.ToFloat64(metrics.UnservablePending); n != replicas {
+		t.Errorf("claimbridge_unservable_pods = %g, want %d: the limit is on Events, not on the count", n, replicas)
+	}
+	// The pods over the limit are not told later either: their owner was.
+	now = now.Add(time.Hour)
+	c.Reconcile(t.Context())
+	if got := drain(rec); len(got) != 0 {
+		t.Errorf("told again: %q", got)
 	}
 }
