@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -13,8 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/decide"
@@ -116,19 +113,7 @@ func liveObjects() []runtime.Object {
 // ends, synced.
 func liveInventory(t *testing.T, objs []runtime.Object) *Inventory {
 	t.Helper()
-	inv := NewInventory(fake.NewClientset(objs...), InventoryOptions{MinRebuildInterval: -1})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- inv.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return inv.Synced(), nil
-	}); err != nil {
-		t.Fatalf("inventory not synced: %v", err)
-	}
+	inv, _ := startedInventory(t, objs...)
 	return inv
 }
 

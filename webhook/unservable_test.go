@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
@@ -318,20 +317,7 @@ func TestUnservablePodsGetAnEventOnThemAndTheirOwner(t *testing.T) {
 	for _, c := range fleet.Classes {
 		objs = append(objs, c)
 	}
-	client := fake.NewClientset(objs...)
-	inv := NewInventory(client, InventoryOptions{MinRebuildInterval: -1})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- inv.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return inv.Synced(), nil
-	}); err != nil {
-		t.Fatalf("inventory not synced: %v", err)
-	}
+	inv, client := startedInventory(t, objs...)
 
 	rec := record.NewFakeRecorder(100)
 	rec.IncludeObject = true
