@@ -8,9 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/claimbridge/claimbridge/internal/testing/benchinput"
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -161,25 +161,8 @@ func BenchmarkSnapshot(b *testing.B) {
 // its NIC by GFD product label, with its translation.
 func placementInput(b *testing.B) PlacementInput {
 	b.Helper()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
-		Spec: corev1.PodSpec{
-			NodeSelector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
-			Containers: []corev1.Container{{Name: "trainer", Image: "registry.example/t:1", Resources: corev1.ResourceRequirements{
-				Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1"), "rdma/hca": resource.MustParse("1")},
-			}}},
-		},
-	}
-	// rdma/hca as one NIC per pod (the rdma profile's rdma/* is shared),
-	// so that the pod aligns a GPU and a NIC.
-	policy, err := translate.LoadPolicy([]byte(`apiVersion: claimbridge.io/v1alpha1
-kind: TranslationPolicy
-metadata: {name: bench}
-spec:
-  profiles: [nvidia, rdma, nfd]
-  resources:
-  - {name: rdma/hca, family: rdma-nic, deviceClassName: dranet-rdma, requestName: nic}
-`))
+	pod := benchinput.GPUNICPod("p")
+	policy, err := translate.LoadPolicy([]byte(benchinput.GPUNICPolicy))
 	if err != nil {
 		b.Fatal(err)
 	}

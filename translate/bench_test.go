@@ -1,14 +1,11 @@
 package translate
 
 import (
-	"encoding/json"
 	"testing"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/claimbridge/claimbridge/internal/testing/benchinput"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 )
 
@@ -53,31 +50,5 @@ func BenchmarkTranslate(b *testing.B) {
 			}
 		}
 	})
-	b.Run("admission-review-json-roundtrip", func(b *testing.B) {
-		raw, err := json.Marshal(pod)
-		if err != nil {
-			b.Fatal(err)
-		}
-		review, err := json.Marshal(admissionv1.AdmissionReview{
-			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-			Request: &admissionv1.AdmissionRequest{UID: "u", Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
-				Namespace: "research", Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: raw}},
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for b.Loop() {
-			var r admissionv1.AdmissionReview
-			if err := json.Unmarshal(review, &r); err != nil {
-				b.Fatal(err)
-			}
-			var p corev1.Pod
-			if err := json.Unmarshal(r.Request.Object.Raw, &p); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := json.Marshal(&p); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("admission-review-json-roundtrip", func(b *testing.B) { benchinput.AdmissionRoundTrip(b, pod) })
 }
