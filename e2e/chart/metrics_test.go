@@ -108,30 +108,3 @@ func TestServiceMonitorVerifiesTheWebhookCertificate(t *testing.T) {
 		})
 	}
 }
-
-func TestMetricsReadersAreChecked(t *testing.T) {
-	cases := map[string]struct {
-		values  string
-		wantErr string
-	}{
-		"a reader without a name":      {values: "metrics: {readers: [{kind: User}]}", wantErr: "/metrics/readers/0"},
-		"a reader of an unknown kind":  {values: "metrics: {readers: [{kind: Pod, name: x}]}", wantErr: "/metrics/readers/0/kind"},
-		"a misspelt reader field":      {values: "metrics: {readers: [{kind: User, name: x, namepsace: y}]}", wantErr: "namepsace"},
-		"secure that is not a boolean": {values: "metrics: {secure: 'no'}", wantErr: "/metrics/secure"},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			vals, err := ParseValues(tc.values)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = Render(t.Context(), vals, Options{})
-			if err == nil {
-				t.Fatalf("render succeeded, want an error mentioning %q", tc.wantErr)
-			}
-			if !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("error does not mention %q:\n%v", tc.wantErr, err)
-			}
-		})
-	}
-}
