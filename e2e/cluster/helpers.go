@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -41,4 +42,16 @@ func BuildClaimbridge(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("build claimbridge: %w\n%s", err, out)
 	}
 	return bin, nil
+}
+
+// GPUTolerations are those of tolerations for the nvidia.com/gpu taint (the
+// DefaultTolerationSeconds plugin adds others to every pod).
+func GPUTolerations(tolerations []corev1.Toleration) []corev1.Toleration {
+	var out []corev1.Toleration
+	for _, t := range tolerations {
+		if t.Key == "nvidia.com/gpu" {
+			out = append(out, t)
+		}
+	}
+	return out
 }

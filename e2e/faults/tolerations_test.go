@@ -14,18 +14,6 @@ import (
 	"github.com/claimbridge/claimbridge/translate"
 )
 
-// gpuTolerations are those of tolerations for the nvidia.com/gpu taint (the
-// DefaultTolerationSeconds plugin adds others to every pod).
-func gpuTolerations(tolerations []corev1.Toleration) []corev1.Toleration {
-	var out []corev1.Toleration
-	for _, t := range tolerations {
-		if t.Key == "nvidia.com/gpu" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // TestGKEPodWithoutTolerationsIsTranslatedOntoTheTaintedGPUNode: this
 // control plane runs ExtendedResourceToleration, as GKE does. A GKE-style
 // pod (one GPU by cloud.google.com/gke-accelerator, no tolerations) in an
@@ -54,7 +42,7 @@ func TestGKEPodWithoutTolerationsIsTranslatedOntoTheTaintedGPUNode(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, gpuTolerations(stored.Spec.Tolerations)); diff != "" {
+	if diff := cmp.Diff(want, cluster.GPUTolerations(stored.Spec.Tolerations)); diff != "" {
 		t.Fatalf("the control plane does not add the plugin's toleration (-want,+got):\n%s", diff)
 	}
 
@@ -69,7 +57,7 @@ func TestGKEPodWithoutTolerationsIsTranslatedOntoTheTaintedGPUNode(t *testing.T)
 	if !translated(got) {
 		t.Fatalf("not translated: %q", ws)
 	}
-	if diff := cmp.Diff(want, gpuTolerations(got.Spec.Tolerations)); diff != "" {
+	if diff := cmp.Diff(want, cluster.GPUTolerations(got.Spec.Tolerations)); diff != "" {
 		t.Errorf("tolerations of the translated pod: the plugin's, once (-want,+got):\n%s", diff)
 	}
 	if _, ok := got.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]; ok {

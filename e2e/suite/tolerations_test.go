@@ -15,18 +15,6 @@ import (
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 )
 
-// gpuTolerations are those of tolerations for the nvidia.com/gpu taint (the
-// DefaultTolerationSeconds plugin adds others to every pod).
-func gpuTolerations(tolerations []corev1.Toleration) []corev1.Toleration {
-	var out []corev1.Toleration
-	for _, t := range tolerations {
-		if t.Key == "nvidia.com/gpu" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // TestWithoutExtendedResourceTolerationAPlainGPUPodIsNeverBoundToATaintedGPUNode:
 // the suite's control plane runs kube-apiserver's default admission plugins,
 // without ExtendedResourceToleration, as most clusters do. A plain
@@ -46,7 +34,7 @@ func TestWithoutExtendedResourceTolerationAPlainGPUPodIsNeverBoundToATaintedGPUN
 	}
 	// The control plane adds no toleration by itself: the pod as stored
 	// without the webhook has none.
-	if tols := gpuTolerations(asStored(t, tc.Namespace(t, "plain-", nil), plain("probe")).Tolerations); len(tols) != 0 {
+	if tols := cluster.GPUTolerations(asStored(t, tc.Namespace(t, "plain-", nil), plain("probe")).Tolerations); len(tols) != 0 {
 		t.Fatalf("kube-apiserver added tolerations %v: the control plane runs ExtendedResourceToleration, the test proves nothing", tols)
 	}
 	for _, n := range tainted {
@@ -63,7 +51,7 @@ func TestWithoutExtendedResourceTolerationAPlainGPUPodIsNeverBoundToATaintedGPUN
 
 	// Only tainted GPU nodes: kept as submitted, Pending.
 	alone, ws := create(t, plain("alone"))
-	if hasClaim(alone) || len(gpuTolerations(alone.Spec.Tolerations)) != 0 {
+	if hasClaim(alone) || len(cluster.GPUTolerations(alone.Spec.Tolerations)) != 0 {
 		t.Fatalf("alone was translated or given tolerations: claims %v, tolerations %v, warnings %q", alone.Spec.ResourceClaims, alone.Spec.Tolerations, ws)
 	}
 	if !warned(ws, "Infeasible: kept as submitted") {
@@ -97,7 +85,7 @@ func TestWithoutExtendedResourceTolerationAPlainGPUPodIsNeverBoundToATaintedGPUN
 	if !hasClaim(got) {
 		t.Fatalf("beside was not translated: %q", ws)
 	}
-	if len(gpuTolerations(got.Spec.Tolerations)) != 0 {
+	if len(cluster.GPUTolerations(got.Spec.Tolerations)) != 0 {
 		t.Errorf("beside was given tolerations %v", got.Spec.Tolerations)
 	}
 	p := bound(t, ns, got.Name)
