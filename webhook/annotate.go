@@ -1,8 +1,9 @@
 package webhook
 
 import (
-	"encoding/json"
 	"strings"
+
+	"gomodules.xyz/jsonpatch/v2"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -57,31 +58,43 @@ func (h *PodHandler) annotate(req admission.Request, submitted *corev1.Pod, mode
 }
 
 // annotated is resp with a patch that adds the decision's annotations to
-// the pod as submitted (built like controller-runtime's defaulter: the
-// changed copy against the request's raw object). resp's message stays.
-func (h *PodHandler) annotated(req admission.Request, submitted *corev1.Pod, decision string, code translate.ReasonCode, row report.Row, resp admission.Response) admission.Response {
-	pod := submitted.DeepCopy()
-	setDecision(pod, decision, code, explanation(decision, code, row))
-	raw, err := json.Marshal(pod)
-	if err != nil {
-		return resp // the decision stands without its annotations
-	}
-	patched := admission.PatchResponseFromRaw(req.Object.Raw, raw)
-	if !patched.Allowed {
-		return resp
-	}
-	// Only the annotations: the round trip through the typed pod adds
-	// empty fields a client left out (status: {}, creationTimestamp:
-	// null), which the patch need not carry.
-	kept := patched.Patches[:0]
-	for _, op := range patched.Patches {
-		if op.Path == "/metadata" || op.Path == "/metadata/annotations" || strings.HasPrefix(op.Path, "/metadata/annotations/") {
-			kept = append(kept, op)
+// the pod as submitted: the operations are written directly (no copy of
+// the pod, no marshal and diff of the whole object on this path). resp's
+// message and warnings stay.
+func (h *PodHandler) annotated(_ admission.Request, submitted *corev1.Pod, decision string, code translate.ReasonCode, row report.Row, resp admission.Response) admission.Response {
+	resp.Patches = decisionPatch(submitted, decision, code, explanation(decision, code, row))
+	return resp
+}
+
+// decisionKeys are the annotations a decision writes, in patch order.
+var decisionKeys = []string{AnnotationDecision, AnnotationReason, AnnotationDecisionMessage}
+
+// decisionPatch adds (or replaces: JSON Patch's add does both on an object
+// member) the decision's annotations; a pod without annotations gets the
+// whole map; annotations that hold their value already are left out.
+func decisionPatch(submitted *corev1.Pod, decision string, code translate.ReasonCode, message string) []jsonpatch.JsonPatchOperation {
+	values := []string{decision, string(code), message}
+	if len(submitted.Annotations) == 0 {
+		m := make(map[string]string, len(values))
+		for i, k := range decisionKeys {
+			m[k] = values[i]
 		}
+		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", "/metadata/annotations", m)}
 	}
-	patched.Patches = kept
-	patched.Result = resp.Result
-	return patched
+	var ops []jsonpatch.JsonPatchOperation
+	for i, k := range decisionKeys {
+		if have, ok := submitted.Annotations[k]; ok && have == values[i] {
+			continue // a reinvocation: said already
+		}
+		ops = append(ops, jsonpatch.NewOperation("add", "/metadata/annotations/"+jsonPointerEscape(k), values[i]))
+	}
+	return ops
+}
+
+// jsonPointerEscape escapes a key for a JSON Pointer (RFC 6901: ~ as ~0, /
+// as ~1).
+func jsonPointerEscape(k string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 }
 
 // decisiveOf is the reason that decided a row: its decisive reason, else
