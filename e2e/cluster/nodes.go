@@ -168,22 +168,38 @@ func (c *Cluster) CreateNamespace(ctx context.Context, name, generateName string
 	return ns, nil
 }
 
-// DeleteNamespace force-deletes the namespace's pods (no kubelet would ever confirm a
-// graceful deletion of a bound pod, which would keep the namespace terminating forever) and
-// then deletes the namespace without waiting for it to go.
+// DeleteNamespace deletes the namespace, then force-deletes its pods until none is left (no
+// kubelet would ever confirm a graceful deletion of a bound pod, which would keep the
+// namespace terminating forever and the pod holding its devices); it does not wait for the
+// namespace itself to go.
 func (c *Cluster) DeleteNamespace(ctx context.Context, name string) error {
-	pods, err := c.client.CoreV1().Pods(name).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return fmt.Errorf("list pods of namespace %s: %w", name, err)
-	}
-	var errs []error
-	for _, p := range pods.Items {
-		errs = append(errs, c.forceDeletePod(ctx, name, p.Name))
-	}
+	// The namespace goes first: once it is Terminating, kube-apiserver
+	// refuses new pods in it, so its controllers (a ReplicaSet replacing
+	// the pods deleted below) can no longer create pods that the next
+	// test's fleet would serve. Its pods are then deleted at once, until
+	// none is left: without a kubelet, a pod the namespace controller
+	// deletes gracefully would stay, holding its node's devices.
 	if err := c.client.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		errs = append(errs, fmt.Errorf("delete namespace %s: %w", name, err))
+		return fmt.Errorf("delete namespace %s: %w", name, err)
 	}
-	return errors.Join(errs...)
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		pods, err := c.client.CoreV1().Pods(name).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			last = fmt.Errorf("list pods of namespace %s: %w", name, err)
+			return false, nil
+		}
+		var errs []error
+		for _, p := range pods.Items {
+			errs = append(errs, c.forceDeletePod(ctx, name, p.Name))
+		}
+		last = errors.Join(errs...)
+		return len(pods.Items) == 0, nil
+	})
+	if err != nil {
+		return errors.Join(fmt.Errorf("pods of namespace %s still there: %w", name, err), last)
+	}
+	return nil
 }
 
 // Namespace creates a uniquely named namespace for a test (name prefix generateName) and
