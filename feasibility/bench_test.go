@@ -383,3 +383,43 @@ func BenchmarkUpdate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBurst: the check of a burst's next pod at 1,000 and 5,000 nodes.
+// Every pod before it holds its devices (a reservation), so each check runs
+// on a new snapshot and misses the verdict cache: on the snapshots' lineage
+// the node chosen before is asked first; the search (cache off) runs over
+// the whole snapshot. A burst of 64 one-GPU pods, again and again.
+func BenchmarkBurst(b *testing.B) {
+	pod := makePod("p", "ns").Obj()
+	claims := []*resourceapi.ResourceClaimSpec{makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1).Obj()}
+	for _, n := range []int{1000, 5000} {
+		fleet := syntheticSnapshot(b, n)
+		for _, mode := range []string{"lineage", "search"} {
+			b.Run(fmt.Sprintf("nodes=%d/%s", n, mode), func(b *testing.B) {
+				size := 0 // the default
+				if mode == "search" {
+					size = -1
+				}
+				c := NewChecker(Options{CacheSize: size, Timeout: time10s})
+				var (
+					held []*resourceapi.ResourceClaim
+					prev *Snapshot
+					gen  uint64 = 1
+				)
+				for b.Loop() {
+					if len(held) == 64 {
+						held, prev = nil, nil
+					}
+					gen++
+					snap := fleet.WithClaimsAfter(prev, held, gen)
+					prev = snap
+					v := c.Check(b.Context(), snap, pod, claims)
+					if v.Kind != FitsNow || v.Cached {
+						b.Fatalf("want an uncached FitsNow, got %s (cached %v) %q", v.Kind, v.Cached, v.Reasons)
+					}
+					held = append(held, reservedClaim(int(gen), v))
+				}
+			})
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -88,6 +89,14 @@ type Checker struct {
 	celCaches map[cel.Features]*cel.Cache
 	cache     *lru[Verdict]
 	inflight  map[string]*flight
+	// lineage holds, per pod shape (the key without the generation), the
+	// last verdict that chose a node or found none could ever serve, with
+	// the epoch of its snapshot (revalidate).
+	lineage *lru[lineageEntry]
+	// revalidated and searchedFrom count the checks the lineage answered
+	// on the node chosen before, and by a search from the first node
+	// served before.
+	revalidated, searchedFrom atomic.Int64
 	// placements holds the placement answers per pod shape, by node class.
 	placements *lru[*placementEntry]
 	// classes carries node class keys from one snapshot to the next.
@@ -121,6 +130,7 @@ func NewChecker(opts Options) *Checker {
 		timeout:     opts.Timeout,
 		celCaches:   map[cel.Features]*cel.Cache{},
 		cache:       newLRU[Verdict](opts.CacheSize),
+		lineage:     newLRU[lineageEntry](opts.CacheSize),
 		placements:  newLRU[*placementEntry](opts.CacheSize),
 		inflight:    map[string]*flight{},
 	}
@@ -153,7 +163,8 @@ func (c *Checker) Check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	if err != nil {
 		return Verdict{Kind: NeverFits, Code: ReasonInvalidClaim, Reasons: []string{err.Error()}, NodesConsidered: len(snap.nodes)}
 	}
-	key, err := cacheKey(snap, pod, defaulted)
+	shape, err := shapeKey(pod, defaulted)
+	key := strconv.FormatUint(snap.generation, 10) + "/" + shape
 	if err != nil {
 		return Verdict{Kind: NeverFits, Code: ReasonInvalidClaim, Reasons: []string{err.Error()}, NodesConsidered: len(snap.nodes)}
 	}
@@ -181,10 +192,10 @@ func (c *Checker) Check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 
 	var v Verdict
 	if c.acquire(ctx) {
-		v = c.check(ctx, snap, pod, defaulted)
+		v = c.checkIn(ctx, snap, pod, defaulted, shape)
 		<-c.searches
 	} else if ctx.Err() != nil {
-		v = c.check(ctx, snap, pod, defaulted) // reports the caller's deadline
+		v, _ = c.check(ctx, snap, pod, defaulted, "") // reports the caller's deadline
 	} else {
 		v = Verdict{Kind: Unknown, Code: ReasonBusy, NodesConsidered: len(snap.nodes),
 			Reasons: []string{fmt.Sprintf("all %d search slots stayed busy for %v", cap(c.searches), c.timeout)}}
@@ -270,9 +281,10 @@ func defaultExact(mode *resourceapi.DeviceAllocationMode, count *int64, tolerati
 	}
 }
 
-// cacheKey hashes what the verdict depends on besides the snapshot: the defaulted claim specs
-// and the pod's node constraints.
-func cacheKey(snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaim) (string, error) {
+// shapeKey hashes what the verdict depends on besides the snapshot: the defaulted claim specs
+// and the pod's node constraints. The verdict cache's key is the snapshot's generation and
+// this hash (the snapshot pointer is not part of it: the generation identifies the inventory).
+func shapeKey(pod *corev1.Pod, claims []*resourceapi.ResourceClaim) (string, error) {
 	var affinity *corev1.NodeSelector
 	if pod.Spec.Affinity != nil && pod.Spec.Affinity.NodeAffinity != nil {
 		affinity = pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
@@ -292,11 +304,16 @@ func cacheKey(snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceCla
 		return "", fmt.Errorf("hash claims: %w", err)
 	}
 	h := sha256.Sum256(b)
-	// The snapshot pointer is not part of the key: the generation identifies the inventory.
-	return strconv.FormatUint(snap.generation, 10) + "/" + hex.EncodeToString(h[:]), nil
+	return hex.EncodeToString(h[:]), nil
 }
 
-func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaim) Verdict {
+// check runs the search. For a FitsNow verdict it also tells the score of
+// its allocation (the alternatives it got) and the first node in name order
+// the allocator served at all (the nodes before it served none). from, when
+// set, is such a first node on an earlier snapshot of snap's lineage: the
+// nodes before it are not asked, and a search that finds no node answers
+// Unknown for the caller to search them all.
+func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaim, from string) (Verdict, searchInfo) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	celCache := c.celCache(snap.features)
@@ -307,18 +324,18 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 		specs[i] = &claim.Spec
 	}
 	if missing := snap.MissingClasses(specs); missing != nil {
-		return *missing
+		return *missing, searchInfo{}
 	}
 	p, reasons := c.plan(snap, celCache, claims)
 	if len(reasons) > 0 {
 		v.Kind, v.Code, v.Reasons = NeverFits, ReasonDeviceClassNotFound, reasons
 		v.NodesPruned = len(snap.nodes)
-		return v
+		return v, searchInfo{}
 	}
 	allocs, err := snap.allocatorsFor(ctx, celCache)
 	if err != nil {
 		v.Kind, v.Code, v.Reasons = Unknown, ReasonAllocatorError, []string{err.Error()}
-		return v
+		return v, searchInfo{}
 	}
 
 	// Node constraints of the pod (NodeAffinity and TaintToleration filters of kube-scheduler).
@@ -327,7 +344,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	// NodeResourcesFit for what the pod asks besides its claims: against
 	// allocatable for both passes, and against what is free today (when the
 	// inventory knows the pods) for the first.
-	requests := podRequests(pod)
+	requests := snap.compared(podRequests(pod), nil)
 	empty := corev1.ResourceList{}
 	var candidates []*nodeInfo
 	var busy []string
@@ -341,12 +358,12 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 			why.add(msg, ni.node.Name)
 			continue
 		}
-		if msg := snap.insufficient(&nodeInfo{node: ni.node, used: empty}, requests); msg != "" {
+		if msg := requests.short(&nodeInfo{node: ni.node, used: empty}); msg != "" {
 			why.add(msg, ni.node.Name)
 			continue
 		}
 		candidates = append(candidates, ni)
-		busy = append(busy, snap.insufficient(ni, requests))
+		busy = append(busy, requests.short(ni))
 	}
 	// Reasons name the nodes closest to serving the devices first; ranking
 	// runs after the search, and a deadline the search hit must not make
@@ -354,25 +371,35 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	rank := p.ranker(context.WithoutCancel(ctx), celCache, snap, required)
 	if len(candidates) == 0 {
 		v.Kind, v.Code, v.Reasons, v.NodesPruned = NeverFits, ReasonNoCandidateNodes, why.list(rank), len(snap.nodes)
-		return v
+		return v, searchInfo{}
 	}
 
 	// Pass 1: devices free today. The node classes let the search run one
 	// node of a class whose devices are free (computed once per snapshot).
 	snap.nodeClassList(&c.classes)
 	nowWhy := why.clone()
+	if from != "" {
+		for i, ni := range candidates {
+			if ni.node.Name < from && busy[i] == "" {
+				busy[i] = "served the claims on no snapshot before"
+			}
+		}
+	}
 	res := c.search(ctx, p, celCache, allocs.now, candidates, false, nowWhy, nil, busy)
+	if from != "" && res.node == nil {
+		return Verdict{Kind: Unknown}, searchInfo{}
+	}
 	switch {
 	case res.err != nil:
-		return c.fatal(v, res)
+		return c.fatal(v, res), searchInfo{}
 	case res.node != nil:
 		v.Kind, v.Code, v.Node, v.Results = FitsNow, ReasonFits, res.node.node.Name, res.results
 		v.NodesPruned = len(snap.nodes) - len(candidates) + res.pruned
-		return v
+		return v, searchInfo{score: res.score, first: res.first}
 	case res.deadline:
 		v.Kind, v.Code, v.Reasons = Unknown, ReasonDeadlineExceeded, []string{"deadline exceeded before every node was checked"}
 		v.NodesPruned = len(snap.nodes) - len(candidates) + res.pruned
-		return v
+		return v, searchInfo{}
 	}
 
 	// Pass 2: the same nodes with every device free.
@@ -381,17 +408,17 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	v.NodesPruned = len(snap.nodes) - len(candidates) + free.pruned
 	switch {
 	case free.err != nil:
-		return c.fatal(v, free)
+		return c.fatal(v, free), searchInfo{}
 	case free.node != nil:
 		v.Kind, v.Code, v.Node, v.Results = FitsWhenFree, ReasonDevicesInUse, free.node.node.Name, free.results
 		v.Reasons = nowWhy.list(rank)
-		return v
+		return v, searchInfo{}
 	case free.deadline:
 		v.Kind, v.Code, v.Reasons = Unknown, ReasonDeadlineExceeded, []string{"deadline exceeded before every node was checked"}
-		return v
+		return v, searchInfo{}
 	}
 	v.Kind, v.Code, v.Reasons = NeverFits, ReasonNoMatchingDevices, freeWhy.list(rank)
-	return v
+	return v, searchInfo{}
 }
 
 func (c *Checker) fatal(v Verdict, res searchResult) Verdict {

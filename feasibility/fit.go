@@ -68,6 +68,32 @@ func (s *Snapshot) insufficient(ni *nodeInfo, requests corev1.ResourceList) stri
 
 // short is insufficient, with skip naming the resources not compared.
 func (s *Snapshot) short(ni *nodeInfo, requests corev1.ResourceList, skip func(corev1.ResourceName) bool) string {
+	return s.compared(requests, skip).short(ni)
+}
+
+// comparedRequests are a pod's requests that short compares, in name
+// order: worked out once for a check of every node.
+type comparedRequests struct {
+	names    []corev1.ResourceName
+	requests corev1.ResourceList
+}
+
+// compared gives the requests insufficient (skip nil) or short compares.
+func (s *Snapshot) compared(requests corev1.ResourceList, skip func(corev1.ResourceName) bool) comparedRequests {
+	if skip == nil {
+		skip = s.draServes
+	}
+	c := comparedRequests{requests: requests}
+	for _, name := range slices.Sorted(maps.Keys(requests)) {
+		if name != corev1.ResourcePods && !skip(name) {
+			c.names = append(c.names, name)
+		}
+	}
+	return c
+}
+
+func (c comparedRequests) short(ni *nodeInfo) string {
+	requests := c.requests
 	alloc := ni.node.Status.Allocatable
 	if len(alloc) == 0 {
 		return ""
@@ -77,10 +103,7 @@ func (s *Snapshot) short(ni *nodeInfo, requests corev1.ResourceList, skip func(c
 			return fmt.Sprintf("had too many pods (%d of %d)", ni.pods, maxPods.Value())
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(requests)) {
-		if name == corev1.ResourcePods || skip(name) {
-			continue
-		}
+	for _, name := range c.names {
 		want, have := requests[name], alloc[name]
 		free := have.DeepCopy()
 		if used, ok := ni.used[name]; ok {

@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -18,6 +19,9 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 )
+
+// snapshotIDs numbers the snapshots (Snapshot.id).
+var snapshotIDs atomic.Uint64
 
 // poolIndex lists, per pool (driver, pool), the positions of the nodes that
 // see one of its devices, in node order. Built once per fleet snapshot, on
@@ -55,7 +59,35 @@ func (x *poolIndex) build(nodes []*nodeInfo) map[[2]string][]int {
 // classes and the allocator over free devices are those of s. Neither s nor
 // claims are modified; claims must not be modified afterwards.
 func (s *Snapshot) WithClaims(claims []*resourceapi.ResourceClaim, generation uint64) *Snapshot {
-	return s.withClaims(slices.Concat(s.claims, claims), claims, generation)
+	d := s.withClaims(slices.Concat(s.claims, claims), claims, generation)
+	d.parent, d.added = s.id, claims
+	return d
+}
+
+// WithClaimsAfter is WithClaims for the snapshot that follows prev. When
+// prev was made by WithClaims (or WithClaimsAfter) from s too and every
+// claim prev added is among claims (the same objects: a claim is never
+// modified), the result holds every allocation prev holds, on the same
+// fleet and pods, and continues prev's lineage: a node that could not
+// serve a pod on prev cannot serve it on the result, so a check that chose
+// a node on prev asks that node alone first ([Checker.Check]). The test
+// costs time proportional to the claims. prev may be nil.
+func (s *Snapshot) WithClaimsAfter(prev *Snapshot, claims []*resourceapi.ResourceClaim, generation uint64) *Snapshot {
+	d := s.WithClaims(claims, generation)
+	if prev == nil || prev.parent != s.id || len(prev.added) > len(claims) {
+		return d
+	}
+	held := make(map[*resourceapi.ResourceClaim]bool, len(claims))
+	for _, c := range claims {
+		held[c] = true
+	}
+	for _, c := range prev.added {
+		if !held[c] {
+			return d
+		}
+	}
+	d.epoch = prev.epoch
+	return d
 }
 
 // ReplaceClaims returns the snapshot of the same fleet whose inventory holds
@@ -105,8 +137,11 @@ func (s *Snapshot) withClaims(all, changed []*resourceapi.ResourceClaim, generat
 		allocators: map[*cel.Cache]*allocatorPair{},
 		base:       base,
 		pools:      base.pools,
+		nodeSlices: base.nodeSlices,
 		replaced:   make(map[int]*nodeInfo, len(s.replaced)),
+		id:         snapshotIDs.Add(1),
 	}
+	d.epoch = d.id
 	for i, ni := range s.replaced {
 		d.replaced[i] = ni
 	}

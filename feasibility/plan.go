@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -267,15 +268,12 @@ func (p *plan) closeness(ctx context.Context, celCache *cel.Cache, ni *nodeInfo)
 // the nodes the pod's own node selector and affinity admit come first (the
 // pod chose them), each group by closeness.
 func (p *plan) ranker(ctx context.Context, celCache *cel.Cache, snap *Snapshot, required nodeaffinity.RequiredNodeAffinity) func(string) int {
-	byName := make(map[string]*nodeInfo, len(snap.nodes))
-	for _, ni := range snap.nodes {
-		byName[ni.node.Name] = ni
-	}
 	return func(node string) int {
-		ni, ok := byName[node]
+		i, ok := slices.BinarySearchFunc(snap.nodes, node, func(ni *nodeInfo, name string) int { return strings.Compare(ni.node.Name, name) })
 		if !ok {
 			return 2*rankNoDevices + 1
 		}
+		ni := snap.nodes[i]
 		rank := p.closeness(ctx, celCache, ni)
 		if ok, _ := required.Match(ni.node); !ok {
 			rank += rankNoDevices + 1

@@ -21,6 +21,8 @@ type searchResult struct {
 	errNode  string
 	deadline bool
 	pruned   int
+	score    int64  // of the node's allocation
+	first    string // the first node in name order the allocator served
 	// Per candidate: why it failed, and whether the allocator said so.
 	outcome []string
 	ran     []bool
@@ -132,6 +134,12 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 	}
 	res.pruned = int(pruned.Load())
 	res.outcome, res.ran = outcome, ran
+	for i := range results {
+		if results[i] != nil {
+			res.first = nodes[i].node.Name
+			break
+		}
+	}
 	b := best.Load()
 	if b < int64(len(nodes)) && errs[b] != nil {
 		res.err, res.errNode = errs[b], nodes[b].node.Name
@@ -147,7 +155,7 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 		}
 	}
 	if b < int64(len(nodes)) {
-		res.node = nodes[b]
+		res.node, res.score = nodes[b], scores[b]
 		for _, a := range results[b] {
 			res.results = append(res.results, a.Devices.Results...)
 		}

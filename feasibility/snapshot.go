@@ -59,14 +59,24 @@ type Snapshot struct {
 	claims     []*resourceapi.ResourceClaim
 	pods       []*corev1.Pod
 	podsListed bool
-	// pools indexes the nodes by the pools they see (WithClaims).
-	pools *poolIndex
+	// pools indexes the nodes by the pools they see (WithClaims);
+	// nodeSlices the slices by node and pool (revalidate).
+	pools      *poolIndex
+	nodeSlices *sliceIndex
 	// base is the snapshot built by NewSnapshot that this one was derived
 	// from by WithClaims (nil for one built by NewSnapshot); replaced are
 	// the nodes, by position, whose allocated devices differ from base's,
 	// with this snapshot's marks (nodeAt).
 	base     *Snapshot
 	replaced map[int]*nodeInfo
+	// id is unique per snapshot. epoch is shared by the snapshots of one
+	// lineage: the same fleet and pods, each holding every allocation of
+	// the one before it and maybe more (WithClaimsAfter), so that a node
+	// that could not serve a pod on one cannot serve it on a later one.
+	// parent is the id of the snapshot WithClaims derived this one from and
+	// added the claims it added (0 and nil otherwise).
+	id, epoch, parent uint64
+	added             []*resourceapi.ResourceClaim
 
 	mu         sync.Mutex
 	allocators map[*cel.Cache]*allocatorPair
@@ -146,7 +156,10 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		pods:       inv.Pods,
 		podsListed: inv.PodsListed,
 		pools:      &poolIndex{},
+		nodeSlices: &sliceIndex{},
 	}
+	s.id = snapshotIDs.Add(1)
+	s.epoch = s.id
 	for _, c := range inv.Classes {
 		if old, ok := s.classes[c.Name]; ok {
 			// The same class loaded twice (e.g. from two fleet directories) is fine.
@@ -247,7 +260,14 @@ func (s *Snapshot) allocatorsFor(ctx context.Context, celCache *cel.Cache) (*all
 	}
 	p := &allocatorPair{}
 	lister := classLister(s.classes)
-	p.now, p.err = structured.NewAllocator(ctx, s.features, s.allocated, lister, s.slices, celCache)
+	if s.base != nil {
+		// A snapshot of a burst asks few nodes (a lineage): an allocator
+		// per node over the slices it reads answers as one over all, and
+		// costs no indexing of the whole fleet per snapshot.
+		p.now, p.err = newNodeAllocator(ctx, s, lister, celCache)
+	} else {
+		p.now, p.err = structured.NewAllocator(ctx, s.features, s.allocated, lister, s.slices, celCache)
+	}
 	if p.err == nil && s.base == nil {
 		p.free, p.err = structured.NewAllocator(ctx, s.features, emptyAllocatedState(), lister, s.slices, celCache)
 	}

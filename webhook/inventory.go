@@ -339,7 +339,10 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	inv.fleetSnapGen, inv.fleetSnapClaims, inv.fleetSnapPods = fleetGen, claimGen, podGen
 	snap := inv.fleetSnap
 	if claims := inv.reserved.AsClaims(); len(claims) > 0 || snap.Generation() != gen {
-		snap = snap.WithClaims(claims, gen)
+		// Reservations only added since the last snapshot, on the same
+		// fleet: the checks of a burst ask the node they chose before
+		// first (feasibility.Snapshot.WithClaimsAfter).
+		snap = snap.WithClaimsAfter(inv.snap, claims, gen)
 	}
 	inv.snap, inv.snapErr, inv.builtAt, inv.snapRes = snap, nil, now, res
 	return snap, nil

@@ -57,6 +57,20 @@ type reservation struct {
 	// picked devices to another pod's claim (its order is not ours).
 	checked *corev1.Pod
 	claims  []*resourceapi.ResourceClaimSpec
+	// claim is the reservation as an allocated claim (AsClaims), made once
+	// per pick: the snapshots of a burst see the same object for the same
+	// devices (feasibility.Snapshot.WithClaimsAfter).
+	claim *resourceapi.ResourceClaim
+}
+
+// asClaim makes res's claim from its id and its devices.
+func (res *reservation) asClaim(id string) {
+	res.claim = &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: res.namespace, Name: "claimbridge-reserved-" + id},
+		Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{
+			Devices: resourceapi.DeviceAllocationResult{Results: res.results},
+		}},
+	}
 }
 
 // NewReservations returns an empty record; ttl <= 0 takes DefaultReservationTTL.
@@ -78,8 +92,10 @@ func (r *Reservations) Reserve(id string, checked *corev1.Pod, claims []*resourc
 		return
 	}
 	r.mu.Lock()
-	r.byID[id] = &reservation{namespace: checked.Namespace, pod: checked.Name, node: v.Node, results: slices.Clone(v.Results),
+	res := &reservation{namespace: checked.Namespace, pod: checked.Name, node: v.Node, results: slices.Clone(v.Results),
 		expires: created.Add(r.ttl), checked: checked, claims: claims}
+	res.asClaim(id)
+	r.byID[id] = res
 	delete(r.tried, id)
 	r.mu.Unlock()
 	r.version.Add(1)
@@ -126,6 +142,7 @@ func (r *Reservations) Repick(c Conflict, v feasibility.Verdict) {
 	res, ok := r.byID[c.ID]
 	if ok {
 		res.node, res.results = v.Node, slices.Clone(v.Results)
+		res.asClaim(c.ID)
 	}
 	r.mu.Unlock()
 	if ok {
@@ -283,13 +300,7 @@ func (r *Reservations) AsClaims() []*resourceapi.ResourceClaim {
 	ids := slices.Sorted(maps.Keys(r.byID))
 	out := make([]*resourceapi.ResourceClaim, 0, len(ids))
 	for _, id := range ids {
-		res := r.byID[id]
-		out = append(out, &resourceapi.ResourceClaim{
-			ObjectMeta: metav1.ObjectMeta{Namespace: res.namespace, Name: "claimbridge-reserved-" + id},
-			Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{
-				Devices: resourceapi.DeviceAllocationResult{Results: res.results},
-			}},
-		})
+		out = append(out, r.byID[id].claim)
 	}
 	return out
 }

@@ -1,0 +1,211 @@
+package feasibility
+
+// Checks in a burst. Every admission of a burst holds devices for its pod
+// (a reservation), so every check of the next pod runs on a new snapshot
+// and misses the verdict cache. The snapshots of a burst form a lineage
+// (Snapshot.WithClaimsAfter): the same fleet and pods, each holding every
+// allocation of the one before and more. Fewer free devices never let the
+// allocator serve a node it could not serve before, nor get a better
+// alternative on it; so when the node a verdict chose still serves the pod
+// with the same alternatives, no node before it in name order nor any with
+// a better score can now, and the full search would choose it again. A
+// verdict that no node could ever serve does not read the allocations at
+// all.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/utils/ptr"
+)
+
+// lineageEntry is the last verdict of a pod shape that the next snapshots
+// of its lineage may reuse, with the score of its allocation.
+type lineageEntry struct {
+	epoch   uint64
+	verdict Verdict
+	searchInfo
+}
+
+// searchInfo is what a FitsNow search tells the next checks of the
+// lineage: the score of its allocation, and the first node in name order
+// the allocator served at all.
+type searchInfo struct {
+	score int64
+	first string
+}
+
+// checkIn answers a check that missed the verdict cache: from the verdict
+// of an earlier snapshot of snap's lineage when it still holds
+// (revalidate), by the search otherwise.
+func (c *Checker) checkIn(ctx context.Context, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaim, shape string) Verdict {
+	c.mu.Lock()
+	prev, ok := c.lineage.get(shape)
+	c.mu.Unlock()
+	if ok && prev.epoch == snap.epoch {
+		if v, score, ok := c.revalidate(ctx, snap, pod, claims, prev); ok {
+			c.revalidated.Add(1)
+			prev.verdict, prev.score = v, score
+			c.remember(shape, prev)
+			return v
+		}
+		// Its node is full: the nodes before the first one the allocator
+		// served then serve none now; the search starts there.
+		if prev.verdict.Kind == FitsNow && prev.first != "" {
+			if v, info := c.check(ctx, snap, pod, claims, prev.first); v.Kind == FitsNow {
+				c.searchedFrom.Add(1)
+				c.remember(shape, lineageEntry{epoch: snap.epoch, verdict: v, searchInfo: info})
+				return v
+			}
+		}
+	}
+	v, info := c.check(ctx, snap, pod, claims, "")
+	if reusable(v) {
+		c.remember(shape, lineageEntry{epoch: snap.epoch, verdict: v, searchInfo: info})
+	}
+	return v
+}
+
+func (c *Checker) remember(shape string, e lineageEntry) {
+	c.mu.Lock()
+	c.lineage.add(shape, e)
+	c.mu.Unlock()
+}
+
+// reusable: FitsNow (asked again on its node) and NeverFits for want of
+// candidate nodes or matching devices (neither reads the allocations: the
+// nodes' allocatable and the pass with every device free). A fatal
+// allocator error is searched again.
+func reusable(v Verdict) bool {
+	switch v.Kind {
+	case FitsNow:
+		return v.Node != ""
+	case NeverFits:
+		return v.Code == ReasonNoCandidateNodes || v.Code == ReasonNoMatchingDevices
+	}
+	return false
+}
+
+// revalidate answers from prev, a verdict on an earlier snapshot of snap's
+// lineage, when it holds on snap: a NeverFits as it is, a FitsNow when its
+// node passes the same filters and the allocator serves the claims there
+// with alternatives of the same score. ok is false when the search must
+// run.
+func (c *Checker) revalidate(ctx context.Context, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaim, prev lineageEntry) (v Verdict, got int64, ok bool) {
+	v = prev.verdict
+	v.Cached = false
+	v.NodesConsidered = len(snap.nodes)
+	if v.Kind == NeverFits {
+		return v, prev.score, true
+	}
+	i, found := slices.BinarySearchFunc(snap.nodes, v.Node, func(ni *nodeInfo, name string) int { return strings.Compare(ni.node.Name, name) })
+	if !found {
+		return Verdict{}, 0, false
+	}
+	ni := snap.nodeAt(i)
+	if nodeRejects(nodeaffinity.GetRequiredNodeAffinity(pod), pod, ni.node) != "" || snap.insufficient(ni, podRequests(pod)) != "" {
+		return Verdict{}, 0, false
+	}
+	celCache := c.celCache(snap.features)
+	p, reasons := c.plan(snap, celCache, claims)
+	if len(reasons) > 0 || p.prune(ctx, celCache, ni, false) != "" {
+		return Verdict{}, 0, false
+	}
+	allocs, err := snap.allocatorsFor(ctx, celCache)
+	if err != nil {
+		return Verdict{}, 0, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	out, err := allocs.now.Allocate(ctx, ni.node, p.claims)
+	if err != nil || len(out) != len(p.claims) {
+		return Verdict{}, 0, false // the search says why, or finds another node
+	}
+	if s := score(p.claims, out); s != prev.score {
+		return Verdict{}, 0, false
+	}
+	v.Results = nil
+	for _, a := range out {
+		v.Results = append(v.Results, a.Devices.Results...)
+	}
+	return v, prev.score, true
+}
+
+// sliceIndex gives, per node, the slices an allocator needs to answer for
+// that node alone as it does over all slices: every slice of each pool
+// that one of the node's own slices or a slice not bound to one node
+// belongs to. The upstream allocator reads the slices of the node and those
+// not bound to a node (GatherPools), and the other slices of their pools
+// only; indexing all of them per snapshot (structured.NewAllocator) costs
+// time proportional to the fleet. Built once per fleet snapshot, on the
+// first use, and shared by every snapshot derived from it.
+type sliceIndex struct {
+	once   sync.Once
+	byPool map[[2]string][]*resourceapi.ResourceSlice
+	byNode map[string][][2]string // the pools of the node's own slices
+	shared [][2]string            // the pools of the slices bound to no one node
+}
+
+func (x *sliceIndex) forNode(all []*resourceapi.ResourceSlice, node string) []*resourceapi.ResourceSlice {
+	x.once.Do(func() {
+		x.byPool = map[[2]string][]*resourceapi.ResourceSlice{}
+		x.byNode = map[string][][2]string{}
+		seen := map[[2]string]bool{}
+		for _, slice := range all {
+			k := [2]string{slice.Spec.Driver, slice.Spec.Pool.Name}
+			x.byPool[k] = append(x.byPool[k], slice)
+			if name := ptr.Deref(slice.Spec.NodeName, ""); name != "" {
+				if l := x.byNode[name]; !slices.Contains(l, k) {
+					x.byNode[name] = append(l, k)
+				}
+			} else if !seen[k] {
+				seen[k] = true
+				x.shared = append(x.shared, k)
+			}
+		}
+	})
+	var out []*resourceapi.ResourceSlice
+	for _, k := range x.byNode[node] {
+		if !slices.Contains(x.shared, k) {
+			out = append(out, x.byPool[k]...)
+		}
+	}
+	for _, k := range x.shared {
+		out = append(out, x.byPool[k]...)
+	}
+	return out
+}
+
+// nodeAllocator answers Allocate with an allocator over the slices the
+// node reads (sliceIndex), built for the call: what an allocator over all
+// the snapshot's slices answers, without indexing them all.
+type nodeAllocator struct {
+	structured.Allocator // over no slice: the methods besides Allocate
+	snap                 *Snapshot
+	lister               classLister
+	celCache             *cel.Cache
+}
+
+func newNodeAllocator(ctx context.Context, s *Snapshot, lister classLister, celCache *cel.Cache) (*nodeAllocator, error) {
+	none, err := structured.NewAllocator(ctx, s.features, s.allocated, lister, nil, celCache)
+	if err != nil {
+		return nil, err
+	}
+	return &nodeAllocator{Allocator: none, snap: s, lister: lister, celCache: celCache}, nil
+}
+
+func (a *nodeAllocator) Allocate(ctx context.Context, node *corev1.Node, claims []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error) {
+	alloc, err := structured.NewAllocator(ctx, a.snap.features, a.snap.allocated, a.lister, a.snap.nodeSlices.forNode(a.snap.slices, node.Name), a.celCache)
+	if err != nil {
+		return nil, fmt.Errorf("new allocator: %w", err)
+	}
+	return alloc.Allocate(ctx, node, claims)
+}
