@@ -88,7 +88,7 @@ func TestLineageBreaksWhenDevicesComeBack(t *testing.T) {
 	}
 	first := fleet.WithClaimsAfter(nil, held[:2], 2)
 	for name, tc := range map[string]struct {
-		next     *Snapshot
+		next      *Snapshot
 		continues bool
 	}{
 		"one more claim":        {fleet.WithClaimsAfter(first, held[:3], 3), true},
