@@ -72,13 +72,14 @@ func writeWebhook(w io.Writer, o options, targets []*target) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| measurement | claimbridge | no-op | ratio | goal | met |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
-	// Goals per server and measurement: the fixed-rate p99 with the
-	// placement proof on (cached) is held to 1.5× the no-op webhook, as
-	// without feasibility; at saturation, with feasibility, 3×.
+	// Goals per server and measurement: the fixed-rate p99 without
+	// feasibility is held to 1.2× the no-op webhook, with feasibility and
+	// the placement proof on (cached) to 1.5×; at saturation 1.5× and 3×.
+	// Every pod a new shape (cache off): at least coldGoal requests/s.
 	type goalKey struct{ key, what string }
 	fixed, saturated := fmt.Sprintf("p99 at %g req/s", o.rate), "p99 at saturation"
 	goals := map[goalKey]float64{
-		{"translate", fixed}: 1.5, {"translate", saturated}: 1.5,
+		{"translate", fixed}: 1.2, {"translate", saturated}: 1.5,
 		{"feasibility", fixed}: 1.5, {"feasibility", saturated}: 3,
 	}
 	names := map[string]string{"translate": "without feasibility", "feasibility": "with feasibility (" + human(o.webhookNodes) + " nodes, cache on)",
@@ -96,11 +97,19 @@ func writeWebhook(w io.Writer, o options, targets []*target) {
 		row(fixed, t.fixed.quantile(0.99), noop.fixed.quantile(0.99))
 		row(saturated, t.saturated.quantile(0.99), noop.saturated.quantile(0.99))
 		q := ratio(t.saturated.throughput(), noop.saturated.throughput())
-		fmt.Fprintf(w, "| throughput at saturation, %s | %.0f/s | %.0f/s | %.2f× | – | – |\n", names[t.key], t.saturated.throughput(), noop.saturated.throughput(), q)
+		g, m := "–", "–"
+		if t.key == "feasibility-cold" {
+			g, m = fmt.Sprintf("≥ %d/s", coldGoal), met(t.saturated.throughput(), coldGoal, false)
+		}
+		fmt.Fprintf(w, "| throughput at saturation, %s | %.0f/s | %.0f/s | %.2f× | %s | %s |\n", names[t.key], t.saturated.throughput(), noop.saturated.throughput(), q, g, m)
 	}
 	fmt.Fprintln(w)
 	writePlacementCost(w, o, targets)
 }
+
+// coldGoal is the throughput, in requests/s on 2 cores, of the webhook
+// when every pod is a new shape (every cache off).
+const coldGoal = 1000
 
 // writePlacementCost sets the placement proof on against off, the same
 // server otherwise: the check's own share of the admission latency.
