@@ -340,7 +340,8 @@ func BenchmarkReservations(b *testing.B) {
 // BenchmarkUpdate: what one event costs the snapshot, at 100, 1,000 and
 // 5,000 nodes: a reservation added (an admission of a burst), a claim
 // allocated by kube-scheduler and a pod bound (informer events; a pod on
-// every node), each with the node classes of the new snapshot. Both touch one node; a rebuild
+// every node, the update given the node it is bound to), each with the
+// node classes of the new snapshot. Each touches one node; a rebuild
 // (BenchmarkSnapshot) indexes the whole fleet.
 func BenchmarkUpdate(b *testing.B) {
 	for _, n := range []int{100, 1000, 5000} {
@@ -358,15 +359,25 @@ func BenchmarkUpdate(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("nodes=%d/pod-bound", n), func(b *testing.B) {
-			// A pod on every node, then one more bound to the first.
-			var pods []*corev1.Pod
-			for _, ni := range base.nodes {
-				pods = append(pods, boundPod("p-"+ni.node.Name, ni.node.Name, "1"))
+			// A pod on every node, listed when the fleet snapshot is
+			// built, then one more bound to the first: the update the
+			// webhook makes, given the node its pod event named and that
+			// node's pods.
+			inv := inventoryFrom(fleetgen.Synthetic(n))
+			for _, node := range inv.Nodes {
+				inv.Pods = append(inv.Pods, boundPod("p-"+node.Name, node.Name, "1"))
 			}
-			listed := base.ReplacePods(pods, 2)
-			more := append(slices.Clone(pods), boundPod("new", base.nodes[0].node.Name, "1"))
+			inv.PodsListed = true
+			listed, err := NewSnapshot(inv, 2, DefaultFeatures())
+			if err != nil {
+				b.Fatal(err)
+			}
+			listed.nodeClassList(&memo)
+			first := listed.nodes[0].node.Name
+			on := []*corev1.Pod{boundPod("p-"+first, first, "1"), boundPod("new", first, "1")}
+			podsOn := func(string) []*corev1.Pod { return on }
 			for b.Loop() {
-				s := listed.ReplacePods(more, 3)
+				s := listed.UpdatePods([]string{first}, podsOn, 3)
 				if len(s.nodeClassList(&memo)) != 4 || s.nodeAt(0).pods != 2 {
 					b.Fatal("want 4 classes and two pods on the first node")
 				}

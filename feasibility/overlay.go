@@ -177,8 +177,9 @@ func (s *Snapshot) withClaims(all, changed []*resourceapi.ResourceClaim, generat
 // pod that is the same object as one of s is taken as unchanged (informers
 // replace an object when it changes). Only the usage of the nodes the pods
 // added or removed are bound to is summed again: its cost grows with the
-// pods, not with the fleet's nodes. Neither s nor pods are modified; pods
-// must not be modified afterwards.
+// pods, not with the fleet's nodes (but for a snapshot made by UpdatePods,
+// whose pods are not listed: every node's usage is summed again then).
+// Neither s nor pods are modified; pods must not be modified afterwards.
 func (s *Snapshot) ReplacePods(pods []*corev1.Pod, generation uint64) *Snapshot {
 	d := s.withClaims(s.claims, nil, generation)
 	d.pods = pods
@@ -197,8 +198,10 @@ func (s *Snapshot) ReplacePods(pods []*corev1.Pod, generation uint64) *Snapshot 
 	for p := range old {
 		touched[p.Spec.NodeName] = true // removed
 	}
-	if !s.podsListed && (len(s.pods) == 0) != (len(pods) == 0) {
-		// Whether any node's usage is known changes: every node.
+	if s.podsListed && s.pods == nil || !s.podsListed && (len(s.pods) == 0) != (len(pods) == 0) {
+		// Which pods the usage holds is not known (UpdatePods, or an
+		// inventory that listed none), or whether any node's usage is
+		// known changes: every node.
 		for _, ni := range s.nodes {
 			touched[ni.node.Name] = true
 		}
@@ -222,6 +225,82 @@ func (s *Snapshot) ReplacePods(pods []*corev1.Pod, generation uint64) *Snapshot 
 	}
 	addUsage(copies, byName, pods, s.podsListed)
 	return d
+}
+
+// UpdatePods returns the snapshot of the same fleet and claims whose
+// inventory holds, as the pods bound to each of nodes, podsOn(node) instead
+// of the pods of s bound to it, at generation: what [NewSnapshot] builds
+// from the inventory of s with the pods of those nodes replaced. A pod
+// bound, moved, finished or deleted changes the usage of the nodes it was
+// and is bound to: the caller names them (the webhook records them from its
+// pod events and reads their pods from an index by node). Only the usage of
+// those nodes is summed again, from their pods alone: its cost grows with
+// them, not with the fleet's nodes nor its pods. podsOn lists the pods bound
+// to a node (any other pod it lists is ignored); a name of no node of the
+// fleet is ignored. Neither s nor the pods are modified; the pods must not
+// be modified afterwards.
+//
+// The result does not list the inventory's pods, which ReplacePods compares
+// with: a ReplacePods after it sums every node's usage again. When the
+// inventory of s does not list every pod (PodsListed false), whether any
+// usage is known depends on all of them: the update then replaces the whole
+// list (ReplacePods), in time proportional to the pods.
+func (s *Snapshot) UpdatePods(nodes []string, podsOn func(node string) []*corev1.Pod, generation uint64) *Snapshot {
+	if !s.podsListed {
+		return s.ReplacePods(s.podsWith(nodes, podsOn), generation)
+	}
+	// The claims are those of s, and so is their allocated state: derived
+	// from no claim, then given those of s, the snapshot does not sum the
+	// allocations of every claim again.
+	d := s.withClaims(nil, nil, generation)
+	d.claims, d.allocated = s.claims, s.allocated
+	d.pods = nil // not listed: see ReplacePods
+	byName := map[string]int{}
+	var (
+		copies []*nodeInfo
+		pods   []*corev1.Pod
+	)
+	for _, name := range nodes {
+		if _, dup := byName[name]; dup || name == "" {
+			continue
+		}
+		i, found := slices.BinarySearchFunc(s.nodes, name, func(ni *nodeInfo, name string) int { return cmp.Compare(ni.node.Name, name) })
+		if !found {
+			continue
+		}
+		cur := d.nodeAt(i)
+		ni := &nodeInfo{node: cur.node, devices: cur.devices, busy: cur.busy, orig: d.base.nodes[i]}
+		d.replaced[i] = ni
+		byName[name] = len(copies)
+		copies = append(copies, ni)
+		for _, p := range podsOn(name) {
+			if p.Spec.NodeName == name {
+				pods = append(pods, p)
+			}
+		}
+	}
+	addUsage(copies, byName, pods, true)
+	return d
+}
+
+// podsWith is the pods of s with those bound to nodes replaced by podsOn's.
+func (s *Snapshot) podsWith(nodes []string, podsOn func(node string) []*corev1.Pod) []*corev1.Pod {
+	names := sets.New(nodes...)
+	names.Delete("")
+	var out []*corev1.Pod
+	for _, p := range s.pods {
+		if !names.Has(p.Spec.NodeName) {
+			out = append(out, p)
+		}
+	}
+	for _, name := range sets.List(names) {
+		for _, p := range podsOn(name) {
+			if p.Spec.NodeName == name {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // nodeAt is the node at position i with the allocated and busy marks of s

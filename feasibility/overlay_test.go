@@ -279,3 +279,118 @@ func TestReplacePodsIsTheSnapshotOfTheNewPods(t *testing.T) {
 		t.Errorf("the fleet snapshot changed (-want,+got):\n%s", diff)
 	}
 }
+
+// podsOn lists the pods bound to a node, as an index by node would.
+func podsOn(pods []*corev1.Pod) func(node string) []*corev1.Pod {
+	byNode := map[string][]*corev1.Pod{}
+	for _, p := range pods {
+		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
+	}
+	return func(node string) []*corev1.Pod { return byNode[node] }
+}
+
+func TestUpdatePodsIsTheSnapshotOfTheNewPods(t *testing.T) {
+	f := fleetgen.Synthetic(12)
+	inv := inventoryFrom(f)
+	inv.PodsListed = true
+	for i := range 8 {
+		inv.Pods = append(inv.Pods, boundPod(fmt.Sprintf("p%d", i), f.Nodes[i].Name, "100"))
+	}
+	inv.Pods = append(inv.Pods, boundPod("pending", "", "5"))
+	base := mustSnapshot(t, inv)
+	held := heldClaims(base, 2)
+	node := func(i int) string { return f.Nodes[i].Name }
+	// p0 is deleted, p1 is replaced by a new object that finished, p2
+	// moves to the node of p3, p8 is bound to the node after p7's and p9
+	// to a node the fleet does not have.
+	finished := inv.Pods[1].DeepCopy()
+	finished.Status.Phase = corev1.PodSucceeded
+	moved := inv.Pods[2].DeepCopy()
+	moved.Spec.NodeName = node(3)
+	pods := append([]*corev1.Pod{finished, moved}, inv.Pods[3:]...)
+	pods = append(pods, boundPod("p8", node(8), "150"), boundPod("p9", "gone", "1"))
+	dirty := []string{node(0), node(1), node(2), node(3), node(8), "gone"}
+	after := *inv
+	after.Pods = pods
+	after.Claims = held
+	want := mustSnapshot(t, &after)
+	// The same changes one event at a time, each naming the nodes it touches.
+	steps := func(s *Snapshot) *Snapshot {
+		cur := slices.Clone(inv.Pods)
+		for gen, ev := range []struct {
+			pods  []*corev1.Pod
+			nodes []string
+		}{
+			{cur[1:], []string{node(0)}},
+			{slices.Concat([]*corev1.Pod{finished}, cur[2:]), []string{node(1)}},
+			{slices.Concat([]*corev1.Pod{finished, moved}, cur[3:]), []string{node(2), node(3)}},
+			{pods, []string{node(8), "gone"}},
+		} {
+			s = s.UpdatePods(ev.nodes, podsOn(ev.pods), uint64(10+gen))
+		}
+		return s
+	}
+	for name, got := range map[string]*Snapshot{
+		"pods, then claims":        base.UpdatePods(dirty, podsOn(pods), 2).ReplaceClaims(held, 3),
+		"claims, then pods":        base.ReplaceClaims(held, 2).UpdatePods(dirty, podsOn(pods), 3),
+		"reservations, then pods":  base.WithClaims(held, 2).UpdatePods(dirty, podsOn(pods), 3),
+		"one event at a time":      steps(base).ReplaceClaims(held, 20),
+		"pods, then all pods":      base.UpdatePods(dirty[:2], podsOn(pods), 2).ReplacePods(pods, 3).ReplaceClaims(held, 4),
+		"nodes named twice, extra": base.UpdatePods(append(slices.Clone(dirty), node(3), node(11), ""), podsOn(pods), 2).ReplaceClaims(held, 3),
+	} {
+		if diff := cmp.Diff(usageOf(want), usageOf(got)); diff != "" {
+			t.Errorf("%s: usage (-want,+got):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(stateOf(want), stateOf(got)); diff != "" {
+			t.Errorf("%s: snapshot state (-want,+got):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(want.allocated, got.allocated); diff != "" {
+			t.Errorf("%s: allocated state (-want,+got):\n%s", name, diff)
+		}
+		pod := boundPod("new", "", "60")
+		pod.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
+		if diff := cmp.Diff(want.LegacyFitsNow(pod), got.LegacyFitsNow(pod)); diff != "" {
+			t.Errorf("%s: legacy fit (-want,+got):\n%s", name, diff)
+		}
+		claims := []*resourceapi.ResourceClaimSpec{makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1).Obj()}
+		wv := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), want, pod, claims)
+		gv := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), got, pod, claims)
+		if diff := cmp.Diff(wv, gv); diff != "" {
+			t.Errorf("%s: verdict (-want,+got):\n%s", name, diff)
+		}
+	}
+	if diff := cmp.Diff(usageOf(mustSnapshot(t, inv)), usageOf(base)); diff != "" {
+		t.Errorf("the fleet snapshot changed (-want,+got):\n%s", diff)
+	}
+}
+
+// An inventory that does not list its pods knows the nodes' usage only
+// while it has some: an update that removes the last pod, or adds the
+// first, changes whether any usage is known.
+func TestUpdatePodsOfPodsNotListed(t *testing.T) {
+	f := fleetgen.Synthetic(6)
+	node := func(i int) string { return f.Nodes[i].Name }
+	p0, p1 := boundPod("p0", node(0), "100"), boundPod("p1", node(1), "100")
+	for name, tc := range map[string]struct {
+		before, after []*corev1.Pod
+		nodes         []string
+	}{
+		"the first pod bound":   {nil, []*corev1.Pod{p0}, []string{node(0)}},
+		"the last pod deleted":  {[]*corev1.Pod{p0}, nil, []string{node(0)}},
+		"one pod of two bound":  {[]*corev1.Pod{p0}, []*corev1.Pod{p0, p1}, []string{node(1)}},
+		"a pod moved":           {[]*corev1.Pod{p0}, []*corev1.Pod{boundPod("p0", node(2), "100")}, []string{node(0), node(2)}},
+		"a pod of another node": {[]*corev1.Pod{p0, boundPod("pending", "", "1")}, []*corev1.Pod{boundPod("pending", "", "1")}, []string{node(0)}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			inv := inventoryFrom(f)
+			inv.Pods = tc.before
+			after := *inv
+			after.Pods = tc.after
+			want := mustSnapshot(t, &after)
+			got := mustSnapshot(t, inv).UpdatePods(tc.nodes, podsOn(tc.after), 2)
+			if diff := cmp.Diff(usageOf(want), usageOf(got)); diff != "" {
+				t.Errorf("usage (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

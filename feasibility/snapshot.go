@@ -55,7 +55,8 @@ type Snapshot struct {
 	// devices counts the devices visible to at least one node.
 	devices int
 	// claims are the inventory's claims (the allocated state's source),
-	// pods and podsListed its pods (the nodes' usage).
+	// pods and podsListed its pods (the nodes' usage). pods is nil in a
+	// snapshot made by UpdatePods: only the nodes' usage holds them then.
 	claims     []*resourceapi.ResourceClaim
 	pods       []*corev1.Pod
 	podsListed bool

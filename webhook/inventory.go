@@ -80,6 +80,11 @@ type Inventory struct {
 	podGen     atomic.Uint64 // moves with every change of the bound pods
 	synced     atomic.Bool
 
+	// podNodes are the nodes whose bound pods changed since the fleet
+	// snapshot last summed their usage (podsChangedOn, takePodNodes).
+	podNodesMu sync.Mutex
+	podNodes   map[string]bool
+
 	mu      sync.Mutex
 	snap    *feasibility.Snapshot
 	snapErr error
@@ -131,7 +136,7 @@ func NewInventory(client kubernetes.Interface, opts InventoryOptions) *Inventory
 			if p, ok := o.(*corev1.Pod); ok {
 				inv.reserved.Release(p.Annotations[AnnotationAdmission])
 				if p.Spec.NodeName != "" {
-					inv.podsChanged()
+					inv.podsChangedOn(p.Spec.NodeName)
 				}
 			}
 		},
@@ -221,6 +226,52 @@ func (inv *Inventory) claimsChanged() {
 func (inv *Inventory) podsChanged() {
 	inv.podGen.Add(1)
 	inv.changedAny()
+}
+
+// podsChangedOn is podsChanged for a pod that was or is bound to these
+// nodes: the next snapshot sums their usage again, and only theirs. The
+// nodes are recorded before the generations move, so that a snapshot of a
+// generation that counts the change also sums their usage (Snapshot).
+func (inv *Inventory) podsChangedOn(nodes ...string) {
+	inv.podNodesMu.Lock()
+	for _, n := range nodes {
+		if n == "" {
+			continue
+		}
+		if inv.podNodes == nil {
+			inv.podNodes = map[string]bool{}
+		}
+		inv.podNodes[n] = true
+	}
+	inv.podNodesMu.Unlock()
+	inv.podsChanged()
+}
+
+// takePodNodes returns the nodes recorded by podsChangedOn and forgets
+// them: one recorded afterwards waits for the next snapshot.
+func (inv *Inventory) takePodNodes() []string {
+	inv.podNodesMu.Lock()
+	defer inv.podNodesMu.Unlock()
+	out := make([]string, 0, len(inv.podNodes))
+	for n := range inv.podNodes {
+		out = append(out, n)
+	}
+	inv.podNodes = nil
+	return out
+}
+
+// podsOn lists the pods bound to the node that have not finished, from
+// the index by node: what its usage sums.
+func (inv *Inventory) podsOn(node string) []*corev1.Pod {
+	objs, err := inv.pods.GetIndexer().ByIndex(indexNodeName, node)
+	if err != nil {
+		return nil
+	}
+	out := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(*corev1.Pod))
+	}
+	return out
 }
 
 func (inv *Inventory) changedAny() {
@@ -313,9 +364,15 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	// fleet changed; the reservations are added to it in time proportional
 	// to them (feasibility.Snapshot.WithClaims), so that a burst's
 	// admissions do not each index the whole fleet again.
-	// A change of the allocated claims or the bound pods alone replaces
-	// its claims or pods (ReplaceClaims, ReplacePods), in time proportional
-	// to them and the nodes they are on, not to the fleet.
+	// A change of the allocated claims alone replaces its claims
+	// (ReplaceClaims), in time proportional to them and the nodes they are
+	// on; a change of the bound pods sums the usage of the nodes the pod
+	// events named again, from their pods (UpdatePods): not the fleet's.
+	// Those nodes are taken after gen was read and before the pods'
+	// generation: a change that gen counts was recorded before it moved
+	// it, and one recorded after they are taken stays for the next
+	// snapshot, whose generation it moved.
+	podNodes := inv.takePodNodes()
 	fleetGen, claimGen, podGen := inv.fleetGen.Load(), inv.claimGen.Load(), inv.podGen.Load()
 	switch {
 	case inv.fleetSnap == nil || inv.fleetSnapGen != fleetGen:
@@ -323,6 +380,7 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
+		// It lists every pod: the nodes taken need no update of their own.
 		base, err := feasibility.NewSnapshot(fleet, gen, *inv.opts.Features)
 		if err != nil {
 			return nil, fmt.Errorf("build inventory snapshot: %w", err)
@@ -332,8 +390,8 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 		if inv.fleetSnapClaims != claimGen {
 			inv.fleetSnap = inv.fleetSnap.ReplaceClaims(listAs[*resourceapi.ResourceClaim](inv.claims), gen)
 		}
-		if inv.fleetSnapPods != podGen {
-			inv.fleetSnap = inv.fleetSnap.ReplacePods(listAs[*corev1.Pod](inv.pods), gen)
+		if inv.fleetSnapPods != podGen || len(podNodes) > 0 {
+			inv.fleetSnap = inv.fleetSnap.UpdatePods(podNodes, inv.podsOn, gen)
 		}
 	}
 	inv.fleetSnapGen, inv.fleetSnapClaims, inv.fleetSnapPods = fleetGen, claimGen, podGen
@@ -370,13 +428,26 @@ func (inv *Inventory) podEvent(o, n any) {
 	old, _ := o.(*corev1.Pod)
 	if old == nil {
 		if p.Spec.NodeName != "" {
-			inv.podsChanged()
+			inv.podsChangedOn(p.Spec.NodeName)
 		}
 		return
 	}
-	if old.Spec.NodeName != p.Spec.NodeName || (old.Status.Phase != p.Status.Phase && PodDone(p)) {
-		inv.podsChanged()
+	// A bound pod resized in place changes its node's usage too: the
+	// snapshot sums only the nodes named here.
+	if old.Spec.NodeName != p.Spec.NodeName || (old.Status.Phase != p.Status.Phase && PodDone(p)) ||
+		p.Spec.NodeName != "" && requestsChanged(old, p) {
+		inv.podsChangedOn(old.Spec.NodeName, p.Spec.NodeName)
 	}
+}
+
+// requestsChanged: what the pod requests of its node may differ (the
+// containers' resources, overhead or pod-level resources, as slimPod
+// keeps them).
+func requestsChanged(old, p *corev1.Pod) bool {
+	return !equality.Semantic.DeepEqual(old.Spec.Containers, p.Spec.Containers) ||
+		!equality.Semantic.DeepEqual(old.Spec.InitContainers, p.Spec.InitContainers) ||
+		!equality.Semantic.DeepEqual(old.Spec.Overhead, p.Spec.Overhead) ||
+		!equality.Semantic.DeepEqual(old.Spec.Resources, p.Spec.Resources)
 }
 
 // PendingTranslated lists the translated pods that wait for their claims
@@ -434,6 +505,7 @@ const (
 	indexPendingTranslated = "claimbridge.io/pending-translated"
 	indexAllocatedDevice   = "claimbridge.io/allocated-device"
 	indexAllocatedOwner    = "claimbridge.io/allocated-owner"
+	indexNodeName          = "claimbridge.io/node-name"
 )
 
 // addIndexers adds the indexes; before the informers start.
@@ -448,6 +520,15 @@ func (inv *Inventory) addIndexers() {
 		indexPendingExtended: func(obj any) ([]string, error) {
 			if p, ok := obj.(*corev1.Pod); ok && !PodDone(p) && asksExtended(p) {
 				return []string{indexPendingExtended}, nil
+			}
+			return nil, nil
+		},
+		// The pods whose requests a node's usage sums (podsOn): bound to
+		// it and not finished, as the snapshot counts them.
+		indexNodeName: func(obj any) ([]string, error) {
+			if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" &&
+				p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				return []string{p.Spec.NodeName}, nil
 			}
 			return nil, nil
 		},
