@@ -303,6 +303,12 @@ func (s *Snapshot) podsWith(nodes []string, podsOn func(node string) []*corev1.P
 	return out
 }
 
+// Stale reports whether s carries copies of more than half of its fleet's
+// nodes (made by the updates since NewSnapshot): every update and every
+// reservation copies them again, so that a new NewSnapshot costs less than
+// carrying them on.
+func (s *Snapshot) Stale() bool { return len(s.replaced) > len(s.nodes)/2 }
+
 // nodeAt is the node at position i with the allocated and busy marks of s
 // (s.nodes holds those of the snapshot s was derived from, if any).
 func (s *Snapshot) nodeAt(i int) *nodeInfo {

@@ -394,3 +394,22 @@ func TestUpdatePodsOfPodsNotListed(t *testing.T) {
 		})
 	}
 }
+
+// A snapshot whose updates copied more than half of the fleet's nodes says
+// it is stale, and a new one from NewSnapshot is not.
+func TestStaleAfterUpdatesOfMostNodes(t *testing.T) {
+	inv := inventoryFrom(fleetgen.Synthetic(8))
+	inv.PodsListed = true // no pod bound yet, every pod listed
+	base := mustSnapshot(t, inv)
+	s := base
+	for i, ni := range base.nodes {
+		if s.Stale() != (i > len(base.nodes)/2) {
+			t.Fatalf("after %d nodes updated: stale = %v", i, s.Stale())
+		}
+		name := ni.node.Name
+		s = s.UpdatePods([]string{name}, func(string) []*corev1.Pod { return []*corev1.Pod{boundPod("p-"+name, name, "1")} }, uint64(i+2))
+	}
+	if !s.Stale() || base.Stale() {
+		t.Errorf("every node updated: stale = %v; the snapshot they were made from: stale = %v", s.Stale(), base.Stale())
+	}
+}

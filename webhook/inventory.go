@@ -375,7 +375,7 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	podNodes := inv.takePodNodes()
 	fleetGen, claimGen, podGen := inv.fleetGen.Load(), inv.claimGen.Load(), inv.podGen.Load()
 	switch {
-	case inv.fleetSnap == nil || inv.fleetSnapGen != fleetGen:
+	case inv.fleetSnap == nil || inv.fleetSnapGen != fleetGen || inv.fleetSnap.Stale():
 		fleet, err := inv.fleet()
 		if err != nil {
 			return nil, err
