@@ -314,18 +314,26 @@ func (h *PodHandler) takeOver(ctx context.Context, now time.Time) {
 	if src, ok := h.Inventory.(allocationSource); ok {
 		allocated = src.Allocations()
 	}
-	for _, p := range lister.PendingTranslated() {
+	// kube-scheduler allocated the claim of a pod it has not bound yet:
+	// the inventory counts that claim already (its reservation ended for
+	// that reason); holding devices for it again would count the pod twice.
+	unheld := func(p *corev1.Pod) bool {
+		return !h.Reservations.Held(p.Annotations[AnnotationAdmission], now) && (allocated == nil || !allocated.PodClaimAllocated(p.UID))
+	}
+	var pending []*corev1.Pod
+	if where, ok := lister.(interface {
+		PendingTranslatedWhere(func(*corev1.Pod) bool) []*corev1.Pod
+	}); ok {
+		pending = where.PendingTranslatedWhere(unheld) // sorts those only
+	} else {
+		for _, p := range lister.PendingTranslated() {
+			if unheld(p) {
+				pending = append(pending, p)
+			}
+		}
+	}
+	for _, p := range pending {
 		id := p.Annotations[AnnotationAdmission]
-		if h.Reservations.Held(id, now) {
-			continue
-		}
-		if allocated != nil && allocated.PodClaimAllocated(p.UID) {
-			// kube-scheduler allocated its claim and has not bound it yet:
-			// the inventory counts that claim already (its reservation
-			// ended for that reason); holding devices for it again would
-			// count the pod twice.
-			continue
-		}
 		tmpl, ok := h.Inventory.Template(p.Namespace, p.Annotations[translate.AnnotationTemplate])
 		snap, err := h.Inventory.Snapshot(now)
 		if !ok || err != nil {

@@ -455,13 +455,22 @@ func requestsChanged(old, p *corev1.Pod) bool {
 // devices for were admitted by another replica, or before a restart. An
 // index answers it, in time proportional to those pods, not to all.
 func (inv *Inventory) PendingTranslated() []*corev1.Pod {
+	return inv.PendingTranslatedWhere(nil)
+}
+
+// PendingTranslatedWhere is PendingTranslated of the pods keep keeps (all
+// for nil): those are sorted only, so that an admission that looks for the
+// pods no replica holds devices for does not sort every pending pod.
+func (inv *Inventory) PendingTranslatedWhere(keep func(*corev1.Pod) bool) []*corev1.Pod {
 	objs, err := inv.pods.GetIndexer().ByIndex(indexPendingTranslated, indexPendingTranslated)
 	if err != nil {
 		return nil
 	}
 	out := make([]*corev1.Pod, 0, len(objs))
 	for _, o := range objs {
-		out = append(out, o.(*corev1.Pod))
+		if p := o.(*corev1.Pod); keep == nil || keep(p) {
+			out = append(out, p)
+		}
 	}
 	slices.SortFunc(out, pendingOrder)
 	return out
@@ -469,6 +478,11 @@ func (inv *Inventory) PendingTranslated() []*corev1.Pod {
 
 // Allocations implements handler's allocationSource: the claim indexes.
 func (inv *Inventory) Allocations() Allocations { return inv }
+
+// AllocationsVersion moves with every change of the allocated claims the
+// indexes answer for (Reservations.Conflicting): it moves after the
+// indexes show the change.
+func (inv *Inventory) AllocationsVersion() uint64 { return inv.claimGen.Load() }
 
 // DeviceAllocated implements Allocations from the claim index.
 func (inv *Inventory) DeviceAllocated(key string) bool {

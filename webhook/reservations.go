@@ -61,6 +61,10 @@ type reservation struct {
 	// per pick: the snapshots of a burst see the same object for the same
 	// devices (feasibility.Snapshot.WithClaimsAfter).
 	claim *resourceapi.ResourceClaim
+	// freeAt is the allocations' version + 1 at which Conflicting last
+	// found no allocated claim holding its devices (0: not yet, or picked
+	// since).
+	freeAt uint64
 }
 
 // asClaim makes res's claim from its id and its devices.
@@ -105,21 +109,39 @@ func (r *Reservations) Reserve(id string, checked *corev1.Pod, claims []*resourc
 // hold a device a real claim has been allocated in the meantime:
 // kube-scheduler placed the pods in another order than they were admitted,
 // so the devices held no longer stand for what is left free.
+//
+// When allocated tells the version of the allocations (AllocationsVersion),
+// a reservation found free of conflicts at that version is not looked at
+// again until it moves: the admissions of a burst do not each go through
+// every reservation.
 func (r *Reservations) Conflicting(allocated Allocations) []Conflict {
 	if allocated == nil {
 		return nil
 	}
+	var version uint64 // 0: not known
+	if v, ok := allocated.(interface{ AllocationsVersion() uint64 }); ok {
+		version = v.AllocationsVersion() + 1 // read before the indexes
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	ids := make([]string, 0, len(r.byID))
+	for id, res := range r.byID {
+		if version == 0 || res.freeAt != version {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
 	var out []Conflict
-	for _, id := range slices.Sorted(maps.Keys(r.byID)) {
+	for _, id := range ids {
 		res := r.byID[id]
 		if res.checked == nil || (res.uid != "" && allocated.PodClaimAllocated(res.uid)) {
 			continue // its own claim is allocated: it ends, nothing to pick
 		}
 		if slices.ContainsFunc(res.results, func(d resourceapi.DeviceRequestAllocationResult) bool { return allocated.DeviceAllocated(deviceKey(d)) }) {
 			out = append(out, Conflict{ID: id, Pod: res.checked, Claims: res.claims, Expires: res.expires})
+			continue
 		}
+		res.freeAt = version
 	}
 	return out
 }
@@ -143,6 +165,7 @@ func (r *Reservations) Repick(c Conflict, v feasibility.Verdict) {
 	if ok {
 		res.node, res.results = v.Node, slices.Clone(v.Results)
 		res.asClaim(c.ID)
+		res.freeAt = 0
 	}
 	r.mu.Unlock()
 	if ok {

@@ -125,3 +125,65 @@ func TestReservationsUnderConcurrentUse(t *testing.T) {
 		t.Errorf("%d reservations held, want %d", got, 8*100)
 	}
 }
+
+// versionedAllocations are claimAllocations that tell their version, and
+// count the devices asked about.
+type versionedAllocations struct {
+	claimAllocations
+	version uint64
+	asked   *int
+}
+
+func (v versionedAllocations) AllocationsVersion() uint64 { return v.version }
+
+func (v versionedAllocations) DeviceAllocated(key string) bool {
+	*v.asked++
+	return v.claimAllocations.DeviceAllocated(key)
+}
+
+// A reservation found free of conflicts at a version of the allocations is
+// not looked at again until the version moves, or until it is picked again.
+func TestConflictsAreLookedForOncePerVersionOfTheAllocations(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	r := NewReservations(time.Minute)
+	r.Reserve("a", podNamed("p-a"), nil, fitsOn("n1", "gpu-0"), t0)
+	r.Reserve("b", podNamed("p-b"), nil, fitsOn("n1", "gpu-1"), t0)
+	asked := 0
+	at := func(version uint64, devices ...string) versionedAllocations {
+		a := versionedAllocations{claimAllocations: claimAllocations{devices: map[string]bool{}}, version: version, asked: &asked}
+		for _, d := range devices {
+			a.devices["gpu.example.com/n1/"+d] = true
+		}
+		return a
+	}
+	for i, step := range []struct {
+		alloc     versionedAllocations
+		reserve   string // reserved before the step
+		wantAsked int
+		want      string
+	}{
+		{alloc: at(1, "gpu-9"), wantAsked: 2, want: "[]"},
+		{alloc: at(1, "gpu-9"), wantAsked: 0, want: "[]"},               // nothing new
+		{alloc: at(1, "gpu-9"), reserve: "c", wantAsked: 1, want: "[]"}, // the new reservation only
+		{alloc: at(2, "gpu-1"), wantAsked: 3, want: "[b]"},              // the version moved: every one
+		{alloc: at(2, "gpu-1"), wantAsked: 1, want: "[b]"},              // b still conflicts
+	} {
+		if step.reserve != "" {
+			r.Reserve(step.reserve, podNamed("p-"+step.reserve), nil, fitsOn("n1", "gpu-5"), t0)
+		}
+		asked = 0
+		var ids []string
+		for _, c := range r.Conflicting(step.alloc) {
+			ids = append(ids, c.ID)
+		}
+		if got := fmt.Sprint(ids); got != step.want || asked != step.wantAsked {
+			t.Errorf("step %d: conflicts %s after asking about %d devices, want %s after %d", i, got, asked, step.want, step.wantAsked)
+		}
+	}
+	// Picked again: looked at again at the same version.
+	r.Repick(Conflict{ID: "b"}, fitsOn("n1", "gpu-2"))
+	asked = 0
+	if got := r.Conflicting(at(2, "gpu-1")); len(got) != 0 || asked != 1 {
+		t.Errorf("after the new pick: conflicts %v after asking about %d devices, want none after 1", got, asked)
+	}
+}

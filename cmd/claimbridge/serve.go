@@ -42,6 +42,7 @@ type serveOptions struct {
 	policyReports      string
 	policyReportsEvery time.Duration
 	probeAddr          string
+	pprofAddr          string
 	leaderElect        bool
 	leaderElectionID   string
 	templateGCGrace    time.Duration
@@ -97,6 +98,7 @@ serves them over plain HTTP to anyone, for local use.`,
 	f.StringVar(&o.policyReports, "policy-reports", string(policyreport.APIWGPolicy), "write the live report per opted-in namespace as wgpolicyk8s (wgpolicyk8s.io/v1alpha2 PolicyReports) or openreports (openreports.io/v1alpha1 Reports), once that API's CRD is served (until then, one log line says it is not); off: none")
 	f.DurationVar(&o.policyReportsEvery, "policy-reports-interval", policyreport.DefaultInterval, "how often at most the reports are brought up to date")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	f.StringVar(&o.pprofAddr, "pprof-bind-address", "0", "address of Go's /debug/pprof profiles, plain HTTP without authentication: bind it to loopback (\"0\": off)")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader for the template controller (admission runs on every replica)")
 	f.StringVar(&o.leaderElectionID, "leader-election-id", "claimbridge", "name of the leader Lease")
 	f.DurationVar(&o.templateGCGrace, "template-gc-grace", time.Hour, "delete a claimbridge template no pod has referenced for this long")
@@ -179,7 +181,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 		Namespace: o.namespace, WebhookHost: o.bindAddress, WebhookPort: o.webhookPort, CertDir: o.certDir, TLSMode: o.tlsMode,
 		TLSSecretName: o.tlsSecretName, ServiceName: o.serviceName, WebhookConfigName: o.webhookConfigName,
 		CAValidity: o.caValidity, CertValidity: o.certValidity, TLSMinVersion: minTLS, Policy: o.policy, KueueConfig: o.kueueConfig,
-		MetricsAddr: o.metricsAddr, MetricsInsecure: !o.metricsSecure, ProbeAddr: o.probeAddr, LeaderElect: o.leaderElect, LeaderElectionID: o.leaderElectionID,
+		MetricsAddr: o.metricsAddr, MetricsInsecure: !o.metricsSecure, ProbeAddr: o.probeAddr, PprofAddr: o.pprofAddr, LeaderElect: o.leaderElect, LeaderElectionID: o.leaderElectionID,
 		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, FeasibilitySearches: o.feasibilitySearch, ReservationTTL: o.reservationTTL, StrandedAfter: o.strandedAfter, Features: features,
 		PolicyReports: policyreport.API(o.policyReports), PolicyReportsInterval: o.policyReportsEvery, ShutdownTimeout: o.shutdownTimeout,
 	})

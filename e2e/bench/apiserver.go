@@ -236,6 +236,7 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 		return res, err
 	}
 
+	kinds := map[*creation]string{&res.legacy: "legacy", &res.noop: "noop", &res.audit: "audit", &res.enforce: "enforce"}
 	res.batches = o.pods / o.batch
 	for b := range res.batches {
 		order := []*creation{&res.legacy, &res.noop, &res.audit, &res.enforce}
@@ -246,10 +247,19 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 			if err != nil {
 				return res, err
 			}
+			var profiled chan error
+			if o.serveProfile != "" {
+				profiled = profileServe(ctx, srv.pprofURL, fmt.Sprintf("%s-%s-%d.pprof", o.serveProfile, kinds[cr], b))
+			}
 			cpuBefore := cpuTimes(c.BinDir, claimbridgePID)
 			s, err := createPods(ctx, client, cr.ns, fmt.Sprintf("b%d-", b), o.batch, o.clients)
 			if err != nil {
 				return res, err
+			}
+			if profiled != nil {
+				if err := <-profiled; err != nil {
+					return res, err
+				}
 			}
 			for name, t := range cpuTimes(c.BinDir, claimbridgePID) {
 				cr.cpu[name] += t - cpuBefore[name]
@@ -289,6 +299,38 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 		}
 	}
 	return res, nil
+}
+
+// profileServe fetches a CPU profile of one second of claimbridge serve
+// into file, in the background.
+func profileServe(ctx context.Context, pprofURL, file string) chan error {
+	done := make(chan error, 1)
+	go func() {
+		done <- func() error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, pprofURL+"/profile?seconds=1", nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return fmt.Errorf("profile claimbridge serve: %w", err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("profile claimbridge serve: %s", resp.Status)
+			}
+			f, err := os.Create(file)
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(f, resp.Body); err != nil {
+				_ = f.Close()
+				return err
+			}
+			return f.Close()
+		}()
+	}()
+	return done
 }
 
 // noopLabel selects the namespaces the no-op webhook is called for.

@@ -54,6 +54,7 @@ type options struct {
 	memoryPods                  int
 	timeout                     time.Duration
 	memProfile                  string
+	serveProfile                string
 	// probe subprocess
 	probe, kubeconfig string
 }
@@ -81,6 +82,7 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 125, "cluster: pods per batch; batches alternate between the namespaces")
 	flag.IntVar(&o.clients, "clients", 8, "cluster: concurrent clients creating pods")
 	flag.DurationVar(&o.timeout, "timeout", 25*time.Minute, "bound of the whole run")
+	flag.StringVar(&o.serveProfile, "serve-cpuprofile", "", "cluster: during each batch of the apiserver part, a CPU profile of claimbridge serve (1 s, from its --pprof-bind-address) to <this>-<namespace kind>-<batch>.pprof; merge them with go tool pprof -top <this>-audit-*.pprof")
 	flag.StringVar(&o.memProfile, "memprofile", "", "cluster: write a heap profile of claimbridge's inventory (its informers and a snapshot, in a process of its own) with the fleet and its pods to this file")
 	flag.StringVar(&o.probe, "probe", "", "internal: run a memory probe (objects) and print JSON")
 	flag.StringVar(&o.kubeconfig, "probe-kubeconfig", "", "internal: probe's kubeconfig")

@@ -190,6 +190,7 @@ type serveProc struct {
 	cmd                    *exec.Cmd
 	stderr                 *lockedBuffer
 	webhookURL, metricsURL string
+	pprofURL               string // Go's /debug/pprof, on loopback
 	certDir                string // its serving certificate and ca.crt
 	roots                  *x509.CertPool
 	done                   chan struct{} // closed when the process exited
@@ -197,7 +198,7 @@ type serveProc struct {
 
 // startServe builds nothing: bin is the binary built by buildClaimbridge.
 func startServe(ctx context.Context, bin, kubeconfig, certDir string) (*serveProc, error) {
-	ports, err := cluster.FreePorts(2)
+	ports, err := cluster.FreePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +210,7 @@ func startServe(ctx context.Context, bin, kubeconfig, certDir string) (*servePro
 		stderr:     &lockedBuffer{},
 		webhookURL: "https://127.0.0.1:" + strconv.Itoa(ports[0]) + webhook.Path,
 		metricsURL: "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/metrics",
+		pprofURL:   "http://127.0.0.1:" + strconv.Itoa(ports[2]) + "/debug/pprof",
 		certDir:    certDir,
 		roots:      x509.NewCertPool(),
 		done:       make(chan struct{}),
@@ -216,7 +218,8 @@ func startServe(ctx context.Context, bin, kubeconfig, certDir string) (*servePro
 	p.roots.AppendCertsFromPEM(ca)
 	p.cmd = exec.CommandContext(ctx, bin, "serve", "--namespace", ownNamespace, "--tls-mode", "cert-manager", "--cert-dir", certDir,
 		"--webhook-port", strconv.Itoa(ports[0]), "--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(ports[1]),
-		"--health-probe-bind-address", "0", "--log-level", "error", "--metrics-secure=false")
+		"--health-probe-bind-address", "0", "--log-level", "error", "--metrics-secure=false",
+		"--pprof-bind-address", "127.0.0.1:"+strconv.Itoa(ports[2]))
 	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "GODEBUG=gctrace=1")
 	p.cmd.Stderr = p.stderr
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

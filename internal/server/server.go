@@ -69,6 +69,9 @@ type Options struct {
 	// MetricsAddr serves /metrics and /report (default ":8080", "0" off);
 	// ProbeAddr serves /healthz and /readyz (default ":8081", "0" off).
 	MetricsAddr, ProbeAddr string
+	// PprofAddr serves Go's /debug/pprof endpoints, plain HTTP without
+	// authentication ("" or "0": off, the default); for a loopback address.
+	PprofAddr string
 	// MetricsInsecure serves /metrics and /report over plain HTTP to anyone
 	// who reaches MetricsAddr, for local use. Default false: HTTPS with the
 	// webhook's certificate (CertDir, reloaded on change), answering only a
@@ -213,6 +216,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		Scheme:                  clientgoscheme.Scheme,
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  o.ProbeAddr,
+		PprofBindAddress:        o.PprofAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        o.LeaderElectionID,
 		LeaderElectionNamespace: o.Namespace,
