@@ -10,12 +10,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -34,8 +29,9 @@ import (
 //
 // It never touches templates without the claimbridge managed-by label.
 type TemplateController struct {
-	Client    kubernetes.Interface
-	Metadata  metadata.Interface
+	Client kubernetes.Interface
+	// Inventory's pod informer tells which templates pods refer to, and
+	// which pending pods miss theirs (no watch of pods of its own).
 	Inventory *Inventory
 	Recent    *RecentTemplates
 	// Grace an unused template is kept. Default 1h.
@@ -47,8 +43,6 @@ type TemplateController struct {
 	Now      func() time.Time
 
 	lastUsed map[string]time.Time
-	podMeta  cache.SharedIndexInformer
-	pending  cache.SharedIndexInformer
 }
 
 // NeedLeaderElection: one collector at a time.
@@ -70,16 +64,14 @@ func (c *TemplateController) Start(ctx context.Context) error {
 		c.Interval = min(max(c.Grace/4, 5*time.Second), time.Minute)
 	}
 	c.lastUsed = map[string]time.Time{}
-	meta := metadatainformer.NewSharedInformerFactory(c.Metadata, 0)
-	c.podMeta = meta.ForResource(corev1.SchemeGroupVersion.WithResource("pods")).Informer()
-	pendingFactory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("status.phase", string(corev1.PodPending)).String()
-	}))
-	c.pending = pendingFactory.Core().V1().Pods().Informer()
-	meta.Start(ctx.Done())
-	pendingFactory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), c.podMeta.HasSynced, c.pending.HasSynced) {
-		return ctx.Err()
+	wait := time.NewTicker(200 * time.Millisecond)
+	defer wait.Stop()
+	for !c.Inventory.Synced() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wait.C:
+		}
 	}
 	t := time.NewTicker(c.Interval)
 	defer t.Stop()
@@ -87,8 +79,6 @@ func (c *TemplateController) Start(ctx context.Context) error {
 		c.Reconcile(ctx)
 		select {
 		case <-ctx.Done():
-			meta.Shutdown()
-			pendingFactory.Shutdown()
 			return nil
 		case <-t.C:
 		}
@@ -100,13 +90,15 @@ func (c *TemplateController) Reconcile(ctx context.Context) {
 	logger := log.FromContext(ctx).WithName("templates")
 	now := c.now()
 	refs := map[string]bool{}
-	for _, o := range c.podMeta.GetStore().List() {
-		m, ok := o.(*metav1.PartialObjectMetadata)
-		if !ok {
+	var pending []*corev1.Pod
+	for _, pod := range listAs[*corev1.Pod](c.Inventory.pods) {
+		name := pod.Annotations[translate.AnnotationTemplate]
+		if name == "" {
 			continue
 		}
-		if name := m.Annotations[translate.AnnotationTemplate]; name != "" {
-			refs[m.Namespace+"/"+name] = true
+		refs[pod.Namespace+"/"+name] = true
+		if pod.Status.Phase == corev1.PodPending {
+			pending = append(pending, pod)
 		}
 	}
 	existing := map[string]*resourceapi.ResourceClaimTemplate{}
@@ -153,13 +145,9 @@ func (c *TemplateController) Reconcile(ctx context.Context) {
 			delete(c.lastUsed, key)
 		}
 	}
-	for _, o := range c.pending.GetStore().List() {
-		pod, ok := o.(*corev1.Pod)
-		if !ok {
-			continue
-		}
+	for _, pod := range pending {
 		name := pod.Annotations[translate.AnnotationTemplate]
-		if name == "" || existing[pod.Namespace+"/"+name] != nil || claimCreated(pod) {
+		if existing[pod.Namespace+"/"+name] != nil || claimCreated(pod) {
 			continue
 		}
 		if err := c.recreate(ctx, pod, name, byName); err != nil {

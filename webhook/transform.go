@@ -52,7 +52,9 @@ func slimPod(p *corev1.Pod) *corev1.Pod {
 			// takes over its devices.
 			NodeSelector: p.Spec.NodeSelector, Affinity: p.Spec.Affinity, Tolerations: p.Spec.Tolerations,
 		},
-		Status: corev1.PodStatus{Phase: p.Status.Phase},
+		// The claims' statuses: whether a pending pod's claim exists
+		// (its template is no longer needed).
+		Status: corev1.PodStatus{Phase: p.Status.Phase, ResourceClaimStatuses: p.Status.ResourceClaimStatuses},
 	}
 	if h, ok := p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]; ok {
 		// A ReplicaSet's pods name their Deployment through it (the

@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -158,10 +157,6 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return err
 	}
-	meta, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
 	features := o.Features
 
 	var ready healthz.Checker
@@ -277,7 +272,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return err
 		}
 	}
-	if err := mgr.Add(&webhook.TemplateController{Client: client, Metadata: meta, Inventory: inv, Recent: recent,
+	if err := mgr.Add(&webhook.TemplateController{Client: client, Inventory: inv, Recent: recent,
 		Grace: o.TemplateGCGrace, Recorder: recorder, Metrics: metrics}); err != nil {
 		return err
 	}
