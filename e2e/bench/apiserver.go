@@ -315,7 +315,7 @@ func profileServe(ctx context.Context, pprofURL, file string) chan error {
 			if err != nil {
 				return fmt.Errorf("profile claimbridge serve: %w", err)
 			}
-			defer resp.Body.Close()
+			defer func() { _ = resp.Body.Close() }()
 			if resp.StatusCode != http.StatusOK {
 				return fmt.Errorf("profile claimbridge serve: %s", resp.Status)
 			}
