@@ -213,15 +213,10 @@ func (s *Snapshot) ReplacePods(pods []*corev1.Pod, generation uint64) *Snapshot 
 	byName := map[string]int{}
 	var copies []*nodeInfo
 	for name := range touched {
-		i, found := slices.BinarySearchFunc(s.nodes, name, func(ni *nodeInfo, name string) int { return cmp.Compare(ni.node.Name, name) })
-		if !found {
-			continue
+		if ni := d.usageCopy(name); ni != nil {
+			byName[name] = len(copies)
+			copies = append(copies, ni)
 		}
-		cur := d.nodeAt(i)
-		ni := &nodeInfo{node: cur.node, devices: cur.devices, busy: cur.busy, orig: d.base.nodes[i]}
-		d.replaced[i] = ni
-		byName[name] = len(copies)
-		copies = append(copies, ni)
 	}
 	addUsage(copies, byName, pods, s.podsListed)
 	return d
@@ -264,13 +259,10 @@ func (s *Snapshot) UpdatePods(nodes []string, podsOn func(node string) []*corev1
 		if _, dup := byName[name]; dup || name == "" {
 			continue
 		}
-		i, found := slices.BinarySearchFunc(s.nodes, name, func(ni *nodeInfo, name string) int { return cmp.Compare(ni.node.Name, name) })
-		if !found {
+		ni := d.usageCopy(name)
+		if ni == nil {
 			continue
 		}
-		cur := d.nodeAt(i)
-		ni := &nodeInfo{node: cur.node, devices: cur.devices, busy: cur.busy, orig: d.base.nodes[i]}
-		d.replaced[i] = ni
 		byName[name] = len(copies)
 		copies = append(copies, ni)
 		for _, p := range podsOn(name) {
@@ -301,6 +293,20 @@ func (s *Snapshot) podsWith(nodes []string, podsOn func(node string) []*corev1.P
 		}
 	}
 	return out
+}
+
+// usageCopy puts a copy of the node named name, without its usage, in the
+// nodes s replaces (s is being built), for the caller to sum its usage; nil for a node the
+// fleet does not have.
+func (s *Snapshot) usageCopy(name string) *nodeInfo {
+	i, found := slices.BinarySearchFunc(s.nodes, name, func(ni *nodeInfo, name string) int { return cmp.Compare(ni.node.Name, name) })
+	if !found {
+		return nil
+	}
+	cur := s.nodeAt(i)
+	ni := &nodeInfo{node: cur.node, devices: cur.devices, busy: cur.busy, orig: s.base.nodes[i]}
+	s.replaced[i] = ni
+	return ni
 }
 
 // Stale reports whether s carries copies of more than half of its fleet's

@@ -263,17 +263,7 @@ func TestReplacePodsIsTheSnapshotOfTheNewPods(t *testing.T) {
 		if diff := cmp.Diff(stateOf(want), stateOf(got)); diff != "" {
 			t.Errorf("%s: snapshot state (-want,+got):\n%s", name, diff)
 		}
-		pod := boundPod("new", "", "60")
-		pod.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
-		if diff := cmp.Diff(want.LegacyFitsNow(pod), got.LegacyFitsNow(pod)); diff != "" {
-			t.Errorf("%s: legacy fit (-want,+got):\n%s", name, diff)
-		}
-		claims := []*resourceapi.ResourceClaimSpec{makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1).Obj()}
-		wv := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), want, pod, claims)
-		gv := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), got, pod, claims)
-		if diff := cmp.Diff(wv, gv); diff != "" {
-			t.Errorf("%s: verdict (-want,+got):\n%s", name, diff)
-		}
+		sameAnswers(t, name, want, got)
 	}
 	if diff := cmp.Diff(usageOf(mustSnapshot(t, inv)), usageOf(base)); diff != "" {
 		t.Errorf("the fleet snapshot changed (-want,+got):\n%s", diff)
@@ -347,17 +337,7 @@ func TestUpdatePodsIsTheSnapshotOfTheNewPods(t *testing.T) {
 		if diff := cmp.Diff(want.allocated, got.allocated); diff != "" {
 			t.Errorf("%s: allocated state (-want,+got):\n%s", name, diff)
 		}
-		pod := boundPod("new", "", "60")
-		pod.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
-		if diff := cmp.Diff(want.LegacyFitsNow(pod), got.LegacyFitsNow(pod)); diff != "" {
-			t.Errorf("%s: legacy fit (-want,+got):\n%s", name, diff)
-		}
-		claims := []*resourceapi.ResourceClaimSpec{makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1).Obj()}
-		wv := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), want, pod, claims)
-		gv := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), got, pod, claims)
-		if diff := cmp.Diff(wv, gv); diff != "" {
-			t.Errorf("%s: verdict (-want,+got):\n%s", name, diff)
-		}
+		sameAnswers(t, name, want, got)
 	}
 	if diff := cmp.Diff(usageOf(mustSnapshot(t, inv)), usageOf(base)); diff != "" {
 		t.Errorf("the fleet snapshot changed (-want,+got):\n%s", diff)
@@ -411,5 +391,22 @@ func TestStaleAfterUpdatesOfMostNodes(t *testing.T) {
 	}
 	if !s.Stale() || base.Stale() {
 		t.Errorf("every node updated: stale = %v; the snapshot they were made from: stale = %v", s.Stale(), base.Stale())
+	}
+}
+
+// sameAnswers: a pod asking for a GPU and 60 CPUs gets the same legacy fit
+// and the same verdict from both snapshots.
+func sameAnswers(t *testing.T, name string, want, got *Snapshot) {
+	t.Helper()
+	pod := boundPod("new", "", "60")
+	pod.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
+	if diff := cmp.Diff(want.LegacyFitsNow(pod), got.LegacyFitsNow(pod)); diff != "" {
+		t.Errorf("%s: legacy fit (-want,+got):\n%s", name, diff)
+	}
+	claims := []*resourceapi.ResourceClaimSpec{makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1).Obj()}
+	wv := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), want, pod, claims)
+	gv := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), got, pod, claims)
+	if diff := cmp.Diff(wv, gv); diff != "" {
+		t.Errorf("%s: verdict (-want,+got):\n%s", name, diff)
 	}
 }

@@ -263,15 +263,7 @@ func (inv *Inventory) takePodNodes() []string {
 // podsOn lists the pods bound to the node that have not finished, from
 // the index by node: what its usage sums.
 func (inv *Inventory) podsOn(node string) []*corev1.Pod {
-	objs, err := inv.pods.GetIndexer().ByIndex(indexNodeName, node)
-	if err != nil {
-		return nil
-	}
-	out := make([]*corev1.Pod, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, o.(*corev1.Pod))
-	}
-	return out
+	return indexedAs[*corev1.Pod](inv.pods, indexNodeName, node)
 }
 
 func (inv *Inventory) changedAny() {
@@ -501,14 +493,7 @@ func (inv *Inventory) PodClaimAllocated(uid types.UID) bool {
 // (candidates for LegacyUnservable), in creation order; an index answers
 // it, in time proportional to those pods.
 func (inv *Inventory) PendingUnbound() []*corev1.Pod {
-	objs, err := inv.pods.GetIndexer().ByIndex(indexPendingExtended, indexPendingExtended)
-	if err != nil {
-		return nil
-	}
-	out := make([]*corev1.Pod, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, o.(*corev1.Pod))
-	}
+	out := indexedAs[*corev1.Pod](inv.pods, indexPendingExtended, indexPendingExtended)
 	slices.SortFunc(out, pendingOrder)
 	return out
 }
@@ -660,15 +645,7 @@ func (inv *Inventory) Classes() []*resourceapi.DeviceClass {
 
 // Quotas lists the ResourceQuotas of a namespace.
 func (inv *Inventory) Quotas(namespace string) []*corev1.ResourceQuota {
-	objs, err := inv.quotas.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
-	if err != nil {
-		return nil
-	}
-	out := make([]*corev1.ResourceQuota, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, o.(*corev1.ResourceQuota))
-	}
-	return out
+	return indexedAs[*corev1.ResourceQuota](inv.quotas, cache.NamespaceIndex, namespace)
 }
 
 // Template returns claimbridge's template of that namespace and name from
@@ -687,20 +664,27 @@ func (inv *Inventory) Pods(namespace string) []*corev1.Pod {
 	if namespace == "" {
 		return listAs[*corev1.Pod](inv.pods)
 	}
-	objs, err := inv.pods.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
-	if err != nil {
-		return nil
-	}
-	out := make([]*corev1.Pod, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, o.(*corev1.Pod))
-	}
-	return out
+	return indexedAs[*corev1.Pod](inv.pods, cache.NamespaceIndex, namespace)
 }
 
 // Templates lists claimbridge's templates.
 func (inv *Inventory) Templates() []*resourceapi.ResourceClaimTemplate {
 	return listAs[*resourceapi.ResourceClaimTemplate](inv.templates)
+}
+
+// indexedAs lists the objects of an informer's index under key as T.
+func indexedAs[T any](i cache.SharedIndexInformer, index, key string) []T {
+	objs, err := i.GetIndexer().ByIndex(index, key)
+	if err != nil {
+		return nil
+	}
+	out := make([]T, 0, len(objs))
+	for _, o := range objs {
+		if t, ok := o.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func listAs[T any](i cache.SharedIndexInformer) []T {
