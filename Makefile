@@ -26,7 +26,7 @@ version: ## print the version (the chart's appVersion)
 
 # The image is built without a container engine (e2e/image, go-containerregistry): an OCI image
 # layout with a linux/amd64 + linux/arm64 index in _output/image/oci, and a docker-style tarball
-# per platform. IMAGE_PLATFORMS picks others. See README.md, "Container image".
+# per platform. IMAGE_PLATFORMS picks others. See docs/tasks/install.md, "Container image".
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 image: ## container image in _output/image: OCI layout (crane push / skopeo copy) + docker tarballs, no engine needed
 	cd e2e && $(GO) run ./cmd/image -o $(CURDIR)/_output/image -platforms $(IMAGE_PLATFORMS)
@@ -36,7 +36,7 @@ chart: ## package the chart into _output/claimbridge-<version>.tgz with the pinn
 	@helm="$$(hack/tools.sh helm | tail -n1)" && $$helm package charts/claimbridge -d _output
 
 # Built once into bin/, then run twice: on a fresh machine the build downloads and compiles
-# every dependency first (see README.md for the time it takes), so say so before it starts.
+# every dependency first (CONTRIBUTING.md, "First run", has the time it takes), so say so before it starts.
 example: ## translate an example workload, then audit all of them against the mixed example fleet
 	@test -x bin/claimbridge || echo "example: building bin/claimbridge first; on a fresh machine Go downloads and compiles every dependency (about 6 minutes on 2 cores), later runs take seconds"
 	@$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/claimbridge ./cmd/claimbridge

@@ -46,24 +46,30 @@ const (
 // the verdict's (feasibility) and the decision's own.
 func Reasons() translate.Catalog { return catalog }
 
+// Sections of the docs that explain reasons.
 const (
-	docPlacement = "#the-placement-check"
-	docBusy      = "#when-dra-is-busy"
+	docPlacement = "docs/concepts/placement.md#the-placement-check"
+	docVerdict   = "docs/concepts/placement.md#the-verdict"
+	docBusy      = "docs/concepts/dra-busy.md#when-dra-is-busy"
+	docHow       = "docs/concepts/translation.md#how-a-pod-is-translated"
+	docStack     = "docs/reference/policy.md#schedulers-queues-and-quota"
+	docOperators = "docs/reference/workloads.md#operators-that-size-from-the-device-limit"
+	docTolerate  = "docs/reference/policy.md#implicit-tolerations"
 )
 
 var catalog = translate.Reasons().With(feasibility.Reasons(), translate.Catalog{
-	ReasonFeasible:                  translate.NewEntry(translate.SeverityInfo, translate.OutcomeTranslate, "nothing to do: the fleet can serve the translation", docPlacement),
-	ReasonInfeasible:                translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "see the verdict's code: the fleet cannot serve the translation, or that is not known", docPlacement),
+	ReasonFeasible:                  translate.NewEntry(translate.SeverityInfo, translate.OutcomeTranslate, "nothing to do: the fleet can serve the translation", docVerdict),
+	ReasonInfeasible:                translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "see the verdict's code: the fleet cannot serve the translation, or that is not known", docVerdict),
 	ReasonPlacementProven:           translate.NewEntry(translate.SeverityInfo, "", "nothing to do: the translation lands where the pod as submitted would", docPlacement),
 	ReasonPlacementDiffers:          translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "make the pod's node labels and affinity mean the same on DRA nodes (label the DRA nodes as the device-plugin nodes were), or set placement: Subset in the policy", docPlacement),
 	ReasonPlacementUnknown:          translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "rerun with a longer --timeout (--feasibility-timeout on the webhook): the placement check did not finish", docPlacement),
 	ReasonPlacementNotChecked:       translate.NewEntry(translate.SeverityInfo, "", "set placement: Exact (the default) to have translations checked against the fleet", docPlacement),
 	ReasonDRABusyLegacyFree:         translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "nothing to do: the pod runs now on the device plugin; free or add DRA devices to have such pods translated, or set whenDRABusy: Wait (label claimbridge.io/when-dra-busy=Wait on the namespace) to have them wait for DRA", docBusy),
 	ReasonDRABusyWaiting:            translate.NewEntry(translate.SeverityWarning, "", "free or add DRA devices, or set whenDRABusy: KeepLegacy to keep such pods on the device plugin while it has room", docBusy),
-	ReasonNodeLabelUnchecked:        translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "run with --fleet (the nodes and their ResourceSlices) so that the placement check compares where the pod lands without the label, set keepTranslatedNodeLabels where the DRA nodes still carry it, or drop the label if the device count says as much", "#how-a-pod-is-translated"),
-	ReasonSingleAlternativeRejected: translate.NewEntry(translate.SeverityInfo, "", "nothing to do: another alternative was tried in its place", "#schedulers-queues-and-quota"),
+	ReasonNodeLabelUnchecked:        translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "run with --fleet (the nodes and their ResourceSlices) so that the placement check compares where the pod lands without the label, set keepTranslatedNodeLabels where the DRA nodes still carry it, or drop the label if the device count says as much", docHow),
+	ReasonSingleAlternativeRejected: translate.NewEntry(translate.SeverityInfo, "", "nothing to do: another alternative was tried in its place", docStack),
 	ReasonOperatorReadsLimit: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
-		"keep the workload on the device plugin, or for a custom resource let the webhook translate the pods its operator makes (they carry the count already); the README's operator table says which operator reads what", "#operators-that-size-from-the-device-limit"),
+		"keep the workload on the device plugin, or for a custom resource let the webhook translate the pods its operator makes (they carry the count already); the docs' operator table says which operator reads what", docOperators),
 	ReasonImplicitTolerationsOff: translate.NewEntry(translate.SeverityInfo, "",
-		"if the target cluster runs ExtendedResourceToleration (GKE does), say so in the policy: name the gke or tpu profile (--profile nvidia,gke,tpu) or set implicitTolerations: true; if it does not, tolerate the taint in the pod to have it go there", "#implicit-tolerations"),
+		"if the target cluster runs ExtendedResourceToleration (GKE does), say so in the policy: name the gke or tpu profile (--profile nvidia,gke,tpu) or set implicitTolerations: true; if it does not, tolerate the taint in the pod to have it go there", docTolerate),
 })

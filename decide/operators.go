@@ -10,8 +10,8 @@ import (
 // device count translation would remove, and has no field where the count
 // could be said instead. For a pod: LeaderWorkerSet's pod webhook gives
 // the multi-host TPU environment only to pods that ask for google.com/tpu
-// (a custom resource's template: internal/offline and the README's
-// operator table). KeepLegacy.
+// (a custom resource's template: internal/offline and the operator table
+// of docs/reference/workloads.md). KeepLegacy.
 const ReasonOperatorReadsLimit translate.ReasonCode = "OperatorReadsLimit"
 
 // lwsSetLabel marks a pod a LeaderWorkerSet made

@@ -13,7 +13,8 @@ import (
 
 // TestPodsAnOperatorMadeAreTranslatedAsAnyPod: the operators that size a
 // workload from a template's device limit (KubeRay, Kubeflow Trainer, the
-// training operator's MPIJob, KServe; the README's operator table) read it
+// training operator's MPIJob, KServe; the operator table of
+// docs/reference/workloads.md) read it
 // from the object, before they make the pods. A pod as the operator makes
 // it already carries the count in its command or environment, so the
 // webhook translates it like any pod, and translation leaves the command

@@ -37,19 +37,20 @@ const (
 // for the kind of hardware of the rows.
 func Reasons() translate.Catalog { return verdictCatalog }
 
-const docPlacement = "#the-placement-check"
+// docVerdict is the section of the docs that explains verdicts.
+const docVerdict = "docs/concepts/placement.md#the-verdict"
 
 var verdictCatalog = translate.Catalog{
-	code(ReasonFits):                translate.NewEntry(translate.SeverityInfo, translate.OutcomeTranslate, "nothing to do: the fleet can serve the pod now", docPlacement),
-	code(ReasonDevicesInUse):        translate.NewEntry(translate.SeverityInfo, translate.OutcomeTranslate, "free DRA devices for %[1]s or add some: the fleet has them, all in use", docPlacement),
-	code(ReasonNoCandidateNodes):    translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "no DRA node passes the pod's node selector, affinity and taints — label or untaint DRA nodes for %[1]s, or add tolerations", docPlacement),
-	code(ReasonNoMatchingDevices):   translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "no DRA node has the %[1]s the pod asks for (model, count or attributes) — add DRA nodes that do, or relax the node labels or the count", docPlacement),
-	code(ReasonDeviceClassNotFound): translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "install the DeviceClass the policy maps %[1]s to (the DRA driver's chart ships it), or point the policy at the class you have", docPlacement),
-	code(ReasonInvalidClaim):        translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "the translated claim is invalid: check the policy's rules for %[1]s (claimbridge explain shows the claim)", docPlacement),
-	code(ReasonAllocatorError):      translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "the allocator failed on the claim for %[1]s: check the DeviceClass selectors and the driver's attributes", docPlacement),
-	code(ReasonDeadlineExceeded):    translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "rerun with a longer --timeout (--feasibility-timeout on the webhook): the check for %[1]s did not finish", docPlacement),
-	code(ReasonInventoryNotSynced):  translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "wait for the webhook's inventory to sync, then look again", docPlacement),
-	code(ReasonBusy):                translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "raise --feasibility-max-searches or give the webhook more CPU: checks found no free slot in time", docPlacement),
+	code(ReasonFits):                translate.NewEntry(translate.SeverityInfo, translate.OutcomeTranslate, "nothing to do: the fleet can serve the pod now", docVerdict),
+	code(ReasonDevicesInUse):        translate.NewEntry(translate.SeverityInfo, translate.OutcomeTranslate, "free DRA devices for %[1]s or add some: the fleet has them, all in use", docVerdict),
+	code(ReasonNoCandidateNodes):    translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "no DRA node passes the pod's node selector, affinity and taints — label or untaint DRA nodes for %[1]s, or add tolerations", docVerdict),
+	code(ReasonNoMatchingDevices):   translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "no DRA node has the %[1]s the pod asks for (model, count or attributes) — add DRA nodes that do, or relax the node labels or the count", docVerdict),
+	code(ReasonDeviceClassNotFound): translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "install the DeviceClass the policy maps %[1]s to (the DRA driver's chart ships it), or point the policy at the class you have", docVerdict),
+	code(ReasonInvalidClaim):        translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "the translated claim is invalid: check the policy's rules for %[1]s (claimbridge explain shows the claim)", docVerdict),
+	code(ReasonAllocatorError):      translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "the allocator failed on the claim for %[1]s: check the DeviceClass selectors and the driver's attributes", docVerdict),
+	code(ReasonDeadlineExceeded):    translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "rerun with a longer --timeout (--feasibility-timeout on the webhook): the check for %[1]s did not finish", docVerdict),
+	code(ReasonInventoryNotSynced):  translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "wait for the webhook's inventory to sync, then look again", docVerdict),
+	code(ReasonBusy):                translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "raise --feasibility-max-searches or give the webhook more CPU: checks found no free slot in time", docVerdict),
 }
 
 // code is a verdict code as a catalog key.

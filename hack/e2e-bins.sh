@@ -8,7 +8,7 @@
 # The versions come from the tool modules' go.mod files. The directory is built, locked and
 # stamped as hack/lib.sh says: complete when its stamp exists, two runs never build at once.
 #
-# A cold build took 857 s on 2 cores with empty Go caches (README, "First run") and needs ~1 GB
+# A cold build took 857 s on 2 cores with empty Go caches (CONTRIBUTING.md, "First run") and needs ~1 GB
 # of module cache and ~6 GB of build cache. A warm run only checks the stamp and says so.
 set -euo pipefail
 

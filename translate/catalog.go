@@ -12,7 +12,7 @@ import (
 // A reason code is declared once, as a constant in the lowest package that
 // emits it, with one entry in that package's catalog: the severity it is
 // reported with, the outcome it leads to when it decides, the one-line
-// remedy and the README section that explains it. The packages above merge
+// remedy and the section of the docs that explains it. The packages above merge
 // the catalogs below them ([Catalog.With]): decide's covers translation,
 // feasibility and the decision; the webhook's and the offline runs' add
 // their own codes. Warnings, Events, metrics, the CLI's explain and the
@@ -180,7 +180,9 @@ type Entry struct {
 	// Remedy says what to do about it, in one line. In the feasibility
 	// catalog, %[1]s stands for the kind of hardware of the rows.
 	Remedy string
-	// Doc is the anchor of the README.md section that explains it.
+	// Doc is the section of the docs that explains it: a page relative to
+	// the repository's root and the anchor of one of its headings
+	// ("docs/concepts/translation.md#how-a-pod-is-translated").
 	Doc string
 }
 
@@ -243,19 +245,19 @@ func (c Catalog) Union(others ...Catalog) Catalog {
 // Reasons is the translator's catalog.
 func Reasons() Catalog { return reasons }
 
-// README sections that explain reasons.
+// Sections of the docs that explain reasons.
 const (
-	docModes       = "#modes"
-	docNever       = "#what-is-never-translated"
-	docHow         = "#how-a-pod-is-translated"
-	docPolicy      = "#the-translation-policy"
-	docStack       = "#schedulers-queues-and-quota"
-	docCapacities  = "#capacities-of-a-device-hami"
-	docShared      = "#shared-resources"
-	docPreemption  = "#preemption"
-	docTolerations = "#implicit-tolerations"
-	docRisks       = "#risks-said-out-loud"
-	docPartitions  = "#nvidia-dra-driver-v05"
+	docModes       = "docs/tasks/install.md#modes"
+	docNever       = "docs/concepts/translation.md#what-is-never-translated"
+	docHow         = "docs/concepts/translation.md#how-a-pod-is-translated"
+	docPolicy      = "docs/reference/policy.md#the-translation-policy"
+	docStack       = "docs/reference/policy.md#schedulers-queues-and-quota"
+	docCapacities  = "docs/reference/policy.md#capacities-of-a-device-hami"
+	docShared      = "docs/reference/policy.md#shared-resources"
+	docPreemption  = "docs/reference/policy.md#preemption"
+	docTolerations = "docs/reference/policy.md#implicit-tolerations"
+	docRisks       = "docs/concepts/translation.md#risks-said-out-loud"
+	docPartitions  = "docs/reference/policy.md#nvidia-dra-driver-v05"
 )
 
 var reasons = Catalog{
@@ -299,7 +301,7 @@ var reasons = Catalog{
 
 	// Never strand a pod.
 	ReasonNodeNamePreset:            {SeverityWarning, OutcomeKeepLegacy, "let a scheduler place the pod (a node selector on kubernetes.io/hostname instead of spec.nodeName) to have it translated; bound at creation, it stays on the device plugin", docNever},
-	ReasonSchedulerNotListed:        {SeverityWarning, OutcomeKeepLegacy, "if the pod's scheduler allocates DRA claims, add it to the policy's schedulers (the README lists which do); otherwise the pod stays legacy", docNever},
+	ReasonSchedulerNotListed:        {SeverityWarning, OutcomeKeepLegacy, "if the pod's scheduler allocates DRA claims, add it to the policy's schedulers (the docs list which do); otherwise the pod stays legacy", docNever},
 	ReasonUnmappedCompanionResource: {SeverityWarning, OutcomeKeepLegacy, "map the companion resource in the policy (capacityOf; the hami profile maps HAMi's gpumem and gpucores), or drop it from the pod", docNever},
 	ReasonCapacityNotTranslatable:   {SeverityWarning, OutcomeKeepLegacy, "ask for the device in the same app container as its capacities (HAMi's gpumem, gpucores), not in an init container", docCapacities},
 	ReasonSharedDeviceNotMapped:     {SeverityWarning, OutcomeKeepLegacy, "say in the policy how the shared device is shared under DRA (resources[].sharing: ConsumableCapacity on devices that allow multiple allocations, or ClaimConfig), or keep these pods on device-plugin nodes", docShared},
@@ -317,7 +319,7 @@ var reasons = Catalog{
 	ReasonFabricPartitionUnmatched: {SeverityWarning, OutcomeKeepLegacy, "ask for a count the partitions come in (1, 2, 4 or 8 GPUs on an 8-GPU NVSwitch system), in one container; or keep the pod off partitioned nodes and drop the partition rule (the nvidia-fabric-manager profile) from the policy", docPartitions},
 
 	// The rest of the stack: schedulers, Kueue, quota.
-	ReasonSchedulerSkipped:           {SeverityWarning, OutcomeKeepLegacy, "nothing to do while the scheduler does not allocate DRA claims (the README's schedulers table says why); list it with output: Full (or ExactlyOnly) once it does", docStack},
+	ReasonSchedulerSkipped:           {SeverityWarning, OutcomeKeepLegacy, "nothing to do while the scheduler does not allocate DRA claims (the docs' schedulers table says why); list it with output: Full (or ExactlyOnly) once it does", docStack},
 	ReasonSingleAlternative:          {SeverityInfo, "", "nothing to do: the scheduler or Kueue takes one alternative, and this one was kept", docStack},
 	ReasonNoSingleAlternative:        {SeverityWarning, OutcomeKeepLegacy, "the scheduler or Kueue takes no firstAvailable: narrow the pod's In lists, ORed terms or preferences to one choice, or run the placement check against the fleet (--fleet) so that claimbridge can pick one", docStack},
 	ReasonClassNotCountedByScheduler: {SeverityWarning, OutcomeKeepLegacy, "map the resource to a DeviceClass whose name the scheduler's accounting counts (KAI-Scheduler: a name containing \"gpu\"), or set the scheduler's classNameContains in the policy", docStack},

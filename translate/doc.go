@@ -196,8 +196,8 @@
 // Loading and merging are in policy.go; validation in validate.go (resource
 // rules), validatelabels.go (label, alignment and fallback rules) and
 // validatestack.go (schedulers and Kueue); catalog.go declares the reason
-// codes with their catalog entries (severity, outcome, remedy, README
-// section), reasons.go the Reason a stage reports, and matchconditions.go
+// codes with their catalog entries (severity, outcome, remedy, section
+// of the docs), reasons.go the Reason a stage reports, and matchconditions.go
 // the webhook's matchConditions.
 //
 // # Where it sits
@@ -206,7 +206,7 @@
 // (inventory snapshots, the allocator, the placement check), decide (the
 // one decision path: translation, placement check, verdict), report,
 // webhook and certs, then internal/ and cmd/; test support lives in
-// internal/testing/. README.md's Layout table lists them and hack/layers
+// internal/testing/. CONTRIBUTING.md's Layout table lists them and hack/layers
 // checks the rules.
 //
 // # Imports

@@ -68,7 +68,7 @@ type PolicySpec struct {
 	// empty schedulerName is "default-scheduler", as API defaulting makes
 	// it. Default: [default-scheduler].
 	//
-	// As of Kubernetes 1.37 (sources in the README): Volcano ≥ v1.15
+	// As of Kubernetes 1.37 (sources in docs/reference/policy.md): Volcano ≥ v1.15
 	// ("volcano") and KAI-Scheduler ("kai-scheduler") allocate claims, and
 	// their built-in profiles are ExactlyOnly (Volcano's queue quota skips
 	// firstAvailable; KAI's allocator runs without it, without consumable

@@ -13,8 +13,8 @@ import (
 // claims decides what a translation for its pods may contain: a request it
 // cannot allocate strands the pod; one its queue accounting does not count
 // lets the pod escape a quota. The built-in profiles below are read from the
-// schedulers' source as of Kubernetes 1.37 (the README's table cites file
-// and commit); a policy's entry replaces any field it sets.
+// schedulers' source as of Kubernetes 1.37 (the schedulers table of
+// docs/reference/policy.md cites file and commit); a policy's entry replaces any field it sets.
 
 // knownScheduler is the built-in profile of one scheduler and why.
 type knownScheduler struct {

@@ -55,7 +55,8 @@ func stricter(a, b OutputProfile) OutputProfile {
 // SchedulerEntry is one scheduler of PolicySpec.Schedulers. In YAML it is
 // the schedulerName alone ("volcano"), which takes claimbridge's built-in
 // profile for that scheduler (Full for default-scheduler and for any
-// scheduler claimbridge has no row for; see the README's table), or an
+// scheduler claimbridge has no row for; see the schedulers table of
+// docs/reference/policy.md), or an
 // object whose fields, when set, replace the built-in ones.
 type SchedulerEntry struct {
 	// Name is the schedulerName. Required, a DNS subdomain.

@@ -125,8 +125,8 @@ func TestForecastExamples(t *testing.T) {
 // TestForecastPageInChromium opens the cutover example's page in a real
 // headless Chromium: the cutover view's counts equal the JSON report's,
 // the forecast fleet downloads as the YAML the report holds. The
-// screenshot of the view (_output/cli-test/forecast-cutover.png) is the
-// README's docs/cutover.png.
+// screenshot of the view (_output/cli-test/forecast-cutover.png) is
+// docs/cutover.png, which README.md and docs/concepts/cutover.md show.
 func TestForecastPageInChromium(t *testing.T) {
 	chromium := browser.ForTest(t)
 	url, rep := pageInBrowser(t, chromium, "forecast", forecastArgs...)

@@ -106,16 +106,16 @@ func TestNoProductPackageUsesTestSupport(t *testing.T) {
 }
 
 // TestLayoutTableMatchesTree: every package of the module falls under one row
-// of README.md's Layout table (hack/ aside), and every row names a folder
+// of CONTRIBUTING.md's Layout table (hack/ aside), and every row names a folder
 // that holds packages, so the table a newcomer reads is the tree.
 func TestLayoutTableMatchesTree(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	contributing, err := os.ReadFile("../../CONTRIBUTING.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "### Layout\n")
+	_, section, ok := strings.Cut(string(contributing), "### Layout\n")
 	if !ok {
-		t.Fatal("README.md has no Layout section")
+		t.Fatal("CONTRIBUTING.md has no Layout section")
 	}
 	var rows []string
 	for line := range strings.Lines(section) {
@@ -127,7 +127,7 @@ func TestLayoutTableMatchesTree(t *testing.T) {
 		}
 	}
 	if len(rows) == 0 {
-		t.Fatal("README.md's Layout table has no rows")
+		t.Fatal("CONTRIBUTING.md's Layout table has no rows")
 	}
 	used := map[string]bool{}
 	for _, p := range modulePackages(t) {
@@ -142,19 +142,19 @@ func TestLayoutTableMatchesTree(t *testing.T) {
 			}
 		}
 		if best == "" {
-			t.Errorf("package %s is under no row of README.md's Layout table %v", name, rows)
+			t.Errorf("package %s is under no row of CONTRIBUTING.md's Layout table %v", name, rows)
 			continue
 		}
 		used[best] = true
 	}
 	for _, r := range rows {
 		if !used[r] {
-			t.Errorf("README.md's Layout table names %s, which holds no package", r)
+			t.Errorf("CONTRIBUTING.md's Layout table names %s, which holds no package", r)
 		}
 	}
 	for _, r := range rules {
 		if !strings.HasPrefix(r.pkg, "internal/") && !slices.Contains(rows, r.pkg+"/") {
-			t.Errorf("the import rule for %s has no row of its own in README.md's Layout table", r.pkg)
+			t.Errorf("the import rule for %s has no row of its own in CONTRIBUTING.md's Layout table", r.pkg)
 		}
 	}
 }

@@ -1,9 +1,9 @@
 // Package reasons checks the reason catalog against the code: every reason
 // code a package declares has an entry in that package's catalog, with a
-// remedy and a README section; every entry is a declared code; no code is
-// made up where it is emitted; and README.md's table of reason codes is the
-// catalog. It runs in `make test` and `make verify`. Refresh the README's
-// table with: go test ./hack/reasons -update
+// remedy and a section of the docs; every entry is a declared code; no code
+// is made up where it is emitted; and the table of reason codes in
+// docs/reference/reasons.md is the catalog. It runs in `make test` and
+// `make verify`. Refresh the table with: go test ./hack/reasons -update
 package reasons
 
 import (
@@ -13,8 +13,8 @@ import (
 	"go/token"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,14 +22,18 @@ import (
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/hack/doclinks"
 	"github.com/claimbridge/claimbridge/internal/offline"
 	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/webhook"
 )
 
-var update = flag.Bool("update", false, "rewrite README.md's table of reason codes")
+var update = flag.Bool("update", false, "rewrite the table of reason codes in "+reasonsPage)
 
 const root = "../.."
+
+// reasonsPage holds the table of reason codes, relative to the root.
+const reasonsPage = "docs/reference/reasons.md"
 
 // catalogs: the catalog of each package that declares reason codes. A
 // package's codes must be in its own catalog (the lowest that emits them).
@@ -145,14 +149,15 @@ func TestEveryCodeHasAnEntry(t *testing.T) {
 }
 
 // TestEveryEntryIsComplete: each entry has a severity, a known outcome, a
-// remedy and a README section that exists, and names a declared code.
+// remedy and a section of the docs that exists (a repo-relative page and
+// the anchor of one of its headings), and names a declared code.
 func TestEveryEntryIsComplete(t *testing.T) {
 	codes, _, _ := declared(t)
 	values := map[translate.ReasonCode]bool{}
 	for _, c := range codes {
 		values[c.value] = true
 	}
-	anchors := readmeAnchors(t)
+	anchors := docAnchors(t)
 	for pkg, cat := range catalogs {
 		for _, c := range cat.Codes() {
 			e := cat[c]
@@ -168,8 +173,8 @@ func TestEveryEntryIsComplete(t *testing.T) {
 			if !slices.Contains([]translate.Outcome{"", translate.OutcomeSkip, translate.OutcomeKeepLegacy, translate.OutcomeTranslate}, e.Outcome) {
 				t.Errorf("%s's catalog: %s has outcome %q", pkg, c, e.Outcome)
 			}
-			if !anchors[e.Doc] {
-				t.Errorf("%s's catalog: %s points at %q, which is no section of README.md", pkg, c, e.Doc)
+			if why := anchors(e.Doc); why != "" {
+				t.Errorf("%s's catalog: %s points at %q: %s", pkg, c, e.Doc, why)
 			}
 		}
 	}
@@ -214,21 +219,22 @@ func TestNoCodeIsMadeUp(t *testing.T) {
 	}
 }
 
-// TestREADMETableIsTheCatalog: README.md's table of reason codes lists every
-// code of every catalog with its outcome, severity and remedy.
-func TestREADMETableIsTheCatalog(t *testing.T) {
-	path := filepath.Join(root, "README.md")
-	readme, err := os.ReadFile(path)
+// TestReasonTableIsTheCatalog: the table of reason codes in
+// docs/reference/reasons.md lists every code of every catalog with its
+// outcome, severity and remedy, linked to the section that explains it.
+func TestReasonTableIsTheCatalog(t *testing.T) {
+	path := filepath.Join(root, filepath.FromSlash(reasonsPage))
+	page, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const begin, end = "<!-- reason codes: begin (go test ./hack/reasons -update) -->\n", "<!-- reason codes: end -->\n"
-	before, rest, ok1 := strings.Cut(string(readme), begin)
+	before, rest, ok1 := strings.Cut(string(page), begin)
 	table, after, ok2 := strings.Cut(rest, end)
 	if !ok1 || !ok2 {
-		t.Fatalf("README.md has no %q … %q block", begin, end)
+		t.Fatalf("%s has no %q … %q block", reasonsPage, begin, end)
 	}
-	want := readmeTable()
+	want := reasonTable()
 	if table == want {
 		return
 	}
@@ -238,10 +244,12 @@ func TestREADMETableIsTheCatalog(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("README.md's table of reason codes is not the catalog; run go test ./hack/reasons -update")
+	t.Errorf("%s's table of reason codes is not the catalog; run go test ./hack/reasons -update", reasonsPage)
 }
 
-func readmeTable() string {
+// reasonTable is the table of every catalog's codes; each code links to
+// its entry's Doc, relative to the page of the table.
+func reasonTable() string {
 	all := translate.Catalog{}
 	for _, cat := range catalogs {
 		maps.Copy(all, cat)
@@ -256,33 +264,48 @@ func readmeTable() string {
 		}
 		remedy := strings.ReplaceAll(e.Remedy, "%[1]s", "the devices")
 		remedy = strings.ReplaceAll(remedy, "|", "\\|")
-		b.WriteString("| [`" + string(c) + "`](" + e.Doc + ") | " + string(e.Severity) + " | " + outcome + " | " + remedy + " |\n")
+		b.WriteString("| [`" + string(c) + "`](" + fromReasonsPage(e.Doc) + ") | " + string(e.Severity) + " | " + outcome + " | " + remedy + " |\n")
 	}
 	return b.String()
 }
 
-var heading = regexp.MustCompile(`(?m)^#{1,6} (.+)$`)
-
-// readmeAnchors are the anchors of README.md's sections, as GitHub makes
-// them: lower case, punctuation dropped, spaces as dashes.
-func readmeAnchors(t *testing.T) map[string]bool {
-	t.Helper()
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+// fromReasonsPage is a Doc ("docs/concepts/translation.md#anchor"), relative
+// to the folder of the table's page; a Doc without a page stays as it is.
+func fromReasonsPage(doc string) string {
+	page, anchor, _ := strings.Cut(doc, "#")
+	if page == "" {
+		return doc
+	}
+	rel, err := filepath.Rel(path.Dir(reasonsPage), page)
 	if err != nil {
-		t.Fatal(err)
+		return doc
 	}
-	out := map[string]bool{}
-	for _, m := range heading.FindAllStringSubmatch(string(readme), -1) {
-		var b strings.Builder
-		for _, r := range strings.ToLower(m[1]) {
-			switch {
-			case r == ' ':
-				b.WriteRune('-')
-			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
-				b.WriteRune(r)
-			}
+	return filepath.ToSlash(rel) + "#" + anchor
+}
+
+// docAnchors checks a Doc: a page of the repository, relative to its root,
+// with the anchor of one of its headings as GitHub makes them. It returns
+// what is wrong, "" when nothing is.
+func docAnchors(t *testing.T) func(doc string) string {
+	t.Helper()
+	pages := map[string]map[string]bool{}
+	return func(doc string) string {
+		page, anchor, ok := strings.Cut(doc, "#")
+		if page == "" || !ok || anchor == "" {
+			return "want a page of the docs and an anchor, e.g. docs/concepts/translation.md#how-a-pod-is-translated"
 		}
-		out["#"+b.String()] = true
+		anchors, ok := pages[page]
+		if !ok {
+			data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(page)))
+			if err != nil {
+				return err.Error()
+			}
+			anchors = doclinks.Anchors(string(data))
+			pages[page] = anchors
+		}
+		if !anchors[anchor] {
+			return page + " has no heading #" + anchor
+		}
+		return ""
 	}
-	return out
 }

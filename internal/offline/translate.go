@@ -44,7 +44,11 @@ const (
 	ReasonOperatorCountWritten translate.ReasonCode = "OperatorCountWritten"
 )
 
-const docOperators = "#operators-that-size-from-the-device-limit"
+// Sections of the docs that explain reasons.
+const (
+	docOperators = "docs/reference/workloads.md#operators-that-size-from-the-device-limit"
+	docFound     = "docs/reference/workloads.md#where-pod-templates-are-found"
+)
 
 // Reasons is the catalog of every code an offline run reports: the
 // decision's and its own.
@@ -52,7 +56,7 @@ func Reasons() translate.Catalog { return catalog }
 
 var catalog = decide.Reasons().With(translate.Catalog{
 	ReasonUnsupported: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
-		"translate the object that holds the pod template (the README lists where claimbridge finds them), or let the webhook translate its pods", "#claimbridge-translate"),
+		"translate the object that holds the pod template (the docs list where claimbridge finds them), or let the webhook translate its pods", docFound),
 	ReasonOperatorCountWritten: translate.NewEntry(translate.SeverityInfo, "",
 		"nothing to do: the count the operator read from the device limit is written where it reads it first", docOperators),
 })

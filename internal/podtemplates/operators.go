@@ -31,7 +31,8 @@ import (
 // operator is one operator that reads a template's devices.
 type operator struct {
 	// Name of the operator, and Source: where it reads the count
-	// (repository, file, function) — the README's operator table.
+	// (repository, file, function) — the operator table of
+	// docs/reference/workloads.md.
 	name, source string
 	// check compares what the operator reads from the pod as submitted
 	// (before) and from its translation (after): the writes that keep the
