@@ -8,7 +8,9 @@
 package doclinks
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path"
@@ -285,7 +287,7 @@ func (c checker) check(file, target string, skip func(string) bool) (string, err
 	}
 	info, err := os.Stat(filepath.Join(c.root, filepath.FromSlash(rel)))
 	if err != nil {
-		if os.IsNotExist(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Sprintf("no such file: %s", rel), nil
 		}
 		return "", fmt.Errorf("link %s of %s: %w", target, file, err)
