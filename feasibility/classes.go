@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/claimbridge/claimbridge/translate"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -141,7 +142,7 @@ func classKey(h hash.Hash, ni *nodeInfo) string {
 	k.str("unschedulable", strconv.FormatBool(n.Spec.Unschedulable))
 	k.str("allocatable")
 	for _, r := range slices.Sorted(maps.Keys(n.Status.Allocatable)) {
-		if isExtendedResourceName(r) {
+		if translate.IsExtendedResource(r) {
 			q := n.Status.Allocatable[r]
 			k.str(string(r), q.String())
 		}
@@ -268,24 +269,6 @@ func quantityString(q *resource.Quantity) string {
 	}
 	return q.String()
 }
-
-// isExtendedResourceName follows the API's rule: a domain-prefixed name
-// outside kubernetes.io that is not a quota "requests." name.
-func isExtendedResourceName(n corev1.ResourceName) bool {
-	s := string(n)
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' {
-			domain := s[:i]
-			return domain != "kubernetes.io" && !hasSuffix(domain, ".kubernetes.io") && !hasPrefix(s, "requests.")
-		}
-	}
-	return false
-}
-
-func hasSuffix(s, suffix string) bool {
-	return len(s) >= len(suffix) && s[len(s)-len(suffix):] == suffix
-}
-func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
 
 // classesFingerprint identifies the DeviceClasses: a class's selectors
 // decide which devices a legacy resource counts and what a claim gets.

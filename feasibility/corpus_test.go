@@ -2,9 +2,7 @@ package feasibility_test
 
 import (
 	"context"
-	"flag"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/internal/testing/golden"
 	"github.com/claimbridge/claimbridge/internal/testing/placementcorpus"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -23,8 +22,6 @@ import (
 // runs on, and what the decision makes of them — the nodes the pod as
 // submitted could land on (its legacy view), the nodes its translation
 // lands on, and the outcome. Refresh with -update and review every change.
-
-var updateCorpus = flag.Bool("update", false, "rewrite the placement corpus's golden files")
 
 const corpusDir = "testdata/placement"
 
@@ -80,19 +77,7 @@ func TestPlacementCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := placementcorpus.GoldenPath(corpusDir, name)
-			if *updateCorpus {
-				if err := os.WriteFile(golden, data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), string(data)); diff != "" {
-				t.Errorf("decisions differ from %s (-want,+got):\n%s", golden, diff)
-			}
+			golden.Check(t, placementcorpus.GoldenPath(corpusDir, name), data)
 		})
 	}
 	if total < 60 {

@@ -14,7 +14,7 @@
 //	func (c *Checker) Check(ctx, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaimSpec) Verdict
 //	func (c *Checker) Placement(ctx, snap *Snapshot, in PlacementInput) Placement  // the placement check
 //	func (s *Snapshot) MissingClasses(claims []*resourceapi.ResourceClaimSpec) *Verdict  // NeverFits: a class the fleet lacks
-//	func OpenFleet(opts Options, paths ...string) (*Fleet, error)         // LoadInventory, then NewFleet
+//	func OpenFleet(opts Options, classes []*DeviceClass, paths ...string) (*Fleet, error) // LoadInventory, WithClasses, NewFleet
 //	func NewFleet(inv *Inventory, opts Options) (*Fleet, error)           // Fleet{Inventory, Snapshot, Checker}, for the CLI
 //
 // A [Verdict] is FitsNow (node and devices named; a firstAvailable request shows the winning

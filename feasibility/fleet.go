@@ -1,5 +1,9 @@
 package feasibility
 
+import (
+	resourceapi "k8s.io/api/resource/v1"
+)
+
 // Fleet is an inventory opened for checks: its snapshot and a checker. It is
 // how the CLI's translate, explain and audit check manifests against a fleet.
 type Fleet struct {
@@ -8,14 +12,16 @@ type Fleet struct {
 	Checker   *Checker
 }
 
-// OpenFleet loads the inventory of paths (see [LoadInventory]) and opens it
-// (see [NewFleet]). An error means the files or the inventory are invalid.
-func OpenFleet(opts Options, paths ...string) (*Fleet, error) {
+// OpenFleet loads the inventory of paths (see [LoadInventory]), adds classes
+// to it (see [Inventory.WithClasses]: the DeviceClasses of the input's own
+// files, say) and opens it (see [NewFleet]). It is how the CLI reads a
+// fleet. An error means the files or the inventory are invalid.
+func OpenFleet(opts Options, classes []*resourceapi.DeviceClass, paths ...string) (*Fleet, error) {
 	inv, err := LoadInventory(paths...)
 	if err != nil {
 		return nil, err
 	}
-	return NewFleet(inv, opts)
+	return NewFleet(inv.WithClasses(classes...), opts)
 }
 
 // NewFleet snapshots inv once (generation 1, [DefaultFeatures]) and gives it a

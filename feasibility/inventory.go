@@ -36,6 +36,10 @@ type Inventory struct {
 	// are none (the webhook's pod informer): the nodes' usage is then
 	// known. Without it, usage is known only when Pods is not empty.
 	PodsListed bool
+	// Ignored are the documents LoadInventory read and left out, a kind it
+	// does not read ("<file>: document <i>: <apiVersion> <kind>"), so that
+	// a reader that must not lose any can refuse them.
+	Ignored []string
 }
 
 // LoadInventory reads Nodes, ResourceSlices, DeviceClasses, ResourceClaims, DeviceTaintRules and
@@ -72,8 +76,12 @@ func LoadInventory(paths ...string) (*Inventory, error) {
 			if err != nil {
 				return nil, fmt.Errorf("load inventory: %w", err)
 			}
+			ignored := len(inv.Ignored)
 			if err := inv.decode(b); err != nil {
 				return nil, fmt.Errorf("load inventory %s: %w", file, err)
+			}
+			for i := ignored; i < len(inv.Ignored); i++ {
+				inv.Ignored[i] = file + ": " + inv.Ignored[i]
 			}
 		}
 	}
@@ -94,8 +102,12 @@ func (inv *Inventory) decode(b []byte) error {
 		if len(bytes.TrimSpace(doc)) == 0 {
 			continue
 		}
+		ignored := len(inv.Ignored)
 		if err := inv.decodeObject(doc); err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
+		}
+		for j := ignored; j < len(inv.Ignored); j++ {
+			inv.Ignored[j] = fmt.Sprintf("document %d: %s", i, inv.Ignored[j])
 		}
 	}
 }
@@ -126,9 +138,11 @@ func (inv *Inventory) decodeObject(doc []byte) error {
 		if err := yaml.Unmarshal(doc, obj); err != nil {
 			return fmt.Errorf("pod: %w", err)
 		}
-		if obj.Spec.NodeName != "" {
-			inv.Pods = append(inv.Pods, obj)
+		if obj.Spec.NodeName == "" {
+			inv.Ignored = append(inv.Ignored, "v1 Pod (not bound to a node)")
+			return nil
 		}
+		inv.Pods = append(inv.Pods, obj)
 	case meta.APIVersion == "v1" && meta.Kind == "Node":
 		obj := &corev1.Node{}
 		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
@@ -161,9 +175,13 @@ func (inv *Inventory) decodeObject(doc []byte) error {
 				return fmt.Errorf("device taint rule: %w", err)
 			}
 			inv.TaintRules = append(inv.TaintRules, obj)
+		default:
+			inv.Ignored = append(inv.Ignored, meta.APIVersion+" "+meta.Kind)
 		}
 	case group == resourceapi.GroupName:
 		return fmt.Errorf("unsupported version %s of %s (want %s)", meta.APIVersion, meta.Kind, resourceapi.SchemeGroupVersion)
+	default:
+		inv.Ignored = append(inv.Ignored, meta.APIVersion+" "+meta.Kind)
 	}
 	return nil
 }

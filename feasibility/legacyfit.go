@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/claimbridge/claimbridge/translate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -41,7 +42,7 @@ func (s *Snapshot) LegacyFitsNow(pod *corev1.Pod) LegacyFit {
 	requests := podRequests(withDefaultRequests(pod))
 	var extended []corev1.ResourceName
 	for n := range requests {
-		if isExtendedResourceName(n) {
+		if translate.IsExtendedResource(n) {
 			extended = append(extended, n)
 		}
 	}
@@ -113,7 +114,7 @@ func (s *Snapshot) LegacyUnservable(pod *corev1.Pod) []Unservable {
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
 	var out []Unservable
 	for _, n := range slices.Sorted(maps.Keys(requests)) {
-		if !isExtendedResourceName(n) || s.draServes(n) {
+		if !translate.IsExtendedResource(n) || s.draServes(n) {
 			continue
 		}
 		u := Unservable{Resource: n, Requested: requests[n]}

@@ -1,6 +1,7 @@
 package feasibility
 
 import (
+	"github.com/claimbridge/claimbridge/translate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
@@ -21,7 +22,7 @@ func (s *Snapshot) LegacyNodes(pod *corev1.Pod) int {
 	requests := podRequests(withDefaultRequests(pod))
 	extended := corev1.ResourceList{}
 	for n, q := range requests {
-		if isExtendedResourceName(n) {
+		if translate.IsExtendedResource(n) {
 			extended[n] = q
 		}
 	}

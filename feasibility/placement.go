@@ -364,7 +364,7 @@ func filters(pod *corev1.Pod, node *corev1.Node, requests corev1.ResourceList) s
 func extendedRequests(pod *corev1.Pod) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for n, q := range podRequests(pod) {
-		if isExtendedResourceName(n) {
+		if translate.IsExtendedResource(n) {
 			out[n] = q
 		}
 	}

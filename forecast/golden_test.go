@@ -2,7 +2,6 @@ package forecast
 
 import (
 	"bytes"
-	"flag"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,10 +15,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/internal/testing/golden"
 	"github.com/claimbridge/claimbridge/translate"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // goldenOptions are a case's options.yaml (optional).
 type goldenOptions struct {
@@ -73,8 +71,8 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join(dir, "forecast.yaml"), out.Bytes())
-			golden(t, filepath.Join(dir, "summary.yaml"), summary)
+			golden.Check(t, filepath.Join(dir, "forecast.yaml"), out.Bytes())
+			golden.Check(t, filepath.Join(dir, "summary.yaml"), summary)
 
 			// The input is left as it was.
 			again, err := feasibility.LoadInventory(filepath.Join(dir, "nodes.yaml"))
@@ -126,23 +124,6 @@ func sameFleet(t *testing.T, what string, want, got *feasibility.Inventory) {
 		if !apiequality.Semantic.DeepEqual(c.want, c.got) {
 			t.Errorf("%s: %s differ (-want,+got):\n%s", what, c.name, cmp.Diff(c.want, c.got))
 		}
-	}
-}
-
-// golden compares got with the file, or rewrites the file with -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want,+got; -update rewrites it):\n%s", path, diff)
 	}
 }
 

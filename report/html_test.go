@@ -3,22 +3,18 @@ package report_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/internal/testing/golden"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // smallReport has one row of each kind the page shows differently; the
 // train row has no decisive reason, as in reports of older versions.
@@ -72,19 +68,7 @@ func render(t *testing.T, r *report.Report) string {
 
 func TestHTMLGolden(t *testing.T) {
 	got := render(t, smallReport())
-	golden := filepath.Join("testdata", "small.html")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -update)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("page of the small report (-want,+got), refresh with -update:\n%s", diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "small.html"), []byte(got))
 	if again := render(t, smallReport()); again != got {
 		t.Errorf("rendering the same report twice gives different pages")
 	}

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -30,7 +31,7 @@ func ExamplePod() {
 	}
 	req := res.Template.Spec.Spec.Devices.Requests[0]
 	fmt.Println("outcome:", res.Outcome)
-	fmt.Println("template:", res.Template.Name[:len(translate.TemplatePrefix)]+"<hash of its spec>")
+	fmt.Println("template:", res.Template.Name[:len(api.TemplatePrefix)]+"<hash of its spec>")
 	fmt.Println("request:", req.Name, "class:", req.Exactly.DeviceClassName)
 	fmt.Println("nodeSelector left on the pod:", res.Pod.Spec.NodeSelector)
 	// Output:

@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,9 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"sigs.k8s.io/yaml"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/cases")
+	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/internal/testing/golden"
+)
 
 // goldenCase is one file under testdata/cases: a pod and what it is
 // translated with.
@@ -113,18 +113,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			goldenPath := strings.TrimSuffix(path, ".yaml") + ".golden.yaml"
-			if *update {
-				if err := os.WriteFile(goldenPath, gotYAML, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(goldenPath)
-			if err != nil {
-				t.Fatalf("%v (run the test with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), string(gotYAML)); diff != "" {
-				t.Errorf("result differs from %s (-want,+got):\n%s", goldenPath, diff)
-			}
+			golden.Check(t, goldenPath, gotYAML)
 
 			// A pod that is not translated is left exactly as submitted.
 			if res.Outcome != OutcomeTranslate {
@@ -198,7 +187,7 @@ func checkTemplate(t testing.TB, res *Result) {
 	for _, list := range [][]corev1.Container{res.Pod.Spec.InitContainers, res.Pod.Spec.Containers} {
 		for _, c := range list {
 			for _, rc := range c.Resources.Claims {
-				if rc.Name == ClaimName && !names[rc.Request] {
+				if rc.Name == api.ClaimName && !names[rc.Request] {
 					t.Errorf("container %s refers to unknown request %q", c.Name, rc.Request)
 				}
 			}

@@ -3,6 +3,8 @@ package translate
 import (
 	"slices"
 	"strings"
+
+	"github.com/claimbridge/claimbridge/api"
 )
 
 // MatchCondition is an admission webhook matchCondition (same fields as
@@ -62,8 +64,8 @@ func (p *Policy) MatchConditions() []MatchCondition {
 	}
 	devices := "object.spec.containers.exists(c, " + container + ") || " +
 		"(has(object.spec.initContainers) && object.spec.initContainers.exists(c, " + container + "))"
-	optOut := "!(has(object.metadata.annotations) && " + mustCELString(AnnotationSkip) + " in object.metadata.annotations && " +
-		"object.metadata.annotations[" + mustCELString(AnnotationSkip) + "] == \"true\")"
+	optOut := "!(has(object.metadata.annotations) && " + mustCELString(api.AnnotationSkip) + " in object.metadata.annotations && " +
+		"object.metadata.annotations[" + mustCELString(api.AnnotationSkip) + "] == \"true\")"
 	var schedulers []string
 	for _, s := range p.Schedulers() { // not those with output Skip
 		schedulers = append(schedulers, mustCELString(s))

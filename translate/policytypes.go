@@ -1,10 +1,14 @@
 package translate
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/claimbridge/claimbridge/api"
+)
 
 // PolicyAPIVersion and PolicyKind identify a TranslationPolicy document.
 const (
-	PolicyAPIVersion = "claimbridge.io/v1alpha1"
+	PolicyAPIVersion = api.GroupVersion
 	PolicyKind       = "TranslationPolicy"
 )
 
@@ -146,9 +150,6 @@ const (
 	OnUnservableDeny  OnUnservable = "Deny"
 )
 
-// LabelOnUnservable on a namespace sets its OnUnservable rule.
-const LabelOnUnservable = "claimbridge.io/on-unservable"
-
 // ParseOnUnservable reads a rule; ok is false for anything else, "" is not
 // a rule either.
 func ParseOnUnservable(s string) (OnUnservable, bool) {
@@ -167,9 +168,6 @@ const (
 	WhenDRABusyKeepLegacy WhenDRABusy = "KeepLegacy"
 	WhenDRABusyWait       WhenDRABusy = "Wait"
 )
-
-// LabelWhenDRABusy on a namespace sets its WhenDRABusy rule.
-const LabelWhenDRABusy = "claimbridge.io/when-dra-busy"
 
 // ParseWhenDRABusy reads a rule; ok is false for anything else, "" is
 // not a rule either.

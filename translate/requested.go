@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -78,7 +80,16 @@ func (p *Policy) DevicesRequested(pod *corev1.Pod) map[corev1.ResourceName]int64
 	return out
 }
 
-// IsExtendedResource follows the API's rule for extended resource names: a
-// domain-prefixed name outside kubernetes.io that is not a quota
-// "requests." name.
-func IsExtendedResource(n corev1.ResourceName) bool { return isExtendedResource(n) }
+// IsExtendedResource is the API's rule for extended resource names, the one
+// every part of claimbridge uses (k8s.io/kubernetes/pkg/apis/core/helper
+// IsExtendedResourceName): a domain-prefixed name ("vendor.com/device")
+// that is neither native — no "/" (cpu, memory, hugepages-2Mi), or in the
+// kubernetes.io domain (IsPrefixedNativeResource: the name contains
+// "kubernetes.io/") — nor a quota name ("requests." …). The API also
+// requires "requests.<name>" to be a qualified name; kube-apiserver refused
+// a pod whose name is not, so admission never sees one, and the CLI's
+// manifests would be refused the same way when applied.
+func IsExtendedResource(n corev1.ResourceName) bool {
+	s := string(n)
+	return strings.Contains(s, "/") && !strings.Contains(s, "kubernetes.io/") && !strings.HasPrefix(s, "requests.")
+}

@@ -4,11 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	dracel "k8s.io/dynamic-resource-allocation/cel"
+
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
 )
 
 // device is a test device of the NVIDIA DRA driver.

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/claimbridge/claimbridge/api"
 )
 
 // claimSpec builds the claim spec: requests in pod order, all defaulted
@@ -88,13 +90,13 @@ func TemplateName(spec *resourceapi.ResourceClaimSpec) string {
 		panic(err) // plain API types always marshal
 	}
 	sum := sha256.Sum256(data)
-	return TemplatePrefix + hex.EncodeToString(sum[:])[:12]
+	return api.TemplatePrefix + hex.EncodeToString(sum[:])[:12]
 }
 
 func (t *translation) template() *resourceapi.ResourceClaimTemplate {
 	spec := t.claimSpec()
 	name := TemplateName(&spec)
-	labels := map[string]string{LabelManagedBy: ManagedByValue}
+	labels := map[string]string{api.LabelManagedBy: api.ManagedByValue}
 	return &resourceapi.ResourceClaimTemplate{
 		TypeMeta:   metav1.TypeMeta{APIVersion: resourceapi.SchemeGroupVersion.String(), Kind: "ResourceClaimTemplate"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: t.pod.Namespace, Labels: labels},
@@ -133,7 +135,7 @@ func (t *translation) mutate(tmplName string) *corev1.Pod {
 					refs = append(refs, o.req)
 				}
 				for _, r := range refs {
-					ref := corev1.ResourceClaim{Name: ClaimName, Request: r.name}
+					ref := corev1.ResourceClaim{Name: api.ClaimName, Request: r.name}
 					if !slices.Contains(c.Resources.Claims, ref) {
 						c.Resources.Claims = append(c.Resources.Claims, ref)
 					}
@@ -149,11 +151,11 @@ func (t *translation) mutate(tmplName string) *corev1.Pod {
 	}
 	fix(out.Spec.InitContainers, true)
 	fix(out.Spec.Containers, false)
-	out.Spec.ResourceClaims = append(out.Spec.ResourceClaims, corev1.PodResourceClaim{Name: ClaimName, ResourceClaimTemplateName: &tmplName})
+	out.Spec.ResourceClaims = append(out.Spec.ResourceClaims, corev1.PodResourceClaim{Name: api.ClaimName, ResourceClaimTemplateName: &tmplName})
 	if out.Annotations == nil {
 		out.Annotations = map[string]string{}
 	}
-	out.Annotations[AnnotationTemplate] = tmplName
+	out.Annotations[api.AnnotationTemplate] = tmplName
 	if !t.p.spec.KeepTranslatedNodeLabels {
 		out.Spec.NodeSelector = t.selectorOut
 		out.Spec.Affinity = t.affinityOut

@@ -52,7 +52,7 @@ func AdmissionTolerations(pod *corev1.Pod) []corev1.Toleration {
 		for _, c := range list {
 			for _, rl := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
 				for n := range rl {
-					if isExtendedResource(n) && !slices.Contains(names, string(n)) {
+					if IsExtendedResource(n) && !slices.Contains(names, string(n)) {
 						names = append(names, string(n))
 					}
 				}
@@ -89,7 +89,7 @@ func (t *translation) addImplicitTolerations(out *corev1.Pod) []corev1.Toleratio
 	var names []corev1.ResourceName
 	for _, u := range append(append(slices.Clone(t.uses), t.companions...), t.capacityUses...) {
 		stripped := u.rule.CapacityOf != "" || (u.req != nil && u.req.name != "" && !u.rule.KeepInPod)
-		if stripped && isExtendedResource(u.resource) && !slices.Contains(names, u.resource) {
+		if stripped && IsExtendedResource(u.resource) && !slices.Contains(names, u.resource) {
 			names = append(names, u.resource)
 		}
 	}

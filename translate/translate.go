@@ -6,23 +6,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/claimbridge/claimbridge/api"
 )
 
 // Names claimbridge gives to what it creates or reads.
 const (
-	// ClaimName is the pod-level claim entry added to translated pods.
-	ClaimName = "claimbridge"
-	// TemplatePrefix starts the name of every generated template.
-	TemplatePrefix = "claimbridge-"
-	// AnnotationSkip set to "true" on a pod opts it out.
-	AnnotationSkip = "claimbridge.io/skip"
-	// AnnotationTemplate on a translated pod names its template.
-	AnnotationTemplate = "claimbridge.io/template"
-	// LabelManagedBy marks templates claimbridge created.
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	// ManagedByValue is the value of LabelManagedBy.
-	ManagedByValue = "claimbridge"
-
 	// mirrorPodAnnotation marks static pods mirrored by the kubelet; they
 	// cannot use resource claims.
 	mirrorPodAnnotation = "kubernetes.io/config.mirror"
@@ -176,19 +165,19 @@ func (t *translation) run() *Result {
 	}
 	// Skip checks: opted out, mirror pod, or translated already.
 	switch {
-	case pod.Annotations[AnnotationSkip] == "true":
-		t.add(say(ReasonOptedOut, field.NewPath("metadata", "annotations").Key(AnnotationSkip), "the pod opted out"))
+	case pod.Annotations[api.AnnotationSkip] == "true":
+		t.add(say(ReasonOptedOut, field.NewPath("metadata", "annotations").Key(api.AnnotationSkip), "the pod opted out"))
 		return keep(OutcomeSkip)
 	case pod.Annotations[mirrorPodAnnotation] != "":
 		t.add(say(ReasonMirrorPod, field.NewPath("metadata", "annotations").Key(mirrorPodAnnotation), "mirror pods cannot use resource claims"))
 		return keep(OutcomeSkip)
-	case pod.Annotations[AnnotationTemplate] != "":
-		t.add(say(ReasonAlreadyTranslated, field.NewPath("metadata", "annotations").Key(AnnotationTemplate), "the pod was translated already"))
+	case pod.Annotations[api.AnnotationTemplate] != "":
+		t.add(say(ReasonAlreadyTranslated, field.NewPath("metadata", "annotations").Key(api.AnnotationTemplate), "the pod was translated already"))
 		return keep(OutcomeSkip)
 	}
 	for i, c := range pod.Spec.ResourceClaims {
-		if c.Name == ClaimName {
-			t.add(say(ReasonAlreadyTranslated, field.NewPath("spec", "resourceClaims").Index(i), "the pod already has a claim named %q", ClaimName))
+		if c.Name == api.ClaimName {
+			t.add(say(ReasonAlreadyTranslated, field.NewPath("spec", "resourceClaims").Index(i), "the pod already has a claim named %q", api.ClaimName))
 			return keep(OutcomeSkip)
 		}
 	}

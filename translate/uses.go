@@ -31,7 +31,7 @@ func (t *translation) collectUses() (invalid bool) {
 			for _, n := range slices.Sorted(maps.Keys(names)) {
 				rule, suffix, ok := t.p.resourceRule(string(n))
 				if !ok {
-					if !isExtendedResource(n) {
+					if !IsExtendedResource(n) {
 						continue
 					}
 					rp := cp.Child("resources", "limits").Key(string(n))
@@ -128,13 +128,6 @@ func askedResources(pod *corev1.Pod) []corev1.ResourceName {
 		}
 	}
 	return slices.Sorted(maps.Keys(names))
-}
-
-// isExtendedResource follows the API's rule: a domain-prefixed name outside
-// kubernetes.io that is not a quota "requests." name.
-func isExtendedResource(n corev1.ResourceName) bool {
-	s := string(n)
-	return strings.Contains(s, "/") && !strings.Contains(s, "kubernetes.io/") && !strings.HasPrefix(s, "requests.")
 }
 
 // deviceQuantity reads a device count the way the API validates extended

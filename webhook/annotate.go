@@ -8,15 +8,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
-
-// AnnotationDecisionMessage is the one-line account of the decision that
-// goes with AnnotationDecision and AnnotationReason: the reason code, its
-// remedy and the details, the template when translated (at most 1000
-// bytes). The Event on the pod carries it; optional for readers.
-const AnnotationDecisionMessage = "claimbridge.io/decision-message"
 
 // maxAllowedMessage bounds the message of an allowed response (kube-apiserver
 // logs it in the audit log).
@@ -27,47 +23,42 @@ func setDecision(pod *corev1.Pod, decision string, code translate.ReasonCode, me
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[AnnotationDecision] = decision
-	pod.Annotations[AnnotationReason] = string(code)
-	pod.Annotations[AnnotationDecisionMessage] = message
+	pod.Annotations[api.AnnotationDecision] = decision
+	pod.Annotations[api.AnnotationReason] = string(code)
+	pod.Annotations[api.AnnotationDecisionMessage] = message
 }
 
 // annotate adds the decision to a pod that admission does not otherwise
 // change (audit mode, kept as submitted, skipped in an opted-in
-// namespace): the response becomes a patch of the annotations only. Left
+// namespace): the response becomes a patch of the annotations only,
+// written directly (no copy of the pod, no marshal and diff of the whole
+// object on this path); resp's message and warnings stay. Left
 // alone: a pod that asks for no mapped device, a mirror pod, a pod
 // translated already (its claimbridge.io/template says so), and a pod that
 // carries a decision when the new outcome is a Skip — the apiserver
 // reinvoking the webhook on a pod it decided.
-func (h *PodHandler) annotate(req admission.Request, submitted *corev1.Pod, mode Mode, outcome translate.Outcome, code translate.ReasonCode, row report.Row, resp admission.Response) admission.Response {
+func annotate(submitted *corev1.Pod, mode api.Mode, outcome translate.Outcome, code translate.ReasonCode, row report.Row, resp admission.Response) admission.Response {
 	if outcome == translate.OutcomeSkip {
 		switch code {
 		case translate.ReasonNoLegacyResources, translate.ReasonMirrorPod, translate.ReasonAlreadyTranslated:
 			return resp
 		}
-		if submitted.Annotations[AnnotationDecision] != "" {
+		if submitted.Annotations[api.AnnotationDecision] != "" {
 			return resp
 		}
 	}
 	if code == "" {
-		if r := decisiveOf(row); r != nil {
+		if r := explain.Decisive(row); r != nil {
 			code = r.Code
 		}
 	}
-	return h.annotated(req, submitted, DecisionOf(mode, outcome), code, row, resp)
-}
-
-// annotated is resp with a patch that adds the decision's annotations to
-// the pod as submitted: the operations are written directly (no copy of
-// the pod, no marshal and diff of the whole object on this path). resp's
-// message and warnings stay.
-func (h *PodHandler) annotated(_ admission.Request, submitted *corev1.Pod, decision string, code translate.ReasonCode, row report.Row, resp admission.Response) admission.Response {
-	resp.Patches = decisionPatch(submitted, decision, code, explanation(decision, code, row))
+	decided := explain.DecisionOf(mode, outcome)
+	resp.Patches = decisionPatch(submitted, decided, code, explain.Explanation(decided, code, row))
 	return resp
 }
 
 // decisionKeys are the annotations a decision writes, in patch order.
-var decisionKeys = []string{AnnotationDecision, AnnotationReason, AnnotationDecisionMessage}
+var decisionKeys = []string{api.AnnotationDecision, api.AnnotationReason, api.AnnotationDecisionMessage}
 
 // decisionPatch adds (or replaces: JSON Patch's add does both on an object
 // member) the decision's annotations; a pod without annotations gets the
@@ -95,21 +86,4 @@ func decisionPatch(submitted *corev1.Pod, decision string, code translate.Reason
 // as ~1).
 func jsonPointerEscape(k string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
-}
-
-// decisiveOf is the reason that decided a row: its decisive reason, else
-// the first warning, else the last reason (as report.Row.Headline).
-func decisiveOf(row report.Row) *translate.Reason {
-	if row.Decisive != nil && row.Decisive.Code != "" {
-		return row.Decisive
-	}
-	for i := range row.Reasons {
-		if row.Reasons[i].Severity == translate.SeverityWarning {
-			return &row.Reasons[i]
-		}
-	}
-	if n := len(row.Reasons); n > 0 {
-		return &row.Reasons[n-1]
-	}
-	return nil
 }

@@ -13,13 +13,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
 // decisionAnnotations are the annotations admission adds to every pod it
 // decides, sorted.
-var decisionAnnotations = []string{AnnotationDecision, AnnotationDecisionMessage, AnnotationReason}
+var decisionAnnotations = []string{api.AnnotationDecision, api.AnnotationDecisionMessage, api.AnnotationReason}
 
 // annotationsOnly reports whether a JSON patch of raw changes nothing but
 // the decision's annotations, and returns them.
@@ -81,8 +83,8 @@ func TestEveryDecidedPodCarriesItsDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decided := builders.MakePod("again", "staging").Container("c").Limit("nvidia.com/gpu", "1").Annotation(translate.AnnotationSkip, "true").
-		Annotation(AnnotationDecision, DecisionWouldTranslate).Annotation(AnnotationReason, string(translate.ReasonTranslated)).Obj()
+	decided := builders.MakePod("again", "staging").Container("c").Limit("nvidia.com/gpu", "1").Annotation(api.AnnotationSkip, "true").
+		Annotation(api.AnnotationDecision, api.DecisionWouldTranslate).Annotation(api.AnnotationReason, string(translate.ReasonTranslated)).Obj()
 	cases := map[string]struct {
 		fleet        string
 		pod          *corev1.Pod
@@ -93,26 +95,26 @@ func TestEveryDecidedPodCarriesItsDecision(t *testing.T) {
 		wantMessage  []string
 	}{
 		"enforce, translated: the translation carries the decision": {
-			fleet: "l4-inference", pod: l4Pod("prod"), wantDecision: DecisionTranslated, wantReason: translate.ReasonTranslated,
+			fleet: "l4-inference", pod: l4Pod("prod"), wantDecision: api.DecisionTranslated, wantReason: translate.ReasonTranslated,
 			wantMessage: []string{"Translated: uses ResourceClaimTemplate " + translated.Template.Name + " (FitsNow, e.g. on l4-inference-0"},
 		},
 		"enforce, dry run: the patch shows the decision too": {
-			fleet: "l4-inference", pod: l4Pod("prod"), dryRun: true, wantDecision: DecisionTranslated, wantReason: translate.ReasonTranslated,
+			fleet: "l4-inference", pod: l4Pod("prod"), dryRun: true, wantDecision: api.DecisionTranslated, wantReason: translate.ReasonTranslated,
 		},
 		"audit, would translate: only the annotations change": {
-			fleet: "l4-inference", pod: l4Pod("staging"), wantDecision: DecisionWouldTranslate, wantReason: translate.ReasonTranslated, wantOnly: true,
+			fleet: "l4-inference", pod: l4Pod("staging"), wantDecision: api.DecisionWouldTranslate, wantReason: translate.ReasonTranslated, wantOnly: true,
 			wantMessage: []string{"Translated: audit mode: would use ResourceClaimTemplate " + translated.Template.Name, "claimbridge.io/mode=enforce"},
 		},
 		"enforce, kept: only the annotations change, the message leads with the remedy": {
-			fleet: "legacy-gfd", pod: l4Pod("prod"), wantDecision: DecisionKeptLegacy, wantReason: "Infeasible", wantOnly: true,
+			fleet: "legacy-gfd", pod: l4Pod("prod"), wantDecision: api.DecisionKeptLegacy, wantReason: "Infeasible", wantOnly: true,
 			wantMessage: []string{"Infeasible: no DRA node passes the pod's node selector, affinity and taints — label or untaint DRA nodes for nvidia.com/gpu", "NeverFits (NoCandidateNodes)"},
 		},
 		"audit, kept": {
-			fleet: "legacy-gfd", pod: l4Pod("staging"), wantDecision: DecisionKeptLegacy, wantReason: "Infeasible", wantOnly: true,
+			fleet: "legacy-gfd", pod: l4Pod("staging"), wantDecision: api.DecisionKeptLegacy, wantReason: "Infeasible", wantOnly: true,
 		},
 		"opted out in an opted-in namespace: skipped, and says so": {
-			fleet: "legacy-gfd", pod: builders.MakePod("p", "prod").Container("c").Limit("nvidia.com/gpu", "1").Annotation(translate.AnnotationSkip, "true").Obj(),
-			wantDecision: DecisionSkipped, wantReason: translate.ReasonOptedOut, wantOnly: true,
+			fleet: "legacy-gfd", pod: builders.MakePod("p", "prod").Container("c").Limit("nvidia.com/gpu", "1").Annotation(api.AnnotationSkip, "true").Obj(),
+			wantDecision: api.DecisionSkipped, wantReason: translate.ReasonOptedOut, wantOnly: true,
 			wantMessage: []string{"OptedOut: nothing to do; remove the annotation claimbridge.io/skip"},
 		},
 		"reinvoked on a translated pod: no patch, its decision stays": {
@@ -143,12 +145,12 @@ func TestEveryDecidedPodCarriesItsDecision(t *testing.T) {
 				return
 			}
 			got := applied(t, req, resp).Annotations
-			if got[AnnotationDecision] != tc.wantDecision || got[AnnotationReason] != string(tc.wantReason) {
-				t.Errorf("decision %q reason %q, want %q %q", got[AnnotationDecision], got[AnnotationReason], tc.wantDecision, tc.wantReason)
+			if got[api.AnnotationDecision] != tc.wantDecision || got[api.AnnotationReason] != string(tc.wantReason) {
+				t.Errorf("decision %q reason %q, want %q %q", got[api.AnnotationDecision], got[api.AnnotationReason], tc.wantDecision, tc.wantReason)
 			}
-			msg := got[AnnotationDecisionMessage]
-			if !strings.HasPrefix(msg, string(tc.wantReason)+": ") || len(msg) > maxExplanation || strings.ContainsAny(msg, "\r\n") {
-				t.Errorf("message %q does not start with the reason code %s or is not one line of at most %d bytes", msg, tc.wantReason, maxExplanation)
+			msg := got[api.AnnotationDecisionMessage]
+			if !strings.HasPrefix(msg, string(tc.wantReason)+": ") || len(msg) > explain.MaxExplanation || strings.ContainsAny(msg, "\r\n") {
+				t.Errorf("message %q does not start with the reason code %s or is not one line of at most %d bytes", msg, tc.wantReason, explain.MaxExplanation)
 			}
 			for _, w := range tc.wantMessage {
 				if !strings.Contains(msg, w) {

@@ -15,9 +15,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/inventory"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -44,8 +46,8 @@ func burst(t *testing.T, f *fixture, n, workers int) []string {
 				if !mutated(t, req, resp) {
 					continue
 				}
-				if got := applied(t, req, resp).Annotations[AnnotationAdmission]; f.handler.Reservations != nil && got != string(req.UID) {
-					t.Errorf("translated pod carries %s=%q, want %q", AnnotationAdmission, got, req.UID)
+				if got := applied(t, req, resp).Annotations[api.AnnotationAdmission]; f.handler.Holder != nil && got != string(req.UID) {
+					t.Errorf("translated pod carries %s=%q, want %q", api.AnnotationAdmission, got, req.UID)
 				}
 				mu.Lock()
 				translated = append(translated, string(req.UID))
@@ -74,8 +76,8 @@ func mixedWithPods(f *fixture) {
 func reservingFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := newFixture(t, "mixed", mixedWithPods)
-	f.handler.Reservations = NewReservations(time.Minute)
-	f.inv.Reservations = f.handler.Reservations
+	f.inv.Reservations = inventory.NewReservations(time.Minute)
+	f.handler.Holder = f.inv
 	return f
 }
 
@@ -134,7 +136,7 @@ func TestABurstTranslatesOnlyWhatDRACanHold(t *testing.T) {
 				t.Errorf("%g pods kept with DRABusyLegacyFree, want 8", got)
 			}
 			held := map[string]string{}
-			for _, c := range f.handler.Reservations.Claims(f.handler.now(), nil) {
+			for _, c := range f.inv.Reservations.Claims(f.handler.now(), nil) {
 				for _, r := range c.Status.Allocation.Devices.Results {
 					dev := r.Driver + "/" + r.Pool + "/" + r.Device
 					if other, ok := held[dev]; ok {
@@ -170,7 +172,7 @@ func TestReleasedDevicesServeTheNextPod(t *testing.T) {
 	if req := request(t, admissionv1.Create, pod, false); mutated(t, req, f.handler.Handle(t.Context(), req)) {
 		t.Fatal("the ninth pod was translated while every DRA GPU is held")
 	}
-	f.handler.Reservations.Release(translated[0])
+	f.inv.Reservations.Release(translated[0])
 	req := request(t, admissionv1.Create, pod, false)
 	req.UID = "admission-next"
 	if resp := f.handler.Handle(t.Context(), req); !mutated(t, req, resp) {
@@ -182,7 +184,7 @@ func TestReleasedDevicesServeTheNextPod(t *testing.T) {
 // has the pod translated while DRA is busy, with a warning that it waits.
 func TestWhenDRABusyWait(t *testing.T) {
 	f := reservingFixture(t)
-	f.inv.Namespaces["prod"].Labels[translate.LabelWhenDRABusy] = string(translate.WhenDRABusyWait)
+	f.inv.Namespaces["prod"].Labels[api.LabelWhenDRABusy] = string(translate.WhenDRABusyWait)
 	holds := draHolds(t, f)
 	if got := burst(t, f, holds+2, 1); len(got) != holds+2 {
 		t.Fatalf("translated %d pods, want all %d in a Wait namespace", len(got), holds+2)
@@ -202,15 +204,6 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
-
-// pendingInventory is a StaticInventory that also lists pending translated
-// pods, as the informer-backed Inventory does.
-type pendingInventory struct {
-	*StaticInventory
-	pending []*corev1.Pod
-}
-
-func (p *pendingInventory) PendingTranslated() []*corev1.Pod { return p.pending }
 
 // TestPendingPodsOfOtherAdmissionsAreTakenOver: pods translated by another
 // replica (or before a restart) that wait for their claims hold their
@@ -239,11 +232,11 @@ func TestPendingPodsOfOtherAdmissionsAreTakenOver(t *testing.T) {
 	for _, tmpl := range templates(t, other, "prod") {
 		f.inv.Existing = append(f.inv.Existing, &tmpl)
 	}
-	f.handler.Inventory = &pendingInventory{StaticInventory: f.inv, pending: pending}
+	f.inv.Pending = pending
 	if got := burst(t, f, 4, 1); len(got) != 0 {
 		t.Errorf("translated %v while the other replica's pending pods hold every DRA GPU", got)
 	}
-	if got := f.handler.Reservations.Len(); got != holds {
+	if got := f.inv.Reservations.Len(); got != holds {
 		t.Errorf("%d reservations taken over, want %d", got, holds)
 	}
 	if got := testutil.ToFloat64(f.metrics.ReservationsTakenOver); got != float64(holds) {
@@ -278,8 +271,8 @@ func TestAPodWhoseClaimIsAllocatedIsNotHeldTwice(t *testing.T) {
 	// for it; the pod is not bound yet.
 	first := pending[0]
 	var devices []resourceapi.DeviceRequestAllocationResult
-	for _, c := range f.handler.Reservations.Claims(f.handler.now(), nil) {
-		if c.Name == "claimbridge-reserved-"+first.Annotations[AnnotationAdmission] {
+	for _, c := range f.inv.Reservations.Claims(f.handler.now(), nil) {
+		if c.Name == "claimbridge-reserved-"+first.Annotations[api.AnnotationAdmission] {
 			devices = c.Status.Allocation.Devices.Results
 		}
 	}
@@ -291,24 +284,24 @@ func TestAPodWhoseClaimIsAllocatedIsNotHeldTwice(t *testing.T) {
 		Status:     resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: devices}}},
 	})
 	for _, p := range pending {
-		f.handler.Reservations.Seen(p.Annotations[AnnotationAdmission], p.UID)
+		f.inv.Reservations.Seen(p.Annotations[api.AnnotationAdmission], p.UID)
 	}
 	// The admission before the next one ended the first pod's reservation.
-	f.handler.Reservations.Sweep(f.handler.now(), f.inv.Allocations())
-	if got := f.handler.Reservations.Len(); got != holds-2 {
+	f.inv.Reservations.Sweep(f.handler.now(), f.inv.Allocations())
+	if got := f.inv.Reservations.Len(); got != holds-2 {
 		t.Fatalf("%d reservations held after the first pod's claim was allocated, want %d", got, holds-2)
 	}
 	for _, tmpl := range templates(t, f, "prod") {
 		f.inv.Existing = append(f.inv.Existing, &tmpl)
 	}
-	f.handler.Inventory = &pendingInventory{StaticInventory: f.inv, pending: pending}
+	f.inv.Pending = pending
 
 	// One DRA slot is left: the next pod of the burst takes it, the one
 	// after stays on the device plugin.
 	if got := burst(t, f, 2, 1); len(got) != 1 {
 		t.Errorf("translated %d of the last 2 pods with one DRA slot left, want 1", len(got))
 	}
-	if got := f.handler.Reservations.Len(); got != holds-1 {
+	if got := f.inv.Reservations.Len(); got != holds-1 {
 		t.Errorf("%d reservations held, want %d (the first pod's ended with its claim, the new pod holds one)", got, holds-1)
 	}
 	if got := testutil.ToFloat64(f.metrics.ReservationsTakenOver); got != 0 {
@@ -330,9 +323,9 @@ func TestPodsWaitingForTheirClaimsAreWaitingInTheReport(t *testing.T) {
 		t.Fatalf("translated %d pods, want 4", len(translated))
 	}
 	now := f.handler.now()
-	f.handler.Report.Now = func() time.Time { return now }
-	f.handler.Report.Pending = pendingSince{translated[0]: now.Add(-90 * time.Second), translated[1]: now.Add(-5 * time.Second)}
-	rep := f.handler.Report.Report(t.Context(), "prod", "")
+	f.store.Now = func() time.Time { return now }
+	f.store.Pending = pendingSince{translated[0]: now.Add(-90 * time.Second), translated[1]: now.Add(-5 * time.Second)}
+	rep := f.store.Report(t.Context(), "prod", "")
 	var waiting []string
 	for _, r := range rep.Items {
 		if r.WaitingSince != nil {
@@ -368,7 +361,7 @@ func TestDevicesTheSchedulerGaveAnotherPodAreHeldElsewhere(t *testing.T) {
 	}
 	a, b := translated[0], translated[1]
 	var bDevices []resourceapi.DeviceRequestAllocationResult
-	for _, c := range f.handler.Reservations.Claims(f.handler.now(), nil) {
+	for _, c := range f.inv.Reservations.Claims(f.handler.now(), nil) {
 		if c.Name == "claimbridge-reserved-"+b {
 			bDevices = c.Status.Allocation.Devices.Results
 		}
@@ -378,7 +371,7 @@ func TestDevicesTheSchedulerGaveAnotherPodAreHeldElsewhere(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "a-claim", OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "a", UID: "uid-a"}}},
 		Status:     resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: bDevices}}},
 	})
-	f.handler.Reservations.Seen(a, "uid-a")
+	f.inv.Reservations.Seen(a, "uid-a")
 
 	pod := builders.MakePod("next", "prod").Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
 	req := request(t, admissionv1.Create, pod, false)
@@ -386,7 +379,7 @@ func TestDevicesTheSchedulerGaveAnotherPodAreHeldElsewhere(t *testing.T) {
 	if resp := f.handler.Handle(t.Context(), req); mutated(t, req, resp) {
 		t.Errorf("a pod was translated onto a full fleet after the scheduler swapped two pods' devices")
 	}
-	if got := f.handler.Reservations.Len(); got != holds-1 {
+	if got := f.inv.Reservations.Len(); got != holds-1 {
 		t.Errorf("%d reservations held, want %d (a's ended with its allocated claim)", got, holds-1)
 	}
 }

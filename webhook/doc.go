@@ -1,7 +1,8 @@
-// Package webhook is claimbridge's admission side: the pod mutating handler
-// (decode → skip with a stated reason → namespace mode → translate →
-// feasibility → patch or warnings), the informer-backed inventory it reads,
-// the template lifecycle controller, policy reloading and the per-namespace
-// report. Decisions read caches only; the one API write on the admission
-// path is creating a template the cache does not show yet.
+// Package webhook is claimbridge's admission handler for pods, thin like
+// controller-runtime's defaulter: decode → skip with a stated reason →
+// namespace mode → decide (decide.Pod: translation, placement proof,
+// verdict) → in enforce mode, ensure the template, hold the devices and
+// patch; otherwise warnings and the decision's annotations. It reads
+// caches only (InventoryReader); the one API write on the admission path is
+// creating a template the cache does not show yet.
 package webhook

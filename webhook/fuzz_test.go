@@ -28,8 +28,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
+	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/internal/testing/informertest"
+	"github.com/claimbridge/claimbridge/internal/testing/staticinventory"
+	"github.com/claimbridge/claimbridge/inventory"
+	"github.com/claimbridge/claimbridge/livereport"
+	"github.com/claimbridge/claimbridge/metrics"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -38,7 +45,7 @@ import (
 type served struct {
 	hook    *admission.Webhook
 	handler *PodHandler
-	inv     *StaticInventory
+	inv     *staticinventory.StaticInventory
 }
 
 // newServed wires the handler like the server does (and like newFixture),
@@ -46,14 +53,14 @@ type served struct {
 // server recovers; the fuzz target lets a panic crash the input.
 func newServed(tb testing.TB, fleet string, recoverPanic bool) *served {
 	tb.Helper()
-	metrics := NewMetrics()
-	if err := metrics.RegisterWith(prometheus.NewRegistry()); err != nil {
+	m := metrics.NewMetrics()
+	if err := m.RegisterWith(prometheus.NewRegistry()); err != nil {
 		tb.Fatal(err)
 	}
-	inv := &StaticInventory{
-		Namespaces: namespaces(map[string]Mode{"prod": ModeEnforce, "staging": ModeAudit, "dev": ModeOff, "claimbridge": ModeEnforce}),
+	inv := &staticinventory.StaticInventory{
+		Namespaces: namespaces(map[string]api.Mode{"prod": api.ModeEnforce, "staging": api.ModeAudit, "dev": api.ModeOff, "claimbridge": api.ModeEnforce}),
 		Features:   feasibility.DefaultFeatures(),
-		Fleet:      loadFleet(tb, fleet),
+		Fleet:      informertest.ExampleFleet(tb, fleet),
 	}
 	h := &PodHandler{
 		Decoder:   admission.NewDecoder(clientgoscheme.Scheme),
@@ -62,9 +69,9 @@ func newServed(tb testing.TB, fleet string, recoverPanic bool) *served {
 		Checker:   feasibility.NewChecker(feasibility.Options{}),
 		Templates: APITemplates{Client: fake.NewClientset()},
 		Namespace: "claimbridge",
-		Report:    &ReportStore{},
-		Metrics:   metrics,
-		Recent:    &RecentTemplates{},
+		Report:    &livereport.ReportStore{},
+		Metrics:   m,
+		Recent:    &inventory.RecentTemplates{},
 		Now:       func() time.Time { return time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC) },
 	}
 	return &served{hook: &admission.Webhook{Handler: h, RecoverPanic: &recoverPanic}, handler: h, inv: inv}
@@ -199,8 +206,8 @@ func checkTranslatedPod(tb testing.TB, in, got *corev1.Pod, want *translate.Resu
 		tb.Fatalf("the patched pod is not the translation (-want,+got):\n%s", cmp.Diff(want.Pod, got))
 	}
 	tmpl := want.Template
-	if name := got.Annotations[translate.AnnotationTemplate]; name != tmpl.Name {
-		tb.Errorf("annotation %s = %q, want %q", translate.AnnotationTemplate, name, tmpl.Name)
+	if name := got.Annotations[api.AnnotationTemplate]; name != tmpl.Name {
+		tb.Errorf("annotation %s = %q, want %q", api.AnnotationTemplate, name, tmpl.Name)
 	}
 	requests := map[string]bool{}
 	for _, r := range tmpl.Spec.Spec.Devices.Requests {
@@ -233,11 +240,11 @@ func checkTranslatedPod(tb testing.TB, in, got *corev1.Pod, want *translate.Resu
 			tb.Errorf("pod claim %q appears %d times", name, n)
 		}
 	}
-	if after[translate.ClaimName] != 1 {
-		tb.Fatalf("pod claims %v, want one %q", got.Spec.ResourceClaims, translate.ClaimName)
+	if after[api.ClaimName] != 1 {
+		tb.Fatalf("pod claims %v, want one %q", got.Spec.ResourceClaims, api.ClaimName)
 	}
 	for _, pc := range got.Spec.ResourceClaims {
-		if pc.Name == translate.ClaimName && (pc.ResourceClaimTemplateName == nil || *pc.ResourceClaimTemplateName != tmpl.Name) {
+		if pc.Name == api.ClaimName && (pc.ResourceClaimTemplateName == nil || *pc.ResourceClaimTemplateName != tmpl.Name) {
 			tb.Errorf("pod claim %s does not refer to template %s", pc.Name, tmpl.Name)
 		}
 	}
@@ -245,7 +252,7 @@ func checkTranslatedPod(tb testing.TB, in, got *corev1.Pod, want *translate.Resu
 		for _, c := range list {
 			translated := false
 			for _, ref := range c.Resources.Claims {
-				if ref.Name != translate.ClaimName {
+				if ref.Name != api.ClaimName {
 					continue
 				}
 				translated = true
@@ -362,7 +369,7 @@ func FuzzHandlerDecode(f *testing.F) {
 			t.Errorf("response UID %q, want the request's %q", resp.UID, req.UID)
 		}
 		for _, w := range resp.Warnings {
-			if utf8.RuneCountInString(w) > maxWarningRunes || strings.ContainsAny(w, "\r\n") || !utf8.ValidString(w) {
+			if utf8.RuneCountInString(w) > explain.MaxWarningRunes || strings.ContainsAny(w, "\r\n") || !utf8.ValidString(w) {
 				t.Errorf("warning is not one short line of UTF-8: %q", w)
 			}
 		}
@@ -389,12 +396,12 @@ func FuzzHandlerDecode(f *testing.F) {
 		switch {
 		case only:
 			// Audit mode, kept or skipped: only its decision is added.
-			if decided[AnnotationDecision] == "" || decided[AnnotationDecision] == DecisionTranslated || decided[AnnotationReason] == "" {
+			if decided[api.AnnotationDecision] == "" || decided[api.AnnotationDecision] == api.DecisionTranslated || decided[api.AnnotationReason] == "" {
 				t.Fatalf("a patch of the annotations only, with decision %v", decided)
 			}
 		default:
-			if got.Annotations[AnnotationDecision] != DecisionTranslated || got.Annotations[AnnotationReason] != string(translate.ReasonTranslated) {
-				t.Errorf("translated pod carries decision %q reason %q", got.Annotations[AnnotationDecision], got.Annotations[AnnotationReason])
+			if got.Annotations[api.AnnotationDecision] != api.DecisionTranslated || got.Annotations[api.AnnotationReason] != string(translate.ReasonTranslated) {
+				t.Errorf("translated pod carries decision %q reason %q", got.Annotations[api.AnnotationDecision], got.Annotations[api.AnnotationReason])
 			}
 			for _, k := range decisionAnnotations {
 				delete(got.Annotations, k)

@@ -3,9 +3,6 @@ package webhook
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -25,32 +22,24 @@ import (
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
-	"github.com/claimbridge/claimbridge/report"
+	"github.com/claimbridge/claimbridge/internal/testing/informertest"
+	"github.com/claimbridge/claimbridge/internal/testing/staticinventory"
+	"github.com/claimbridge/claimbridge/inventory"
+	"github.com/claimbridge/claimbridge/livereport"
+	"github.com/claimbridge/claimbridge/metrics"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
-func repoRoot(t testing.TB) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(file))
-}
-
-func loadFleet(t testing.TB, name string) *feasibility.Inventory {
-	t.Helper()
-	inv, err := feasibility.LoadInventory(filepath.Join(repoRoot(t), "examples", "fleets", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return inv
-}
-
-func namespaces(modes map[string]Mode) map[string]*corev1.Namespace {
+func namespaces(modes map[string]api.Mode) map[string]*corev1.Namespace {
 	out := map[string]*corev1.Namespace{}
 	for name, m := range modes {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		if m != ModeOff {
-			ns.Labels = map[string]string{ModeLabel: string(m)}
+		if m != api.ModeOff {
+			ns.Labels = map[string]string{api.LabelMode: string(m)}
 		}
 		out[name] = ns
 	}
@@ -60,22 +49,23 @@ func namespaces(modes map[string]Mode) map[string]*corev1.Namespace {
 type fixture struct {
 	handler *PodHandler
 	client  *fake.Clientset
-	metrics *Metrics
-	inv     *StaticInventory
+	metrics *metrics.Metrics
+	inv     *staticinventory.StaticInventory
+	store   *livereport.ReportStore
 }
 
 func newFixture(t *testing.T, fleet string, mutate func(*fixture)) *fixture {
 	t.Helper()
-	f := &fixture{client: fake.NewClientset(), metrics: NewMetrics()}
+	f := &fixture{client: fake.NewClientset(), metrics: metrics.NewMetrics(), store: &livereport.ReportStore{}}
 	if err := f.metrics.RegisterWith(prometheus.NewRegistry()); err != nil {
 		t.Fatal(err)
 	}
-	f.inv = &StaticInventory{
-		Namespaces: namespaces(map[string]Mode{"prod": ModeEnforce, "staging": ModeAudit, "dev": ModeOff, "claimbridge": ModeEnforce, "kube-system": ModeEnforce}),
+	f.inv = &staticinventory.StaticInventory{
+		Namespaces: namespaces(map[string]api.Mode{"prod": api.ModeEnforce, "staging": api.ModeAudit, "dev": api.ModeOff, "claimbridge": api.ModeEnforce, "kube-system": api.ModeEnforce}),
 		Features:   feasibility.DefaultFeatures(),
 	}
 	if fleet != "" {
-		f.inv.Fleet = loadFleet(t, fleet)
+		f.inv.Fleet = informertest.ExampleFleet(t, fleet)
 	}
 	f.handler = &PodHandler{
 		Decoder:   admission.NewDecoder(clientgoscheme.Scheme),
@@ -84,9 +74,9 @@ func newFixture(t *testing.T, fleet string, mutate func(*fixture)) *fixture {
 		Checker:   feasibility.NewChecker(feasibility.Options{}),
 		Templates: APITemplates{Client: f.client},
 		Namespace: "claimbridge",
-		Report:    &ReportStore{},
+		Report:    f.store,
 		Metrics:   f.metrics,
-		Recent:    &RecentTemplates{},
+		Recent:    &inventory.RecentTemplates{},
 		Now:       func() time.Time { return time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC) },
 	}
 	if mutate != nil {
@@ -208,7 +198,7 @@ func TestHandler(t *testing.T) {
 			fleet: "l4-inference", op: admissionv1.Create, pod: l4Pod("fresh"),
 			mutate: func(f *fixture) {
 				f.handler.LookupNamespace = func(_ context.Context, name string) (*corev1.Namespace, error) {
-					return namespaces(map[string]Mode{name: ModeEnforce})[name], nil
+					return namespaces(map[string]api.Mode{name: api.ModeEnforce})[name], nil
 				}
 			},
 			wantPatched: true, wantTemplate: true, wantWarnings: []string{"uses ResourceClaimTemplate"},
@@ -217,7 +207,7 @@ func TestHandler(t *testing.T) {
 			// The device plugin's nodes serve it: nothing to say (on a fleet
 			// without them it would be LegacyUnservable, unservable_test.go).
 			fleet: "legacy-gfd", op: admissionv1.Create, wantNoWarn: true,
-			pod:        builders.MakePod("p", "prod").Container("c").Limit("nvidia.com/gpu", "1").Annotation(translate.AnnotationSkip, "true").Obj(),
+			pod:        builders.MakePod("p", "prod").Container("c").Limit("nvidia.com/gpu", "1").Annotation(api.AnnotationSkip, "true").Obj(),
 			wantMetric: []string{"enforce", "Skip", "OptedOut"},
 		},
 		"already translated pod (reinvocation)": {
@@ -307,7 +297,7 @@ func TestHandler(t *testing.T) {
 				}
 			}
 			for _, w := range resp.Warnings {
-				if utf8.RuneCountInString(w) > maxWarningRunes || strings.Contains(w, "\n") {
+				if utf8.RuneCountInString(w) > explain.MaxWarningRunes || strings.Contains(w, "\n") {
 					t.Errorf("warning is not one short line: %q", w)
 				}
 			}
@@ -328,11 +318,11 @@ func TestHandlerReportsDecisionsPerNamespace(t *testing.T) {
 	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), false))
 	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("staging"), false))
 	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), true)) // dry runs are not reported
-	rep := f.handler.Report.Report(t.Context(), "prod", "p")
+	rep := f.store.Report(t.Context(), "prod", "p")
 	if rep.Summary.Total != 1 || rep.Items[0].Outcome != translate.OutcomeTranslate || rep.Items[0].Verdict != "FitsNow" {
 		t.Fatalf("prod report: %+v", rep)
 	}
-	if all := f.handler.Report.Report(t.Context(), "", "p"); all.Summary.Total != 2 {
+	if all := f.store.Report(t.Context(), "", "p"); all.Summary.Total != 2 {
 		t.Errorf("all namespaces: %d rows, want 2", all.Summary.Total)
 	}
 }
@@ -341,33 +331,10 @@ func TestHandlerRemembersTemplatesForRecreation(t *testing.T) {
 	f := newFixture(t, "l4-inference", nil)
 	resp := f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), false))
 	pod := applied(t, request(t, admissionv1.Create, l4Pod("prod"), false), resp)
-	name := pod.Annotations[translate.AnnotationTemplate]
+	name := pod.Annotations[api.AnnotationTemplate]
 	spec, ok := f.handler.Recent.Spec(name)
 	if !ok || translate.TemplateName(&spec.Spec) != name {
 		t.Fatalf("spec of %s not remembered", name)
-	}
-}
-
-func TestReportStoreKeepsTheLatestRowsPerNamespace(t *testing.T) {
-	s := &ReportStore{PerNamespace: 3, MaxNamespaces: 2}
-	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
-	for i := range 5 {
-		s.Add("a", report.Row{Name: fmt.Sprint(i)}, now.Add(time.Duration(i)*time.Second))
-	}
-	var names []string
-	for _, r := range s.Report(t.Context(), "a", "p").Items {
-		names = append(names, r.Name)
-	}
-	if diff := cmp.Diff([]string{"2", "3", "4"}, names); diff != "" {
-		t.Errorf("rows of a (-want,+got):\n%s", diff)
-	}
-	s.Add("b", report.Row{Name: "b"}, now.Add(10*time.Second))
-	s.Add("c", report.Row{Name: "c"}, now.Add(11*time.Second)) // a was seen least recently
-	if got := s.Report(t.Context(), "a", "p").Summary.Total; got != 0 {
-		t.Errorf("namespace a kept %d rows after eviction", got)
-	}
-	if got := s.Report(t.Context(), "", "p").Summary.Total; got != 2 {
-		t.Errorf("%d rows in all, want 2", got)
 	}
 }
 
@@ -381,7 +348,7 @@ func TestOnlyDenialsAreEventsAtAdmission(t *testing.T) {
 	f := newFixture(t, "l4-inference", func(f *fixture) {
 		f.handler.Recorder = rec
 		f.handler.Now = func() time.Time { return now }
-		namespaceLabel("prod", translate.LabelOnUnservable, "Deny")(f)
+		namespaceLabel("prod", api.LabelOnUnservable, "Deny")(f)
 	})
 	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), false))
 	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("staging"), false))

@@ -8,6 +8,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -108,7 +109,7 @@ func TestHandlerNeverStrandsAPod(t *testing.T) {
 			}
 			if !tc.wantPatched {
 				// Admitted as submitted: only its decision is added.
-				if ann, only := annotationsOnly(t, req.Object.Raw, mustJSON(t, resp.Patches)); !only || ann[AnnotationDecision] != DecisionKeptLegacy {
+				if ann, only := annotationsOnly(t, req.Object.Raw, mustJSON(t, resp.Patches)); !only || ann[api.AnnotationDecision] != api.DecisionKeptLegacy {
 					t.Errorf("the pod was changed beyond its decision (%v): %v", ann, resp.Patches)
 				}
 				if len(templates(t, f, "prod")) != 0 {

@@ -4,257 +4,84 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/record"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
-// TemplateController keeps claimbridge's ResourceClaimTemplates in step with
-// the pods that use them. It runs on the leader only:
-//   - a template no pod has referenced for Grace is deleted (with UID and
-//     resourceVersion preconditions, so a template recreated meanwhile
-//     survives);
-//   - a template that a pending pod refers to but that is missing (deleted
-//     by hand, or by a race with the collector) is recreated from the spec
-//     admission remembered or from a copy of the same name in another
-//     namespace (names are content hashes).
-//
-// It never touches templates without the claimbridge managed-by label.
-type TemplateController struct {
-	Client kubernetes.Interface
-	// Inventory's pod informer tells which templates pods refer to, and
-	// which pending pods miss theirs (no watch of pods of its own).
-	Inventory *Inventory
-	Recent    *RecentTemplates
-	// Grace an unused template is kept. Default 1h.
-	Grace time.Duration
-	// Interval between passes. Default Grace/4, between 5s and 1m.
-	Interval time.Duration
-	Recorder record.EventRecorder
-	Metrics  *Metrics
-	Now      func() time.Time
-
-	lastUsed map[string]time.Time
-}
-
-// NeedLeaderElection: one collector at a time.
-func (c *TemplateController) NeedLeaderElection() bool { return true }
-
-func (c *TemplateController) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
+// ensureTemplate makes sure the template exists with this spec: the cache
+// answers for templates that exist; otherwise it is created (AlreadyExists
+// from a concurrent replica is success once the specs agree). A template of
+// that name with another spec, or not made by claimbridge, is a conflict:
+// the pod then stays legacy.
+func (h *PodHandler) ensureTemplate(ctx context.Context, t *resourceapi.ResourceClaimTemplate) *translate.Reason {
+	if h.Recent != nil {
+		h.Recent.Remember(t)
 	}
-	return time.Now()
-}
-
-// Start runs the controller until ctx ends.
-func (c *TemplateController) Start(ctx context.Context) error {
-	if c.Grace <= 0 {
-		c.Grace = time.Hour
-	}
-	if c.Interval <= 0 {
-		c.Interval = min(max(c.Grace/4, 5*time.Second), time.Minute)
-	}
-	c.lastUsed = map[string]time.Time{}
-	wait := time.NewTicker(200 * time.Millisecond)
-	defer wait.Stop()
-	for !c.Inventory.Synced() {
-		select {
-		case <-ctx.Done():
+	if have, ok := h.Inventory.Template(t.Namespace, t.Name); ok {
+		key := have.Namespace + "/" + have.Name + "@" + have.ResourceVersion
+		if have.ResourceVersion != "" && h.templates.verified(key) {
 			return nil
-		case <-wait.C:
 		}
-	}
-	t := time.NewTicker(c.Interval)
-	defer t.Stop()
-	for {
-		c.Reconcile(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
+		r := conflict(have, t)
+		if r == nil {
+			h.templates.mark(key)
 		}
+		return r
 	}
+	err := h.Templates.Create(ctx, t)
+	if err == nil {
+		if h.Metrics != nil {
+			h.Metrics.TemplatesCreated.Inc()
+		}
+		return nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return &translate.Reason{Code: explain.ReasonTemplateError, Severity: translate.SeverityWarning,
+			Message: fmt.Sprintf("cannot create ResourceClaimTemplate %s/%s: %v; the pod stays as submitted", t.Namespace, t.Name, err)}
+	}
+	have, err := h.Templates.Get(ctx, t.Namespace, t.Name)
+	if err != nil {
+		return &translate.Reason{Code: explain.ReasonTemplateError, Severity: translate.SeverityWarning,
+			Message: fmt.Sprintf("cannot read ResourceClaimTemplate %s/%s: %v; the pod stays as submitted", t.Namespace, t.Name, err)}
+	}
+	return conflict(have, t)
 }
 
-// Reconcile runs one pass.
-func (c *TemplateController) Reconcile(ctx context.Context) {
-	logger := log.FromContext(ctx).WithName("templates")
-	now := c.now()
-	refs := map[string]bool{}
-	var pending []*corev1.Pod
-	for _, pod := range listAs[*corev1.Pod](c.Inventory.pods) {
-		name := pod.Annotations[translate.AnnotationTemplate]
-		if name == "" {
-			continue
-		}
-		refs[pod.Namespace+"/"+name] = true
-		if pod.Status.Phase == corev1.PodPending {
-			pending = append(pending, pod)
-		}
+func conflict(have, want *resourceapi.ResourceClaimTemplate) *translate.Reason {
+	if have.Labels[api.LabelManagedBy] == api.ManagedByValue && equality.Semantic.DeepEqual(have.Spec.Spec, want.Spec.Spec) {
+		return nil
 	}
-	existing := map[string]*resourceapi.ResourceClaimTemplate{}
-	byName := map[string]*resourceapi.ResourceClaimTemplate{}
-	for _, t := range c.Inventory.Templates() {
-		key := t.Namespace + "/" + t.Name
-		existing[key] = t
-		byName[t.Name] = t
-		if refs[key] {
-			c.lastUsed[key] = now
-			continue
-		}
-		last, ok := c.lastUsed[key]
-		if !ok {
-			// First sight: the grace period runs from now or from creation,
-			// whichever is later, so a restart never collects early.
-			last = now
-			if t.CreationTimestamp.After(now) {
-				last = t.CreationTimestamp.Time
-			}
-			c.lastUsed[key] = last
-		}
-		if now.Sub(last) < c.Grace {
-			continue
-		}
-		err := c.Client.ResourceV1().ResourceClaimTemplates(t.Namespace).Delete(ctx, t.Name, metav1.DeleteOptions{
-			Preconditions: &metav1.Preconditions{UID: &t.UID, ResourceVersion: &t.ResourceVersion},
-		})
-		switch {
-		case err == nil:
-			logger.Info("deleted unused template", "namespace", t.Namespace, "name", t.Name, "unusedFor", now.Sub(last).Round(time.Second).String())
-			if c.Metrics != nil {
-				c.Metrics.TemplatesDeleted.Inc()
-			}
-			delete(c.lastUsed, key)
-		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-			delete(c.lastUsed, key)
-		default:
-			logger.Error(err, "delete unused template", "namespace", t.Namespace, "name", t.Name)
-		}
-	}
-	for key := range c.lastUsed {
-		if _, ok := existing[key]; !ok {
-			delete(c.lastUsed, key)
-		}
-	}
-	for _, pod := range pending {
-		name := pod.Annotations[translate.AnnotationTemplate]
-		if existing[pod.Namespace+"/"+name] != nil || claimCreated(pod) {
-			continue
-		}
-		if err := c.recreate(ctx, pod, name, byName); err != nil {
-			logger.Error(err, "recreate missing template", "namespace", pod.Namespace, "name", name, "pod", pod.Name)
-			if c.Recorder != nil {
-				c.Recorder.Eventf(pod, corev1.EventTypeWarning, "TemplateMissing", "ResourceClaimTemplate %s is missing and cannot be recreated: %v", name, err)
-			}
-			continue
-		}
-		existing[pod.Namespace+"/"+name] = &resourceapi.ResourceClaimTemplate{}
-		logger.Info("recreated missing template", "namespace", pod.Namespace, "name", name, "pod", pod.Name)
-	}
+	return &translate.Reason{Code: explain.ReasonTemplateConflict, Severity: translate.SeverityWarning,
+		Message: fmt.Sprintf("ResourceClaimTemplate %s/%s exists with another spec or was not created by claimbridge; the pod stays as submitted", want.Namespace, want.Name)}
 }
 
-// claimCreated: the pod's claim exists already, so its template is no longer needed.
-func claimCreated(pod *corev1.Pod) bool {
-	for _, s := range pod.Status.ResourceClaimStatuses {
-		if s.Name == translate.ClaimName && s.ResourceClaimName != nil {
-			return true
-		}
-	}
-	return false
+// verifiedTemplates remembers "<namespace>/<name>@<resourceVersion>" of
+// cached templates already compared with the spec their name stands for
+// (bounded: emptied when it reaches maxVerified).
+type verifiedTemplates struct {
+	mu   sync.Mutex
+	keys map[string]bool
 }
 
-func (c *TemplateController) recreate(ctx context.Context, pod *corev1.Pod, name string, byName map[string]*resourceapi.ResourceClaimTemplate) error {
-	var spec resourceapi.ResourceClaimTemplateSpec
-	if c.Recent != nil {
-		if s, ok := c.Recent.Spec(name); ok {
-			spec = s
-		}
-	}
-	if spec.Spec.Devices.Requests == nil {
-		other, ok := byName[name]
-		if !ok {
-			return fmt.Errorf("no copy of %s is known", name)
-		}
-		spec = *other.Spec.DeepCopy()
-	}
-	if got := translate.TemplateName(&spec.Spec); got != name {
-		return fmt.Errorf("the known spec hashes to %s, not %s", got, name)
-	}
-	t := &resourceapi.ResourceClaimTemplate{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pod.Namespace, Labels: map[string]string{translate.LabelManagedBy: translate.ManagedByValue}},
-		Spec:       spec,
-	}
-	_, err := c.Client.ResourceV1().ResourceClaimTemplates(pod.Namespace).Create(ctx, t, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	if err == nil && c.Metrics != nil {
-		c.Metrics.TemplatesRecreated.Inc()
-	}
-	return nil
+const maxVerified = 8192
+
+func (v *verifiedTemplates) verified(key string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.keys[key]
 }
 
-// RecentTemplates remembers the specs of templates admission asked for, by
-// name. Names are content hashes, so a spec found under a name in any
-// namespace is the spec of that name everywhere.
-type RecentTemplates struct {
-	// Max entries. Default 4096.
-	Max int
-
-	mu    sync.Mutex
-	specs map[string]resourceapi.ResourceClaimTemplateSpec
-	order []string
-}
-
-// Remember records a template's spec.
-func (r *RecentTemplates) Remember(t *resourceapi.ResourceClaimTemplate) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.specs == nil {
-		r.specs = map[string]resourceapi.ResourceClaimTemplateSpec{}
+func (v *verifiedTemplates) mark(key string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.keys == nil || len(v.keys) >= maxVerified {
+		v.keys = map[string]bool{}
 	}
-	if _, ok := r.specs[t.Name]; ok {
-		return
-	}
-	maxN := r.Max
-	if maxN <= 0 {
-		maxN = 4096
-	}
-	if len(r.order) >= maxN {
-		delete(r.specs, r.order[0])
-		r.order = r.order[1:]
-	}
-	r.specs[t.Name] = *t.Spec.DeepCopy()
-	r.order = append(r.order, t.Name)
-}
-
-// Spec returns a remembered spec.
-func (r *RecentTemplates) Spec(name string) (resourceapi.ResourceClaimTemplateSpec, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s, ok := r.specs[name]
-	return *s.DeepCopy(), ok
-}
-
-// APITemplates is the TemplateClient on the API.
-type APITemplates struct{ Client kubernetes.Interface }
-
-// Create creates a template.
-func (a APITemplates) Create(ctx context.Context, t *resourceapi.ResourceClaimTemplate) error {
-	_, err := a.Client.ResourceV1().ResourceClaimTemplates(t.Namespace).Create(ctx, t, metav1.CreateOptions{})
-	return err
-}
-
-// Get reads a template.
-func (a APITemplates) Get(ctx context.Context, namespace, name string) (*resourceapi.ResourceClaimTemplate, error) {
-	return a.Client.ResourceV1().ResourceClaimTemplates(namespace).Get(ctx, name, metav1.GetOptions{})
+	v.keys[key] = true
 }

@@ -22,9 +22,10 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
-	"github.com/claimbridge/claimbridge/report"
+	"github.com/claimbridge/claimbridge/metrics"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -34,26 +35,26 @@ var warningCode = regexp.MustCompile(`^claimbridge( \(audit\))?: ([A-Z][A-Za-z]+
 
 // checkWarnings: every warning starts with the prefix and a code of the
 // catalog, is one line of valid UTF-8 without control characters and at
-// most maxWarningRunes long; together they stay within maxWarningsRunes.
+// most explain.MaxWarningRunes long; together they stay within explain.MaxWarningsRunes.
 func checkWarnings(t testing.TB, ws []string) {
 	t.Helper()
 	total := 0
 	for _, w := range ws {
 		total += utf8.RuneCountInString(w)
-		if utf8.RuneCountInString(w) > maxWarningRunes || !utf8.ValidString(w) || strings.ContainsFunc(w, unicode.IsControl) {
-			t.Errorf("warning is not one line of at most %d runes of UTF-8: %q", maxWarningRunes, w)
+		if utf8.RuneCountInString(w) > explain.MaxWarningRunes || !utf8.ValidString(w) || strings.ContainsFunc(w, unicode.IsControl) {
+			t.Errorf("warning is not one line of at most %d runes of UTF-8: %q", explain.MaxWarningRunes, w)
 		}
 		m := warningCode.FindStringSubmatch(w)
 		if m == nil {
 			t.Errorf("warning does not start with the prefix and a reason code: %q", w)
 			continue
 		}
-		if _, ok := Reasons().Lookup(translate.ReasonCode(m[2])); !ok {
+		if _, ok := explain.Reasons().Lookup(translate.ReasonCode(m[2])); !ok {
 			t.Errorf("warning starts with %q, not a code of the catalog: %q", m[2], w)
 		}
 	}
-	if total > maxWarningsRunes {
-		t.Errorf("warnings of one pod add up to %d runes, more than %d: %q", total, maxWarningsRunes, ws)
+	if total > explain.MaxWarningsRunes {
+		t.Errorf("warnings of one pod add up to %d runes, more than %d: %q", total, explain.MaxWarningsRunes, ws)
 	}
 }
 
@@ -149,7 +150,7 @@ func TestEveryWarningFitsTheAPIServersLimitAndLeadsWithItsCode(t *testing.T) {
 	lines := 0
 	for _, fleet := range []string{"mixed", "legacy-gfd", "l4-inference"} {
 		f := newFixture(t, fleet, func(f *fixture) {
-			f.handler.Metrics = NewMetrics()
+			f.handler.Metrics = metrics.NewMetrics()
 			if err := f.handler.Metrics.RegisterWith(prometheus.NewRegistry()); err != nil {
 				t.Fatal(err)
 			}
@@ -173,24 +174,5 @@ func TestEveryWarningFitsTheAPIServersLimitAndLeadsWithItsCode(t *testing.T) {
 	}
 	if lines < 100 {
 		t.Errorf("only %d warnings over the corpus: the test checks too little", lines)
-	}
-}
-
-// TestWarningLinesAreCutWithTheirCodeAndRemedyFirst: a reason whose
-// details are longer than a warning keeps its code and remedy, and says
-// where the rest is.
-func TestWarningLinesAreCutWithTheirCodeAndRemedyFirst(t *testing.T) {
-	long := translate.Reason{Code: translate.ReasonNodeNamePreset, Severity: translate.SeverityWarning, Message: strings.Repeat("détail ", 100)}
-	got := reasonLine("claimbridge: ", long, report.Row{})
-	want := "claimbridge: NodeNamePreset: " + catalog.Remedy(translate.ReasonNodeNamePreset) + "; détail"
-	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, moreInEvents) || utf8.RuneCountInString(got) != maxWarningRunes {
-		t.Errorf("line %q (%d runes), want it to start with %q and end with %q at %d runes", got, utf8.RuneCountInString(got), want, moreInEvents, maxWarningRunes)
-	}
-	short := translate.Reason{Code: translate.ReasonOptedOut, Message: "the pod opted out\r\nX: 1\xff"}
-	if got, want := reasonLine("claimbridge: ", short, report.Row{}), "claimbridge: OptedOut: "+catalog.Remedy(translate.ReasonOptedOut)+"; the pod opted out  X: 1\uFFFD"; got != want {
-		t.Errorf("line %q, want %q", got, want)
-	}
-	if got := withinBudget([]string{strings.Repeat("a", 2000), strings.Repeat("b", 48), "c"}); len(got) != 2 {
-		t.Errorf("kept %d lines of 2049 runes, want the 2 within %d", len(got), maxWarningsRunes)
 	}
 }

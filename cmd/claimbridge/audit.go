@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/forecast"
 	livepkg "github.com/claimbridge/claimbridge/internal/live"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
@@ -26,18 +27,21 @@ const (
 	failBreaks         = "breaks"
 )
 
+// auditOptions are audit's flags.
+type auditOptions struct {
+	files      []string
+	fleets     []string
+	output     string
+	failOn     []string
+	timeout    time.Duration
+	pol        policyFlags
+	kubeconfig string
+	namespaces []string
+	forecast   forecastFlags
+}
+
 func newAuditCommand() *cobra.Command {
-	var (
-		files   []string
-		fleets  []string
-		output  string
-		failOn  []string
-		timeout time.Duration
-		pol     policyFlags
-		kubecfg string
-		nsList  []string
-		fc      forecastFlags
-	)
+	var o auditOptions
 	c := &cobra.Command{
 		Use:   "audit (-f FILE|DIR|- --fleet DIR | --kubeconfig FILE [-n NS...]) [-o table|json|yaml|markdown|html] [--fail-on never-fits|untranslatable|breaks] [--forecast ...]",
 		Short: "Report what claimbridge would do with each pod template, checked against a fleet",
@@ -67,101 +71,142 @@ what the switch does to it: Moves, ServedByClass, StaysLegacy, Breaks or
 NotAffected. --fail-on breaks makes the exit code 1 when a row breaks.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if !slices.Contains(report.Formats, output) {
-				return usagef("-o must be one of %s", strings.Join(report.Formats, ", "))
-			}
-			for _, f := range failOn {
-				if f != failNever && f != failUntranslatable && f != failBreaks {
-					return usagef("--fail-on takes %s, %s or %s", failNever, failUntranslatable, failBreaks)
-				}
-				if f == failBreaks && !fc.on {
-					return usagef("--fail-on %s needs --forecast", failBreaks)
-				}
-			}
-			fopts, err := fc.options()
+			fopts, err := o.validate()
 			if err != nil {
 				return err
 			}
-			live := kubecfg != ""
-			switch {
-			case live && len(files) > 0:
-				return usagef("-f and --kubeconfig exclude each other")
-			case !live && len(files) == 0:
-				return usagef("%v (or --kubeconfig for a live cluster)", manifest.ErrNoInput)
-			case !live && len(fleets) == 0:
-				return usagef("--fleet DIR is required: the inventory to check against (see examples/fleets)")
-			}
-			policy, err := pol.load()
+			policy, err := o.pol.load()
 			if err != nil {
 				return err
 			}
-			var inv *feasibility.Inventory
-			var docs []manifest.Document
-			source := strings.Join(fleets, ",")
-			if live {
-				cs, err := clientFor(kubecfg)
-				if err != nil {
-					return err
-				}
-				if docs, err = livepkg.Workloads(c.Context(), cs, nsList); err != nil {
-					return err
-				}
-				if len(fleets) == 0 {
-					if inv, err = livepkg.Inventory(c.Context(), cs); err != nil {
-						return err
-					}
-					source = "cluster"
-				}
-			} else if docs, err = manifest.Read(files, c.InOrStdin()); err != nil {
-				return err
-			}
-			if fc.on {
-				if inv == nil {
-					if inv, err = feasibility.LoadInventory(fleets...); err != nil {
-						return fmt.Errorf("fleet: %w", err)
-					}
-				}
-				return runForecast(c, docs, inv, source, policy, fopts, fc, timeout, output, failOn)
-			}
-			if inv == nil {
-				if inv, err = feasibility.LoadInventory(fleets...); err != nil {
-					return fmt.Errorf("fleet: %w", err)
-				}
-			}
-			// DeviceClasses in the input files are part of the fleet, as
-			// the DRA drivers' demos ship them beside the pods.
-			fleet, err := feasibility.NewFleet(inv.WithClasses(offline.ClassesOf(docs)...), feasibility.Options{Timeout: timeout})
-			if err != nil {
-				return fmt.Errorf("fleet: %w", err)
-			}
-			docCount := len(docs)
-			ctx, cancel := context.WithTimeout(c.Context(), timeout*time.Duration(max(1, docCount)))
-			defer cancel()
-			items, _, err := offline.Translate(ctx, docs, offline.Options{Policy: policy, Classes: fleet.Inventory.Classes, Quotas: offline.QuotasOf(docs),
-				Checker: fleet.Checker, Snapshot: fleet.Snapshot})
+			in, err := o.read(c)
 			if err != nil {
 				return err
 			}
-			rows := offline.Rows(items)
-			rep := report.New(source, policy.Name(), rows)
-			rep.Reasons = offline.Reasons()
-			rep.FleetSummary = report.NewFleetSummary(fleet.Snapshot.Summary(c.Context()))
-			if err := rep.Write(c.OutOrStdout(), output); err != nil {
+			var rep *report.Report
+			if o.forecast.on {
+				rep, err = o.runForecast(c.Context(), in, policy, fopts)
+			} else {
+				rep, err = o.run(c.Context(), in, policy)
+			}
+			if err != nil {
 				return err
 			}
-			return failure(rep, failOn)
+			if err := rep.Write(c.OutOrStdout(), o.output); err != nil {
+				return err
+			}
+			return failure(rep, o.failOn)
 		},
 	}
-	c.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or - for stdin (repeatable)")
-	c.Flags().StringSliceVar(&fleets, "fleet", nil, "fleet inventory: YAML file or directory (repeatable)")
-	c.Flags().StringVarP(&output, "output", "o", "table", "output format: "+strings.Join(report.Formats, ", "))
-	c.Flags().StringVar(&kubecfg, "kubeconfig", "", "audit a live cluster through this kubeconfig instead of manifests")
-	c.Flags().StringSliceVarP(&nsList, "namespace", "n", nil, "with --kubeconfig: the namespaces to audit (default all)")
-	c.Flags().StringSliceVar(&failOn, "fail-on", nil, "exit 1 when a row is never-fits or untranslatable")
-	c.Flags().DurationVar(&timeout, "timeout", 2*time.Second, "deadline of one feasibility check (a check that hits it is Unknown)")
-	pol.add(c)
-	fc.add(c)
+	c.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "manifest file, directory or - for stdin (repeatable)")
+	c.Flags().StringSliceVar(&o.fleets, "fleet", nil, "fleet inventory: YAML file or directory (repeatable)")
+	c.Flags().StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(report.Formats, ", "))
+	c.Flags().StringVar(&o.kubeconfig, "kubeconfig", "", "audit a live cluster through this kubeconfig instead of manifests")
+	c.Flags().StringSliceVarP(&o.namespaces, "namespace", "n", nil, "with --kubeconfig: the namespaces to audit (default all)")
+	c.Flags().StringSliceVar(&o.failOn, "fail-on", nil, "exit 1 when a row is never-fits or untranslatable")
+	c.Flags().DurationVar(&o.timeout, "timeout", 2*time.Second, "deadline of one feasibility check (a check that hits it is Unknown)")
+	o.pol.add(c)
+	o.forecast.add(c)
 	return c
+}
+
+// validate checks the flags together, and builds the forecast's options.
+func (o *auditOptions) validate() (forecast.Options, error) {
+	if !slices.Contains(report.Formats, o.output) {
+		return forecast.Options{}, usagef("-o must be one of %s", strings.Join(report.Formats, ", "))
+	}
+	for _, f := range o.failOn {
+		if f != failNever && f != failUntranslatable && f != failBreaks {
+			return forecast.Options{}, usagef("--fail-on takes %s, %s or %s", failNever, failUntranslatable, failBreaks)
+		}
+		if f == failBreaks && !o.forecast.on {
+			return forecast.Options{}, usagef("--fail-on %s needs --forecast", failBreaks)
+		}
+	}
+	fopts, err := o.forecast.options()
+	if err != nil {
+		return fopts, err
+	}
+	live := o.kubeconfig != ""
+	switch {
+	case live && len(o.files) > 0:
+		return fopts, usagef("-f and --kubeconfig exclude each other")
+	case !live && len(o.files) == 0:
+		return fopts, usagef("%v (or --kubeconfig for a live cluster)", manifest.ErrNoInput)
+	case !live && len(o.fleets) == 0:
+		return fopts, usagef("--fleet DIR is required: the inventory to check against (see examples/fleets)")
+	}
+	return fopts, nil
+}
+
+// auditInput is what an audit reads: the workloads, and the fleet from the
+// cluster when no --fleet is given (nil otherwise); source names the fleet.
+type auditInput struct {
+	docs    []manifest.Document
+	cluster *feasibility.Inventory
+	source  string
+}
+
+// read reads the manifests, or the workloads (and, without --fleet, the
+// inventory) of the cluster.
+func (o *auditOptions) read(c *cobra.Command) (auditInput, error) {
+	in := auditInput{source: strings.Join(o.fleets, ",")}
+	if o.kubeconfig == "" {
+		docs, err := manifest.Read(o.files, c.InOrStdin())
+		in.docs = docs
+		return in, err
+	}
+	cs, err := clientFor(o.kubeconfig)
+	if err != nil {
+		return in, err
+	}
+	if in.docs, err = livepkg.Workloads(c.Context(), cs, o.namespaces); err != nil {
+		return in, err
+	}
+	if len(o.fleets) == 0 {
+		if in.cluster, err = livepkg.Inventory(c.Context(), cs); err != nil {
+			return in, err
+		}
+		in.source = "cluster"
+	}
+	return in, nil
+}
+
+// fleet opens the fleet the audit checks against: the --fleet files, or the
+// cluster's inventory, with the DeviceClasses of the input's own files (the
+// DRA drivers' demos ship them beside the pods).
+func (o *auditOptions) fleet(in auditInput) (*feasibility.Fleet, error) {
+	opts, classes := feasibility.Options{Timeout: o.timeout}, offline.ClassesOf(in.docs)
+	var fleet *feasibility.Fleet
+	var err error
+	if in.cluster != nil {
+		fleet, err = feasibility.NewFleet(in.cluster.WithClasses(classes...), opts)
+	} else {
+		fleet, err = feasibility.OpenFleet(opts, classes, o.fleets...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	return fleet, nil
+}
+
+// run audits the workloads against the fleet as it is.
+func (o *auditOptions) run(ctx context.Context, in auditInput, policy *translate.Policy) (*report.Report, error) {
+	fleet, err := o.fleet(in)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout*time.Duration(max(1, len(in.docs))))
+	defer cancel()
+	items, _, err := offline.Translate(ctx, in.docs, offline.Options{Policy: policy, Classes: fleet.Inventory.Classes, Quotas: offline.QuotasOf(in.docs),
+		Checker: fleet.Checker, Snapshot: fleet.Snapshot})
+	if err != nil {
+		return nil, err
+	}
+	rep := report.New(in.source, policy.Name(), offline.Rows(items))
+	rep.Reasons = offline.Reasons()
+	rep.FleetSummary = report.NewFleetSummary(fleet.Snapshot.Summary(ctx))
+	return rep, nil
 }
 
 func failure(rep *report.Report, failOn []string) error {

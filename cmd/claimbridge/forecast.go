@@ -12,7 +12,6 @@ import (
 
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/forecast"
-	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
@@ -69,27 +68,31 @@ func (f *forecastFlags) options() (forecast.Options, error) {
 	return o, nil
 }
 
-// runForecast is audit --forecast.
-func runForecast(c *cobra.Command, docs []manifest.Document, before *feasibility.Inventory, source string, policy *translate.Policy,
-	fopts forecast.Options, fc forecastFlags, timeout time.Duration, output string, failOn []string) error {
-	ctx, cancel := context.WithTimeout(c.Context(), timeout*time.Duration(max(1, len(docs))))
-	defer cancel()
-	rows, f, after, err := offline.Cutover(ctx, docs, offline.CutoverOptions{Policy: policy, Before: before, Forecast: fopts,
-		Quotas: offline.QuotasOf(docs), Check: feasibility.Options{Timeout: timeout}})
-	if err != nil {
-		return err
-	}
-	if fc.out != "" {
-		if err := os.WriteFile(fc.out, []byte(f.YAML), 0o600); err != nil {
-			return fmt.Errorf("--forecast-out: %w", err)
+// runForecast is audit --forecast: the workloads decided against the fleet
+// as it will be after the switch to DRA.
+func (o *auditOptions) runForecast(ctx context.Context, in auditInput, policy *translate.Policy, fopts forecast.Options) (*report.Report, error) {
+	before := in.cluster
+	if before == nil {
+		var err error
+		if before, err = feasibility.LoadInventory(o.fleets...); err != nil {
+			return nil, fmt.Errorf("fleet: %w", err)
 		}
 	}
-	rep := report.New(source+" (forecast after the switch to DRA)", policy.Name(), rows)
+	ctx, cancel := context.WithTimeout(ctx, o.timeout*time.Duration(max(1, len(in.docs))))
+	defer cancel()
+	rows, f, after, err := offline.Cutover(ctx, in.docs, offline.CutoverOptions{Policy: policy, Before: before, Forecast: fopts,
+		Quotas: offline.QuotasOf(in.docs), Check: feasibility.Options{Timeout: o.timeout}})
+	if err != nil {
+		return nil, err
+	}
+	if o.forecast.out != "" {
+		if err := os.WriteFile(o.forecast.out, []byte(f.YAML), 0o600); err != nil {
+			return nil, fmt.Errorf("--forecast-out: %w", err)
+		}
+	}
+	rep := report.New(in.source+" (forecast after the switch to DRA)", policy.Name(), rows)
 	rep.Reasons = offline.Reasons()
 	rep.Forecast = f
 	rep.FleetSummary = report.NewFleetSummary(after.Snapshot.Summary(ctx))
-	if err := rep.Write(c.OutOrStdout(), output); err != nil {
-		return err
-	}
-	return failure(rep, failOn)
+	return rep, nil
 }

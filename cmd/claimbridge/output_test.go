@@ -1,16 +1,15 @@
 package main
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-var updateOutput = flag.Bool("update", false, "rewrite the golden files under testdata/output")
+	"github.com/claimbridge/claimbridge/internal/testing/golden"
+)
 
 // outputCases are real-file-shaped inputs of `claimbridge translate`, with
 // the flags they are translated with; each input.yaml's output is
@@ -51,19 +50,7 @@ func TestTranslateOutputIsWhatAReviewerDiffs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "output", name+".golden.yaml")
-			if *updateOutput {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("output differs from %s (-want,+got):\n%s", golden, diff)
-			}
+			golden.Check(t, filepath.Join("testdata", "output", name+".golden.yaml"), []byte(got))
 			if name == "unchanged" && got != string(input) {
 				t.Errorf("a file with nothing to translate changed (-input,+output):\n%s", cmp.Diff(string(input), got))
 			}

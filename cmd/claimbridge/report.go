@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/internal/offline"
 	"github.com/claimbridge/claimbridge/report"
-	"github.com/claimbridge/claimbridge/webhook"
 )
 
 func newReportCommand() *cobra.Command {
@@ -56,7 +56,7 @@ as 'claimbridge audit ... -o html'.`,
 				return err
 			}
 			// The report may come from audit or from the webhook: remedies for the codes of both.
-			rep.Reasons = webhook.Reasons().Union(offline.Reasons())
+			rep.Reasons = explain.Reasons().Union(offline.Reasons())
 			return rep.Write(c.OutOrStdout(), output)
 		},
 	}

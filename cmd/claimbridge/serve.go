@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"os"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/claimbridge/claimbridge/certs"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/policyreport"
 	"github.com/claimbridge/claimbridge/internal/server"
@@ -54,6 +54,10 @@ type serveOptions struct {
 	logFormat          string
 	logLevel           string
 	shutdownTimeout    time.Duration
+
+	// Parsed by validate.
+	minTLS   uint16
+	features feasibility.Features
 }
 
 func newServeCommand() *cobra.Command {
@@ -121,16 +125,19 @@ func (o *serveOptions) validate() error {
 		return usagef("--tls-mode must be %s or %s", tlsSelfManaged, tlsCertManager)
 	case o.logFormat != "json" && o.logFormat != "text":
 		return usagef("--log-format must be json or text")
-	case o.tlsMinVersion != "VersionTLS12" && o.tlsMinVersion != "VersionTLS13":
-		return usagef("--tls-min-version must be VersionTLS12 or VersionTLS13")
 	}
+	minTLS, err := certs.ParseTLSVersion(o.tlsMinVersion)
+	if err != nil {
+		return usagef("--tls-min-version: %v", err)
+	}
+	o.minTLS = minTLS
 	if _, err := policyreport.ParseAPI(o.policyReports); err != nil {
 		return usageError{err}
 	}
 	if _, err := zapcore.ParseLevel(o.logLevel); err != nil {
 		return usagef("--log-level: %v", err)
 	}
-	if _, err := parseFeatures(o.allocatorFeatures); err != nil {
+	if o.features, err = parseFeatures(o.allocatorFeatures); err != nil {
 		return usageError{err}
 	}
 	return nil
@@ -172,17 +179,12 @@ func runServe(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
-	features, _ := parseFeatures(o.allocatorFeatures)
-	minTLS := uint16(tls.VersionTLS12)
-	if o.tlsMinVersion == "VersionTLS13" {
-		minTLS = tls.VersionTLS13
-	}
 	return server.Run(ctx, cfg, server.Options{
 		Namespace: o.namespace, WebhookHost: o.bindAddress, WebhookPort: o.webhookPort, CertDir: o.certDir, TLSMode: o.tlsMode,
 		TLSSecretName: o.tlsSecretName, ServiceName: o.serviceName, WebhookConfigName: o.webhookConfigName,
-		CAValidity: o.caValidity, CertValidity: o.certValidity, TLSMinVersion: minTLS, Policy: o.policy, KueueConfig: o.kueueConfig,
+		CAValidity: o.caValidity, CertValidity: o.certValidity, TLSMinVersion: o.minTLS, Policy: o.policy, KueueConfig: o.kueueConfig,
 		MetricsAddr: o.metricsAddr, MetricsInsecure: !o.metricsSecure, ProbeAddr: o.probeAddr, PprofAddr: o.pprofAddr, LeaderElect: o.leaderElect, LeaderElectionID: o.leaderElectionID,
-		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, FeasibilitySearches: o.feasibilitySearch, ReservationTTL: o.reservationTTL, StrandedAfter: o.strandedAfter, Features: features,
+		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, FeasibilitySearches: o.feasibilitySearch, ReservationTTL: o.reservationTTL, StrandedAfter: o.strandedAfter, Features: o.features,
 		PolicyReports: policyreport.API(o.policyReports), PolicyReportsInterval: o.policyReportsEvery, ShutdownTimeout: o.shutdownTimeout,
 	})
 }

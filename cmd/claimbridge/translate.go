@@ -134,11 +134,7 @@ or 1 with the reason on stderr (Helm then fails the release).`,
 			opts := offline.Options{Policy: policy, Classes: shipped, Quotas: offline.QuotasOf(docs), ListNodes: true}
 			ctx := c.Context()
 			if len(fleets) > 0 {
-				inv, err := feasibility.LoadInventory(fleets...)
-				if err != nil {
-					return fmt.Errorf("fleet: %w", err)
-				}
-				fleet, err := feasibility.NewFleet(inv.WithClasses(shipped...), feasibility.Options{Timeout: timeout})
+				fleet, err := feasibility.OpenFleet(feasibility.Options{Timeout: timeout}, shipped, fleets...)
 				if err != nil {
 					return fmt.Errorf("fleet: %w", err)
 				}

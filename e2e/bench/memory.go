@@ -30,6 +30,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/inventory"
 	"github.com/claimbridge/claimbridge/webhook"
 )
 
@@ -157,7 +158,7 @@ func probeInventory(ctx context.Context, kubeconfig, file string) (memSample, er
 	if err != nil {
 		return memSample{}, err
 	}
-	inv := webhook.NewInventory(client, webhook.InventoryOptions{})
+	inv := inventory.New(client, inventory.Options{})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() { _ = inv.Start(ctx) }()

@@ -31,11 +31,17 @@ import (
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/certs"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/internal/server"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
+	"github.com/claimbridge/claimbridge/internal/testing/staticinventory"
+	"github.com/claimbridge/claimbridge/inventory"
+	"github.com/claimbridge/claimbridge/livereport"
+	"github.com/claimbridge/claimbridge/metrics"
 	"github.com/claimbridge/claimbridge/translate"
 	"github.com/claimbridge/claimbridge/webhook"
 )
@@ -109,9 +115,13 @@ func (h noopHandler) Handle(_ context.Context, req admission.Request) admission.
 // unsynced is an inventory whose fleet is never ready: the handler translates
 // and then skips the allocator (verdict Unknown, the pod admitted as submitted
 // with a warning). It is the webhook without feasibility.
-type unsynced struct{ *webhook.StaticInventory }
+type unsynced struct {
+	*staticinventory.StaticInventory
+}
 
-func (unsynced) Snapshot(time.Time) (*feasibility.Snapshot, error) { return nil, webhook.ErrNotSynced }
+func (unsynced) Snapshot(time.Time) (*feasibility.Snapshot, error) {
+	return nil, inventory.ErrNotSynced
+}
 
 // target is one webhook server under load.
 type target struct {
@@ -148,7 +158,7 @@ func benchWebhook(ctx context.Context, w io.Writer, o options) error {
 	if err := os.WriteFile(policyFile, []byte(benchPolicy), 0o600); err != nil {
 		return err
 	}
-	policy, err := webhook.NewPolicyFile(policyFile) // loaded once, as the server does
+	policy, err := server.NewPolicyFiles(policyFile, "") // loaded once, as the server does
 	if err != nil {
 		return err
 	}
@@ -160,16 +170,16 @@ func benchWebhook(ctx context.Context, w io.Writer, o options) error {
 	if err != nil {
 		return err
 	}
-	namespaces := map[string]*corev1.Namespace{benchNamespace: {ObjectMeta: metav1.ObjectMeta{Name: benchNamespace, Labels: map[string]string{webhook.ModeLabel: string(webhook.ModeEnforce)}}}}
+	namespaces := map[string]*corev1.Namespace{benchNamespace: {ObjectMeta: metav1.ObjectMeta{Name: benchNamespace, Labels: map[string]string{api.LabelMode: string(api.ModeEnforce)}}}}
 	// The informer cache holds the template once the first pod of the
 	// workload created it (with a resourceVersion, as every object an
 	// informer holds).
 	res.Template.ResourceVersion = "1"
-	static := func() *webhook.StaticInventory {
-		return &webhook.StaticInventory{Fleet: fleet, Namespaces: namespaces, Existing: []*resourceapi.ResourceClaimTemplate{res.Template}, Features: feasibility.DefaultFeatures()}
+	static := func() *staticinventory.StaticInventory {
+		return &staticinventory.StaticInventory{Fleet: fleet, Namespaces: namespaces, Existing: []*resourceapi.ResourceClaimTemplate{res.Template}, Features: feasibility.DefaultFeatures()}
 	}
-	metrics := webhook.NewMetrics()
-	if err := metrics.Register(); err != nil {
+	m := metrics.NewMetrics()
+	if err := m.Register(); err != nil {
 		return err
 	}
 	client := fake.NewClientset()
@@ -182,11 +192,11 @@ func benchWebhook(ctx context.Context, w io.Writer, o options) error {
 	if err := os.WriteFile(offFile, []byte(benchPolicy+"  placement: Off\n"), 0o600); err != nil {
 		return err
 	}
-	placementOff, err := webhook.NewPolicyFile(offFile)
+	placementOff, err := server.NewPolicyFiles(offFile, "")
 	if err != nil {
 		return err
 	}
-	handler := func(inv webhook.InventoryReader, cacheSize int, policy *webhook.PolicyFile) *webhook.PodHandler {
+	handler := func(inv webhook.InventoryReader, cacheSize int, policy *server.PolicyFile) *webhook.PodHandler {
 		return &webhook.PodHandler{
 			Decoder:   admission.NewDecoder(clientgoscheme.Scheme),
 			Policy:    policy.Get,
@@ -195,9 +205,9 @@ func benchWebhook(ctx context.Context, w io.Writer, o options) error {
 			Templates: webhook.APITemplates{Client: client},
 			Namespace: "claimbridge-system",
 			Recorder:  recorder,
-			Report:    &webhook.ReportStore{},
-			Metrics:   metrics,
-			Recent:    &webhook.RecentTemplates{},
+			Report:    &livereport.ReportStore{},
+			Metrics:   m,
+			Recent:    &inventory.RecentTemplates{},
 		}
 	}
 	nodes := human(o.webhookNodes)

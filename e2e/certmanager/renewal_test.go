@@ -24,12 +24,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/binary"
 	"github.com/claimbridge/claimbridge/e2e/certmanager"
 	"github.com/claimbridge/claimbridge/e2e/chart"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 const (
@@ -390,7 +390,7 @@ func legacyPod(ns, generateName string) *corev1.Pod {
 }
 
 func translated(p *corev1.Pod) bool {
-	return p != nil && slices.ContainsFunc(p.Spec.ResourceClaims, func(c corev1.PodResourceClaim) bool { return c.Name == translate.ClaimName })
+	return p != nil && slices.ContainsFunc(p.Spec.ResourceClaims, func(c corev1.PodResourceClaim) bool { return c.Name == api.ClaimName })
 }
 
 type admission struct {

@@ -1,14 +1,10 @@
 package cluster
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -16,9 +12,9 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 // Inventory is the content of a fleet directory: standard Kubernetes objects describing nodes
@@ -32,73 +28,30 @@ type Inventory struct {
 }
 
 // ReadFleet reads every *.yaml, *.yml and *.json file in dir (not recursively, in name
-// order). Each file holds one or more documents of kind Node, DeviceClass, ResourceSlice,
-// ResourceClaim or DeviceTaintRule (resource.k8s.io/v1); any other kind is an error, so a
-// fleet never silently loses part of its inventory.
+// order) with the CLI's own reader (feasibility.LoadInventory). Each file holds documents of
+// kind Node, DeviceClass, ResourceSlice, ResourceClaim or DeviceTaintRule
+// (resource.k8s.io/v1); any other kind, and a pod, is an error, so a fleet never silently
+// loses part of its inventory.
 func ReadFleet(dir string) (*Inventory, error) {
-	entries, err := os.ReadDir(dir)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("read fleet: %w", err)
+	}
+	read, err := feasibility.LoadInventory(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read fleet: %w", err)
 	}
-	inv := &Inventory{}
-	for _, e := range entries {
-		ext := filepath.Ext(e.Name())
-		if e.IsDir() || (ext != ".yaml" && ext != ".yml" && ext != ".json") {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("read fleet: %w", err)
-		}
-		if err := inv.add(data); err != nil {
-			return nil, fmt.Errorf("fleet file %s: %w", path, err)
-		}
+	if len(read.Ignored) > 0 || len(read.Pods) > 0 {
+		return nil, fmt.Errorf("read fleet %s: unsupported objects (a fleet holds nodes and DRA objects only): %s", dir,
+			strings.Join(append(slices.Clone(read.Ignored), podNames(read.Pods)...), "; "))
 	}
-	return inv, nil
+	return &Inventory{Nodes: read.Nodes, DeviceClasses: read.Classes, ResourceSlices: read.Slices,
+		ResourceClaims: read.Claims, DeviceTaintRules: read.TaintRules}, nil
 }
 
-func (inv *Inventory) add(data []byte) error {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	decoder := scheme.Codecs.UniversalDeserializer()
-	for i := 0; ; i++ {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("document %d: %w", i, err)
-		}
-		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
-			continue
-		}
-		obj, gvk, err := decoder.Decode(doc, nil, nil)
-		if err != nil {
-			return fmt.Errorf("document %d: %w", i, err)
-		}
-		switch o := obj.(type) {
-		case *corev1.Node:
-			inv.Nodes = append(inv.Nodes, o)
-		case *resourceapi.DeviceClass:
-			inv.DeviceClasses = append(inv.DeviceClasses, o)
-		case *resourceapi.ResourceSlice:
-			inv.ResourceSlices = append(inv.ResourceSlices, o)
-		case *resourceapi.ResourceClaim:
-			inv.ResourceClaims = append(inv.ResourceClaims, o)
-		case *resourceapi.DeviceTaintRule:
-			inv.DeviceTaintRules = append(inv.DeviceTaintRules, o)
-		default:
-			return fmt.Errorf("document %d: unsupported kind %s", i, gvk)
-		}
-	}
-}
-
-func stripComments(doc []byte) []byte {
-	var out []byte
-	for line := range bytes.Lines(doc) {
-		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("#")) {
-			out = append(out, line...)
-		}
+func podNames(pods []*corev1.Pod) []string {
+	out := make([]string, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, "v1 Pod "+p.Namespace+"/"+p.Name)
 	}
 	return out
 }

@@ -1,7 +1,10 @@
 package cluster
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,10 +33,19 @@ func TestWithPrefixRenamesNodesPoolsAndEveryReferenceToThem(t *testing.T) {
 }
 
 func TestReadFleetRejectsKindsItCannotPublish(t *testing.T) {
-	inv := &Inventory{}
-	err := inv.add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"))
-	if err == nil {
-		t.Fatalf("a ConfigMap was accepted into %+v", inv)
+	for name, doc := range map[string]string{
+		"a ConfigMap": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+		"a bound pod": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  nodeName: n\n  containers: [{name: c}]\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "fleet.yaml"), []byte(doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if inv, err := ReadFleet(dir); err == nil || !strings.Contains(err.Error(), "unsupported objects") {
+				t.Fatalf("read %+v, %v; want an error naming the unsupported objects", inv, err)
+			}
+		})
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/report"
@@ -41,7 +42,7 @@ func legacyPod(ns, generateName string) *corev1.Pod {
 }
 
 func translated(p *corev1.Pod) bool {
-	return slices.ContainsFunc(p.Spec.ResourceClaims, func(c corev1.PodResourceClaim) bool { return c.Name == translate.ClaimName })
+	return slices.ContainsFunc(p.Spec.ResourceClaims, func(c corev1.PodResourceClaim) bool { return c.Name == api.ClaimName })
 }
 
 func legacy(p *corev1.Pod) bool {

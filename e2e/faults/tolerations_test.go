@@ -9,9 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // TestGKEPodWithoutTolerationsIsTranslatedOntoTheTaintedGPUNode: this
@@ -87,7 +87,7 @@ func TestGKEPodWithoutTolerationsIsTranslatedOntoTheTaintedGPUNode(t *testing.T)
 			return false, err
 		}
 		for _, s := range p.Status.ResourceClaimStatuses {
-			if s.Name != translate.ClaimName || s.ResourceClaimName == nil {
+			if s.Name != api.ClaimName || s.ResourceClaimName == nil {
 				continue
 			}
 			c, err := client.ResourceV1().ResourceClaims(ns).Get(ctx, *s.ResourceClaimName, metav1.GetOptions{})

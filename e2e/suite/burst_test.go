@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/translate"
@@ -69,7 +70,7 @@ func settled(t *testing.T, ns, app string, want int, dra, legacy map[string]bool
 				continue
 			}
 			bound++
-			_, isTranslated := p.Annotations[translate.AnnotationTemplate]
+			_, isTranslated := p.Annotations[api.AnnotationTemplate]
 			switch {
 			case isTranslated && dra[p.Spec.NodeName]:
 				translated++
@@ -199,7 +200,7 @@ func TestAPodStaysOnTheDevicePluginWhileDRAIsFullUnlessItsNamespaceWaits(t *test
 	}
 	pod := builders.MakePod("late", ns).Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
 	got, warns := create(t, pod)
-	if _, ok := got.Annotations[translate.AnnotationTemplate]; ok {
+	if _, ok := got.Annotations[api.AnnotationTemplate]; ok {
 		t.Fatalf("the pod was translated while DRA is full; warnings %q", warns)
 	}
 	if !strings.Contains(strings.Join(warns, "\n"), "DRABusyLegacyFree") {
@@ -209,10 +210,10 @@ func TestAPodStaysOnTheDevicePluginWhileDRAIsFullUnlessItsNamespaceWaits(t *test
 		t.Errorf("late was bound to %s, not a device-plugin node", p.Spec.NodeName)
 	}
 
-	waitNS := tc.Namespace(t, "burst-wait-", map[string]string{cluster.ModeLabel: "enforce", translate.LabelWhenDRABusy: string(translate.WhenDRABusyWait)})
+	waitNS := tc.Namespace(t, "burst-wait-", map[string]string{cluster.ModeLabel: "enforce", api.LabelWhenDRABusy: string(translate.WhenDRABusyWait)})
 	pod = builders.MakePod("waits", waitNS).Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
 	got, warns = create(t, pod)
-	if _, ok := got.Annotations[translate.AnnotationTemplate]; !ok {
+	if _, ok := got.Annotations[api.AnnotationTemplate]; !ok {
 		t.Fatalf("the pod of a Wait namespace was not translated; warnings %q", warns)
 	}
 	if !strings.Contains(strings.Join(warns, "\n"), "DRABusyWaiting") || !strings.Contains(strings.Join(warns, "\n"), "wait") {
@@ -275,7 +276,7 @@ func TestAStrandedPodIsToldAndRecreatedWhereItsNamespaceAsks(t *testing.T) {
 			return false, err
 		}
 		first = pods.Items[0]
-		_, translated := first.Annotations[translate.AnnotationTemplate]
+		_, translated := first.Annotations[api.AnnotationTemplate]
 		return translated && first.Spec.NodeName == "", nil
 	})
 
@@ -314,7 +315,7 @@ func TestAStrandedPodIsToldAndRecreatedWhereItsNamespaceAsks(t *testing.T) {
 			if p.UID == first.UID {
 				continue
 			}
-			if _, translated := p.Annotations[translate.AnnotationTemplate]; translated {
+			if _, translated := p.Annotations[api.AnnotationTemplate]; translated {
 				return false, fmt.Errorf("the recreated pod %s was translated again", p.Name)
 			}
 			return legacy[p.Spec.NodeName], nil

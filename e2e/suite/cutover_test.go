@@ -17,11 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/report"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // cutoverWorkload is a Deployment of the cutover test and what the
@@ -74,7 +74,7 @@ func (w cutoverWorkload) pods(ctx context.Context) ([]corev1.Pod, error) {
 // (FailedCreate, no pod).
 func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 	ns, _ := setup(t, "enforce")
-	deny := tc.Namespace(t, "cutover-deny-", map[string]string{cluster.ModeLabel: "enforce", translate.LabelOnUnservable: "Deny"})
+	deny := tc.Namespace(t, "cutover-deny-", map[string]string{cluster.ModeLabel: "enforce", api.LabelOnUnservable: "Deny"})
 	before, err := cluster.ReadFleet(filepath.Join(fleetsDir, "before-cutover"))
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 				return false, err
 			}
 			for _, p := range pods {
-				if _, translated := p.Annotations[translate.AnnotationTemplate]; translated {
+				if _, translated := p.Annotations[api.AnnotationTemplate]; translated {
 					return false, fmt.Errorf("pod %s translated before the switch", p.Name)
 				}
 				if p.Spec.NodeName == "" {
@@ -192,7 +192,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 		if err != nil {
 			return false, err
 		}
-		if _, translated := got.Annotations[translate.AnnotationTemplate]; !translated {
+		if _, translated := got.Annotations[api.AnnotationTemplate]; !translated {
 			return false, nil
 		}
 		refused := workloads[3].pod.DeepCopy()
@@ -216,7 +216,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 					return false, err
 				}
 				for _, p := range pods {
-					if _, translated := p.Annotations[translate.AnnotationTemplate]; !translated {
+					if _, translated := p.Annotations[api.AnnotationTemplate]; !translated {
 						return false, fmt.Errorf("pod %s was admitted as submitted after the switch", p.Name)
 					}
 					if p.Spec.NodeName == "" {
@@ -235,7 +235,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 					return false, err
 				}
 				for _, p := range pods {
-					if _, translated := p.Annotations[translate.AnnotationTemplate]; translated || p.Spec.NodeName != "" && p.Spec.NodeName != optOut {
+					if _, translated := p.Annotations[api.AnnotationTemplate]; translated || p.Spec.NodeName != "" && p.Spec.NodeName != optOut {
 						return false, fmt.Errorf("pod %s: translated %t, bound to %q; want as submitted on %s", p.Name, translated, p.Spec.NodeName, optOut)
 					}
 					if p.Spec.NodeName == "" {
@@ -260,7 +260,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 					return false, err
 				}
 				for _, p := range pods {
-					if _, translated := p.Annotations[translate.AnnotationTemplate]; translated || p.Spec.NodeName != "" {
+					if _, translated := p.Annotations[api.AnnotationTemplate]; translated || p.Spec.NodeName != "" {
 						return false, fmt.Errorf("pod %s: translated %t, bound to %q; want as submitted and Pending", p.Name, translated, p.Spec.NodeName)
 					}
 					if len(events(t, w.ns, p.Name, "LegacyUnservable")) == 0 {

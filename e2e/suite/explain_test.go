@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // describeEvents lists the Events kubectl describe pod shows for a pod: those
@@ -59,7 +59,7 @@ func TestEveryPodExplainsItselfInKubectlDescribe(t *testing.T) {
 
 	translated, _ := create(t, builders.MakePod("infer", ns).Container("server").Limit("nvidia.com/gpu", "1").
 		NodeSelector("nvidia.com/gpu.product", "NVIDIA-L4").Obj())
-	tmpl := translated.Annotations[translate.AnnotationTemplate]
+	tmpl := translated.Annotations[api.AnnotationTemplate]
 	if !hasClaim(translated) || tmpl == "" {
 		t.Fatalf("pod was not translated: %v", translated.Spec.ResourceClaims)
 	}

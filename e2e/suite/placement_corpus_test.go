@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/placementcorpus"
 	"github.com/claimbridge/claimbridge/report"
@@ -331,10 +332,10 @@ func runCorpusCase(t *testing.T, ns string, fleet *corpusFleet, c corpusCase, wa
 		return
 	}
 
-	if !hasClaim(got) || got.Annotations[translate.AnnotationTemplate] == "" {
+	if !hasClaim(got) || got.Annotations[api.AnnotationTemplate] == "" {
 		t.Fatalf("not translated: claims %v, annotations %v", got.Spec.ResourceClaims, got.Annotations)
 	}
-	if !warned(ws, "Translated: uses ResourceClaimTemplate "+got.Annotations[translate.AnnotationTemplate]) {
+	if !warned(ws, "Translated: uses ResourceClaimTemplate "+got.Annotations[api.AnnotationTemplate]) {
 		t.Errorf("admission warnings %q do not name the template", ws)
 	}
 	p := bound(t, ns, got.Name)

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
@@ -73,7 +74,7 @@ func allocation(t *testing.T, pod *corev1.Pod) *resourceapi.AllocationResult {
 			return false, err
 		}
 		for _, s := range p.Status.ResourceClaimStatuses {
-			if s.Name == translate.ClaimName && s.ResourceClaimName != nil {
+			if s.Name == api.ClaimName && s.ResourceClaimName != nil {
 				c, err := client.ResourceV1().ResourceClaims(pod.Namespace).Get(ctx, *s.ResourceClaimName, metav1.GetOptions{})
 				if err != nil {
 					return false, err
@@ -124,7 +125,7 @@ func attr(d resourceapi.Device, name string) string {
 }
 
 func hasClaim(p *corev1.Pod) bool {
-	return slices.ContainsFunc(p.Spec.ResourceClaims, func(c corev1.PodResourceClaim) bool { return c.Name == translate.ClaimName })
+	return slices.ContainsFunc(p.Spec.ResourceClaims, func(c corev1.PodResourceClaim) bool { return c.Name == api.ClaimName })
 }
 
 func warned(ws []string, substr string) bool {
@@ -142,7 +143,7 @@ func TestEnforcedLegacyPodIsTranslatedAllocatedAndBoundWhereTheVerdictSaid(t *te
 	if _, ok := got.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]; ok {
 		t.Error("the legacy resource is still in the limits")
 	}
-	tmplName := got.Annotations[translate.AnnotationTemplate]
+	tmplName := got.Annotations[api.AnnotationTemplate]
 	if _, err := client.ResourceV1().ResourceClaimTemplates(ns).Get(t.Context(), tmplName, metav1.GetOptions{}); err != nil {
 		t.Fatalf("template: %v", err)
 	}
@@ -391,7 +392,7 @@ func TestDeletedTemplateIsRecreatedForAPendingPod(t *testing.T) {
 	ns, _ := setup(t, "enforce", "l4-inference")
 	first, _ := create(t, builders.MakePod("first", ns).Container("server").Limit("nvidia.com/gpu", "1").Obj())
 	allocation(t, bound(t, ns, first.Name))
-	name := first.Annotations[translate.AnnotationTemplate]
+	name := first.Annotations[api.AnnotationTemplate]
 	if err := client.ResourceV1().ResourceClaimTemplates(ns).Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +416,7 @@ func TestDeletedTemplateIsRecreatedForAPendingPod(t *testing.T) {
 func TestUnusedTemplateIsCollectedAfterTheGracePeriodAndForeignOnesAreNot(t *testing.T) {
 	ns, _ := setup(t, "enforce", "l4-inference")
 	got, _ := create(t, builders.MakePod("short", ns).Container("server").Limit("nvidia.com/gpu", "1").Obj())
-	name := got.Annotations[translate.AnnotationTemplate]
+	name := got.Annotations[api.AnnotationTemplate]
 	ours, err := client.ResourceV1().ResourceClaimTemplates(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

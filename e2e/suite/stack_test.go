@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/translate"
@@ -89,7 +90,7 @@ func TestAClaimTheQuotaWouldRefuseIsNotMadeAndOneWithinIsBound(t *testing.T) {
 
 	// Over quota: kept as submitted, with the charge in the warning and the report.
 	kept, ws := create(t, pod(over))
-	if hasClaim(kept) || kept.Annotations[translate.AnnotationTemplate] != "" {
+	if hasClaim(kept) || kept.Annotations[api.AnnotationTemplate] != "" {
 		t.Fatalf("translated although its claim would be over quota: %v", kept.Spec.ResourceClaims)
 	}
 	// The warning leads with the code and the remedy; the charge is in
@@ -111,7 +112,7 @@ func TestAClaimTheQuotaWouldRefuseIsNotMadeAndOneWithinIsBound(t *testing.T) {
 	if !hasClaim(got) {
 		t.Fatalf("not translated within its quota: %q", ws)
 	}
-	tmpl, err := client.ResourceV1().ResourceClaimTemplates(within).Get(t.Context(), got.Annotations[translate.AnnotationTemplate], metav1.GetOptions{})
+	tmpl, err := client.ResourceV1().ResourceClaimTemplates(within).Get(t.Context(), got.Annotations[api.AnnotationTemplate], metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestAClaimTheQuotaWouldRefuseIsNotMadeAndOneWithinIsBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp := got.DeepCopy()
-	cp.ObjectMeta = metav1.ObjectMeta{Name: "control", Namespace: over, Annotations: map[string]string{translate.AnnotationSkip: "true"}}
+	cp.ObjectMeta = metav1.ObjectMeta{Name: "control", Namespace: over, Annotations: map[string]string{api.AnnotationSkip: "true"}}
 	cp.Spec.NodeName = ""
 	cp.Status = corev1.PodStatus{}
 	if _, err := client.CoreV1().Pods(over).Create(t.Context(), cp, metav1.CreateOptions{}); err != nil {

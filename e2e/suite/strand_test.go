@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
@@ -68,7 +69,7 @@ func TestPodsATranslationWouldStrandAreAdmittedUnchangedInAnEnforceNamespace(t *
 		if diff := cmp.Diff(want, withoutVolumes(got.Spec)); diff != "" {
 			t.Errorf("%s: the pod was changed (-as without the webhook,+stored):\n%s", c.pod.Name, diff)
 		}
-		if _, ok := got.Annotations[translate.AnnotationTemplate]; ok || hasClaim(got) {
+		if _, ok := got.Annotations[api.AnnotationTemplate]; ok || hasClaim(got) {
 			t.Errorf("%s: translated: %v", c.pod.Name, got.Spec.ResourceClaims)
 		}
 		if c.sent && !warned(ws, string(c.reason)+": kept as submitted") {

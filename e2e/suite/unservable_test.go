@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/translate"
@@ -77,7 +78,7 @@ func TestAPodNoNodeCanServeAfterTheSwitchIsToldOrRefused(t *testing.T) {
 			return false, err
 		}
 		pod = pods.Items[0]
-		if _, translated := pod.Annotations[translate.AnnotationTemplate]; translated {
+		if _, translated := pod.Annotations[api.AnnotationTemplate]; translated {
 			return false, fmt.Errorf("pod %s was translated", pod.Name)
 		}
 		return true, nil
@@ -114,7 +115,7 @@ func TestAPodNoNodeCanServeAfterTheSwitchIsToldOrRefused(t *testing.T) {
 		t.Errorf("report row of solo has reasons %v, want LegacyUnservable", reasonCodes(row.Reasons))
 	}
 
-	deny := tc.Namespace(t, "unservable-deny-", map[string]string{cluster.ModeLabel: "enforce", translate.LabelOnUnservable: "Deny"})
+	deny := tc.Namespace(t, "unservable-deny-", map[string]string{cluster.ModeLabel: "enforce", api.LabelOnUnservable: "Deny"})
 	const refused = "claimbridge: LegacyUnservable: no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod would stay Pending; denied (namespace label claimbridge.io/on-unservable=Deny)"
 	_, err = client.CoreV1().Pods(deny).Create(t.Context(), sharedGPU("dry", deny), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), refused) {
@@ -141,7 +142,7 @@ func TestAPodNoNodeCanServeAfterTheSwitchIsToldOrRefused(t *testing.T) {
 		t.Errorf("claimbridge_admissions_total{enforce,Deny,LegacyUnservable} = %g, want at least 1", got)
 	}
 
-	audit := tc.Namespace(t, "unservable-audit-", map[string]string{cluster.ModeLabel: "audit", translate.LabelOnUnservable: "Deny"})
+	audit := tc.Namespace(t, "unservable-audit-", map[string]string{cluster.ModeLabel: "audit", api.LabelOnUnservable: "Deny"})
 	watched, ws := create(t, sharedGPU("watched", audit))
 	// The warning leads with the code and the remedy; the whole of it is
 	// in the pod's decision (and its Event).

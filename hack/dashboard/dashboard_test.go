@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/claimbridge/claimbridge/webhook"
+	"github.com/claimbridge/claimbridge/metrics"
 )
 
 const dashboardPath = "../../charts/claimbridge/files/dashboard.json"
@@ -74,7 +74,7 @@ func TestEveryDashboardMetricIsExported(t *testing.T) {
 		t.Fatal(err)
 	}
 	exported := names{}
-	if err := webhook.NewMetrics().RegisterWith(exported); err != nil {
+	if err := metrics.NewMetrics().RegisterWith(exported); err != nil {
 		t.Fatal(err)
 	}
 	for n := range controllerRuntimeNames(t) {

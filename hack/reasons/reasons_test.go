@@ -7,7 +7,6 @@
 package reasons
 
 import (
-	"flag"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -21,14 +20,13 @@ import (
 	"testing"
 
 	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/feasibility"
-	"github.com/claimbridge/claimbridge/hack/doclinks"
 	"github.com/claimbridge/claimbridge/internal/offline"
+	"github.com/claimbridge/claimbridge/internal/testing/doclinks"
+	"github.com/claimbridge/claimbridge/internal/testing/golden"
 	"github.com/claimbridge/claimbridge/translate"
-	"github.com/claimbridge/claimbridge/webhook"
 )
-
-var update = flag.Bool("update", false, "rewrite the table of reason codes in "+reasonsPage)
 
 const root = "../.."
 
@@ -41,7 +39,7 @@ var catalogs = map[string]translate.Catalog{
 	"translate":        translate.Reasons(),
 	"feasibility":      feasibility.Reasons(),
 	"decide":           decide.Reasons(),
-	"webhook":          webhook.Reasons(),
+	"explain":          explain.Reasons(),
 	"internal/offline": offline.Reasons(),
 }
 
@@ -238,7 +236,7 @@ func TestReasonTableIsTheCatalog(t *testing.T) {
 	if table == want {
 		return
 	}
-	if *update {
+	if golden.Updating() {
 		if err := os.WriteFile(path, []byte(before+begin+want+end+after), 0o644); err != nil {
 			t.Fatal(err)
 		}

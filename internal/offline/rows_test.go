@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/claimbridge/claimbridge/internal/manifest"
+	"github.com/claimbridge/claimbridge/internal/testing/golden"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -53,5 +54,5 @@ func TestCRDRowsGolden(t *testing.T) {
 			fmt.Fprintf(&b, "  %s: %s, replicas %s, pods %d, per pod [%s], devices %d\n", name, row.Outcome, replicas, row.Pods(), strings.Join(devices, " "), row.Demand())
 		}
 	}
-	golden(t, filepath.Join("testdata", "crds", "rows.golden"), b.String())
+	golden.Check(t, filepath.Join("testdata", "crds", "rows.golden"), []byte(b.String()))
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/manifest"
@@ -260,7 +261,7 @@ func sized(dec *decide.Decision, t *podtemplates.Template, s *podtemplates.Sizin
 // and the webhook's collector must not delete what that tool declares.
 func deployed(t *resourceapi.ResourceClaimTemplate) *resourceapi.ResourceClaimTemplate {
 	t = t.DeepCopy()
-	delete(t.Labels, translate.LabelManagedBy)
+	delete(t.Labels, api.LabelManagedBy)
 	if len(t.Labels) == 0 {
 		t.Labels = nil
 	}

@@ -3,7 +3,6 @@ package offline
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,13 +16,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/podtemplates"
+	"github.com/claimbridge/claimbridge/internal/testing/golden"
 	"github.com/claimbridge/claimbridge/translate"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func translateFile(t *testing.T, name string, input []byte) ([]manifest.Document, []Item, string) {
 	t.Helper()
@@ -42,25 +41,6 @@ func translateFile(t *testing.T, name string, input []byte) ([]manifest.Document
 	return docs, items, out.String()
 }
 
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run the test with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("differs from %s (-want,+got):\n%s", path, diff)
-	}
-}
-
 // TestCRDGolden translates every example under examples/crds: the output
 // (objects, then templates) and the explanation are golden files.
 func TestCRDGolden(t *testing.T) {
@@ -76,12 +56,12 @@ func TestCRDGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, items, out := translateFile(t, name, input)
-			golden(t, filepath.Join("testdata", "crds", name+".golden.yaml"), out)
+			golden.Check(t, filepath.Join("testdata", "crds", name+".golden.yaml"), []byte(out))
 			var explain bytes.Buffer
 			if err := WriteExplain(&explain, items); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", "crds", name+".explain.golden"), explain.String())
+			golden.Check(t, filepath.Join("testdata", "crds", name+".explain.golden"), []byte(explain.String()))
 
 			// Translating the output again changes nothing.
 			_, again, out2 := translateFile(t, name, []byte(out))
@@ -119,7 +99,18 @@ func checkOutsideTemplates(t *testing.T, input, output []byte, fields map[int][]
 			if err != nil {
 				t.Fatal(err)
 			}
-			podtemplates.Blank(f)
+			for _, tm := range f.Templates {
+				// Every template found becomes null, so that what is
+				// around them can be compared (for Argo, the whole
+				// template its container is in).
+				path := tm.Path
+				if parent, _, ok := cutLastStep(path); ok && tm.Form == podtemplates.FormContainer {
+					path = parent
+				}
+				if n := nodeAt(d.Node, path); n != nil {
+					*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
+				}
+			}
 			for _, field := range fields[d.Index] {
 				clearField(d.Node, field)
 			}
@@ -189,6 +180,49 @@ func clearField(n *yaml.Node, field string) {
 	walk(n, steps)
 }
 
+// nodeAt is the node at a template's path ("spec.templates[1].container",
+// "" for the object itself), nil when there is none.
+func nodeAt(n *yaml.Node, path string) *yaml.Node {
+	if path == "" {
+		return n
+	}
+	for _, part := range strings.Split(path, ".") {
+		name, idx, isList := strings.Cut(part, "[")
+		if n = mapValue(n, name); n == nil {
+			return nil
+		}
+		if isList {
+			var i int
+			if _, err := fmt.Sscanf("["+idx, "[%d]", &i); err != nil || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
+				return nil
+			}
+			n = n.Content[i]
+		}
+	}
+	return n
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// cutLastStep splits a path before its last field.
+func cutLastStep(path string) (parent, last string, ok bool) {
+	i := strings.LastIndex(path, ".")
+	if i < 0 {
+		return "", "", false
+	}
+	return path[:i], path[i+1:], true
+}
+
 // checkPodsSkipped: a pod its operator creates from a translated template is
 // left alone by the webhook (translation skips it as already translated), and
 // refers to the claim its template declares.
@@ -227,8 +261,8 @@ func checkPodsSkipped(t *testing.T, output []byte, items []Item) {
 			if res.Outcome != translate.OutcomeSkip || !slices.ContainsFunc(res.Reasons, func(r translate.Reason) bool { return r.Code == translate.ReasonAlreadyTranslated }) {
 				t.Errorf("%s: a pod created from the translated template is not skipped: %v", it.Name(), res.Reasons)
 			}
-			if !slices.ContainsFunc(pod.Spec.ResourceClaims, func(c corev1.PodResourceClaim) bool { return c.Name == translate.ClaimName }) {
-				t.Errorf("%s: the pod has no claim %q", it.Name(), translate.ClaimName)
+			if !slices.ContainsFunc(pod.Spec.ResourceClaims, func(c corev1.PodResourceClaim) bool { return c.Name == api.ClaimName }) {
+				t.Errorf("%s: the pod has no claim %q", it.Name(), api.ClaimName)
 			}
 		}
 	}
@@ -246,7 +280,13 @@ func operatorPod(t *testing.T, tmpl *podtemplates.Template, obj *yaml.Node) *cor
 	if tmpl.Form != podtemplates.FormContainer {
 		return pod
 	}
-	patch := tmpl.PodSpecPatch()
+	// The podSpecPatch beside the template's container.
+	patch := ""
+	if parent, _, ok := cutLastStep(tmpl.Path); ok {
+		if n := nodeAt(obj, parent+".podSpecPatch"); n != nil {
+			patch = n.Value
+		}
+	}
 	if patch == "" {
 		t.Fatalf("%s: no podSpecPatch", tmpl.Path)
 	}

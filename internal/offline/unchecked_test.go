@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/internal/testing/golden"
 )
 
 // TestUncheckedLabelsStayLegacyWithoutAFleet (issue 27, item 2): offline
@@ -19,10 +21,10 @@ func TestUncheckedLabelsStayLegacyWithoutAFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, items, out := translateFile(t, "unchecked", input)
-	golden(t, filepath.Join("testdata", "labels", "unchecked.golden.yaml"), out)
+	golden.Check(t, filepath.Join("testdata", "labels", "unchecked.golden.yaml"), []byte(out))
 	var explain bytes.Buffer
 	if err := WriteExplain(&explain, items); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "labels", "unchecked.explain.golden"), explain.String())
+	golden.Check(t, filepath.Join("testdata", "labels", "unchecked.explain.golden"), []byte(explain.String()))
 }

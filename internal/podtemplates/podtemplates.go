@@ -113,17 +113,6 @@ type Template struct {
 	patchMap map[string]any // … parsed, when claimbridge can merge into it
 }
 
-// PodSpecPatch is an Argo template's podSpecPatch, "" for other forms.
-func (t *Template) PodSpecPatch() string { return t.patch }
-
-// Blank replaces every template found with null, so that what is around
-// them can be compared.
-func Blank(f *Found) {
-	for _, t := range f.Templates {
-		*t.node = yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagNull, Value: "null"}
-	}
-}
-
 // nameContainers gives unnamed containers the name their operator gives
 // them, so that requests are named as in the pods the operator creates.
 func (t *Template) nameContainers(name string) {

@@ -18,10 +18,11 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
-	"github.com/claimbridge/claimbridge/webhook"
 )
 
 func row(ns, name string, outcome translate.Outcome, reasons ...translate.Reason) report.Row {
@@ -50,10 +51,10 @@ func TestResults(t *testing.T) {
 	trainerWaiting.Template = "claimbridge-t"
 
 	rep := report.New("live", "default", []report.Row{skipped, kept, waiting, ready, migrated, trainerMigrated, trainerWaiting})
-	rep.Reasons = webhook.Reasons()
+	rep.Reasons = explain.Reasons()
 	got := Results(rep)
 
-	catalog := webhook.Reasons()
+	catalog := explain.Reasons()
 	want := []PolicyReportResult{
 		{Rule: "Translated", Severity: SeverityInfo, Result: ResultWarn,
 			Subjects:    []corev1.ObjectReference{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "trainer"}},
@@ -121,8 +122,8 @@ type fixture struct {
 	src     source
 }
 
-func newFixture(api API, existing ...runtime.Object) *fixture {
-	enforce, audit := map[string]string{webhook.ModeLabel: "enforce"}, map[string]string{webhook.ModeLabel: "audit"}
+func newFixture(reports API, existing ...runtime.Object) *fixture {
+	enforce, audit := map[string]string{api.LabelMode: "enforce"}, map[string]string{api.LabelMode: "audit"}
 	client := fake.NewClientset(
 		namespace("team-a", enforce), namespace("team-b", audit), namespace("plain", nil),
 		namespace("kube-system", enforce), namespace("claimbridge-system", enforce), namespace("gone", nil),
@@ -137,7 +138,7 @@ func newFixture(api API, existing ...runtime.Object) *fixture {
 	}
 	clock := time.Unix(1000, 0)
 	return &fixture{
-		writer: &Writer{API: api, Client: client, Dynamic: dyn, Source: src, Namespace: "claimbridge-system",
+		writer: &Writer{API: reports, Client: client, Dynamic: dyn, Source: src, Namespace: "claimbridge-system",
 			Now: func() time.Time { return clock }},
 		dynamic: dyn, disc: client.Discovery().(*fakediscovery.FakeDiscovery), src: src,
 	}
@@ -291,7 +292,7 @@ func TestBoundKeepsWhatNeedsAttention(t *testing.T) {
 }
 
 func TestMessageSaysTheRemedyOnce(t *testing.T) {
-	catalog := webhook.Reasons()
+	catalog := explain.Reasons()
 	remedy := catalog.Remedy(decide.ReasonInfeasible)
 	told := translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "KeptLegacy at admission — " + remedy}
 	rep := report.New("live", "default", []report.Row{row("ns", "eval", translate.OutcomeKeepLegacy, told)})

@@ -9,10 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
-	"github.com/claimbridge/claimbridge/webhook"
 )
 
 // Names of what claimbridge writes.
@@ -42,7 +43,7 @@ func Results(rep *report.Report) []PolicyReportResult {
 	}
 	catalog := rep.Reasons
 	if catalog == nil {
-		catalog = webhook.Reasons()
+		catalog = explain.Reasons()
 	}
 	type key struct{ kind, ns, name string }
 	var order []key
@@ -185,13 +186,13 @@ func StatusOf(row report.Row) report.Status {
 func decisionOf(status report.Status) string {
 	switch status {
 	case report.StatusMigrated, report.StatusWaiting:
-		return webhook.DecisionTranslated
+		return api.DecisionTranslated
 	case report.StatusReadyNow, report.StatusReadyWhenFree:
-		return webhook.DecisionWouldTranslate
+		return api.DecisionWouldTranslate
 	case report.StatusBlocked:
-		return webhook.DecisionKeptLegacy
+		return api.DecisionKeptLegacy
 	}
-	return webhook.DecisionSkipped
+	return api.DecisionSkipped
 }
 
 // resultOf: migrated pass; ready or waiting warn (not there yet); blocked

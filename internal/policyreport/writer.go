@@ -27,8 +27,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/report"
-	"github.com/claimbridge/claimbridge/webhook"
 )
 
 // API is the kind of report written.
@@ -236,7 +236,7 @@ func (w *Writer) crdServed() (bool, error) {
 // namespaces lists the opted-in namespaces claimbridge may write in, sorted.
 func (w *Writer) namespaces(ctx context.Context) ([]string, error) {
 	list, err := w.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{
-		LabelSelector: webhook.ModeLabel + " in (" + string(webhook.ModeEnforce) + "," + string(webhook.ModeAudit) + ")",
+		LabelSelector: api.LabelMode + " in (" + string(api.ModeEnforce) + "," + string(api.ModeAudit) + ")",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list namespaces: %w", err)

@@ -24,14 +24,19 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/claimbridge/claimbridge/certs"
+	"github.com/claimbridge/claimbridge/controllers"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/policyreport"
+	"github.com/claimbridge/claimbridge/inventory"
+	"github.com/claimbridge/claimbridge/livereport"
+	"github.com/claimbridge/claimbridge/metrics"
 	"github.com/claimbridge/claimbridge/webhook"
 )
 
@@ -97,11 +102,11 @@ type Options struct {
 	SnapshotMinInterval time.Duration
 	// ReservationTTL bounds how long the devices of a translated pod are
 	// held while its claim is not allocated. Default
-	// webhook.DefaultReservationTTL.
+	// inventory.DefaultReservationTTL.
 	ReservationTTL time.Duration
 	// StrandedAfter is how long a translated pod may wait for its claim
 	// while the device plugin has room for it before it counts as
-	// stranded. Default webhook.DefaultStrandedAfter.
+	// stranded. Default controllers.DefaultStrandedAfter.
 	StrandedAfter time.Duration
 	// PolicyReports: the leader writes the live report per opted-in
 	// namespace as policyreport.APIWGPolicy (default) or APIOpenReports
@@ -149,64 +154,98 @@ func (o *Options) defaults() {
 }
 
 // Run runs claimbridge's webhook server until ctx ends: the admission
-// handler on every replica, the template controller on the leader.
+// handler, the inventory, policy reloading and the report on every
+// replica; the template, strand and explain controllers and the
+// PolicyReports on the leader.
 func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	o.defaults()
-	setup := ctrl.Log.WithName("setup")
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	features := o.Features
-
-	var ready healthz.Checker
-	var selfManaged *certs.SelfManaged
-	if o.TLSMode == TLSSelfManaged {
-		selfManaged, err = certs.NewSelfManaged(client, certs.Options{
-			Namespace: o.Namespace, SecretName: o.TLSSecretName, ServiceName: o.ServiceName,
-			WebhookConfigName: o.WebhookConfigName, CertDir: o.CertDir, CAValidity: o.CAValidity, CertValidity: o.CertValidity,
-		})
-		if err != nil {
-			return err
-		}
-		// The server starts only once its certificate and the caBundle are in place.
-		if err := selfManaged.Bootstrap(ctx); err != nil {
-			return fmt.Errorf("serving certificate: %w", err)
-		}
-		ready = selfManaged.Ready
-	} else {
-		ready = certs.FilesReady(o.CertDir)
-	}
-
-	minTLS := o.TLSMinVersion
-	metrics := webhook.NewMetrics()
-	if err := metrics.Register(); err != nil {
-		return err
-	}
-	store := &webhook.ReportStore{}
-	policy, err := webhook.NewPolicyFiles(o.Policy, o.KueueConfig)
+	ready, selfManaged, err := serving(ctx, client, o)
 	if err != nil {
 		return err
 	}
-	policy.Metrics = metrics
+	m := metrics.NewMetrics()
+	if err := m.Register(); err != nil {
+		return err
+	}
+	policy, err := NewPolicyFiles(o.Policy, o.KueueConfig)
+	if err != nil {
+		return err
+	}
+	policy.Metrics = m
+	store := &livereport.ReportStore{}
+	mgr, err := newManager(cfg, o, store.Handler(func() string { return policy.Get().Name() }))
+	if err != nil {
+		return err
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(clientgoscheme.Scheme, corev1.EventSource{Component: "claimbridge"})
+	policy.OnReject = func(err error) {
+		ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}}
+		recorder.Eventf(ns, corev1.EventTypeWarning, "PolicyRejected", "new policy rejected, the previous one stays in force: %v", err)
+	}
+	parts := components{client: client, o: o, policy: policy, metrics: m, store: store, recorder: recorder, started: time.Now()}
+	if err := parts.add(mgr); err != nil {
+		return err
+	}
+	if selfManaged != nil {
+		if err := mgr.Add(selfManaged); err != nil {
+			return err
+		}
+	}
+	if err := addChecks(mgr, client, parts.inv, ready); err != nil {
+		return err
+	}
+	ctrl.Log.WithName("setup").Info("starting", "namespace", o.Namespace, "tlsMode", o.TLSMode, "policy", policy.Get().Name(), "features", fmt.Sprintf("%+v", o.Features))
+	return mgr.Start(ctx)
+}
 
+// serving prepares the serving certificate: self-managed (the CA Secret,
+// the certificate and the caBundle are in place before the server starts)
+// or files another issuer writes (cert-manager). ready tells readiness.
+func serving(ctx context.Context, client kubernetes.Interface, o Options) (healthz.Checker, *certs.SelfManaged, error) {
+	if o.TLSMode != TLSSelfManaged {
+		return certs.FilesReady(o.CertDir), nil, nil
+	}
+	selfManaged, err := certs.NewSelfManaged(client, certs.Options{
+		Namespace: o.Namespace, SecretName: o.TLSSecretName, ServiceName: o.ServiceName,
+		WebhookConfigName: o.WebhookConfigName, CertDir: o.CertDir, CAValidity: o.CAValidity, CertValidity: o.CertValidity,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	// The server starts only once its certificate and the caBundle are in place.
+	if err := selfManaged.Bootstrap(ctx); err != nil {
+		return nil, nil, fmt.Errorf("serving certificate: %w", err)
+	}
+	return selfManaged.Ready, selfManaged, nil
+}
+
+// newManager is the controller-runtime manager: the webhook server, the
+// metrics server with /report (behind kube-apiserver's authentication and
+// authorization unless MetricsInsecure), probes, pprof and leader election.
+func newManager(cfg *rest.Config, o Options, reportHandler http.Handler) (ctrl.Manager, error) {
 	metricsOpts := metricsserver.Options{
 		BindAddress:   o.MetricsAddr,
-		ExtraHandlers: map[string]http.Handler{"/report": store.Handler(func() string { return policy.Get().Name() })},
+		ExtraHandlers: map[string]http.Handler{"/report": reportHandler},
 	}
 	switch {
 	case o.MetricsAddr == "0":
 	case o.MetricsInsecure:
-		setup.Info("WARNING: /metrics and /report are served over plain HTTP without authentication: whoever reaches the address reads the decisions of every namespace",
+		ctrl.Log.WithName("setup").Info("WARNING: /metrics and /report are served over plain HTTP without authentication: whoever reaches the address reads the decisions of every namespace",
 			"address", o.MetricsAddr)
 	default:
 		// The filter wraps /metrics and every extra handler (/report).
 		metricsOpts.SecureServing = true
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = o.CertDir, certs.CertFile, certs.KeyFile
-		metricsOpts.TLSOpts = []func(*tls.Config){certs.TLSConfig(minTLS)}
+		metricsOpts.TLSOpts = []func(*tls.Config){certs.TLSConfig(o.TLSMinVersion)}
 	}
-
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  clientgoscheme.Scheme,
 		Metrics:                 metricsOpts,
@@ -225,97 +264,107 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			Host:    o.WebhookHost,
 			Port:    o.WebhookPort,
 			CertDir: o.CertDir,
-			TLSOpts: []func(*tls.Config){certs.TLSConfig(minTLS)},
+			TLSOpts: []func(*tls.Config){certs.TLSConfig(o.TLSMinVersion)},
 		}),
 	})
 	if err != nil {
-		return fmt.Errorf("manager: %w", err)
+		return nil, fmt.Errorf("manager: %w", err)
 	}
+	return mgr, nil
+}
 
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(clientgoscheme.Scheme, corev1.EventSource{Component: "claimbridge"})
-	policy.OnReject = func(err error) {
-		ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}}
-		recorder.Eventf(ns, corev1.EventTypeWarning, "PolicyRejected", "new policy rejected, the previous one stays in force: %v", err)
-	}
+// components are what the manager runs.
+type components struct {
+	client   kubernetes.Interface
+	o        Options
+	policy   *PolicyFile
+	metrics  *metrics.Metrics
+	store    *livereport.ReportStore
+	recorder record.EventRecorder
+	// started is when the webhook began watching.
+	started time.Time
 
-	inv := webhook.NewInventory(client, webhook.InventoryOptions{Features: &features, MinRebuildInterval: o.SnapshotMinInterval, ReservationTTL: o.ReservationTTL})
-	store.Fleet = inv
-	store.Pending = inv
+	inv *inventory.Inventory // set by add
+}
+
+// add wires the inventory, the report, the admission handler and the
+// leader's controllers into the manager.
+func (c *components) add(mgr ctrl.Manager) error {
+	o, features := c.o, c.o.Features
+	inv := inventory.New(c.client, inventory.Options{Features: &features, MinRebuildInterval: o.SnapshotMinInterval, ReservationTTL: o.ReservationTTL})
+	c.inv = inv
 	// The report's rows are the workloads of the pods the informer has, so
 	// they survive a restart; Start samples the migration's progress.
-	started := time.Now()
-	store.Live, store.Policy, store.Started, store.OwnNamespace = inv, policy.Get, started, o.Namespace
-	store.MigrationDevices = metrics.MigrationDevices
-	inv.OnChange(func() { metrics.InventoryNodes.Set(float64(inv.NodeCount())) })
-	recent := &webhook.RecentTemplates{}
+	c.store.Fleet, c.store.Pending, c.store.Live = inv, inv, inv
+	c.store.Policy, c.store.Started, c.store.OwnNamespace = c.policy.Get, c.started, o.Namespace
+	c.store.MigrationDevices = c.metrics.MigrationDevices
+	inv.OnChange(func() { c.metrics.InventoryNodes.Set(float64(inv.NodeCount())) })
+	recent := &inventory.RecentTemplates{}
 	handler := &webhook.PodHandler{
 		Decoder:   admission.NewDecoder(clientgoscheme.Scheme),
-		Policy:    policy.Get,
+		Policy:    c.policy.Get,
 		Inventory: inv,
 		Checker:   feasibility.NewChecker(feasibility.Options{Timeout: o.FeasibilityTimeout, MaxSearches: o.FeasibilitySearches}),
-		Templates: webhook.APITemplates{Client: client},
+		Templates: webhook.APITemplates{Client: c.client},
 		Namespace: o.Namespace,
 		LookupNamespace: func(ctx context.Context, name string) (*corev1.Namespace, error) {
-			return client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+			return c.client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 		},
-		Recorder: recorder,
-		Report:   store,
-		Metrics:  metrics,
+		Recorder: c.recorder,
+		Report:   c.store,
+		Metrics:  c.metrics,
 		Recent:   recent,
 		// The devices of the pods this replica translates are held until
 		// their claims are allocated; those of pods another replica (or this
 		// one before a restart) translated are taken over from the informer.
-		Reservations: inv.Reservations(),
+		Holder: inv,
 	}
 	mgr.GetWebhookServer().Register(webhook.Path, &admission.Webhook{Handler: handler, RecoverPanic: new(true)})
-
-	for _, r := range []starter{inv, policy, warmer{inv: inv, checker: handler.Checker}, store} {
+	for _, r := range []starter{inv, c.policy, warmer{inv: inv, checker: handler.Checker}, c.store} {
 		if err := mgr.Add(runnable(r)); err != nil {
 			return err
 		}
 	}
-	if err := mgr.Add(&webhook.TemplateController{Client: client, Inventory: inv, Recent: recent,
-		Grace: o.TemplateGCGrace, Recorder: recorder, Metrics: metrics}); err != nil {
-		return err
-	}
-	if err := mgr.Add(&webhook.StrandController{Client: client, Inventory: inv, Policy: policy.Get, Recorder: recorder,
-		Stranded: metrics.StrandedPods, Recreated: metrics.StrandedRecreated, After: o.StrandedAfter,
-		Unservable: metrics.UnservablePending, Namespace: o.Namespace}); err != nil {
-		return err
-	}
-	// Every pod explains itself: an Event on each decided pod and on its
-	// owner, and on each pod the webhook never decided.
-	if err := mgr.Add(&webhook.ExplainController{Inventory: inv, Policy: policy.Get, Recorder: recorder, Namespace: o.Namespace, Started: started,
-		UndecidedPods: metrics.UndecidedPods, UndecidedDevices: metrics.UndecidedDevices}); err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
 	if err != nil {
 		return err
 	}
-	if err := mgr.Add(&policyreport.Writer{API: o.PolicyReports, Client: client, Dynamic: dyn, Source: store, Policy: func() string { return policy.Get().Name() },
-		Namespace: o.Namespace, Interval: o.PolicyReportsInterval, Ready: inv.Synced, Log: ctrl.Log.WithName("policyreports")}); err != nil {
-		return err
+	leader := []manager.Runnable{
+		&controllers.TemplateController{Client: c.client, Inventory: inv, Recent: recent,
+			Grace: o.TemplateGCGrace, Recorder: c.recorder, Metrics: c.metrics},
+		&controllers.StrandController{Client: c.client, Inventory: inv, Policy: c.policy.Get, Recorder: c.recorder,
+			Stranded: c.metrics.StrandedPods, Recreated: c.metrics.StrandedRecreated, After: o.StrandedAfter,
+			Unservable: c.metrics.UnservablePending, Namespace: o.Namespace},
+		// Every pod explains itself: an Event on each decided pod and on
+		// its owner, and on each pod the webhook never decided.
+		&controllers.ExplainController{Inventory: inv, Policy: c.policy.Get, Recorder: c.recorder, Namespace: o.Namespace, Started: c.started,
+			UndecidedPods: c.metrics.UndecidedPods, UndecidedDevices: c.metrics.UndecidedDevices},
+		&policyreport.Writer{API: o.PolicyReports, Client: c.client, Dynamic: dyn, Source: c.store, Policy: func() string { return c.policy.Get().Name() },
+			Namespace: o.Namespace, Interval: o.PolicyReportsInterval, Ready: inv.Synced, Log: ctrl.Log.WithName("policyreports")},
 	}
-	if selfManaged != nil {
-		if err := mgr.Add(selfManaged); err != nil {
+	for _, r := range leader {
+		if err := mgr.Add(r); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// addChecks adds the health and readiness checks: the caches synced, the
+// certificate in place, the webhook server started and kube-apiserver
+// reachable.
+func addChecks(mgr ctrl.Manager, client kubernetes.Interface, inv *inventory.Inventory, certificates healthz.Checker) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
 	checks := map[string]healthz.Checker{
 		"caches": func(*http.Request) error {
 			if !inv.Synced() {
-				return webhook.ErrNotSynced
+				return inventory.ErrNotSynced
 			}
 			return nil
 		},
-		"certificates": ready,
+		"certificates": certificates,
 		"webhook":      mgr.GetWebhookServer().StartedChecker(),
 		// The caches stay synced while kube-apiserver is unreachable, and go
 		// stale: readiness says so until it answers again.
@@ -326,8 +375,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return err
 		}
 	}
-	setup.Info("starting", "namespace", o.Namespace, "tlsMode", o.TLSMode, "policy", policy.Get().Name(), "features", fmt.Sprintf("%+v", features))
-	return mgr.Start(ctx)
+	return nil
 }
 
 // starter is a runnable's Start.
@@ -338,7 +386,7 @@ type starter interface{ Start(context.Context) error }
 // does not pay for a large fleet. Later snapshots reuse the classes of the
 // nodes that did not change.
 type warmer struct {
-	inv     *webhook.Inventory
+	inv     *inventory.Inventory
 	checker *feasibility.Checker
 }
 

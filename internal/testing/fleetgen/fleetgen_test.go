@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -21,9 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
-)
 
-var update = flag.Bool("update", false, "rewrite examples/fleets from the generator")
+	"github.com/claimbridge/claimbridge/internal/testing/golden"
+)
 
 const (
 	fleetsDir = "../../../examples/fleets"
@@ -45,7 +44,7 @@ func checkGenerated(t *testing.T, root string, fleets []Fleet) {
 	for _, f := range fleets {
 		t.Run(f.Name, func(t *testing.T) {
 			dir := filepath.Join(root, f.Name)
-			if *update {
+			if golden.Updating() {
 				if err := Write(dir, f); err != nil {
 					t.Fatal(err)
 				}

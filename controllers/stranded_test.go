@@ -1,0 +1,176 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/internal/testing/informertest"
+	"github.com/claimbridge/claimbridge/metrics"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// TestUnservablePodsGetAnEventOnThemAndTheirOwner: the leader's controller
+// finds the Pending, unbound pods of opted-in namespaces that no node can
+// serve and puts one LegacyUnservable Warning on each and one on their
+// owner (the ReplicaSet of a Deployment's pods), counts them in the gauge,
+// tells nothing twice, and leaves alone bound pods, pods that ask for what
+// nodes offer, namespaces not opted in and its own namespace.
+func TestUnservablePodsGetAnEventOnThemAndTheirOwner(t *testing.T) {
+	fleet := informertest.ExampleFleet(t, "l4-inference")
+	rs := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7c9", UID: "rs-uid", Controller: new(true)}
+	pending := func(name, ns string, w *builders.PodWrapper) *corev1.Pod {
+		p := w.Obj()
+		p.Name, p.Namespace, p.UID = name, ns, types.UID("uid-"+name)
+		p.Status.Phase = corev1.PodPending
+		return p
+	}
+	shared := func() *builders.PodWrapper {
+		return builders.MakePod("", "").Container("app").Limit("nvidia.com/gpu.shared", "1")
+	}
+	owned := func(p *corev1.Pod) *corev1.Pod {
+		p.OwnerReferences = []metav1.OwnerReference{rs}
+		return p
+	}
+	objs := []runtime.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod", Labels: map[string]string{api.LabelMode: "enforce"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "claimbridge", Labels: map[string]string{api.LabelMode: "enforce"}}},
+		owned(pending("web-7c9-a", "prod", shared())),
+		owned(pending("web-7c9-b", "prod", shared())),
+		pending("solo", "prod", builders.MakePod("", "").Container("app").Limit("nvidia.com/gpu", "1")),
+		pending("bound", "prod", shared().NodeName("l4-inference-0")),
+		pending("cpu-only", "prod", builders.MakePod("", "").Container("app").Request("cpu", "1")),
+		pending("not-opted-in", "dev", shared()),
+		pending("own", "claimbridge", shared()),
+	}
+	inv, client := informertest.Start(t, append(objs, informertest.Objects(fleet)...)...)
+
+	rec := record.NewFakeRecorder(100)
+	rec.IncludeObject = true
+	m := metrics.NewMetrics()
+	c := &StrandController{Client: client, Inventory: inv, Policy: translate.DefaultPolicy, Recorder: rec, Namespace: "claimbridge",
+		Stranded: m.StrandedPods, Unservable: m.UnservablePending}
+	c.Reconcile(t.Context())
+	gone := "Warning LegacyUnservable no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending: make the pod translatable"
+	// In creation order, then by name (the fake's pods have no time).
+	want := []string{
+		"Warning LegacyUnservable no node offers nvidia.com/gpu any more (DRA replaced the device plugin); this pod stays Pending",
+		gone,
+		"Warning LegacyUnservable pod web-7c9-a: no node offers nvidia.com/gpu.shared any more",
+		gone,
+	}
+	wantKinds := []string{"kind=Pod,", "kind=Pod,", "kind=ReplicaSet,", "kind=Pod,"}
+	got := drain(rec)
+	if len(got) != len(want) {
+		t.Fatalf("%d events, want %d: %q", len(got), len(want), got)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) || !strings.Contains(got[i], wantKinds[i]) {
+			t.Errorf("event %d: %q, want it to start with %q and be about %s", i, got[i], want[i], wantKinds[i])
+		}
+	}
+	if n := testutil.ToFloat64(m.UnservablePending); n != 3 {
+		t.Errorf("claimbridge_unservable_pods = %g, want 3", n)
+	}
+
+	c.Reconcile(t.Context())
+	if got := drain(rec); len(got) != 0 {
+		t.Errorf("told again: %q", got)
+	}
+
+	// Bound at last (a node with the resource came back): no longer counted.
+	p, err := client.CoreV1().Pods("prod").Get(t.Context(), "solo", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.NodeName = "l4-inference-0"
+	if _, err := client.CoreV1().Pods("prod").Update(t.Context(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		c.Reconcile(ctx)
+		return testutil.ToFloat64(m.UnservablePending) == 2, nil
+	}); err != nil {
+		t.Errorf("claimbridge_unservable_pods = %g after the pod was bound, want 2", testutil.ToFloat64(m.UnservablePending))
+	}
+	if got := drain(rec); len(got) != 0 {
+		t.Errorf("told again: %q", got)
+	}
+}
+
+// drain returns the events recorded so far.
+func drain(rec *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// A scale-up after the switch tells a few pods of the shape and the owner,
+// not every pod: the pods' Events share the shape's token bucket.
+func TestUnservableEventsOnPodsAreLimitedPerShape(t *testing.T) {
+	fleet := informertest.ExampleFleet(t, "l4-inference")
+	rs := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7c9", UID: "rs-uid", Controller: new(true)}
+	objs := []runtime.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod", Labels: map[string]string{api.LabelMode: "enforce"}}}}
+	const replicas = DefaultExplainBurst + 3
+	for i := range replicas {
+		p := builders.MakePod("", "").Container("app").Limit("nvidia.com/gpu.shared", "1").Obj()
+		p.Name, p.Namespace, p.UID = fmt.Sprintf("web-7c9-%d", i), "prod", types.UID(fmt.Sprintf("uid-%d", i))
+		p.Status.Phase = corev1.PodPending
+		p.OwnerReferences = []metav1.OwnerReference{rs}
+		objs = append(objs, p)
+	}
+	for _, n := range fleet.Nodes {
+		objs = append(objs, n)
+	}
+	for _, s := range fleet.Slices {
+		objs = append(objs, s)
+	}
+	inv, _ := informertest.Start(t, objs...)
+	rec := record.NewFakeRecorder(100)
+	rec.IncludeObject = true
+	m := metrics.NewMetrics()
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	c := &StrandController{Inventory: inv, Policy: translate.DefaultPolicy, Recorder: rec, Namespace: "claimbridge",
+		Stranded: m.StrandedPods, Unservable: m.UnservablePending, Now: func() time.Time { return now }}
+	c.Reconcile(t.Context())
+	pods, owners := 0, 0
+	for _, e := range drain(rec) {
+		switch {
+		case strings.Contains(e, "kind=Pod,"):
+			pods++
+		case strings.Contains(e, "kind=ReplicaSet,"):
+			owners++
+		}
+	}
+	if pods != DefaultExplainBurst || owners != 1 {
+		t.Errorf("%d pod Events and %d owner Events, want %d and 1", pods, owners, DefaultExplainBurst)
+	}
+	if n := testutil.ToFloat64(m.UnservablePending); n != replicas {
+		t.Errorf("claimbridge_unservable_pods = %g, want %d: the limit is on Events, not on the count", n, replicas)
+	}
+	// The pods over the limit are not told later either: their owner was.
+	now = now.Add(time.Hour)
+	c.Reconcile(t.Context())
+	if got := drain(rec); len(got) != 0 {
+		t.Errorf("told again: %q", got)
+	}
+}

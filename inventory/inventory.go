@@ -1,0 +1,644 @@
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
+
+	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/feasibility"
+)
+
+// Options configure the live inventory.
+type Options struct {
+	// Features of the allocator, matching the cluster's feature gates.
+	// Default: Kubernetes 1.37 defaults.
+	Features *feasibility.Features
+	// MinRebuildInterval bounds how often a changed inventory is turned into
+	// a new snapshot; within it, checks use the previous one (the verdict is
+	// advisory anyway). Default 500ms; negative: rebuild at every change.
+	MinRebuildInterval time.Duration
+	// Resync of the informers. Default 0 (none).
+	Resync time.Duration
+	// ReservationTTL bounds how long the devices of an admitted pod are
+	// held while its claim is not allocated. Default DefaultReservationTTL.
+	ReservationTTL time.Duration
+}
+
+// Inventory keeps informer caches of everything a decision reads: the
+// fleet (Nodes, ResourceSlices with DeviceTaintRules applied, DeviceClasses,
+// allocated ResourceClaims), Namespaces, ResourceQuotas and claimbridge's
+// own ResourceClaimTemplates. Admission reads it; it never calls the API.
+type Inventory struct {
+	client  kubernetes.Interface
+	opts    Options
+	factory informers.SharedInformerFactory
+	ours    informers.SharedInformerFactory
+	tracker *tracker.Tracker
+
+	nodes      cache.SharedIndexInformer
+	classes    cache.SharedIndexInformer
+	claims     cache.SharedIndexInformer
+	namespaces cache.SharedIndexInformer
+	quotas     cache.SharedIndexInformer
+	templates  cache.SharedIndexInformer
+	pods       cache.SharedIndexInformer
+
+	reserved *Reservations
+
+	generation atomic.Uint64 // moves with every change a verdict reads
+	fleetGen   atomic.Uint64 // moves with every change of the fleet but its allocations
+	claimGen   atomic.Uint64 // moves with every change of the allocated claims
+	podGen     atomic.Uint64 // moves with every change of the bound pods
+	synced     atomic.Bool
+
+	// podNodes are the nodes whose bound pods changed since the fleet
+	// snapshot last summed their usage (podsChangedOn, takePodNodes).
+	podNodesMu sync.Mutex
+	podNodes   map[string]bool
+
+	mu      sync.Mutex
+	snap    *feasibility.Snapshot
+	snapErr error
+	builtAt time.Time
+	snapRes uint64 // the reservations' version the snapshot holds
+	// fleetSnap is the snapshot of the fleet alone (no reservations), at
+	// fleetSnapGen of fleetGen, fleetSnapClaims of claimGen and
+	// fleetSnapPods of podGen.
+	fleetSnap       *feasibility.Snapshot
+	fleetSnapGen    uint64
+	fleetSnapClaims uint64
+	fleetSnapPods   uint64
+	onChanges       []func()
+}
+
+// New prepares the informers; Start runs them.
+func New(client kubernetes.Interface, opts Options) *Inventory {
+	if opts.MinRebuildInterval == 0 {
+		opts.MinRebuildInterval = 500 * time.Millisecond
+	}
+	if opts.Features == nil {
+		f := feasibility.DefaultFeatures()
+		opts.Features = &f
+	}
+	inv := &Inventory{client: client, opts: opts, reserved: NewReservations(opts.ReservationTTL)}
+	// Informers keep what is read of each object (see transform).
+	strip := informers.WithTransform(transform)
+	inv.factory = informers.NewSharedInformerFactoryWithOptions(client, opts.Resync, strip)
+	inv.ours = informers.NewSharedInformerFactoryWithOptions(client, opts.Resync, strip, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = labels.Set{api.LabelManagedBy: api.ManagedByValue}.String()
+	}))
+	inv.nodes = inv.factory.Core().V1().Nodes().Informer()
+	inv.classes = inv.factory.Resource().V1().DeviceClasses().Informer()
+	inv.claims = inv.factory.Resource().V1().ResourceClaims().Informer()
+	inv.namespaces = inv.factory.Core().V1().Namespaces().Informer()
+	inv.quotas = inv.factory.Core().V1().ResourceQuotas().Informer()
+	inv.templates = inv.ours.Resource().V1().ResourceClaimTemplates().Informer()
+	inv.pods = inv.factory.Core().V1().Pods().Informer()
+	inv.addIndexers()
+	_, _ = inv.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) { inv.podEvent(nil, o) },
+		UpdateFunc: func(o, n any) {
+			inv.podEvent(o, n)
+		},
+		DeleteFunc: func(o any) {
+			if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = d.Obj
+			}
+			if p, ok := o.(*corev1.Pod); ok {
+				inv.reserved.Release(p.Annotations[api.AnnotationAdmission])
+				if p.Spec.NodeName != "" {
+					inv.podsChangedOn(p.Spec.NodeName)
+				}
+			}
+		},
+	})
+	// The generation moves only on what a verdict reads, so that node
+	// heartbeats and claims waiting for allocation neither rebuild the
+	// snapshot nor empty the verdict cache.
+	_, _ = inv.nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { inv.changed() },
+		UpdateFunc: func(o, n any) {
+			if nodeChanged(o, n) {
+				inv.changed()
+			}
+		},
+		DeleteFunc: func(any) { inv.changed() },
+	})
+	_, _ = inv.classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { inv.changed() },
+		UpdateFunc: func(any, any) { inv.changed() },
+		DeleteFunc: func(any) { inv.changed() },
+	})
+	// A claim allocated, changed or released changes the allocations only:
+	// the next snapshot replaces the fleet snapshot's claims
+	// (feasibility.Snapshot.ReplaceClaims) instead of indexing the fleet.
+	_, _ = inv.claims.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) {
+			if allocated(o) {
+				inv.claimsChanged()
+			}
+		},
+		UpdateFunc: func(o, n any) {
+			if allocationChanged(o, n) {
+				inv.claimsChanged()
+			}
+		},
+		DeleteFunc: func(o any) {
+			if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = d.Obj
+			}
+			if allocated(o) {
+				inv.claimsChanged()
+			}
+		},
+	})
+	return inv
+}
+
+// nodeChanged: a verdict reads a node's labels, taints and schedulability.
+func nodeChanged(o, n any) bool {
+	a, ok1 := o.(*corev1.Node)
+	b, ok2 := n.(*corev1.Node)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return a.Spec.Unschedulable != b.Spec.Unschedulable || !equality.Semantic.DeepEqual(a.Labels, b.Labels) ||
+		!equality.Semantic.DeepEqual(a.Spec.Taints, b.Spec.Taints)
+}
+
+// allocated: only allocated claims take devices from the fleet.
+func allocated(o any) bool {
+	c, ok := o.(*resourceapi.ResourceClaim)
+	return !ok || c.Status.Allocation != nil
+}
+
+func allocationChanged(o, n any) bool {
+	a, ok1 := o.(*resourceapi.ResourceClaim)
+	b, ok2 := n.(*resourceapi.ResourceClaim)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(a.Status.Allocation, b.Status.Allocation)
+}
+
+func (inv *Inventory) changed() {
+	inv.fleetGen.Add(1)
+	inv.changedAny()
+}
+
+// claimsChanged: an allocation changed, not the fleet.
+func (inv *Inventory) claimsChanged() {
+	inv.claimGen.Add(1)
+	inv.changedAny()
+}
+
+// podsChanged: a pod was bound, finished or deleted: the usage of its node
+// changed, not the fleet.
+func (inv *Inventory) podsChanged() {
+	inv.podGen.Add(1)
+	inv.changedAny()
+}
+
+// podsChangedOn is podsChanged for a pod that was or is bound to these
+// nodes: the next snapshot sums their usage again, and only theirs. The
+// nodes are recorded before the generations move, so that a snapshot of a
+// generation that counts the change also sums their usage (Snapshot).
+func (inv *Inventory) podsChangedOn(nodes ...string) {
+	inv.podNodesMu.Lock()
+	for _, n := range nodes {
+		if n == "" {
+			continue
+		}
+		if inv.podNodes == nil {
+			inv.podNodes = map[string]bool{}
+		}
+		inv.podNodes[n] = true
+	}
+	inv.podNodesMu.Unlock()
+	inv.podsChanged()
+}
+
+// takePodNodes returns the nodes recorded by podsChangedOn and forgets
+// them: one recorded afterwards waits for the next snapshot.
+func (inv *Inventory) takePodNodes() []string {
+	inv.podNodesMu.Lock()
+	defer inv.podNodesMu.Unlock()
+	out := make([]string, 0, len(inv.podNodes))
+	for n := range inv.podNodes {
+		out = append(out, n)
+	}
+	inv.podNodes = nil
+	return out
+}
+
+// podsOn lists the pods bound to the node that have not finished, from
+// the index by node: what its usage sums.
+func (inv *Inventory) podsOn(node string) []*corev1.Pod {
+	return indexedAs[*corev1.Pod](inv.pods, indexNodeName, node)
+}
+
+func (inv *Inventory) changedAny() {
+	inv.generation.Add(1)
+	inv.mu.Lock()
+	hooks := inv.onChanges
+	inv.mu.Unlock()
+	for _, h := range hooks {
+		h()
+	}
+}
+
+// OnChange registers a function called after every fleet event.
+func (inv *Inventory) OnChange(f func()) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	inv.onChanges = append(inv.onChanges, f)
+}
+
+// Start runs the informers until ctx ends. It implements manager.Runnable;
+// every replica needs its own caches, so it does not need leader election.
+func (inv *Inventory) Start(ctx context.Context) error {
+	tr, err := tracker.StartTracker(ctx, tracker.Options{
+		EnableDeviceTaintRules:   inv.opts.Features.DeviceTaints,
+		EnableConsumableCapacity: inv.opts.Features.ConsumableCapacity,
+		SliceInformer:            inv.factory.Resource().V1().ResourceSlices(),
+		TaintInformer:            inv.factory.Resource().V1().DeviceTaintRules(),
+		KubeClient:               inv.client,
+	})
+	if err != nil {
+		return fmt.Errorf("start resource slice tracker: %w", err)
+	}
+	defer tr.Stop()
+	_, err = tr.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { inv.changed() },
+		UpdateFunc: func(any, any) { inv.changed() },
+		DeleteFunc: func(any) { inv.changed() },
+	})
+	if err != nil {
+		return fmt.Errorf("watch resource slices: %w", err)
+	}
+	inv.mu.Lock()
+	inv.tracker = tr
+	inv.mu.Unlock()
+	inv.factory.Start(ctx.Done())
+	inv.ours.Start(ctx.Done())
+	synced := []cache.InformerSynced{inv.nodes.HasSynced, inv.classes.HasSynced, inv.claims.HasSynced,
+		inv.namespaces.HasSynced, inv.quotas.HasSynced, inv.templates.HasSynced, inv.pods.HasSynced, tr.HasSynced}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return ctx.Err()
+	}
+	inv.synced.Store(true)
+	inv.changed()
+	<-ctx.Done()
+	inv.factory.Shutdown()
+	inv.ours.Shutdown()
+	return nil
+}
+
+// NeedLeaderElection: every replica serves admissions.
+func (inv *Inventory) NeedLeaderElection() bool { return false }
+
+// Synced reports whether every cache has synced.
+func (inv *Inventory) Synced() bool { return inv.synced.Load() }
+
+// ErrNotSynced is returned while the caches are filling.
+var ErrNotSynced = errors.New("inventory not synced")
+
+// Snapshot returns the fleet as a feasibility snapshot. A new one is built
+// when the fleet changed, at most once per MinRebuildInterval.
+func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
+	if !inv.Synced() {
+		return nil, ErrNotSynced
+	}
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	// Reservations change with every admission of a burst: a snapshot that
+	// does not hold the current ones is rebuilt at once, whatever the
+	// interval, or the pods of a burst would all see the same free devices.
+	inv.reserved.Sweep(now, inv)
+	res := inv.reserved.Version()
+	if res != inv.snapRes {
+		inv.generation.Add(1)
+	}
+	gen := inv.generation.Load()
+	if inv.snap != nil && res == inv.snapRes && (inv.snap.Generation() == gen || now.Sub(inv.builtAt) < inv.opts.MinRebuildInterval) {
+		return inv.snap, inv.snapErr
+	}
+	// The fleet snapshot (without reservations) is rebuilt only when the
+	// fleet changed; the reservations are added to it in time proportional
+	// to them (feasibility.Snapshot.WithClaims), so that a burst's
+	// admissions do not each index the whole fleet again.
+	// A change of the allocated claims alone replaces its claims
+	// (ReplaceClaims), in time proportional to them and the nodes they are
+	// on; a change of the bound pods sums the usage of the nodes the pod
+	// events named again, from their pods (UpdatePods): not the fleet's.
+	// Those nodes are taken after gen was read and before the pods'
+	// generation: a change that gen counts was recorded before it moved
+	// it, and one recorded after they are taken stays for the next
+	// snapshot, whose generation it moved.
+	podNodes := inv.takePodNodes()
+	fleetGen, claimGen, podGen := inv.fleetGen.Load(), inv.claimGen.Load(), inv.podGen.Load()
+	switch {
+	case inv.fleetSnap == nil || inv.fleetSnapGen != fleetGen || inv.fleetSnap.Stale():
+		fleet, err := inv.fleet()
+		if err != nil {
+			return nil, err
+		}
+		// It lists every pod: the nodes taken need no update of their own.
+		base, err := feasibility.NewSnapshot(fleet, gen, *inv.opts.Features)
+		if err != nil {
+			return nil, fmt.Errorf("build inventory snapshot: %w", err)
+		}
+		inv.fleetSnap = base
+	default:
+		if inv.fleetSnapClaims != claimGen {
+			inv.fleetSnap = inv.fleetSnap.ReplaceClaims(listAs[*resourceapi.ResourceClaim](inv.claims), gen)
+		}
+		if inv.fleetSnapPods != podGen || len(podNodes) > 0 {
+			inv.fleetSnap = inv.fleetSnap.UpdatePods(podNodes, inv.podsOn, gen)
+		}
+	}
+	inv.fleetSnapGen, inv.fleetSnapClaims, inv.fleetSnapPods = fleetGen, claimGen, podGen
+	snap := inv.fleetSnap
+	if claims := inv.reserved.AsClaims(); len(claims) > 0 || snap.Generation() != gen {
+		// Reservations only added since the last snapshot, on the same
+		// fleet: the checks of a burst ask the node they chose before
+		// first (feasibility.Snapshot.WithClaimsAfter).
+		snap = snap.WithClaimsAfter(inv.snap, claims, gen)
+	}
+	inv.snap, inv.snapErr, inv.builtAt, inv.snapRes = snap, nil, now, res
+	return snap, nil
+}
+
+// Reservations is the record of the devices held for pods just admitted.
+func (inv *Inventory) Reservations() *Reservations { return inv.reserved }
+
+// podEvent keeps the usage of the nodes and the reservations current: a
+// pod bound, finished or deleted changes what a node has free; the
+// reservation of a translated pod ends when it is gone, or when its claim
+// shows up allocated (Reservations.Seen).
+func (inv *Inventory) podEvent(o, n any) {
+	p, ok := n.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	if id := p.Annotations[api.AnnotationAdmission]; id != "" {
+		if PodGone(p) {
+			inv.reserved.Release(id)
+		} else {
+			inv.reserved.Seen(id, p.UID)
+		}
+	}
+	old, _ := o.(*corev1.Pod)
+	if old == nil {
+		if p.Spec.NodeName != "" {
+			inv.podsChangedOn(p.Spec.NodeName)
+		}
+		return
+	}
+	// A bound pod resized in place changes its node's usage too: the
+	// snapshot sums only the nodes named here.
+	if old.Spec.NodeName != p.Spec.NodeName || (old.Status.Phase != p.Status.Phase && PodDone(p)) ||
+		p.Spec.NodeName != "" && requestsChanged(old, p) {
+		inv.podsChangedOn(old.Spec.NodeName, p.Spec.NodeName)
+	}
+}
+
+// requestsChanged: what the pod requests of its node may differ (the
+// containers' resources, overhead or pod-level resources, as slimPod
+// keeps them).
+func requestsChanged(old, p *corev1.Pod) bool {
+	return !equality.Semantic.DeepEqual(old.Spec.Containers, p.Spec.Containers) ||
+		!equality.Semantic.DeepEqual(old.Spec.InitContainers, p.Spec.InitContainers) ||
+		!equality.Semantic.DeepEqual(old.Spec.Overhead, p.Spec.Overhead) ||
+		!equality.Semantic.DeepEqual(old.Spec.Resources, p.Spec.Resources)
+}
+
+// PendingTranslated lists the translated pods that wait for their claims
+// (not bound yet), in creation order: those this replica does not hold
+// devices for were admitted by another replica, or before a restart. An
+// index answers it, in time proportional to those pods, not to all.
+func (inv *Inventory) PendingTranslated() []*corev1.Pod {
+	return inv.PendingTranslatedWhere(nil)
+}
+
+// PendingTranslatedWhere is PendingTranslated of the pods keep keeps (all
+// for nil): those are sorted only, so that an admission that looks for the
+// pods no replica holds devices for does not sort every pending pod.
+func (inv *Inventory) PendingTranslatedWhere(keep func(*corev1.Pod) bool) []*corev1.Pod {
+	objs, err := inv.pods.GetIndexer().ByIndex(indexPendingTranslated, indexPendingTranslated)
+	if err != nil {
+		return nil
+	}
+	out := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		if p := o.(*corev1.Pod); keep == nil || keep(p) {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, PendingOrder)
+	return out
+}
+
+// Allocations implements handler's allocationSource: the claim indexes.
+func (inv *Inventory) Allocations() Allocations { return inv }
+
+// AllocationsVersion moves with every change of the allocated claims the
+// indexes answer for (Reservations.Conflicting): it moves after the
+// indexes show the change.
+func (inv *Inventory) AllocationsVersion() uint64 { return inv.claimGen.Load() }
+
+// DeviceAllocated implements Allocations from the claim index.
+func (inv *Inventory) DeviceAllocated(key string) bool {
+	objs, err := inv.claims.GetIndexer().ByIndex(indexAllocatedDevice, key)
+	return err == nil && len(objs) > 0
+}
+
+// PodClaimAllocated implements Allocations from the claim index.
+func (inv *Inventory) PodClaimAllocated(uid types.UID) bool {
+	objs, err := inv.claims.GetIndexer().ByIndex(indexAllocatedOwner, string(uid))
+	return err == nil && len(objs) > 0
+}
+
+// PendingUnbound lists the pods not bound to a node yet, neither finished
+// nor being deleted, that name a domain-prefixed resource in a container
+// (candidates for LegacyUnservable), in creation order; an index answers
+// it, in time proportional to those pods.
+func (inv *Inventory) PendingUnbound() []*corev1.Pod {
+	out := indexedAs[*corev1.Pod](inv.pods, indexPendingExtended, indexPendingExtended)
+	slices.SortFunc(out, PendingOrder)
+	return out
+}
+
+// Indexes of the caches that admission reads without listing.
+const (
+	indexPendingExtended   = "pending-extended"
+	indexPendingTranslated = "pending-translated"
+	indexAllocatedDevice   = "allocated-device"
+	indexAllocatedOwner    = "allocated-owner"
+	indexNodeName          = "node-name"
+)
+
+// addIndexers adds the indexes; before the informers start.
+func (inv *Inventory) addIndexers() {
+	_ = inv.pods.AddIndexers(cache.Indexers{
+		indexPendingTranslated: func(obj any) ([]string, error) {
+			if p, ok := obj.(*corev1.Pod); ok && p.Annotations[api.AnnotationAdmission] != "" && !PodDone(p) {
+				return []string{indexPendingTranslated}, nil
+			}
+			return nil, nil
+		},
+		indexPendingExtended: func(obj any) ([]string, error) {
+			if p, ok := obj.(*corev1.Pod); ok && !PodDone(p) && AsksExtended(p) {
+				return []string{indexPendingExtended}, nil
+			}
+			return nil, nil
+		},
+		// The pods whose requests a node's usage sums (podsOn): bound to
+		// it and not finished, as the snapshot counts them.
+		indexNodeName: func(obj any) ([]string, error) {
+			if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" &&
+				p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				return []string{p.Spec.NodeName}, nil
+			}
+			return nil, nil
+		},
+	})
+	_ = inv.claims.AddIndexers(cache.Indexers{
+		indexAllocatedDevice: func(obj any) ([]string, error) {
+			if c, ok := obj.(*resourceapi.ResourceClaim); ok {
+				return AllocatedDevices(c), nil
+			}
+			return nil, nil
+		},
+		indexAllocatedOwner: func(obj any) ([]string, error) {
+			c, ok := obj.(*resourceapi.ResourceClaim)
+			if !ok {
+				return nil, nil
+			}
+			var out []string
+			for _, uid := range AllocatedOwners(c) {
+				out = append(out, string(uid))
+			}
+			return out, nil
+		},
+	})
+}
+
+// PendingSince gives, by admission id, the creation time of the
+// translated pods that wait for their claims (the report's Waiting rows).
+func (inv *Inventory) PendingSince() map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, p := range inv.PendingTranslated() {
+		out[p.Annotations[api.AnnotationAdmission]] = p.CreationTimestamp.Time
+	}
+	return out
+}
+
+// fleet lists the caches; DeviceTaintRules are already applied to the
+// slices by the tracker, as in kube-scheduler.
+func (inv *Inventory) fleet() (*feasibility.Inventory, error) {
+	patched, err := inv.tracker.ListPatchedResourceSlices()
+	if err != nil {
+		return nil, fmt.Errorf("list resource slices: %w", err)
+	}
+	return &feasibility.Inventory{
+		Nodes:   listAs[*corev1.Node](inv.nodes),
+		Slices:  patched,
+		Classes: listAs[*resourceapi.DeviceClass](inv.classes),
+		Claims:  listAs[*resourceapi.ResourceClaim](inv.claims),
+		Pods:    listAs[*corev1.Pod](inv.pods),
+		// Every pod is listed, so a node's usage is known even with none.
+		PodsListed: true,
+	}, nil
+}
+
+// NodeCount is the number of nodes in the cache.
+func (inv *Inventory) NodeCount() int { return len(inv.nodes.GetStore().ListKeys()) }
+
+// Classes lists the DeviceClasses.
+func (inv *Inventory) Classes() []*resourceapi.DeviceClass {
+	return listAs[*resourceapi.DeviceClass](inv.classes)
+}
+
+// Quotas lists the ResourceQuotas of a namespace.
+func (inv *Inventory) Quotas(namespace string) []*corev1.ResourceQuota {
+	return indexedAs[*corev1.ResourceQuota](inv.quotas, cache.NamespaceIndex, namespace)
+}
+
+// Template returns claimbridge's template of that namespace and name from
+// the cache.
+func (inv *Inventory) Template(namespace, name string) (*resourceapi.ResourceClaimTemplate, bool) {
+	obj, ok, err := inv.templates.GetStore().GetByKey(namespace + "/" + name)
+	if err != nil || !ok {
+		return nil, false
+	}
+	return obj.(*resourceapi.ResourceClaimTemplate), true
+}
+
+// Pods lists the pods of a namespace in the cache, of all for ""
+// (slimmed: see slimPod).
+func (inv *Inventory) Pods(namespace string) []*corev1.Pod {
+	if namespace == "" {
+		return listAs[*corev1.Pod](inv.pods)
+	}
+	return indexedAs[*corev1.Pod](inv.pods, cache.NamespaceIndex, namespace)
+}
+
+// AddPodEventHandler adds a handler of the pod informer's events (the
+// leader's controllers watch pods through the inventory's informer, not
+// one of their own).
+func (inv *Inventory) AddPodEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	return inv.pods.AddEventHandler(h)
+}
+
+// RemovePodEventHandler removes a handler AddPodEventHandler added.
+func (inv *Inventory) RemovePodEventHandler(reg cache.ResourceEventHandlerRegistration) error {
+	return inv.pods.RemoveEventHandler(reg)
+}
+
+// Templates lists claimbridge's templates.
+func (inv *Inventory) Templates() []*resourceapi.ResourceClaimTemplate {
+	return listAs[*resourceapi.ResourceClaimTemplate](inv.templates)
+}
+
+// indexedAs lists the objects of an informer's index under key as T.
+func indexedAs[T any](i cache.SharedIndexInformer, index, key string) []T {
+	objs, err := i.GetIndexer().ByIndex(index, key)
+	if err != nil {
+		return nil
+	}
+	out := make([]T, 0, len(objs))
+	for _, o := range objs {
+		if t, ok := o.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func listAs[T any](i cache.SharedIndexInformer) []T {
+	objs := i.GetStore().List()
+	out := make([]T, 0, len(objs))
+	for _, o := range objs {
+		if t, ok := o.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}

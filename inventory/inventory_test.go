@@ -1,0 +1,108 @@
+package inventory_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/internal/testing/informertest"
+)
+
+// A pod bound, resized, finished or deleted changes what its node has free
+// in the next snapshot, and only that: the fleet snapshot is not rebuilt,
+// the usage of the node the pod event named is summed again.
+func TestPodEventsChangeTheUsageOfTheirNode(t *testing.T) {
+	gpuNode := func(name string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("1"),
+		}}}
+	}
+	pod := func(name, node, cpu string) *corev1.Pod {
+		p := builders.MakePod(name, "prod").Container("app").Limit("nvidia.com/gpu", "1").Request("cpu", cpu).NodeName(node).Obj()
+		p.Status.Phase = corev1.PodRunning
+		if node == "" {
+			p.Status.Phase = corev1.PodPending
+		}
+		return p
+	}
+	// gpu-1's device plugin GPU is taken from the start; gpu-0's is free.
+	inv, client := informertest.Start(t, gpuNode("gpu-0"), gpuNode("gpu-1"), pod("busy", "gpu-1", "1"))
+	asks := pod("asks", "", "1")
+	// The fleet's generation moves with each node added, then once more
+	// when the inventory has synced; pod events leave it.
+	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return inv.FleetGeneration() >= 3, nil
+	}); err != nil {
+		t.Fatalf("fleet generation %d, want 3: %v", inv.FleetGeneration(), err)
+	}
+	fleetGen := inv.FleetGeneration()
+	expect := func(step string, want feasibility.LegacyFit) {
+		t.Helper()
+		var got feasibility.LegacyFit
+		if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			snap, err := inv.Snapshot(time.Now())
+			if err != nil {
+				return false, err
+			}
+			got = snap.LegacyFitsNow(asks)
+			return got == want, nil
+		}); err != nil {
+			t.Fatalf("%s: legacy fit %+v, want %+v: %v", step, got, want, err)
+		}
+	}
+	expect("at the start", feasibility.LegacyFit{Known: true, Node: "gpu-0", Nodes: 1})
+
+	pods := client.CoreV1().Pods("prod")
+	a, err := pods.Create(t.Context(), pod("a", "", "1"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("a pod created, not bound", feasibility.LegacyFit{Known: true, Node: "gpu-0", Nodes: 1})
+	a.Spec.NodeName, a.Status.Phase = "gpu-0", corev1.PodRunning
+	if a, err = pods.Update(t.Context(), a, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("the pod bound to gpu-0", feasibility.LegacyFit{Known: true})
+	a.Status.Phase = corev1.PodSucceeded
+	if _, err = pods.UpdateStatus(t.Context(), a, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("the pod finished", feasibility.LegacyFit{Known: true, Node: "gpu-0", Nodes: 1})
+
+	b, err := pods.Create(t.Context(), pod("b", "gpu-0", "1"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("a pod created bound to gpu-0", feasibility.LegacyFit{Known: true})
+	if err := pods.Delete(t.Context(), "busy", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("the pod of gpu-1 deleted", feasibility.LegacyFit{Known: true, Node: "gpu-1", Nodes: 1})
+	// A CPU pod on gpu-1, resized in place to every CPU of the node,
+	// leaves no room for the CPU the pod asks besides its GPU.
+	c, err := pods.Create(t.Context(), builders.MakePod("c", "prod").Container("app").Request("cpu", "1").NodeName("gpu-1").Obj(), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("a CPU pod bound to gpu-1", feasibility.LegacyFit{Known: true, Node: "gpu-1", Nodes: 1})
+	c.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("4")
+	if _, err = pods.Update(t.Context(), c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("the CPU pod resized to every CPU of gpu-1", feasibility.LegacyFit{Known: true})
+	if err := pods.Delete(t.Context(), b.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("the pod of gpu-0 deleted", feasibility.LegacyFit{Known: true, Node: "gpu-0", Nodes: 1})
+
+	if got := inv.FleetGeneration(); got != fleetGen {
+		t.Errorf("the fleet's generation moved from %d to %d: pod events rebuilt the fleet snapshot", fleetGen, got)
+	}
+}

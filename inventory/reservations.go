@@ -1,0 +1,321 @@
+package inventory
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/claimbridge/claimbridge/feasibility"
+)
+
+// DefaultReservationTTL bounds how long an admitted pod's devices are held
+// when nothing says its claim was allocated or the pod is gone.
+const DefaultReservationTTL = 2 * time.Minute
+
+// Reservations hold the DRA devices of translated pods that were admitted
+// but whose claims are not allocated yet — the allocator's own picks for
+// them, as kube-scheduler's assume cache holds what it just allocated — so
+// that the checks of the pods after them in a burst see those devices as
+// taken. A reservation ends when the inventory shows the pod's claim
+// allocated (kube-scheduler allocates before it binds; the inventory then
+// counts the claim), when the pod is deleted or finished, or when its TTL
+// passes. Safe for concurrent use.
+type Reservations struct {
+	ttl     time.Duration
+	version atomic.Uint64
+
+	mu    sync.Mutex
+	byID  map[string]*reservation
+	tried map[string]time.Time // pods of other admissions that could not be taken over, until when
+}
+
+type reservation struct {
+	namespace, pod string
+	node           string
+	results        []resourceapi.DeviceRequestAllocationResult
+	expires        time.Time
+	// uid of the pod, once the inventory has shown it: the reservation
+	// ends when the inventory shows a claim of the pod allocated, whether
+	// or not the pod is bound yet (the claim and the pod come through
+	// different watches, in no set order).
+	uid types.UID
+	// what was checked, to pick again when kube-scheduler allocates the
+	// picked devices to another pod's claim (its order is not ours).
+	checked *corev1.Pod
+	claims  []*resourceapi.ResourceClaimSpec
+	// claim is the reservation as an allocated claim (AsClaims), made once
+	// per pick: the snapshots of a burst see the same object for the same
+	// devices (feasibility.Snapshot.WithClaimsAfter).
+	claim *resourceapi.ResourceClaim
+	// freeAt is the allocations' version + 1 at which Conflicting last
+	// found no allocated claim holding its devices (0: not yet, or picked
+	// since).
+	freeAt uint64
+}
+
+// asClaim makes res's claim from its id and its devices.
+func (res *reservation) asClaim(id string) {
+	res.claim = &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: res.namespace, Name: "claimbridge-reserved-" + id},
+		Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{
+			Devices: resourceapi.DeviceAllocationResult{Results: res.results},
+		}},
+	}
+}
+
+// NewReservations returns an empty record; ttl <= 0 takes DefaultReservationTTL.
+func NewReservations(ttl time.Duration) *Reservations {
+	if ttl <= 0 {
+		ttl = DefaultReservationTTL
+	}
+	return &Reservations{ttl: ttl, byID: map[string]*reservation{}, tried: map[string]time.Time{}}
+}
+
+// Version moves with every change of what is held.
+func (r *Reservations) Version() uint64 { return r.version.Load() }
+
+// Reserve holds the devices a FitsNow verdict picked for the pod of an
+// admission, from now on (from created, for a pod found later); checked and
+// claims are what the verdict was for (the translated pod and its claim).
+func (r *Reservations) Reserve(id string, checked *corev1.Pod, claims []*resourceapi.ResourceClaimSpec, v feasibility.Verdict, created time.Time) {
+	if id == "" || v.Kind != feasibility.FitsNow || len(v.Results) == 0 {
+		return
+	}
+	r.mu.Lock()
+	res := &reservation{namespace: checked.Namespace, pod: checked.Name, node: v.Node, results: slices.Clone(v.Results),
+		expires: created.Add(r.ttl), checked: checked, claims: claims}
+	res.asClaim(id)
+	r.byID[id] = res
+	delete(r.tried, id)
+	r.mu.Unlock()
+	r.version.Add(1)
+}
+
+// Conflicting lists the reservations (id, the pod and claims checked) that
+// hold a device a real claim has been allocated in the meantime:
+// kube-scheduler placed the pods in another order than they were admitted,
+// so the devices held no longer stand for what is left free.
+//
+// When allocated tells the version of the allocations (AllocationsVersion),
+// a reservation found free of conflicts at that version is not looked at
+// again until it moves: the admissions of a burst do not each go through
+// every reservation.
+func (r *Reservations) Conflicting(allocated Allocations) []Conflict {
+	if allocated == nil {
+		return nil
+	}
+	var version uint64 // 0: not known
+	if v, ok := allocated.(interface{ AllocationsVersion() uint64 }); ok {
+		version = v.AllocationsVersion() + 1 // read before the indexes
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]string, 0, len(r.byID))
+	for id, res := range r.byID {
+		if version == 0 || res.freeAt != version {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	var out []Conflict
+	for _, id := range ids {
+		res := r.byID[id]
+		if res.checked == nil || (res.uid != "" && allocated.PodClaimAllocated(res.uid)) {
+			continue // its own claim is allocated: it ends, nothing to pick
+		}
+		if slices.ContainsFunc(res.results, func(d resourceapi.DeviceRequestAllocationResult) bool { return allocated.DeviceAllocated(DeviceKey(d)) }) {
+			out = append(out, Conflict{ID: id, Pod: res.checked, Claims: res.claims, Expires: res.expires})
+			continue
+		}
+		res.freeAt = version
+	}
+	return out
+}
+
+// Conflict is a reservation to pick again.
+type Conflict struct {
+	ID      string
+	Pod     *corev1.Pod
+	Claims  []*resourceapi.ResourceClaimSpec
+	Expires time.Time
+}
+
+// Repick replaces a reservation's devices with those of a new verdict,
+// keeping its expiry; a verdict that does not fit now leaves it as it was.
+func (r *Reservations) Repick(c Conflict, v feasibility.Verdict) {
+	if v.Kind != feasibility.FitsNow || len(v.Results) == 0 {
+		return
+	}
+	r.mu.Lock()
+	res, ok := r.byID[c.ID]
+	if ok {
+		res.node, res.results = v.Node, slices.Clone(v.Results)
+		res.asClaim(c.ID)
+		res.freeAt = 0
+	}
+	r.mu.Unlock()
+	if ok {
+		r.version.Add(1)
+	}
+}
+
+// DeviceKey names an allocated device as Allocations.DeviceAllocated
+// asks for it: "driver/pool/device".
+func DeviceKey(d resourceapi.DeviceRequestAllocationResult) string {
+	return d.Driver + "/" + d.Pool + "/" + d.Device
+}
+
+// Allocations answers what the allocated claims of the inventory hold
+// (without the reservations): the informer-backed Inventory from claim
+// indexes, a StaticInventory from its list. A nil Allocations holds nothing.
+type Allocations interface {
+	// DeviceAllocated: an allocated claim holds the device ("driver/pool/device").
+	DeviceAllocated(key string) bool
+	// PodClaimAllocated: the pod owns an allocated claim.
+	PodClaimAllocated(uid types.UID) bool
+}
+
+// AllocatedDevices are the devices an allocated claim holds.
+func AllocatedDevices(c *resourceapi.ResourceClaim) []string {
+	if c.Status.Allocation == nil {
+		return nil
+	}
+	out := make([]string, 0, len(c.Status.Allocation.Devices.Results))
+	for _, d := range c.Status.Allocation.Devices.Results {
+		out = append(out, DeviceKey(d))
+	}
+	return out
+}
+
+// AllocatedOwners are the pods that own an allocated claim.
+func AllocatedOwners(c *resourceapi.ResourceClaim) []types.UID {
+	if c.Status.Allocation == nil {
+		return nil
+	}
+	var out []types.UID
+	for _, o := range c.OwnerReferences {
+		if o.Kind == "Pod" && o.APIVersion == "v1" {
+			out = append(out, o.UID)
+		}
+	}
+	return out
+}
+
+// Release ends a reservation; a no-op for an id it does not hold.
+func (r *Reservations) Release(id string) {
+	r.mu.Lock()
+	_, held := r.byID[id]
+	delete(r.byID, id)
+	delete(r.tried, id)
+	r.mu.Unlock()
+	if held {
+		r.version.Add(1)
+	}
+}
+
+// Seen records the UID of the pod of an admission, as the inventory shows
+// it: the reservation ends once the inventory shows a claim of that pod
+// allocated (Claims), so that its devices are counted by one or the other,
+// never by neither, and not by both longer than the watches lag.
+func (r *Reservations) Seen(id string, uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if res, ok := r.byID[id]; ok && uid != "" {
+		res.uid = uid
+	}
+}
+
+// Held reports whether an admission's devices are held or were tried.
+func (r *Reservations) Held(id string, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.byID[id]; ok {
+		return true
+	}
+	until, ok := r.tried[id]
+	return ok && now.Before(until)
+}
+
+// Tried records that the pod of an admission could not be taken over (its
+// claim does not fit now); it is not tried again before the TTL passes.
+func (r *Reservations) Tried(id string, now time.Time) {
+	r.mu.Lock()
+	r.tried[id] = now.Add(r.ttl)
+	r.mu.Unlock()
+}
+
+// Len is the number of reservations held.
+func (r *Reservations) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.byID)
+}
+
+// Claims sweeps (Sweep), then returns the reservations as allocated
+// ResourceClaims (AsClaims).
+func (r *Reservations) Claims(now time.Time, allocated Allocations) []*resourceapi.ResourceClaim {
+	r.Sweep(now, allocated)
+	return r.AsClaims()
+}
+
+// Sweep drops the expired reservations and those of pods that own an
+// allocated claim in the inventory.
+func (r *Reservations) Sweep(now time.Time, allocated Allocations) {
+	r.mu.Lock()
+	expired := false
+	for id, res := range r.byID {
+		if !now.Before(res.expires) || (allocated != nil && res.uid != "" && allocated.PodClaimAllocated(res.uid)) {
+			delete(r.byID, id)
+			expired = true
+		}
+	}
+	for id, until := range r.tried {
+		if !now.Before(until) {
+			delete(r.tried, id)
+		}
+	}
+	r.mu.Unlock()
+	if expired {
+		r.version.Add(1)
+	}
+}
+
+// AsClaims returns the reservations as allocated ResourceClaims, for the
+// inventory to count like any allocation, sorted by id so that the same
+// record gives the same claims.
+func (r *Reservations) AsClaims() []*resourceapi.ResourceClaim {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := slices.Sorted(maps.Keys(r.byID))
+	out := make([]*resourceapi.ResourceClaim, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, r.byID[id].claim)
+	}
+	return out
+}
+
+// PodDone reports whether a translated pod no longer waits for its claim:
+// it is bound (kube-scheduler allocated its claim before binding it),
+// finished or being deleted.
+func PodDone(p *corev1.Pod) bool {
+	return p.Spec.NodeName != "" || PodGone(p)
+}
+
+// PodGone: the pod is finished or being deleted; its devices go back.
+func PodGone(p *corev1.Pod) bool {
+	return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// PendingOrder sorts pods of other admissions in creation order, so that
+// they are taken over in the order they were admitted.
+func PendingOrder(a, b *corev1.Pod) int {
+	return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name))
+}
