@@ -13,7 +13,7 @@ COMMIT    := $(shell c="$$(git rev-parse HEAD 2>/dev/null)" || c=unknown; \
 LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .DEFAULT_GOAL := build
-.PHONY: build version image chart example dashboard test unit verify lint fmt fmt-check vet tidy-check import-check fuzz bench bench-unit bench-e2e bench-smoke help
+.PHONY: build version image chart example dashboard clidocs deadcode test unit verify lint fmt fmt-check vet tidy-check import-check fuzz bench bench-unit bench-e2e bench-smoke help
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -44,7 +44,7 @@ example: ## translate an example workload, then audit all of them against the mi
 	@echo
 	bin/claimbridge audit -f examples/workloads --fleet examples/fleets/mixed
 
-test: unit e2e bench-smoke ## everything CI runs: unit tests with fuzz seed corpora, the e2e suite, one pass of every benchmark
+test: unit deadcode e2e bench-smoke ## everything CI runs: unit tests with fuzz seed corpora, no dead code, the e2e suite, one pass of every benchmark
 
 # The HTML report's browser tests open pages in the headless Chromium that hack/chromium.sh finds
 # or installs from the distribution's packages; if it cannot, they skip and say why.
@@ -102,7 +102,16 @@ bench-smoke: ## one pass of every benchmark on small inputs (part of make test; 
 dashboard: ## render docs/dashboard.png from the panels of charts/claimbridge/files/dashboard.json (headless Chromium)
 	@chromium="$$(hack/chromium.sh | tail -n1)" && CLAIMBRIDGE_CHROMIUM="$$chromium" $(GO) run ./hack/dashboard
 
-verify: fmt-check vet lint tidy-check import-check ## gofmt, go vet, golangci-lint, go mod tidy drift, import rules, untracked files
+clidocs: ## regenerate docs/reference/cli from the cobra commands (hack/clidocs; its test checks for drift)
+	$(GO) run ./hack/clidocs
+
+# deadcode lists the functions no binary of the module reaches; internal/testing/ is test
+# support (only tests, hack/ and e2e/ use it), everything else must be reached.
+deadcode: ## fail when a function outside internal/testing/ is unreachable from the binaries (deadcode, pinned in hack/tools.sh)
+	@dc="$$(hack/tools.sh deadcode | tail -n1)" && out="$$($$dc ./... | grep -v '^internal/testing/' || true)"; \
+		test -z "$$out" || { echo "deadcode: unreachable outside internal/testing/:"; echo "$$out"; exit 1; }
+
+verify: fmt-check vet lint tidy-check import-check deadcode ## gofmt, go vet, golangci-lint, go mod tidy drift, import rules, untracked files
 	@test -z "$$(git status --porcelain --untracked-files=all)" || { echo "verify: the tree has changes or untracked files:"; git status --short; exit 1; }
 
 fmt: ## gofmt -w every tracked .go file (both modules)

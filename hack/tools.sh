@@ -16,6 +16,7 @@ source "${root}/hack/lib.sh"
 declare -A modules=(
 	[golangci-lint]="github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0"
 	[helm]="helm.sh/helm/v4/cmd/helm@v4.3.2"
+	[deadcode]="golang.org/x/tools/cmd/deadcode@v0.52.0"
 	[benchstat]="golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da"
 )
 

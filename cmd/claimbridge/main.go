@@ -1,63 +1,27 @@
 // Command claimbridge moves legacy GPU/TPU/NIC workloads onto Dynamic
 // Resource Allocation: an admission webhook (serve) and offline tools
-// (translate, audit, policy).
+// (translate, explain, audit, report, policy, krm). The commands are in
+// package cli.
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 
-	"github.com/spf13/cobra"
+	"github.com/claimbridge/claimbridge/cmd/claimbridge/cli"
 )
 
-// Exit codes: 0 success, 1 invalid input (or a --fail-on condition), 2 usage.
-const (
-	exitInvalid = 1
-	exitUsage   = 2
+// Set at build time by `make build` and `make image`:
+//
+//	-ldflags "-X main.version=0.1.0 -X main.commit=<git commit>[-dirty]"
+//
+// The version is the chart's appVersion (charts/claimbridge/Chart.yaml), so that the image
+// the chart runs by default reports the version the chart names.
+var (
+	version = "dev"
+	commit  = ""
 )
-
-// usageError marks errors in how the command was called.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
-
-// exitError carries an exit code without a message of its own.
-type exitError struct{ code int }
-
-func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 func main() {
-	root := newRootCommand()
-	err := root.Execute()
-	if err == nil {
-		return
-	}
-	var ee exitError
-	if errors.As(err, &ee) {
-		os.Exit(ee.code)
-	}
-	fmt.Fprintln(os.Stderr, "claimbridge:", err)
-	var ue usageError
-	if errors.As(err, &ue) {
-		os.Exit(exitUsage)
-	}
-	os.Exit(exitInvalid)
-}
-
-func newRootCommand() *cobra.Command {
-	root := &cobra.Command{
-		Use:           "claimbridge",
-		Short:         "Move legacy device requests onto Dynamic Resource Allocation",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newServeCommand(), newTranslateCommand(false), newTranslateCommand(true), newAuditCommand(), newReportCommand(), newKRMCommand(), newPolicyCommand(), newVersionCommand())
-	return root
+	cli.Stamp.Version, cli.Stamp.Commit = version, commit
+	os.Exit(cli.Main())
 }

@@ -6,18 +6,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/claimbridge/claimbridge/internal/testing/doclinks"
 )
 
 const root = "../.."
-
-// cliReference is the generated reference of the command line. The
-// generator fills the folder; until it holds a page, links into it are
-// left out.
-const cliReference = "docs/reference/cli/"
 
 // documents lists the Markdown whose links are checked: the top-level
 // pages, the charts' READMEs and everything under docs/.
@@ -52,34 +46,17 @@ func documents(t *testing.T) []string {
 	return files
 }
 
-// hasPages reports whether a folder of the repository holds a Markdown page.
-func hasPages(dir string) bool {
-	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(dir)))
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		if !e.IsDir() && path.Ext(e.Name()) == ".md" {
-			return true
-		}
-	}
-	return false
-}
-
 // TestDocLinks: every relative link of the README, CONTRIBUTING.md,
 // SECURITY.md, BENCHMARKS.md, the charts' READMEs and docs/ names a file
 // that exists and, with an anchor, a heading of it; every external link is
-// a well-formed URL. Links into the generated CLI reference are left out
-// while it has no page.
+// a well-formed URL. The generated CLI reference (docs/reference/cli,
+// hack/clidocs) is checked like any page.
 func TestDocLinks(t *testing.T) {
 	files := documents(t)
 	if len(files) < 15 {
 		t.Fatalf("found %d documents %v; the walk lost them", len(files), files)
 	}
-	skip := func(target string) bool {
-		return strings.HasPrefix(target+"/", cliReference) && !hasPages(cliReference)
-	}
-	problems, err := doclinks.Check(root, files, skip)
+	problems, err := doclinks.Check(root, files, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +64,3 @@ func TestDocLinks(t *testing.T) {
 		t.Errorf("%s", p)
 	}
 }
-
-// TestCheckFindsBrokenLinks runs the check on the fixture in
-// testdata/links, one file at a time.

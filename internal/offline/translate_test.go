@@ -61,7 +61,7 @@ func TestCRDGolden(t *testing.T) {
 			if err := WriteExplain(&explain, items); err != nil {
 				t.Fatal(err)
 			}
-			golden.Check(t, filepath.Join("testdata", "crds", name+".explain.golden"), []byte(explain.String()))
+			golden.Check(t, filepath.Join("testdata", "crds", name+".explain.golden"), explain.Bytes())
 
 			// Translating the output again changes nothing.
 			_, again, out2 := translateFile(t, name, []byte(out))

@@ -26,5 +26,5 @@ func TestUncheckedLabelsStayLegacyWithoutAFleet(t *testing.T) {
 	if err := WriteExplain(&explain, items); err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, filepath.Join("testdata", "labels", "unchecked.explain.golden"), []byte(explain.String()))
+	golden.Check(t, filepath.Join("testdata", "labels", "unchecked.explain.golden"), explain.Bytes())
 }

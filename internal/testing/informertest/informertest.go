@@ -30,7 +30,9 @@ func Start(t *testing.T, objs ...runtime.Object) (*inventory.Inventory, *fake.Cl
 	go func() { done <- inv.Start(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			t.Errorf("inventory: %v", err)
+		}
 	})
 	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return inv.Synced(), nil

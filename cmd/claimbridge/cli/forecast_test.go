@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/base64"
@@ -15,7 +15,7 @@ import (
 	"github.com/claimbridge/claimbridge/translate"
 )
 
-var forecastArgs = []string{"audit", "--forecast", "-f", "../../examples/cutover", "--fleet", "../../examples/fleets/before-cutover"}
+var forecastArgs = []string{"audit", "--forecast", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover"}
 
 // TestForecastExamples: the cutover example's workloads against the fleet
 // before the switch (no ResourceSlice at all): each row says what the
@@ -72,7 +72,7 @@ func TestForecastExamples(t *testing.T) {
 	if len(inv.Slices) == 0 || len(inv.Classes) == 0 {
 		t.Fatalf("forecast fleet: %d slices, %d classes", len(inv.Slices), len(inv.Classes))
 	}
-	js, err = run(t, "", "audit", "-f", "../../examples/cutover", "--fleet", out, "-o", "json")
+	js, err = run(t, "", "audit", "-f", "../../../examples/cutover", "--fleet", out, "-o", "json")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, js)
 	}
@@ -95,8 +95,8 @@ func TestForecastExamples(t *testing.T) {
 	for _, args := range [][]string{
 		append(forecastArgs, "--gfd-labels", "sometimes"),
 		append(forecastArgs, "--forecast-nodes", "a in (b"),
-		{"audit", "-f", "../../examples/cutover", "--fleet", "../../examples/fleets/before-cutover", "--fail-on", "breaks"},
-		{"audit", "-f", "../../examples/cutover", "--fleet", "../../examples/fleets/before-cutover", "--forecast-nodes", "a=b"},
+		{"audit", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover", "--fail-on", "breaks"},
+		{"audit", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover", "--forecast-nodes", "a=b"},
 	} {
 		if _, err := run(t, "", args...); exitCode(err) != exitUsage {
 			t.Errorf("%v: exit %d (%v), want %d", args[1:], exitCode(err), err, exitUsage)

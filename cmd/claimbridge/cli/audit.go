@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -103,7 +103,7 @@ NotAffected. --fail-on breaks makes the exit code 1 when a row breaks.`,
 	c.Flags().StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(report.Formats, ", "))
 	c.Flags().StringVar(&o.kubeconfig, "kubeconfig", "", "audit a live cluster through this kubeconfig instead of manifests")
 	c.Flags().StringSliceVarP(&o.namespaces, "namespace", "n", nil, "with --kubeconfig: the namespaces to audit (default all)")
-	c.Flags().StringSliceVar(&o.failOn, "fail-on", nil, "exit 1 when a row is never-fits or untranslatable")
+	c.Flags().StringSliceVar(&o.failOn, "fail-on", nil, "exit 1 when a row is never-fits, untranslatable or (with --forecast) breaks")
 	c.Flags().DurationVar(&o.timeout, "timeout", 2*time.Second, "deadline of one feasibility check (a check that hits it is Unknown)")
 	o.pol.add(c)
 	o.forecast.add(c)

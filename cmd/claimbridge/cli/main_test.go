@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 
 func run(t *testing.T, stdin string, args ...string) (string, error) {
 	t.Helper()
-	cmd := newRootCommand()
+	cmd := NewRootCommand()
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
@@ -46,7 +46,7 @@ func exitCode(err error) int {
 }
 
 func TestTranslateExamples(t *testing.T) {
-	out, err := run(t, "", "translate", "-f", "../../examples/workloads")
+	out, err := run(t, "", "translate", "-f", "../../../examples/workloads")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,14 +93,14 @@ func TestExitCodes(t *testing.T) {
 		"bad output format is a usage error":       {args: []string{"translate", "-f", bad, "-o", "xml"}, wantCode: 2},
 		"invalid manifest names file and document": {args: []string{"translate", "-f", bad}, wantCode: 1, wantText: "bad.yaml#0"},
 		"invalid policy names the field":           {args: []string{"translate", "-f", bad, "--policy", badPolicy}, wantCode: 1, wantText: "spec.alignment[0].families[0]"},
-		"audit needs a fleet":                      {args: []string{"audit", "-f", "../../examples/workloads"}, wantCode: 2, wantText: "--fleet"},
-		"fail-on never-fits":                       {args: []string{"audit", "-f", "../../examples/workloads", "--fleet", "../../examples/fleets/mixed", "--fail-on", "never-fits"}, wantCode: 1},
-		"fail-on passes when all fit":              {args: []string{"audit", "-f", "../../examples/workloads/inference-l4.yaml", "--fleet", "../../examples/fleets/mixed", "--fail-on", "never-fits,untranslatable"}, wantCode: 0},
+		"audit needs a fleet":                      {args: []string{"audit", "-f", "../../../examples/workloads"}, wantCode: 2, wantText: "--fleet"},
+		"fail-on never-fits":                       {args: []string{"audit", "-f", "../../../examples/workloads", "--fleet", "../../../examples/fleets/mixed", "--fail-on", "never-fits"}, wantCode: 1},
+		"fail-on passes when all fit":              {args: []string{"audit", "-f", "../../../examples/workloads/inference-l4.yaml", "--fleet", "../../../examples/fleets/mixed", "--fail-on", "never-fits,untranslatable"}, wantCode: 0},
 		"policy check":                             {args: []string{"policy", "check", badPolicy}, wantCode: 1, wantText: "Not found"},
 		"unknown profile":                          {args: []string{"policy", "show", "cuda"}, wantCode: 2},
-		"a Kueue workload translates with Kueue's mappings": {args: []string{"explain", "-f", "../../examples/crds/appwrapper.yaml", "--kueue-config", "../../examples/kueue/configuration.yaml"},
+		"a Kueue workload translates with Kueue's mappings": {args: []string{"explain", "-f", "../../../examples/crds/appwrapper.yaml", "--kueue-config", "../../../examples/kueue/configuration.yaml"},
 			wantText: "appwrapper.yaml#0): Translate"},
-		"a Kueue workload stays without them":      {args: []string{"explain", "-f", "../../examples/crds/appwrapper.yaml"}, wantText: "KueueClassNotMapped"},
+		"a Kueue workload stays without them":      {args: []string{"explain", "-f", "../../../examples/crds/appwrapper.yaml"}, wantText: "KueueClassNotMapped"},
 		"a bad Kueue configuration names the file": {args: []string{"translate", "-f", bad, "--kueue-config", badPolicy}, wantCode: 1, wantText: "not a Kueue Configuration"},
 	}
 	for name, tc := range cases {
@@ -148,7 +148,7 @@ func TestAuditReportAgainstShippedFleets(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			out, err := run(t, "", "audit", "-f", "../../examples/workloads", "--fleet", "../../examples/fleets/"+tc.fleet, "-o", "yaml")
+			out, err := run(t, "", "audit", "-f", "../../../examples/workloads", "--fleet", "../../../examples/fleets/"+tc.fleet, "-o", "yaml")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,7 +177,7 @@ func TestAuditReportAgainstShippedFleets(t *testing.T) {
 // translate and audit alike (as for kubectl), and translate's output keeps
 // them in their place, as read: only the pod's document changes.
 func TestEmptyDocuments(t *testing.T) {
-	pod, err := os.ReadFile("../../examples/workloads/notebook-mig.yaml")
+	pod, err := os.ReadFile("../../../examples/workloads/notebook-mig.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestEmptyDocuments(t *testing.T) {
 				if diff := cmp.Diff(want, out); diff != "" {
 					t.Errorf("output (-want,+got):\n%s", diff)
 				}
-				if _, err := run(t, input, "audit", "-f", "-", "--fleet", "../../examples/fleets/mixed", "--fail-on", "untranslatable"); err != nil {
+				if _, err := run(t, input, "audit", "-f", "-", "--fleet", "../../../examples/fleets/mixed", "--fail-on", "untranslatable"); err != nil {
 					t.Errorf("audit: %v", err)
 				}
 			})
@@ -231,7 +231,7 @@ func TestEmptyDocuments(t *testing.T) {
 // every CRD example, and an object whose device request has no template to
 // go to fails --fail-on untranslatable.
 func TestAuditCRDs(t *testing.T) {
-	out, err := run(t, "", "audit", "-f", "../../examples/crds", "--fleet", "../../examples/fleets/mixed", "-o", "yaml")
+	out, err := run(t, "", "audit", "-f", "../../../examples/crds", "--fleet", "../../../examples/fleets/mixed", "-o", "yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestAuditCRDs(t *testing.T) {
 	if len(rep.Items) != len(want) {
 		t.Errorf("%d rows, want %d (one per pod template)", len(rep.Items), len(want))
 	}
-	table, err := run(t, "", "audit", "-f", "../../examples/crds", "--fleet", "../../examples/fleets/mixed")
+	table, err := run(t, "", "audit", "-f", "../../../examples/crds", "--fleet", "../../../examples/fleets/mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestAuditCRDs(t *testing.T) {
 	if !strings.Contains(table, line) {
 		t.Errorf("the table's summary is not %q:\n%s", line, table)
 	}
-	_, err = run(t, "", "audit", "-f", "../../examples/crds/trainjob.yaml", "--fleet", "../../examples/fleets/mixed", "--fail-on", "untranslatable")
+	_, err = run(t, "", "audit", "-f", "../../../examples/crds/trainjob.yaml", "--fleet", "../../../examples/fleets/mixed", "--fail-on", "untranslatable")
 	if exitCode(err) != exitInvalid {
 		t.Errorf("--fail-on untranslatable with an Unsupported TrainJob: exit %d, want %d", exitCode(err), exitInvalid)
 	}
@@ -317,7 +317,7 @@ func TestAuditCRDs(t *testing.T) {
 // TestPostRender: the Helm post-renderer form reads stdin and writes the
 // same as translate -f -; its misuse is a usage error.
 func TestPostRender(t *testing.T) {
-	input, err := os.ReadFile("../../examples/crds/raycluster.yaml")
+	input, err := os.ReadFile("../../../examples/crds/raycluster.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestPodsKeptForTheirSchedulerAreUntranslatable(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			out, err := run(t, tc.input, "audit", "-f", "-", "--fleet", "../../examples/fleets/mixed", "-o", "json", "--fail-on", "untranslatable")
+			out, err := run(t, tc.input, "audit", "-f", "-", "--fleet", "../../../examples/fleets/mixed", "-o", "json", "--fail-on", "untranslatable")
 			if got := exitCode(err); got != tc.wantCode {
 				t.Errorf("--fail-on untranslatable: exit code %d, want %d (err %v)", got, tc.wantCode, err)
 			}
@@ -376,7 +376,7 @@ func TestPodsKeptForTheirSchedulerAreUntranslatable(t *testing.T) {
 			if got := string(row.Outcome) + " " + string(row.Decisive.Code); got != tc.wantOutcome {
 				t.Errorf("row %s, want %s", got, tc.wantOutcome)
 			}
-			page, err := run(t, tc.input, "audit", "-f", "-", "--fleet", "../../examples/fleets/mixed", "-o", "html")
+			page, err := run(t, tc.input, "audit", "-f", "-", "--fleet", "../../../examples/fleets/mixed", "-o", "html")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -31,7 +31,7 @@ func outputDir(t *testing.T) string {
 }
 
 func TestReportRenderGivesTheAuditsPage(t *testing.T) {
-	args := []string{"audit", "-f", "../../examples/workloads", "--fleet", "../../examples/fleets/mixed"}
+	args := []string{"audit", "-f", "../../../examples/workloads", "--fleet", "../../../examples/fleets/mixed"}
 	page, err := run(t, "", append(args, "-o", "html")...)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestReportRenderGivesTheAuditsPage(t *testing.T) {
 // against `audit -o json`; the screenshots and the PDF stay in _output/.
 func TestAuditPageInChromium(t *testing.T) {
 	chromium := browser.ForTest(t)
-	url, _ := pageInBrowser(t, chromium, "report-examples", "audit", "-f", "../../examples/workloads", "--fleet", "../../examples/fleets/mixed")
+	url, _ := pageInBrowser(t, chromium, "report-examples", "audit", "-f", "../../../examples/workloads", "--fleet", "../../../examples/fleets/mixed")
 
 	// The examples: two of eight stay legacy: no DRA node has an A100 40GB (the remedy
 	// names the device-plugin nodes that have it), and the training Job's NIC is shared.

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -8,21 +8,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Set at build time by `make build` and `make image`:
-//
-//	-ldflags "-X main.version=0.1.0 -X main.commit=<git commit>[-dirty]"
-//
-// The version is the chart's appVersion (charts/claimbridge/Chart.yaml), so that the image
-// the chart runs by default reports the version the chart names.
-var (
-	version = "dev"
-	commit  = ""
-)
+// Stamp is what the build stamped into the binary (cmd/claimbridge's main
+// sets it from its ldflags before Main runs).
+var Stamp = struct{ Version, Commit string }{Version: "dev"}
 
 // versionInfo is what `claimbridge version` prints: the stamped version, else the module
 // version of a `go install …@version` build, else "dev".
 func versionInfo() (v, c string) {
-	v, c = version, commit
+	v, c = Stamp.Version, Stamp.Commit
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			v = bi.Main.Version
