@@ -57,7 +57,8 @@ FUZZ_TARGETS := \
 	./translate:FuzzLoadPolicy \
 	./translate:FuzzTranslatePod \
 	./translate:FuzzLabelValue \
-	./webhook:FuzzHandlerDecode
+	./webhook:FuzzHandlerDecode \
+	./internal/offline:FuzzCutover
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 	@set -e; for t in $(FUZZ_TARGETS); do \

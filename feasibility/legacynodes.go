@@ -19,30 +19,49 @@ import (
 // after the switch to DRA" for the cutover forecast, which compares capacity,
 // not what is free at one moment.
 func (s *Snapshot) LegacyNodes(pod *corev1.Pod) int {
+	_, offers := s.LegacyOffers(pod)
+	return len(offers)
+}
+
+// LegacyOffer is a node where a pod as submitted could run on the device
+// plugin, with what it advertises of the extended resources the pod asks
+// for (its allocatable).
+type LegacyOffer struct {
+	Node    string
+	Offered corev1.ResourceList
+}
+
+// LegacyOffers lists, in name order, the nodes LegacyNodes counts, each
+// with what it offers of the extended resources the pod asks for, and
+// want, the pod's effective request of each (kube-scheduler's count: init
+// containers and sidecars included). A caller that places several pods
+// counts down what each node still offers.
+func (s *Snapshot) LegacyOffers(pod *corev1.Pod) (want corev1.ResourceList, offers []LegacyOffer) {
 	requests := podRequests(withDefaultRequests(pod))
-	extended := corev1.ResourceList{}
+	want = corev1.ResourceList{}
 	for n, q := range requests {
 		if translate.IsExtendedResource(n) {
-			extended[n] = q
+			want[n] = q
 		}
 	}
-	if len(extended) == 0 {
-		return 0
+	if len(want) == 0 {
+		return want, nil
 	}
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
-	count := 0
 	for _, ni := range s.nodes {
-		if pod.Spec.NodeName != "" {
-			if ni.node.Name == pod.Spec.NodeName && advertises(ni.node, extended) {
-				count++
-			}
+		if pod.Spec.NodeName != "" && ni.node.Name != pod.Spec.NodeName || !advertises(ni.node, want) {
 			continue
 		}
-		if advertises(ni.node, extended) && nodeRejects(required, pod, ni.node) == "" {
-			count++
+		if pod.Spec.NodeName == "" && nodeRejects(required, pod, ni.node) != "" {
+			continue
 		}
+		offered := corev1.ResourceList{}
+		for n := range want {
+			offered[n] = ni.node.Status.Allocatable[n].DeepCopy()
+		}
+		offers = append(offers, LegacyOffer{Node: ni.node.Name, Offered: offered})
 	}
-	return count
+	return want, offers
 }
 
 // advertises: the node's allocatable holds at least each quantity.

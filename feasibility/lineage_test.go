@@ -2,6 +2,7 @@ package feasibility
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,10 +25,13 @@ func reservedClaim(i int, v Verdict) *resourceapi.ResourceClaim {
 }
 
 // A burst: every pod's devices are held for the next checks, each on a new
-// snapshot of the lineage. The checker that asks the node it chose before
-// answers every pod as a search over the whole snapshot does — kind, node,
-// devices and reasons — and does ask it, or search from the first node
-// it served when that node is full.
+// snapshot of the lineage — the fleet's with every reservation
+// (WithClaimsAfter, the webhook's), or the last one with the new claim
+// (Holding, the cutover forecast's). The checker that asks the node it
+// chose before answers every pod as a search over the whole snapshot does
+// — kind, node, devices and reasons — and does ask it, or search from the
+// first node it served when that node is full; and a snapshot of the
+// chain answers as one built anew with the same claims.
 func TestChecksOfABurstAnswerAsTheSearch(t *testing.T) {
 	shapes := [][]*resourceapi.ResourceClaimSpec{
 		{makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1).Obj()},
@@ -43,34 +47,53 @@ func TestChecksOfABurstAnswerAsTheSearch(t *testing.T) {
 	}
 	ignore := cmpopts.IgnoreFields(Verdict{}, "Cached", "NodesPruned")
 	var revalidated, searchedFrom int64
-	for _, f := range append(fleetgen.Corpus(), fleetgen.Synthetic(24)) {
-		t.Run(f.Name, func(t *testing.T) {
-			fleet := mustSnapshot(t, inventoryFrom(f))
-			burst := NewChecker(Options{Timeout: time10s, Parallelism: 1})
-			var (
-				held []*resourceapi.ResourceClaim
-				prev *Snapshot
-			)
-			for step := range 60 {
-				snap := fleet.WithClaimsAfter(prev, held, uint64(step+2))
-				if prev != nil && snap.epoch != prev.epoch {
-					t.Fatalf("step %d: reservations only added, but the lineage broke", step)
+	for _, chain := range []bool{false, true} {
+		for _, f := range append(fleetgen.Corpus(), fleetgen.Synthetic(24)) {
+			t.Run(fmt.Sprintf("%s/holding=%t", f.Name, chain), func(t *testing.T) {
+				inv := inventoryFrom(f)
+				fleet := mustSnapshot(t, inv)
+				burst := NewChecker(Options{Timeout: time10s, Parallelism: 1})
+				var (
+					held []*resourceapi.ResourceClaim
+					prev *Snapshot
+				)
+				for step := range 60 {
+					var snap *Snapshot
+					switch {
+					case !chain:
+						snap = fleet.WithClaimsAfter(prev, held, uint64(step+2))
+					case prev == nil:
+						snap = fleet
+					default:
+						snap = prev.Holding(held[len(prev.claims)-len(fleet.claims):], uint64(step+2))
+					}
+					if prev != nil && snap.epoch != prev.epoch {
+						t.Fatalf("step %d: reservations only added, but the lineage broke", step)
+					}
+					prev = snap
+					claims := shapes[step%len(shapes)]
+					pod := makePod(fmt.Sprintf("p-%d", step), "ns").Obj()
+					got := burst.Check(t.Context(), snap, pod, claims)
+					want := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), snap, pod, claims)
+					if diff := cmp.Diff(want, got, ignore); diff != "" {
+						t.Fatalf("step %d (shape %d): verdict (-search,+burst):\n%s", step, step%len(shapes), diff)
+					}
+					if chain {
+						anew := *inv
+						anew.Claims = append(slices.Clone(inv.Claims), held...)
+						built := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), mustSnapshot(t, &anew), pod, claims)
+						if diff := cmp.Diff(built, got, ignore); diff != "" {
+							t.Fatalf("step %d (shape %d): verdict (-built anew,+held one by one):\n%s", step, step%len(shapes), diff)
+						}
+					}
+					if got.Kind == FitsNow {
+						held = append(held, reservedClaim(step, got))
+					}
 				}
-				prev = snap
-				claims := shapes[step%len(shapes)]
-				pod := makePod(fmt.Sprintf("p-%d", step), "ns").Obj()
-				got := burst.Check(t.Context(), snap, pod, claims)
-				want := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), snap, pod, claims)
-				if diff := cmp.Diff(want, got, ignore); diff != "" {
-					t.Fatalf("step %d (shape %d): verdict (-search,+burst):\n%s", step, step%len(shapes), diff)
-				}
-				if got.Kind == FitsNow {
-					held = append(held, reservedClaim(step, got))
-				}
-			}
-			revalidated += burst.revalidated.Load()
-			searchedFrom += burst.searchedFrom.Load()
-		})
+				revalidated += burst.revalidated.Load()
+				searchedFrom += burst.searchedFrom.Load()
+			})
+		}
 	}
 	t.Logf("answered on the node chosen before: %d, by a search from the first node served before: %d", revalidated, searchedFrom)
 	if revalidated == 0 || searchedFrom == 0 {

@@ -59,7 +59,7 @@ func (x *poolIndex) build(nodes []*nodeInfo) map[[2]string][]int {
 // classes and the allocator over free devices are those of s. Neither s nor
 // claims are modified; claims must not be modified afterwards.
 func (s *Snapshot) WithClaims(claims []*resourceapi.ResourceClaim, generation uint64) *Snapshot {
-	d := s.withClaims(slices.Concat(s.claims, claims), claims, generation)
+	d := s.withClaims(slices.Concat(s.claims, claims), claims, generation, withAllocations(s.allocated, claims, s.features))
 	d.parent, d.added = s.id, claims
 	return d
 }
@@ -116,10 +116,25 @@ func (s *Snapshot) ReplaceClaims(claims []*resourceapi.ResourceClaim, generation
 			changed = append(changed, c) // removed
 		}
 	}
-	return s.withClaims(claims, changed, generation)
+	return s.withClaims(claims, changed, generation, allocatedState(claims, s.features))
 }
 
-func (s *Snapshot) withClaims(all, changed []*resourceapi.ResourceClaim, generation uint64) *Snapshot {
+// Holding returns the snapshot that follows s in its lineage holding
+// claims too: WithClaims, derived from s itself, so that a run that holds
+// one allocation after the other (the cutover forecast places a whole
+// cluster, pod by pod) pays for the new claims and the nodes they touch,
+// and for copies of s's allocated sets, not for every claim held before
+// (WithClaimsAfter, which the webhook uses, derives each snapshot from the
+// fleet's with all its reservations). The result holds every allocation
+// of s, on the same fleet and pods: a check that chose a node on s asks
+// that node alone first ([Checker.Check]).
+func (s *Snapshot) Holding(claims []*resourceapi.ResourceClaim, generation uint64) *Snapshot {
+	d := s.WithClaims(claims, generation)
+	d.epoch = s.epoch
+	return d
+}
+
+func (s *Snapshot) withClaims(all, changed []*resourceapi.ResourceClaim, generation uint64, allocated structured.AllocatedState) *Snapshot {
 	base := s
 	if s.base != nil {
 		base = s.base
@@ -132,7 +147,7 @@ func (s *Snapshot) withClaims(all, changed []*resourceapi.ResourceClaim, generat
 		claims:     all,
 		pods:       s.pods,
 		podsListed: s.podsListed,
-		allocated:  allocatedState(all, s.features),
+		allocated:  allocated,
 		devices:    s.devices,
 		allocators: map[*cel.Cache]*allocatorPair{},
 		base:       base,
@@ -181,7 +196,7 @@ func (s *Snapshot) withClaims(all, changed []*resourceapi.ResourceClaim, generat
 // whose pods are not listed: every node's usage is summed again then).
 // Neither s nor pods are modified; pods must not be modified afterwards.
 func (s *Snapshot) ReplacePods(pods []*corev1.Pod, generation uint64) *Snapshot {
-	d := s.withClaims(s.claims, nil, generation)
+	d := s.withClaims(s.claims, nil, generation, s.allocated)
 	d.pods = pods
 	old := make(map[*corev1.Pod]bool, len(s.pods))
 	for _, p := range s.pods {
@@ -247,8 +262,7 @@ func (s *Snapshot) UpdatePods(nodes []string, podsOn func(node string) []*corev1
 	// The claims are those of s, and so is their allocated state: derived
 	// from no claim, then given those of s, the snapshot does not sum the
 	// allocations of every claim again.
-	d := s.withClaims(nil, nil, generation)
-	d.claims, d.allocated = s.claims, s.allocated
+	d := s.withClaims(s.claims, nil, generation, s.allocated)
 	d.pods = nil // not listed: see ReplacePods
 	byName := map[string]int{}
 	var (

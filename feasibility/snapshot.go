@@ -328,8 +328,41 @@ func applyTaintRules(in []*resourceapi.ResourceSlice, rules []*resourceapi.Devic
 // exclusive.
 func allocatedState(claims []*resourceapi.ResourceClaim, features Features) structured.AllocatedState {
 	st := emptyAllocatedState()
+	addAllocations(&st, claims, features)
+	return st
+}
+
+// withAllocations is st with the allocations of claims added, st left as
+// it is: its sets are copied (maps.Clone, not rebuilt from the claims st
+// stands for), and a device's aggregated capacity is copied before it
+// grows. It costs the size of st's sets, not the results of its claims.
+func withAllocations(st structured.AllocatedState, claims []*resourceapi.ResourceClaim, features Features) structured.AllocatedState {
+	out := structured.AllocatedState{
+		AllocatedDevices:         maps.Clone(st.AllocatedDevices),
+		AllocatedSharedDeviceIDs: maps.Clone(st.AllocatedSharedDeviceIDs),
+		AggregatedCapacity:       maps.Clone(st.AggregatedCapacity),
+	}
 	for _, claim := range claims {
-		if claim.Status.Allocation == nil {
+		if claim == nil || claim.Status.Allocation == nil {
+			continue
+		}
+		for _, r := range claim.Status.Allocation.Devices.Results {
+			if features.ConsumableCapacity && r.ShareID != nil && r.ConsumedCapacity != nil {
+				id := structured.MakeDeviceID(r.Driver, r.Pool, r.Device)
+				if have, ok := out.AggregatedCapacity[id]; ok {
+					out.AggregatedCapacity[id] = have.Clone() // st's stays as it was
+				}
+			}
+		}
+	}
+	addAllocations(&out, claims, features)
+	return out
+}
+
+// addAllocations adds the devices of allocated claims to st.
+func addAllocations(st *structured.AllocatedState, claims []*resourceapi.ResourceClaim, features Features) {
+	for _, claim := range claims {
+		if claim == nil || claim.Status.Allocation == nil {
 			continue
 		}
 		for _, r := range claim.Status.Allocation.Devices.Results {
@@ -347,7 +380,6 @@ func allocatedState(claims []*resourceapi.ResourceClaim, features Features) stru
 			st.AllocatedDevices.Insert(id)
 		}
 	}
-	return st
 }
 
 func emptyAllocatedState() structured.AllocatedState {

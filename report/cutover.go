@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -16,99 +17,6 @@ import (
 // it. The rows are the usual ones, decided against the forecast fleet; Row.Cutover
 // says what the switch does, Report.Forecast what was forecast.
 
-// CutoverResult is what the switch to DRA does to a row.
-type CutoverResult string
-
-// Cutover results, in the order the page shows them.
-const (
-	// CutoverMoves: translated, and the forecast fleet's DRA devices serve
-	// the translation.
-	CutoverMoves CutoverResult = "Moves"
-	// CutoverServedByClass: stays as submitted, and a DeviceClass that maps
-	// its extended resource (extendedResourceName, KEP-5004) serves it.
-	CutoverServedByClass CutoverResult = "ServedByClass"
-	// CutoverStaysLegacy: stays on the device plugin, on nodes the switch
-	// leaves alone.
-	CutoverStaysLegacy CutoverResult = "StaysLegacy"
-	// CutoverBreaks: stays as submitted, and after the switch no node offers
-	// what it asks for: Pending until someone acts.
-	CutoverBreaks CutoverResult = "Breaks"
-	// CutoverNotAffected: asks for nothing the switch replaces.
-	CutoverNotAffected CutoverResult = "NotAffected"
-)
-
-// CutoverResults in page order.
-var CutoverResults = []CutoverResult{CutoverBreaks, CutoverMoves, CutoverServedByClass, CutoverStaysLegacy, CutoverNotAffected}
-
-// Cutover is what the switch does to one row.
-type Cutover struct {
-	Result CutoverResult `json:"result"`
-	// Today counts the nodes where the pod as submitted can run before the
-	// switch (they advertise what it asks for and pass its selectors and
-	// taints); After those where it — its translation, when it moves — can
-	// run after.
-	Today int `json:"today"`
-	After int `json:"after"`
-	// Class is the DeviceClass that serves a ServedByClass row.
-	Class string `json:"class,omitempty"`
-	// Why says, for a row that breaks, what it lacks after the switch; the
-	// row's Decisive reason says why claimbridge keeps it as submitted.
-	Why string `json:"why,omitempty"`
-}
-
-// Forecast is what the cutover forecast assumed and produced.
-type Forecast struct {
-	// GFDLabels: whether GPU Feature Discovery's labels stay on the nodes
-	// that switch ("keep") or go ("drop").
-	GFDLabels string `json:"gfdLabels"`
-	// Nodes of the fleet; Switched those the switch covers.
-	Nodes    int `json:"nodes"`
-	Switched int `json:"switched"`
-	// Left: nodes with accelerators the switch leaves alone, and why.
-	Left []ForecastNode `json:"left,omitempty"`
-	// Devices forecast, by driver.
-	Devices map[string]int `json:"devices,omitempty"`
-	// NotForecast: drivers whose devices are not forecast, and why.
-	NotForecast []ForecastNode `json:"notForecast,omitempty"`
-	// Unknown: the attributes the labels cannot tell (left out of the
-	// forecast devices, never invented).
-	Unknown []string `json:"unknown,omitempty"`
-	// Notes of the forecast (how a value was derived where a label does not
-	// say it exactly).
-	Notes []string `json:"notes,omitempty"`
-	// Classes: the DeviceClasses the forecast assumes, and Suggested those
-	// that would serve rows that break unchanged (extendedResourceName).
-	Classes   []string         `json:"classes,omitempty"`
-	Suggested []SuggestedClass `json:"suggested,omitempty"`
-	// Caveats a platform team must plan for, each with its source.
-	Caveats []Caveat `json:"caveats,omitempty"`
-	// YAML of the forecast fleet (Nodes after the switch, ResourceSlices,
-	// DeviceClasses), to review, edit and feed back with --fleet.
-	YAML string `json:"yaml,omitempty"`
-}
-
-// ForecastNode names a node (or a driver on it) and why.
-type ForecastNode struct {
-	Name string `json:"name"`
-	Why  string `json:"why"`
-}
-
-// SuggestedClass is a DeviceClass that would serve rows that break as they
-// are: the scheduler then makes their claims (KEP-5004).
-type SuggestedClass struct {
-	Resource string `json:"resource"`
-	// Rows and Devices it would serve of those that break.
-	Rows    int64  `json:"rows"`
-	Devices int64  `json:"devices"`
-	YAML    string `json:"yaml"`
-}
-
-// Caveat is something the switch changes that no row shows.
-type Caveat struct {
-	Text   string `json:"text"`
-	Source string `json:"source"`
-}
-
 // cutoverRemedies replace the remedies that count on the device plugin
 // staying, for the rows that break at the switch.
 var cutoverRemedies = map[translate.ReasonCode]string{
@@ -118,9 +26,12 @@ var cutoverRemedies = map[translate.ReasonCode]string{
 
 // cutoverPage is the page's cutover view.
 type cutoverPage struct {
-	F        *Forecast
+	F        *forecast.Summary
 	ByResult []cutoverCount
 	Breaks   []blocker
+	// Short are the workloads served in part, or depending on the order,
+	// and those the forecast cannot judge.
+	Short []shortRow
 	// Namespaces and Hardware: devices asked for today and servable after.
 	Namespaces []servable
 	Hardware   []servable
@@ -128,17 +39,24 @@ type cutoverPage struct {
 }
 
 type cutoverCount struct {
-	Result CutoverResult
+	Result forecast.CutoverResult
 	count
 }
 
-// servable is what a group of rows asks for today and what the fleet still
-// serves after the switch.
+// servable is what a group of rows is served today and what the whole
+// cluster placed after the switch still gets: Today counts the devices of
+// the rows some node serves today (not those NotServedToday), After those
+// of the pods the placement serves, Breaks the devices served today and
+// not after, Unjudged those of the rows the forecast cannot place.
 type servable struct {
 	Key            string
 	Today, After   int64
 	Breaks         int64
 	BreaksWorkload int64
+	Unjudged       int64
+	// Ordered: the devices of After whose pods kube-scheduler may place
+	// otherwise (OrderDependent rows).
+	Ordered int64
 }
 
 func newCutoverPage(r *Report) *cutoverPage {
@@ -146,7 +64,7 @@ func newCutoverPage(r *Report) *cutoverPage {
 		return nil
 	}
 	c := &cutoverPage{F: r.Forecast}
-	counts := map[CutoverResult]count{}
+	counts := map[forecast.CutoverResult]count{}
 	ns, hw := map[string]*servable{}, map[string]*servable{}
 	for _, row := range r.Items {
 		if row.Cutover == nil {
@@ -171,29 +89,72 @@ func newCutoverPage(r *Report) *cutoverPage {
 		}
 		c.Total.add(row)
 	}
-	for _, res := range CutoverResults {
+	for _, res := range forecast.CutoverResults {
 		if cc, ok := counts[res]; ok {
 			c.ByResult = append(c.ByResult, cutoverCount{Result: res, count: cc})
 		}
 	}
-	c.Breaks = blockersOf(r, func(row Row) bool { return row.Cutover != nil && row.Cutover.Result == CutoverBreaks })
+	c.Breaks = blockersOf(r, func(row Row) bool { return row.Cutover != nil && row.Cutover.Result == forecast.CutoverBreaks })
 	for i := range c.Breaks {
 		if rem, ok := cutoverRemedies[c.Breaks[i].Code]; ok {
 			c.Breaks[i].Remedy = rem
+		}
+	}
+	for _, row := range r.Items {
+		switch cutoverOf(row) {
+		case forecast.CutoverPartial, forecast.CutoverOrderDependent, forecast.CutoverUnjudged:
+			c.Short = append(c.Short, shortRow{Object: row.object(), Cutover: row.Cutover})
 		}
 	}
 	c.Namespaces, c.Hardware = sortedServable(ns), sortedServable(hw)
 	return c
 }
 
+// shortRow is a workload not served in full, or not judged.
+type shortRow struct {
+	Object  string
+	Cutover *forecast.Cutover
+}
+
+// cutoverOf is the row's cutover result, "" without one.
+func cutoverOf(row Row) forecast.CutoverResult {
+	if row.Cutover == nil {
+		return ""
+	}
+	return row.Cutover.Result
+}
+
 func (s *servable) add(row Row) {
-	d := row.Demand()
-	s.Today += d
-	if row.Cutover.Result == CutoverBreaks {
-		s.Breaks += d
-		s.BreaksWorkload++
-	} else {
+	d, c := row.Demand(), row.Cutover
+	switch c.Result {
+	case forecast.CutoverNotAffected:
+		s.Today += d
 		s.After += d
+		return
+	case forecast.CutoverUnjudged:
+		s.Unjudged += d
+		return
+	case forecast.CutoverNotServedToday:
+		return
+	}
+	after := d / row.Pods() * c.Served
+	if c.Pods == 0 { // a report judged without the whole-cluster placement
+		after = d
+		if c.Result == forecast.CutoverBreaks {
+			after = 0
+		}
+	}
+	if c.Today == 0 {
+		return // not served today: it loses nothing at the switch
+	}
+	s.Today += d
+	s.After += after
+	if c.Result == forecast.CutoverOrderDependent {
+		s.Ordered += after
+	}
+	if after < d {
+		s.Breaks += d - after
+		s.BreaksWorkload++
 	}
 }
 
@@ -207,39 +168,62 @@ func sortedServable(m map[string]*servable) []servable {
 	return out
 }
 
-// label is the result as the summary line says it.
-func (r CutoverResult) label() string {
+// cutoverLabel is the result as the summary line says it.
+func cutoverLabel(r forecast.CutoverResult) string {
 	switch r {
-	case CutoverMoves:
+	case forecast.CutoverMoves:
 		return "move"
-	case CutoverServedByClass:
+	case forecast.CutoverServedByClass:
 		return "served by an extendedResourceName class"
-	case CutoverStaysLegacy:
+	case forecast.CutoverStaysLegacy:
 		return "stay on the device plugin"
-	case CutoverBreaks:
+	case forecast.CutoverBreaks:
 		return "break"
+	case forecast.CutoverPartial:
+		return "served in part"
+	case forecast.CutoverOrderDependent:
+		return "depend on the order"
+	case forecast.CutoverNotServedToday:
+		return "not served today either"
+	case forecast.CutoverUnjudged:
+		return "cannot be judged"
 	}
 	return "not affected"
 }
 
-func (c *Cutover) result() string {
+func cutoverResult(c *forecast.Cutover) string {
 	if c == nil {
 		return "-"
 	}
 	return string(c.Result)
 }
 
-func (c *Cutover) nodes() string {
-	if c == nil || c.Result == CutoverNotAffected {
+// cutoverPods is "served/pods" for a row the placement judged.
+func cutoverPods(c *forecast.Cutover) string {
+	if c == nil || c.Pods == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", c.Served, c.Pods)
+}
+
+func cutoverNodes(c *forecast.Cutover) string {
+	if c == nil || c.Result == forecast.CutoverNotAffected || c.Result == forecast.CutoverUnjudged {
 		return "-"
 	}
 	return fmt.Sprintf("%d→%d", c.Today, c.After)
 }
 
-// headline is the row's one-line reason in a cutover forecast: why it
-// breaks, or the row's own headline.
-func (c *Cutover) headline(row Row) string {
-	if c != nil && c.Result == CutoverBreaks && c.Why != "" {
+// cutoverHeadline is the row's one-line reason in a cutover forecast: why
+// it is not served (in full), or the row's own headline.
+func cutoverHeadline(c *forecast.Cutover, row Row) string {
+	if c == nil {
+		return row.Headline()
+	}
+	switch c.Result {
+	case forecast.CutoverBreaks, forecast.CutoverNotServedToday:
+		if c.Why == "" {
+			break
+		}
 		// The code first: the table cuts long lines.
 		if d := row.Decisive; d != nil && d.Code != "" {
 			return string(d.Code) + ": " + c.Why + "; kept as submitted: " + d.Message
@@ -248,8 +232,9 @@ func (c *Cutover) headline(row Row) string {
 			return c.Why + "; kept as submitted: " + h
 		}
 		return c.Why
-	}
-	if c != nil && c.Result == CutoverServedByClass {
+	case forecast.CutoverPartial, forecast.CutoverOrderDependent, forecast.CutoverUnjudged:
+		return c.Why
+	case forecast.CutoverServedByClass:
 		return "DeviceClass " + c.Class + " serves it as submitted (extendedResourceName)"
 	}
 	return row.Headline()

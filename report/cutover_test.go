@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -21,27 +22,35 @@ func cutoverReport() *report.Report {
 		{Kind: "Deployment", Namespace: "research", Name: "trainer", Outcome: translate.OutcomeTranslate, Verdict: "FitsNow",
 			DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Replicas: ptr.To[int32](3), Hardware: "nvidia.com/gpu, any model",
 			Placement: &report.Placement{Result: report.PlacementEqual, Nodes: 5, Legacy: 5, Translated: 5},
-			Cutover:   &report.Cutover{Result: report.CutoverMoves, Today: 5, After: 5}},
+			Cutover:   &forecast.Cutover{Result: forecast.CutoverMoves, Today: 5, After: 5, Pods: 3, Served: 3}},
+		{Kind: "Job", Namespace: "research", Name: "finetune", Outcome: translate.OutcomeTranslate, Verdict: "FitsNow",
+			DevicesRequested: map[string]int64{"nvidia.com/gpu": 4}, Replicas: ptr.To[int32](2), Hardware: "NVIDIA-H100-80GB-HBM3",
+			Cutover: &forecast.Cutover{Result: forecast.CutoverOrderDependent, Today: 1, After: 1, Pods: 2, Served: 1, Alone: 2,
+				Competes: []string{"research/Deployment/trainer"}, Why: "placed alone it gets 2 of 2 pods served, after the workloads that can take the same devices only 1"}},
+		{Kind: "Deployment", Namespace: "lab", Name: "old-product", Outcome: translate.OutcomeKeepLegacy,
+			Decisive:         &translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "NeverFits"},
+			DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Replicas: ptr.To[int32](2), Hardware: "Tesla-K80",
+			Cutover: &forecast.Cutover{Result: forecast.CutoverNotServedToday, Pods: 2, Why: "after the switch no node offers nvidia.com/gpu"}},
 		{Kind: "Deployment", Namespace: "inference", Name: "embeddings", Outcome: translate.OutcomeKeepLegacy, Decisive: &shared,
 			Reasons: []translate.Reason{shared}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Replicas: ptr.To[int32](4), Hardware: "Tesla-T4-SHARED",
-			Cutover: &report.Cutover{Result: report.CutoverBreaks, Today: 1, Why: "after the switch no node offers nvidia.com/gpu"}},
+			Cutover: &forecast.Cutover{Result: forecast.CutoverBreaks, Today: 1, Pods: 4, Why: "after the switch no node offers nvidia.com/gpu"}},
 		{Kind: "Pod", Namespace: "lab", Name: "debug", Outcome: translate.OutcomeKeepLegacy,
 			Decisive:         &translate.Reason{Code: translate.ReasonNodeNamePreset, Severity: translate.SeverityWarning, Message: "spec.nodeName is set"},
 			DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Hardware: "nvidia.com/gpu, any model",
-			Cutover: &report.Cutover{Result: report.CutoverBreaks, Today: 1, Why: "after the switch no node offers nvidia.com/gpu"}},
+			Cutover: &forecast.Cutover{Result: forecast.CutoverBreaks, Today: 1, Pods: 1, Why: "after the switch no node offers nvidia.com/gpu"}},
 		{Kind: "StatefulSet", Namespace: "inference", Name: "legacy-serving", Outcome: translate.OutcomeKeepLegacy,
 			Decisive:         &translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "NeverFits"},
 			DevicesRequested: map[string]int64{"nvidia.com/gpu": 8}, Replicas: ptr.To[int32](1), Hardware: "nvidia.com/gpu, any model",
-			Cutover: &report.Cutover{Result: report.CutoverStaysLegacy, Today: 1, After: 1}},
+			Cutover: &forecast.Cutover{Result: forecast.CutoverStaysLegacy, Today: 1, After: 1, Pods: 1, Served: 1}},
 		{Kind: "Deployment", Namespace: "inference", Name: "api", Outcome: translate.OutcomeSkip, Replicas: ptr.To[int32](2),
-			Cutover: &report.Cutover{Result: report.CutoverNotAffected}},
+			Cutover: &forecast.Cutover{Result: forecast.CutoverNotAffected}},
 	}
 	r := report.New("cluster (forecast after the switch to DRA)", "profiles:nvidia", rows)
-	r.Forecast = &report.Forecast{GFDLabels: "drop", Nodes: 7, Switched: 5, Devices: map[string]int{"gpu.nvidia.com": 45},
-		Left:    []report.ForecastNode{{Name: "optout-0", Why: "opted out (nvidia.com/gpu.deploy.operands=false)"}},
+	r.Forecast = &forecast.Summary{GFDLabels: "drop", Order: "by priority, then creation time", Nodes: 7, Switched: 5, Devices: map[string]int{"gpu.nvidia.com": 45},
+		Left:    []forecast.NodeNote{{Name: "optout-0", Why: "opted out (nvidia.com/gpu.deploy.operands=false)"}},
 		Unknown: []string{"numaNode", "pcieRoot", "uuid"}, Classes: []string{"gpu.nvidia.com", "mig.nvidia.com"},
-		Suggested: []report.SuggestedClass{{Resource: "nvidia.com/gpu", Rows: 2, Devices: 5, YAML: "kind: DeviceClass\nspec:\n  extendedResourceName: nvidia.com/gpu\n"}},
-		Caveats:   []report.Caveat{{Text: "GFD labels go", Source: "NVIDIA GPU Operator v26.7.0"}},
+		Suggested: []forecast.SuggestedClass{{Resource: "nvidia.com/gpu", Rows: 2, Devices: 5, YAML: "kind: DeviceClass\nspec:\n  extendedResourceName: nvidia.com/gpu\n"}},
+		Caveats:   []forecast.Caveat{{Text: "GFD labels go", Source: "NVIDIA GPU Operator v26.7.0"}},
 		YAML:      "apiVersion: v1\nkind: Node\nmetadata:\n  name: a100-0\n"}
 	return r
 }
@@ -55,7 +64,8 @@ func TestCutoverTableSaysWhatTheSwitchDoes(t *testing.T) {
 	for _, want := range []string{
 		"CUTOVER",
 		"SharedDeviceNotMapped: after the switch no node offers nvidia.com/gpu; kept as submitted: a time-sliced GPU",
-		"after the switch (5 of 7 nodes switch, GFD labels drop): 2 break, 1 move, 1 stay on the device plugin, 1 not affected",
+		"after the switch (5 of 7 nodes switch, GFD labels drop): 2 break, 1 depend on the order, 1 not served today either, 1 move, 1 stay on the device plugin, 1 not affected",
+		"research/Job/finetune                 OrderDependent  1/2",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q:\n%s", want, out)
@@ -77,8 +87,15 @@ func TestCutoverPageCountsWhatBreaksAndOffersTheForecast(t *testing.T) {
 	for _, want := range []string{
 		`<section id="cutover"`, `<a href="#cutover">Cutover</a>`,
 		`data-cutover-result="Breaks">2<`, `data-cutover-result="Moves">1<`, `data-cutover-result="NotAffected">1<`,
-		// 6 + 4 + 1 + 8 devices today; 4 + 1 of them break.
-		`data-cutover="today">19<`, `data-cutover="servable">14<`, `data-cutover="breaks-devices">5<`,
+		`data-cutover-result="OrderDependent">1<`, `data-cutover-result="NotServedToday">1<`,
+		// 6 + 8 + 4 + 1 + 8 devices served today (not the 2 no node
+		// serves today); the whole cluster placed serves 6 + 4 + 8 of
+		// them: 4 of the finetune's, the embeddings' 4 and the debug's 1
+		// are lost.
+		`data-cutover="today">27<`, `data-cutover="servable">18<`, `data-cutover="breaks-devices">9<`,
+		`data-short="OrderDependent"`, "research/Deployment/trainer", `data-cutover="order"`,
+		// At a glance says what the cutover section says.
+		`data-kpi="served-share">66%<`, `name="cutover"`, `data-cutover="OrderDependent"`,
 		`data-code="SharedDeviceNotMapped" data-devices="4"`, `data-code="NodeNamePreset" data-devices="1"`,
 		`data-servable="inference"`, `data-suggested="nvidia.com/gpu"`, `data-forecast="switched">5<`,
 		`data-forecast-driver="gpu.nvidia.com">45<`, "opted out (nvidia.com/gpu.deploy.operands=false)",

@@ -15,6 +15,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -89,6 +90,26 @@ var liveCategories = []Category{
 	{Key: "skip", Label: "Skipped", Help: "not claimbridge's business (opted out, no mapped device), or never sent to the webhook (another scheduler, bound at creation, created before claimbridge): counted with their devices"},
 }
 
+// forecastCategories are the categories of a cutover forecast's page: the
+// rows are decided against the fleet after the switch, and placed as one
+// cluster; what the cutover section says of a row, the page says too (the
+// keys are the readiness ones, for their patterns).
+var forecastCategories = []Category{
+	{Key: "now", Label: "Moves to DRA", Help: "served after the switch by DRA devices: translated (Moves), or as submitted through an extendedResourceName class (ServedByClass)"},
+	{Key: "free", Label: "Keeps the device plugin", Help: "served after the switch as submitted, on nodes the switch leaves alone (StaysLegacy)"},
+	{Key: "waiting", Label: "Served in part", Help: "some pods served after the switch, not all: the fleet is too small (Partial), or the workloads placed before take what it needs (OrderDependent)"},
+	{Key: "blocked", Label: "Breaks", Help: "runs today and no pod of it is served after the switch (Breaks), or the forecast cannot place it (Unjudged)"},
+	{Key: "skip", Label: "Not affected", Help: "asks for nothing the switch replaces, or no node serves it today either (NotServedToday)"},
+}
+
+// forecastKeys are the category keys of the cutover results.
+var forecastKeys = map[forecast.CutoverResult]string{
+	forecast.CutoverMoves: "now", forecast.CutoverServedByClass: "now", forecast.CutoverStaysLegacy: "free",
+	forecast.CutoverPartial: "waiting", forecast.CutoverOrderDependent: "waiting",
+	forecast.CutoverBreaks: "blocked", forecast.CutoverUnjudged: "blocked",
+	forecast.CutoverNotServedToday: "skip", forecast.CutoverNotAffected: "skip",
+}
+
 // statusKeys are the category keys of the live statuses.
 var statusKeys = map[Status]string{
 	StatusMigrated: "migrated", StatusReadyNow: "now", StatusReadyWhenFree: "free",
@@ -100,6 +121,9 @@ var statusKeys = map[Status]string{
 func categoryKey(row Row) string {
 	if k, ok := statusKeys[row.Status]; ok {
 		return k
+	}
+	if row.Cutover != nil {
+		return forecastKeys[row.Cutover.Result]
 	}
 	return categoryOf(row).Key
 }
@@ -159,6 +183,9 @@ type page struct {
 	// MigratedShare: the share of the devices asked for that DRA serves
 	// (live pages).
 	MigratedShare int64
+	// CutoverShare: the share of the devices served today that the whole
+	// cluster placed after the switch still gets (cutover forecasts).
+	CutoverShare int64
 	// Unseen: the rows of pods the webhook never saw; UnseenBy by reason.
 	Unseen   count
 	UnseenBy []blocker
@@ -183,6 +210,9 @@ func newPage(r *Report) *page {
 		CSS: template.CSS(pageCSS), JS: template.JS(pageJS)} // our own embedded files, not input
 	if r.live() {
 		p.Live, p.Categories, p.CSS = true, liveCategories, template.CSS(pageCSS+liveCSS) // our own embedded files
+	}
+	if r.Forecast != nil {
+		p.Categories = forecastCategories
 	}
 	if r.Fleet != "" {
 		p.Title += " — " + r.Fleet
@@ -229,6 +259,9 @@ func newPage(r *Report) *page {
 	p.Hardware = groupChart(p.Categories, "chart-hardware", "Devices asked for, by hardware kind and readiness", r.Items, func(row Row) string { return row.Hardware }, false)
 	p.Blockers = blockers(r)
 	p.Cutover = newCutoverPage(r)
+	if p.Cutover != nil && p.Cutover.Total.Today > 0 {
+		p.CutoverShare = p.Cutover.Total.After * 100 / p.Cutover.Total.Today
+	}
 	if f := r.FleetSummary; f != nil {
 		for _, k := range slices.Sorted(maps.Keys(f.DevicesByClass)) {
 			p.Classes = append(p.Classes, keyCount{k, int64(f.DevicesByClass[k])})

@@ -20,6 +20,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -37,7 +38,7 @@ type Report struct {
 	// Forecast is set on a cutover forecast (audit --forecast): the rows
 	// were decided against the fleet as it will be after the switch to DRA,
 	// and each says what the switch does to it (Row.Cutover).
-	Forecast *Forecast `json:"forecast,omitempty"`
+	Forecast *forecast.Summary `json:"forecast,omitempty"`
 	// Progress is how far the migration has come, on the webhook's report
 	// only: the devices of running pods that DRA serves and that the device
 	// plugin serves, now and sampled over time.
@@ -67,7 +68,7 @@ type Summary struct {
 	Placement map[PlacementResult]int `json:"placement,omitempty"`
 	// Cutover counts the rows of a cutover forecast by what the switch
 	// does to them.
-	Cutover map[CutoverResult]int `json:"cutover,omitempty"`
+	Cutover map[forecast.CutoverResult]int `json:"cutover,omitempty"`
 }
 
 // Row is one pod or workload.
@@ -139,7 +140,7 @@ type Row struct {
 	Hardware string `json:"hardware,omitempty"`
 	// Cutover says what the switch to DRA does to the row (audit
 	// --forecast only).
-	Cutover *Cutover `json:"cutover,omitempty"`
+	Cutover *forecast.Cutover `json:"cutover,omitempty"`
 	// Status is where the row's pods stand now, on the webhook's report
 	// only (its rows are workloads grouped from the pods the cluster has,
 	// one row per workload and status): Migrated, ReadyNow, ReadyWhenFree,
@@ -292,7 +293,7 @@ func New(fleet, policy string, rows []Row) *Report {
 		}
 		if row.Cutover != nil {
 			if r.Summary.Cutover == nil {
-				r.Summary.Cutover = map[CutoverResult]int{}
+				r.Summary.Cutover = map[forecast.CutoverResult]int{}
 			}
 			r.Summary.Cutover[row.Cutover.Result]++
 		}
@@ -367,9 +368,9 @@ func (row Row) object() string {
 func (r *Report) table(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if r.Forecast != nil {
-		fmt.Fprintln(tw, "OBJECT\tCUTOVER\tNODES TODAY→AFTER\tOUTCOME\tVERDICT\tREASON")
+		fmt.Fprintln(tw, "OBJECT\tCUTOVER\tPODS SERVED\tNODES TODAY→AFTER\tOUTCOME\tVERDICT\tREASON")
 		for _, row := range r.Items {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.object(), row.Cutover.result(), row.Cutover.nodes(), row.Outcome, dash(row.Verdict), truncate(row.Cutover.headline(row), 110))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.object(), cutoverResult(row.Cutover), cutoverPods(row.Cutover), cutoverNodes(row.Cutover), row.Outcome, dash(row.Verdict), truncate(cutoverHeadline(row.Cutover, row), 110))
 		}
 	} else {
 		fmt.Fprintln(tw, "OBJECT\tOUTCOME\tPLACEMENT\tVERDICT\tNODE\tALTERNATIVES\tREASON")
@@ -414,9 +415,9 @@ func (r *Report) summaryLine() string {
 	line := fmt.Sprintf("%s: %d translate, %d keep legacy, %d skip", what, r.Summary.Translate, r.Summary.KeepLegacy, r.Summary.Skip)
 	if r.Forecast != nil {
 		var parts []string
-		for _, res := range CutoverResults {
+		for _, res := range forecast.CutoverResults {
 			if n := r.Summary.Cutover[res]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", n, res.label()))
+				parts = append(parts, fmt.Sprintf("%d %s", n, cutoverLabel(res)))
 			}
 		}
 		line += fmt.Sprintf("\nafter the switch (%d of %d nodes switch, GFD labels %s): %s", r.Forecast.Switched, r.Forecast.Nodes, r.Forecast.GFDLabels, strings.Join(parts, ", "))

@@ -20,6 +20,7 @@ import (
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/report"
 )
@@ -30,7 +31,7 @@ type cutoverWorkload struct {
 	ns, name string
 	replicas int32
 	pod      *corev1.Pod
-	want     report.CutoverResult
+	want     forecast.CutoverResult
 }
 
 func (w cutoverWorkload) create(ctx context.Context) error {
@@ -93,11 +94,11 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 		return builders.MakePod("", "").Container("app").Limit("nvidia.com/gpu", n)
 	}
 	workloads := []cutoverWorkload{
-		{ns: ns, name: "trainer", replicas: 2, pod: gpus("2").Obj(), want: report.CutoverMoves},
-		{ns: ns, name: "finetune", replicas: 1, pod: gpus("4").NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Obj(), want: report.CutoverMoves},
-		{ns: ns, name: "embeddings", replicas: 2, pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-T4-SHARED").Obj(), want: report.CutoverBreaks},
-		{ns: deny, name: "embeddings", replicas: 1, pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-T4-SHARED").Obj(), want: report.CutoverBreaks},
-		{ns: deny, name: "pinned", replicas: 1, pod: gpus("4").NodeSelector("kubernetes.io/hostname", optOut).Obj(), want: report.CutoverStaysLegacy},
+		{ns: ns, name: "trainer", replicas: 2, pod: gpus("2").Obj(), want: forecast.CutoverMoves},
+		{ns: ns, name: "finetune", replicas: 1, pod: gpus("4").NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Obj(), want: forecast.CutoverMoves},
+		{ns: ns, name: "embeddings", replicas: 2, pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-T4-SHARED").Obj(), want: forecast.CutoverBreaks},
+		{ns: deny, name: "embeddings", replicas: 1, pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-T4-SHARED").Obj(), want: forecast.CutoverBreaks},
+		{ns: deny, name: "pinned", replicas: 1, pod: gpus("4").NodeSelector("kubernetes.io/hostname", optOut).Obj(), want: forecast.CutoverStaysLegacy},
 	}
 	for _, w := range workloads {
 		if err := w.create(t.Context()); err != nil {
@@ -135,7 +136,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	said := map[string]report.CutoverResult{}
+	said := map[string]forecast.CutoverResult{}
 	for _, row := range rep.Items {
 		if row.Cutover != nil {
 			said[row.Namespace+"/"+row.Name] = row.Cutover.Result
@@ -209,7 +210,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 	// The cluster after the switch, pod for pod.
 	for _, w := range workloads {
 		switch {
-		case w.want == report.CutoverMoves:
+		case w.want == forecast.CutoverMoves:
 			eventually(t, fmt.Sprintf("%s/%s translated and bound to switched nodes", w.ns, w.name), func(ctx context.Context) (bool, error) {
 				pods, err := w.pods(ctx)
 				if err != nil || len(pods) != int(w.replicas) {
@@ -228,7 +229,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 				}
 				return true, nil
 			})
-		case w.want == report.CutoverStaysLegacy:
+		case w.want == forecast.CutoverStaysLegacy:
 			eventually(t, fmt.Sprintf("%s/%s as submitted on the opted-out node", w.ns, w.name), func(ctx context.Context) (bool, error) {
 				pods, err := w.pods(ctx)
 				if err != nil || len(pods) != int(w.replicas) {

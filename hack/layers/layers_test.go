@@ -18,7 +18,7 @@ const module = "github.com/claimbridge/claimbridge"
 // rules: for a package (or a prefix ending in "/"), the packages of this
 // module it may depend on; anything else of the module is forbidden. The
 // layers, bottom up: api (names only) → translate (pure) → feasibility →
-// decide, forecast → report → explain → inventory, metrics → webhook,
+// decide → forecast → report → explain → inventory, metrics → webhook,
 // controllers, livereport; certs apart → internal → cmd. Test support
 // lives in internal/testing/ and no product package depends on it
 // (TestNoProductPackageUsesTestSupport).
@@ -30,15 +30,15 @@ var rules = []struct {
 	{"api", nil, "the names claimbridge writes into the cluster depend on nothing"},
 	{"translate", []string{"api"}, "the translator is the pure core"},
 	{"feasibility", []string{"api", "translate"}, "feasibility runs the allocator over what translate produced"},
-	{"forecast", []string{"api", "translate", "feasibility"}, "the forecast reads the vocabulary backwards into an inventory"},
+	{"forecast", []string{"api", "translate", "feasibility", "decide"}, "the forecast reads the vocabulary backwards into an inventory, and judges decide's decisions against it"},
 	{"decide", []string{"api", "translate", "feasibility"}, "the one decision path sits right above translation and feasibility"},
-	{"report", []string{"api", "decide", "translate", "feasibility"}, "the report only renders decisions"},
-	{"explain", []string{"api", "report", "decide", "translate", "feasibility"}, "what a decision says is text over decisions and report rows: no client, no cache"},
+	{"report", []string{"api", "decide", "forecast", "translate", "feasibility"}, "the report only renders decisions and the cutover forecast's results"},
+	{"explain", []string{"api", "report", "forecast", "decide", "translate", "feasibility"}, "what a decision says is text over decisions and report rows: no client, no cache"},
 	{"metrics", nil, "the metrics are plain Prometheus collectors"},
 	{"inventory", []string{"api", "translate", "feasibility"}, "the informer caches feed feasibility; they know nothing of admission"},
-	{"webhook", []string{"api", "explain", "inventory", "metrics", "report", "decide", "translate", "feasibility"}, "the admission handler is a thin edge: no controller, no live report, no import from internal/"},
-	{"controllers", []string{"api", "explain", "inventory", "metrics", "report", "decide", "translate", "feasibility"}, "the leader's controllers read the inventory and say what admission decided; never the handler"},
-	{"livereport", []string{"api", "explain", "inventory", "report", "decide", "translate", "feasibility"}, "the live report reads the inventory and the decisions pods carry; never the handler"},
+	{"webhook", []string{"api", "explain", "inventory", "metrics", "report", "forecast", "decide", "translate", "feasibility"}, "the admission handler is a thin edge: no controller, no live report, no import from internal/"},
+	{"controllers", []string{"api", "explain", "inventory", "metrics", "report", "forecast", "decide", "translate", "feasibility"}, "the leader's controllers read the inventory and say what admission decided; never the handler"},
+	{"livereport", []string{"api", "explain", "inventory", "report", "forecast", "decide", "translate", "feasibility"}, "the live report reads the inventory and the decisions pods carry; never the handler"},
 	{"internal/testing/fleetgen", nil, "fleets are plain API objects"},
 	{"certs", nil, "certificates know nothing of translation"},
 }

@@ -7,9 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,7 +24,7 @@ import (
 
 // Workloads lists Deployments, StatefulSets, DaemonSets, Jobs, CronJobs and
 // ReplicaSets, and the Pods no controller owns, in the namespaces (all when
-// empty). Objects a listed controller owns are left out: the owner stands
+// empty), with their ResourceQuotas and the cluster's PriorityClasses. Objects a listed controller owns are left out: the owner stands
 // for them.
 func Workloads(ctx context.Context, c kubernetes.Interface, namespaces []string) ([]manifest.Document, error) {
 	if len(namespaces) == 0 {
@@ -94,6 +97,20 @@ func Workloads(ctx context.Context, c kubernetes.Interface, namespaces []string)
 		for i := range quotas.Items {
 			add(corev1.SchemeGroupVersion.WithKind("ResourceQuota"), &quotas.Items[i], false)
 		}
+	}
+	// PriorityClasses, cluster-wide: the order in which the cutover
+	// forecast places the workloads.
+	// A reader allowed no cluster-wide list gets the pods' own
+	// spec.priority only.
+	pcs, err := c.SchedulingV1().PriorityClasses().List(ctx, opts)
+	if apierrors.IsForbidden(err) {
+		return docs, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list priorityclasses: %w", err)
+	}
+	for i := range pcs.Items {
+		add(schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"), &pcs.Items[i], false)
 	}
 	return docs, nil
 }

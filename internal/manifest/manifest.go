@@ -576,3 +576,52 @@ func FromNode(source string, index int, n *yaml.Node) (Document, error) {
 	}
 	return Document{Source: source, Index: index, Item: -1, Object: obj, Node: n, Root: &Root{Raw: raw, Node: n, indents: blockIndents(n)}}, nil
 }
+
+// Clone is a deep copy of docs that translation can edit without changing
+// docs: the objects, their YAML nodes and the documents they were read
+// from (the items of one List keep sharing their copy of it). The copies
+// are for deciding, not for writing back: they know no file.
+func Clone(docs []Document) []Document {
+	nodes := map[*yaml.Node]*yaml.Node{}
+	var copyNode func(n *yaml.Node) *yaml.Node
+	copyNode = func(n *yaml.Node) *yaml.Node {
+		if n == nil {
+			return nil
+		}
+		if c, ok := nodes[n]; ok {
+			return c
+		}
+		c := *n
+		nodes[n] = &c
+		c.Alias = copyNode(n.Alias)
+		if n.Content != nil {
+			c.Content = make([]*yaml.Node, len(n.Content))
+			for i, k := range n.Content {
+				c.Content[i] = copyNode(k)
+			}
+		}
+		return &c
+	}
+	roots := map[*Root]*Root{}
+	out := make([]Document, len(docs))
+	for i, d := range docs {
+		c := d
+		if d.Object != nil {
+			c.Object = d.Object.DeepCopyObject()
+		}
+		if d.Root != nil {
+			r, ok := roots[d.Root]
+			if !ok {
+				r = &Root{Raw: d.Root.Raw, Node: copyNode(d.Root.Node), Changed: d.Root.Changed, doc: copyNode(d.Root.doc), indents: map[*yaml.Node]int{}}
+				for n, in := range d.Root.indents {
+					r.indents[copyNode(n)] = in
+				}
+				roots[d.Root] = r
+			}
+			c.Root = r
+		}
+		c.Node = copyNode(d.Node)
+		out[i] = c
+	}
+	return out
+}

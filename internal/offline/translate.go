@@ -273,17 +273,19 @@ func deployed(t *resourceapi.ResourceClaimTemplate) *resourceapi.ResourceClaimTe
 // none.
 func unsupported(f *podtemplates.Found, p *translate.Policy) *decide.Decision {
 	var reasons []translate.Reason
+	requested := map[corev1.ResourceName]int64{}
 	for _, s := range f.Stray {
 		if !mapped(p, s.Resource) {
 			continue
 		}
 		reasons = append(reasons, translate.Reason{Code: ReasonUnsupported, Severity: translate.SeverityWarning, Field: s.Field,
 			Message: fmt.Sprintf("%s is asked for outside any pod template claimbridge can locate; the object is kept as it is", s.Resource)})
+		requested[corev1.ResourceName(s.Resource)] = max(requested[corev1.ResourceName(s.Resource)], s.Count)
 	}
 	if len(reasons) == 0 {
 		return nil
 	}
-	return &decide.Decision{Outcome: translate.OutcomeKeepLegacy, Reasons: reasons, Decisive: reasons[0]}
+	return &decide.Decision{Outcome: translate.OutcomeKeepLegacy, Reasons: reasons, Decisive: reasons[0], Requested: requested}
 }
 
 // mapped reports whether the policy maps an extended resource (companions

@@ -7,8 +7,11 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/claimbridge/claimbridge/translate"
 )
 
 // location is one entry of the table: where a kind holds pods. Patterns are
@@ -116,6 +119,8 @@ type Found struct {
 type Stray struct {
 	Field    string
 	Resource string
+	// Count is the quantity asked for, 0 when it is not a number.
+	Count int64
 }
 
 func group(apiVersion string) string {
@@ -432,8 +437,12 @@ func stray(n *yaml.Node, at path, claimed map[*yaml.Node]bool, f *Found) {
 			if (k == "limits" || k == "requests") && v.Kind == yaml.MappingNode {
 				for j := 0; j+1 < len(v.Content); j += 2 {
 					r := v.Content[j].Value
-					if strings.Contains(r, "/") {
-						f.Stray = append(f.Stray, Stray{Field: at.field(k).String() + "[" + r + "]", Resource: r})
+					if translate.IsExtendedResource(corev1.ResourceName(r)) {
+						var count int64
+						if q, err := resource.ParseQuantity(v.Content[j+1].Value); err == nil {
+							count = q.Value()
+						}
+						f.Stray = append(f.Stray, Stray{Field: at.field(k).String() + "[" + r + "]", Resource: r, Count: count})
 					}
 				}
 				continue

@@ -1,6 +1,6 @@
 // Sorting and filtering of the workload table. The page is complete without it: the controls
 // are hidden until this runs. The state lives in the address's fragment
-// (#q=a100&readiness=blocked&namespace=research&sort=3-desc), so a filtered view can be shared.
+// (#q=a100&readiness=blocked&cutover=Partial&namespace=research&sort=3-desc), so a filtered view can be shared.
 (function () {
   "use strict";
   var table = document.getElementById("rows");
@@ -41,9 +41,11 @@
     var q = form.elements.q.value.trim().toLowerCase();
     var readiness = form.elements.readiness.value;
     var ns = form.elements.namespace.value;
+    var cutover = form.elements.cutover ? form.elements.cutover.value : "";
     var shown = 0;
     rows.forEach(function (r) {
       var ok = (!readiness || r.getAttribute("data-readiness") === readiness) &&
+        (!cutover || r.getAttribute("data-cutover") === cutover) &&
         (!form.elements.namespace.value || r.getAttribute("data-namespace") === ns) &&
         (!q || r.textContent.toLowerCase().indexOf(q) >= 0);
       r.hidden = !ok;
@@ -54,7 +56,8 @@
 
   function save() {
     var parts = [];
-    ["q", "readiness", "namespace"].forEach(function (k) {
+    ["q", "readiness", "cutover", "namespace"].forEach(function (k) {
+      if (!form.elements[k]) { return; }
       var v = form.elements[k].value;
       if (v) { parts.push(k + "=" + encodeURIComponent(v)); }
     });

@@ -217,7 +217,7 @@ func failure(rep *report.Report, failOn []string) error {
 		if slices.Contains(failOn, failUntranslatable) && row.Outcome == translate.OutcomeKeepLegacy {
 			return exitError{exitInvalid}
 		}
-		if slices.Contains(failOn, failBreaks) && row.Cutover != nil && row.Cutover.Result == report.CutoverBreaks {
+		if slices.Contains(failOn, failBreaks) && row.Cutover != nil && row.Cutover.Result == forecast.CutoverBreaks {
 			return exitError{exitInvalid}
 		}
 	}

@@ -4,11 +4,13 @@ import (
 	"encoding/base64"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/internal/testing/browser"
 	"github.com/claimbridge/claimbridge/internal/testing/reportpage"
 	"github.com/claimbridge/claimbridge/report"
@@ -32,11 +34,18 @@ func TestForecastExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]report.CutoverResult{
-		"trainer": report.CutoverMoves, "finetune-h100": report.CutoverMoves, "notebook": report.CutoverMoves,
-		"embeddings": report.CutoverBreaks, "debug-a100": report.CutoverBreaks,
-		"legacy-serving": report.CutoverStaysLegacy, "api": report.CutoverNotAffected,
+	want := map[string]forecast.CutoverResult{
+		"trainer": forecast.CutoverMoves, "notebook": forecast.CutoverMoves,
+		// The trainer can take the H100 node's GPUs first.
+		"finetune-h100": forecast.CutoverOrderDependent,
+		// Three pods, two MIG devices of the profile, today and after.
+		"mig-serve":  forecast.CutoverPartial,
+		"embeddings": forecast.CutoverBreaks, "debug-a100": forecast.CutoverBreaks,
+		"k80-batch":      forecast.CutoverNotServedToday,
+		"legacy-serving": forecast.CutoverStaysLegacy, "api": forecast.CutoverNotAffected,
 	}
+	served := map[string][2]int64{"trainer": {3, 3}, "notebook": {2, 2}, "finetune-h100": {2, 2}, "mig-serve": {2, 3}, "embeddings": {0, 4},
+		"debug-a100": {0, 1}, "k80-batch": {0, 1}, "legacy-serving": {1, 1}}
 	outcomes := map[string]translate.Outcome{}
 	for _, row := range rep.Items {
 		outcomes[row.Name] = row.Outcome
@@ -44,15 +53,21 @@ func TestForecastExamples(t *testing.T) {
 			t.Errorf("%s: cutover %+v, want %s", row.Name, row.Cutover, want[row.Name])
 			continue
 		}
-		if row.Cutover.Result == report.CutoverBreaks && (row.Decisive == nil || row.Cutover.Why == "") {
+		if row.Cutover.Result == forecast.CutoverBreaks && (row.Decisive == nil || row.Cutover.Why == "") {
 			t.Errorf("%s breaks without saying why: %+v", row.Name, row)
+		}
+		if got := [2]int64{row.Cutover.Served, row.Cutover.Pods}; got != served[row.Name] {
+			t.Errorf("%s: %d of %d pods served, want %d of %d", row.Name, got[0], got[1], served[row.Name][0], served[row.Name][1])
+		}
+		if row.Name == "finetune-h100" && (!slices.Equal(row.Cutover.Competes, []string{"research/Deployment/trainer"}) || row.Cutover.Alone != 2) {
+			t.Errorf("finetune-h100 competes with %v (alone %d), want the trainer (alone 2)", row.Cutover.Competes, row.Cutover.Alone)
 		}
 	}
 	if len(rep.Items) != len(want) {
 		t.Errorf("%d rows, want %d", len(rep.Items), len(want))
 	}
 	f := rep.Forecast
-	if f == nil || f.Switched != 5 || f.Nodes != 7 || f.GFDLabels != "drop" || len(f.Left) != 1 || f.Left[0].Name != "cutover-optout-0" || f.YAML == "" || len(f.Caveats) == 0 {
+	if f == nil || f.Switched != 5 || f.Nodes != 7 || f.GFDLabels != "drop" || len(f.Left) != 1 || f.Left[0].Name != "cutover-optout-0" || f.YAML == "" || len(f.Caveats) == 0 || f.Order == "" {
 		t.Fatalf("forecast: %+v", f)
 	}
 
@@ -84,7 +99,7 @@ func TestForecastExamples(t *testing.T) {
 		if row.Outcome != outcomes[row.Name] {
 			t.Errorf("%s: %s against the forecast fleet file, %s in the forecast", row.Name, row.Outcome, outcomes[row.Name])
 		}
-		if want[row.Name] == report.CutoverMoves && row.Verdict != string(feasibility.FitsNow) {
+		if (want[row.Name] == forecast.CutoverMoves || want[row.Name] == forecast.CutoverOrderDependent) && row.Verdict != string(feasibility.FitsNow) {
 			t.Errorf("%s moves in the forecast but is %s against its fleet", row.Name, row.Verdict)
 		}
 	}
@@ -113,7 +128,7 @@ func TestForecastExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, row := range sel.Items {
-		if row.Name == "finetune-h100" && (row.Cutover == nil || row.Cutover.Result != report.CutoverStaysLegacy) {
+		if row.Name == "finetune-h100" && (row.Cutover == nil || row.Cutover.Result != forecast.CutoverStaysLegacy) {
 			t.Errorf("finetune-h100 with the H100 node left alone: %+v", row.Cutover)
 		}
 	}
@@ -151,6 +166,54 @@ func TestForecastPageInChromium(t *testing.T) {
 	breaks := p.All(reportpage.Element("tr", "break"))
 	if len(breaks) != 2 {
 		t.Errorf("%d groups of what breaks, want 2 (SharedDeviceNotMapped, NodeNamePreset)", len(breaks))
+	}
+	// The numbers at the top are the whole cluster's: the devices of the
+	// pods the placement serves, of those served today.
+	var today, after int64
+	for _, row := range rep.Items {
+		c := row.Cutover
+		if c == nil || c.Result == forecast.CutoverNotServedToday || row.Demand() == 0 {
+			continue
+		}
+		today += row.Demand()
+		if c.Result == forecast.CutoverNotAffected {
+			after += row.Demand()
+		} else {
+			after += row.Demand() / row.Pods() * c.Served
+		}
+	}
+	for attr, n := range map[string]int64{"today": today, "servable": after, "breaks-devices": today - after} {
+		cells := p.All(reportpage.WithAttr("data-cutover", attr))
+		if len(cells) != 1 || reportpage.Text(cells[0]) != strconv.FormatInt(n, 10) {
+			t.Errorf("the cutover view's %s: %d cells, want one saying %d", attr, len(cells), n)
+		}
+	}
+	// Every workload: the rows that are not served in full are there, and
+	// the filter by cutover result keeps just them (the fragment is read
+	// as the page loads).
+	for _, res := range []forecast.CutoverResult{forecast.CutoverNotServedToday, forecast.CutoverPartial, forecast.CutoverOrderDependent} {
+		dom, err := chromium.DumpDOM(t.Context(), url+"#cutover="+string(res), 1280, 900)
+		if err != nil {
+			t.Fatal(err)
+		}
+		filtered, err := reportpage.Parse(dom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var shown, hidden int
+		for _, tr := range filtered.All(reportpage.Element("tr", "row")) {
+			if _, h := reportpage.Attr(tr, "hidden"); h {
+				hidden++
+				continue
+			}
+			shown++
+			if got, _ := reportpage.Attr(tr, "data-cutover"); got != string(res) {
+				t.Errorf("#cutover=%s shows a %s row", res, got)
+			}
+		}
+		if shown != 1 || hidden != len(rep.Items)-1 {
+			t.Errorf("#cutover=%s: %d rows shown, %d hidden; want 1 and %d", res, shown, hidden, len(rep.Items)-1)
+		}
 	}
 	links := p.All(reportpage.Element("a", "download"))
 	if len(links) != 1 {

@@ -19,7 +19,7 @@ import (
 // tests leave for review.
 func outputDir(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "_output")
+	dir := filepath.Join("..", "..", "..", "_output")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/claimbridge/claimbridge/internal/testing/browser"
 	"github.com/claimbridge/claimbridge/report"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // CheckInBrowser loads a report page in Chromium and checks it against
@@ -54,7 +53,7 @@ func CheckInBrowser(t *testing.T, chromium *browser.Chromium, url string, rep *r
 	}
 	var wantShown []string
 	for _, row := range rep.Items {
-		if row.Outcome == translate.OutcomeKeepLegacy {
+		if readiness(row) == "blocked" {
 			wantShown = append(wantShown, objectOf(row))
 		}
 	}

@@ -1,10 +1,8 @@
-package offline
-
-import "github.com/claimbridge/claimbridge/report"
+package forecast
 
 // Caveats of a one-day switch from the device plugin to DRA that no row of
 // the forecast shows, each with the source a platform team can check.
-var Caveats = []report.Caveat{
+var Caveats = []Caveat{
 	{
 		Text: "GPU Feature Discovery is not deployed in the GPU Operator's DRA mode: the nvidia.com/gpu.*, nvidia.com/cuda.* and nvidia.com/mig.* node labels go away (or go stale where they were written once). " +
 			"Whatever reads them — node selectors in manifests claimbridge does not see, dashboards and alerts grouped by GPU model, node remediation and autoscaling rules — must read the DRA driver's device attributes instead.",

@@ -1,0 +1,138 @@
+package forecast
+
+// What the switch to DRA does to each workload of the cluster, and what
+// the forecast assumed and produced: the per-workload results of a
+// whole-cluster placement (judge.go) and the summary the report renders.
+
+// CutoverResult is what the switch to DRA does to a workload.
+type CutoverResult string
+
+// Cutover results.
+const (
+	// CutoverMoves: translated, and the forecast fleet's DRA devices serve
+	// every pod of it once the whole cluster is placed.
+	CutoverMoves CutoverResult = "Moves"
+	// CutoverServedByClass: stays as submitted, and a DeviceClass that maps
+	// its extended resource (extendedResourceName, KEP-5004) serves every
+	// pod of it.
+	CutoverServedByClass CutoverResult = "ServedByClass"
+	// CutoverStaysLegacy: stays on the device plugin, on nodes the switch
+	// leaves alone, which hold every pod of it.
+	CutoverStaysLegacy CutoverResult = "StaysLegacy"
+	// CutoverPartial: some pods are served, not all, and placed alone it
+	// gets no more: the fleet after the switch is too small for it.
+	CutoverPartial CutoverResult = "Partial"
+	// CutoverOrderDependent: placed alone it gets more pods served than
+	// after the workloads placed before it: it competes with them for the
+	// same devices, and kube-scheduler, which does not place in
+	// claimbridge's order, may serve it more or less.
+	CutoverOrderDependent CutoverResult = "OrderDependent"
+	// CutoverBreaks: runs today, and after the switch no pod of it is
+	// served, placed alone or not: Pending until someone acts.
+	CutoverBreaks CutoverResult = "Breaks"
+	// CutoverNotServedToday: no node serves it before the switch either:
+	// the switch does not break it.
+	CutoverNotServedToday CutoverResult = "NotServedToday"
+	// CutoverUnjudged: asks for devices the switch replaces, where no pod
+	// template can be located (a custom resource's own field): the forecast
+	// cannot place it.
+	CutoverUnjudged CutoverResult = "Unjudged"
+	// CutoverNotAffected: asks for nothing the switch replaces.
+	CutoverNotAffected CutoverResult = "NotAffected"
+)
+
+// CutoverResults in the order the page shows them: what needs a person
+// first.
+var CutoverResults = []CutoverResult{CutoverBreaks, CutoverOrderDependent, CutoverPartial, CutoverUnjudged, CutoverNotServedToday,
+	CutoverMoves, CutoverServedByClass, CutoverStaysLegacy, CutoverNotAffected}
+
+// Cutover is what the switch does to one workload (one pod template).
+type Cutover struct {
+	Result CutoverResult `json:"result"`
+	// Today counts the nodes where the pod as submitted can run before the
+	// switch (they advertise what it asks for and pass its selectors and
+	// taints); After those where it — its translation, when it moves — can
+	// run after.
+	Today int `json:"today"`
+	After int `json:"after"`
+	// Pods the workload stands for (replicas counted); Served those the
+	// whole-cluster placement serves after the switch; Alone those it
+	// serves when placed alone on the forecast fleet (only computed when
+	// Served falls short).
+	Pods   int64 `json:"pods,omitempty"`
+	Served int64 `json:"served,omitempty"`
+	Alone  int64 `json:"alone,omitempty"`
+	// Competes names the workloads placed before it that hold devices (or
+	// device-plugin resources) on the nodes it would take alone
+	// ("namespace/Kind/name").
+	Competes []string `json:"competes,omitempty"`
+	// Class is the DeviceClass that serves a ServedByClass workload.
+	Class string `json:"class,omitempty"`
+	// Why says what it lacks after the switch (Breaks, Partial,
+	// OrderDependent, Unjudged); the row's Decisive reason says why
+	// claimbridge keeps it as submitted.
+	Why string `json:"why,omitempty"`
+}
+
+// Summary is what the cutover forecast assumed and produced.
+type Summary struct {
+	// GFDLabels: whether GPU Feature Discovery's labels stay on the nodes
+	// that switch ("keep") or go ("drop").
+	GFDLabels string `json:"gfdLabels"`
+	// Nodes of the fleet; Switched those the switch covers.
+	Nodes    int `json:"nodes"`
+	Switched int `json:"switched"`
+	// Order in which the whole-cluster placement placed the workloads.
+	Order string `json:"order,omitempty"`
+	// Left: nodes with accelerators the switch leaves alone, and why.
+	Left []NodeNote `json:"left,omitempty"`
+	// Devices forecast, by driver.
+	Devices map[string]int `json:"devices,omitempty"`
+	// NotForecast: drivers whose devices are not forecast, and why.
+	NotForecast []NodeNote `json:"notForecast,omitempty"`
+	// Unknown: the attributes the labels cannot tell (left out of the
+	// forecast devices, never invented).
+	Unknown []string `json:"unknown,omitempty"`
+	// Notes of the forecast (how a value was derived where a label does not
+	// say it exactly).
+	Notes []string `json:"notes,omitempty"`
+	// Classes: the DeviceClasses the forecast assumes, and Suggested those
+	// that a re-run of the forecast with each shows to serve workloads
+	// that are not served.
+	Classes   []string         `json:"classes,omitempty"`
+	Suggested []SuggestedClass `json:"suggested,omitempty"`
+	// Caveats a platform team must plan for, each with its source.
+	Caveats []Caveat `json:"caveats,omitempty"`
+	// YAML of the forecast fleet (Nodes after the switch, ResourceSlices,
+	// DeviceClasses), to review, edit and feed back with --fleet.
+	YAML string `json:"yaml,omitempty"`
+}
+
+// NodeNote names a node (or a driver on it) and why.
+type NodeNote struct {
+	Name string `json:"name"`
+	Why  string `json:"why"`
+}
+
+// SuggestedClass is a DeviceClass with extendedResourceName that serves
+// pods asking for the resource as they are (the scheduler makes their
+// claims, KEP-5004), with what a re-run of the whole forecast with it
+// added showed.
+type SuggestedClass struct {
+	Resource string `json:"resource"`
+	// Rows and Devices it serves of the workloads not served without it
+	// (Breaks, OrderDependent, Partial): the pods served more, times their
+	// devices.
+	Rows    int64 `json:"rows"`
+	Devices int64 `json:"devices"`
+	// Changes are the workloads whose result it changes otherwise
+	// ("research/Deployment/trainer: Moves → ServedByClass").
+	Changes []string `json:"changes,omitempty"`
+	YAML    string   `json:"yaml"`
+}
+
+// Caveat is something the switch changes that no row shows.
+type Caveat struct {
+	Text   string `json:"text"`
+	Source string `json:"source"`
+}

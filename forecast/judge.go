@@ -1,0 +1,649 @@
+package forecast
+
+// The whole cluster at the switch. Cutover day recreates every pod at once
+// and they all compete for the same devices, so a workload is not judged
+// alone against an empty forecast fleet: every pod of every workload is
+// placed on one forecast fleet, in the order kube-scheduler's queue takes
+// them (priority, then creation time), each placement holding its devices
+// for the next (the snapshot lineage the webhook uses for a burst:
+// feasibility.Snapshot.Holding, the allocator asked on the node it chose
+// before). A workload that gets fewer pods served than it asks for is
+// placed again alone: if it would get more, its result depends on the
+// order (OrderDependent, with the workloads it competes with); if not, the
+// fleet is too small for it (Partial).
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// Workload is one pod template of the cluster, decided against the fleet
+// after the switch.
+type Workload struct {
+	// Key names it as the report's rows do: "namespace/Kind/name", with
+	// ": <path>" for a template inside a custom resource.
+	Key string
+	// Pod as submitted; nil for an object that asks for devices where no
+	// pod template can be located.
+	Pod *corev1.Pod
+	// Pods the template stands for, replicas counted (at least 1).
+	Pods int64
+	// Priority of its pods (their PriorityClass's value) and Created, its
+	// creation time (zero when not known): the placement's order.
+	Priority int32
+	Created  time.Time
+	// Decision against the fleet after the switch.
+	Decision *decide.Decision
+}
+
+// JudgeInput is what a cutover forecast needs.
+type JudgeInput struct {
+	// Before is the fleet as it is today. Required.
+	Before *feasibility.Inventory
+	// Options of the fleet forecast; its Policy is required.
+	Options Options
+	// Check configures the feasibility checks.
+	Check feasibility.Options
+	// Decide decides every workload against a fleet after the switch (the
+	// manifests' or the cluster's pod templates, each through decide.Pod).
+	// Judge calls it once per fleet it forecasts: once, and once more per
+	// DeviceClass it suggests. Required.
+	Decide func(ctx context.Context, after *feasibility.Fleet) ([]Workload, error)
+}
+
+// Judgment is a cutover forecast: the fleet after the switch, the
+// workloads decided against it and what the switch does to each.
+type Judgment struct {
+	// Forecast of the fleet, and the fleets before and after, as checked.
+	Forecast      *Result
+	Before, After *feasibility.Fleet
+	// Workloads as Decide gave them, and a Cutover for each.
+	Workloads []Workload
+	Cutovers  []Cutover
+	Summary   *Summary
+}
+
+// placementOrder says how the whole-cluster placement orders the pods.
+const placementOrder = "every pod of every workload placed on the forecast fleet at once, each holding its devices for the next: " +
+	"by priority (the PriorityClass value, highest first), then creation time (oldest first), then the order of the input, as kube-scheduler's queue takes them; " +
+	"kube-scheduler scores nodes its own way, so a workload whose result depends on the order is OrderDependent; the CPU and memory of the pods placed are not counted"
+
+// Judge forecasts the fleet after the switch, decides the workloads
+// against it (in.Decide), places the whole cluster and says what the
+// switch does to each workload; then, for the extended resources of the
+// workloads not served, it forecasts again with a DeviceClass that maps
+// the resource (extendedResourceName) and keeps each class whose re-run
+// serves more of them. An error means the input is invalid or a decision
+// failed.
+func Judge(ctx context.Context, in JudgeInput) (*Judgment, error) {
+	if in.Decide == nil {
+		return nil, errors.New("cutover forecast: no decision function")
+	}
+	j, err := judge(ctx, in, in.Options)
+	if err != nil {
+		return nil, err
+	}
+	s, err := summaryOf(in.Options, j)
+	if err != nil {
+		return nil, err
+	}
+	if s.Suggested, err = suggest(ctx, in, j); err != nil {
+		return nil, err
+	}
+	j.Summary = s
+	return j, nil
+}
+
+// judge is one forecast, decision and placement, without the summary.
+func judge(ctx context.Context, in JudgeInput, opts Options) (*Judgment, error) {
+	fc, err := Forecast(in.Before, opts)
+	if err != nil {
+		return nil, err
+	}
+	before, err := feasibility.NewFleet(in.Before, in.Check)
+	if err != nil {
+		return nil, fmt.Errorf("fleet before the switch: %w", err)
+	}
+	switched := switchedResources(fc)
+	// Every pod that asks for a resource the switch replaces is created
+	// again: what it holds today is free at the switch.
+	afterInv := *fc.After
+	afterInv.Pods = slices.DeleteFunc(slices.Clone(fc.After.Pods), func(p *corev1.Pod) bool { return asksAny(extendedAsks(p), switched) })
+	after, err := feasibility.NewFleet(&afterInv, in.Check)
+	if err != nil {
+		return nil, fmt.Errorf("forecast fleet: %w", err)
+	}
+	ws, err := in.Decide(ctx, after)
+	if err != nil {
+		return nil, err
+	}
+	j := &Judgment{Forecast: fc, Before: before, After: after, Workloads: ws}
+	j.Cutovers = place(ctx, j, switched)
+	return j, nil
+}
+
+// mode is how a workload's pods are placed after the switch.
+type mode int
+
+const (
+	modeNone         mode = iota // nothing to place: not affected, unjudged, or no node
+	modeDRA                      // its translation's claim
+	modeClass                    // as submitted, its resources from an extendedResourceName class
+	modeDevicePlugin             // as submitted, on the nodes the switch leaves alone
+)
+
+// plan is how one workload is placed.
+type plan struct {
+	mode   mode
+	result CutoverResult // when every pod is served (or, modeNone, as it is)
+	pod    *corev1.Pod
+	claims []*resourceapi.ResourceClaimSpec
+	class  string
+	// device plugin: the pod's request and the nodes that offer it.
+	want   corev1.ResourceList
+	offers []feasibility.LegacyOffer
+	// the judgment before any placement
+	today, after int
+	why          string
+}
+
+// place places the whole cluster and judges every workload: every pod in
+// the queue's order (joint); each workload alone (alone); and, for each,
+// the workloads that can take devices on the nodes it takes alone placed
+// there first, then it (after others): a workload that gets fewer pods
+// after others than alone depends on the order.
+func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bool) []Cutover {
+	plans := make([]plan, len(j.Workloads))
+	for i, w := range j.Workloads {
+		plans[i] = planOf(w, j, switched)
+	}
+	order := make([]int, len(j.Workloads))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		wa, wb := j.Workloads[a], j.Workloads[b]
+		return cmp.Or(cmp.Compare(wb.Priority, wa.Priority), wa.Created.Compare(wb.Created), cmp.Compare(a, b))
+	})
+	gen := &generations{next: j.After.Snapshot.Generation() + 1}
+	joint := newPlacer(ctx, j.After, gen)
+	served := make([]int64, len(plans))
+	for _, i := range order {
+		served[i], _ = joint.placeAll(&plans[i], j.Workloads[i].pods(), nil)
+	}
+	alone := make([]int64, len(plans))
+	aloneNodes := make([][]string, len(plans))
+	for i := range plans {
+		if plans[i].mode != modeNone {
+			alone[i], aloneNodes[i] = newPlacer(ctx, j.After, gen).placeAll(&plans[i], j.Workloads[i].pods(), nil)
+		}
+	}
+	can := competition{ctx: ctx, fleet: j.After, plans: plans, known: map[[2]int]bool{}}
+	out := make([]Cutover, len(plans))
+	for i, w := range j.Workloads {
+		pl := &plans[i]
+		c := Cutover{Result: pl.result, Today: pl.today, After: pl.after, Class: pl.class, Why: pl.why}
+		if pl.mode == modeNone && (pl.result == CutoverNotAffected || pl.result == CutoverUnjudged) {
+			out[i] = c
+			continue
+		}
+		c.Pods, c.Served = w.pods(), served[i]
+		if pl.mode == modeClass && c.Served > 0 {
+			c.After = len(aloneNodes[i])
+		}
+		afterOthers := alone[i]
+		if pl.mode != modeNone {
+			var rivals []int
+			for _, x := range order {
+				if x != i && can.takeFrom(x, aloneNodes[i]) {
+					rivals = append(rivals, x)
+				}
+			}
+			// The rivals take what they can of its nodes, one after the
+			// other; a rival that leaves it fewer pods than before
+			// competes with it.
+			adv := newPlacer(ctx, j.After, gen)
+			for _, x := range rivals {
+				if n, _ := adv.placeAll(&plans[x], j.Workloads[x].pods(), aloneNodes[i]); n == 0 {
+					continue
+				}
+				if got, _ := adv.clone().placeAll(pl, w.pods(), nil); got < afterOthers {
+					c.Competes = append(c.Competes, j.Workloads[x].Key)
+					afterOthers = got
+				}
+			}
+		}
+		slices.Sort(c.Competes)
+		if c.Served < c.Pods || afterOthers < alone[i] {
+			c.Alone = alone[i]
+			c.Result, c.Why = shortfall(c, afterOthers, pl)
+		} else {
+			c.Competes = nil // it gets every pod whatever the order
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// shortfall judges a workload that gets fewer pods served than it asks
+// for, or than alone once the workloads it competes with are placed
+// first.
+func shortfall(c Cutover, afterOthers int64, pl *plan) (CutoverResult, string) {
+	first := "the workloads placed before it"
+	if len(c.Competes) > 0 {
+		first = strings.Join(c.Competes, ", ")
+	}
+	switch {
+	case afterOthers < c.Alone || c.Served < c.Alone:
+		return CutoverOrderDependent, fmt.Sprintf("alone it gets %d of %d pods served; when %s take what they can of the same nodes first, %d; in claimbridge's order %d: "+
+			"the order kube-scheduler places the pods in decides", c.Alone, c.Pods, first, min(afterOthers, c.Served), c.Served)
+	case c.Served > 0:
+		return CutoverPartial, fmt.Sprintf("%d of %d pods served: the fleet after the switch has room for no more of them, whatever the order", c.Served, c.Pods)
+	case c.Today == 0:
+		return CutoverNotServedToday, strings.TrimSuffix("no node serves it today either, so the switch does not break it; "+pl.why, "; ")
+	}
+	return CutoverBreaks, pl.why
+}
+
+// competition says which workloads can take devices on the nodes another
+// needs: a pod of theirs is served there on the fleet with every device
+// free.
+type competition struct {
+	ctx   context.Context
+	fleet *feasibility.Fleet
+	plans []plan
+	known map[[2]int]bool // (workload, node index) → served there
+	names map[string]int
+}
+
+// takeFrom: a pod of workload x is served on one of the nodes.
+func (c *competition) takeFrom(x int, nodes []string) bool {
+	pl := &c.plans[x]
+	if pl.mode == modeNone || len(nodes) == 0 {
+		return false
+	}
+	if c.names == nil {
+		c.names = map[string]int{}
+		for k, n := range c.fleet.Inventory.Nodes {
+			c.names[n.Name] = k
+		}
+	}
+	for _, n := range nodes {
+		key := [2]int{x, c.names[n]}
+		ok, seen := c.known[key]
+		if !seen {
+			switch pl.mode {
+			case modeDevicePlugin:
+				ok = slices.ContainsFunc(pl.offers, func(o feasibility.LegacyOffer) bool { return o.Node == n && fits(pl.want, o.Offered, nil) })
+			default:
+				ok = c.fleet.Checker.CheckOn(c.ctx, c.fleet.Snapshot, pl.pod, pl.claims, n).Kind == feasibility.FitsNow
+			}
+			c.known[key] = ok
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// planOf decides how a workload's pods are placed after the switch, and
+// what it is when all are served.
+func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool) plan {
+	var asks []corev1.ResourceName
+	if w.Pod != nil {
+		asks = extendedAsks(w.Pod)
+	} else if w.Decision != nil {
+		for n := range w.Decision.Requested {
+			asks = append(asks, n)
+		}
+		slices.Sort(asks)
+	}
+	pl := plan{result: CutoverNotAffected}
+	if !asksAny(asks, switched) {
+		if w.Pod != nil {
+			pl.today, pl.after = j.Before.Snapshot.LegacyNodes(w.Pod), j.After.Snapshot.LegacyNodes(w.Pod)
+		}
+		return pl
+	}
+	pl.result = CutoverBreaks // unless a plan below serves it
+	if w.Pod == nil || w.Decision == nil {
+		pl.result = CutoverUnjudged
+		pl.why = "asks for " + names(asks, switched) + ", which the switch replaces, where claimbridge locates no pod template: the forecast cannot place it; check its operator's DRA support"
+		return pl
+	}
+	pl.today = j.Before.Snapshot.LegacyNodes(w.Pod)
+	afterNodes := j.After.Inventory.Nodes
+	d := w.Decision
+	switch {
+	case d.Outcome == translate.OutcomeTranslate && d.Translation != nil && d.Translation.Template != nil:
+		pl.mode, pl.result = modeDRA, CutoverMoves
+		pl.pod, pl.claims = d.Translation.Pod, []*resourceapi.ResourceClaimSpec{&d.Translation.Template.Spec.Spec}
+		pl.after = 1
+		if d.Placement != nil {
+			pl.after = d.Placement.Translated
+		}
+	case w.Pod.Spec.NodeName == "" && classesMap(asks, switched, j.After.Inventory.Classes):
+		pl.mode, pl.result = modeClass, CutoverServedByClass
+		pl.pod, pl.claims, pl.class = byClass(w.Pod, asks, switched, j.After.Inventory.Classes)
+	default:
+		pl.want, pl.offers = j.After.Snapshot.LegacyOffers(w.Pod)
+		pl.after = len(pl.offers)
+		if len(pl.offers) > 0 {
+			pl.mode, pl.result = modeDevicePlugin, CutoverStaysLegacy
+		} else {
+			pl.why = whyBreaks(asks, switched, afterNodes)
+		}
+	}
+	return pl
+}
+
+// pods is how many pods the workload stands for, at least one.
+func (w Workload) pods() int64 { return max(w.Pods, 1) }
+
+// generations numbers the snapshots of one forecast: the checker's
+// verdicts are cached by generation, so no two snapshots share one.
+type generations struct{ next uint64 }
+
+func (g *generations) take() uint64 {
+	g.next++
+	return g.next - 1
+}
+
+// placer places pods one after the other on the fleet after the switch,
+// each holding its devices for the next.
+type placer struct {
+	ctx   context.Context
+	fleet *feasibility.Fleet
+	gen   *generations
+	snap  *feasibility.Snapshot
+	held  []*resourceapi.ResourceClaim
+	// used counts the device-plugin resources of the pods placed there.
+	used map[string]corev1.ResourceList
+	// cursor: per plan, the first offer that may still have room (what
+	// each node has left only shrinks).
+	cursor map[*plan]int
+}
+
+// clone is a placer that goes on from where p is, p left as it is.
+func (p *placer) clone() *placer {
+	c := &placer{ctx: p.ctx, fleet: p.fleet, gen: p.gen, snap: p.snap, held: slices.Clone(p.held), used: map[string]corev1.ResourceList{}, cursor: maps.Clone(p.cursor)}
+	for n, l := range p.used {
+		c.used[n] = l.DeepCopy()
+	}
+	return c
+}
+
+func newPlacer(ctx context.Context, fleet *feasibility.Fleet, gen *generations) *placer {
+	return &placer{ctx: ctx, fleet: fleet, gen: gen, snap: fleet.Snapshot, used: map[string]corev1.ResourceList{}, cursor: map[*plan]int{}}
+}
+
+// placeAll places up to n pods of the plan, on the nodes given (any node
+// for nil): how many it placed, and on which nodes (sorted). Its next pods
+// are the same as the one that found no room: none would.
+func (p *placer) placeAll(pl *plan, n int64, on []string) (int64, []string) {
+	used := map[string]bool{}
+	var placed int64
+	for range n {
+		node, ok := p.place(pl, on)
+		if !ok {
+			break
+		}
+		placed++
+		used[node] = true
+	}
+	return placed, slices.Sorted(maps.Keys(used))
+}
+
+// place places one pod of the plan, on one of the nodes given (any node
+// for nil): the node, or false when none serves it.
+func (p *placer) place(pl *plan, on []string) (string, bool) {
+	switch pl.mode {
+	case modeDRA, modeClass:
+		var v feasibility.Verdict
+		if on == nil {
+			v = p.fleet.Checker.Check(p.ctx, p.snap, pl.pod, pl.claims)
+		} else {
+			for _, n := range on {
+				if v = p.fleet.Checker.CheckOn(p.ctx, p.snap, pl.pod, pl.claims, n); v.Kind == feasibility.FitsNow {
+					break
+				}
+			}
+		}
+		if v.Kind != feasibility.FitsNow || len(v.Results) == 0 {
+			return "", false
+		}
+		claim := &resourceapi.ResourceClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: pl.pod.Namespace, Name: fmt.Sprintf("cutover-%d", len(p.held))},
+			Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{
+				Devices: resourceapi.DeviceAllocationResult{Results: v.Results},
+			}},
+		}
+		p.held = append(p.held, claim)
+		p.snap = p.snap.Holding([]*resourceapi.ResourceClaim{claim}, p.gen.take())
+		if p.snap.Stale() {
+			// Copies of more than half the nodes: built anew with every
+			// claim held, the next holdings copy few again.
+			inv := *p.fleet.Inventory
+			inv.Claims = slices.Concat(inv.Claims, p.held)
+			if snap, err := feasibility.NewSnapshot(&inv, p.gen.take(), p.snap.Features()); err == nil {
+				p.snap = snap
+			}
+		}
+		return v.Node, true
+	case modeDevicePlugin:
+		for k := p.cursor[pl]; k < len(pl.offers); k++ {
+			o := pl.offers[k]
+			if on != nil && !slices.Contains(on, o.Node) {
+				continue
+			}
+			if !fits(pl.want, o.Offered, p.used[o.Node]) {
+				if on == nil {
+					p.cursor[pl] = k + 1
+				}
+				continue
+			}
+			if p.used[o.Node] == nil {
+				p.used[o.Node] = corev1.ResourceList{}
+			}
+			for n, q := range pl.want {
+				u := p.used[o.Node][n]
+				u.Add(q)
+				p.used[o.Node][n] = u
+			}
+			return o.Node, true
+		}
+	}
+	return "", false
+}
+
+// fits: want fits in offered less used, resource by resource.
+func fits(want, offered, used corev1.ResourceList) bool {
+	for n, q := range want {
+		left := offered[n].DeepCopy()
+		left.Sub(used[n])
+		if left.Cmp(q) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// extendedAsks are the extended resources a pod asks for (a limit or a
+// request above zero), sorted.
+func extendedAsks(pod *corev1.Pod) []corev1.ResourceName {
+	seen := map[corev1.ResourceName]bool{}
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, ct := range list {
+			for _, rl := range []corev1.ResourceList{ct.Resources.Limits, ct.Resources.Requests} {
+				for n, q := range rl {
+					if translate.IsExtendedResource(n) && !q.IsZero() {
+						seen[n] = true
+					}
+				}
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+func asksAny(asks []corev1.ResourceName, switched map[corev1.ResourceName]bool) bool {
+	return slices.ContainsFunc(asks, func(n corev1.ResourceName) bool { return switched[n] })
+}
+
+// names lists the resources the switch replaces.
+func names(asks []corev1.ResourceName, switched map[corev1.ResourceName]bool) string {
+	var out []string
+	for _, n := range asks {
+		if switched[n] {
+			out = append(out, string(n))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// switchedResources are the extended resources the switch takes from at
+// least one node.
+func switchedResources(fc *Result) map[corev1.ResourceName]bool {
+	out := map[corev1.ResourceName]bool{}
+	for _, n := range fc.Nodes {
+		if !n.Switched {
+			continue
+		}
+		for _, d := range n.Drivers {
+			for _, r := range d.Resources {
+				out[r] = true
+			}
+		}
+	}
+	return out
+}
+
+// classFor is the DeviceClass that maps the resource (extendedResourceName).
+func classFor(res corev1.ResourceName, classes []*resourceapi.DeviceClass) *resourceapi.DeviceClass {
+	for _, c := range classes {
+		if c.Spec.ExtendedResourceName != nil && *c.Spec.ExtendedResourceName == string(res) {
+			return c
+		}
+	}
+	return nil
+}
+
+// classesMap: a class maps every switched resource the pod asks for.
+func classesMap(asks []corev1.ResourceName, switched map[corev1.ResourceName]bool, classes []*resourceapi.DeviceClass) bool {
+	for _, n := range asks {
+		if switched[n] && classFor(n, classes) == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// byClass is the pod as the scheduler serves it through extendedResourceName
+// classes (KEP-5004): its switched resources become one request each of
+// the class that maps it, for the pod's effective count; the pod checked
+// asks for them no more.
+func byClass(pod *corev1.Pod, asks []corev1.ResourceName, switched map[corev1.ResourceName]bool, classes []*resourceapi.DeviceClass) (*corev1.Pod, []*resourceapi.ResourceClaimSpec, string) {
+	out := pod.DeepCopy()
+	// The pod's effective count, as the scheduler counts it: the app
+	// containers' (and restartable sidecars') sum, or a plain init
+	// container's own when larger.
+	counts := map[corev1.ResourceName]int64{}
+	initMax := map[corev1.ResourceName]int64{}
+	for _, n := range asks {
+		if !switched[n] {
+			continue
+		}
+		for i := range out.Spec.InitContainers {
+			c := &out.Spec.InitContainers[i]
+			if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+				counts[n] += quantityOf(c.Resources, n)
+			} else {
+				initMax[n] = max(initMax[n], quantityOf(c.Resources, n))
+			}
+			delete(c.Resources.Limits, n)
+			delete(c.Resources.Requests, n)
+		}
+		for i := range out.Spec.Containers {
+			c := &out.Spec.Containers[i]
+			counts[n] += quantityOf(c.Resources, n)
+			delete(c.Resources.Limits, n)
+			delete(c.Resources.Requests, n)
+		}
+		counts[n] = max(counts[n], initMax[n])
+	}
+	spec := &resourceapi.ResourceClaimSpec{}
+	var used []string
+	for _, n := range slices.Sorted(maps.Keys(counts)) {
+		c := classFor(n, classes)
+		spec.Devices.Requests = append(spec.Devices.Requests, resourceapi.DeviceRequest{
+			Name:    fmt.Sprintf("r%d", len(spec.Devices.Requests)),
+			Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: c.Name, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: counts[n]},
+		})
+		used = append(used, c.Name)
+	}
+	return out, []*resourceapi.ResourceClaimSpec{spec}, strings.Join(used, ", ")
+}
+
+// quantityOf is the container's limit of the resource, else its request.
+func quantityOf(r corev1.ResourceRequirements, n corev1.ResourceName) int64 {
+	if q, ok := r.Limits[n]; ok {
+		return q.Value()
+	}
+	if q, ok := r.Requests[n]; ok {
+		return q.Value()
+	}
+	return 0
+}
+
+// whyBreaks says what a pod that breaks lacks after the switch: the
+// resources no node offers any more, or the nodes that still offer them
+// and do not take it.
+func whyBreaks(asks []corev1.ResourceName, switched map[corev1.ResourceName]bool, nodes []*corev1.Node) string {
+	var gone, left []string
+	offering := map[string]bool{}
+	for _, n := range asks {
+		if !switched[n] {
+			continue
+		}
+		found := false
+		for _, node := range nodes {
+			if q, ok := node.Status.Allocatable[n]; ok && !q.IsZero() {
+				found = true
+				offering[node.Name] = true
+			}
+		}
+		if found {
+			left = append(left, string(n))
+		} else {
+			gone = append(gone, string(n))
+		}
+	}
+	if len(gone) > 0 {
+		return "after the switch no node offers " + strings.Join(gone, ", ")
+	}
+	names := slices.Sorted(maps.Keys(offering))
+	if len(names) > 3 {
+		names = append(names[:3], fmt.Sprintf("%d more", len(offering)-3))
+	}
+	verb := "offers"
+	if len(offering) > 1 {
+		verb = "offer"
+	}
+	return fmt.Sprintf("after the switch only %s still %s %s, and the pod cannot run there (node selector, affinity, taints or nodeName)",
+		strings.Join(names, ", "), verb, strings.Join(left, ", "))
+}

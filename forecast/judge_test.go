@@ -1,0 +1,254 @@
+package forecast
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// legacyNodes are nodes of the before-cutover example fleet, renamed: the
+// device plugin and GPU Feature Discovery's labels, no ResourceSlice.
+func legacyNodes(t *testing.T, names map[string]string) *feasibility.Inventory {
+	t.Helper()
+	src, err := feasibility.LoadInventory("../examples/fleets/before-cutover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := &feasibility.Inventory{}
+	for _, n := range src.Nodes {
+		name, ok := names[n.Name]
+		if !ok {
+			continue
+		}
+		c := n.DeepCopy()
+		c.Name = name
+		c.Labels[corev1.LabelHostname] = name
+		inv.Nodes = append(inv.Nodes, c)
+	}
+	if len(inv.Nodes) != len(names) {
+		t.Fatalf("%d of the nodes %v in the example fleet", len(inv.Nodes), names)
+	}
+	return inv
+}
+
+// job is a workload of the tests: a key, its pod, how many, its priority.
+type job struct {
+	key      string
+	pod      *corev1.Pod
+	pods     int64
+	priority int32
+}
+
+// judgeJobs judges the jobs, each decided by decide.Pod against the fleet
+// after the switch (as audit --forecast decides manifests).
+func judgeJobs(t *testing.T, before *feasibility.Inventory, jobs []job, opts Options) *Judgment {
+	t.Helper()
+	if opts.Policy == nil {
+		opts.Policy = translate.DefaultPolicy()
+	}
+	j, err := Judge(t.Context(), JudgeInput{Before: before, Options: opts, Decide: func(ctx context.Context, after *feasibility.Fleet) ([]Workload, error) {
+		var out []Workload
+		for _, jb := range jobs {
+			w := Workload{Key: jb.key, Pod: jb.pod, Pods: jb.pods, Priority: jb.priority}
+			if jb.pod == nil {
+				w.Decision = &decide.Decision{Outcome: translate.OutcomeKeepLegacy, Requested: map[corev1.ResourceName]int64{"nvidia.com/gpu": 8}}
+				out = append(out, w)
+				continue
+			}
+			d, err := decide.Pod(ctx, decide.Input{Pod: jb.pod, Policy: opts.Policy, Classes: after.Inventory.Classes, Checker: after.Checker, Snapshot: after.Snapshot})
+			if err != nil {
+				return nil, err
+			}
+			w.Decision = d
+			out = append(out, w)
+		}
+		return out, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// got is what the tests compare of a judgment: key → result, served/pods
+// (alone), competitors.
+func got(j *Judgment) map[string]string {
+	out := map[string]string{}
+	for i, w := range j.Workloads {
+		c := j.Cutovers[i]
+		out[w.Key] = fmt.Sprintf("%s %d/%d alone %d %v", c.Result, c.Served, c.Pods, c.Alone, c.Competes)
+	}
+	return out
+}
+
+func gpus(n string) *builders.PodWrapper {
+	return builders.MakePod("p", "ns").Container("c").Limit("nvidia.com/gpu", n)
+}
+
+func h100(n string) *builders.PodWrapper {
+	return gpus(n).NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3")
+}
+
+// TestTheWholeClusterIsPlacedTogether: every pod of every workload is placed
+// on one forecast fleet, each holding its devices for the next, in the
+// queue's order (priority, then creation, then input); a workload that gets
+// fewer pods than alone, or would after the workloads that can take the
+// same nodes, is OrderDependent and names them; a fleet too small is
+// Partial; a workload no node serves today is NotServedToday, not Breaks;
+// one without a pod template is Unjudged.
+func TestTheWholeClusterIsPlacedTogether(t *testing.T) {
+	contended := map[string]string{"cutover-h100-0": "c-h100-0", "cutover-a100-0": "c-a100-0"}
+	cases := map[string]struct {
+		nodes map[string]string
+		jobs  []job
+		want  map[string]string
+	}{
+		"a workload that can take the only H100 node first makes the H100 workload depend on the order": {
+			nodes: contended,
+			jobs: []job{
+				{key: "any", pod: gpus("4").Obj(), pods: 3},
+				{key: "serve-h100", pod: h100("8").Obj(), pods: 1},
+			},
+			want: map[string]string{
+				// In the input's order the any-GPU pods fill the A100 node,
+				// then half the H100 node: the H100 workload gets nothing.
+				"any":        "OrderDependent 3/3 alone 3 [serve-h100]",
+				"serve-h100": "OrderDependent 0/1 alone 1 [any]",
+			},
+		},
+		"priority goes first: the H100 workload is placed before the other, which then falls short": {
+			nodes: contended,
+			jobs: []job{
+				{key: "any", pod: gpus("4").Obj(), pods: 3},
+				{key: "serve-h100", pod: h100("8").Obj(), pods: 1, priority: 1000},
+			},
+			want: map[string]string{
+				"any":        "OrderDependent 2/3 alone 3 [serve-h100]",
+				"serve-h100": "OrderDependent 1/1 alone 1 [any]",
+			},
+		},
+		"workloads that need different nodes do not compete": {
+			nodes: contended,
+			jobs: []job{
+				{key: "a100", pod: gpus("4").NodeSelector("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB").Obj(), pods: 2},
+				{key: "serve-h100", pod: h100("8").Obj(), pods: 1},
+			},
+			want: map[string]string{
+				"a100":       "Moves 2/2 alone 0 []",
+				"serve-h100": "Moves 1/1 alone 0 []",
+			},
+		},
+		"a fleet too small for a workload alone: Partial": {
+			nodes: contended,
+			jobs:  []job{{key: "big", pod: gpus("8").Obj(), pods: 3}},
+			want:  map[string]string{"big": "Partial 2/3 alone 2 []"},
+		},
+		"a workload no node serves today is not broken by the switch": {
+			nodes: contended,
+			jobs: []job{
+				{key: "k80", pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-K80").Obj(), pods: 1},
+				{key: "pinned", pod: gpus("1").NodeName("c-a100-0").Obj(), pods: 1},
+			},
+			want: map[string]string{
+				"k80":    "NotServedToday 0/1 alone 0 []",
+				"pinned": "Breaks 0/1 alone 0 []",
+			},
+		},
+		"the device plugin's nodes the switch leaves alone hold what they offer, once": {
+			nodes: map[string]string{"cutover-optout-0": "c-optout-0", "cutover-h100-0": "c-h100-0"},
+			jobs: []job{
+				{key: "first", pod: gpus("8").NodeSelector(corev1.LabelHostname, "c-optout-0").Obj(), pods: 1},
+				{key: "second", pod: gpus("8").NodeSelector(corev1.LabelHostname, "c-optout-0").Obj(), pods: 1},
+			},
+			want: map[string]string{
+				"first":  "OrderDependent 1/1 alone 1 [second]",
+				"second": "OrderDependent 0/1 alone 1 [first]",
+			},
+		},
+		"an object without a pod template is Unjudged": {
+			nodes: contended,
+			jobs:  []job{{key: "trainjob", pods: 1}},
+			want:  map[string]string{"trainjob": "Unjudged 0/0 alone 0 []"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			j := judgeJobs(t, legacyNodes(t, tc.nodes), tc.jobs, Options{})
+			if diff := cmp.Diff(tc.want, got(j)); diff != "" {
+				t.Errorf("(-want,+got):\n%s", diff)
+			}
+			for i, c := range j.Cutovers {
+				if c.Result != CutoverMoves && c.Result != CutoverStaysLegacy && c.Result != CutoverNotAffected && c.Why == "" {
+					t.Errorf("%s is %s without saying why", j.Workloads[i].Key, c.Result)
+				}
+			}
+			if j.Summary == nil || j.Summary.Order == "" {
+				t.Error("the summary does not say the order of the placement")
+			}
+		})
+	}
+}
+
+// TestASuggestedClassIsConfirmedByARerun: a DeviceClass with
+// extendedResourceName is suggested for a resource of workloads not
+// served only when a re-run of the whole forecast with it serves them, and
+// the suggestion says what else the re-run changes.
+func TestASuggestedClassIsConfirmedByARerun(t *testing.T) {
+	before := legacyNodes(t, map[string]string{"cutover-a100-0": "c-a100-0"})
+	optedOut := gpus("2").Annotation(api.AnnotationSkip, "true").Obj()
+	pinned := gpus("1").NodeName("c-a100-0").Obj()
+	j := judgeJobs(t, before, []job{
+		{key: "opted-out", pod: optedOut, pods: 2},
+		{key: "pinned", pod: pinned, pods: 1},
+		{key: "moves", pod: gpus("2").Obj(), pods: 1},
+	}, Options{})
+	if got := got(j); got["opted-out"] != "Breaks 0/2 alone 0 []" || got["pinned"] != "Breaks 0/1 alone 0 []" {
+		t.Fatalf("before any class: %v", got)
+	}
+	s := j.Summary.Suggested
+	if len(s) != 1 || s[0].Resource != "nvidia.com/gpu" || s[0].YAML == "" {
+		t.Fatalf("suggested %+v, want one class for nvidia.com/gpu", s)
+	}
+	// The opted-out pods are served through the class (2 pods × 2
+	// devices); the pod bound at creation is not (no scheduler makes its
+	// claim); the pod that moved now defers to the class.
+	if s[0].Rows != 1 || s[0].Devices != 4 {
+		t.Errorf("the re-run serves %d workloads, %d devices more; want 1 and 4", s[0].Rows, s[0].Devices)
+	}
+	if !slices.ContainsFunc(s[0].Changes, func(c string) bool { return c == "moves: Moves → ServedByClass (1 → 1 of 1 pods)" }) {
+		t.Errorf("changes %q, want the workload that moved served by the class instead", s[0].Changes)
+	}
+
+	// Nothing to serve: no class is promised.
+	j = judgeJobs(t, before, []job{{key: "k80", pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-K80").Obj(), pods: 1},
+		{key: "pinned", pod: pinned, pods: 1}}, Options{})
+	if len(j.Summary.Suggested) != 0 {
+		t.Errorf("suggested %+v for workloads no class serves", j.Summary.Suggested)
+	}
+}
+
+// TestHoldingPlacesEveryPodOnce: the placer's pods hold their devices: a
+// fleet of 8 GPUs serves four 2-GPU pods and no fifth, and placing alone
+// starts from a free fleet again.
+func TestHoldingPlacesEveryPodOnce(t *testing.T) {
+	j := judgeJobs(t, legacyNodes(t, map[string]string{"cutover-a100-0": "c-a100-0"}), []job{
+		{key: "pairs", pod: gpus("2").Obj(), pods: 5},
+		{key: "single", pod: gpus("1").Obj(), pods: 1, priority: -1},
+	}, Options{})
+	if diff := cmp.Diff(map[string]string{
+		"pairs":  "OrderDependent 4/5 alone 4 [single]",
+		"single": "OrderDependent 0/1 alone 1 [pairs]",
+	}, got(j)); diff != "" {
+		t.Errorf("(-want,+got):\n%s", diff)
+	}
+}

@@ -1,0 +1,178 @@
+package forecast
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// summaryOf is what the report says of the forecast (Suggested aside).
+func summaryOf(opts Options, j *Judgment) (*Summary, error) {
+	fc := j.Forecast
+	s := &Summary{GFDLabels: string(cmp.Or(opts.GFDLabels, GFDLabelsDrop)), Nodes: len(fc.Nodes), Devices: map[string]int{}, Caveats: Caveats, Order: placementOrder}
+	unknown, notes := map[string]bool{}, map[string]bool{}
+	for _, n := range fc.Nodes {
+		if n.Switched {
+			s.Switched++
+		} else if len(n.Drivers) > 0 || n.Why != "" && !strings.HasPrefix(n.Why, "no accelerator") {
+			s.Left = append(s.Left, NodeNote{Name: n.Name, Why: n.Why})
+		}
+		for _, d := range n.Drivers {
+			if d.NotForecast != "" {
+				s.NotForecast = append(s.NotForecast, NodeNote{Name: n.Name + " " + d.Driver, Why: d.NotForecast})
+				continue
+			}
+			if n.Switched {
+				s.Devices[d.Driver] += d.Devices
+			}
+			for _, u := range d.Unknown {
+				unknown[u] = true
+			}
+			for _, x := range d.Notes {
+				notes[x] = true
+			}
+		}
+	}
+	s.Unknown, s.Notes = slices.Sorted(maps.Keys(unknown)), slices.Sorted(maps.Keys(notes))
+	for _, c := range fc.After.Classes {
+		s.Classes = append(s.Classes, c.Name)
+	}
+	var b bytes.Buffer
+	if err := fc.WriteYAML(&b); err != nil {
+		return nil, fmt.Errorf("forecast fleet: %w", err)
+	}
+	s.YAML = b.String()
+	return s, nil
+}
+
+// unserved: the whole-cluster placement serves fewer pods than the
+// workload asks for, and it runs today (or would run alone).
+func unserved(c Cutover) bool {
+	switch c.Result {
+	case CutoverBreaks, CutoverOrderDependent, CutoverPartial:
+		return true
+	}
+	return false
+}
+
+// suggest proposes, per extended resource of the workloads not served that
+// no class of the forecast maps, the DeviceClass with extendedResourceName
+// that would let the scheduler serve them as submitted (KEP-5004), and
+// keeps it only for what a re-run of the whole forecast with that class
+// added shows: the pods of those workloads served more, and every other
+// result it changes.
+func suggest(ctx context.Context, in JudgeInput, j *Judgment) ([]SuggestedClass, error) {
+	mapped := map[string]bool{}
+	for _, c := range j.Forecast.After.Classes {
+		if c.Spec.ExtendedResourceName != nil {
+			mapped[*c.Spec.ExtendedResourceName] = true
+		}
+	}
+	wanted := map[string]bool{}
+	for i, c := range j.Cutovers {
+		if !unserved(c) || j.Workloads[i].Decision == nil {
+			continue
+		}
+		for res := range j.Workloads[i].Decision.Requested {
+			if !mapped[string(res)] {
+				wanted[string(res)] = true
+			}
+		}
+	}
+	var out []SuggestedClass
+	for _, res := range slices.Sorted(maps.Keys(wanted)) {
+		class, ok := classServing(in.Options.Policy, j.Forecast.After.Classes, res)
+		if !ok {
+			continue
+		}
+		opts := in.Options
+		opts.Classes = append(slices.Clone(j.Forecast.After.Classes), class)
+		again, err := judge(ctx, in, opts)
+		if err != nil {
+			return nil, err
+		}
+		s := confirmed(j, again, res)
+		if s.Rows == 0 {
+			continue // the re-run serves none of them more: nothing to promise
+		}
+		y, err := yaml.Marshal(class)
+		if err != nil {
+			return nil, err
+		}
+		s.YAML = string(y)
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// confirmed compares the re-run with the class with the first run, workload
+// by workload.
+func confirmed(j, again *Judgment, res string) SuggestedClass {
+	s := SuggestedClass{Resource: res}
+	byKey := map[string]int{}
+	for i, w := range again.Workloads {
+		byKey[w.Key] = i
+	}
+	for i, w := range j.Workloads {
+		k, ok := byKey[w.Key]
+		if !ok {
+			continue
+		}
+		was, now := j.Cutovers[i], again.Cutovers[k]
+		if unserved(was) && now.Served > was.Served {
+			s.Rows++
+			s.Devices += (now.Served - was.Served) * perPod(w)
+			continue
+		}
+		if was.Result != now.Result || was.Served != now.Served {
+			s.Changes = append(s.Changes, fmt.Sprintf("%s: %s → %s (%d → %d of %d pods)", w.Key, was.Result, now.Result, was.Served, now.Served, was.Pods))
+		}
+	}
+	return s
+}
+
+// perPod is the devices one pod of the workload asks for.
+func perPod(w Workload) int64 {
+	var n int64
+	if w.Decision != nil {
+		for _, c := range w.Decision.Requested {
+			n += c
+		}
+	}
+	return n
+}
+
+// classServing is the DeviceClass that would serve the extended resource
+// as submitted: a copy of the class the policy maps the resource to (with
+// the rule's selectors), with extendedResourceName set.
+func classServing(p *translate.Policy, classes []*resourceapi.DeviceClass, res string) (*resourceapi.DeviceClass, bool) {
+	rule, ok := p.LegacyResource(corev1.ResourceName(res), nil)
+	if !ok || rule.Shared {
+		return nil, false
+	}
+	for _, c := range classes {
+		if c.Name != rule.DeviceClassName {
+			continue
+		}
+		out := &resourceapi.DeviceClass{TypeMeta: metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "DeviceClass"},
+			ObjectMeta: metav1.ObjectMeta{Name: c.Name + "-extended"}, Spec: *c.Spec.DeepCopy()}
+		for _, sel := range rule.Selectors {
+			out.Spec.Selectors = append(out.Spec.Selectors, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: sel}})
+		}
+		r := res
+		out.Spec.ExtendedResourceName = &r
+		return out, true
+	}
+	return nil, false
+}
