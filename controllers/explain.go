@@ -329,7 +329,10 @@ func (c *ExplainController) tell(_ context.Context, p *corev1.Pod, now time.Time
 		e = decidedEvent(p, decision)
 	case c.judged(p):
 		code, cause, ok := explain.Unseen(p, c.policy(), c.Started)
-		if !ok {
+		if !ok || c.unservable(p, now) {
+			// An undecided pod no node can serve is told LegacyUnservable
+			// by the strand controller: not that it stays on the device
+			// plugin.
 			return
 		}
 		e = undecidedEvent(p, code, cause, c.policy())
@@ -358,6 +361,16 @@ func (c *ExplainController) tell(_ context.Context, p *corev1.Pod, now time.Time
 		c.owners[k] = s
 	}
 	s.pods++
+}
+
+// unservable: the pod does not run and no node it may run on offers what
+// it asks for (StrandController tells it).
+func (c *ExplainController) unservable(p *corev1.Pod, now time.Time) bool {
+	if !inventory.NotRunning(p) {
+		return false
+	}
+	snap, err := c.Inventory.Snapshot(now)
+	return err == nil && len(explain.Judged(c.policy(), snap.LegacyUnservable(p))) > 0
 }
 
 // flush records the owners' Events of the interval, in a stable order.

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -240,4 +241,31 @@ func (r *refRecorder) drain() []string {
 	out := r.events
 	r.events = nil
 	return out
+}
+
+// After the switch to DRA a pod bound at creation to a node that no longer
+// offers what it asks for is not told that it stays on the device plugin:
+// the strand controller tells it LegacyUnservable. A pod bound where the
+// resource is offered is told Undecided as before.
+func TestAnUndecidedPodNoNodeCanServeIsLeftToTheStrandController(t *testing.T) {
+	started := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	after := started.Add(time.Second)
+	legacy := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "legacy-0"}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("4"),
+	}}}
+	objs := append([]runtime.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod", Labels: map[string]string{api.LabelMode: "enforce"}}},
+		legacy,
+		explainPod("switched", "prod", after, gpu("1").NodeName("l4-inference-0"), "", "", ""),
+		explainPod("legacy", "prod", after, gpu("1").NodeName("legacy-0"), "", "", ""),
+	}, informertest.Objects(informertest.ExampleFleet(t, "l4-inference"))...)
+	inv, _ := informertest.Start(t, objs...)
+	rec := &refRecorder{}
+	c := &ExplainController{Inventory: inv, Policy: translate.DefaultPolicy, Recorder: rec, Namespace: "claimbridge", Started: started,
+		Now: func() time.Time { return after.Add(time.Second) }}
+	c.Reconcile(t.Context())
+	got := rec.drain()
+	if len(got) != 1 || !strings.Contains(got[0], "Pod prod/legacy") || !strings.Contains(got[0], "Undecided NodeNamePreset") {
+		t.Errorf("events %q, want the Undecided Event of the pod on the legacy node only", got)
+	}
 }

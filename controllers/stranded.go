@@ -173,7 +173,7 @@ func (c *StrandController) tellUnservable(snap *feasibility.Snapshot, seen map[s
 	}
 	dra := snap.DRADevices() > 0
 	count := 0
-	for _, p := range c.Inventory.PendingUnbound() {
+	for _, p := range c.Inventory.NotRunning() {
 		if explain.Excluded(p.Namespace, c.Namespace) {
 			continue
 		}

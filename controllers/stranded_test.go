@@ -23,11 +23,14 @@ import (
 )
 
 // TestUnservablePodsGetAnEventOnThemAndTheirOwner: the leader's controller
-// finds the Pending, unbound pods of opted-in namespaces that no node can
-// serve and puts one LegacyUnservable Warning on each and one on their
+// finds the pods of opted-in namespaces that do not run and that no node
+// can serve — unbound and Pending, or bound at creation to a node that
+// does not offer what they ask for (after the switch to DRA, a pod with
+// spec.nodeName whose node lost the device plugin), whose kubelet refuses
+// them — and puts one LegacyUnservable Warning on each and one on their
 // owner (the ReplicaSet of a Deployment's pods), counts them in the gauge,
-// tells nothing twice, and leaves alone bound pods, pods that ask for what
-// nodes offer, namespaces not opted in and its own namespace.
+// tells nothing twice, and leaves alone running pods, pods that ask for
+// what nodes offer, namespaces not opted in and its own namespace.
 func TestUnservablePodsGetAnEventOnThemAndTheirOwner(t *testing.T) {
 	fleet := informertest.ExampleFleet(t, "l4-inference")
 	rs := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7c9", UID: "rs-uid", Controller: new(true)}
@@ -39,6 +42,11 @@ func TestUnservablePodsGetAnEventOnThemAndTheirOwner(t *testing.T) {
 	}
 	shared := func() *builders.PodWrapper {
 		return builders.MakePod("", "").Container("app").Limit("nvidia.com/gpu.shared", "1")
+	}
+	running := func(name, ns string, w *builders.PodWrapper) *corev1.Pod {
+		p := pending(name, ns, w)
+		p.Status.Phase = corev1.PodRunning
+		return p
 	}
 	owned := func(p *corev1.Pod) *corev1.Pod {
 		p.OwnerReferences = []metav1.OwnerReference{rs}
@@ -52,6 +60,7 @@ func TestUnservablePodsGetAnEventOnThemAndTheirOwner(t *testing.T) {
 		owned(pending("web-7c9-b", "prod", shared())),
 		pending("solo", "prod", builders.MakePod("", "").Container("app").Limit("nvidia.com/gpu", "1")),
 		pending("bound", "prod", shared().NodeName("l4-inference-0")),
+		running("runs", "prod", shared().NodeName("l4-inference-1")),
 		pending("cpu-only", "prod", builders.MakePod("", "").Container("app").Request("cpu", "1")),
 		pending("not-opted-in", "dev", shared()),
 		pending("own", "claimbridge", shared()),
@@ -67,12 +76,13 @@ func TestUnservablePodsGetAnEventOnThemAndTheirOwner(t *testing.T) {
 	gone := "Warning LegacyUnservable no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending: make the pod translatable"
 	// In creation order, then by name (the fake's pods have no time).
 	want := []string{
+		"Warning LegacyUnservable no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); the kubelet of l4-inference-0 will refuse this pod",
 		"Warning LegacyUnservable no node offers nvidia.com/gpu any more (DRA replaced the device plugin); this pod stays Pending",
 		gone,
 		"Warning LegacyUnservable pod web-7c9-a: no node offers nvidia.com/gpu.shared any more",
 		gone,
 	}
-	wantKinds := []string{"kind=Pod,", "kind=Pod,", "kind=ReplicaSet,", "kind=Pod,"}
+	wantKinds := []string{"kind=Pod,", "kind=Pod,", "kind=Pod,", "kind=ReplicaSet,", "kind=Pod,"}
 	got := drain(rec)
 	if len(got) != len(want) {
 		t.Fatalf("%d events, want %d: %q", len(got), len(want), got)
@@ -82,8 +92,8 @@ func TestUnservablePodsGetAnEventOnThemAndTheirOwner(t *testing.T) {
 			t.Errorf("event %d: %q, want it to start with %q and be about %s", i, got[i], want[i], wantKinds[i])
 		}
 	}
-	if n := testutil.ToFloat64(m.UnservablePending); n != 3 {
-		t.Errorf("claimbridge_unservable_pods = %g, want 3", n)
+	if n := testutil.ToFloat64(m.UnservablePending); n != 4 {
+		t.Errorf("claimbridge_unservable_pods = %g, want 4", n)
 	}
 
 	c.Reconcile(t.Context())
@@ -91,20 +101,21 @@ func TestUnservablePodsGetAnEventOnThemAndTheirOwner(t *testing.T) {
 		t.Errorf("told again: %q", got)
 	}
 
-	// Bound at last (a node with the resource came back): no longer counted.
+	// Runs at last (a node with the resource came back, the kubelet
+	// admitted it): no longer counted.
 	p, err := client.CoreV1().Pods("prod").Get(t.Context(), "solo", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Spec.NodeName = "l4-inference-0"
+	p.Spec.NodeName, p.Status.Phase = "l4-inference-0", corev1.PodRunning
 	if _, err := client.CoreV1().Pods("prod").Update(t.Context(), p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 		c.Reconcile(ctx)
-		return testutil.ToFloat64(m.UnservablePending) == 2, nil
+		return testutil.ToFloat64(m.UnservablePending) == 3, nil
 	}); err != nil {
-		t.Errorf("claimbridge_unservable_pods = %g after the pod was bound, want 2", testutil.ToFloat64(m.UnservablePending))
+		t.Errorf("claimbridge_unservable_pods = %g after the pod was bound, want 3", testutil.ToFloat64(m.UnservablePending))
 	}
 	if got := drain(rec); len(got) != 0 {
 		t.Errorf("told again: %q", got)

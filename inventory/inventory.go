@@ -475,23 +475,27 @@ func (inv *Inventory) PodClaimAllocated(uid types.UID) bool {
 	return err == nil && len(objs) > 0
 }
 
-// PendingUnbound lists the pods not bound to a node yet, neither finished
-// nor being deleted, that name a domain-prefixed resource in a container
-// (candidates for LegacyUnservable), in creation order; an index answers
-// it, in time proportional to those pods.
-func (inv *Inventory) PendingUnbound() []*corev1.Pod {
-	out := indexedAs[*corev1.Pod](inv.pods, indexPendingExtended, indexPendingExtended)
+// NotRunning lists the pods that ask for an extended resource and do not
+// run (candidates for LegacyUnservable), in creation order: not bound to a
+// node yet; bound and still Pending (a pod bound at creation whose node's
+// kubelet has not admitted it); or refused by the kubelet for want of an
+// extended resource (Failed, reason OutOf<resource>: after the switch to
+// DRA a node no longer offers the device plugin's resource). Neither those
+// being deleted nor those that ran to an end. An index answers it, in time
+// proportional to those pods.
+func (inv *Inventory) NotRunning() []*corev1.Pod {
+	out := indexedAs[*corev1.Pod](inv.pods, indexNotRunningExtended, indexNotRunningExtended)
 	slices.SortFunc(out, PendingOrder)
 	return out
 }
 
 // Indexes of the caches that admission reads without listing.
 const (
-	indexPendingExtended   = "pending-extended"
-	indexPendingTranslated = "pending-translated"
-	indexAllocatedDevice   = "allocated-device"
-	indexAllocatedOwner    = "allocated-owner"
-	indexNodeName          = "node-name"
+	indexNotRunningExtended = "not-running-extended"
+	indexPendingTranslated  = "pending-translated"
+	indexAllocatedDevice    = "allocated-device"
+	indexAllocatedOwner     = "allocated-owner"
+	indexNodeName           = "node-name"
 )
 
 // addIndexers adds the indexes; before the informers start.
@@ -503,9 +507,9 @@ func (inv *Inventory) addIndexers() {
 			}
 			return nil, nil
 		},
-		indexPendingExtended: func(obj any) ([]string, error) {
-			if p, ok := obj.(*corev1.Pod); ok && !PodDone(p) && AsksExtended(p) {
-				return []string{indexPendingExtended}, nil
+		indexNotRunningExtended: func(obj any) ([]string, error) {
+			if p, ok := obj.(*corev1.Pod); ok && NotRunning(p) && AsksExtended(p) {
+				return []string{indexNotRunningExtended}, nil
 			}
 			return nil, nil
 		},

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -312,6 +313,22 @@ func PodDone(p *corev1.Pod) bool {
 // PodGone: the pod is finished or being deleted; its devices go back.
 func PodGone(p *corev1.Pod) bool {
 	return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// NotRunning: the pod does not run and may not: unbound, or bound and still
+// Pending, or refused by its node's kubelet for want of an extended
+// resource (Failed, reason OutOf<resource>, as the kubelet's admission
+// says); not being deleted.
+func NotRunning(p *corev1.Pod) bool {
+	switch {
+	case p.DeletionTimestamp != nil:
+		return false
+	case p.Status.Phase == corev1.PodFailed:
+		return strings.HasPrefix(p.Status.Reason, "OutOf")
+	case p.Status.Phase == corev1.PodSucceeded:
+		return false
+	}
+	return p.Spec.NodeName == "" || p.Status.Phase == corev1.PodPending || p.Status.Phase == ""
 }
 
 // PendingOrder sorts pods of other admissions in creation order, so that

@@ -18,6 +18,7 @@ import (
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/explain"
+	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/inventory"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
@@ -79,8 +80,13 @@ type livePod struct {
 	status     report.Status
 	outcome    translate.Outcome
 	reason     translate.ReasonCode
-	cause      string      // why an unseen pod was not decided
-	unseen     bool        // asks for mapped devices, never decided
+	cause      string // why an unseen pod was not decided
+	unseen     bool   // asks for mapped devices, never decided
+	// unservable: kept as submitted (or never decided), it does not run,
+	// and no node it may run on offers what it asks for (after the switch
+	// to DRA, a pod bound at creation to a node that lost the device
+	// plugin): it is Blocked, and its devices are served by no one.
+	unservable *translate.Reason
 	admitted   *report.Row // the admission's row, when the store has it
 }
 
@@ -125,7 +131,21 @@ func (ix admissions) of(p *corev1.Pod, outcome translate.Outcome) *report.Row {
 // classify says where a pod stands; false for a pod the report leaves out
 // (finished, being deleted, never decided and asking for no mapped
 // device).
-func (s *ReportStore) classify(p *corev1.Pod, pol *translate.Policy, ix admissions) (livePod, bool) {
+func (s *ReportStore) classify(p *corev1.Pod, pol *translate.Policy, ix admissions, snap *feasibility.Snapshot) (livePod, bool) {
+	lp, ok := s.classified(p, pol, ix)
+	if !ok || snap == nil || lp.outcome == translate.OutcomeTranslate || !inventory.NotRunning(p) {
+		return lp, ok
+	}
+	if gaps := explain.Judged(pol, snap.LegacyUnservable(p)); len(gaps) > 0 {
+		msg := explain.UnservableMessage(gaps, snap.DRADevices() > 0) + explain.Consequence(p, false) + ": " + explain.Reasons().Remedy(explain.ReasonLegacyUnservable)
+		lp.unservable = &translate.Reason{Code: explain.ReasonLegacyUnservable, Severity: translate.SeverityWarning, Message: msg}
+		lp.status, lp.reason, lp.cause = report.StatusBlocked, explain.ReasonLegacyUnservable, msg
+	}
+	return lp, ok
+}
+
+// classified says where a pod stands by what it carries.
+func (s *ReportStore) classified(p *corev1.Pod, pol *translate.Policy, ix admissions) (livePod, bool) {
 	if inventory.PodGone(p) {
 		return livePod{}, false
 	}
@@ -196,13 +216,17 @@ func (s *ReportStore) optedIn(ns string) bool {
 // classified; the index says which admission rows they used.
 func (s *ReportStore) livePods(namespace string, adm []admitted) ([]livePod, admissions) {
 	pol := s.Policy()
+	var snap *feasibility.Snapshot
+	if s.Fleet != nil {
+		snap, _ = s.Fleet.Snapshot(s.now())
+	}
 	ix := indexAdmissions(adm)
 	var out []livePod
 	for _, p := range s.Live.Pods(namespace) {
 		if (namespace != "" && p.Namespace != namespace) || !s.optedIn(p.Namespace) {
 			continue
 		}
-		if lp, ok := s.classify(p, pol, ix); ok {
+		if lp, ok := s.classify(p, pol, ix, snap); ok {
 			out = append(out, lp)
 		}
 	}
@@ -464,7 +488,7 @@ func sum(m map[string]int64) int64 {
 func (s *ReportStore) progress(pods []livePod) report.ProgressSample {
 	var out report.ProgressSample
 	for _, p := range s.progressByNamespace(pods) {
-		out.DRA, out.DevicePlugin = out.DRA+p.DRA, out.DevicePlugin+p.DevicePlugin
+		out.DRA, out.DevicePlugin, out.Unservable = out.DRA+p.DRA, out.DevicePlugin+p.DevicePlugin, out.Unservable+p.Unservable
 	}
 	return out
 }
@@ -478,9 +502,13 @@ func (s *ReportStore) progressByNamespace(pods []livePod) map[string]report.Prog
 			continue
 		}
 		p := out[lp.pod.Namespace]
-		if lp.status == report.StatusMigrated {
+		switch {
+		case lp.status == report.StatusMigrated:
 			p.DRA += sum(s.devicesOf(lp.pod, pol, lp.admitted))
-		} else {
+		case lp.unservable != nil:
+			// Bound where its resource is gone: no one serves it.
+			p.Unservable += sum(stringKeys(pol.DevicesRequested(lp.pod)))
+		default:
 			p.DevicePlugin += sum(stringKeys(pol.DevicesRequested(lp.pod)))
 		}
 		out[lp.pod.Namespace] = p
@@ -506,12 +534,13 @@ func (s *ReportStore) Sample(now time.Time) report.ProgressSample {
 	byNS := s.progressByNamespace(pods)
 	var p report.ProgressSample
 	for _, n := range byNS {
-		p.DRA, p.DevicePlugin = p.DRA+n.DRA, p.DevicePlugin+n.DevicePlugin
+		p.DRA, p.DevicePlugin, p.Unservable = p.DRA+n.DRA, p.DevicePlugin+n.DevicePlugin, p.Unservable+n.Unservable
 	}
 	p.Time = metav1.NewTime(now)
 	if s.MigrationDevices != nil {
 		s.MigrationDevices.WithLabelValues("dra").Set(float64(p.DRA))
 		s.MigrationDevices.WithLabelValues("device-plugin").Set(float64(p.DevicePlugin))
+		s.MigrationDevices.WithLabelValues("none").Set(float64(p.Unservable))
 	}
 	keep := func(h []report.ProgressSample, size int) []report.ProgressSample {
 		if len(h) > size {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/internal/testing/informertest"
 	"github.com/claimbridge/claimbridge/inventory"
@@ -364,4 +365,34 @@ func start(t *testing.T, objs []runtime.Object) *inventory.Inventory {
 	t.Helper()
 	inv, _ := informertest.Start(t, objs...)
 	return inv
+}
+
+// After the switch to DRA a pod bound at creation to a node that no longer
+// offers what it asks for is Blocked with LegacyUnservable, and its
+// devices are served by no one: not counted as the device plugin's.
+func TestLiveReportPutsAPodNoNodeServesWhereItIs(t *testing.T) {
+	objs := []runtime.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod", Labels: map[string]string{api.LabelMode: "enforce"}}},
+	}
+	pinned := builders.MakePod("pinned", "prod").Container("app").Limit("nvidia.com/gpu", "2").NodeName("l4-inference-0").Obj()
+	pinned.CreationTimestamp, pinned.Status.Phase = at(60), corev1.PodPending
+	objs = append(objs, pinned)
+	objs = append(objs, informertest.Objects(informertest.ExampleFleet(t, "l4-inference"))...)
+	inv := start(t, objs)
+	m := metrics.NewMetrics()
+	s := newLiveStore(inv, false)
+	s.Fleet, s.MigrationDevices = inv, m.MigrationDevices
+	rep := s.Report(t.Context(), "", "default")
+	rows := liveRowsOf(rep)
+	want := []liveRow{{Object: "prod/Pod/pinned", Status: report.StatusBlocked, Replicas: 1, Devices: 2, Code: explain.ReasonLegacyUnservable, Unseen: true}}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("rows (-want,+got):\n%s", diff)
+	}
+	if p := rep.Progress; p == nil || p.DevicePlugin != 0 || p.Unservable != 2 {
+		t.Errorf("progress %+v, want its 2 devices served by no one, none by the device plugin", p)
+	}
+	s.Sample(liveNow)
+	if got := testutil.ToFloat64(m.MigrationDevices.WithLabelValues("none")); got != 2 {
+		t.Errorf(`claimbridge_migration_devices{served_by="none"} = %g, want 2`, got)
+	}
 }

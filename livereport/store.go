@@ -170,7 +170,7 @@ func (s *ReportStore) Report(ctx context.Context, namespace, policy string) *rep
 		pods, ix := s.livePods(namespace, adm)
 		rows = append(s.liveRows(pods, s.now()), s.notCached(adm, ix)...)
 		now := s.progress(pods)
-		progress = &report.Progress{DRA: now.DRA, DevicePlugin: now.DevicePlugin, History: s.progressHistory(namespace)}
+		progress = &report.Progress{DRA: now.DRA, DevicePlugin: now.DevicePlugin, Unservable: now.Unservable, History: s.progressHistory(namespace)}
 	} else {
 		for _, a := range adm {
 			rows = append(rows, a.row)

@@ -38,9 +38,10 @@ type Metrics struct {
 	Unservable        *prometheus.CounterVec
 	UnservablePending prometheus.Gauge
 	// MigrationDevices is the devices of running (bound) pods in opted-in
-	// namespaces, by what serves them: served_by="dra" (translated pods)
-	// or "device-plugin" (pods asking for extended resources the policy
-	// maps); the live report samples it.
+	// namespaces, by what serves them: served_by="dra" (translated pods),
+	// "device-plugin" (pods asking for extended resources the policy
+	// maps) or "none" (bound to a node that no longer offers them); the
+	// live report samples it.
 	MigrationDevices *prometheus.GaugeVec
 	// UndecidedPods and UndecidedDevices count the pods of opted-in
 	// namespaces that ask for devices the policy maps and carry no
@@ -114,7 +115,7 @@ func NewMetrics() *Metrics {
 		}),
 		MigrationDevices: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "claimbridge_migration_devices",
-			Help: "Devices of running (bound) pods in opted-in namespaces, by what serves them: dra (translated pods) or device-plugin (pods asking for extended resources the policy maps). Every replica reports the same cluster.",
+			Help: "Devices of running (bound) pods in opted-in namespaces, by what serves them: dra (translated pods), device-plugin (pods asking for extended resources the policy maps) or none (pods bound to a node that no longer offers what they ask for, after the switch to DRA). Every replica reports the same cluster.",
 		}, []string{"served_by"}),
 		UndecidedPods: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "claimbridge_undecided_pods",

@@ -186,9 +186,12 @@ const (
 // how many the device plugin serves (pods that ask for extended resources
 // the policy maps), with earlier samples, oldest first.
 type Progress struct {
-	DRA          int64            `json:"dra"`
-	DevicePlugin int64            `json:"devicePlugin"`
-	History      []ProgressSample `json:"history,omitempty"`
+	DRA          int64 `json:"dra"`
+	DevicePlugin int64 `json:"devicePlugin"`
+	// Unservable: devices of bound pods that nothing serves (their node
+	// no longer offers what they ask for).
+	Unservable int64            `json:"unservable,omitempty"`
+	History    []ProgressSample `json:"history,omitempty"`
 }
 
 // ProgressSample is the progress at one time.
@@ -196,6 +199,9 @@ type ProgressSample struct {
 	Time         metav1.Time `json:"time"`
 	DRA          int64       `json:"dra"`
 	DevicePlugin int64       `json:"devicePlugin"`
+	// Unservable: the devices of pods bound to a node that no longer
+	// offers what they ask for (after the switch to DRA): served by no one.
+	Unservable int64 `json:"unservable,omitempty"`
 }
 
 // Share is the percentage of the devices DRA serves, 0 without devices.
