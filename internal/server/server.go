@@ -139,6 +139,9 @@ func (o *Options) defaults() {
 	if o.TemplateGCGrace == 0 {
 		o.TemplateGCGrace = time.Hour
 	}
+	if o.StrandedAfter <= 0 {
+		o.StrandedAfter = controllers.DefaultStrandedAfter
+	}
 	if o.FeasibilityTimeout == 0 {
 		o.FeasibilityTimeout = 2 * time.Second
 	}
@@ -340,7 +343,7 @@ func (c *components) add(mgr ctrl.Manager) error {
 		&controllers.ExplainController{Inventory: inv, Policy: c.policy.Get, Recorder: c.recorder, Namespace: o.Namespace, Started: c.started,
 			UndecidedPods: c.metrics.UndecidedPods, UndecidedDevices: c.metrics.UndecidedDevices},
 		&policyreport.Writer{API: o.PolicyReports, Client: c.client, Dynamic: dyn, Source: c.store, Policy: func() string { return c.policy.Get().Name() },
-			Namespace: o.Namespace, Interval: o.PolicyReportsInterval, Ready: inv.Synced, Log: ctrl.Log.WithName("policyreports")},
+			Namespace: o.Namespace, Interval: o.PolicyReportsInterval, StrandedAfter: o.StrandedAfter, Ready: inv.Synced, Log: ctrl.Log.WithName("policyreports")},
 	}
 	for _, r := range leader {
 		if err := mgr.Add(r); err != nil {
