@@ -25,7 +25,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -245,7 +244,7 @@ func newManager(cfg *rest.Config, o Options, reportHandler http.Handler) (ctrl.M
 	default:
 		// The filter wraps /metrics and every extra handler (/report).
 		metricsOpts.SecureServing = true
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metricsOpts.FilterProvider = metricsAuthFilter
 		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = o.CertDir, certs.CertFile, certs.KeyFile
 		metricsOpts.TLSOpts = []func(*tls.Config){certs.TLSConfig(o.TLSMinVersion)}
 	}
