@@ -38,7 +38,7 @@ const DefaultStrandedAfter = 2 * time.Minute
 // A translated pod that waits for its DRA devices past After with no
 // device-plugin node to run it instead (or in a namespace that chose to
 // wait) gets a DRABusyWaiting Warning Event, and its owner one: admission
-// told it Normal, and waiting this long someone has a decision to make
+// told it Normal, and waiting this long someone must act
 // (free or add DRA devices, or keep such pods on the device plugin).
 //
 // It also finds the pods that no node can serve: Pending and unbound in an
@@ -175,7 +175,7 @@ func (c *StrandController) Reconcile(ctx context.Context) {
 // Wait — once, within its shape's limit, and one on its owner while it has
 // such pods; it marks what it told in seen. Admission told it Normal
 // Translated (explain.Judge: translated and served); waiting this long, it
-// is not served, and a person has a decision to make.
+// is not served, and someone must act.
 func (c *StrandController) tellWaiting(p *corev1.Pod, fit feasibility.LegacyFit, seen map[string]bool, now time.Time) {
 	reason := string(decide.ReasonDRABusyWaiting)
 	why := "no device-plugin node has room for it as submitted either"

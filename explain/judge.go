@@ -19,11 +19,12 @@ const (
 	ResultPass Result = "pass"
 	// ResultWarn: the pod runs, or will, and someone has a decision to
 	// make: a Warning reason of a pod that is served, an audit pod that
-	// would move, a translated pod that has waited for its devices past
-	// --stranded-after.
+	// would move.
 	ResultWarn Result = "warn"
-	// ResultFail: the pod will not run: no node it may run on serves what
-	// it asks for (LegacyUnservable).
+	// ResultFail: the pod will not run, or its migration is blocked until
+	// someone acts: no node it may run on serves what it asks for
+	// (LegacyUnservable), or translated, it has waited for its devices past
+	// --stranded-after.
 	ResultFail Result = "fail"
 	// ResultSkip: not claimbridge's business, and nothing to do.
 	ResultSkip Result = "skip"
@@ -53,9 +54,6 @@ func Judge(decision string, code translate.ReasonCode, served bool) Judgement {
 	e, known := catalog[code]
 	warning := e.Severity == translate.SeverityWarning || (!known && decision == api.DecisionKeptLegacy)
 	switch {
-	case !served && decision == api.DecisionTranslated:
-		// It may still get its devices: a decision to make, not a failure.
-		return Judgement{Result: ResultWarn, Warning: true}
 	case !served:
 		return Judgement{Result: ResultFail, Warning: true}
 	case decision == api.DecisionTranslated:

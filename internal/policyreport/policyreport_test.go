@@ -93,7 +93,7 @@ func TestResults(t *testing.T) {
 			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "c-waiting"}},
 			Description: "Translated: translated" + remedyOf(catalog, translate.ReasonTranslated),
 			Properties:  map[string]string{"decision": "Translated", "status": "Waiting", "devices": "2× nvidia.com/gpu", "waiting": "3s"}},
-		{Rule: "Translated", Severity: SeverityMedium, Result: ResultWarn,
+		{Rule: "Translated", Severity: SeverityHigh, Result: ResultFail,
 			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "c-waiting-long"}},
 			Description: "Translated: translated" + remedyOf(catalog, translate.ReasonTranslated),
 			Properties:  map[string]string{"decision": "Translated", "status": "Waiting", "devices": "2× nvidia.com/gpu", "waiting": "3m0s"}},
@@ -124,7 +124,7 @@ func TestResults(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("results (-want,+got):\n%s", diff)
 	}
-	if diff := cmp.Diff(PolicyReportSummary{Pass: 5, Warn: 4, Fail: 1, Skip: 1}, Summarize(got)); diff != "" {
+	if diff := cmp.Diff(PolicyReportSummary{Pass: 5, Warn: 3, Fail: 2, Skip: 1}, Summarize(got)); diff != "" {
 		t.Errorf("summary (-want,+got):\n%s", diff)
 	}
 }

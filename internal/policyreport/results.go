@@ -40,9 +40,9 @@ const (
 // others are counted in its properties. A row's result and severity are
 // explain.Judge's, the Event types' too: pass for pods translated or kept
 // where they run for a reason that asks nothing, warn for pods that run
-// (or will) with a decision to make — a Warning reason, audit mode, a
-// translated pod Waiting longer than strandedAfter at now (0: never) —
-// fail for pods no node serves. Results come in the report's order (by
+// (or will) with a decision to make — a Warning reason, audit mode — fail
+// for pods no node serves and translated pods Waiting longer than
+// strandedAfter at now (0: never). Results come in the report's order (by
 // namespace, kind and name); their timestamps are left zero.
 func Results(rep *report.Report, strandedAfter time.Duration, now time.Time) []PolicyReportResult {
 	if rep == nil {

@@ -105,7 +105,7 @@ type Writer struct {
 	// reports emptier than they are. Default: ready.
 	Ready func() bool
 	// StrandedAfter: a translated pod still waiting for its devices this
-	// long after its admission makes its workload's result warn (serve's
+	// long after its admission makes its workload's result fail (serve's
 	// --stranded-after, after which the strand controller says so with a
 	// Warning Event). Default 0: a waiting pod is translated, a pass.
 	StrandedAfter time.Duration
