@@ -368,10 +368,12 @@ func (s *ReportStore) groupRow(ns, kind, name string, status report.Status, g []
 		row.Template, row.Alternatives, row.Devices = "", nil, nil
 	}
 	switch status {
-	case report.StatusMigrated:
+	case report.StatusMigrated, report.StatusKept:
 		bound := map[string]bool{}
 		for _, lp := range g {
-			bound[lp.pod.Spec.NodeName] = true
+			if lp.pod.Spec.NodeName != "" {
+				bound[lp.pod.Spec.NodeName] = true
+			}
 		}
 		row.BoundTo = slices.Sorted(maps.Keys(bound))
 	case report.StatusWaiting:

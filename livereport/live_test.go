@@ -431,7 +431,7 @@ func TestLiveReportKeepsPodsTheDevicePluginRunsOutOfBlocked(t *testing.T) {
 		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow.Add(-time.Second))
 	rep := s.Report(t.Context(), "", "default")
 	want := []liveRow{
-		{Object: "prod/Deployment/burst", Status: report.StatusKept, Replicas: 2, Devices: 2, Code: decide.ReasonDRABusyLegacyFree},
+		{Object: "prod/Deployment/burst", Status: report.StatusKept, Replicas: 2, Devices: 2, BoundTo: []string{"legacy-0"}, Code: decide.ReasonDRABusyLegacyFree},
 		{Object: "prod/Deployment/burst", Status: report.StatusMigrated, Replicas: 1, Template: "claimbridge-abc", BoundTo: []string{"l4-inference-0"}, Code: translate.ReasonTranslated},
 		{Object: "prod/Job/shared", Status: report.StatusBlocked, Replicas: 1, Devices: 1, Code: explain.ReasonLegacyUnservable},
 		{Object: "prod/Pod/fresh", Status: report.StatusKept, Replicas: 1, Devices: 1, Code: decide.ReasonDRABusyLegacyFree},

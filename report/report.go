@@ -147,7 +147,8 @@ type Row struct {
 	// Waiting, Kept, Blocked or Skipped. Empty in the offline audit.
 	Status Status `json:"status,omitempty"`
 	// BoundTo names the nodes the row's pods are bound to, in name order,
-	// on the webhook's report: for Migrated rows, where DRA serves them.
+	// on the webhook's report: for Migrated rows, where DRA serves them;
+	// for Kept rows, where the device plugin does.
 	// Node, by contrast, is the allocator's advice at admission.
 	BoundTo []string `json:"boundTo,omitempty"`
 	// Unseen is set on the webhook's rows of pods that ask for devices the
