@@ -75,6 +75,9 @@ type Judgment struct {
 	Workloads []Workload
 	Cutovers  []Cutover
 	Summary   *Summary
+	// policy of the forecast: which pods the target cluster's admission
+	// gives ExtendedResourceToleration's tolerations (decide.AsAdmitted).
+	policy *translate.Policy
 }
 
 // placementOrder says how the whole-cluster placement orders the pods.
@@ -131,7 +134,7 @@ func judge(ctx context.Context, in JudgeInput, opts Options) (*Judgment, error) 
 	if err != nil {
 		return nil, err
 	}
-	j := &Judgment{Forecast: fc, Before: before, After: after, Workloads: ws}
+	j := &Judgment{Forecast: fc, Before: before, After: after, Workloads: ws, policy: opts.Policy}
 	j.Cutovers = place(ctx, j, switched)
 	return j, nil
 }
@@ -313,10 +316,17 @@ func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool) plan
 		}
 		slices.Sort(asks)
 	}
+	// The pod as the cluster's admission hands it to the scheduler, today
+	// and after the switch: with ExtendedResourceToleration's tolerations
+	// where the cluster runs the plugin (decide.AsAdmitted).
+	var admitted *corev1.Pod
+	if w.Pod != nil {
+		admitted = decide.AsAdmitted(w.Pod, j.policy)
+	}
 	pl := plan{result: CutoverNotAffected}
 	if !asksAny(asks, switched) {
 		if w.Pod != nil {
-			pl.today, pl.after = j.Before.Snapshot.LegacyNodes(w.Pod), j.After.Snapshot.LegacyNodes(w.Pod)
+			pl.today, pl.after = j.Before.Snapshot.LegacyNodes(admitted), j.After.Snapshot.LegacyNodes(admitted)
 		}
 		return pl
 	}
@@ -326,22 +336,22 @@ func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool) plan
 		pl.why = "asks for " + names(asks, switched) + ", which the switch replaces, where claimbridge locates no pod template: the forecast cannot place it; check its operator's DRA support"
 		return pl
 	}
-	pl.today = j.Before.Snapshot.LegacyNodes(w.Pod)
+	pl.today = j.Before.Snapshot.LegacyNodes(admitted)
 	afterNodes := j.After.Inventory.Nodes
 	d := w.Decision
 	switch {
 	case d.Outcome == translate.OutcomeTranslate && d.Translation != nil && d.Translation.Template != nil:
 		pl.mode, pl.result = modeDRA, CutoverMoves
-		pl.pod, pl.claims = d.Translation.Pod, []*resourceapi.ResourceClaimSpec{&d.Translation.Template.Spec.Spec}
+		pl.pod, pl.claims = decide.AsAdmittedLike(d.Translation.Pod, w.Pod, j.policy), []*resourceapi.ResourceClaimSpec{&d.Translation.Template.Spec.Spec}
 		pl.after = 1
 		if d.Placement != nil {
 			pl.after = d.Placement.Translated
 		}
 	case w.Pod.Spec.NodeName == "" && classesMap(asks, switched, j.After.Inventory.Classes):
 		pl.mode, pl.result = modeClass, CutoverServedByClass
-		pl.pod, pl.claims, pl.class = byClass(w.Pod, asks, switched, j.After.Inventory.Classes)
+		pl.pod, pl.claims, pl.class = byClass(admitted, asks, switched, j.After.Inventory.Classes)
 	default:
-		pl.want, pl.offers = j.After.Snapshot.LegacyOffers(w.Pod)
+		pl.want, pl.offers = j.After.Snapshot.LegacyOffers(admitted)
 		pl.after = len(pl.offers)
 		if len(pl.offers) > 0 {
 			pl.mode, pl.result = modeDevicePlugin, CutoverStaysLegacy
