@@ -65,6 +65,7 @@ const (
 	docStack     = "docs/reference/policy.md#schedulers-queues-and-quota"
 	docOperators = "docs/reference/workloads.md#operators-that-size-from-the-device-limit"
 	docTolerate  = "docs/reference/policy.md#implicit-tolerations"
+	docMultiHost = "docs/reference/workloads.md#multi-host-tpu-slices"
 )
 
 var catalog = translate.Reasons().With(feasibility.Reasons(), translate.Catalog{
@@ -80,6 +81,8 @@ var catalog = translate.Reasons().With(feasibility.Reasons(), translate.Catalog{
 	ReasonSingleAlternativeRejected: translate.NewEntry(translate.SeverityInfo, "", "nothing to do: another alternative was tried in its place", docStack),
 	ReasonOperatorReadsLimit: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
 		"keep the workload on the device plugin, or for a custom resource let the webhook translate the pods its operator makes (they carry the count already); the docs' operator table says which operator reads what", docOperators),
+	ReasonMultiHostTPUEnvironment: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
+		"keep multi-host TPU Jobs and Ray TPU groups on the device plugin until the platform gives the slice's environment to pods whose TPUs come from a claim, or set TPU_WORKER_ID and TPU_WORKER_HOSTNAMES in the TPU containers yourself", docMultiHost),
 	ReasonImplicitTolerationsOff: translate.NewEntry(translate.SeverityInfo, "",
 		"if the target cluster runs ExtendedResourceToleration (GKE does), say so in the policy: name the gke or tpu profile (--profile nvidia,gke,tpu) or set implicitTolerations: true; if it does not, tolerate the taint in the pod to have it go there", docTolerate),
 	ReasonImplicitTolerationsUnknown: translate.NewEntry(translate.SeverityWarning, "",

@@ -9,7 +9,10 @@
 //  1. translate.Pod rewrites the pod (pure; a pod it cannot or should not
 //     translate is kept or skipped with its reasons); a pod whose operator
 //     reads its device request from the pod itself (LeaderWorkerSet's TPU
-//     pods, operators.go) stays as submitted (OperatorReadsLimit);
+//     pods, operators.go) stays as submitted (OperatorReadsLimit), as does
+//     a worker of a multi-host TPU slice whose environment the platform
+//     gives only to pods that ask for google.com/tpu
+//     (MultiHostTPUEnvironment);
 //  2. the placement proof (feasibility.Checker.Placement) compares, over the
 //     nodes that publish DRA devices, where the translated pod can land with
 //     where the legacy pod could; under the policy's placement rule (Exact by
@@ -127,9 +130,9 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	}
 	d := &Decision{Outcome: res.Outcome, Pod: in.Pod, Requested: in.Policy.DevicesRequested(in.Pod), Translation: res, Reasons: slices.Clone(res.Reasons), Decisive: firstWarning(res.Reasons)}
 	d.Durations.Translate = time.Since(start)
-	if why := operatorReadsPod(in.Pod); why != "" && res.Outcome == translate.OutcomeTranslate {
+	if code, why := operatorReadsPod(in.Pod); why != "" && res.Outcome == translate.OutcomeTranslate {
 		d.Reasons = slices.DeleteFunc(d.Reasons, func(r translate.Reason) bool { return r.Code == translate.ReasonTranslated })
-		d.keep(reason(ReasonOperatorReadsLimit, translate.SeverityWarning, why))
+		d.keep(reason(code, translate.SeverityWarning, why))
 		return d, nil
 	}
 	if res.Output == translate.OutputExactlyOnly && res.Combinations > 1 {

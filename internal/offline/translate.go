@@ -248,7 +248,11 @@ func sized(dec *decide.Decision, t *podtemplates.Template, s *podtemplates.Sizin
 	out := *dec
 	out.Reasons = slices.Clone(dec.Reasons)
 	if s.Keep != "" {
-		r := translate.Reason{Code: ReasonOperatorReadsLimit, Severity: translate.SeverityWarning, Field: t.Path,
+		code := s.Code
+		if code == "" {
+			code = ReasonOperatorReadsLimit
+		}
+		r := translate.Reason{Code: code, Severity: translate.SeverityWarning, Field: t.Path,
 			Message: s.Keep + "; the template is kept as it is"}
 		out.Outcome = translate.OutcomeKeepLegacy
 		out.Reasons = append(slices.DeleteFunc(out.Reasons, translatedOnly), r)
