@@ -60,6 +60,10 @@ type Options struct {
 	Namespace string
 	// ExtraArgs are appended to the serve flags (e.g. "--log-level", "debug").
 	ExtraArgs []string
+	// ChartValues are the chart values the webhook configuration is
+	// rendered with (e.g. webhook.matchConditions for a custom policy).
+	// Default: none, the chart's defaults.
+	ChartValues map[string]any
 }
 
 // Server is a running claimbridge binary.
@@ -86,6 +90,11 @@ func Start(ctx context.Context, c *cluster.Cluster, o Options) (*Server, error) 
 	if err != nil {
 		return nil, err
 	}
+	return StartBinary(ctx, c, bin, o)
+}
+
+// StartBinary is Start with a claimbridge binary of the caller's.
+func StartBinary(ctx context.Context, c *cluster.Cluster, bin string, o Options) (*Server, error) {
 	if _, err := c.CreateNamespace(ctx, o.Namespace, "", nil); err != nil {
 		return nil, err
 	}
@@ -115,7 +124,11 @@ func Start(ctx context.Context, c *cluster.Cluster, o Options) (*Server, error) 
 	if err := s.Restart(ctx); err != nil {
 		return nil, err
 	}
-	cfg, err := chart.RenderWebhookConfiguration(ctx, map[string]any{}, chart.Options{Namespace: o.Namespace})
+	values := o.ChartValues
+	if values == nil {
+		values = map[string]any{}
+	}
+	cfg, err := chart.RenderWebhookConfiguration(ctx, values, chart.Options{Namespace: o.Namespace})
 	if err != nil {
 		return nil, err
 	}
