@@ -37,6 +37,16 @@ const (
 	// taints GPU and TPU nodes), which the policy says the target cluster
 	// does not run. Info: the pod stays as submitted.
 	ReasonImplicitTolerationsOff translate.ReasonCode = "ImplicitTolerationsOff"
+	// ReasonImplicitTolerationsUnknown: offline, neither the policy
+	// (implicitTolerations unset) nor the pod (no label only GKE nodes
+	// carry) says whether the target cluster runs the
+	// ExtendedResourceToleration admission plugin, and the translation
+	// carries no toleration for the extended resources it removed: right
+	// where the plugin does not run, Pending on the tainted nodes of a
+	// cluster where it does (GKE). Without a fleet for any translation that
+	// removes one; with a fleet when the plugin's tolerations would let the
+	// translation onto the nodes with its devices. Warning.
+	ReasonImplicitTolerationsUnknown translate.ReasonCode = "ImplicitTolerationsUnknown"
 	// ReasonDRABusyWaiting: the translation will wait for DRA devices to
 	// free up; with whenDRABusy: Wait even though the device plugin has
 	// room now. The pod is translated.
@@ -56,6 +66,7 @@ const (
 	docStack     = "docs/reference/policy.md#schedulers-queues-and-quota"
 	docOperators = "docs/reference/workloads.md#operators-that-size-from-the-device-limit"
 	docTolerate  = "docs/reference/policy.md#implicit-tolerations"
+	docMultiHost = "docs/reference/workloads.md#multi-host-tpu-slices"
 )
 
 var catalog = translate.Reasons().With(feasibility.Reasons(), translate.Catalog{
@@ -71,6 +82,10 @@ var catalog = translate.Reasons().With(feasibility.Reasons(), translate.Catalog{
 	ReasonSingleAlternativeRejected: translate.NewEntry(translate.SeverityInfo, "", "nothing to do: another alternative was tried in its place", docStack),
 	ReasonOperatorReadsLimit: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
 		"keep the workload on the device plugin, or for a custom resource let the webhook translate the pods its operator makes (they carry the count already); the docs' operator table says which operator reads what", docOperators),
+	ReasonMultiHostTPUEnvironment: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
+		"keep multi-host TPU Jobs and Ray TPU groups on the device plugin until the platform gives the slice's environment to pods whose TPUs come from a claim, or set TPU_WORKER_ID and TPU_WORKER_HOSTNAMES in the TPU containers yourself", docMultiHost),
 	ReasonImplicitTolerationsOff: translate.NewEntry(translate.SeverityInfo, "",
 		"if the target cluster runs ExtendedResourceToleration (GKE does), say so in the policy: name the gke or tpu profile (--profile nvidia,gke,tpu) or set implicitTolerations: true; if it does not, tolerate the taint in the pod to have it go there", docTolerate),
+	ReasonImplicitTolerationsUnknown: translate.NewEntry(translate.SeverityWarning, "",
+		"say in the policy whether the target cluster runs ExtendedResourceToleration: implicitTolerations: true (GKE; or name the gke and tpu profiles, --profile nvidia,gke,tpu) adds the toleration to translations, implicitTolerations: false says it does not", docTolerate),
 })

@@ -9,7 +9,10 @@
 //  1. translate.Pod rewrites the pod (pure; a pod it cannot or should not
 //     translate is kept or skipped with its reasons); a pod whose operator
 //     reads its device request from the pod itself (LeaderWorkerSet's TPU
-//     pods, operators.go) stays as submitted (OperatorReadsLimit);
+//     pods, operators.go) stays as submitted (OperatorReadsLimit), as does
+//     a worker of a multi-host TPU slice whose environment the platform
+//     gives only to pods that ask for google.com/tpu
+//     (MultiHostTPUEnvironment);
 //  2. the placement proof (feasibility.Checker.Placement) compares, over the
 //     nodes that publish DRA devices, where the translated pod can land with
 //     where the legacy pod could; under the policy's placement rule (Exact by
@@ -127,9 +130,9 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	}
 	d := &Decision{Outcome: res.Outcome, Pod: in.Pod, Requested: in.Policy.DevicesRequested(in.Pod), Translation: res, Reasons: slices.Clone(res.Reasons), Decisive: firstWarning(res.Reasons)}
 	d.Durations.Translate = time.Since(start)
-	if why := operatorReadsPod(in.Pod); why != "" && res.Outcome == translate.OutcomeTranslate {
+	if code, why := operatorReadsPod(in.Pod); why != "" && res.Outcome == translate.OutcomeTranslate {
 		d.Reasons = slices.DeleteFunc(d.Reasons, func(r translate.Reason) bool { return r.Code == translate.ReasonTranslated })
-		d.keep(reason(ReasonOperatorReadsLimit, translate.SeverityWarning, why))
+		d.keep(reason(code, translate.SeverityWarning, why))
 		return d, nil
 	}
 	if res.Output == translate.OutputExactlyOnly && res.Combinations > 1 {
@@ -143,6 +146,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 		}
 		if in.Checker == nil {
 			d.uncheckedLabels(in)
+			d.tolerationsUnknown(in)
 			return d, nil
 		}
 		if in.Snapshot == nil {
@@ -161,6 +165,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	}
 	if in.Checker == nil {
 		d.uncheckedLabels(in)
+		d.tolerationsUnknown(in)
 		return d, nil
 	}
 	if in.Snapshot == nil {
@@ -184,15 +189,20 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	return d, nil
 }
 
-// tolerationHint tells, offline, a pod that no DRA node can take under a
-// policy that says the target cluster does not run the
-// ExtendedResourceToleration admission plugin, when the plugin's tolerations
-// would let its translation in: the nodes with its devices are tainted for
-// pods that request them, as GKE taints its GPU and TPU nodes. The decision
-// stands (the pod as submitted cannot go there either without the plugin);
-// the reason says what to set if the cluster does run it.
+// tolerationHint tells, offline, a pod that no DRA node can take, in a
+// cluster taken not to run the ExtendedResourceToleration admission plugin
+// (the policy says so, or says nothing and the pod names no GKE-only
+// label), when the plugin's tolerations would let its translation in: the
+// nodes with its devices are tainted for pods that request them, as GKE
+// taints its GPU and TPU nodes. The decision stands (the pod as submitted
+// cannot go there either without the plugin); the reason says what to set
+// if the cluster does run it: Info when the policy said it does not, a
+// Warning when it said nothing (ImplicitTolerationsUnknown).
 func (d *Decision) tolerationHint(ctx context.Context, in Input, res *translate.Result, claims []*resourceapi.ResourceClaimSpec) {
-	if in.Admitted || in.Policy.ImplicitTolerations() {
+	if in.Admitted {
+		return
+	}
+	if runs, _, _ := in.Policy.RunsExtendedResourceToleration(in.Pod); runs {
 		return
 	}
 	tolerations := translate.AdmissionTolerations(in.Pod)
@@ -209,9 +219,48 @@ func (d *Decision) tolerationHint(ctx context.Context, in Input, res *translate.
 	for _, t := range tolerations {
 		keys = append(keys, t.Key)
 	}
+	if !in.Policy.ImplicitTolerationsSaid() {
+		d.Reasons = append(d.Reasons, reason(ReasonImplicitTolerationsUnknown, translate.SeverityWarning, fmt.Sprintf(
+			"with the tolerations that the ExtendedResourceToleration admission plugin gives pods requesting %s, the translation would fit on node %s: the nodes with its devices are tainted for such pods (as GKE taints GPU and TPU nodes); the policy does not say whether the target cluster runs the plugin (implicitTolerations unset) and the pod requires no label only GKE nodes carry, so it is judged as in a cluster that does not, where the pod as submitted cannot go there either",
+			strings.Join(keys, ", "), v.Node)))
+		return
+	}
 	d.Reasons = append(d.Reasons, reason(ReasonImplicitTolerationsOff, translate.SeverityInfo, fmt.Sprintf(
-		"with the tolerations that the ExtendedResourceToleration admission plugin gives pods requesting %s, the translation would fit on node %s: the nodes with its devices are tainted for such pods (as GKE taints GPU and TPU nodes); the policy says the target cluster does not run the plugin (implicitTolerations off, as in the default policy), and without it the pod as submitted cannot go there either",
+		"with the tolerations that the ExtendedResourceToleration admission plugin gives pods requesting %s, the translation would fit on node %s: the nodes with its devices are tainted for such pods (as GKE taints GPU and TPU nodes); the policy says the target cluster does not run the plugin (implicitTolerations: false), and without it the pod as submitted cannot go there either",
 		strings.Join(keys, ", "), v.Node)))
+}
+
+// tolerationsUnknown warns, offline without a fleet, of a translation made
+// for a cluster of which neither the policy nor the pod tells whether it
+// runs the ExtendedResourceToleration admission plugin: the translation
+// carries no toleration for the extended resources it removed, which is
+// right where the plugin does not run and leaves the pod Pending on the
+// tainted nodes of a cluster where it does (GKE). With a fleet, its taints
+// decide (tolerationHint).
+func (d *Decision) tolerationsUnknown(in Input) {
+	if d.Outcome != translate.OutcomeTranslate || in.Admitted || in.Checker != nil || in.Policy.ImplicitTolerationsSaid() {
+		return
+	}
+	if runs, _, _ := in.Policy.RunsExtendedResourceToleration(in.Pod); runs {
+		return
+	}
+	// The plugin's tolerations for what the translation no longer requests.
+	still := map[string]bool{}
+	for _, t := range translate.AdmissionTolerations(d.Translation.Pod) {
+		still[t.Key] = true
+	}
+	var keys []string
+	for _, t := range translate.AdmissionTolerations(in.Pod) {
+		if !still[t.Key] && !translate.ToleratesLikeThePlugin(in.Pod, t.Key) {
+			keys = append(keys, t.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	d.Reasons = append(d.Reasons, reason(ReasonImplicitTolerationsUnknown, translate.SeverityWarning, fmt.Sprintf(
+		"the translation no longer requests %s and carries no toleration for it: neither the policy (implicitTolerations unset) nor the pod's node labels say whether the target cluster runs the ExtendedResourceToleration admission plugin; where it runs (GKE), the pod as submitted tolerates the taint %s:NoSchedule of its devices' nodes and the translation would not",
+		strings.Join(keys, ", "), strings.Join(keys, ":NoSchedule, "))))
 }
 
 func (d *Decision) feasible(v feasibility.Verdict) {
@@ -438,17 +487,27 @@ func (d *Decision) keepWith(first *translate.Result, pl *feasibility.Placement, 
 	return false
 }
 
-// AsAdmitted is a pod that has not been through admission (a manifest, or
-// its translation) as the target cluster's admission would hand it to the
-// scheduler: when the policy says the cluster runs the
-// ExtendedResourceToleration plugin (implicitTolerations), with the
-// tolerations that plugin adds for the extended resources the pod requests
+// AsAdmitted is a pod that has not been through admission (a manifest)
+// as the target cluster's admission would hand it to the scheduler: when
+// the cluster runs the ExtendedResourceToleration plugin
+// (translate.Policy.RunsExtendedResourceToleration: the policy says so, or
+// the pod requires a label only GKE nodes carry), with the tolerations that
+// plugin adds for the extended resources the pod requests
 // (translate.AdmissionTolerations); else as it is. The pod as submitted thus
 // tolerates the taints of its devices' nodes exactly when the cluster would
-// make it, and its translation (which no longer requests them) when
-// translation added the same tolerations.
+// make it. For a translation, whose node selection may have lost the label
+// that told, use [AsAdmittedLike] with the pod as submitted.
 func AsAdmitted(pod *corev1.Pod, p *translate.Policy) *corev1.Pod {
-	if !p.ImplicitTolerations() {
+	return AsAdmittedLike(pod, pod, p)
+}
+
+// AsAdmittedLike is pod as the target cluster's admission would hand it to
+// the scheduler, the cluster being the one submitted (the pod as submitted,
+// of which pod is a translation) runs on: a translation no longer requests
+// what translation removed, and carries the tolerations translation added in
+// their place; the plugin adds those of what it still requests.
+func AsAdmittedLike(pod, submitted *corev1.Pod, p *translate.Policy) *corev1.Pod {
+	if runs, _, _ := p.RunsExtendedResourceToleration(submitted); !runs {
 		return pod
 	}
 	add := translate.AdmissionTolerations(pod)
@@ -461,12 +520,14 @@ func AsAdmitted(pod *corev1.Pod, p *translate.Policy) *corev1.Pod {
 }
 
 // admitted is a pod of the decision as the scheduler will see it: the
-// webhook's pod as it is (admission has run), an offline one [AsAdmitted].
+// webhook's pod as it is (admission has run), an offline one as admission
+// would make it ([AsAdmittedLike], in the cluster the pod as submitted
+// runs on).
 func (in Input) admitted(pod *corev1.Pod) *corev1.Pod {
 	if in.Admitted {
 		return pod
 	}
-	return AsAdmitted(pod, in.Policy)
+	return AsAdmittedLike(pod, in.Pod, in.Policy)
 }
 
 // keep makes the decision KeepLegacy with these reasons; the first decides.

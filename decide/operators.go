@@ -1,6 +1,8 @@
 package decide
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/translate"
@@ -14,16 +16,45 @@ import (
 // of docs/reference/workloads.md). KeepLegacy.
 const ReasonOperatorReadsLimit translate.ReasonCode = "OperatorReadsLimit"
 
+// ReasonMultiHostTPUEnvironment: the pod is a worker of a multi-host TPU
+// slice whose environment the platform gives only to pods that request
+// google.com/tpu: GKE's TPU webhook gives TPU_WORKER_ID and
+// TPU_WORKER_HOSTNAMES to the pods of an Indexed Job (JobSet's Jobs are
+// Indexed) with a subdomain and parallelism above 1; the TPU webhook of
+// GKE's Ray operator add-on to the workers of a multi-host Ray group.
+// Translated, the workers would start without it. KeepLegacy.
+const ReasonMultiHostTPUEnvironment translate.ReasonCode = "MultiHostTPUEnvironment"
+
+// Labels and annotations the controllers put on the pods they make.
+const (
+	// jobCompletionIndex marks a pod of an Indexed Job, as an annotation
+	// (and since Kubernetes 1.28 a label too): batch/v1
+	// JobCompletionIndexAnnotation.
+	jobCompletionIndex = "batch.kubernetes.io/job-completion-index"
+	// rayNodeType is KubeRay's label of a Ray pod's role, "head" or
+	// "worker" (ray-operator/controllers/ray/utils/constant.go,
+	// RayNodeTypeLabelKey).
+	rayNodeType = "ray.io/node-type"
+)
+
+// tpuEnvironment are the variables a multi-host slice's workers read to
+// find each other (libtpu), which GKE's TPU webhooks set.
+var tpuEnvironment = []string{"TPU_WORKER_ID", "TPU_WORKER_HOSTNAMES"}
+
 // lwsSetLabel marks a pod a LeaderWorkerSet made
 // (kubernetes-sigs/lws api/leaderworkerset/v1/leaderworkerset_types.go,
 // SetNameLabelKey).
 const lwsSetLabel = "leaderworkerset.sigs.k8s.io/name"
 
-// operatorReadsPod says why a pod whose device count an operator reads
-// from the pod itself stays as submitted, "" for any other pod.
+// operatorReadsPod says why a pod whose device request an operator or the
+// platform reads from the pod itself stays as submitted, and with which
+// reason code; "" for any other pod.
 //
 // Operators read a custom resource before they make its pods, so their
-// pods are translated as any pod, with one exception: LeaderWorkerSet's
+// pods are translated as any pod, with these exceptions: the workers of a
+// multi-host TPU slice whose environment GKE gives only to pods that ask
+// for google.com/tpu (multiHostTPUWorker, MultiHostTPUEnvironment), and
+// LeaderWorkerSet's
 // own pod webhook (kubernetes-sigs/lws pkg/webhooks/pod_webhook.go,
 // PodWebhook.Default → pkg/utils/accelerators/tpu.go, AddTPUVariables)
 // gives TPU_WORKER_HOSTNAMES, TPU_WORKER_ID and TPU_PROCESS_ADDRESSES only
@@ -33,25 +64,87 @@ const lwsSetLabel = "leaderworkerset.sigs.k8s.io/name"
 // configurations' names, claimbridge's usually before LeaderWorkerSet's
 // (lws-mutating-webhook-configuration): translated, the pod would reach it
 // without the request and start without the environment; and whatever the
-// order, the controller would find a leader that asks for no TPU.
-func operatorReadsPod(pod *corev1.Pod) string {
-	if _, ok := pod.Labels[lwsSetLabel]; !ok || !requestsTPU(pod) {
+// order, the controller would find a leader that asks for no TPU
+// (OperatorReadsLimit).
+func operatorReadsPod(pod *corev1.Pod) (translate.ReasonCode, string) {
+	if !requestsTPU(pod) {
+		return "", ""
+	}
+	if _, ok := pod.Labels[lwsSetLabel]; ok {
+		return ReasonOperatorReadsLimit, "LeaderWorkerSet's pod webhook (after claimbridge's) gives the multi-host TPU environment (TPU_WORKER_HOSTNAMES, TPU_WORKER_ID) " +
+			"only to pods that ask for google.com/tpu, and its controller reads the leader's request: translated, the group would start without it"
+	}
+	if why := multiHostTPUWorker(pod); why != "" {
+		return ReasonMultiHostTPUEnvironment, why
+	}
+	return "", ""
+}
+
+// multiHostTPUWorker says why a pod is a worker of a multi-host TPU slice
+// whose environment the platform gives only to pods that request
+// google.com/tpu, "" for any other pod:
+//
+//   - a pod of an Indexed Job (the completion-index annotation or label)
+//     with a subdomain: GKE's TPU webhook sets TPU_WORKER_ID and
+//     TPU_WORKER_HOSTNAMES for the pods of an Indexed Job with a subdomain
+//     and parallelism above 1 that request google.com/tpu (GKE's "Deploy
+//     TPU workloads" page, multi-host slices; JobSet makes Indexed Jobs with
+//     a subdomain by default). A pod does not show its Job's parallelism:
+//     the subdomain, which only a pod that looks its peers up needs, stands
+//     for it;
+//   - a KubeRay worker (label ray.io/node-type: worker) whose topology
+//     selector names a slice of more chips than it asks for: the TPU
+//     webhook of GKE's Ray operator add-on sets them for the workers of a
+//     multi-host group (numOfHosts above 1, which a pod does not show).
+//
+// A pod whose TPU containers set both variables themselves needs no
+// webhook. The offline tools read the workload's own fields instead
+// (internal/podtemplates: completionMode, parallelism, numOfHosts).
+func multiHostTPUWorker(pod *corev1.Pod) string {
+	if setsTPUEnvironment(pod) {
 		return ""
 	}
-	return "LeaderWorkerSet's pod webhook (after claimbridge's) gives the multi-host TPU environment (TPU_WORKER_HOSTNAMES, TPU_WORKER_ID) " +
-		"only to pods that ask for google.com/tpu, and its controller reads the leader's request: translated, the group would start without it"
+	_, annotated := pod.Annotations[jobCompletionIndex]
+	_, labelled := pod.Labels[jobCompletionIndex]
+	if (annotated || labelled) && pod.Spec.Subdomain != "" {
+		return "GKE gives the multi-host TPU environment (TPU_WORKER_ID, TPU_WORKER_HOSTNAMES) only to the pods of an Indexed Job with a subdomain that ask for google.com/tpu: " +
+			"translated, the slice's workers would start without it and could not find each other"
+	}
+	if pod.Labels[rayNodeType] == "worker" && translate.MultiHostTPUSlice(pod) {
+		return "the TPU webhook of GKE's Ray operator add-on gives the multi-host TPU environment (TPU_WORKER_ID, TPU_WORKER_HOSTNAMES) only to Ray workers that ask for google.com/tpu: " +
+			"translated, the slice's workers would start without it and could not find each other"
+	}
+	return ""
+}
+
+// setsTPUEnvironment: every container that asks for google.com/tpu sets the
+// slice's environment itself.
+func setsTPUEnvironment(pod *corev1.Pod) bool {
+	n := 0
+	for _, c := range pod.Spec.Containers {
+		if !containerRequestsTPU(c) {
+			continue
+		}
+		n++
+		for _, name := range tpuEnvironment {
+			if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == name }) {
+				return false
+			}
+		}
+	}
+	return n > 0
 }
 
 // requestsTPU is LeaderWorkerSet's PodRequestsTPUs: google.com/tpu in the
 // limits or requests of a container or init container.
 func requestsTPU(pod *corev1.Pod) bool {
-	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for _, c := range list {
-			for _, l := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
-				if q, ok := l["google.com/tpu"]; ok && !q.IsZero() {
-					return true
-				}
-			}
+	return slices.ContainsFunc(pod.Spec.Containers, containerRequestsTPU) || slices.ContainsFunc(pod.Spec.InitContainers, containerRequestsTPU)
+}
+
+func containerRequestsTPU(c corev1.Container) bool {
+	for _, l := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
+		if q, ok := l["google.com/tpu"]; ok && !q.IsZero() {
+			return true
 		}
 	}
 	return false

@@ -96,3 +96,57 @@ func TestLeaderWorkerSetTPUPodsStayAsSubmitted(t *testing.T) {
 		})
 	}
 }
+
+// TestMultiHostTPUWorkersStayAsSubmitted: GKE gives the slice environment
+// (TPU_WORKER_ID, TPU_WORKER_HOSTNAMES) only to the pods of an Indexed Job
+// with a subdomain that ask for google.com/tpu, and its Ray add-on only to
+// the TPU workers of a multi-host group: such pods, as the webhook sees
+// them, stay as submitted (MultiHostTPUEnvironment). A pod of an Indexed
+// Job without a subdomain, a single-host Ray worker, a GPU pod and a pod
+// that sets the variables itself are translated.
+func TestMultiHostTPUWorkersStayAsSubmitted(t *testing.T) {
+	indexed := func(resource, n string) *builders.PodWrapper {
+		return builders.MakePod("slice-job-3-x2k9p", "training").Label("batch.kubernetes.io/job-name", "slice-job").
+			Annotation("batch.kubernetes.io/job-completion-index", "3").Container("jax").Limit(resource, n)
+	}
+	withSubdomain := func(p *corev1.Pod) *corev1.Pod { p.Spec.Subdomain = "slice-headless"; return p }
+	withEnv := func(p *corev1.Pod) *corev1.Pod {
+		p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "TPU_WORKER_ID", Value: "3"}, {Name: "TPU_WORKER_HOSTNAMES", Value: "a,b,c,d"}}
+		return p
+	}
+	ray := func(topology string) *corev1.Pod {
+		return builders.MakePod("tpu-group-worker-0", "ml").Label("ray.io/node-type", "worker").
+			NodeSelector("cloud.google.com/gke-tpu-topology", topology).Container("ray-worker").Limit("google.com/tpu", "4").Obj()
+	}
+	cases := map[string]struct {
+		pod  *corev1.Pod
+		want translate.Outcome
+	}{
+		"a TPU pod of an Indexed Job with a subdomain stays":  {pod: withSubdomain(indexed("google.com/tpu", "4").Obj()), want: translate.OutcomeKeepLegacy},
+		"a TPU pod of an Indexed Job without a subdomain":     {pod: indexed("google.com/tpu", "4").Obj(), want: translate.OutcomeTranslate},
+		"a GPU pod of an Indexed Job with a subdomain":        {pod: withSubdomain(indexed("nvidia.com/gpu", "8").Obj()), want: translate.OutcomeTranslate},
+		"a TPU pod that sets the slice's variables itself":    {pod: withEnv(withSubdomain(indexed("google.com/tpu", "4").Obj())), want: translate.OutcomeTranslate},
+		"a Ray TPU worker of a 4x4 slice, 4 chips, stays":     {pod: ray("4x4"), want: translate.OutcomeKeepLegacy},
+		"a Ray TPU worker of a 2x2 slice, the host's 4 chips": {pod: ray("2x2"), want: translate.OutcomeTranslate},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d, err := decide.Pod(t.Context(), decide.Input{Pod: tc.pod, Policy: translate.DefaultPolicy()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Outcome != tc.want {
+				t.Fatalf("outcome %s (%s: %s), want %s", d.Outcome, d.Decisive.Code, d.Decisive.Message, tc.want)
+			}
+			if tc.want == translate.OutcomeKeepLegacy {
+				if d.Decisive.Code != decide.ReasonMultiHostTPUEnvironment {
+					t.Errorf("decisive %s, want %s", d.Decisive.Code, decide.ReasonMultiHostTPUEnvironment)
+				}
+				e, ok := decide.Reasons().Lookup(d.Decisive.Code)
+				if !ok || e.Outcome != translate.OutcomeKeepLegacy || e.Severity != d.Decisive.Severity {
+					t.Errorf("catalog entry %+v (found %v) does not match the reason %+v", e, ok, d.Decisive)
+				}
+			}
+		})
+	}
+}

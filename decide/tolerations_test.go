@@ -136,13 +136,30 @@ func TestThePlacementCheckCatchesAnInventedToleration(t *testing.T) {
 // submitted: the scheduler would not place it there as it is, and its
 // translation, which adds no toleration, could not go there either. Offline
 // a reason says that the ExtendedResourceToleration plugin's toleration
-// would let it in (ImplicitTolerationsOff): on GKE, name the gke profile.
+// would let it in: a Warning when the policy does not say whether the
+// cluster runs the plugin (ImplicitTolerationsUnknown), Info when it says
+// it does not (ImplicitTolerationsOff); on GKE, name the gke profile.
 func TestWithOnlyTaintedNodesAPlainGPUPodStaysAsSubmitted(t *testing.T) {
 	inv, snap := taintedH100Fleet(t, true)
-	for name, admitted := range map[string]bool{"offline": false, "the webhook": true} {
+	off := false
+	saysNo, err := translate.NewPolicy(&translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
+		Spec: translate.PolicySpec{Profiles: []string{"nvidia"}, ImplicitTolerations: &off}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		policy   *translate.Policy
+		admitted bool
+		want     translate.ReasonCode // "" for no hint
+	}{
+		"offline, a policy that says nothing: a warning":          {policy: translate.DefaultPolicy(), want: decide.ReasonImplicitTolerationsUnknown},
+		"offline, a policy that says the plugin does not run":     {policy: saysNo, want: decide.ReasonImplicitTolerationsOff},
+		"the webhook: the pod as admitted, nothing to tell":       {policy: translate.DefaultPolicy(), admitted: true},
+		"the webhook, a policy that says the plugin does not run": {policy: saysNo, admitted: true},
+	} {
 		t.Run(name, func(t *testing.T) {
-			d, err := decide.Pod(t.Context(), decide.Input{Pod: gpuPod(1, nil), Policy: translate.DefaultPolicy(), Classes: inv.Classes,
-				Checker: feasibility.NewChecker(feasibility.Options{}), Snapshot: snap, ListNodes: true, Admitted: admitted})
+			d, err := decide.Pod(t.Context(), decide.Input{Pod: gpuPod(1, nil), Policy: tc.policy, Classes: inv.Classes,
+				Checker: feasibility.NewChecker(feasibility.Options{}), Snapshot: snap, ListNodes: true, Admitted: tc.admitted})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,13 +171,127 @@ func TestWithOnlyTaintedNodesAPlainGPUPodStaysAsSubmitted(t *testing.T) {
 			}
 			// Offline, the reason says what the plugin would change; the
 			// webhook's pod has been through the cluster's admission.
-			hint := slices.ContainsFunc(d.Reasons, func(r translate.Reason) bool {
-				return r.Code == decide.ReasonImplicitTolerationsOff && strings.Contains(r.Message, "nvidia.com/gpu") && strings.Contains(r.Message, "dgx-h100-")
-			})
-			if hint == admitted {
-				t.Errorf("ImplicitTolerationsOff given: %v, want %v; reasons %v", hint, !admitted, d.Reasons)
+			var got translate.ReasonCode
+			for _, r := range d.Reasons {
+				if (r.Code == decide.ReasonImplicitTolerationsOff || r.Code == decide.ReasonImplicitTolerationsUnknown) &&
+					strings.Contains(r.Message, "nvidia.com/gpu") && strings.Contains(r.Message, "dgx-h100-") {
+					got = r.Code
+				}
+			}
+			if got != tc.want {
+				t.Errorf("hint %q, want %q; reasons %v", got, tc.want, d.Reasons)
 			}
 			t.Logf("%s: %s", d.Decisive.Code, d.Decisive.Message)
+		})
+	}
+}
+
+// A pod whose own node selection requires a label only GKE nodes carry runs
+// on GKE, which runs ExtendedResourceToleration: offline, under a policy
+// that says nothing about the cluster, its translation carries the
+// plugin's toleration and the pod as submitted is judged with it, so both
+// reach the tainted GPU nodes of its node pool. A policy that says the
+// cluster does not run the plugin wins over the label.
+func TestAGKEOnlyLabelSaysThePodRunsOnGKE(t *testing.T) {
+	base, _ := taintedH100Fleet(t, false)
+	inv := *base
+	inv.Nodes = nil
+	for _, n := range base.Nodes {
+		if anyTainted([]string{n.Name}) {
+			n = n.DeepCopy()
+			n.Labels["cloud.google.com/gke-nodepool"] = "a3-high"
+		}
+		inv.Nodes = append(inv.Nodes, n)
+	}
+	snap, err := feasibility.NewSnapshot(&inv, 1, feasibility.DefaultFeatures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := gpuPod(1, map[string]string{"cloud.google.com/gke-nodepool": "a3-high"})
+	off := false
+	saysNo, err := translate.NewPolicy(&translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
+		Spec: translate.PolicySpec{Profiles: translate.DefaultProfileNames(), ImplicitTolerations: &off}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		policy  *translate.Policy
+		fleet   bool
+		want    translate.Outcome
+		toleary bool
+	}{
+		"with the fleet: translated onto the tainted node pool, placement proven": {policy: translate.DefaultPolicy(), fleet: true, want: translate.OutcomeTranslate, toleary: true},
+		"without a fleet: translated with the toleration, no warning":             {policy: translate.DefaultPolicy(), want: translate.OutcomeTranslate, toleary: true},
+		"a policy that says the plugin does not run: no toleration, kept":         {policy: saysNo, fleet: true, want: translate.OutcomeKeepLegacy},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := decide.Input{Pod: pod, Policy: tc.policy, Classes: inv.Classes, ListNodes: true}
+			if tc.fleet {
+				in.Checker, in.Snapshot = feasibility.NewChecker(feasibility.Options{}), snap
+			}
+			d, err := decide.Pod(t.Context(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Outcome != tc.want {
+				t.Fatalf("outcome %s (%s: %s), want %s", d.Outcome, d.Decisive.Code, d.Decisive.Message, tc.want)
+			}
+			has := slices.ContainsFunc(d.Translation.Pod.Spec.Tolerations, func(tol corev1.Toleration) bool { return tol.Key == "nvidia.com/gpu" })
+			if has != tc.toleary {
+				t.Errorf("translation's tolerations %v, want the plugin's: %v", d.Translation.Pod.Spec.Tolerations, tc.toleary)
+			}
+			if slices.ContainsFunc(d.Reasons, func(r translate.Reason) bool { return r.Code == decide.ReasonImplicitTolerationsUnknown }) {
+				t.Errorf("the pod tells its cluster, yet %s: %v", decide.ReasonImplicitTolerationsUnknown, d.Reasons)
+			}
+			if tc.fleet && tc.want == translate.OutcomeTranslate && (!d.Placement.Equal() || !anyTainted(d.Placement.LegacyNodes)) {
+				t.Errorf("placement %+v: want both sides on the tainted node pool", d.Placement)
+			}
+			admitted := decide.AsAdmitted(pod, tc.policy)
+			if got := len(admitted.Spec.Tolerations) > 0; got != tc.toleary {
+				t.Errorf("the pod as admitted has tolerations %v, want the plugin's: %v", admitted.Spec.Tolerations, tc.toleary)
+			}
+		})
+	}
+}
+
+// Offline without a fleet, a translation for a cluster of which neither the
+// policy nor the pod tells whether it runs ExtendedResourceToleration says
+// that it carries no toleration for what it removed; one whose policy says
+// either way does not.
+func TestWithoutAFleetAnUnknownClusterIsSaid(t *testing.T) {
+	off := false
+	saysNo, err := translate.NewPolicy(&translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
+		Spec: translate.PolicySpec{Profiles: []string{"nvidia"}, ImplicitTolerations: &off}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tolerating := gpuPod(1, nil)
+	tolerating.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists}}
+	for name, tc := range map[string]struct {
+		pod    *corev1.Pod
+		policy *translate.Policy
+		want   bool
+	}{
+		"the default policy, no platform label: a warning":        {pod: gpuPod(1, nil), policy: translate.DefaultPolicy(), want: true},
+		"the default policy, the pod tolerates the taint already": {pod: tolerating, policy: translate.DefaultPolicy()},
+		"a policy that says the plugin does not run":              {pod: gpuPod(1, nil), policy: saysNo},
+		"a policy that says the plugin runs":                      {pod: gpuPod(1, nil), policy: gkePolicy(t)},
+		"a GKE-only label":                                        {pod: gpuPod(1, map[string]string{"cloud.google.com/gke-spot": "true"}), policy: translate.DefaultPolicy()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, err := decide.Pod(t.Context(), decide.Input{Pod: tc.pod, Policy: tc.policy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Outcome != translate.OutcomeTranslate {
+				t.Fatalf("outcome %s (%s: %s)", d.Outcome, d.Decisive.Code, d.Decisive.Message)
+			}
+			got := slices.ContainsFunc(d.Reasons, func(r translate.Reason) bool {
+				return r.Code == decide.ReasonImplicitTolerationsUnknown && r.Severity == translate.SeverityWarning
+			})
+			if got != tc.want {
+				t.Errorf("%s given: %v, want %v; reasons %v", decide.ReasonImplicitTolerationsUnknown, got, tc.want, d.Reasons)
+			}
 		})
 	}
 }

@@ -99,7 +99,7 @@ func decideCase(t *testing.T, c placementcorpus.Case, policy *translate.Policy, 
 	if d.Placement == nil {
 		return r
 	}
-	in := feasibility.PlacementInput{Policy: policy, Legacy: decide.AsAdmitted(c.Pod, policy), Translated: decide.AsAdmitted(d.Translation.Pod, policy),
+	in := feasibility.PlacementInput{Policy: policy, Legacy: decide.AsAdmitted(c.Pod, policy), Translated: decide.AsAdmittedLike(d.Translation.Pod, c.Pod, policy),
 		Claims: []*resourceapi.ResourceClaimSpec{&d.Translation.Template.Spec.Spec}, ListNodes: true}
 	byClass := checker.Placement(ctx, snap, in)
 	in.ByNode = true

@@ -136,3 +136,31 @@ type Caveat struct {
 	Text   string `json:"text"`
 	Source string `json:"source"`
 }
+
+// Rehearsed is what a rehearsal on the real scheduler saw of one workload:
+// its pods created at once on a control plane holding the forecast fleet,
+// through claimbridge, until kube-scheduler settled.
+type Rehearsed struct {
+	// Pods created, and Bound those kube-scheduler bound (a pod bound at
+	// creation counts when its node offers what it asks for, as its
+	// kubelet would admit it).
+	Pods  int64 `json:"pods"`
+	Bound int64 `json:"bound"`
+	// Agrees: Bound is the forecast's Served, or the forecast said the
+	// order decides (OrderDependent) or the fleet is too small
+	// (Partial), where kube-scheduler's own order may bind more or fewer.
+	Agrees bool `json:"agrees"`
+}
+
+// Agreement says whether a rehearsal agrees with the forecast of a
+// workload.
+func Agreement(c *Cutover, bound int64) bool {
+	if c == nil {
+		return true
+	}
+	switch c.Result {
+	case CutoverOrderDependent, CutoverPartial, CutoverUnjudged, CutoverNotAffected:
+		return true
+	}
+	return bound == c.Served
+}

@@ -15,6 +15,9 @@ package forecast
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -75,6 +78,9 @@ type Judgment struct {
 	Workloads []Workload
 	Cutovers  []Cutover
 	Summary   *Summary
+	// policy of the forecast: which pods the target cluster's admission
+	// gives ExtendedResourceToleration's tolerations (decide.AsAdmitted).
+	policy *translate.Policy
 }
 
 // placementOrder says how the whole-cluster placement orders the pods.
@@ -93,7 +99,7 @@ func Judge(ctx context.Context, in JudgeInput) (*Judgment, error) {
 	if in.Decide == nil {
 		return nil, errors.New("cutover forecast: no decision function")
 	}
-	j, err := judge(ctx, in, in.Options)
+	j, err := judge(ctx, in, in.Options, false)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +115,9 @@ func Judge(ctx context.Context, in JudgeInput) (*Judgment, error) {
 }
 
 // judge is one forecast, decision and placement, without the summary.
-func judge(ctx context.Context, in JudgeInput, opts Options) (*Judgment, error) {
+// With light, the workloads are only placed together (not alone nor after
+// their rivals): what a suggestion's re-run compares.
+func judge(ctx context.Context, in JudgeInput, opts Options, light bool) (*Judgment, error) {
 	fc, err := Forecast(in.Before, opts)
 	if err != nil {
 		return nil, err
@@ -131,8 +139,8 @@ func judge(ctx context.Context, in JudgeInput, opts Options) (*Judgment, error) 
 	if err != nil {
 		return nil, err
 	}
-	j := &Judgment{Forecast: fc, Before: before, After: after, Workloads: ws}
-	j.Cutovers = place(ctx, j, switched)
+	j := &Judgment{Forecast: fc, Before: before, After: after, Workloads: ws, policy: opts.Policy}
+	j.Cutovers = place(ctx, j, switched, light)
 	return j, nil
 }
 
@@ -166,7 +174,7 @@ type plan struct {
 // the workloads that can take devices on the nodes it takes alone placed
 // there first, then it (after others): a workload that gets fewer pods
 // after others than alone depends on the order.
-func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bool) []Cutover {
+func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bool, light bool) []Cutover {
 	plans := make([]plan, len(j.Workloads))
 	for i, w := range j.Workloads {
 		plans[i] = planOf(w, j, switched)
@@ -182,17 +190,11 @@ func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bo
 	gen := &generations{next: j.After.Snapshot.Generation() + 1}
 	joint := newPlacer(ctx, j.After, gen)
 	served := make([]int64, len(plans))
+	taken := make([][]string, len(plans)) // the nodes each workload's pods take
 	for _, i := range order {
-		served[i], _ = joint.placeAll(&plans[i], j.Workloads[i].pods(), nil)
+		served[i], taken[i] = joint.placeAll(&plans[i], j.Workloads[i].pods(), nil)
 	}
-	alone := make([]int64, len(plans))
-	aloneNodes := make([][]string, len(plans))
-	for i := range plans {
-		if plans[i].mode != modeNone {
-			alone[i], aloneNodes[i] = newPlacer(ctx, j.After, gen).placeAll(&plans[i], j.Workloads[i].pods(), nil)
-		}
-	}
-	can := competition{ctx: ctx, fleet: j.After, plans: plans, known: map[[2]int]bool{}}
+	can := competition{ctx: ctx, fleet: j.After, plans: plans, known: map[competitionKey]bool{}}
 	out := make([]Cutover, len(plans))
 	for i, w := range j.Workloads {
 		pl := &plans[i]
@@ -202,34 +204,26 @@ func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bo
 			continue
 		}
 		c.Pods, c.Served = w.pods(), served[i]
-		if pl.mode == modeClass && c.Served > 0 {
-			c.After = len(aloneNodes[i])
-		}
-		afterOthers := alone[i]
-		if pl.mode != modeNone {
-			var rivals []int
-			for _, x := range order {
-				if x != i && can.takeFrom(x, aloneNodes[i]) {
-					rivals = append(rivals, x)
-				}
+		if light || pl.mode == modeNone {
+			if c.Served < c.Pods {
+				c.Result, c.Why = shortfall(c, c.Served, pl)
 			}
-			// The rivals take what they can of its nodes, one after the
-			// other; a rival that leaves it fewer pods than before
-			// competes with it.
-			adv := newPlacer(ctx, j.After, gen)
-			for _, x := range rivals {
-				if n, _ := adv.placeAll(&plans[x], j.Workloads[x].pods(), aloneNodes[i]); n == 0 {
-					continue
-				}
-				if got, _ := adv.clone().placeAll(pl, w.pods(), nil); got < afterOthers {
-					c.Competes = append(c.Competes, j.Workloads[x].Key)
-					afterOthers = got
-				}
-			}
+			out[i] = c
+			continue
 		}
-		slices.Sort(c.Competes)
-		if c.Served < c.Pods || afterOthers < alone[i] {
-			c.Alone = alone[i]
+		// Alone: every pod served jointly is served alone, where it sits;
+		// one that falls short is placed alone.
+		alone, nodes := c.Served, taken[i]
+		if c.Served < c.Pods {
+			alone, nodes = newPlacer(ctx, j.After, gen).placeAll(pl, w.pods(), nil)
+		}
+		if pl.mode == modeClass && alone > 0 {
+			c.After = len(nodes)
+		}
+		afterOthers, competes := order2(ctx, j, plans, order, i, nodes, alone, &can, gen)
+		c.Competes = competes
+		if c.Served < c.Pods || afterOthers < alone {
+			c.Alone = alone
 			c.Result, c.Why = shortfall(c, afterOthers, pl)
 		} else {
 			c.Competes = nil // it gets every pod whatever the order
@@ -237,6 +231,47 @@ func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bo
 		out[i] = c
 	}
 	return out
+}
+
+// order2 places, on the nodes a workload takes alone, the pods of the
+// workloads that can take devices there (its rivals, in the queue's
+// order), then the workload: what it gets after them, and — when that is
+// less than alone — the rivals that take what it needs (each placed in
+// turn, a rival that leaves it fewer pods competes).
+func order2(ctx context.Context, j *Judgment, plans []plan, order []int, i int, nodes []string, alone int64, can *competition, gen *generations) (int64, []string) {
+	var rivals []int
+	for _, x := range order {
+		if x != i && can.takeFrom(x, nodes) {
+			rivals = append(rivals, x)
+		}
+	}
+	if len(rivals) == 0 {
+		return alone, nil
+	}
+	pl, pods := &plans[i], j.Workloads[i].pods()
+	adv := newPlacer(ctx, j.After, gen)
+	var placed []int
+	for _, x := range rivals {
+		if n, _ := adv.placeAll(&plans[x], j.Workloads[x].pods(), nodes); n > 0 {
+			placed = append(placed, x)
+		}
+	}
+	afterOthers, _ := adv.placeAll(pl, pods, nil)
+	if afterOthers >= alone {
+		return afterOthers, nil
+	}
+	var competes []string
+	prev := alone
+	one := newPlacer(ctx, j.After, gen)
+	for _, x := range placed {
+		one.placeAll(&plans[x], j.Workloads[x].pods(), nodes)
+		if got, _ := one.clone().placeAll(pl, pods, nil); got < prev {
+			competes = append(competes, j.Workloads[x].Key)
+			prev = got
+		}
+	}
+	slices.Sort(competes)
+	return afterOthers, competes
 }
 
 // shortfall judges a workload that gets fewer pods served than it asks
@@ -266,8 +301,17 @@ type competition struct {
 	ctx   context.Context
 	fleet *feasibility.Fleet
 	plans []plan
-	known map[[2]int]bool // (workload, node index) → served there
-	names map[string]int
+	known map[competitionKey]bool // served there
+	// shapes: the nodes by what a pod's check reads of them (labels but
+	// the hostname, taints, allocatable, devices): a pod that does not
+	// name nodes is served on all nodes of a shape or none.
+	shapes map[string]string
+}
+
+// competitionKey is a workload and a node, or a shape of nodes.
+type competitionKey struct {
+	workload int
+	node     string
 }
 
 // takeFrom: a pod of workload x is served on one of the nodes.
@@ -276,14 +320,15 @@ func (c *competition) takeFrom(x int, nodes []string) bool {
 	if pl.mode == modeNone || len(nodes) == 0 {
 		return false
 	}
-	if c.names == nil {
-		c.names = map[string]int{}
-		for k, n := range c.fleet.Inventory.Nodes {
-			c.names[n.Name] = k
-		}
+	if c.shapes == nil {
+		c.shapes = nodeShapes(c.fleet.Inventory)
 	}
+	byName := namesNodes(pl.pod)
 	for _, n := range nodes {
-		key := [2]int{x, c.names[n]}
+		key := competitionKey{x, n}
+		if !byName {
+			key.node = "shape:" + c.shapes[n]
+		}
 		ok, seen := c.known[key]
 		if !seen {
 			switch pl.mode {
@@ -313,10 +358,17 @@ func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool) plan
 		}
 		slices.Sort(asks)
 	}
+	// The pod as the cluster's admission hands it to the scheduler, today
+	// and after the switch: with ExtendedResourceToleration's tolerations
+	// where the cluster runs the plugin (decide.AsAdmitted).
+	var admitted *corev1.Pod
+	if w.Pod != nil {
+		admitted = decide.AsAdmitted(w.Pod, j.policy)
+	}
 	pl := plan{result: CutoverNotAffected}
 	if !asksAny(asks, switched) {
 		if w.Pod != nil {
-			pl.today, pl.after = j.Before.Snapshot.LegacyNodes(w.Pod), j.After.Snapshot.LegacyNodes(w.Pod)
+			pl.today, pl.after = j.Before.Snapshot.LegacyNodes(admitted), j.After.Snapshot.LegacyNodes(admitted)
 		}
 		return pl
 	}
@@ -326,22 +378,22 @@ func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool) plan
 		pl.why = "asks for " + names(asks, switched) + ", which the switch replaces, where claimbridge locates no pod template: the forecast cannot place it; check its operator's DRA support"
 		return pl
 	}
-	pl.today = j.Before.Snapshot.LegacyNodes(w.Pod)
+	pl.today = j.Before.Snapshot.LegacyNodes(admitted)
 	afterNodes := j.After.Inventory.Nodes
 	d := w.Decision
 	switch {
 	case d.Outcome == translate.OutcomeTranslate && d.Translation != nil && d.Translation.Template != nil:
 		pl.mode, pl.result = modeDRA, CutoverMoves
-		pl.pod, pl.claims = d.Translation.Pod, []*resourceapi.ResourceClaimSpec{&d.Translation.Template.Spec.Spec}
+		pl.pod, pl.claims = decide.AsAdmittedLike(d.Translation.Pod, w.Pod, j.policy), []*resourceapi.ResourceClaimSpec{&d.Translation.Template.Spec.Spec}
 		pl.after = 1
 		if d.Placement != nil {
 			pl.after = d.Placement.Translated
 		}
 	case w.Pod.Spec.NodeName == "" && classesMap(asks, switched, j.After.Inventory.Classes):
 		pl.mode, pl.result = modeClass, CutoverServedByClass
-		pl.pod, pl.claims, pl.class = byClass(w.Pod, asks, switched, j.After.Inventory.Classes)
+		pl.pod, pl.claims, pl.class = byClass(admitted, asks, switched, j.After.Inventory.Classes)
 	default:
-		pl.want, pl.offers = j.After.Snapshot.LegacyOffers(w.Pod)
+		pl.want, pl.offers = j.After.Snapshot.LegacyOffers(admitted)
 		pl.after = len(pl.offers)
 		if len(pl.offers) > 0 {
 			pl.mode, pl.result = modeDevicePlugin, CutoverStaysLegacy
@@ -377,11 +429,15 @@ type placer struct {
 	// cursor: per plan, the first offer that may still have room (what
 	// each node has left only shrinks).
 	cursor map[*plan]int
+	// restrictedPods: per plan and nodes, the pod allowed on those only.
+	restrictedPods map[*plan]map[string]*corev1.Pod
+	hostname       map[string]string // node name → its hostname label
 }
 
 // clone is a placer that goes on from where p is, p left as it is.
 func (p *placer) clone() *placer {
-	c := &placer{ctx: p.ctx, fleet: p.fleet, gen: p.gen, snap: p.snap, held: slices.Clone(p.held), used: map[string]corev1.ResourceList{}, cursor: maps.Clone(p.cursor)}
+	c := &placer{ctx: p.ctx, fleet: p.fleet, gen: p.gen, snap: p.snap, held: slices.Clone(p.held), used: map[string]corev1.ResourceList{},
+		cursor: maps.Clone(p.cursor), restrictedPods: p.restrictedPods}
 	for n, l := range p.used {
 		c.used[n] = l.DeepCopy()
 	}
@@ -389,7 +445,74 @@ func (p *placer) clone() *placer {
 }
 
 func newPlacer(ctx context.Context, fleet *feasibility.Fleet, gen *generations) *placer {
-	return &placer{ctx: ctx, fleet: fleet, gen: gen, snap: fleet.Snapshot, used: map[string]corev1.ResourceList{}, cursor: map[*plan]int{}}
+	return &placer{ctx: ctx, fleet: fleet, gen: gen, snap: fleet.Snapshot, used: map[string]corev1.ResourceList{}, cursor: map[*plan]int{},
+		restrictedPods: map[*plan]map[string]*corev1.Pod{}}
+}
+
+// restricted is the plan's pod allowed on the nodes given only (a required
+// node affinity on their hostname labels, or on their names, ANDed with
+// its own), made once per plan and nodes: the checks of its pods then share
+// a shape, and the lineage.
+func (p *placer) restricted(pl *plan, on []string) *corev1.Pod {
+	key := strings.Join(on, ",")
+	if r, ok := p.restrictedPods[pl][key]; ok {
+		return r
+	}
+	pod := pl.pod.DeepCopy()
+	if pod.Spec.Affinity == nil {
+		pod.Spec.Affinity = &corev1.Affinity{}
+	}
+	if pod.Spec.Affinity.NodeAffinity == nil {
+		pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	na := pod.Spec.Affinity.NodeAffinity
+	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil || len(na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
+		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{}}}
+	}
+	terms := na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if hosts, ok := p.hostnames(on); ok {
+		for i := range terms {
+			terms[i].MatchExpressions = append(terms[i].MatchExpressions, corev1.NodeSelectorRequirement{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: hosts})
+		}
+	} else {
+		// A node's name is matched one to a term (the API allows one value).
+		var out []corev1.NodeSelectorTerm
+		for _, t := range terms {
+			for _, n := range on {
+				c := *t.DeepCopy()
+				c.MatchFields = append(c.MatchFields, corev1.NodeSelectorRequirement{Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{n}})
+				out = append(out, c)
+			}
+		}
+		na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms = out
+	}
+	if p.restrictedPods[pl] == nil {
+		p.restrictedPods[pl] = map[string]*corev1.Pod{}
+	}
+	p.restrictedPods[pl][key] = pod
+	return pod
+}
+
+// hostnames are the hostname labels of the nodes, false when one has none
+// or two share one.
+func (p *placer) hostnames(names []string) ([]string, bool) {
+	if p.hostname == nil {
+		p.hostname = map[string]string{}
+		for _, n := range p.fleet.Inventory.Nodes {
+			p.hostname[n.Name] = n.Labels[corev1.LabelHostname]
+		}
+	}
+	seen := map[string]bool{}
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		h := p.hostname[n]
+		if h == "" || seen[h] {
+			return nil, false
+		}
+		seen[h] = true
+		out = append(out, h)
+	}
+	return out, true
 }
 
 // placeAll places up to n pods of the plan, on the nodes given (any node
@@ -414,16 +537,11 @@ func (p *placer) placeAll(pl *plan, n int64, on []string) (int64, []string) {
 func (p *placer) place(pl *plan, on []string) (string, bool) {
 	switch pl.mode {
 	case modeDRA, modeClass:
-		var v feasibility.Verdict
-		if on == nil {
-			v = p.fleet.Checker.Check(p.ctx, p.snap, pl.pod, pl.claims)
-		} else {
-			for _, n := range on {
-				if v = p.fleet.Checker.CheckOn(p.ctx, p.snap, pl.pod, pl.claims, n); v.Kind == feasibility.FitsNow {
-					break
-				}
-			}
+		pod := pl.pod
+		if on != nil {
+			pod = p.restricted(pl, on)
 		}
+		v := p.fleet.Checker.Check(p.ctx, p.snap, pod, pl.claims)
 		if v.Kind != feasibility.FitsNow || len(v.Results) == 0 {
 			return "", false
 		}
@@ -481,6 +599,59 @@ func fits(want, offered, used corev1.ResourceList) bool {
 		}
 	}
 	return true
+}
+
+// namesNodes: the pod's node selection names nodes (nodeName, the hostname
+// label, a node's name), so that nodes of one shape may answer it apart.
+func namesNodes(pod *corev1.Pod) bool {
+	if pod == nil || pod.Spec.NodeName != "" {
+		return true
+	}
+	if _, ok := pod.Spec.NodeSelector[corev1.LabelHostname]; ok {
+		return true
+	}
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			if len(t.MatchFields) > 0 || slices.ContainsFunc(t.MatchExpressions, func(r corev1.NodeSelectorRequirement) bool { return r.Key == corev1.LabelHostname }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nodeShapes keys the nodes by what a check reads of them but their names:
+// labels without the hostname, taints, schedulability, allocatable, and
+// the devices of their own slices.
+func nodeShapes(inv *feasibility.Inventory) map[string]string {
+	devices := map[string][]resourceapi.Device{}
+	for _, sl := range inv.Slices {
+		if n := ptrDeref(sl.Spec.NodeName); n != "" {
+			devices[n] = append(devices[n], sl.Spec.Devices...)
+		}
+	}
+	out := make(map[string]string, len(inv.Nodes))
+	for _, n := range inv.Nodes {
+		lbl := maps.Clone(n.Labels)
+		delete(lbl, corev1.LabelHostname)
+		b, _ := json.Marshal(struct {
+			Labels        map[string]string
+			Taints        []corev1.Taint
+			Unschedulable bool
+			Allocatable   corev1.ResourceList
+			Devices       []resourceapi.Device
+		}{lbl, n.Spec.Taints, n.Spec.Unschedulable, n.Status.Allocatable, devices[n.Name]})
+		sum := sha256.Sum256(b)
+		out[n.Name] = hex.EncodeToString(sum[:8])
+	}
+	return out
+}
+
+func ptrDeref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // extendedAsks are the extended resources a pod asks for (a limit or a

@@ -98,7 +98,7 @@ func suggest(ctx context.Context, in JudgeInput, j *Judgment) ([]SuggestedClass,
 		}
 		opts := in.Options
 		opts.Classes = append(slices.Clone(j.Forecast.After.Classes), class)
-		again, err := judge(ctx, in, opts)
+		again, err := judge(ctx, in, opts, true)
 		if err != nil {
 			return nil, err
 		}
@@ -133,6 +133,11 @@ func confirmed(j, again *Judgment, res string) SuggestedClass {
 		if unserved(was) && now.Served > was.Served {
 			s.Rows++
 			s.Devices += (now.Served - was.Served) * perPod(w)
+			continue
+		}
+		// The re-run places the workloads together only: a result that
+		// the order decides there reads as served or not.
+		if was.Result == CutoverOrderDependent && now.Served == was.Served {
 			continue
 		}
 		if was.Result != now.Result || was.Served != now.Served {

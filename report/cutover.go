@@ -36,6 +36,8 @@ type cutoverPage struct {
 	Namespaces []servable
 	Hardware   []servable
 	Total      servable
+	// Rehearsal: what a rehearsal on the real scheduler saw, when it ran.
+	Rehearsal *rehearsal
 }
 
 type cutoverCount struct {
@@ -107,6 +109,7 @@ func newCutoverPage(r *Report) *cutoverPage {
 		}
 	}
 	c.Namespaces, c.Hardware = sortedServable(ns), sortedServable(hw)
+	c.Rehearsal = newRehearsal(r)
 	return c
 }
 
@@ -244,4 +247,48 @@ func cutoverHeadline(c *forecast.Cutover, row Row) string {
 type servableTable struct {
 	Title, Key string
 	Rows       []servable
+}
+
+// rehearsed: some row says what a rehearsal on the real scheduler saw.
+func (r *Report) rehearsed() bool {
+	return slices.ContainsFunc(r.Items, func(row Row) bool { return row.Rehearsed != nil })
+}
+
+// rehearsedPods is "bound/pods", marked when it disagrees with the
+// forecast.
+func rehearsedPods(x *forecast.Rehearsed) string {
+	if x == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("%d/%d", x.Bound, x.Pods)
+	if !x.Agrees {
+		s += " (not as forecast)"
+	}
+	return s
+}
+
+// rehearsal counts the rows a rehearsal saw, and those that agree with the
+// forecast.
+type rehearsal struct {
+	Rows, Agree int
+	Disagree    []string
+}
+
+func newRehearsal(r *Report) *rehearsal {
+	var x rehearsal
+	for _, row := range r.Items {
+		if row.Rehearsed == nil {
+			continue
+		}
+		x.Rows++
+		if row.Rehearsed.Agrees {
+			x.Agree++
+		} else {
+			x.Disagree = append(x.Disagree, row.object())
+		}
+	}
+	if x.Rows == 0 {
+		return nil
+	}
+	return &x
 }

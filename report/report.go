@@ -141,6 +141,9 @@ type Row struct {
 	// Cutover says what the switch to DRA does to the row (audit
 	// --forecast only).
 	Cutover *forecast.Cutover `json:"cutover,omitempty"`
+	// Rehearsed is what a rehearsal on the real scheduler saw of the row's
+	// pods (make rehearse), beside what the forecast said.
+	Rehearsed *forecast.Rehearsed `json:"rehearsed,omitempty"`
 	// Status is where the row's pods stand now, on the webhook's report
 	// only (its rows are workloads grouped from the pods the cluster has,
 	// one row per workload and status): Migrated, ReadyNow, ReadyWhenFree,
@@ -379,7 +382,12 @@ func (row Row) object() string {
 
 func (r *Report) table(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if r.Forecast != nil {
+	if r.Forecast != nil && r.rehearsed() {
+		fmt.Fprintln(tw, "OBJECT\tCUTOVER\tPODS SERVED\tREHEARSED: BOUND\tNODES TODAY→AFTER\tOUTCOME\tREASON")
+		for _, row := range r.Items {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.object(), cutoverResult(row.Cutover), cutoverPods(row.Cutover), rehearsedPods(row.Rehearsed), cutoverNodes(row.Cutover), row.Outcome, truncate(cutoverHeadline(row.Cutover, row), 100))
+		}
+	} else if r.Forecast != nil {
 		fmt.Fprintln(tw, "OBJECT\tCUTOVER\tPODS SERVED\tNODES TODAY→AFTER\tOUTCOME\tVERDICT\tREASON")
 		for _, row := range r.Items {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.object(), cutoverResult(row.Cutover), cutoverPods(row.Cutover), cutoverNodes(row.Cutover), row.Outcome, dash(row.Verdict), truncate(cutoverHeadline(row.Cutover, row), 110))

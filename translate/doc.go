@@ -159,9 +159,11 @@
 //     stripCapacities (capacity.go) removes the capacity resources that went
 //     into the claim, and addImplicitTolerations (tolerations.go) adds,
 //     offline, the tolerations the target cluster's ExtendedResourceToleration
-//     plugin gives pods for the extended resources removed, when the policy
-//     says the cluster runs it (Result.ImplicitTolerations); never to a pod
-//     that has been through admission already (Input.Admitted: the webhook's).
+//     plugin gives pods for the extended resources removed, when the cluster
+//     runs it (Policy.RunsExtendedResourceToleration: the policy says so, or
+//     says nothing and the pod requires a label only GKE nodes carry;
+//     Result.ImplicitTolerations); never to a pod that has been through
+//     admission already (Input.Admitted: the webhook's).
 //     Then sayRisks (risks.go) warns of what the translation risks and no
 //     check decides: a multi-host TPU slice translated per device
 //     (MultiHostTPUSlice), a label node autoscalers read removed

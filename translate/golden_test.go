@@ -225,34 +225,48 @@ func checkLabelReasons(t testing.TB, res *Result) {
 			continue
 		}
 		msg, ok := strings.CutPrefix(r.Message, "became a device selector on ")
-		whats, reqs, ok2 := strings.Cut(msg, " of request ")
-		reqs, _, ok3 := strings.Cut(reqs, " and was removed")
-		if !ok || !ok2 || !ok3 {
+		msg, _, ok2 := strings.Cut(msg, " and was removed")
+		if !ok || !ok2 {
 			t.Errorf("cannot read %q", r.Message)
 			continue
 		}
-		for _, name := range strings.Split(reqs, ", ") {
-			sub, found := findSubrequest(res.Template.Spec.Spec, name)
-			if !found {
-				t.Errorf("%s: the template has no request %s", r.Field, name)
+		// "<what> of request <names>", groups joined by "; on ".
+		for _, group := range strings.Split(msg, "; on ") {
+			whats, reqs, ok := strings.Cut(group, " of request ")
+			if !ok {
+				t.Errorf("cannot read %q", r.Message)
 				continue
 			}
-			for _, what := range strings.Split(whats, " and ") {
-				if class, ok := strings.CutPrefix(what, "DeviceClass "); ok {
-					if sub.DeviceClassName != class {
-						t.Errorf("%s: request %s has class %s, the reason says %s", r.Field, name, sub.DeviceClassName, class)
-					}
-					continue
+			checkLabelGroup(t, res, r, whats, reqs)
+		}
+	}
+}
+
+// checkLabelGroup checks one group of a NodeLabelTranslated reason: each
+// request named has a selector on each attribute (or the class) named.
+func checkLabelGroup(t testing.TB, res *Result, r Reason, whats, reqs string) {
+	t.Helper()
+	for _, name := range strings.Split(reqs, ", ") {
+		sub, found := findSubrequest(res.Template.Spec.Spec, name)
+		if !found {
+			t.Errorf("%s: the template has no request %s", r.Field, name)
+			continue
+		}
+		for _, what := range strings.Split(whats, " and ") {
+			if class, ok := strings.CutPrefix(what, "DeviceClass "); ok {
+				if sub.DeviceClassName != class {
+					t.Errorf("%s: request %s has class %s, the reason says %s", r.Field, name, sub.DeviceClassName, class)
 				}
-				field := "attributes"
-				if c, ok := strings.CutPrefix(what, "capacity "); ok {
-					field, what = "capacity", c
-				}
-				domain, id, _ := strings.Cut(what, "/")
-				ref := "device." + field + "[\"" + domain + "\"]." + id
-				if !slices.ContainsFunc(sub.Selectors, func(s resourceapi.DeviceSelector) bool { return strings.Contains(s.CEL.Expression, ref) }) {
-					t.Errorf("%s: request %s has no selector on %s, the reason says it has", r.Field, name, ref)
-				}
+				continue
+			}
+			field := "attributes"
+			if c, ok := strings.CutPrefix(what, "capacity "); ok {
+				field, what = "capacity", c
+			}
+			domain, id, _ := strings.Cut(what, "/")
+			ref := "device." + field + "[\"" + domain + "\"]." + id
+			if !slices.ContainsFunc(sub.Selectors, func(s resourceapi.DeviceSelector) bool { return strings.Contains(s.CEL.Expression, ref) }) {
+				t.Errorf("%s: request %s has no selector on %s, the reason says it has", r.Field, name, ref)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -23,8 +24,8 @@ import (
 // translated requirements is final (rewriteNodeConstraints ran).
 func (t *translation) explainLabels() {
 	type fate struct {
-		what     []string // attributes or classes that express it
-		requests []string // "<request>" or "<request>/<subrequest>"
+		what     map[string][]string // per request: attributes or classes that express it
+		requests []string            // "<request>" or "<request>/<subrequest>"
 		implied  bool
 		dropped  bool
 	}
@@ -38,7 +39,7 @@ func (t *translation) explainLabels() {
 				}
 				f := fates[l.loc]
 				if f == nil {
-					f = &fate{}
+					f = &fate{what: map[string][]string{}}
 					fates[l.loc] = f
 				}
 				switch {
@@ -53,10 +54,10 @@ func (t *translation) explainLabels() {
 					}
 					f.requests = appendNew(f.requests, name)
 					if c.eff.class != "" {
-						f.what = appendNew(f.what, "DeviceClass "+c.eff.class)
+						f.what[name] = appendNew(f.what[name], "DeviceClass "+c.eff.class)
 					}
 					if len(c.eff.selectors) > 0 {
-						f.what = appendNew(f.what, expressedBy(c.rule))
+						f.what[name] = appendNew(f.what[name], expressedBy(c.rule))
 					}
 				}
 			}
@@ -75,8 +76,23 @@ func (t *translation) explainLabels() {
 		f := fates[loc]
 		switch {
 		case f != nil && len(f.requests) > 0:
-			t.add(sayAt(ReasonNodeLabelTranslated, p, "became a device selector on %s of request %s and was removed from the pod",
-				strings.Join(f.what, " and "), strings.Join(f.requests, ", ")))
+			// Requests whose alternatives it turned alike are named
+			// together; alternatives it moved to another DeviceClass (an
+			// In list of a full GPU and a MIG slice) apart.
+			var groups []string
+			var whats []string
+			byWhat := map[string][]string{}
+			for _, name := range f.requests {
+				w := strings.Join(f.what[name], " and ")
+				if _, ok := byWhat[w]; !ok {
+					whats = append(whats, w)
+				}
+				byWhat[w] = append(byWhat[w], name)
+			}
+			for _, w := range whats {
+				groups = append(groups, fmt.Sprintf("%s of request %s", w, strings.Join(byWhat[w], ", ")))
+			}
+			t.add(sayAt(ReasonNodeLabelTranslated, p, "became a device selector on %s and was removed from the pod", strings.Join(groups, "; on ")))
 		case f != nil && f.dropped:
 			t.add(sayAt(ReasonNodeLabelDropped, p, "no device attribute expresses it; it was removed from the pod, and the placement check compares where the pod can land with and without it"))
 		default:

@@ -173,18 +173,33 @@ func (t *translation) known(r labelReq) (known, good bool) {
 	if !t.p.knowsLabel(r.key) {
 		return false, true
 	}
+	// The values of an In list whose rule makes alternatives become one
+	// alternative each (expand), so each converts on its own: a list may
+	// mix values that move the request to different DeviceClasses (a full
+	// GPU and a MIG slice), which one selector could not say.
+	parts := []labelReq{r}
+	if r.op == corev1.NodeSelectorOpIn && len(r.values) > 1 && t.splits(r) {
+		parts = parts[:0]
+		for _, v := range r.values {
+			one := r
+			one.values = []string{v}
+			parts = append(parts, one)
+		}
+	}
 	relevant := false
-	for _, f := range slices.Sorted(maps.Keys(t.families)) {
-		c := t.convert(r, f)
-		if !c.ok {
-			continue
-		}
-		if c.err != nil {
-			t.add(say(ReasonNodeLabelUntranslatable, r.path, "%v", c.err))
-			return true, false
-		}
-		if !c.eff.notForUs {
-			relevant = true
+	for _, part := range parts {
+		for _, f := range slices.Sorted(maps.Keys(t.families)) {
+			c := t.convert(part, f)
+			if !c.ok {
+				continue
+			}
+			if c.err != nil {
+				t.add(say(ReasonNodeLabelUntranslatable, r.path, "%v", c.err))
+				return true, false
+			}
+			if !c.eff.notForUs {
+				relevant = true
+			}
 		}
 	}
 	if !relevant {

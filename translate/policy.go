@@ -36,7 +36,12 @@ func decodeStrict(data []byte, v any) error {
 
 // NewPolicy validates a TranslationPolicy and compiles it, with the rules of
 // its profiles included.
-func NewPolicy(tp *TranslationPolicy) (*Policy, error) {
+func NewPolicy(tp *TranslationPolicy) (*Policy, error) { return newPolicy(tp, true) }
+
+// newPolicy is NewPolicy; profilesSpeak says whether the profiles' claims
+// about the target cluster (implicitTolerations) count: not for the default
+// policy, which names every profile for its rules alone.
+func newPolicy(tp *TranslationPolicy, profilesSpeak bool) (*Policy, error) {
 	if errs := validatePolicyDocument(tp); len(errs) > 0 {
 		return nil, fmt.Errorf("invalid policy: %w", errs.ToAggregate())
 	}
@@ -70,7 +75,10 @@ func NewPolicy(tp *TranslationPolicy) (*Policy, error) {
 	if len(merged.Schedulers) == 0 {
 		merged.Schedulers = SchedulerNames(DefaultScheduler)
 	}
-	if merged.ImplicitTolerations == nil {
+	if merged.ImplicitTolerations == nil && profilesTolerate && profilesSpeak {
+		// Unset and no profile that names the cluster: nothing is said,
+		// and each pod's own node selection may still tell
+		// (Policy.RunsExtendedResourceToleration).
 		merged.ImplicitTolerations = &profilesTolerate
 	}
 	if errs := validateReferences(&tp.Spec, &merged); len(errs) > 0 {

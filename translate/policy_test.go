@@ -283,8 +283,8 @@ func TestPolicyDefaultsOfTheStrandingRules(t *testing.T) {
 	if diff := cmp.Diff([]string{DefaultScheduler}, def.Schedulers()); diff != "" {
 		t.Errorf("default schedulers (-want,+got):\n%s", diff)
 	}
-	if it := def.Spec().ImplicitTolerations; it == nil || *it || def.ImplicitTolerations() {
-		t.Error("the default policy says nothing about the cluster's admission: implicit tolerations must be off")
+	if it := def.Spec().ImplicitTolerations; it != nil || def.ImplicitTolerations() || def.ImplicitTolerationsSaid() {
+		t.Error("the default policy says nothing about the cluster's admission: implicit tolerations must be unset")
 	}
 	gke, err := ProfilePolicy(DefaultProfileNames()...)
 	if err != nil {
@@ -304,14 +304,14 @@ func TestPolicyDefaultsOfTheStrandingRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if it := nv.Spec().ImplicitTolerations; it == nil || *it {
-		t.Error("without the gke and tpu profiles implicit tolerations must be off")
+	if it := nv.Spec().ImplicitTolerations; it != nil || nv.ImplicitTolerationsSaid() {
+		t.Error("without the gke and tpu profiles implicit tolerations must be unset")
 	}
 	off, err := LoadPolicy([]byte("apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nspec:\n  profiles: [nvidia, gke]\n  implicitTolerations: false\n  schedulers: [volcano]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if it := off.Spec().ImplicitTolerations; it == nil || *it {
+	if it := off.Spec().ImplicitTolerations; it == nil || *it || !off.ImplicitTolerationsSaid() {
 		t.Error("the policy's own implicitTolerations: false must win over the gke profile")
 	}
 	if diff := cmp.Diff([]string{"volcano"}, off.Schedulers()); diff != "" {

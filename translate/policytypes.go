@@ -108,9 +108,14 @@ type PolicySpec struct {
 	// there), so the pod still tolerates the taints of the nodes that have
 	// those devices, and the placement check gives the pod as submitted the
 	// plugin's tolerations. The webhook never adds one: the plugin runs
-	// before it, and the pod it sees carries what the cluster gives.
-	// Default: true when the policy names a profile that turns it on (gke,
-	// tpu), else false; false in the default policy.
+	// before it, and the pod it sees carries what the cluster gives. False
+	// says the cluster does not run it. Default: true when the policy names
+	// a profile that turns it on (gke, tpu); else unset, as in the default
+	// policy: then a pod whose required node selection names a label only
+	// GKE nodes carry (cloud.google.com/gke-accelerator, gke-nodepool, …)
+	// is taken to run on GKE, which runs the plugin, and any other pod to
+	// run where it does not (a translation for it says the toleration is
+	// left out: ImplicitTolerationsUnknown).
 	ImplicitTolerations *bool `json:"implicitTolerations,omitempty"`
 
 	// Placement is the rule of the placement check, which compares, over

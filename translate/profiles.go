@@ -77,18 +77,19 @@ func builtinProfile(name string) (*TranslationPolicy, error) {
 // DefaultPolicy is the policy used when none is given: every built-in
 // profile except the opt-in ones ([DefaultProfileNames]), for their rules.
 // It says nothing about the target cluster's admission: implicitTolerations
-// is off, although the gke and tpu profiles turn it on when a policy names
+// is unset, although the gke and tpu profiles turn it on when a policy names
 // them (most clusters do not run ExtendedResourceToleration, and a toleration
-// they would not add lets a pod onto nodes tainted for its devices).
+// they would not add lets a pod onto nodes tainted for its devices); a pod
+// that requires a label only GKE nodes carry still tells
+// ([Policy.RunsExtendedResourceToleration]).
 func DefaultPolicy() *Policy {
 	names := DefaultProfileNames()
-	off := false
-	p, err := NewPolicy(&TranslationPolicy{
+	p, err := newPolicy(&TranslationPolicy{
 		APIVersion: PolicyAPIVersion,
 		Kind:       PolicyKind,
 		Metadata:   PolicyMetadata{Name: "profiles:" + strings.Join(names, ",")},
-		Spec:       PolicySpec{Profiles: names, ImplicitTolerations: &off},
-	})
+		Spec:       PolicySpec{Profiles: names},
+	}, false)
 	if err != nil {
 		panic(err) // the built-in profiles are tested
 	}

@@ -93,6 +93,35 @@ func (t *translation) multiHostSlices() {
 	}
 }
 
+// MultiHostTPUSlice reports whether the pod's required node selection names
+// a TPU slice topology (multiHostTopologyLabels, In or nodeSelector) of more
+// chips than its app containers ask for of google.com/tpu: a worker of a
+// multi-host slice.
+func MultiHostTPUSlice(pod *corev1.Pod) bool {
+	var chips int64
+	for _, c := range pod.Spec.Containers {
+		if q, ok := c.Resources.Limits["google.com/tpu"]; ok {
+			chips += q.Value()
+		} else if q, ok := c.Resources.Requests["google.com/tpu"]; ok {
+			chips += q.Value()
+		}
+	}
+	if chips <= 0 {
+		return false
+	}
+	for _, r := range requiredReqsOf(pod) {
+		if !slices.Contains(multiHostTopologyLabels, r.key) || r.op != corev1.NodeSelectorOpIn {
+			continue
+		}
+		for _, v := range r.values {
+			if slice, ok := topologyChips(v); ok && slice > chips {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // topologyChips is the number of chips of a topology "AxB[xC]".
 func topologyChips(v string) (int64, bool) {
 	n := int64(1)

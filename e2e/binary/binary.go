@@ -61,6 +61,10 @@ type Options struct {
 	Namespace string
 	// ExtraArgs are appended to the serve flags (e.g. "--log-level", "debug").
 	ExtraArgs []string
+	// ChartValues are the chart values the webhook configuration is
+	// rendered with (e.g. webhook.matchConditions for a custom policy).
+	// Default: none, the chart's defaults.
+	ChartValues map[string]any
 	// Replicas of claimbridge serve. Default 1. More than one elect a
 	// leader (--leader-elect, the Lease in Namespace) as the chart's
 	// replicas do, each with its own ports and log, and the webhook
@@ -104,16 +108,30 @@ func Start(ctx context.Context, c *cluster.Cluster, o Options) (*Server, error) 
 	return all[0], nil
 }
 
+// StartBinary is Start with a claimbridge binary of the caller's.
+func StartBinary(ctx context.Context, c *cluster.Cluster, bin string, o Options) (*Server, error) {
+	all, _, err := startReplicas(ctx, c, bin, o)
+	if err != nil {
+		return nil, err
+	}
+	return all[0], nil
+}
+
 // StartReplicas is Start for Options.Replicas replicas: each runs with its own ports and log
 // (claimbridge-0.log, …) and the same serving certificate, and with more than one they elect
 // a leader and the webhook configuration points at a Balancer in front of them, returned
 // (nil for one replica). The balancer stops when ctx ends.
 func StartReplicas(ctx context.Context, c *cluster.Cluster, o Options) ([]*Server, *Balancer, error) {
-	replicas := max(o.Replicas, 1)
 	bin, err := FromImage(ctx, c.Dir)
 	if err != nil {
 		return nil, nil, err
 	}
+	return startReplicas(ctx, c, bin, o)
+}
+
+// startReplicas is StartReplicas with the binary bin.
+func startReplicas(ctx context.Context, c *cluster.Cluster, bin string, o Options) ([]*Server, *Balancer, error) {
+	replicas := max(o.Replicas, 1)
 	if _, err := c.CreateNamespace(ctx, o.Namespace, "", nil); err != nil {
 		return nil, nil, err
 	}
@@ -161,7 +179,11 @@ func StartReplicas(ctx context.Context, c *cluster.Cluster, o Options) ([]*Serve
 		}
 		url = "https://" + lb.Addr + "/mutate-v1-pod"
 	}
-	cfg, err := chart.RenderWebhookConfiguration(ctx, map[string]any{}, chart.Options{Namespace: o.Namespace})
+	values := o.ChartValues
+	if values == nil {
+		values = map[string]any{}
+	}
+	cfg, err := chart.RenderWebhookConfiguration(ctx, values, chart.Options{Namespace: o.Namespace})
 	if err != nil {
 		return nil, nil, err
 	}

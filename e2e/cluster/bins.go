@@ -17,9 +17,15 @@ import (
 
 // BinDirEnv names the environment variable that points the harness at a directory holding
 // etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubectl. When it is unset
-// the harness runs hack/e2e-bins.sh, which builds them once into a cache outside the
-// repository.
+// the harness takes $KUBEBUILDER_ASSETS (envtest's layout, the ecosystem's convention: one
+// directory of binaries), else runs hack/e2e-bins.sh, which builds them once into a cache
+// outside the repository.
 const BinDirEnv = "CLAIMBRIDGE_K8S_BIN"
+
+// AssetsEnv is envtest's variable for its binaries' directory. envtest itself ships etcd,
+// kube-apiserver and kubectl; the harness also needs kube-controller-manager and
+// kube-scheduler of the same version there.
+const AssetsEnv = "KUBEBUILDER_ASSETS"
 
 // rootModule is the module path of the product, whose go.mod marks the repository root.
 const rootModule = "github.com/claimbridge/claimbridge"
@@ -31,7 +37,10 @@ var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "ku
 // if set, else the output of hack/e2e-bins.sh (found by walking up from the working directory
 // to the product's go.mod), whose progress is written to progress.
 func ResolveBinDir(ctx context.Context, progress io.Writer) (string, error) {
-	dir := os.Getenv(BinDirEnv)
+	dir, from := os.Getenv(BinDirEnv), BinDirEnv
+	if dir == "" {
+		dir, from = os.Getenv(AssetsEnv), AssetsEnv
+	}
 	if dir == "" {
 		root, err := RepoRoot()
 		if err != nil {
@@ -54,6 +63,9 @@ func ResolveBinDir(ctx context.Context, progress io.Writer) (string, error) {
 	}
 	for _, b := range binaries {
 		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			if from == AssetsEnv {
+				return "", fmt.Errorf("%s=%s: %w (envtest ships etcd, kube-apiserver and kubectl; put kube-controller-manager and kube-scheduler of the same version there too, or unset it to build them with hack/e2e-bins.sh)", AssetsEnv, dir, err)
+			}
 			return "", fmt.Errorf("bin dir %s: %w", dir, err)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
+	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
@@ -105,6 +106,17 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A pod bound at creation to an A100 node that switches: no scheduler
+	// places it, the webhook's matchConditions do not send it.
+	pinnedNode := fleet.NodeName("cutover-a100-1")
+	pinned := func() *corev1.Pod {
+		p := gpus("1").NodeName(pinnedNode).Obj()
+		p.Name, p.Namespace = "pinned-a100", ns
+		return p
+	}
+	if _, err := client.CoreV1().Pods(ns).Create(t.Context(), pinned(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	// Today every pod runs on the device plugin.
 	for _, w := range workloads {
 		eventually(t, fmt.Sprintf("%s/%s bound as submitted", w.ns, w.name), func(ctx context.Context) (bool, error) {
@@ -146,6 +158,9 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 		if got := said[w.ns+"/"+w.name]; got != w.want {
 			t.Errorf("the forecast says %s/%s %q, want %q", w.ns, w.name, got, w.want)
 		}
+	}
+	if got := said[ns+"/pinned-a100"]; got != forecast.CutoverBreaks {
+		t.Errorf("the forecast says the pod bound at creation to a node that switches %q, want %q", got, forecast.CutoverBreaks)
 	}
 	if rep.Forecast == nil || rep.Forecast.Switched != len(fleet.Published.Nodes)-1 {
 		t.Fatalf("forecast %+v, want every node but the opted-out one switched (%d)", rep.Forecast, len(fleet.Published.Nodes)-1)
@@ -205,6 +220,17 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 		if err := client.CoreV1().Pods(w.ns).DeleteCollection(t.Context(), *metav1.NewDeleteOptions(0), metav1.ListOptions{LabelSelector: "app=" + w.name}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The bare pod is created again by hand, as its owner would.
+	if err := client.CoreV1().Pods(ns).Delete(t.Context(), "pinned-a100", *metav1.NewDeleteOptions(0)); err != nil {
+		t.Fatal(err)
+	}
+	afterwards(t, "the pod bound at creation deleted", func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().Pods(ns).Get(ctx, "pinned-a100", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if _, err := client.CoreV1().Pods(ns).Create(t.Context(), pinned(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 
 	// The cluster after the switch, pod for pod.
@@ -273,6 +299,33 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 			})
 		}
 	}
+	// The pod bound at creation to the switched node: told like any pod no
+	// node can serve, counted as unservable, not as the device plugin's.
+	eventually(t, "the pod bound at creation to a switched node told LegacyUnservable", func(ctx context.Context) (bool, error) {
+		evs := events(t, ns, "pinned-a100", "LegacyUnservable")
+		if len(evs) == 0 {
+			return false, nil
+		}
+		if !strings.Contains(evs[0].Message, "the kubelet of "+pinnedNode+" will refuse this pod") || evs[0].Type != corev1.EventTypeWarning {
+			return false, fmt.Errorf("event %s %q", evs[0].Type, evs[0].Message)
+		}
+		return metric(t, "claimbridge_unservable_pods") >= 1, nil
+	})
+	if evs := events(t, ns, "pinned-a100", "Undecided"); slices.ContainsFunc(evs, func(e corev1.Event) bool { return e.LastTimestamp.After(start) || e.EventTime.After(start) }) {
+		t.Errorf("the pod bound at creation was also told it stays on the device plugin: %v", evs)
+	}
+	eventually(t, "the live report counts the pinned pod's device as served by no one", func(ctx context.Context) (bool, error) {
+		rep, err := fetchReport(ctx, ns)
+		if err != nil {
+			return false, err
+		}
+		for _, row := range rep.Items {
+			if row.Name == "pinned-a100" && (row.Status != report.StatusBlocked || row.Decisive == nil || row.Decisive.Code != explain.ReasonLegacyUnservable) {
+				return false, fmt.Errorf("row %s %+v, want Blocked by LegacyUnservable", row.Status, row.Decisive)
+			}
+		}
+		return rep.Progress != nil && rep.Progress.Unservable >= 1, nil
+	})
 	t.Logf("the cluster agrees with the forecast %s after the switch began", time.Since(start).Round(time.Millisecond))
 	for _, w := range workloads {
 		if err := client.AppsV1().Deployments(w.ns).Delete(t.Context(), w.name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {

@@ -231,7 +231,8 @@ func TestPlacementCorpusTranslatedPodsAreBoundInsideTheProvenSetAndKeptPodsSayWh
 				for _, c := range f.Cases {
 					began := time.Now()
 					t.Run(fileName+"/"+c.Name, func(t *testing.T) {
-						runCorpusCase(t, ns, fleet, c, golden[c.Name], policy.ImplicitTolerations(), &tally)
+						plugin, _, _ := policy.RunsExtendedResourceToleration(c.Pod)
+						runCorpusCase(t, ns, fleet, c, golden[c.Name], plugin, &tally)
 					})
 					// With the cleanup: the pod deleted and its claim gone.
 					if d := time.Since(began); d > tally.slowest {
@@ -254,9 +255,11 @@ func TestPlacementCorpusTranslatedPodsAreBoundInsideTheProvenSetAndKeptPodsSayWh
 // proven set with its claim allocated there, then deleted with its claim
 // so that the next case finds the fleet empty; a pod kept as submitted is
 // admitted unchanged, for the golden reason. The suite's control plane does
-// not run the ExtendedResourceToleration admission plugin: where the file's
-// policy says the cluster runs it (plugin, implicitTolerations: the gke
-// profile), the pod is created with the tolerations the plugin would have
+// not run the ExtendedResourceToleration admission plugin: where the cluster
+// runs it (plugin: the file's policy says so, implicitTolerations or the gke
+// profile, or says nothing and the pod requires a label only GKE nodes carry,
+// translate.Policy.RunsExtendedResourceToleration), the pod is created with
+// the tolerations the plugin would have
 // given it before the webhook, as on such a cluster (the plugin itself runs
 // in faults' TestGKEPodWithoutTolerationsIsTranslatedOntoTheTaintedGPUNode).
 func runCorpusCase(t *testing.T, ns string, fleet *corpusFleet, c corpusCase, want corpusResult, plugin bool, tally *corpusTally) {

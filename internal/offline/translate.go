@@ -228,9 +228,16 @@ func unwritable(dec *decide.Decision, t *podtemplates.Template) *decide.Decision
 	r := translate.Reason{Code: ReasonUnsupported, Severity: translate.SeverityWarning, Field: t.Path, Message: t.Unsupported}
 	out := *dec
 	out.Outcome = translate.OutcomeKeepLegacy
-	out.Reasons = append(slices.DeleteFunc(slices.Clone(dec.Reasons), func(r translate.Reason) bool { return r.Code == translate.ReasonTranslated }), r)
+	out.Reasons = append(slices.DeleteFunc(slices.Clone(dec.Reasons), translatedOnly), r)
 	out.Decisive = r
 	return &out
+}
+
+// translatedOnly: a reason that says what happened to a pod because it was
+// translated (Translated) or warns about the translation as it is written
+// (ImplicitTolerationsUnknown), moot for a template kept as it is.
+func translatedOnly(r translate.Reason) bool {
+	return r.Code == translate.ReasonTranslated || r.Code == decide.ReasonImplicitTolerationsUnknown
 }
 
 // sized is the decision for a template whose operator reads its device
@@ -241,10 +248,14 @@ func sized(dec *decide.Decision, t *podtemplates.Template, s *podtemplates.Sizin
 	out := *dec
 	out.Reasons = slices.Clone(dec.Reasons)
 	if s.Keep != "" {
-		r := translate.Reason{Code: ReasonOperatorReadsLimit, Severity: translate.SeverityWarning, Field: t.Path,
+		code := s.Code
+		if code == "" {
+			code = ReasonOperatorReadsLimit
+		}
+		r := translate.Reason{Code: code, Severity: translate.SeverityWarning, Field: t.Path,
 			Message: s.Keep + "; the template is kept as it is"}
 		out.Outcome = translate.OutcomeKeepLegacy
-		out.Reasons = append(slices.DeleteFunc(out.Reasons, func(r translate.Reason) bool { return r.Code == translate.ReasonTranslated }), r)
+		out.Reasons = append(slices.DeleteFunc(out.Reasons, translatedOnly), r)
 		out.Decisive = r
 		return &out
 	}

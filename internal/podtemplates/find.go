@@ -39,6 +39,9 @@ type location struct {
 	// the template's device count when it makes the workload.
 	replicas replicaRule
 	sizing   *operator
+	// platform: what the platform's admission reads from the pods the
+	// template makes, checked before the operator (GKE's TPU webhooks).
+	platform *operator
 	// scheduler: the object's field (dot-separated) whose schedulerName its
 	// controller gives pods whose template names none, and defaultScheduler
 	// the value its admission defaults that field to.
@@ -52,8 +55,8 @@ var table = []location{
 	{group: "", kinds: []string{"PodTemplate"}, pattern: "template", form: FormTemplate},
 	{group: "", kinds: []string{"ReplicationController"}, pattern: "spec.template", form: FormTemplate},
 	{group: "apps", kinds: []string{"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"}, pattern: "spec.template", form: FormTemplate},
-	{group: "batch", kinds: []string{"Job"}, pattern: "spec.template", form: FormTemplate},
-	{group: "batch", kinds: []string{"CronJob"}, pattern: "spec.jobTemplate.spec.template", form: FormTemplate},
+	{group: "batch", kinds: []string{"Job"}, pattern: "spec.template", form: FormTemplate, platform: &gkeTPUPlatform},
+	{group: "batch", kinds: []string{"CronJob"}, pattern: "spec.jobTemplate.spec.template", form: FormTemplate, platform: &gkeTPUPlatform},
 
 	// Kubeflow Training Operator (v1) and MPI Operator (v2beta1).
 	{group: "kubeflow.org", kinds: []string{"PyTorchJob"}, pattern: "spec.pytorchReplicaSpecs.*.template", form: FormTemplate, replicas: replicaSpecReplicas},
@@ -72,17 +75,17 @@ var table = []location{
 		replicas: trainerReplicas, sizing: &trainerOperator},
 	{group: "trainer.kubeflow.org", kinds: []string{"TrainJob"}},
 	// JobSet and LeaderWorkerSet.
-	{group: "jobset.x-k8s.io", kinds: []string{"JobSet"}, pattern: "spec.replicatedJobs[*].template.spec.template", form: FormTemplate, replicas: jobSetReplicas},
+	{group: "jobset.x-k8s.io", kinds: []string{"JobSet"}, pattern: "spec.replicatedJobs[*].template.spec.template", form: FormTemplate, replicas: jobSetReplicas, platform: &gkeTPUPlatform},
 	{group: "leaderworkerset.x-k8s.io", kinds: []string{"LeaderWorkerSet"}, pattern: "spec.leaderWorkerTemplate.leaderTemplate", form: FormTemplate, replicas: lwsReplicas, sizing: &lwsOperator},
 	{group: "leaderworkerset.x-k8s.io", kinds: []string{"LeaderWorkerSet"}, pattern: "spec.leaderWorkerTemplate.workerTemplate", form: FormTemplate, replicas: lwsReplicas, sizing: &lwsOperator},
 	// KubeRay.
 	{group: "ray.io", kinds: []string{"RayCluster"}, pattern: "spec.headGroupSpec.template", form: FormTemplate, replicas: one, sizing: &kubeRayOperator},
-	{group: "ray.io", kinds: []string{"RayCluster"}, pattern: "spec.workerGroupSpecs[*].template", form: FormTemplate, replicas: rayWorkerReplicas, sizing: &kubeRayOperator},
+	{group: "ray.io", kinds: []string{"RayCluster"}, pattern: "spec.workerGroupSpecs[*].template", form: FormTemplate, replicas: rayWorkerReplicas, sizing: &kubeRayOperator, platform: &gkeTPUPlatform},
 	{group: "ray.io", kinds: []string{"RayJob"}, pattern: "spec.rayClusterSpec.headGroupSpec.template", form: FormTemplate, replicas: one, sizing: &kubeRayOperator},
-	{group: "ray.io", kinds: []string{"RayJob"}, pattern: "spec.rayClusterSpec.workerGroupSpecs[*].template", form: FormTemplate, replicas: rayWorkerReplicas, sizing: &kubeRayOperator},
+	{group: "ray.io", kinds: []string{"RayJob"}, pattern: "spec.rayClusterSpec.workerGroupSpecs[*].template", form: FormTemplate, replicas: rayWorkerReplicas, sizing: &kubeRayOperator, platform: &gkeTPUPlatform},
 	{group: "ray.io", kinds: []string{"RayJob"}, pattern: "spec.submitterPodTemplate", form: FormTemplate},
 	{group: "ray.io", kinds: []string{"RayService"}, pattern: "spec.rayClusterConfig.headGroupSpec.template", form: FormTemplate, replicas: one, sizing: &kubeRayOperator},
-	{group: "ray.io", kinds: []string{"RayService"}, pattern: "spec.rayClusterConfig.workerGroupSpecs[*].template", form: FormTemplate, replicas: rayWorkerReplicas, sizing: &kubeRayOperator},
+	{group: "ray.io", kinds: []string{"RayService"}, pattern: "spec.rayClusterConfig.workerGroupSpecs[*].template", form: FormTemplate, replicas: rayWorkerReplicas, sizing: &kubeRayOperator, platform: &gkeTPUPlatform},
 	// KServe: each component is a PodSpec inline.
 	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.predictor", form: FormPodSpec, kserve: true, models: kservePredictors, sizing: &kserveOperator},
 	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.transformer", form: FormPodSpec, kserve: true},
@@ -185,7 +188,7 @@ func find(obj *yaml.Node, prefix path, ns string, f *Found, claimed map[*yaml.No
 				continue
 			}
 			t.Path, t.Rule, t.Pattern = m.path.String(), rule, l.pattern
-			t.obj, t.chain, t.at, t.op = obj, m.chain, m.path, l.sizing
+			t.obj, t.chain, t.at, t.op, t.platform = obj, m.chain, m.path, l.sizing, l.platform
 			if l.replicas != nil {
 				t.Replicas = l.replicas(t)
 			}

@@ -11,6 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/translate"
 )
 
 // Operators that size a workload from the device count of a pod template.
@@ -39,6 +42,9 @@ type operator struct {
 	// count, or why the template must stay as it is ("" when nothing it
 	// reads changes).
 	check func(t *Template, before, after *corev1.Pod) ([]write, string)
+	// code is the reason a template kept as it is gets; "" for
+	// OperatorReadsLimit.
+	code translate.ReasonCode
 }
 
 // write sets a scalar below a mapping of the object, creating the
@@ -61,8 +67,10 @@ type Sizing struct {
 	// it read from the device limit.
 	Writes []Written
 	// Keep, when set, says why the template stays as it is: what the
-	// operator would read differently, with no field to say it otherwise.
+	// operator would read differently, with no field to say it otherwise;
+	// Code is its reason code, "" for OperatorReadsLimit.
 	Keep   string
+	Code   translate.ReasonCode
 	writes []write
 }
 
@@ -75,6 +83,11 @@ type Written struct {
 // Sizing says what translating the template's pod into after does to what
 // its operator reads; nil when no operator reads anything it changes.
 func (t *Template) Sizing(after *corev1.Pod) *Sizing {
+	if p := t.platform; p != nil {
+		if _, keep := p.check(t, t.orig, after); keep != "" {
+			return &Sizing{Operator: p.name, Source: p.source, Keep: keep, Code: p.code}
+		}
+	}
 	if t.op == nil {
 		return nil
 	}
@@ -82,7 +95,7 @@ func (t *Template) Sizing(after *corev1.Pod) *Sizing {
 	if len(ws) == 0 && keep == "" {
 		return nil
 	}
-	s := &Sizing{Operator: t.op.name, Source: t.op.source, Keep: keep}
+	s := &Sizing{Operator: t.op.name, Source: t.op.source, Keep: keep, Code: t.op.code}
 	if keep == "" {
 		s.writes = ws
 		for _, w := range ws {
@@ -416,6 +429,78 @@ func lwsCheck(_ *Template, before, after *corev1.Pod) ([]write, string) {
 	}
 	return nil, "LeaderWorkerSet gives the multi-host TPU environment (TPU_WORKER_HOSTNAMES, TPU_WORKER_ID, TPU_PROCESS_ADDRESSES) only to pods that ask for google.com/tpu: " +
 		"translated, the group's pods would start without it"
+}
+
+// --- GKE's TPU environment ------------------------------------------------
+
+var gkeTPUPlatform = operator{
+	name: "GKE",
+	source: "GKE's TPU webhook sets TPU_WORKER_ID and TPU_WORKER_HOSTNAMES for the pods of a Job with completionMode Indexed, a subdomain and parallelism above 1 " +
+		"that request google.com/tpu (GKE's \"Deploy TPU workloads\" page, multi-host slices); JobSet makes its Jobs Indexed, with a subdomain, by default " +
+		"(kubernetes-sigs/jobset pkg/webhooks/jobset_webhook.go, Default); the TPU webhook of GKE's Ray operator add-on sets them for the workers of a " +
+		"group of numOfHosts above 1 that request google.com/tpu",
+	check: gkeTPUCheck,
+	code:  decide.ReasonMultiHostTPUEnvironment,
+}
+
+// tpuEnvironment are the variables GKE's TPU webhooks set.
+var tpuEnvironment = []string{"TPU_WORKER_ID", "TPU_WORKER_HOSTNAMES"}
+
+// setsTPUEnvironment: every container that asks for google.com/tpu sets the
+// slice's environment itself.
+func setsTPUEnvironment(p *corev1.Pod) bool {
+	n := 0
+	for _, c := range p.Spec.Containers {
+		if q, ok := c.Resources.Limits["google.com/tpu"]; !ok || q.IsZero() {
+			if q, ok := c.Resources.Requests["google.com/tpu"]; !ok || q.IsZero() {
+				continue
+			}
+		}
+		n++
+		for _, name := range tpuEnvironment {
+			if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == name }) {
+				return false
+			}
+		}
+	}
+	return n > 0
+}
+
+// gkeTPUCheck keeps a multi-host TPU worker whose translation would no
+// longer ask for google.com/tpu: the pods of an Indexed Job with a
+// subdomain and parallelism above 1 (a Job, a CronJob's Job, a JobSet's
+// replicated job, whose completionMode defaults to Indexed and whose pods
+// get a subdomain unless network.enableDNSHostnames is false), and the
+// workers of a Ray group of numOfHosts above 1. A template whose TPU
+// containers set both variables themselves needs no webhook.
+func gkeTPUCheck(t *Template, before, after *corev1.Pod) ([]write, string) {
+	if !requestsTPU(before) || requestsTPU(after) || setsTPUEnvironment(before) {
+		return nil, ""
+	}
+	const lost = "translated, the slice's workers would start without it and could not find each other"
+	if strings.HasSuffix(t.Pattern, "workerGroupSpecs[*].template") {
+		if hosts := intAt(t.up(1), 1, "numOfHosts"); hosts > 1 {
+			return nil, fmt.Sprintf("the TPU webhook of GKE's Ray operator add-on gives the multi-host TPU environment (TPU_WORKER_ID, TPU_WORKER_HOSTNAMES) only to Ray workers that ask for google.com/tpu, "+
+				"here a group of %d hosts: %s", hosts, lost)
+		}
+		return nil, ""
+	}
+	spec := t.up(1) // the Job's spec
+	mode, subdomain := scalar(field(spec, "completionMode")), before.Spec.Subdomain != ""
+	if strings.HasPrefix(t.Pattern, "spec.replicatedJobs[*]") {
+		if mode == "" {
+			mode = "Indexed"
+		}
+		if scalar(field(t.obj, "spec", "network", "enableDNSHostnames")) != "false" {
+			subdomain = true
+		}
+	}
+	parallelism := intAt(spec, 1, "parallelism")
+	if mode != "Indexed" || !subdomain || parallelism <= 1 {
+		return nil, ""
+	}
+	return nil, fmt.Sprintf("GKE gives the multi-host TPU environment (TPU_WORKER_ID, TPU_WORKER_HOSTNAMES) only to the pods of an Indexed Job with a subdomain that ask for google.com/tpu, "+
+		"here %d pods at once: %s", parallelism, lost)
 }
 
 // --- KServe ------------------------------------------------------------------

@@ -99,6 +99,7 @@ type Template struct {
 	chain     []*yaml.Node
 	at        path
 	op        *operator
+	platform  *operator
 	namespace string // the object's namespace
 	orig      *corev1.Pod
 	// Shape of the original, for the view.

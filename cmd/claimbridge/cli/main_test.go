@@ -265,7 +265,7 @@ func TestAuditCRDs(t *testing.T) {
 		"FineTune/adapter: spec.trainer.template":                              "Translate Shape",
 		"FineTune/adapter: spec.evaluator":                                     "Translate Shape",
 		"InferenceService/llama-8b: spec.predictor":                            "KeepLegacy Table",
-		"JobSet/maxtext: spec.replicatedJobs[0].template.spec.template":        "Translate Table",
+		"JobSet/maxtext: spec.replicatedJobs[0].template.spec.template":        "KeepLegacy Table", // a multi-host TPU Job: GKE's slice environment
 		"Job/horovod: spec.tasks[0].template":                                  "Skip Table",
 		"Job/horovod: spec.tasks[1].template":                                  "KeepLegacy Table", // a Volcano Job's GPU pods are volcano's, kept on the device plugin
 		"LeaderWorkerSet/vllm-405b: spec.leaderWorkerTemplate.leaderTemplate":  "Translate Table",
