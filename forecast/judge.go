@@ -277,14 +277,17 @@ func order2(j *Judgment, fl *fleetNodes, plans []plan, order []int, i int, nodes
 // for, or than alone once the workloads it competes with are placed
 // first.
 func shortfall(c Cutover, afterOthers int64, pl *plan) (CutoverResult, string) {
-	first := "the workloads placed before it"
+	first, take := "the workloads placed before it", "take"
 	if len(c.Competes) > 0 {
 		first = strings.Join(c.Competes, ", ")
 	}
+	if len(c.Competes) == 1 {
+		take = "takes"
+	}
 	switch {
 	case afterOthers < c.Alone || c.Served < c.Alone:
-		return CutoverOrderDependent, fmt.Sprintf("alone it gets %d of %d pods served; when %s take what they can of the same nodes first, %d; in claimbridge's order %d: "+
-			"the order kube-scheduler places the pods in decides", c.Alone, c.Pods, first, min(afterOthers, c.Served), c.Served)
+		return CutoverOrderDependent, fmt.Sprintf("alone it gets %d of %d pods served; when %s %s what they can of the same nodes first, %d; in claimbridge's order %d: "+
+			"the order kube-scheduler places the pods in decides", c.Alone, c.Pods, first, take, min(afterOthers, c.Served), c.Served)
 	case c.Served > 0:
 		return CutoverPartial, fmt.Sprintf("%d of %d pods served: the fleet after the switch has room for no more of them, whatever the order", c.Served, c.Pods)
 	case c.Today == 0:
