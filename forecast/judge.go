@@ -179,8 +179,9 @@ type plan struct {
 // after others than alone depends on the order.
 func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bool, light bool) []Cutover {
 	plans := make([]plan, len(j.Workloads))
+	k := newKnown(j)
 	for i, w := range j.Workloads {
-		plans[i] = planOf(w, j, switched)
+		plans[i] = planOf(w, j, switched, k)
 	}
 	order := make([]int, len(j.Workloads))
 	for i := range order {
@@ -197,6 +198,7 @@ func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bo
 	for _, i := range order {
 		served[i], taken[i] = joint.placeAll(&plans[i], j.Workloads[i].pods(), false)
 	}
+	groups := groupsOf(j, plans, order)
 	out := make([]Cutover, len(plans))
 	for i, w := range j.Workloads {
 		pl := &plans[i]
@@ -222,55 +224,112 @@ func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bo
 		if pl.mode == modeClass && alone > 0 {
 			c.After = len(nodes)
 		}
-		afterOthers, competes := order2(j, fl, plans, order, i, nodes, alone)
-		c.Competes = competes
+		afterOthers, competes, more := order2(j, fl, plans, groups, i, nodes, alone)
+		c.Competes, c.CompetesMore = competes, more
 		if c.Served < c.Pods || afterOthers < alone {
 			c.Alone = alone
 			c.Result, c.Why = shortfall(c, afterOthers, pl)
 		} else {
-			c.Competes = nil // it gets every pod whatever the order
+			c.Competes, c.CompetesMore = nil, 0 // it gets every pod whatever the order
 		}
 		out[i] = c
 	}
 	return out
 }
 
+// rivalGroup is the workloads of one plan key, in the queue's order, and
+// the pods they stand for: they place alike, so the rivals of a workload
+// are placed a group at a time.
+type rivalGroup struct {
+	members []int
+	pods    int64
+}
+
+// groupsOf groups the workloads by plan key, the groups in the queue's
+// order of their first member.
+func groupsOf(j *Judgment, plans []plan, order []int) []*rivalGroup {
+	var out []*rivalGroup
+	by := map[string]*rivalGroup{}
+	for _, i := range order {
+		if plans[i].mode == modeNone {
+			continue
+		}
+		g, ok := by[plans[i].key]
+		if !ok {
+			g = &rivalGroup{}
+			by[plans[i].key] = g
+			out = append(out, g)
+		}
+		g.members = append(g.members, i)
+		g.pods += j.Workloads[i].pods()
+	}
+	return out
+}
+
+// maxCompetes is how many of the workloads a workload competes with are
+// named; CompetesMore counts the others.
+const maxCompetes = 10
+
 // order2 places, on the nodes a workload takes alone, the pods of the
-// workloads that can take devices there (its rivals, in the queue's
-// order), then the workload: what it gets after them, and — when that is
-// less than alone — the rivals that took devices there, which it competes
-// with.
-func order2(j *Judgment, fl *fleetNodes, plans []plan, order []int, i int, nodes []string, alone int64) (int64, []string) {
+// workloads that can take devices there (its rivals, a group of alike
+// workloads at a time, in the queue's order), then the workload: what it
+// gets after them, and — when that is less than alone — the rivals that
+// took devices there, which it competes with (the first maxCompetes
+// named, how many more).
+func order2(j *Judgment, fl *fleetNodes, plans []plan, groups []*rivalGroup, i int, nodes []string, alone int64) (int64, []string, int) {
 	on := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
 		on[n] = true
 	}
-	var rivals []int
-	for _, x := range order {
-		if x != i && fl.takesFrom(&plans[x], on) {
-			rivals = append(rivals, x)
-		}
-	}
-	if len(rivals) == 0 {
-		return alone, nil
-	}
 	adv := newPlacer(fl, on)
-	var placed []int
-	for _, x := range rivals {
-		if n, _ := adv.placeAll(&plans[x], j.Workloads[x].pods(), true); n > 0 {
-			placed = append(placed, x)
+	type took struct {
+		g *rivalGroup
+		n int64
+	}
+	var placed []took
+	for _, g := range groups {
+		pl := &plans[g.members[0]]
+		pods := g.pods
+		if plans[i].key == pl.key {
+			pods -= j.Workloads[i].pods()
 		}
+		if pods <= 0 || !fl.takesFrom(pl, on) {
+			continue
+		}
+		if n, _ := adv.placeAll(pl, pods, true); n > 0 {
+			placed = append(placed, took{g, n})
+		}
+	}
+	if len(placed) == 0 {
+		return alone, nil, 0
 	}
 	afterOthers, _ := adv.placeAll(&plans[i], j.Workloads[i].pods(), false)
 	if afterOthers >= alone {
-		return afterOthers, nil
+		return afterOthers, nil, 0
 	}
-	competes := make([]string, 0, len(placed))
-	for _, x := range placed {
-		competes = append(competes, j.Workloads[x].Key)
+	// The members that took devices: the first in the queue's order, as
+	// many as cover the pods their group placed.
+	var competes []string
+	more := 0
+	for _, t := range placed {
+		left := t.n
+		for _, x := range t.g.members {
+			if left <= 0 {
+				break
+			}
+			if x == i {
+				continue
+			}
+			left -= j.Workloads[x].pods()
+			if len(competes) < maxCompetes {
+				competes = append(competes, j.Workloads[x].Key)
+			} else {
+				more++
+			}
+		}
 	}
 	slices.Sort(competes)
-	return afterOthers, competes
+	return afterOthers, competes, more
 }
 
 // shortfall judges a workload that gets fewer pods served than it asks
@@ -281,7 +340,10 @@ func shortfall(c Cutover, afterOthers int64, pl *plan) (CutoverResult, string) {
 	if len(c.Competes) > 0 {
 		first = strings.Join(c.Competes, ", ")
 	}
-	if len(c.Competes) == 1 {
+	if c.CompetesMore > 0 {
+		first += fmt.Sprintf(" and %d more", c.CompetesMore)
+	}
+	if len(c.Competes) == 1 && c.CompetesMore == 0 {
 		take = "takes"
 	}
 	switch {
@@ -298,7 +360,7 @@ func shortfall(c Cutover, afterOthers int64, pl *plan) (CutoverResult, string) {
 
 // planOf decides how a workload's pods are placed after the switch, and
 // what it is when all are served.
-func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool) plan {
+func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool, k *known) plan {
 	var asks []corev1.ResourceName
 	if w.Pod != nil {
 		asks = extendedAsks(w.Pod)
@@ -311,7 +373,7 @@ func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool) plan
 	pl := plan{result: CutoverNotAffected}
 	if !asksAny(asks, switched) {
 		if w.Pod != nil {
-			pl.today, pl.after = j.Before.Snapshot.LegacyNodes(w.Pod), j.After.Snapshot.LegacyNodes(w.Pod)
+			pl.today, pl.after = len(k.before.of(w.Pod).offers), len(k.after.of(w.Pod).offers)
 		}
 		return pl
 	}
@@ -321,8 +383,7 @@ func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool) plan
 		pl.why = "asks for " + names(asks, switched) + ", which the switch replaces, where claimbridge locates no pod template: the forecast cannot place it; check its operator's DRA support"
 		return pl
 	}
-	pl.today = j.Before.Snapshot.LegacyNodes(w.Pod)
-	afterNodes := j.After.Inventory.Nodes
+	pl.today = len(k.before.of(w.Pod).offers)
 	d := w.Decision
 	switch {
 	case d.Outcome == translate.OutcomeTranslate && d.Translation != nil && d.Translation.Template != nil:
@@ -336,43 +397,121 @@ func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool) plan
 		pl.mode, pl.result = modeClass, CutoverServedByClass
 		pl.pod, pl.claims, pl.class = byClass(w.Pod, asks, switched, j.After.Inventory.Classes)
 	default:
-		pl.want, pl.offers = j.After.Snapshot.LegacyOffers(w.Pod)
+		a := k.after.of(w.Pod)
+		pl.want, pl.offers, pl.offered = a.want, a.offers, a.offered
 		pl.after = len(pl.offers)
-		pl.pod, pl.offered = w.Pod, map[string]corev1.ResourceList{}
-		for _, o := range pl.offers {
-			pl.offered[o.Node] = o.Offered
-		}
+		pl.pod = w.Pod
 		if len(pl.offers) > 0 {
 			pl.mode, pl.result = modeDevicePlugin, CutoverStaysLegacy
 		} else {
-			pl.why = whyBreaks(asks, switched, afterNodes)
+			pl.why = k.whyBreaks(asks, switched, j.After.Inventory.Nodes)
 		}
 	}
 	pl.key, pl.need = planKey(&pl), fewestDevices(pl.claims)
 	return pl
 }
 
-// planKey is the same for plans whose pods place alike: mode, pod spec,
-// claims and device-plugin request.
+// planKey is the same for plans whose pods place alike: mode, what a
+// placement reads of the pod, claims and device-plugin request.
 func planKey(pl *plan) string {
-	b, err := json.Marshal(struct {
+	return keyOf(struct {
 		Mode   mode
-		Spec   *corev1.PodSpec
+		Pod    any
 		Claims []*resourceapi.ResourceClaimSpec
 		Want   corev1.ResourceList
-	}{pl.mode, podSpec(pl.pod), pl.claims, pl.want})
+	}{pl.mode, placementShape(pl.pod), pl.claims, pl.want})
+}
+
+// placementShape is what the placement and the device-plugin view read of
+// a pod: its node, node selection, tolerations and the resources of its
+// containers. Pods of one shape (the replicas of a workload, or workloads
+// that differ only by image or command) place alike.
+func placementShape(pod *corev1.Pod) any {
+	if pod == nil {
+		return nil
+	}
+	type container struct {
+		Resources     corev1.ResourceRequirements
+		RestartPolicy *corev1.ContainerRestartPolicy
+	}
+	shape := struct {
+		NodeName     string
+		NodeSelector map[string]string
+		NodeAffinity *corev1.NodeAffinity
+		Tolerations  []corev1.Toleration
+		Overhead     corev1.ResourceList
+		Init, Main   []container
+	}{NodeName: pod.Spec.NodeName, NodeSelector: pod.Spec.NodeSelector, Tolerations: pod.Spec.Tolerations, Overhead: pod.Spec.Overhead}
+	if pod.Spec.Affinity != nil {
+		shape.NodeAffinity = pod.Spec.Affinity.NodeAffinity
+	}
+	for _, c := range pod.Spec.InitContainers {
+		shape.Init = append(shape.Init, container{c.Resources, c.RestartPolicy})
+	}
+	for _, c := range pod.Spec.Containers {
+		shape.Main = append(shape.Main, container{Resources: c.Resources})
+	}
+	return shape
+}
+
+// keyOf is a digest of v's JSON form.
+func keyOf(v any) string {
+	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Sprintf("%p", pl) // cannot happen with API types; a key of its own
+		return fmt.Sprintf("unkeyed %p", &b) // cannot happen with API types: a key of its own
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 
-func podSpec(pod *corev1.Pod) *corev1.PodSpec {
-	if pod == nil {
-		return nil
+// known remembers, for one forecast, what the workloads of one shape share:
+// the device-plugin offers before and after the switch, and why a
+// resource breaks. A cluster has thousands of workloads and few shapes.
+type known struct {
+	before, after *offersOf
+	why           map[string]string
+}
+
+func newKnown(j *Judgment) *known {
+	return &known{before: &offersOf{snap: j.Before.Snapshot, by: map[string]*offers{}},
+		after: &offersOf{snap: j.After.Snapshot, by: map[string]*offers{}}, why: map[string]string{}}
+}
+
+// offersOf is feasibility.Snapshot.LegacyOffers by placement shape.
+type offersOf struct {
+	snap *feasibility.Snapshot
+	by   map[string]*offers
+}
+
+type offers struct {
+	want    corev1.ResourceList
+	offers  []feasibility.LegacyOffer
+	offered map[string]corev1.ResourceList
+}
+
+func (o *offersOf) of(pod *corev1.Pod) *offers {
+	key := keyOf(placementShape(pod))
+	if a, ok := o.by[key]; ok {
+		return a
 	}
-	return &pod.Spec
+	a := &offers{offered: map[string]corev1.ResourceList{}}
+	a.want, a.offers = o.snap.LegacyOffers(pod)
+	for _, x := range a.offers {
+		a.offered[x.Node] = x.Offered
+	}
+	o.by[key] = a
+	return a
+}
+
+// whyBreaks is the package's whyBreaks, once per set of resources.
+func (k *known) whyBreaks(asks []corev1.ResourceName, switched map[corev1.ResourceName]bool, nodes []*corev1.Node) string {
+	key := names(asks, switched)
+	if w, ok := k.why[key]; ok {
+		return w
+	}
+	w := whyBreaks(asks, switched, nodes)
+	k.why[key] = w
+	return w
 }
 
 // fewestDevices is the fewest devices the claims take for themselves on
