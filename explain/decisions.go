@@ -63,7 +63,9 @@ func Unseen(p *corev1.Pod, pol *translate.Policy, started time.Time) (code trans
 			return translate.ReasonSchedulerSkipped, fmt.Sprintf("the policy lists scheduler %q with output Skip: the webhook's matchConditions do not send its pods", scheduler), true
 		}
 		return translate.ReasonSchedulerNotListed, fmt.Sprintf("scheduler %q is not one the policy lists: the webhook's matchConditions do not send its pods", scheduler), true
-	case p.Spec.NodeName != "" && !p.CreationTimestamp.Time.Before(started):
+	case p.Spec.NodeName != "" && !p.CreationTimestamp.Time.Before(started.Truncate(time.Second)):
+		// The creation time has whole seconds: a pod created in the second
+		// the webhook began is taken as created after.
 		return translate.ReasonNodeNamePreset, fmt.Sprintf("bound to node %q at creation: the webhook's matchConditions do not send pods that no scheduler places", p.Spec.NodeName), true
 	}
 	return ReasonNotSeenByWebhook, "no decision recorded: created before the namespace opted in or before claimbridge ran, or while the webhook could not be reached (failurePolicy Ignore)", true

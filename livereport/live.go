@@ -87,6 +87,9 @@ type livePod struct {
 	// to DRA, a pod bound at creation to a node that lost the device
 	// plugin): it is Blocked, and its devices are served by no one.
 	unservable *translate.Reason
+	// away: for an unseen pod that is unservable, the reason the webhook
+	// never saw it.
+	away *translate.Reason
 	admitted   *report.Row // the admission's row, when the store has it
 }
 
@@ -139,6 +142,10 @@ func (s *ReportStore) classify(p *corev1.Pod, pol *translate.Policy, ix admissio
 	if gaps := explain.Judged(pol, snap.LegacyUnservable(p)); len(gaps) > 0 {
 		msg := explain.UnservableMessage(gaps, snap.DRADevices() > 0) + explain.Consequence(p, false) + ": " + explain.Reasons().Remedy(explain.ReasonLegacyUnservable)
 		lp.unservable = &translate.Reason{Code: explain.ReasonLegacyUnservable, Severity: translate.SeverityWarning, Message: msg}
+		if lp.unseen {
+			// Why the webhook never saw it stays among the row's reasons.
+			lp.away = &translate.Reason{Code: lp.reason, Severity: catalogSeverity(lp.reason, false), Message: lp.cause}
+		}
 		lp.status, lp.reason, lp.cause = report.StatusBlocked, explain.ReasonLegacyUnservable, msg
 	}
 	return lp, ok
@@ -343,15 +350,15 @@ func (s *ReportStore) groupRow(ns, kind, name string, status report.Status, g []
 	}
 	if row.Decisive == nil || first.unseen {
 		// The catalog's severity, as admission reported it.
-		r := translate.Reason{Code: first.reason, Severity: translate.SeverityInfo, Message: first.cause}
-		if e, ok := explain.Reasons().Lookup(first.reason); (ok && e.Severity == translate.SeverityWarning) || (!ok && status == report.StatusBlocked) {
-			r.Severity = translate.SeverityWarning
-		}
+		r := translate.Reason{Code: first.reason, Severity: catalogSeverity(first.reason, status == report.StatusBlocked), Message: first.cause}
 		if r.Message == "" {
 			r.Message = restartedMessage(status, first)
 		}
 		if r.Code != "" {
 			row.Decisive, row.Reasons = &r, []translate.Reason{r}
+			if first.away != nil {
+				row.Reasons = []translate.Reason{*first.away, r}
+			}
 		}
 	}
 	// Only a translated pod names its template: a pod kept on the device
@@ -637,3 +644,12 @@ func (s *ReportStore) Start(ctx context.Context) error {
 
 // NeedLeaderElection: every replica serves its report.
 func (s *ReportStore) NeedLeaderElection() bool { return false }
+
+// catalogSeverity is the reason's severity in the catalog, as admission
+// reports it; a code the catalog lacks is a Warning when it blocks.
+func catalogSeverity(code translate.ReasonCode, blocked bool) translate.Severity {
+	if e, ok := explain.Reasons().Lookup(code); (ok && e.Severity == translate.SeverityWarning) || (!ok && blocked) {
+		return translate.SeverityWarning
+	}
+	return translate.SeverityInfo
+}

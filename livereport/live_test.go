@@ -389,6 +389,14 @@ func TestLiveReportPutsAPodNoNodeServesWhereItIs(t *testing.T) {
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("rows (-want,+got):\n%s", diff)
 	}
+	// Why the webhook never saw it stays among the reasons.
+	var codes []translate.ReasonCode
+	for _, r := range rep.Items[0].Reasons {
+		codes = append(codes, r.Code)
+	}
+	if want := []translate.ReasonCode{translate.ReasonNodeNamePreset, explain.ReasonLegacyUnservable}; !slices.Equal(codes, want) {
+		t.Errorf("reasons %v, want %v", codes, want)
+	}
 	if p := rep.Progress; p == nil || p.DevicePlugin != 0 || p.Unservable != 2 {
 		t.Errorf("progress %+v, want its 2 devices served by no one, none by the device plugin", p)
 	}

@@ -53,9 +53,12 @@ func claimbridgeEvent(t *testing.T, p *corev1.Pod, reason string) corev1.Event {
 // (bound at creation; for a scheduler the policy does not list) each show
 // claimbridge's Event among the pod's Events, leading with the reason code
 // and its remedy; the decided ones carry the decision's annotations, the
-// others none, and count in claimbridge_undecided_pods.
+// others none, and count in claimbridge_undecided_pods. The pods the
+// webhook does not see run on the device-plugin nodes of legacy-gfd (one
+// that no node could serve is told LegacyUnservable instead:
+// TestForecastAndClusterAgreeAtTheSwitch).
 func TestEveryPodExplainsItselfInKubectlDescribe(t *testing.T) {
-	ns, fl := setup(t, "enforce", "l4-inference")
+	ns, fl := setup(t, "enforce", "l4-inference", "legacy-gfd")
 
 	translated, _ := create(t, builders.MakePod("infer", ns).Container("server").Limit("nvidia.com/gpu", "1").
 		NodeSelector("nvidia.com/gpu.product", "NVIDIA-L4").Obj())
@@ -69,7 +72,7 @@ func TestEveryPodExplainsItselfInKubectlDescribe(t *testing.T) {
 	}
 	// The chart's matchConditions keep these from the webhook.
 	pinned, ws := create(t, builders.MakePod("pinned", ns).Container("app").Limit("nvidia.com/gpu", "1").
-		NodeName(fl[0].NodeName("l4-inference-0")).Obj())
+		NodeName(fl[1].NodeName("legacy-gfd-0")).Obj())
 	other, _ := create(t, builders.MakePod("batch", ns).Container("app").Limit("nvidia.com/gpu", "1").SchedulerName("volcano").Obj())
 	if len(ws) > 0 {
 		t.Errorf("a pod bound at creation reached the webhook (warnings %q): the suite's webhook configuration has no matchConditions", ws)

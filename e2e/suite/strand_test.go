@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
@@ -53,7 +55,9 @@ func TestPodsATranslationWouldStrandAreAdmittedUnchangedInAnEnforceNamespace(t *
 		// sent: kube-apiserver sends the pod to the webhook (the chart's
 		// matchConditions filter the others out); reason is then the row's.
 		// The others are counted all the same, from the pod informer:
-		// Skipped, unseen, with the reason that kept them away.
+		// Skipped, unseen, with the reason that kept them away among the
+		// row's reasons; no node of this fleet offers nvidia.com/gpu, so
+		// the decisive one is LegacyUnservable.
 		sent   bool
 		reason translate.ReasonCode
 	}{
@@ -90,6 +94,7 @@ func TestPodsATranslationWouldStrandAreAdmittedUnchangedInAnEnforceNamespace(t *
 		outcome translate.Outcome
 		code    translate.ReasonCode
 		unseen  bool
+		kept    bool // the reason that kept it away is among the row's
 	}
 	rows := map[string]row{}
 	for _, r := range rep.Items {
@@ -97,12 +102,17 @@ func TestPodsATranslationWouldStrandAreAdmittedUnchangedInAnEnforceNamespace(t *
 		if r.Decisive != nil {
 			got.code = r.Decisive.Code
 		}
+		for _, c := range cases {
+			if c.pod.Name == r.Name {
+				got.kept = slices.ContainsFunc(r.Reasons, func(x translate.Reason) bool { return x.Code == c.reason })
+			}
+		}
 		rows[r.Name] = got
 	}
 	for _, c := range cases {
-		want := row{outcome: translate.OutcomeKeepLegacy, code: c.reason}
+		want := row{outcome: translate.OutcomeKeepLegacy, code: c.reason, kept: true}
 		if !c.sent {
-			want = row{outcome: translate.OutcomeSkip, code: c.reason, unseen: true}
+			want = row{outcome: translate.OutcomeSkip, code: explain.ReasonLegacyUnservable, unseen: true, kept: true}
 		}
 		if got := rows[c.pod.Name]; got != want {
 			t.Errorf("report: %s is %+v, want %+v", c.pod.Name, got, want)
