@@ -46,10 +46,12 @@ const (
 // ExplainController makes every pod explain itself in `kubectl describe
 // pod`: it watches the pod informer of the Inventory and records, once per
 // pod UID, an Event on each pod that carries a decision of admission
-// (claimbridge.io/decision): Normal Translated (naming the template),
-// AuditWouldTranslate and Skipped, Warning KeptLegacy, the message leading
-// with the reason code and its remedy (the claimbridge.io/decision-message
-// annotation). It also finds the pods admission never decided — in an
+// (claimbridge.io/decision): Translated (naming the template),
+// AuditWouldTranslate, KeptLegacy and Skipped, the message leading with the
+// reason code and its remedy (the claimbridge.io/decision-message
+// annotation); a Warning or Normal Event as explain.Judge says (a pod kept
+// on the device plugin that runs there for a reason that asks nothing is
+// Normal, one no node serves a Warning). It also finds the pods admission never decided — in an
 // opted-in namespace, asking for devices the policy maps, no decision:
 // kept away by the webhook's matchConditions, created before claimbridge or
 // the namespace's label, or while the webhook could not be reached (see
@@ -326,7 +328,7 @@ func (c *ExplainController) tell(_ context.Context, p *corev1.Pod, now time.Time
 			c.told[p.UID] = true
 			return
 		}
-		e = decidedEvent(p, decision)
+		e = decidedEvent(p, decision, decision == api.DecisionTranslated || !c.unservable(p, now))
 	case c.judged(p):
 		code, cause, ok := explain.Unseen(p, c.policy(), c.Started)
 		if !ok || c.unservable(p, now) {
@@ -399,17 +401,20 @@ type podEvent struct {
 	message               string
 }
 
-// decidedEvent is the Event of a pod that carries a decision.
-func decidedEvent(p *corev1.Pod, decision string) podEvent {
+// decidedEvent is the Event of a pod that carries a decision: a Warning
+// or Normal as explain.Judge says of its reason and whether the pod is
+// served (a pod kept on the device plugin that runs there, for a reason
+// that asks nothing, is Normal).
+func decidedEvent(p *corev1.Pod, decision string, served bool) podEvent {
 	code := translate.ReasonCode(p.Annotations[api.AnnotationReason])
-	e := podEvent{typ: corev1.EventTypeNormal, decision: decision, code: code}
+	e := podEvent{typ: explain.Judge(decision, code, served).EventType(), decision: decision, code: code}
 	switch decision {
 	case api.DecisionTranslated:
 		e.reason = EventTranslated
 	case api.DecisionWouldTranslate:
 		e.reason = EventAuditWouldTranslate
 	case api.DecisionKeptLegacy:
-		e.typ, e.reason = corev1.EventTypeWarning, EventKeptLegacy
+		e.reason = EventKeptLegacy
 	default:
 		e.reason = EventSkipped
 	}
@@ -428,10 +433,8 @@ func decidedEvent(p *corev1.Pod, decision string) podEvent {
 
 // undecidedEvent is the Event of a pod admission never decided.
 func undecidedEvent(p *corev1.Pod, code translate.ReasonCode, cause string, pol *translate.Policy) podEvent {
-	e := podEvent{typ: corev1.EventTypeWarning, reason: EventUndecided, decision: "Undecided", code: code}
-	if entry, ok := explain.Reasons().Lookup(code); ok && entry.Severity == translate.SeverityInfo {
-		e.typ = corev1.EventTypeNormal
-	}
+	// Served: the strand controller tells an undecided pod no node serves.
+	e := podEvent{typ: explain.Judge("", code, true).EventType(), reason: EventUndecided, decision: "Undecided", code: code}
 	remedy := explain.WithHardware(explain.Reasons().Remedy(code), report.Row{DevicesRequested: devicesOf(pol, p)})
 	e.message = explain.Truncate(explain.OneLine(fmt.Sprintf("%s: %s — %s", code, cause, remedy)), explain.MaxExplanation)
 	return e

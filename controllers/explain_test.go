@@ -269,3 +269,43 @@ func TestAnUndecidedPodNoNodeCanServeIsLeftToTheStrandController(t *testing.T) {
 		t.Errorf("events %q, want the Undecided Event of the pod on the legacy node only", got)
 	}
 }
+
+// A pod kept on the device plugin that runs there for a reason that asks
+// nothing of anyone (DRA was busy and the device plugin had room) is told
+// with a Normal Event; a pod kept for a reason that needs a decision, or
+// kept for any reason where no node offers what it asks for, with a
+// Warning — as explain.Judge says, and as its PolicyReport result does.
+func TestAKeptPodIsAWarningOnlyWhenSomeoneMustAct(t *testing.T) {
+	started := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	after := started.Add(time.Second)
+	legacy := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "legacy-0"}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("4"),
+	}}}
+	busy := "DRABusyLegacyFree: nothing to do: the pod runs now on the device plugin"
+	objs := append([]runtime.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod", Labels: map[string]string{api.LabelMode: "enforce"}}},
+		legacy,
+		explainPod("a-busy", "prod", after, gpu("1"), api.DecisionKeptLegacy, "DRABusyLegacyFree", busy),
+		explainPod("b-untranslatable", "prod", after, gpu("1"), api.DecisionKeptLegacy, translate.ReasonNodeLabelUntranslatable, ""),
+		explainPod("c-busy-gone", "prod", after, builders.MakePod("", "").Container("app").Limit("nvidia.com/gpu.shared", "1"), api.DecisionKeptLegacy, "DRABusyLegacyFree", busy),
+	}, informertest.Objects(informertest.ExampleFleet(t, "l4-inference"))...)
+	inv, _ := informertest.Start(t, objs...)
+	rec := &refRecorder{}
+	c := &ExplainController{Inventory: inv, Policy: translate.DefaultPolicy, Recorder: rec, Namespace: "claimbridge", Started: started,
+		Now: func() time.Time { return after.Add(time.Second) }}
+	c.Reconcile(t.Context())
+	want := []string{
+		"Normal KeptLegacy " + busy,
+		"Warning KeptLegacy NodeLabelUntranslatable: add a nodeLabels rule",
+		"Warning KeptLegacy " + busy,
+	}
+	got := rec.drain()
+	if len(got) != len(want) {
+		t.Fatalf("%d events, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("event %d:\n%q\nwant it to start with\n%q", i, got[i], want[i])
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/inventory"
@@ -32,7 +33,13 @@ const DefaultStrandedAfter = 2 * time.Minute
 // claimbridge.io/repair=Recreate it deletes such a pod when a controller
 // owns it and it has never started, so that the controller creates it again
 // and the webhook decides again; bare pods are never deleted. Namespaces
-// that chose whenDRABusy: Wait are left alone.
+// that chose whenDRABusy: Wait are neither counted nor repaired.
+//
+// A translated pod that waits for its DRA devices past After with no
+// device-plugin node to run it instead (or in a namespace that chose to
+// wait) gets a DRABusyWaiting Warning Event, and its owner one: admission
+// told it Normal, and waiting this long someone must act
+// (free or add DRA devices, or keep such pods on the device plugin).
 //
 // It also finds the pods that no node can serve: Pending and unbound in an
 // opted-in namespace, asking for an extended resource that no node
@@ -112,15 +119,15 @@ func (c *StrandController) Reconcile(ctx context.Context) {
 	stranded := 0
 	seen := map[string]bool{}
 	for _, p := range c.Inventory.PendingTranslated() {
-		if now.Sub(p.CreationTimestamp.Time) < c.After || c.waits(p.Namespace) {
+		if now.Sub(p.CreationTimestamp.Time) < c.After {
 			continue
 		}
-		legacy, ok := explain.Submitted(p)
-		if !ok {
-			continue
+		var fit feasibility.LegacyFit
+		if legacy, ok := explain.Submitted(p); ok {
+			fit = snap.LegacyFitsNow(legacy)
 		}
-		fit := snap.LegacyFitsNow(legacy)
-		if fit.Node == "" {
+		if fit.Node == "" || c.waits(p.Namespace) {
+			c.tellWaiting(p, fit, seen, now)
 			continue
 		}
 		stranded++
@@ -159,6 +166,45 @@ func (c *StrandController) Reconcile(ctx context.Context) {
 	}
 	if c.Unservable != nil {
 		c.Unservable.Set(float64(unservable))
+	}
+}
+
+// tellWaiting puts a DRABusyWaiting Warning Event on a translated pod that
+// has waited for its DRA devices past After — no device-plugin node has
+// room for it as submitted either, or its namespace chose whenDRABusy:
+// Wait — once, within its shape's limit, and one on its owner while it has
+// such pods; it marks what it told in seen. Admission told it Normal
+// Translated (explain.Judge: translated and served); waiting this long, it
+// is not served, and someone must act.
+func (c *StrandController) tellWaiting(p *corev1.Pod, fit feasibility.LegacyFit, seen map[string]bool, now time.Time) {
+	reason := string(decide.ReasonDRABusyWaiting)
+	why := "no device-plugin node has room for it as submitted either"
+	switch {
+	case fit.Node != "":
+		why = fmt.Sprintf("its namespace chose whenDRABusy: Wait, although the device plugin has room for it on %d node(s), e.g. %s", fit.Nodes, fit.Node)
+	case !fit.Known:
+		why = "whether a device-plugin node has room for it is not known"
+	}
+	msg := fmt.Sprintf("translated pod %s has waited %s for DRA devices (in use, or held for other pods); %s: %s",
+		p.Name, now.Sub(p.CreationTimestamp.Time).Round(time.Second), why, explain.Reasons().Remedy(decide.ReasonDRABusyWaiting))
+	typ := explain.Judge(api.DecisionTranslated, decide.ReasonDRABusyWaiting, false).EventType()
+	owner := metav1.GetControllerOf(p)
+	key := reason + "/" + p.Namespace + "/" + p.Name + "/" + string(p.UID)
+	seen[key] = true
+	if !c.told[key] {
+		c.told[key] = true
+		if c.allow(reason+"/"+shapeOf(p, owner), now) {
+			c.recordAs(&corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.Namespace, Name: p.Name, UID: p.UID}, typ, reason, msg)
+		}
+	}
+	if owner == nil {
+		return
+	}
+	key = reason + "/owner/" + string(owner.UID)
+	seen[key] = true
+	if !c.told[key] {
+		c.told[key] = true
+		c.recordAs(&corev1.ObjectReference{Kind: owner.Kind, APIVersion: owner.APIVersion, Namespace: p.Namespace, Name: owner.Name, UID: owner.UID}, typ, reason, msg)
 	}
 }
 
@@ -237,8 +283,13 @@ func (c *StrandController) forgetFullBuckets(now time.Time) {
 
 // record records a Warning.
 func (c *StrandController) record(ref *corev1.ObjectReference, reason, msg string) {
+	c.recordAs(ref, corev1.EventTypeWarning, reason, msg)
+}
+
+// recordAs records an Event of that type.
+func (c *StrandController) recordAs(ref *corev1.ObjectReference, typ, reason, msg string) {
 	if c.Recorder != nil {
-		c.Recorder.Event(ref, corev1.EventTypeWarning, reason, msg)
+		c.Recorder.Event(ref, typ, reason, msg)
 	}
 }
 

@@ -3,12 +3,14 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,6 +18,8 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/internal/testing/informertest"
 	"github.com/claimbridge/claimbridge/metrics"
@@ -183,5 +187,68 @@ func TestUnservableEventsOnPodsAreLimitedPerShape(t *testing.T) {
 	c.Reconcile(t.Context())
 	if got := drain(rec); len(got) != 0 {
 		t.Errorf("told again: %q", got)
+	}
+}
+
+// A translated pod that waits for its DRA devices past --stranded-after
+// with no device-plugin node to run it instead — or in a namespace that
+// chose whenDRABusy: Wait while the device plugin has room — gets a
+// DRABusyWaiting Warning, on the pod and its owner, once; a pod that has
+// not waited that long, or that the device plugin could run (stranded,
+// told StrandedPod), does not.
+func TestAPodWaitingForDRAPastStrandedAfterGetsAWarning(t *testing.T) {
+	created := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	now := created.Add(3 * time.Minute)
+	legacy := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "legacy-0"}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("4"),
+	}}}
+	rs := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "train-7c9", UID: "rs-uid", Controller: new(true)}
+	waiting := func(name, ns, resource string, at time.Time) *corev1.Pod {
+		submitted, err := explain.EncodeSubmitted(builders.MakePod("", "").Container("app").Limit(resource, "1").Obj())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := builders.MakePod(name, ns).Container("app").
+			Annotation(api.AnnotationDecision, api.DecisionTranslated).Annotation(api.AnnotationReason, string(decide.ReasonDRABusyWaiting)).
+			Annotation(api.AnnotationAdmission, "adm-"+name).Annotation(api.AnnotationTemplate, "claimbridge-abc").
+			Annotation(api.AnnotationSubmitted, submitted).Obj()
+		p.UID, p.CreationTimestamp, p.Status.Phase = types.UID("uid-"+name), metav1.NewTime(at), corev1.PodPending
+		if strings.HasPrefix(name, rs.Name) {
+			p.OwnerReferences = []metav1.OwnerReference{rs}
+		}
+		return p
+	}
+	objs := []runtime.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod", Labels: map[string]string{api.LabelMode: "enforce"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "drain", Labels: map[string]string{api.LabelMode: "enforce", api.LabelWhenDRABusy: "Wait"}}},
+		legacy,
+		waiting("train-7c9-a", "prod", "nvidia.com/gpu.shared", created), // no node offers it as submitted
+		waiting("train-7c9-b", "prod", "nvidia.com/gpu.shared", now.Add(-time.Minute)),
+		waiting("stranded", "prod", "nvidia.com/gpu", created), // legacy-0 runs it: StrandedPod
+		waiting("drained", "drain", "nvidia.com/gpu", created), // legacy-0 could, the namespace waits
+	}
+	inv, _ := informertest.Start(t, append(objs, informertest.Objects(informertest.ExampleFleet(t, "l4-inference"))...)...)
+	rec := &refRecorder{}
+	c := &StrandController{Inventory: inv, Policy: translate.DefaultPolicy, Recorder: rec, Namespace: "claimbridge", After: 2 * time.Minute,
+		Now: func() time.Time { return now }}
+	c.Reconcile(t.Context())
+	got := rec.drain()
+	want := map[string]string{
+		"Warning DRABusyWaiting translated pod train-7c9-a has waited 3m0s for DRA devices (in use, or held for other pods); no device-plugin node has room for it as submitted either: free or add DRA devices": "@Pod prod/train-7c9-a",
+		"Warning DRABusyWaiting translated pod train-7c9-a has waited 3m0s":                                            "@ReplicaSet prod/train-7c9",
+		"Warning StrandedPod translated pod stranded has waited 3m0s for DRA devices while the device plugin has room": "@Pod prod/stranded",
+		"Warning DRABusyWaiting translated pod drained has waited 3m0s for DRA devices (in use, or held for other pods); its namespace chose whenDRABusy: Wait, although the device plugin has room for it on 1 node(s), e.g. legacy-0": "@Pod drain/drained",
+	}
+	for prefix, about := range want {
+		if !slices.ContainsFunc(got, func(e string) bool { return strings.HasPrefix(e, prefix) && strings.Contains(e, about) }) {
+			t.Errorf("no Event %q about %s in:\n%s", prefix, about, strings.Join(got, "\n"))
+		}
+	}
+	if slices.ContainsFunc(got, func(e string) bool { return strings.Contains(e, "train-7c9-b") }) {
+		t.Errorf("a pod that has waited less than --stranded-after was told:\n%s", strings.Join(got, "\n"))
+	}
+	c.Reconcile(t.Context())
+	if again := rec.drain(); len(again) != 0 {
+		t.Errorf("told again: %q", again)
 	}
 }

@@ -27,7 +27,8 @@ const (
 	// ReasonDRABusyLegacyFree: DRA can serve the translation only once
 	// devices free up (in use, or held by pods just admitted), and a
 	// device-plugin node runs the pod as submitted now: it stays legacy
-	// (whenDRABusy: KeepLegacy, the default).
+	// (whenDRABusy: KeepLegacy, the default). Info: the pod runs, nothing
+	// is wrong.
 	ReasonDRABusyLegacyFree translate.ReasonCode = "DRABusyLegacyFree"
 	// ReasonImplicitTolerationsOff: offline, no DRA node can take the
 	// translation, and one could with the tolerations that the
@@ -75,7 +76,7 @@ var catalog = translate.Reasons().With(feasibility.Reasons(), translate.Catalog{
 	ReasonPlacementDiffers:          translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "make the pod's node labels and affinity mean the same on DRA nodes (label the DRA nodes as the device-plugin nodes were), or set placement: Subset in the policy", docPlacement),
 	ReasonPlacementUnknown:          translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "rerun with a longer --timeout (--feasibility-timeout on the webhook): the placement check did not finish", docPlacement),
 	ReasonPlacementNotChecked:       translate.NewEntry(translate.SeverityInfo, "", "set placement: Exact (the default) to have translations checked against the fleet", docPlacement),
-	ReasonDRABusyLegacyFree:         translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "nothing to do: the pod runs now on the device plugin; free or add DRA devices to have such pods translated, or set whenDRABusy: Wait (label claimbridge.io/when-dra-busy=Wait on the namespace) to have them wait for DRA", docBusy),
+	ReasonDRABusyLegacyFree:         translate.NewEntry(translate.SeverityInfo, translate.OutcomeKeepLegacy, "nothing to do: the pod runs now on the device plugin; free or add DRA devices to have such pods translated, or set whenDRABusy: Wait (label claimbridge.io/when-dra-busy=Wait on the namespace) to have them wait for DRA", docBusy),
 	ReasonDRABusyWaiting:            translate.NewEntry(translate.SeverityWarning, "", "free or add DRA devices, or set whenDRABusy: KeepLegacy to keep such pods on the device plugin while it has room", docBusy),
 	ReasonNodeLabelUnchecked:        translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "run with --fleet (the nodes and their ResourceSlices) so that the placement check compares where the pod lands without the label, set keepTranslatedNodeLabels where the DRA nodes still carry it, or drop the label if the device count says as much", docHow),
 	ReasonSingleAlternativeRejected: translate.NewEntry(translate.SeverityInfo, "", "nothing to do: another alternative was tried in its place", docStack),

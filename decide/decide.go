@@ -276,7 +276,7 @@ func (d *Decision) whenBusy(in Input, res *translate.Result, v feasibility.Verdi
 	legacy := in.Snapshot.LegacyFitsNow(in.admitted(in.Pod))
 	d.Legacy = &legacy
 	if legacy.Node != "" && rule == translate.WhenDRABusyKeepLegacy {
-		d.keep(reason(ReasonDRABusyLegacyFree, translate.SeverityWarning, fmt.Sprintf(
+		d.keep(reason(ReasonDRABusyLegacyFree, translate.SeverityInfo, fmt.Sprintf(
 			"the DRA devices that could serve the pod are in use or held by pods admitted a moment ago (%s); the device plugin runs it now on %s",
 			nodesLike(1, v.Node), nodesLike(legacy.Nodes, legacy.Node))))
 		return

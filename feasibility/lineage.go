@@ -214,45 +214,8 @@ func (a *nodeAllocator) Allocate(ctx context.Context, node *corev1.Node, claims 
 // the devices of snap that are free: a FitsNow verdict on that node with
 // the devices the allocator picks there, or NeverFits when it does not
 // (the node is not the fleet's, rejects the pod, has no room, or its free
-// devices cannot serve the claims), Unknown on an error. It is not cached:
-// it answers "could this pod take devices there" (the cutover forecast
-// asks it to see which workloads compete for the nodes another needs).
+// devices cannot serve the claims), Unknown on an error. It is not cached;
+// to ask node after node, use ForNodes once.
 func (c *Checker) CheckOn(ctx context.Context, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaimSpec, node string) Verdict {
-	v := Verdict{Kind: NeverFits, Code: ReasonNoCandidateNodes, NodesConsidered: 1}
-	defaulted, err := defaultClaims(pod, claims)
-	if err != nil {
-		return Verdict{Kind: NeverFits, Code: ReasonInvalidClaim, Reasons: []string{err.Error()}}
-	}
-	i, found := slices.BinarySearchFunc(snap.nodes, node, func(ni *nodeInfo, name string) int { return strings.Compare(ni.node.Name, name) })
-	if !found {
-		return v
-	}
-	ni := snap.nodeAt(i)
-	if len(ni.devices) == 0 || nodeRejects(nodeaffinity.GetRequiredNodeAffinity(pod), pod, ni.node) != "" || snap.insufficient(ni, podRequests(pod)) != "" {
-		return v
-	}
-	celCache := c.celCache(snap.features)
-	p, reasons := c.plan(snap, celCache, defaulted)
-	if len(reasons) > 0 || p.prune(ctx, celCache, ni, false) != "" {
-		return v
-	}
-	allocs, err := snap.allocatorsFor(ctx, celCache)
-	if err != nil {
-		return Verdict{Kind: Unknown, Code: ReasonAllocatorError, Reasons: []string{err.Error()}}
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	out, err := allocs.now.Allocate(ctx, ni.node, p.claims)
-	if err != nil {
-		return Verdict{Kind: Unknown, Code: ReasonAllocatorError, Reasons: []string{err.Error()}}
-	}
-	if len(out) != len(p.claims) {
-		v.Code = ReasonDevicesInUse
-		return v
-	}
-	v.Kind, v.Code, v.Node = FitsNow, ReasonFits, node
-	for _, a := range out {
-		v.Results = append(v.Results, a.Devices.Results...)
-	}
-	return v
+	return c.ForNodes(snap, pod, claims).On(ctx, snap, node)
 }

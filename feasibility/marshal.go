@@ -3,9 +3,10 @@ package feasibility
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
+	yaml "go.yaml.in/yaml/v2"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 )
 
 // MarshalObject writes an object of an inventory as YAML without nulls,
@@ -31,6 +32,8 @@ func MarshalObject(obj any) ([]byte, error) {
 			}
 		}
 	}
+	// The JSON form's values, as sigs.k8s.io/yaml would write them, without
+	// parsing the JSON again as YAML.
 	y, err := yaml.Marshal(prune(m))
 	if err != nil {
 		return nil, fmt.Errorf("encode yaml: %w", err)
@@ -38,9 +41,15 @@ func MarshalObject(obj any) ([]byte, error) {
 	return y, nil
 }
 
-// prune drops nulls and empty maps, recursively.
+// prune drops nulls and empty maps, recursively, and makes whole numbers
+// integers (JSON decodes every number as a float; YAML writes 8, not 8.0
+// nor 8e+00, for an integer).
 func prune(v any) any {
 	switch v := v.(type) {
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return int64(v)
+		}
 	case map[string]any:
 		for k, e := range v {
 			e = prune(e)

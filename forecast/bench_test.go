@@ -15,7 +15,8 @@ import (
 
 // benchCluster is a cluster before its switch: nodes of the before-cutover
 // example repeated (A100, H100, A100 with MIG, one in 20 opted out), and
-// workloads of a few shapes whose replicas add up to pods.
+// workloads of a few shapes whose replicas add up to pods (about one
+// workload per 19 pods).
 func benchCluster(tb testing.TB, nodes, pods int) (*feasibility.Inventory, []job) {
 	tb.Helper()
 	src, err := feasibility.LoadInventory("../examples/fleets/before-cutover")
@@ -45,10 +46,14 @@ func benchCluster(tb testing.TB, nodes, pods int) (*feasibility.Inventory, []job
 		builders.MakePod("p", "ns").Container("c").Limit("nvidia.com/mig-1g.10gb", "1").Obj(),
 		builders.MakePod("p", "ns").Container("c").Limit("nvidia.com/gpu", "8").NodeSelector("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB").Obj(),
 	}
-	const perWorkload = 200
+	// Replicas as a cluster has them: many single pods (notebooks, Jobs),
+	// some small Deployments, a few large ones.
+	replicas := []int{1, 1, 1, 2, 4, 8, 32, 100}
 	var jobs []job
-	for i := 0; i*perWorkload < pods; i++ {
-		jobs = append(jobs, job{key: fmt.Sprintf("ns/Deployment/w%03d", i), pod: kinds[i%len(kinds)], pods: int64(min(perWorkload, pods-i*perWorkload))})
+	for i, left := 0, pods; left > 0; i++ {
+		n := min(replicas[i%len(replicas)], left)
+		jobs = append(jobs, job{key: fmt.Sprintf("ns/Deployment/w%05d", i), pod: kinds[i%len(kinds)], pods: int64(n)})
+		left -= n
 	}
 	return inv, jobs
 }

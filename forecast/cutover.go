@@ -66,6 +66,9 @@ type Cutover struct {
 	// device-plugin resources) on the nodes it would take alone
 	// ("namespace/Kind/name").
 	Competes []string `json:"competes,omitempty"`
+	// CompetesMore counts the workloads it competes with that Competes
+	// does not name (it names 10 at most).
+	CompetesMore int `json:"competesMore,omitempty"`
 	// Class is the DeviceClass that serves a ServedByClass workload.
 	Class string `json:"class,omitempty"`
 	// Why says what it lacks after the switch (Breaks, Partial,

@@ -162,8 +162,14 @@ type plan struct {
 	claims []*resourceapi.ResourceClaimSpec
 	class  string
 	// device plugin: the pod's request and the nodes that offer it.
-	want   corev1.ResourceList
-	offers []feasibility.LegacyOffer
+	want    corev1.ResourceList
+	offers  []feasibility.LegacyOffer
+	offered map[string]corev1.ResourceList
+	// key is the same for plans whose pods place alike (the same mode,
+	// pod spec, claims and request), which share what placing one learns;
+	// need is the fewest devices a pod of it takes on a node.
+	key  string
+	need int
 	// the judgment before any placement
 	today, after int
 	why          string
@@ -176,8 +182,9 @@ type plan struct {
 // after others than alone depends on the order.
 func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bool, light bool) []Cutover {
 	plans := make([]plan, len(j.Workloads))
+	k := newKnown(j)
 	for i, w := range j.Workloads {
-		plans[i] = planOf(w, j, switched)
+		plans[i] = planOf(w, j, switched, k)
 	}
 	order := make([]int, len(j.Workloads))
 	for i := range order {
@@ -187,14 +194,14 @@ func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bo
 		wa, wb := j.Workloads[a], j.Workloads[b]
 		return cmp.Or(cmp.Compare(wb.Priority, wa.Priority), wa.Created.Compare(wb.Created), cmp.Compare(a, b))
 	})
-	gen := &generations{next: j.After.Snapshot.Generation() + 1}
-	joint := newPlacer(ctx, j.After, gen)
+	fl := &fleetNodes{ctx: ctx, fleet: j.After, gen: &generations{next: j.After.Snapshot.Generation() + 1}, lists: map[string]*candidates{}, checks: map[string]*feasibility.NodeCheck{}}
+	joint := newPlacer(fl, nil)
 	served := make([]int64, len(plans))
 	taken := make([][]string, len(plans)) // the nodes each workload's pods take
 	for _, i := range order {
-		served[i], taken[i] = joint.placeAll(&plans[i], j.Workloads[i].pods(), nil)
+		served[i], taken[i] = joint.placeAll(&plans[i], j.Workloads[i].pods(), false)
 	}
-	can := competition{ctx: ctx, fleet: j.After, plans: plans, known: map[competitionKey]bool{}}
+	groups := groupsOf(j, plans, order)
 	out := make([]Cutover, len(plans))
 	for i, w := range j.Workloads {
 		pl := &plans[i]
@@ -215,77 +222,137 @@ func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bo
 		// one that falls short is placed alone.
 		alone, nodes := c.Served, taken[i]
 		if c.Served < c.Pods {
-			alone, nodes = newPlacer(ctx, j.After, gen).placeAll(pl, w.pods(), nil)
+			alone, nodes = newPlacer(fl, nil).placeAll(pl, w.pods(), false)
 		}
 		if pl.mode == modeClass && alone > 0 {
 			c.After = len(nodes)
 		}
-		afterOthers, competes := order2(ctx, j, plans, order, i, nodes, alone, &can, gen)
-		c.Competes = competes
+		afterOthers, competes, more := order2(j, fl, plans, groups, i, nodes, alone)
+		c.Competes, c.CompetesMore = competes, more
 		if c.Served < c.Pods || afterOthers < alone {
 			c.Alone = alone
 			c.Result, c.Why = shortfall(c, afterOthers, pl)
 		} else {
-			c.Competes = nil // it gets every pod whatever the order
+			c.Competes, c.CompetesMore = nil, 0 // it gets every pod whatever the order
 		}
 		out[i] = c
 	}
 	return out
 }
 
+// rivalGroup is the workloads of one plan key, in the queue's order, and
+// the pods they stand for: they place alike, so the rivals of a workload
+// are placed a group at a time.
+type rivalGroup struct {
+	members []int
+	pods    int64
+}
+
+// groupsOf groups the workloads by plan key, the groups in the queue's
+// order of their first member.
+func groupsOf(j *Judgment, plans []plan, order []int) []*rivalGroup {
+	var out []*rivalGroup
+	by := map[string]*rivalGroup{}
+	for _, i := range order {
+		if plans[i].mode == modeNone {
+			continue
+		}
+		g, ok := by[plans[i].key]
+		if !ok {
+			g = &rivalGroup{}
+			by[plans[i].key] = g
+			out = append(out, g)
+		}
+		g.members = append(g.members, i)
+		g.pods += j.Workloads[i].pods()
+	}
+	return out
+}
+
+// maxCompetes is how many of the workloads a workload competes with are
+// named; CompetesMore counts the others.
+const maxCompetes = 10
+
 // order2 places, on the nodes a workload takes alone, the pods of the
-// workloads that can take devices there (its rivals, in the queue's
-// order), then the workload: what it gets after them, and — when that is
-// less than alone — the rivals that take what it needs (each placed in
-// turn, a rival that leaves it fewer pods competes).
-func order2(ctx context.Context, j *Judgment, plans []plan, order []int, i int, nodes []string, alone int64, can *competition, gen *generations) (int64, []string) {
-	var rivals []int
-	for _, x := range order {
-		if x != i && can.takeFrom(x, nodes) {
-			rivals = append(rivals, x)
+// workloads that can take devices there (its rivals, a group of alike
+// workloads at a time, in the queue's order), then the workload: what it
+// gets after them, and — when that is less than alone — the rivals that
+// took devices there, which it competes with (the first maxCompetes
+// named, how many more).
+func order2(j *Judgment, fl *fleetNodes, plans []plan, groups []*rivalGroup, i int, nodes []string, alone int64) (int64, []string, int) {
+	on := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		on[n] = true
+	}
+	adv := newPlacer(fl, on)
+	type took struct {
+		g *rivalGroup
+		n int64
+	}
+	var placed []took
+	for _, g := range groups {
+		pl := &plans[g.members[0]]
+		pods := g.pods
+		if plans[i].key == pl.key {
+			pods -= j.Workloads[i].pods()
+		}
+		if pods <= 0 || !fl.takesFrom(pl, on) {
+			continue
+		}
+		if n, _ := adv.placeAll(pl, pods, true); n > 0 {
+			placed = append(placed, took{g, n})
 		}
 	}
-	if len(rivals) == 0 {
-		return alone, nil
+	if len(placed) == 0 {
+		return alone, nil, 0
 	}
-	pl, pods := &plans[i], j.Workloads[i].pods()
-	adv := newPlacer(ctx, j.After, gen)
-	var placed []int
-	for _, x := range rivals {
-		if n, _ := adv.placeAll(&plans[x], j.Workloads[x].pods(), nodes); n > 0 {
-			placed = append(placed, x)
-		}
-	}
-	afterOthers, _ := adv.placeAll(pl, pods, nil)
+	afterOthers, _ := adv.placeAll(&plans[i], j.Workloads[i].pods(), false)
 	if afterOthers >= alone {
-		return afterOthers, nil
+		return afterOthers, nil, 0
 	}
+	// The members that took devices: the first in the queue's order, as
+	// many as cover the pods their group placed.
 	var competes []string
-	prev := alone
-	one := newPlacer(ctx, j.After, gen)
-	for _, x := range placed {
-		one.placeAll(&plans[x], j.Workloads[x].pods(), nodes)
-		if got, _ := one.clone().placeAll(pl, pods, nil); got < prev {
-			competes = append(competes, j.Workloads[x].Key)
-			prev = got
+	more := 0
+	for _, t := range placed {
+		left := t.n
+		for _, x := range t.g.members {
+			if left <= 0 {
+				break
+			}
+			if x == i {
+				continue
+			}
+			left -= j.Workloads[x].pods()
+			if len(competes) < maxCompetes {
+				competes = append(competes, j.Workloads[x].Key)
+			} else {
+				more++
+			}
 		}
 	}
 	slices.Sort(competes)
-	return afterOthers, competes
+	return afterOthers, competes, more
 }
 
 // shortfall judges a workload that gets fewer pods served than it asks
 // for, or than alone once the workloads it competes with are placed
 // first.
 func shortfall(c Cutover, afterOthers int64, pl *plan) (CutoverResult, string) {
-	first := "the workloads placed before it"
+	first, take := "the workloads placed before it", "take"
 	if len(c.Competes) > 0 {
 		first = strings.Join(c.Competes, ", ")
 	}
+	if c.CompetesMore > 0 {
+		first += fmt.Sprintf(" and %d more", c.CompetesMore)
+	}
+	if len(c.Competes) == 1 && c.CompetesMore == 0 {
+		take = "takes"
+	}
 	switch {
 	case afterOthers < c.Alone || c.Served < c.Alone:
-		return CutoverOrderDependent, fmt.Sprintf("alone it gets %d of %d pods served; when %s take what they can of the same nodes first, %d; in claimbridge's order %d: "+
-			"the order kube-scheduler places the pods in decides", c.Alone, c.Pods, first, min(afterOthers, c.Served), c.Served)
+		return CutoverOrderDependent, fmt.Sprintf("alone it gets %d of %d pods served; when %s %s what they can of the same nodes first, %d; in claimbridge's order %d: "+
+			"the order kube-scheduler places the pods in decides", c.Alone, c.Pods, first, take, min(afterOthers, c.Served), c.Served)
 	case c.Served > 0:
 		return CutoverPartial, fmt.Sprintf("%d of %d pods served: the fleet after the switch has room for no more of them, whatever the order", c.Served, c.Pods)
 	case c.Today == 0:
@@ -294,61 +361,9 @@ func shortfall(c Cutover, afterOthers int64, pl *plan) (CutoverResult, string) {
 	return CutoverBreaks, pl.why
 }
 
-// competition says which workloads can take devices on the nodes another
-// needs: a pod of theirs is served there on the fleet with every device
-// free.
-type competition struct {
-	ctx   context.Context
-	fleet *feasibility.Fleet
-	plans []plan
-	known map[competitionKey]bool // served there
-	// shapes: the nodes by what a pod's check reads of them (labels but
-	// the hostname, taints, allocatable, devices): a pod that does not
-	// name nodes is served on all nodes of a shape or none.
-	shapes map[string]string
-}
-
-// competitionKey is a workload and a node, or a shape of nodes.
-type competitionKey struct {
-	workload int
-	node     string
-}
-
-// takeFrom: a pod of workload x is served on one of the nodes.
-func (c *competition) takeFrom(x int, nodes []string) bool {
-	pl := &c.plans[x]
-	if pl.mode == modeNone || len(nodes) == 0 {
-		return false
-	}
-	if c.shapes == nil {
-		c.shapes = nodeShapes(c.fleet.Inventory)
-	}
-	byName := namesNodes(pl.pod)
-	for _, n := range nodes {
-		key := competitionKey{x, n}
-		if !byName {
-			key.node = "shape:" + c.shapes[n]
-		}
-		ok, seen := c.known[key]
-		if !seen {
-			switch pl.mode {
-			case modeDevicePlugin:
-				ok = slices.ContainsFunc(pl.offers, func(o feasibility.LegacyOffer) bool { return o.Node == n && fits(pl.want, o.Offered, nil) })
-			default:
-				ok = c.fleet.Checker.CheckOn(c.ctx, c.fleet.Snapshot, pl.pod, pl.claims, n).Kind == feasibility.FitsNow
-			}
-			c.known[key] = ok
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
-}
-
 // planOf decides how a workload's pods are placed after the switch, and
 // what it is when all are served.
-func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool) plan {
+func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool, k *known) plan {
 	var asks []corev1.ResourceName
 	if w.Pod != nil {
 		asks = extendedAsks(w.Pod)
@@ -368,7 +383,7 @@ func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool) plan
 	pl := plan{result: CutoverNotAffected}
 	if !asksAny(asks, switched) {
 		if w.Pod != nil {
-			pl.today, pl.after = j.Before.Snapshot.LegacyNodes(admitted), j.After.Snapshot.LegacyNodes(admitted)
+			pl.today, pl.after = len(k.before.of(admitted).offers), len(k.after.of(admitted).offers)
 		}
 		return pl
 	}
@@ -378,8 +393,7 @@ func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool) plan
 		pl.why = "asks for " + names(asks, switched) + ", which the switch replaces, where claimbridge locates no pod template: the forecast cannot place it; check its operator's DRA support"
 		return pl
 	}
-	pl.today = j.Before.Snapshot.LegacyNodes(admitted)
-	afterNodes := j.After.Inventory.Nodes
+	pl.today = len(k.before.of(admitted).offers)
 	d := w.Decision
 	switch {
 	case d.Outcome == translate.OutcomeTranslate && d.Translation != nil && d.Translation.Template != nil:
@@ -393,15 +407,154 @@ func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool) plan
 		pl.mode, pl.result = modeClass, CutoverServedByClass
 		pl.pod, pl.claims, pl.class = byClass(admitted, asks, switched, j.After.Inventory.Classes)
 	default:
-		pl.want, pl.offers = j.After.Snapshot.LegacyOffers(admitted)
+		a := k.after.of(admitted)
+		pl.want, pl.offers, pl.offered = a.want, a.offers, a.offered
 		pl.after = len(pl.offers)
+		pl.pod = admitted
 		if len(pl.offers) > 0 {
 			pl.mode, pl.result = modeDevicePlugin, CutoverStaysLegacy
 		} else {
-			pl.why = whyBreaks(asks, switched, afterNodes)
+			pl.why = k.whyBreaks(asks, switched, j.After.Inventory.Nodes)
 		}
 	}
+	pl.key, pl.need = planKey(&pl), fewestDevices(pl.claims)
 	return pl
+}
+
+// planKey is the same for plans whose pods place alike: mode, what a
+// placement reads of the pod, claims and device-plugin request.
+func planKey(pl *plan) string {
+	return keyOf(struct {
+		Mode   mode
+		Pod    any
+		Claims []*resourceapi.ResourceClaimSpec
+		Want   corev1.ResourceList
+	}{pl.mode, placementShape(pl.pod), pl.claims, pl.want})
+}
+
+// placementShape is what the placement and the device-plugin view read of
+// a pod: its node, node selection, tolerations and the resources of its
+// containers. Pods of one shape (the replicas of a workload, or workloads
+// that differ only by image or command) place alike.
+func placementShape(pod *corev1.Pod) any {
+	if pod == nil {
+		return nil
+	}
+	type container struct {
+		Resources     corev1.ResourceRequirements
+		RestartPolicy *corev1.ContainerRestartPolicy
+	}
+	shape := struct {
+		NodeName     string
+		NodeSelector map[string]string
+		NodeAffinity *corev1.NodeAffinity
+		Tolerations  []corev1.Toleration
+		Overhead     corev1.ResourceList
+		Init, Main   []container
+	}{NodeName: pod.Spec.NodeName, NodeSelector: pod.Spec.NodeSelector, Tolerations: pod.Spec.Tolerations, Overhead: pod.Spec.Overhead}
+	if pod.Spec.Affinity != nil {
+		shape.NodeAffinity = pod.Spec.Affinity.NodeAffinity
+	}
+	for _, c := range pod.Spec.InitContainers {
+		shape.Init = append(shape.Init, container{c.Resources, c.RestartPolicy})
+	}
+	for _, c := range pod.Spec.Containers {
+		shape.Main = append(shape.Main, container{Resources: c.Resources})
+	}
+	return shape
+}
+
+// keyOf is a digest of v's JSON form.
+func keyOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("unkeyed %p", &b) // cannot happen with API types: a key of its own
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// known remembers, for one forecast, what the workloads of one shape share:
+// the device-plugin offers before and after the switch, and why a
+// resource breaks. A cluster has thousands of workloads and few shapes.
+type known struct {
+	before, after *offersOf
+	why           map[string]string
+}
+
+func newKnown(j *Judgment) *known {
+	return &known{before: &offersOf{snap: j.Before.Snapshot, by: map[string]*offers{}},
+		after: &offersOf{snap: j.After.Snapshot, by: map[string]*offers{}}, why: map[string]string{}}
+}
+
+// offersOf is feasibility.Snapshot.LegacyOffers by placement shape.
+type offersOf struct {
+	snap *feasibility.Snapshot
+	by   map[string]*offers
+}
+
+type offers struct {
+	want    corev1.ResourceList
+	offers  []feasibility.LegacyOffer
+	offered map[string]corev1.ResourceList
+}
+
+func (o *offersOf) of(pod *corev1.Pod) *offers {
+	key := keyOf(placementShape(pod))
+	if a, ok := o.by[key]; ok {
+		return a
+	}
+	a := &offers{offered: map[string]corev1.ResourceList{}}
+	a.want, a.offers = o.snap.LegacyOffers(pod)
+	for _, x := range a.offers {
+		a.offered[x.Node] = x.Offered
+	}
+	o.by[key] = a
+	return a
+}
+
+// whyBreaks is the package's whyBreaks, once per set of resources.
+func (k *known) whyBreaks(asks []corev1.ResourceName, switched map[corev1.ResourceName]bool, nodes []*corev1.Node) string {
+	key := names(asks, switched)
+	if w, ok := k.why[key]; ok {
+		return w
+	}
+	w := whyBreaks(asks, switched, nodes)
+	k.why[key] = w
+	return w
+}
+
+// fewestDevices is the fewest devices the claims take for themselves on
+// one node: each request's count (the smallest of its alternatives'; none
+// for All, whose count the node decides, nor for admin access, which takes
+// devices others hold). A node with fewer free devices serves none of its
+// pods.
+func fewestDevices(claims []*resourceapi.ResourceClaimSpec) int {
+	count := func(mode resourceapi.DeviceAllocationMode, n int64, admin *bool) int {
+		switch {
+		case mode == resourceapi.DeviceAllocationModeAll || admin != nil && *admin:
+			return 0
+		case n < 1:
+			return 1 // the apiserver's default
+		}
+		return int(n)
+	}
+	need := 0
+	for _, c := range claims {
+		for _, r := range c.Devices.Requests {
+			switch {
+			case r.Exactly != nil:
+				need += count(r.Exactly.AllocationMode, r.Exactly.Count, r.Exactly.AdminAccess)
+			case len(r.FirstAvailable) > 0:
+				least := count(r.FirstAvailable[0].AllocationMode, r.FirstAvailable[0].Count, nil)
+				for _, sub := range r.FirstAvailable[1:] {
+					least = min(least, count(sub.AllocationMode, sub.Count, nil))
+				}
+				need += least
+			}
+		}
+	}
+	return need
 }
 
 // pods is how many pods the workload stands for, at least one.
@@ -416,113 +569,115 @@ func (g *generations) take() uint64 {
 	return g.next - 1
 }
 
-// placer places pods one after the other on the fleet after the switch,
-// each holding its devices for the next.
-type placer struct {
+// fleetNodes is what every placement of one forecast shares: the fleet
+// after the switch and, per plan key, the nodes that can serve a pod of
+// the plan with every device free (the only nodes a placement asks).
+type fleetNodes struct {
 	ctx   context.Context
 	fleet *feasibility.Fleet
 	gen   *generations
-	snap  *feasibility.Snapshot
-	held  []*resourceapi.ResourceClaim
-	// used counts the device-plugin resources of the pods placed there.
-	used map[string]corev1.ResourceList
-	// cursor: per plan, the first offer that may still have room (what
-	// each node has left only shrinks).
-	cursor map[*plan]int
-	// restrictedPods: per plan and nodes, the pod allowed on those only.
-	restrictedPods map[*plan]map[string]*corev1.Pod
-	hostname       map[string]string // node name → its hostname label
+	lists  map[string]*candidates
+	checks map[string]*feasibility.NodeCheck
 }
 
-// clone is a placer that goes on from where p is, p left as it is.
-func (p *placer) clone() *placer {
-	c := &placer{ctx: p.ctx, fleet: p.fleet, gen: p.gen, snap: p.snap, held: slices.Clone(p.held), used: map[string]corev1.ResourceList{},
-		cursor: maps.Clone(p.cursor), restrictedPods: p.restrictedPods}
-	for n, l := range p.used {
-		c.used[n] = l.DeepCopy()
+// candidates are the nodes that serve a plan's pod on the free fleet, in
+// the order a placement tries them (best score, then name; the offers'
+// order for the device plugin), and each one's position.
+type candidates struct {
+	nodes []string
+	at    map[string]int
+}
+
+func (f *fleetNodes) candidates(pl *plan) *candidates {
+	if c, ok := f.lists[pl.key]; ok {
+		return c
+	}
+	c := &candidates{at: map[string]int{}}
+	switch pl.mode {
+	case modeDRA, modeClass:
+		// An error (claims the allocator rejects) serves on no node.
+		cs, _ := f.fleet.Checker.Candidates(f.ctx, f.fleet.Snapshot, pl.pod, pl.claims)
+		for _, cd := range cs {
+			c.nodes = append(c.nodes, cd.Node)
+		}
+	case modeDevicePlugin:
+		for _, o := range pl.offers {
+			if fits(pl.want, o.Offered, nil) {
+				c.nodes = append(c.nodes, o.Node)
+			}
+		}
+	}
+	for k, n := range c.nodes {
+		c.at[n] = k
+	}
+	f.lists[pl.key] = c
+	return c
+}
+
+// check is the plan's pod and claims ready to be asked of node after
+// node, answers remembered across nodes of a class.
+func (f *fleetNodes) check(pl *plan) *feasibility.NodeCheck {
+	c, ok := f.checks[pl.key]
+	if !ok {
+		c = f.fleet.Checker.ForNodes(f.fleet.Snapshot, pl.pod, pl.claims).Remember()
+		f.checks[pl.key] = c
 	}
 	return c
 }
 
-func newPlacer(ctx context.Context, fleet *feasibility.Fleet, gen *generations) *placer {
-	return &placer{ctx: ctx, fleet: fleet, gen: gen, snap: fleet.Snapshot, used: map[string]corev1.ResourceList{}, cursor: map[*plan]int{},
-		restrictedPods: map[*plan]map[string]*corev1.Pod{}}
-}
-
-// restricted is the plan's pod allowed on the nodes given only (a required
-// node affinity on their hostname labels, or on their names, ANDed with
-// its own), made once per plan and nodes: the checks of its pods then share
-// a shape, and the lineage.
-func (p *placer) restricted(pl *plan, on []string) *corev1.Pod {
-	key := strings.Join(on, ",")
-	if r, ok := p.restrictedPods[pl][key]; ok {
-		return r
+// takesFrom: a pod of the plan can take devices on one of the nodes.
+func (f *fleetNodes) takesFrom(pl *plan, on map[string]bool) bool {
+	if pl.mode == modeNone {
+		return false
 	}
-	pod := pl.pod.DeepCopy()
-	if pod.Spec.Affinity == nil {
-		pod.Spec.Affinity = &corev1.Affinity{}
-	}
-	if pod.Spec.Affinity.NodeAffinity == nil {
-		pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
-	}
-	na := pod.Spec.Affinity.NodeAffinity
-	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil || len(na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
-		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{}}}
-	}
-	terms := na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	if hosts, ok := p.hostnames(on); ok {
-		for i := range terms {
-			terms[i].MatchExpressions = append(terms[i].MatchExpressions, corev1.NodeSelectorRequirement{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: hosts})
-		}
-	} else {
-		// A node's name is matched one to a term (the API allows one value).
-		var out []corev1.NodeSelectorTerm
-		for _, t := range terms {
-			for _, n := range on {
-				c := *t.DeepCopy()
-				c.MatchFields = append(c.MatchFields, corev1.NodeSelectorRequirement{Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{n}})
-				out = append(out, c)
+	c := f.candidates(pl)
+	if len(on) < len(c.nodes) {
+		for n := range on {
+			if _, ok := c.at[n]; ok {
+				return true
 			}
 		}
-		na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms = out
+		return false
 	}
-	if p.restrictedPods[pl] == nil {
-		p.restrictedPods[pl] = map[string]*corev1.Pod{}
-	}
-	p.restrictedPods[pl][key] = pod
-	return pod
+	return slices.ContainsFunc(c.nodes, func(n string) bool { return on[n] })
 }
 
-// hostnames are the hostname labels of the nodes, false when one has none
-// or two share one.
-func (p *placer) hostnames(names []string) ([]string, bool) {
-	if p.hostname == nil {
-		p.hostname = map[string]string{}
-		for _, n := range p.fleet.Inventory.Nodes {
-			p.hostname[n.Name] = n.Labels[corev1.LabelHostname]
-		}
-	}
-	seen := map[string]bool{}
-	out := make([]string, 0, len(names))
-	for _, n := range names {
-		h := p.hostname[n]
-		if h == "" || seen[h] {
-			return nil, false
-		}
-		seen[h] = true
-		out = append(out, h)
-	}
-	return out, true
+// placer places pods one after the other on the fleet after the switch,
+// each holding its devices for the next.
+type placer struct {
+	fl      *fleetNodes
+	scratch *feasibility.Scratch // the fleet with what the pods placed hold
+	held    int
+	// used counts the device-plugin resources of the pods placed there.
+	used map[string]corev1.ResourceList
+	// cursor: per plan key, and whether restricted to only, the first
+	// candidate that may still serve a pod (what each node has left only
+	// shrinks, so a node that served none serves none later).
+	cursor map[cursorKey]int
+	// only restricts the placements asked to be restricted; onlyNodes
+	// are, per plan key, its candidates among them.
+	only      map[string]bool
+	onlyNodes map[string][]string
 }
 
-// placeAll places up to n pods of the plan, on the nodes given (any node
-// for nil): how many it placed, and on which nodes (sorted). Its next pods
-// are the same as the one that found no room: none would.
-func (p *placer) placeAll(pl *plan, n int64, on []string) (int64, []string) {
+type cursorKey struct {
+	plan       string
+	restricted bool
+}
+
+func newPlacer(fl *fleetNodes, only map[string]bool) *placer {
+	return &placer{fl: fl, used: map[string]corev1.ResourceList{}, cursor: map[cursorKey]int{}, only: only, onlyNodes: map[string][]string{}}
+}
+
+// placeAll places up to n pods of the plan, restricted to the placer's
+// only nodes or on any node: how many it placed, and on which nodes
+// (sorted). Its next pods are the same as the one that found no room:
+// none would.
+func (p *placer) placeAll(pl *plan, n int64, restricted bool) (int64, []string) {
 	used := map[string]bool{}
 	var placed int64
 	for range n {
-		node, ok := p.place(pl, on)
+		node, ok := p.place(pl, restricted)
 		if !ok {
 			break
 		}
@@ -532,61 +687,84 @@ func (p *placer) placeAll(pl *plan, n int64, on []string) (int64, []string) {
 	return placed, slices.Sorted(maps.Keys(used))
 }
 
-// place places one pod of the plan, on one of the nodes given (any node
-// for nil): the node, or false when none serves it.
-func (p *placer) place(pl *plan, on []string) (string, bool) {
+// place places one pod of the plan: the node, or false when none serves
+// it.
+func (p *placer) place(pl *plan, restricted bool) (string, bool) {
+	if pl.mode == modeNone {
+		return "", false
+	}
+	nodes := p.fl.candidates(pl).nodes
+	if restricted {
+		nodes = p.restrictedNodes(pl)
+	}
+	key := cursorKey{pl.key, restricted}
+	for k := p.cursor[key]; k < len(nodes); k++ {
+		if p.placeOn(pl, nodes[k]) {
+			p.cursor[key] = k
+			return nodes[k], true
+		}
+	}
+	p.cursor[key] = len(nodes)
+	return "", false
+}
+
+// restrictedNodes are the plan's candidates among the placer's only
+// nodes, in candidate order.
+func (p *placer) restrictedNodes(pl *plan) []string {
+	if l, ok := p.onlyNodes[pl.key]; ok {
+		return l
+	}
+	c := p.fl.candidates(pl)
+	var l []string
+	for n := range p.only {
+		if _, ok := c.at[n]; ok {
+			l = append(l, n)
+		}
+	}
+	slices.SortFunc(l, func(a, b string) int { return cmp.Compare(c.at[a], c.at[b]) })
+	p.onlyNodes[pl.key] = l
+	return l
+}
+
+// placeOn places one pod of the plan on the node if it serves it there
+// now.
+func (p *placer) placeOn(pl *plan, node string) bool {
 	switch pl.mode {
 	case modeDRA, modeClass:
-		pod := pl.pod
-		if on != nil {
-			pod = p.restricted(pl, on)
+		if p.scratch == nil {
+			p.scratch = p.fl.fleet.Snapshot.Scratch(p.fl.gen.take())
 		}
-		v := p.fleet.Checker.Check(p.ctx, p.snap, pod, pl.claims)
+		if p.scratch.Free(node) < pl.need {
+			return false
+		}
+		v := p.fl.check(pl).On(p.fl.ctx, p.scratch.Snapshot(), node)
 		if v.Kind != feasibility.FitsNow || len(v.Results) == 0 {
-			return "", false
+			return false
 		}
-		claim := &resourceapi.ResourceClaim{
-			ObjectMeta: metav1.ObjectMeta{Namespace: pl.pod.Namespace, Name: fmt.Sprintf("cutover-%d", len(p.held))},
+		p.held++
+		p.scratch.Hold(&resourceapi.ResourceClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: pl.pod.Namespace, Name: fmt.Sprintf("cutover-%d", p.held)},
 			Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{
 				Devices: resourceapi.DeviceAllocationResult{Results: v.Results},
 			}},
-		}
-		p.held = append(p.held, claim)
-		p.snap = p.snap.Holding([]*resourceapi.ResourceClaim{claim}, p.gen.take())
-		if p.snap.Stale() {
-			// Copies of more than half the nodes: built anew with every
-			// claim held, the next holdings copy few again.
-			inv := *p.fleet.Inventory
-			inv.Claims = slices.Concat(inv.Claims, p.held)
-			if snap, err := feasibility.NewSnapshot(&inv, p.gen.take(), p.snap.Features()); err == nil {
-				p.snap = snap
-			}
-		}
-		return v.Node, true
+		}, p.fl.gen.take())
+		return true
 	case modeDevicePlugin:
-		for k := p.cursor[pl]; k < len(pl.offers); k++ {
-			o := pl.offers[k]
-			if on != nil && !slices.Contains(on, o.Node) {
-				continue
-			}
-			if !fits(pl.want, o.Offered, p.used[o.Node]) {
-				if on == nil {
-					p.cursor[pl] = k + 1
-				}
-				continue
-			}
-			if p.used[o.Node] == nil {
-				p.used[o.Node] = corev1.ResourceList{}
-			}
-			for n, q := range pl.want {
-				u := p.used[o.Node][n]
-				u.Add(q)
-				p.used[o.Node][n] = u
-			}
-			return o.Node, true
+		offered, ok := pl.offered[node]
+		if !ok || !fits(pl.want, offered, p.used[node]) {
+			return false
 		}
+		if p.used[node] == nil {
+			p.used[node] = corev1.ResourceList{}
+		}
+		for n, q := range pl.want {
+			u := p.used[node][n]
+			u.Add(q)
+			p.used[node][n] = u
+		}
+		return true
 	}
-	return "", false
+	return false
 }
 
 // fits: want fits in offered less used, resource by resource.
@@ -599,59 +777,6 @@ func fits(want, offered, used corev1.ResourceList) bool {
 		}
 	}
 	return true
-}
-
-// namesNodes: the pod's node selection names nodes (nodeName, the hostname
-// label, a node's name), so that nodes of one shape may answer it apart.
-func namesNodes(pod *corev1.Pod) bool {
-	if pod == nil || pod.Spec.NodeName != "" {
-		return true
-	}
-	if _, ok := pod.Spec.NodeSelector[corev1.LabelHostname]; ok {
-		return true
-	}
-	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-			if len(t.MatchFields) > 0 || slices.ContainsFunc(t.MatchExpressions, func(r corev1.NodeSelectorRequirement) bool { return r.Key == corev1.LabelHostname }) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// nodeShapes keys the nodes by what a check reads of them but their names:
-// labels without the hostname, taints, schedulability, allocatable, and
-// the devices of their own slices.
-func nodeShapes(inv *feasibility.Inventory) map[string]string {
-	devices := map[string][]resourceapi.Device{}
-	for _, sl := range inv.Slices {
-		if n := ptrDeref(sl.Spec.NodeName); n != "" {
-			devices[n] = append(devices[n], sl.Spec.Devices...)
-		}
-	}
-	out := make(map[string]string, len(inv.Nodes))
-	for _, n := range inv.Nodes {
-		lbl := maps.Clone(n.Labels)
-		delete(lbl, corev1.LabelHostname)
-		b, _ := json.Marshal(struct {
-			Labels        map[string]string
-			Taints        []corev1.Taint
-			Unschedulable bool
-			Allocatable   corev1.ResourceList
-			Devices       []resourceapi.Device
-		}{lbl, n.Spec.Taints, n.Spec.Unschedulable, n.Status.Allocatable, devices[n.Name]})
-		sum := sha256.Sum256(b)
-		out[n.Name] = hex.EncodeToString(sum[:8])
-	}
-	return out
-}
-
-func ptrDeref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // extendedAsks are the extended resources a pod asks for (a limit or a

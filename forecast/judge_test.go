@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -250,5 +251,33 @@ func TestHoldingPlacesEveryPodOnce(t *testing.T) {
 		"single": "OrderDependent 0/1 alone 1 [pairs]",
 	}, got(j)); diff != "" {
 		t.Errorf("(-want,+got):\n%s", diff)
+	}
+}
+
+// TestManyRivalsAreCountedNotListed: a workload that competes with many
+// others names the first ten in the queue's order that took devices on its
+// nodes, and counts the rest.
+func TestManyRivalsAreCountedNotListed(t *testing.T) {
+	before := legacyNodes(t, map[string]string{"cutover-a100-0": "c-a100-0", "cutover-a100-1": "c-a100-1"})
+	jobs := []job{{key: "whole", pod: gpus("8").Obj(), pods: 2, priority: -1}}
+	for i := range 20 {
+		jobs = append(jobs, job{key: fmt.Sprintf("single-%02d", i), pod: gpus("1").Obj(), pods: 1})
+	}
+	j := judgeJobs(t, before, jobs, Options{})
+	var whole Cutover
+	for i, w := range j.Workloads {
+		if w.Key == "whole" {
+			whole = j.Cutovers[i]
+		}
+	}
+	// The 16 GPUs of the two nodes go to the first 16 singles.
+	want := []string{"single-00", "single-01", "single-02", "single-03", "single-04", "single-05", "single-06", "single-07", "single-08", "single-09"}
+	if whole.Result != CutoverOrderDependent || whole.Served != 0 || whole.Alone != 2 ||
+		!slices.Equal(whole.Competes, want) || whole.CompetesMore != 6 {
+		t.Errorf("whole: %s %d/%d alone %d, competes %v and %d more; want OrderDependent 0/2 alone 2, competes %v and 6 more",
+			whole.Result, whole.Served, whole.Pods, whole.Alone, whole.Competes, whole.CompetesMore, want)
+	}
+	if !strings.Contains(whole.Why, "single-09 and 6 more take what they can") {
+		t.Errorf("whole: why %q does not count the rivals it does not name", whole.Why)
 	}
 }

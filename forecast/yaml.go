@@ -1,9 +1,13 @@
 package forecast
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/utils/ptr"
@@ -17,45 +21,82 @@ import (
 // feasibility.LoadInventory reads back as After. Each forecast slice is
 // headed by a comment naming its node and what the forecast does not know.
 func (r *Result) WriteYAML(w io.Writer) error {
-	ew := &errWriter{w: w}
-	ew.printf("# The fleet forecast for after the switch to DRA (claimbridge forecast).\n")
-	ew.printf("# Forecast slices are named <node>-<driver>-forecast; their devices carry what the nodes' labels tell,\n")
-	ew.printf("# nothing more: the comment above each says what its driver will publish that the labels cannot tell.\n")
+	var docs []document
 	for _, c := range r.After.Classes {
-		ew.doc(c)
+		docs = append(docs, document{obj: c})
 	}
 	byName := map[string]Node{}
 	for _, n := range r.Nodes {
 		byName[n.Name] = n
+	}
+	onNode := map[string][]*resourceapi.ResourceSlice{}
+	for _, s := range r.After.Slices {
+		if n := ptr.Deref(s.Spec.NodeName, ""); n != "" {
+			onNode[n] = append(onNode[n], s)
+		}
 	}
 	written := map[*resourceapi.ResourceSlice]bool{}
 	for _, n := range r.After.Nodes {
 		fn, known := byName[n.Name]
 		switch {
 		case !known:
-			ew.doc(n)
+			docs = append(docs, document{obj: n})
 		case fn.Switched:
-			ew.doc(n, fmt.Sprintf("node %s: switched", n.Name))
+			docs = append(docs, document{obj: n, comments: []string{fmt.Sprintf("node %s: switched", n.Name)}})
 		default:
-			ew.doc(n, fmt.Sprintf("node %s: not switched: %s", n.Name, fn.Why))
+			docs = append(docs, document{obj: n, comments: []string{fmt.Sprintf("node %s: not switched: %s", n.Name, fn.Why)}})
 		}
-		for _, s := range r.After.Slices {
-			if ptr.Deref(s.Spec.NodeName, "") != n.Name {
-				continue
-			}
+		for _, s := range onNode[n.Name] {
 			written[s] = true
-			ew.doc(s, r.sliceComment(fn, s)...)
+			docs = append(docs, document{obj: s, comments: r.sliceComment(fn, s)})
 		}
 	}
 	for _, s := range r.After.Slices {
 		if !written[s] {
-			ew.doc(s)
+			docs = append(docs, document{obj: s})
 		}
 	}
 	for _, t := range r.After.TaintRules {
-		ew.doc(t)
+		docs = append(docs, document{obj: t})
+	}
+	if err := marshalAll(docs); err != nil {
+		return err
+	}
+	ew := &errWriter{w: w}
+	ew.printf("# The fleet forecast for after the switch to DRA (claimbridge forecast).\n")
+	ew.printf("# Forecast slices are named <node>-<driver>-forecast; their devices carry what the nodes' labels tell,\n")
+	ew.printf("# nothing more: the comment above each says what its driver will publish that the labels cannot tell.\n")
+	for _, d := range docs {
+		ew.doc(d)
 	}
 	return ew.err
+}
+
+// document is one object of the YAML, with the comment lines above it and,
+// once marshaled, its YAML.
+type document struct {
+	obj      any
+	comments []string
+	yaml     []byte
+}
+
+// marshalAll marshals the documents, on every CPU: a fleet of thousands of
+// nodes writes tens of thousands of them.
+func marshalAll(docs []document) error {
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		errs = make([]error, len(docs))
+	)
+	for range min(runtime.GOMAXPROCS(0), len(docs)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(docs); i = int(next.Add(1) - 1) {
+				docs[i].yaml, errs[i] = feasibility.MarshalObject(docs[i].obj)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (r *Result) sliceComment(n Node, s *resourceapi.ResourceSlice) []string {
@@ -90,22 +131,14 @@ func (e *errWriter) printf(format string, args ...any) {
 }
 
 // doc writes one document: "---", the comment lines, the object.
-func (e *errWriter) doc(obj any, comments ...string) {
-	if e.err != nil {
-		return
-	}
-	b, err := feasibility.MarshalObject(obj)
-	if err != nil {
-		e.err = err
-		return
-	}
+func (e *errWriter) doc(d document) {
 	e.printf("---\n")
-	for _, c := range comments {
+	for _, c := range d.comments {
 		for _, line := range strings.Split(c, "\n") {
 			e.printf("# %s\n", line)
 		}
 	}
 	if e.err == nil {
-		_, e.err = e.w.Write(b)
+		_, e.err = e.w.Write(d.yaml)
 	}
 }

@@ -189,11 +189,22 @@ func (s *ReportStore) classified(p *corev1.Pod, pol *translate.Policy, ix admiss
 			lp.status = report.StatusReadyWhenFree
 		}
 	case api.DecisionKeptLegacy:
-		lp.status = report.StatusBlocked
+		lp.status = keptStatus(lp.reason)
 	default:
 		lp.status = report.StatusSkipped
 	}
 	return lp, true
+}
+
+// keptStatus is where a pod kept on the device plugin stands, when a node
+// serves it (classify makes one that no node serves Blocked): Kept when
+// its reason asks nothing of anyone (explain.Judge passes it), else
+// Blocked — the page's Blocked means someone must act.
+func keptStatus(code translate.ReasonCode) report.Status {
+	if explain.Judge(api.DecisionKeptLegacy, code, true).Result == explain.ResultPass {
+		return report.StatusKept
+	}
+	return report.StatusBlocked
 }
 
 func (s *ReportStore) started() time.Time {
@@ -262,7 +273,11 @@ func (s *ReportStore) notCached(adm []admitted, ix admissions) []report.Row {
 				row.Status = report.StatusReadyWhenFree
 			}
 		case translate.OutcomeKeepLegacy:
-			row.Status, row.Template, row.Alternatives, row.Devices = report.StatusBlocked, "", nil, nil
+			var code translate.ReasonCode
+			if row.Decisive != nil {
+				code = row.Decisive.Code
+			}
+			row.Status, row.Template, row.Alternatives, row.Devices = keptStatus(code), "", nil, nil
 		default:
 			row.Status, row.Template = report.StatusSkipped, ""
 		}
@@ -327,8 +342,9 @@ func (s *ReportStore) groupRow(ns, kind, name string, status report.Status, g []
 		row.Hardware = report.PodHardware(row.DevicesRequested, submitted)
 	}
 	if row.Decisive == nil || first.unseen {
+		// The catalog's severity, as admission reported it.
 		r := translate.Reason{Code: first.reason, Severity: translate.SeverityInfo, Message: first.cause}
-		if status == report.StatusBlocked {
+		if e, ok := explain.Reasons().Lookup(first.reason); (ok && e.Severity == translate.SeverityWarning) || (!ok && status == report.StatusBlocked) {
 			r.Severity = translate.SeverityWarning
 		}
 		if r.Message == "" {
@@ -348,14 +364,16 @@ func (s *ReportStore) groupRow(ns, kind, name string, status report.Status, g []
 		}
 		// The newest pod's admission, when it holds devices (enforce mode).
 		row.Admission = first.pod.Annotations[api.AnnotationAdmission]
-	case report.StatusBlocked, report.StatusSkipped:
+	case report.StatusKept, report.StatusBlocked, report.StatusSkipped:
 		row.Template, row.Alternatives, row.Devices = "", nil, nil
 	}
 	switch status {
-	case report.StatusMigrated:
+	case report.StatusMigrated, report.StatusKept:
 		bound := map[string]bool{}
 		for _, lp := range g {
-			bound[lp.pod.Spec.NodeName] = true
+			if lp.pod.Spec.NodeName != "" {
+				bound[lp.pod.Spec.NodeName] = true
+			}
 		}
 		row.BoundTo = slices.Sorted(maps.Keys(bound))
 	case report.StatusWaiting:

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -394,5 +395,51 @@ func TestLiveReportPutsAPodNoNodeServesWhereItIs(t *testing.T) {
 	s.Sample(liveNow)
 	if got := testutil.ToFloat64(m.MigrationDevices.WithLabelValues("none")); got != 2 {
 		t.Errorf(`claimbridge_migration_devices{served_by="none"} = %g, want 2`, got)
+	}
+}
+
+// A burst: pods of one Deployment translated and bound, and pods kept on
+// the device plugin that runs them because DRA was busy
+// (DRABusyLegacyFree). The kept pods are Kept, not Blocked: the page's
+// Blocked means someone must act. Where no node offers what a kept pod
+// asks for, it is Blocked with LegacyUnservable whatever its reason.
+func TestLiveReportKeepsPodsTheDevicePluginRunsOutOfBlocked(t *testing.T) {
+	legacy := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "legacy-0"}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("8"),
+	}}}
+	bound := func(p *corev1.Pod, node string) *corev1.Pod {
+		p.Spec.NodeName, p.Status.Phase = node, corev1.PodRunning
+		return p
+	}
+	busy := func() *builders.PodWrapper {
+		return decided("prod", api.DecisionKeptLegacy, decide.ReasonDRABusyLegacyFree)
+	}
+	objs := []runtime.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod", Labels: map[string]string{api.LabelMode: "enforce"}}},
+		legacy,
+		bound(replicaSetPod(translated("prod", "claimbridge-abc").Container("app"), "burst", "5d8f7", "aaaaa", at(10)), "l4-inference-0"),
+		bound(replicaSetPod(busy().Container("app").Limit("nvidia.com/gpu", "1"), "burst", "5d8f7", "bbbbb", at(10)), "legacy-0"),
+		bound(replicaSetPod(busy().Container("app").Limit("nvidia.com/gpu", "1"), "burst", "5d8f7", "ccccc", at(10)), "legacy-0"),
+		ownedPod(busy().Container("app").Limit("nvidia.com/gpu.shared", "1"), "batch/v1", "Job", "shared", "shared-0", at(11)),
+	}
+	objs = append(objs, informertest.Objects(informertest.ExampleFleet(t, "l4-inference"))...)
+	inv := start(t, objs)
+	s := newLiveStore(inv, false)
+	s.Fleet = inv
+	s.Add("prod", report.Row{Kind: "Pod", Namespace: "prod", Name: "fresh", Outcome: translate.OutcomeKeepLegacy,
+		Decisive:         &translate.Reason{Code: decide.ReasonDRABusyLegacyFree, Severity: translate.SeverityInfo, Message: "the device plugin runs it now"},
+		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow.Add(-time.Second))
+	rep := s.Report(t.Context(), "", "default")
+	want := []liveRow{
+		{Object: "prod/Deployment/burst", Status: report.StatusKept, Replicas: 2, Devices: 2, BoundTo: []string{"legacy-0"}, Code: decide.ReasonDRABusyLegacyFree},
+		{Object: "prod/Deployment/burst", Status: report.StatusMigrated, Replicas: 1, Template: "claimbridge-abc", BoundTo: []string{"l4-inference-0"}, Code: translate.ReasonTranslated},
+		{Object: "prod/Job/shared", Status: report.StatusBlocked, Replicas: 1, Devices: 1, Code: explain.ReasonLegacyUnservable},
+		{Object: "prod/Pod/fresh", Status: report.StatusKept, Replicas: 1, Devices: 1, Code: decide.ReasonDRABusyLegacyFree},
+	}
+	if diff := cmp.Diff(want, liveRowsOf(rep)); diff != "" {
+		t.Errorf("rows (-want,+got):\n%s", diff)
+	}
+	if p := rep.Progress; p == nil || p.DevicePlugin != 2 {
+		t.Errorf("progress %+v, want the 2 devices of the kept pods served by the device plugin", p)
 	}
 }

@@ -86,7 +86,8 @@ var liveCategories = []Category{
 	{Key: "now", Label: "Ready now", Help: "would move: audit mode would translate it, and the fleet's DRA devices can serve it today"},
 	{Key: "free", Label: "Ready when free", Help: "would move once DRA devices are free (FitsWhenFree)"},
 	categories[2],
-	{Key: "blocked", Label: "Blocked", Help: "kept on the device plugin: DRA cannot serve it, or it cannot be translated faithfully — someone must act (the remedy is below)"},
+	{Key: "kept", Label: "Kept", Help: "kept on the device plugin, which serves it, for a reason that asks nothing of anyone (DRA was busy when it came and the device plugin had room; a DeviceClass serves it as submitted)"},
+	{Key: "blocked", Label: "Blocked", Help: "someone must act: kept on the device plugin because DRA cannot serve it or it cannot be translated faithfully, or no node serves it at all (the remedy is below)"},
 	{Key: "skip", Label: "Skipped", Help: "not claimbridge's business (opted out, no mapped device), or never sent to the webhook (another scheduler, bound at creation, created before claimbridge): counted with their devices"},
 }
 
@@ -113,7 +114,7 @@ var forecastKeys = map[forecast.CutoverResult]string{
 // statusKeys are the category keys of the live statuses.
 var statusKeys = map[Status]string{
 	StatusMigrated: "migrated", StatusReadyNow: "now", StatusReadyWhenFree: "free",
-	StatusWaiting: "waiting", StatusBlocked: "blocked", StatusSkipped: "skip",
+	StatusWaiting: "waiting", StatusKept: "kept", StatusBlocked: "blocked", StatusSkipped: "skip",
 }
 
 // categoryKey is the key of the row's category: its live status when it
@@ -328,9 +329,11 @@ func (b blocker) Label() string {
 // blockers ranks the reasons that keep rows legacy by the devices they hold
 // back, per hardware kind. A row counts under the reason that decided it
 // (Row.Decisive); a report without it (older versions) counts a row under
-// each distinct warning, or its last reason when it has none.
+// each distinct warning, or its last reason when it has none. Rows Kept
+// (the webhook's: the device plugin serves them, nothing to do) hold
+// nothing back.
 func blockers(r *Report) []blocker {
-	return blockersOf(r, func(row Row) bool { return row.Outcome == translate.OutcomeKeepLegacy })
+	return blockersOf(r, func(row Row) bool { return row.Outcome == translate.OutcomeKeepLegacy && row.Status != StatusKept })
 }
 
 // blockersOf ranks, like blockers, the deciding reasons of the rows keep

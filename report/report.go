@@ -147,10 +147,11 @@ type Row struct {
 	// Status is where the row's pods stand now, on the webhook's report
 	// only (its rows are workloads grouped from the pods the cluster has,
 	// one row per workload and status): Migrated, ReadyNow, ReadyWhenFree,
-	// Waiting, Blocked or Skipped. Empty in the offline audit.
+	// Waiting, Kept, Blocked or Skipped. Empty in the offline audit.
 	Status Status `json:"status,omitempty"`
 	// BoundTo names the nodes the row's pods are bound to, in name order,
-	// on the webhook's report: for Migrated rows, where DRA serves them.
+	// on the webhook's report: for Migrated rows, where DRA serves them;
+	// for Kept rows, where the device plugin does.
 	// Node, by contrast, is the allocator's advice at admission.
 	BoundTo []string `json:"boundTo,omitempty"`
 	// Unseen is set on the webhook's rows of pods that ask for devices the
@@ -176,8 +177,13 @@ const (
 	// StatusWaiting: translated, and the pods are still Pending (their
 	// claims not allocated yet).
 	StatusWaiting Status = "Waiting"
+	// StatusKept: kept on the device plugin (KeptLegacy), which serves
+	// it, for a reason that asks nothing of anyone (DRA was busy when it
+	// came and the device plugin had room: DRABusyLegacyFree; a DeviceClass
+	// serves it through extendedResourceName).
+	StatusKept Status = "Kept"
 	// StatusBlocked: kept on the device plugin (KeptLegacy), for a reason
-	// someone must act on.
+	// someone must act on, or no node serves it.
 	StatusBlocked Status = "Blocked"
 	// StatusSkipped: not claimbridge's business (opted out, no mapped
 	// device), or never seen by the webhook (Row.Unseen).

@@ -8,6 +8,7 @@ package webhook
 // puts a Warning Event on such pods and their owners.
 
 import (
+	"fmt"
 	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -88,13 +89,18 @@ func (h *PodHandler) checkUnservable(pod *corev1.Pod, snap *feasibility.Snapshot
 	msg += ": " + explain.Reasons().Remedy(explain.ReasonLegacyUnservable)
 	u.reason = translate.Reason{Code: explain.ReasonLegacyUnservable, Severity: translate.SeverityWarning, Message: msg}
 	if u.deny {
+		// kubectl prints an Invalid status by its causes alone ("The Pod
+		// "x" is invalid: <field>: Forbidden: <detail>"; the message is
+		// dropped, k8s.io/kubectl/pkg/cmd/util.checkErr): each cause says
+		// who refused, the code and what chose Deny.
 		var errs field.ErrorList
 		for _, g := range gaps {
-			errs = append(errs, field.Forbidden(resourcePath(pod, g.Resource), explain.UnservableMessage([]feasibility.Unservable{g}, snap.DRADevices() > 0)))
+			errs = append(errs, field.Forbidden(resourcePath(pod, g.Resource), fmt.Sprintf("claimbridge %s: %s; denied (%s)",
+				explain.ReasonLegacyUnservable, explain.UnservableMessage([]feasibility.Unservable{g}, snap.DRADevices() > 0), source)))
 		}
 		st := apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, podName(pod), errs).Status()
-		// The causes name the fields; the message is the warning's, so that
-		// `kubectl apply` and a ReplicaSet's FailedCreate say what to do.
+		// The message is the warning's, so that a ReplicaSet's FailedCreate
+		// (and any client that prints the message) says what to do.
 		st.Message = "claimbridge: " + u.reason.String()
 		u.status = &st
 	}

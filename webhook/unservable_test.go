@@ -226,7 +226,18 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 					t.Errorf("denial %d %q, want 422 with %q", resp.Result.Code, resp.Result.Message, tc.wantDenied)
 				}
 				if resp.Result.Details == nil || len(resp.Result.Details.Causes) == 0 || resp.Result.Details.Causes[0].Field != tc.wantField {
-					t.Errorf("denial details %+v, want a cause on %s", resp.Result.Details, tc.wantField)
+					t.Fatalf("denial details %+v, want a cause on %s", resp.Result.Details, tc.wantField)
+				}
+				// kubectl prints the causes, not the message: each says who
+				// refused, the code and what chose Deny.
+				_, chose, _ := strings.Cut(tc.wantDenied, "; denied (")
+				chose, _, _ = strings.Cut(chose, ")")
+				for _, c := range resp.Result.Details.Causes {
+					for _, want := range []string{"claimbridge LegacyUnservable: no node offers", "; denied (" + chose + ")"} {
+						if !strings.Contains(c.Message, want) {
+							t.Errorf("cause %q lacks %q", c.Message, want)
+						}
+					}
 				}
 				if len(resp.Patches) > 0 || len(templates(t, f, tc.pod.Namespace)) > 0 {
 					t.Error("a denied pod was patched or got a template")

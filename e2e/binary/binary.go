@@ -5,6 +5,7 @@
 package binary
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -64,6 +65,16 @@ type Options struct {
 	// rendered with (e.g. webhook.matchConditions for a custom policy).
 	// Default: none, the chart's defaults.
 	ChartValues map[string]any
+	// Replicas of claimbridge serve. Default 1. More than one elect a
+	// leader (--leader-elect, the Lease in Namespace) as the chart's
+	// replicas do, each with its own ports and log, and the webhook
+	// configuration points at a Balancer in front of them.
+	Replicas int
+	// SecureMetrics serves /metrics and /report as the chart does: HTTPS
+	// with the serving certificate, to readers kube-apiserver
+	// authenticates and authorizes. Default false: plain HTTP, which the
+	// harness reads directly.
+	SecureMetrics bool
 }
 
 // Server is a running claimbridge binary.
@@ -76,6 +87,9 @@ type Server struct {
 	WebhookAddr, MetricsAddr, ProbesAddr string
 	// WebhookName is the name of the webhook in the installed configuration.
 	WebhookName string
+	// Name of the process, and of its log file in the cluster's logs:
+	// "claimbridge", or "claimbridge-<n>" for the replicas of StartReplicas.
+	Name string
 
 	c         *cluster.Cluster
 	args, env []string
@@ -84,45 +98,86 @@ type Server struct {
 }
 
 // Start takes the binary out of the image (FromImage), runs `claimbridge serve`, waits
-// until it is ready and installs the chart's webhook configuration pointed at it.
+// until it is ready and installs the chart's webhook configuration pointed at it. With
+// Options.Replicas it is the first of StartReplicas.
 func Start(ctx context.Context, c *cluster.Cluster, o Options) (*Server, error) {
-	bin, err := FromImage(ctx, c.Dir)
+	all, _, err := StartReplicas(ctx, c, o)
 	if err != nil {
 		return nil, err
 	}
-	return StartBinary(ctx, c, bin, o)
+	return all[0], nil
 }
 
 // StartBinary is Start with a claimbridge binary of the caller's.
 func StartBinary(ctx context.Context, c *cluster.Cluster, bin string, o Options) (*Server, error) {
-	if _, err := c.CreateNamespace(ctx, o.Namespace, "", nil); err != nil {
+	all, _, err := startReplicas(ctx, c, bin, o)
+	if err != nil {
 		return nil, err
 	}
-	s := &Server{Bin: bin, CertDir: filepath.Join(c.Dir, "claimbridge-tls"), c: c}
+	return all[0], nil
+}
+
+// StartReplicas is Start for Options.Replicas replicas: each runs with its own ports and log
+// (claimbridge-0.log, …) and the same serving certificate, and with more than one they elect
+// a leader and the webhook configuration points at a Balancer in front of them, returned
+// (nil for one replica). The balancer stops when ctx ends.
+func StartReplicas(ctx context.Context, c *cluster.Cluster, o Options) ([]*Server, *Balancer, error) {
+	bin, err := FromImage(ctx, c.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return startReplicas(ctx, c, bin, o)
+}
+
+// startReplicas is StartReplicas with the binary bin.
+func startReplicas(ctx context.Context, c *cluster.Cluster, bin string, o Options) ([]*Server, *Balancer, error) {
+	replicas := max(o.Replicas, 1)
+	if _, err := c.CreateNamespace(ctx, o.Namespace, "", nil); err != nil {
+		return nil, nil, err
+	}
+	certDir := filepath.Join(c.Dir, "claimbridge-tls")
 	cert, err := c.IssueServingCert([]string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := cert.WriteTo(s.CertDir); err != nil {
-		return nil, err
+	if err := cert.WriteTo(certDir); err != nil {
+		return nil, nil, err
 	}
-	ports, err := cluster.FreePorts(3)
-	if err != nil {
-		return nil, err
+	all := make([]*Server, 0, replicas)
+	for i := range replicas {
+		s := &Server{Bin: bin, CertDir: certDir, Name: "claimbridge", c: c}
+		if replicas > 1 {
+			s.Name = "claimbridge-" + strconv.Itoa(i)
+		}
+		ports, err := cluster.FreePorts(3)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.WebhookAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
+		s.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
+		s.ProbesAddr = "127.0.0.1:" + strconv.Itoa(ports[2])
+		// The harness reads /metrics and /report directly (plain HTTP, no
+		// authentication) unless SecureMetrics; e2e/suite's metrics tests run
+		// the binary's secure default.
+		s.args = []string{"serve",
+			"--namespace", o.Namespace, "--tls-mode", "cert-manager", "--cert-dir", s.CertDir,
+			"--webhook-port", strconv.Itoa(ports[0]),
+			"--metrics-bind-address", s.MetricsAddr, "--metrics-secure=" + strconv.FormatBool(o.SecureMetrics), "--health-probe-bind-address", s.ProbesAddr,
+			"--leader-elect=" + strconv.FormatBool(replicas > 1), "--log-format", "text",
+		}
+		s.args = append(s.args, o.ExtraArgs...)
+		if err := s.Restart(ctx); err != nil {
+			return nil, nil, err
+		}
+		all = append(all, s)
 	}
-	s.WebhookAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
-	s.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
-	s.ProbesAddr = "127.0.0.1:" + strconv.Itoa(ports[2])
-	// The harness reads /metrics and /report directly (plain HTTP, no
-	// authentication); e2e/suite's metrics tests run the binary's secure default.
-	s.args = append([]string{"serve",
-		"--namespace", o.Namespace, "--tls-mode", "cert-manager", "--cert-dir", s.CertDir,
-		"--webhook-port", strconv.Itoa(ports[0]),
-		"--metrics-bind-address", s.MetricsAddr, "--metrics-secure=false", "--health-probe-bind-address", s.ProbesAddr,
-		"--leader-elect=false", "--log-format", "text",
-	}, o.ExtraArgs...)
-	if err := s.Restart(ctx); err != nil {
-		return nil, err
+	url := "https://" + all[0].WebhookAddr + "/mutate-v1-pod"
+	var lb *Balancer
+	if replicas > 1 {
+		if lb, err = StartBalancer(ctx, certDir, c.CertPool(), all); err != nil {
+			return nil, nil, err
+		}
+		url = "https://" + lb.Addr + "/mutate-v1-pod"
 	}
 	values := o.ChartValues
 	if values == nil {
@@ -130,20 +185,22 @@ func StartBinary(ctx context.Context, c *cluster.Cluster, bin string, o Options)
 	}
 	cfg, err := chart.RenderWebhookConfiguration(ctx, values, chart.Options{Namespace: o.Namespace})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	s.WebhookName = cfg.Webhooks[0].Name
-	if _, err := c.InstallWebhookConfiguration(ctx, cfg, "https://"+s.WebhookAddr+"/mutate-v1-pod", cert.CABundle); err != nil {
-		return nil, err
+	for _, s := range all {
+		s.WebhookName = cfg.Webhooks[0].Name
 	}
-	return s, nil
+	if _, err := c.InstallWebhookConfiguration(ctx, cfg, url, cert.CABundle); err != nil {
+		return nil, nil, err
+	}
+	return all, lb, nil
 }
 
 // Run runs bin with args and env (added to the test binary's environment; KUBECONFIG
 // defaults to the cluster's admin kubeconfig) and waits until /readyz on probesAddr answers
 // 200. The caller provides the certificate and the webhook configuration; Start does both.
 func Run(ctx context.Context, c *cluster.Cluster, bin string, args, env []string, probesAddr string) (*Server, error) {
-	s := &Server{Bin: bin, ProbesAddr: probesAddr, c: c, args: args, env: env}
+	s := &Server{Bin: bin, ProbesAddr: probesAddr, Name: "claimbridge", c: c, args: args, env: env}
 	if err := s.Restart(ctx); err != nil {
 		return nil, err
 	}
@@ -154,7 +211,7 @@ func Run(ctx context.Context, c *cluster.Cluster, bin string, args, env []string
 // and waits until /readyz answers 200.
 func (s *Server) Restart(ctx context.Context) error {
 	env := append([]string{"KUBECONFIG=" + s.c.Kubeconfig}, s.env...)
-	p, err := s.c.StartProcess("claimbridge", s.Bin, s.args, env)
+	p, err := s.c.StartProcess(cmp.Or(s.Name, "claimbridge"), s.Bin, s.args, env)
 	if err != nil {
 		return err
 	}
@@ -171,7 +228,7 @@ func (s *Server) Restart(ctx context.Context) error {
 		return code == http.StatusOK, nil
 	})
 	if err != nil {
-		return fmt.Errorf("claimbridge not ready: %w (its log is in %s)", err, filepath.Join(s.c.Dir, "logs"))
+		return fmt.Errorf("%s not ready: %w (its log is in %s)", cmp.Or(s.Name, "claimbridge"), err, filepath.Join(s.c.Dir, "logs"))
 	}
 	return nil
 }

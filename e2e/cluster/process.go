@@ -182,3 +182,7 @@ func (p *Process) Exited() <-chan struct{} { return p.comp.exited }
 
 // Pid returns the process id.
 func (p *Process) Pid() int { return p.comp.cmd.Process.Pid }
+
+// LogPath is the file the process logs to, with the other processes of its
+// name (appended to).
+func (p *Process) LogPath() string { return p.comp.logPath }

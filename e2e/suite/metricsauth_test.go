@@ -53,7 +53,8 @@ func TestMetricsAndReportAnswerOnlyReadersKubeAPIServerAuthorizes(t *testing.T) 
 			map[string]any{"kind": "ServiceAccount", "name": "reader", "namespace": readers},
 		}},
 	})
-	webhookPort, metricsAddr := startReplicaAs(t, release)
+	srv, webhookPort, metricsAddr := startReplicaAs(t, release)
+	started := logSize(t, srv)
 
 	secure := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: tc.CertPool(), MinVersion: tls.VersionTLS12},
@@ -85,11 +86,21 @@ func TestMetricsAndReportAnswerOnlyReadersKubeAPIServerAuthorizes(t *testing.T) 
 				t.Errorf("without a token: %d, want 401", code)
 			}
 			// A token the TokenReview rejects comes back with the reason in
-			// status.error, which controller-runtime's filter answers with
-			// 500 "Authentication failed" (kube-apiserver itself says 401).
+			// status.error: 401, as kube-apiserver answers it, and nothing
+			// worse than an info line in the log (controller-runtime's
+			// filter said 500 "Authentication failed" and logged an ERROR
+			// with a stack trace per request).
+			logged := logSize(t, srv)
 			for what, token := range map[string]string{"a token kube-apiserver did not issue": "not-a-token", "a token for another audience": otherAudience} {
-				if code, body := get(t, path, token); code != http.StatusUnauthorized && code != http.StatusInternalServerError || strings.Contains(body, "claimbridge") {
-					t.Errorf("with %s: %d, want a refusal (%.200s)", what, code, body)
+				for range 3 {
+					if code, body := get(t, path, token); code != http.StatusUnauthorized || strings.Contains(body, "claimbridge") {
+						t.Errorf("with %s: %d, want 401 (%.200s)", what, code, body)
+					}
+				}
+			}
+			for _, line := range strings.Split(logSince(t, srv, logged), "\n") {
+				if strings.Contains(line, "ERROR") || strings.Contains(line, "Authentication failed") || strings.Contains(line, "goroutine ") {
+					t.Errorf("the log says of refused tokens: %s", line)
 				}
 			}
 			if code, body := get(t, path, strangerToken); code != http.StatusForbidden {
@@ -107,6 +118,20 @@ func TestMetricsAndReportAnswerOnlyReadersKubeAPIServerAuthorizes(t *testing.T) 
 				t.Errorf("/report is not a report: %v", err)
 			}
 		})
+	}
+
+	// The refusals are told at info, one line a minute at most.
+	refusals := 0
+	for _, line := range strings.Split(logSince(t, srv, started), "\n") {
+		if strings.Contains(line, "refused requests without a token kube-apiserver authenticates") {
+			refusals++
+			if !strings.Contains(line, "INFO") {
+				t.Errorf("a refusal is not logged at info: %s", line)
+			}
+		}
+	}
+	if refusals != 1 {
+		t.Errorf("%d log lines about refused tokens within a minute, want 1", refusals)
 	}
 
 	t.Run("the webhook listens on --bind-address only", func(t *testing.T) {
@@ -205,12 +230,34 @@ func installChartRBAC(t *testing.T, release string, values map[string]any) {
 // startReplicaAs runs the image's binary with a kubeconfig of the
 // ServiceAccount sa of claimbridge's namespace, the webhook bound to
 // 127.0.0.1 and the metrics flags left at their defaults, and returns the
-// webhook's port and the metrics address.
-func startReplicaAs(t *testing.T, sa string) (webhookPort, metricsAddr string) {
+// server, the webhook's port and the metrics address.
+func startReplicaAs(t *testing.T, sa string) (srv *binary.Server, webhookPort, metricsAddr string) {
 	t.Helper()
-	srv, webhookPort, metricsAddr := serveAs(t, sa, "metricsauth-", "--leader-election-id", "claimbridge")
+	srv, webhookPort, metricsAddr = serveAs(t, sa, "metricsauth-", "--leader-election-id", "claimbridge")
 	t.Cleanup(srv.Process().Stop)
-	return webhookPort, metricsAddr
+	return srv, webhookPort, metricsAddr
+}
+
+// logSize is how much the server's log file holds now.
+func logSize(t *testing.T, srv *binary.Server) int64 {
+	t.Helper()
+	fi, err := os.Stat(srv.Process().LogPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// logSince is what the server's log file got after offset, once the
+// server has had a moment to write it.
+func logSince(t *testing.T, srv *binary.Server, offset int64) string {
+	t.Helper()
+	time.Sleep(500 * time.Millisecond)
+	data, err := os.ReadFile(srv.Process().LogPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data[offset:])
 }
 
 // serveAs runs `claimbridge serve` from the image as the ServiceAccount sa

@@ -5,11 +5,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,6 +25,7 @@ import (
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/policyreport"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/report"
 )
 
 // TestPolicyReportsPerNamespaceSurviveARestart installs the PolicyReport CRD
@@ -32,7 +35,8 @@ import (
 // reports). An enforce namespace holds two workloads: a Deployment of two L4
 // pods, translated, and a pod asking for an A100 40GB that only device-plugin
 // nodes have, kept. The namespace gets one PolicyReport with one result per
-// workload; the webhook is restarted (a new process, its report store empty)
+// workload (the kept pod runs on a device-plugin node, so it is a warn,
+// not a fail: its migration needs a decision); the webhook is restarted (a new process, its report store empty)
 // after the report's results were wiped, and writes the same results again,
 // from the pods' decision annotations.
 func TestPolicyReportsPerNamespaceSurviveARestart(t *testing.T) {
@@ -92,12 +96,12 @@ func TestPolicyReportsPerNamespaceSurviveARestart(t *testing.T) {
 	}
 	want := []resultSummary{
 		{Subject: "apps/v1 Deployment " + ns + "/trainer", Result: "pass", Status: "Migrated", Decision: "Translated", Replicas: "2"},
-		{Subject: "v1 Pod " + ns + "/eval", Result: "fail", Status: "Blocked", Decision: "KeptLegacy"},
+		{Subject: "v1 Pod " + ns + "/eval", Result: "warn", Status: "Blocked", Decision: "KeptLegacy"},
 	}
 	if diff := cmp.Diff(want, summarize(first)); diff != "" {
 		t.Errorf("results (-want,+got):\n%s", diff)
 	}
-	if first.Summary.Pass != 1 || first.Summary.Fail != 1 || first.Labels[policyreport.ManagedByLabel] != "claimbridge" {
+	if first.Summary.Pass != 1 || first.Summary.Warn != 1 || first.Labels[policyreport.ManagedByLabel] != "claimbridge" {
 		t.Errorf("summary %+v, labels %v", first.Summary, first.Labels)
 	}
 	for _, r := range first.Results {
@@ -159,6 +163,97 @@ func TestPolicyReportsPerNamespaceSurviveARestart(t *testing.T) {
 		_, ok, err := getPolicyReport(ctx, reports, ns)
 		return !ok && err == nil, nil
 	})
+}
+
+// TestABurstThatRunsIsNoFailure: on 16 DRA GPUs and 16 free device-plugin
+// GPUs, a Deployment of 22 one-GPU pods ends with 16 translated on DRA and
+// 6 kept on the device plugin that runs them (DRABusyLegacyFree), all 22
+// bound. Nothing is wrong: the PolicyReport's result for the Deployment is
+// a pass, its kept pods are Kept in the live report (not Blocked), and
+// their Events are Normal, as the result's severity (info) says.
+func TestABurstThatRunsIsNoFailure(t *testing.T) {
+	ctx := t.Context()
+	ns, fl := setup(t, "enforce", "dgx-h100", "legacy-gfd")
+	dra, legacy := nodeNames(fl[:1]), nodeNames(fl[1:])
+	installReportsCRD(t)
+	const release = "claimbridge-burst-reports"
+	installChartRBAC(t, release, map[string]any{
+		"fullnameOverride": release,
+		"tls":              map[string]any{"mode": "cert-manager"},
+		"leaderElection":   map[string]any{"id": release},
+	})
+	tmpl := trainerTemplate("burst")
+	tmpl.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"] = resource.MustParse("1")
+	start := time.Now()
+	if _, err := client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "burst"},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](22), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "burst"}},
+			Template: tmpl},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	translated, onLegacy := settled(t, ns, "burst", 22, dra, legacy)
+	if translated != 16 || onLegacy != 6 {
+		t.Fatalf("%d translated and %d kept, want 16 and 6", translated, onLegacy)
+	}
+
+	startReportWriter(t, release)
+	reports := dynamicClient(t).Resource(policyreport.WGPolicyGVR)
+	var got policyreport.PolicyReport
+	eventually(t, "the PolicyReport counts the Deployment's 22 pods", func(ctx context.Context) (bool, error) {
+		r, ok, err := getPolicyReport(ctx, reports, ns)
+		if !ok || err != nil {
+			return false, err
+		}
+		got = r
+		return len(r.Results) == 1 && r.Results[0].Properties["replicas"] == "22", nil
+	})
+	t.Logf("22 pods bound and their PolicyReport written in %s", time.Since(start).Round(time.Millisecond))
+	if y, err := yaml.Marshal(got.Results); err == nil {
+		t.Logf("kubectl -n %s get policyreport claimbridge: results\n%s", ns, y)
+	}
+	r := got.Results[0]
+	if r.Result != policyreport.ResultPass || r.Severity != policyreport.SeverityInfo || got.Summary.Fail != 0 || got.Summary.Warn != 0 {
+		t.Errorf("the burst's result is %s (severity %s), summary %+v; want a pass of severity info", r.Result, r.Severity, got.Summary)
+	}
+	if want := "6 Kept, 16 Migrated"; r.Properties["statuses"] != want || r.Rule != "DRABusyLegacyFree" {
+		t.Errorf("rule %s, statuses %q; want DRABusyLegacyFree speaking for %q", r.Rule, r.Properties["statuses"], want)
+	}
+
+	rep, err := fetchReport(ctx, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rep.Items {
+		if row.Status == report.StatusBlocked {
+			t.Errorf("a row of the live report is Blocked: %s %s (%d pods): %s", row.Kind, row.Name, row.Pods(), row.Headline())
+		}
+	}
+
+	// 5 Events per pod shape, then the ReplicaSet's counts the others.
+	var kept []corev1.Event
+	eventually(t, "the KeptLegacy Events of the kept pods and their ReplicaSet", func(ctx context.Context) (bool, error) {
+		list, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=KeptLegacy"})
+		if err != nil {
+			return false, err
+		}
+		kept = list.Items
+		pods, owners := 0, 0
+		for _, e := range kept {
+			switch e.InvolvedObject.Kind {
+			case "Pod":
+				pods++
+			case "ReplicaSet":
+				owners++
+			}
+		}
+		return pods >= 5 && owners >= 1, nil
+	})
+	for _, e := range kept {
+		if e.Type != corev1.EventTypeNormal || !strings.Contains(e.Message, "DRABusyLegacyFree: nothing to do") {
+			t.Errorf("%s %s: %s %s %q, want a Normal Event that says there is nothing to do", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Type, e.Reason, e.Message)
+		}
+	}
 }
 
 // resultSummary is what the test compares of a result.

@@ -2,7 +2,9 @@ package suite
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +123,25 @@ func TestAPodNoNodeCanServeAfterTheSwitchIsToldOrRefused(t *testing.T) {
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), refused) {
 		t.Errorf("server-side dry run: %v, want Invalid with %q", err, refused)
 	}
+	t.Run("kubectl says who refused, why and what chose Deny", func(t *testing.T) {
+		// kubectl prints an Invalid refusal by its causes, not its message.
+		manifest := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"notebook"},"spec":{"containers":[{"name":"app","image":"registry.example/app:1","resources":{"limits":{"nvidia.com/gpu.shared":"1"}}}]}}`
+		cmd := exec.CommandContext(t.Context(), tc.Kubectl(), "--kubeconfig", tc.Kubeconfig, "-n", deny, "create", "-f", "-")
+		cmd.Stdin = strings.NewReader(manifest)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		t.Logf("kubectl create -f pod.yaml (exit %v):\n%s", err, stderr.String())
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("kubectl create: %v, want a refusal", err)
+		}
+		for _, want := range []string{"claimbridge", "LegacyUnservable", "no node offers nvidia.com/gpu.shared", "namespace label claimbridge.io/on-unservable=Deny"} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("kubectl's message lacks %q", want)
+			}
+		}
+	})
 	if err := sharedDeployment(t.Context(), deny); err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ func row(ns, name string, outcome translate.Outcome, reasons ...translate.Reason
 }
 
 func TestResults(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	translated := translate.Reason{Code: translate.ReasonTranslated, Severity: translate.SeverityInfo, Message: "translated"}
 	blocked := translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "no DRA device fits"}
 	migrated := row("ns", "a-migrated", translate.OutcomeTranslate, translated)
@@ -38,25 +39,44 @@ func TestResults(t *testing.T) {
 	ready := row("ns", "b-ready", translate.OutcomeTranslate, translated)
 	ready.Template = "claimbridge-abc"
 	waiting := row("ns", "c-waiting", translate.OutcomeTranslate, translated)
-	waiting.Admission, waiting.WaitingSince, waiting.Waiting = "uid-2", &metav1.Time{}, "3s"
+	waiting.Admission, waiting.WaitingSince, waiting.Waiting = "uid-2", &metav1.Time{Time: now.Add(-3 * time.Second)}, "3s"
+	stuck := row("ns", "c-waiting-long", translate.OutcomeTranslate, translated)
+	stuck.Admission, stuck.WaitingSince, stuck.Waiting = "uid-3", &metav1.Time{Time: now.Add(-3 * time.Minute)}, "3m0s"
 	kept := row("ns", "d-blocked", translate.OutcomeKeepLegacy, blocked)
 	kept.Template = "claimbridge-never"
+	unservable := row("ns", "d-unservable", translate.OutcomeKeepLegacy, translate.Reason{Code: explain.ReasonLegacyUnservable, Severity: translate.SeverityWarning, Message: "no node offers nvidia.com/gpu any more"})
+	unservable.Status = report.StatusBlocked
+	busy := row("ns", "d-kept", translate.OutcomeKeepLegacy, translate.Reason{Code: decide.ReasonDRABusyLegacyFree, Severity: translate.SeverityInfo, Message: "the device plugin runs it now"})
+	busy.Status = report.StatusKept
 	skipped := report.Row{Kind: "Pod", Namespace: "ns", Name: "e-skipped", Outcome: translate.OutcomeSkip}
-	two, one := int32(2), int32(1)
+	pinned := row("ns", "e-pinned", translate.OutcomeSkip, translate.Reason{Code: translate.ReasonNodeNamePreset, Severity: translate.SeverityWarning, Message: "bound at creation"})
+	pinned.Status, pinned.Unseen = report.StatusSkipped, true
+	two, one, six, sixteen := int32(2), int32(1), int32(6), int32(16)
 	trainerMigrated := row("ns", "trainer", translate.OutcomeTranslate, translated)
 	trainerMigrated.Kind, trainerMigrated.Status, trainerMigrated.Replicas, trainerMigrated.BoundTo = "Deployment", report.StatusMigrated, &two, []string{"n1", "n2"}
 	trainerMigrated.Template = "claimbridge-t"
 	trainerWaiting := row("ns", "trainer", translate.OutcomeTranslate, translated)
 	trainerWaiting.Kind, trainerWaiting.Status, trainerWaiting.Replicas, trainerWaiting.Waiting = "Deployment", report.StatusWaiting, &one, "5s"
 	trainerWaiting.Template = "claimbridge-t"
+	// A burst: 16 pods on DRA, 6 kept on the device plugin that runs them.
+	burstMigrated := row("ns", "burst", translate.OutcomeTranslate, translated)
+	burstMigrated.Kind, burstMigrated.Status, burstMigrated.Replicas, burstMigrated.BoundTo = "Deployment", report.StatusMigrated, &sixteen, []string{"dra-0"}
+	burstKept := row("ns", "burst", translate.OutcomeKeepLegacy, translate.Reason{Code: decide.ReasonDRABusyLegacyFree, Severity: translate.SeverityInfo, Message: "the device plugin runs it now"})
+	burstKept.Kind, burstKept.Status, burstKept.Replicas, burstKept.BoundTo = "Deployment", report.StatusKept, &six, []string{"legacy-0"}
 
-	rep := report.New("live", "default", []report.Row{skipped, kept, waiting, ready, migrated, trainerMigrated, trainerWaiting})
+	rep := report.New("live", "default", []report.Row{skipped, pinned, kept, unservable, busy, waiting, stuck, ready, migrated, trainerMigrated, trainerWaiting, burstMigrated, burstKept})
 	rep.Reasons = explain.Reasons()
-	got := Results(rep)
+	got := Results(rep, 2*time.Minute, now)
 
 	catalog := explain.Reasons()
+	busyMsg := "DRABusyLegacyFree: the device plugin runs it now" + remedyOf(catalog, decide.ReasonDRABusyLegacyFree)
 	want := []PolicyReportResult{
-		{Rule: "Translated", Severity: SeverityInfo, Result: ResultWarn,
+		{Rule: "DRABusyLegacyFree", Severity: SeverityInfo, Result: ResultPass,
+			Subjects:    []corev1.ObjectReference{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "burst"}},
+			Description: busyMsg,
+			Properties: map[string]string{"decision": "KeptLegacy", "status": "Kept", "statuses": "6 Kept, 16 Migrated", "devices": "2× nvidia.com/gpu",
+				"replicas": "22", "node": "dra-0,legacy-0"}},
+		{Rule: "Translated", Severity: SeverityInfo, Result: ResultPass,
 			Subjects:    []corev1.ObjectReference{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "trainer"}},
 			Description: "Translated: translated" + remedyOf(catalog, translate.ReasonTranslated),
 			Properties: map[string]string{"decision": "Translated", "status": "Waiting", "statuses": "1 Waiting, 2 Migrated", "devices": "2× nvidia.com/gpu",
@@ -69,14 +89,30 @@ func TestResults(t *testing.T) {
 			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "b-ready"}},
 			Description: "Translated: translated" + remedyOf(catalog, translate.ReasonTranslated),
 			Properties:  map[string]string{"decision": "WouldTranslate", "status": "ReadyNow", "devices": "2× nvidia.com/gpu"}},
-		{Rule: "Translated", Severity: SeverityInfo, Result: ResultWarn,
+		{Rule: "Translated", Severity: SeverityInfo, Result: ResultPass,
 			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "c-waiting"}},
 			Description: "Translated: translated" + remedyOf(catalog, translate.ReasonTranslated),
 			Properties:  map[string]string{"decision": "Translated", "status": "Waiting", "devices": "2× nvidia.com/gpu", "waiting": "3s"}},
-		{Rule: "Infeasible", Severity: SeverityMedium, Result: ResultFail,
+		{Rule: "Translated", Severity: SeverityHigh, Result: ResultFail,
+			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "c-waiting-long"}},
+			Description: "Translated: translated" + remedyOf(catalog, translate.ReasonTranslated),
+			Properties:  map[string]string{"decision": "Translated", "status": "Waiting", "devices": "2× nvidia.com/gpu", "waiting": "3m0s"}},
+		{Rule: "Infeasible", Severity: SeverityMedium, Result: ResultWarn,
 			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "d-blocked"}},
 			Description: "Infeasible: no DRA device fits" + remedyOf(catalog, decide.ReasonInfeasible),
 			Properties:  map[string]string{"decision": "KeptLegacy", "status": "Blocked", "devices": "2× nvidia.com/gpu"}},
+		{Rule: "DRABusyLegacyFree", Severity: SeverityInfo, Result: ResultPass,
+			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "d-kept"}},
+			Description: busyMsg,
+			Properties:  map[string]string{"decision": "KeptLegacy", "status": "Kept", "devices": "2× nvidia.com/gpu"}},
+		{Rule: "LegacyUnservable", Severity: SeverityHigh, Result: ResultFail,
+			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "d-unservable"}},
+			Description: "LegacyUnservable: no node offers nvidia.com/gpu any more" + remedyOf(catalog, explain.ReasonLegacyUnservable),
+			Properties:  map[string]string{"decision": "KeptLegacy", "status": "Blocked", "devices": "2× nvidia.com/gpu"}},
+		{Rule: "NodeNamePreset", Severity: SeverityMedium, Result: ResultWarn,
+			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "e-pinned"}},
+			Description: "NodeNamePreset: bound at creation" + remedyOf(catalog, translate.ReasonNodeNamePreset),
+			Properties:  map[string]string{"decision": "Skipped", "status": "Skipped", "devices": "2× nvidia.com/gpu"}},
 		{Rule: "Skip", Severity: SeverityInfo, Result: ResultSkip,
 			Subjects:    []corev1.ObjectReference{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "e-skipped"}},
 			Description: "Skipped (decision Skipped)",
@@ -88,8 +124,28 @@ func TestResults(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("results (-want,+got):\n%s", diff)
 	}
-	if diff := cmp.Diff(PolicyReportSummary{Pass: 1, Warn: 3, Fail: 1, Skip: 1}, Summarize(got)); diff != "" {
+	if diff := cmp.Diff(PolicyReportSummary{Pass: 5, Warn: 3, Fail: 2, Skip: 1}, Summarize(got)); diff != "" {
 		t.Errorf("summary (-want,+got):\n%s", diff)
+	}
+}
+
+// The same decision says the same in the pod's Event and in its
+// workload's PolicyReport result: a Warning Event is a medium or high
+// severity, a Normal one info.
+func TestEventTypeAndSeverityAgree(t *testing.T) {
+	for _, code := range explain.Reasons().Codes() {
+		for _, decision := range []string{api.DecisionTranslated, api.DecisionWouldTranslate, api.DecisionKeptLegacy, api.DecisionSkipped, ""} {
+			for _, served := range []bool{true, false} {
+				j := explain.Judge(decision, code, served)
+				sev := severityOf(j)
+				if (j.EventType() == corev1.EventTypeWarning) != (sev == SeverityMedium || sev == SeverityHigh) {
+					t.Errorf("%s %q served=%v: Event %s, severity %s", code, decision, served, j.EventType(), sev)
+				}
+				if j.Result == explain.ResultFail && !j.Warning {
+					t.Errorf("%s %q served=%v: fails with a Normal Event", code, decision, served)
+				}
+			}
+		}
 	}
 }
 
@@ -200,7 +256,7 @@ func TestWriterKeepsOneReportPerOptedInNamespace(t *testing.T) {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(reports["team-a/claimbridge"].Object, &a); err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Results) != 1 || a.Results[0].Result != ResultFail || a.Results[0].Subjects[0].Name != "train" || a.Summary.Fail != 1 ||
+	if len(a.Results) != 1 || a.Results[0].Result != ResultWarn || a.Results[0].Subjects[0].Name != "train" || a.Summary.Warn != 1 ||
 		a.Results[0].Timestamp.Seconds != 1000 {
 		t.Errorf("team-a's report: %+v", a)
 	}
@@ -296,7 +352,7 @@ func TestMessageSaysTheRemedyOnce(t *testing.T) {
 	remedy := catalog.Remedy(decide.ReasonInfeasible)
 	told := translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "KeptLegacy at admission — " + remedy}
 	rep := report.New("live", "default", []report.Row{row("ns", "eval", translate.OutcomeKeepLegacy, told)})
-	got := Results(rep)[0].Description
+	got := Results(rep, 0, time.Time{})[0].Description
 	if want := "Infeasible: " + told.Message; got != want {
 		t.Errorf("message %q, want %q", got, want)
 	}

@@ -1,11 +1,13 @@
 package policyreport
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -32,12 +34,17 @@ const (
 
 // Results are the results of a live report, one per workload: the rows of
 // one kind, namespace and name (the live report gives one per workload and
-// status) are one workload, and the row whose status needs attention most
-// (Blocked, Waiting, Ready when free, Ready now, Migrated, Skipped) speaks
-// for it; the statuses of the others are counted in its properties.
-// Results come in the report's order (by namespace, kind and name); their
-// timestamps are left zero.
-func Results(rep *report.Report) []PolicyReportResult {
+// status) are one workload, and the row that needs attention most speaks
+// for it (fail, warn, pass, skip; among equals by status: Blocked, Waiting,
+// Ready when free, Ready now, Kept, Migrated, Skipped); the statuses of the
+// others are counted in its properties. A row's result and severity are
+// explain.Judge's, the Event types' too: pass for pods translated or kept
+// where they run for a reason that asks nothing, warn for pods that run
+// (or will) with a decision to make — a Warning reason, audit mode — fail
+// for pods no node serves and translated pods Waiting longer than
+// strandedAfter at now (0: never). Results come in the report's order (by
+// namespace, kind and name); their timestamps are left zero.
+func Results(rep *report.Report, strandedAfter time.Duration, now time.Time) []PolicyReportResult {
 	if rep == nil {
 		return nil
 	}
@@ -55,27 +62,56 @@ func Results(rep *report.Report) []PolicyReportResult {
 		}
 		groups[k] = append(groups[k], row)
 	}
+	j := judging{strandedAfter: strandedAfter, now: now}
 	out := make([]PolicyReportResult, 0, len(order))
 	for _, k := range order {
-		out = append(out, result(groups[k], catalog))
+		out = append(out, j.result(groups[k], catalog))
 	}
 	return out
 }
 
 // rank orders the statuses by how much they need attention.
 var rank = map[report.Status]int{
-	report.StatusSkipped: 0, report.StatusMigrated: 1, report.StatusReadyNow: 2,
-	report.StatusReadyWhenFree: 3, report.StatusWaiting: 4, report.StatusBlocked: 5,
+	report.StatusSkipped: 0, report.StatusMigrated: 1, report.StatusKept: 2, report.StatusReadyNow: 3,
+	report.StatusReadyWhenFree: 4, report.StatusWaiting: 5, report.StatusBlocked: 6,
+}
+
+// resultRank orders the results by how much they need attention.
+var resultRank = map[explain.Result]int{explain.ResultSkip: 0, explain.ResultPass: 1, explain.ResultWarn: 2, explain.ResultFail: 3}
+
+// judging judges rows: a translated pod waiting longer than strandedAfter
+// (0: never) at now is not served.
+type judging struct {
+	strandedAfter time.Duration
+	now           time.Time
+}
+
+// judge is a row's judgement (explain.Judge): its decision, the reason
+// that decided and whether its pods are served — not when no node serves
+// them (LegacyUnservable), nor when translated and waiting too long.
+func (j judging) judge(row report.Row) explain.Judgement {
+	status := StatusOf(row)
+	code := decisiveReason(row).Code
+	served := code != explain.ReasonLegacyUnservable
+	if status == report.StatusWaiting && j.strandedAfter > 0 && row.WaitingSince != nil && j.now.Sub(row.WaitingSince.Time) >= j.strandedAfter {
+		served = false
+	}
+	decision := decisionOf(status)
+	if row.Unseen {
+		decision = ""
+	}
+	return explain.Judge(decision, code, served)
 }
 
 // result is the result of one workload's rows.
-func result(rows []report.Row, catalog translate.Catalog) PolicyReportResult {
-	// The last row of the highest rank speaks: among rows of one status,
-	// the newest admission (the store's order).
-	top := rows[0]
+func (j judging) result(rows []report.Row, catalog translate.Catalog) PolicyReportResult {
+	// The last row of the highest rank speaks: among rows of one result
+	// and status, the newest admission (the store's order).
+	top, judged := rows[0], j.judge(rows[0])
 	for _, r := range rows[1:] {
-		if rank[StatusOf(r)] >= rank[StatusOf(top)] {
-			top = r
+		rj := j.judge(r)
+		if c := cmp.Or(resultRank[rj.Result]-resultRank[judged.Result], rank[StatusOf(r)]-rank[StatusOf(top)]); c >= 0 {
+			top, judged = r, rj
 		}
 	}
 	status := StatusOf(top)
@@ -130,7 +166,7 @@ func result(rows []report.Row, catalog translate.Catalog) PolicyReportResult {
 	}
 	if len(bound) > 0 {
 		props["node"] = strings.Join(slices.Sorted(maps.Keys(bound)), ",")
-	} else if top.Node != "" && status != report.StatusBlocked && status != report.StatusSkipped {
+	} else if top.Node != "" && status != report.StatusKept && status != report.StatusBlocked && status != report.StatusSkipped {
 		props["advice"] = top.Advisory()
 	}
 	if top.Waiting != "" && status == report.StatusWaiting {
@@ -141,8 +177,8 @@ func result(rows []report.Row, catalog translate.Catalog) PolicyReportResult {
 		Policy:      PolicyName,
 		Rule:        string(cmpOr(reason.Code, translate.ReasonCode(top.Outcome))),
 		Category:    Category,
-		Severity:    severityOf(reason.Severity),
-		Result:      resultOf(status),
+		Severity:    severityOf(judged),
+		Result:      PolicyResult(judged.Result),
 		Subjects:    []corev1.ObjectReference{subject(top)},
 		Description: msg,
 		Properties:  props,
@@ -161,7 +197,9 @@ func cmpOr[T comparable](a, b T) T {
 // else, for rows without one, from its outcome: Waiting (translated, its
 // claim not allocated yet), Migrated (translated by an admission that
 // holds devices: enforce mode), Ready when free or Ready now (would be
-// translated), Blocked (stays on the device plugin) or Skipped.
+// translated), Kept (stays on the device plugin for a reason that asks
+// nothing), Blocked (stays on the device plugin, someone must act) or
+// Skipped.
 func StatusOf(row report.Row) report.Status {
 	if row.Status != "" {
 		return row.Status
@@ -175,6 +213,8 @@ func StatusOf(row report.Row) report.Status {
 		return report.StatusReadyWhenFree
 	case row.Outcome == translate.OutcomeTranslate:
 		return report.StatusReadyNow
+	case row.Outcome == translate.OutcomeKeepLegacy && explain.Judge(api.DecisionKeptLegacy, decisiveReason(row).Code, true).Result == explain.ResultPass:
+		return report.StatusKept
 	case row.Outcome == translate.OutcomeKeepLegacy:
 		return report.StatusBlocked
 	}
@@ -189,30 +229,19 @@ func decisionOf(status report.Status) string {
 		return api.DecisionTranslated
 	case report.StatusReadyNow, report.StatusReadyWhenFree:
 		return api.DecisionWouldTranslate
-	case report.StatusBlocked:
+	case report.StatusKept, report.StatusBlocked:
 		return api.DecisionKeptLegacy
 	}
 	return api.DecisionSkipped
 }
 
-// resultOf: migrated pass; ready or waiting warn (not there yet); blocked
-// fail; skipped skip.
-func resultOf(status report.Status) PolicyResult {
-	switch status {
-	case report.StatusMigrated:
-		return ResultPass
-	case report.StatusReadyNow, report.StatusReadyWhenFree, report.StatusWaiting:
-		return ResultWarn
-	case report.StatusBlocked:
-		return ResultFail
-	}
-	return ResultSkip
-}
-
-// severityOf: a reason worth a human's attention (Warning) is medium, a
-// recorded decision (Info) info.
-func severityOf(s translate.Severity) PolicyResultSeverity {
-	if s == translate.SeverityWarning {
+// severityOf: what the Event would say with a Warning is medium (high
+// when the pod will not run), with Normal info.
+func severityOf(j explain.Judgement) PolicyResultSeverity {
+	switch {
+	case j.Result == explain.ResultFail:
+		return SeverityHigh
+	case j.Warning:
 		return SeverityMedium
 	}
 	return SeverityInfo

@@ -104,7 +104,12 @@ type Writer struct {
 	// the first pass waits for it, so that a restart does not write
 	// reports emptier than they are. Default: ready.
 	Ready func() bool
-	// Now stamps new results. Default time.Now.
+	// StrandedAfter: a translated pod still waiting for its devices this
+	// long after its admission makes its workload's result fail (serve's
+	// --stranded-after, after which the strand controller says so with a
+	// Warning Event). Default 0: a waiting pod is translated, a pass.
+	StrandedAfter time.Duration
+	// Now stamps new results and times the waits. Default time.Now.
 	Now func() time.Time
 	// MaxResults bounds the results of one report, so that it stays well
 	// within what the API server stores for an object: past it, the
@@ -258,17 +263,17 @@ func (w *Writer) write(ctx context.Context, ns, policy string, have *unstructure
 	if maxResults <= 0 {
 		maxResults = DefaultMaxResults
 	}
-	results := Bound(Results(w.Source.Report(ctx, ns, policy)), maxResults)
+	now := time.Now
+	if w.Now != nil {
+		now = w.Now
+	}
+	results := Bound(Results(w.Source.Report(ctx, ns, policy), w.StrandedAfter, now()), maxResults)
 	var old []PolicyReportResult
 	if have != nil {
 		var cur PolicyReport
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(have.Object, &cur); err == nil {
 			old = cur.Results
 		}
-	}
-	now := time.Now
-	if w.Now != nil {
-		now = w.Now
 	}
 	Stamp(results, old, now())
 	if have != nil && sameResults(old, results) {

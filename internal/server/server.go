@@ -25,7 +25,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -139,6 +138,9 @@ func (o *Options) defaults() {
 	if o.TemplateGCGrace == 0 {
 		o.TemplateGCGrace = time.Hour
 	}
+	if o.StrandedAfter <= 0 {
+		o.StrandedAfter = controllers.DefaultStrandedAfter
+	}
 	if o.FeasibilityTimeout == 0 {
 		o.FeasibilityTimeout = 2 * time.Second
 	}
@@ -242,7 +244,7 @@ func newManager(cfg *rest.Config, o Options, reportHandler http.Handler) (ctrl.M
 	default:
 		// The filter wraps /metrics and every extra handler (/report).
 		metricsOpts.SecureServing = true
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metricsOpts.FilterProvider = metricsAuthFilter
 		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = o.CertDir, certs.CertFile, certs.KeyFile
 		metricsOpts.TLSOpts = []func(*tls.Config){certs.TLSConfig(o.TLSMinVersion)}
 	}
@@ -340,7 +342,7 @@ func (c *components) add(mgr ctrl.Manager) error {
 		&controllers.ExplainController{Inventory: inv, Policy: c.policy.Get, Recorder: c.recorder, Namespace: o.Namespace, Started: c.started,
 			UndecidedPods: c.metrics.UndecidedPods, UndecidedDevices: c.metrics.UndecidedDevices},
 		&policyreport.Writer{API: o.PolicyReports, Client: c.client, Dynamic: dyn, Source: c.store, Policy: func() string { return c.policy.Get().Name() },
-			Namespace: o.Namespace, Interval: o.PolicyReportsInterval, Ready: inv.Synced, Log: ctrl.Log.WithName("policyreports")},
+			Namespace: o.Namespace, Interval: o.PolicyReportsInterval, StrandedAfter: o.StrandedAfter, Ready: inv.Synced, Log: ctrl.Log.WithName("policyreports")},
 	}
 	for _, r := range leader {
 		if err := mgr.Add(r); err != nil {

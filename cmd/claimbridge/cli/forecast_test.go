@@ -139,9 +139,10 @@ func TestForecastExamples(t *testing.T) {
 
 // TestForecastPageInChromium opens the cutover example's page in a real
 // headless Chromium: the cutover view's counts equal the JSON report's,
-// the forecast fleet downloads as the YAML the report holds. The
-// screenshot of the view (_output/cli-test/forecast-cutover.png) is
-// docs/cutover.png, which README.md and docs/concepts/cutover.md show.
+// the forecast fleet downloads as the YAML the report holds. It saves a
+// screenshot of the view (forecast-cutover.png under _output):
+// docs/cutover.png, which README.md and docs/concepts/cutover.md show, is
+// the same page rendered from the repository root.
 func TestForecastPageInChromium(t *testing.T) {
 	chromium := browser.ForTest(t)
 	url, rep := pageInBrowser(t, chromium, "forecast", forecastArgs...)

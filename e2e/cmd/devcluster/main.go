@@ -58,6 +58,7 @@ func run() error {
 	kubeconfigOut := flag.String("kubeconfig", "", "also write the admin kubeconfig to this path")
 	keep := flag.Bool("keep", false, "keep the cluster's directory (PKI, etcd data, logs) after stopping")
 	noClaimbridge := flag.Bool("no-claimbridge", false, "start only the control plane and the fleet")
+	replicas := flag.Int("replicas", 1, "replicas of claimbridge serve: more than one elect a leader, as the chart's do, and admit pods in turn")
 	var serveFlags []string
 	flag.Func("serve-arg", "one `word` more of claimbridge serve's arguments, e.g. -serve-arg=--template-gc-grace=1m\n(repeatable; or give them after --)", func(v string) error {
 		serveFlags = append(serveFlags, v)
@@ -71,6 +72,9 @@ func run() error {
 	}
 	if *noClaimbridge && len(extra) > 0 {
 		return errors.New("serve arguments given with -no-claimbridge")
+	}
+	if *replicas < 1 {
+		return fmt.Errorf("-replicas %d: at least 1", *replicas)
 	}
 
 	root, err := cluster.RepoRoot()
@@ -116,19 +120,26 @@ func run() error {
 		return err
 	}
 	done()
-	metricsAddr := ""
 	serveLine := append([]string{"--log-level", "debug"}, extra...)
+	var servers []*binary.Server
+	var lb *binary.Balancer
 	if !*noClaimbridge {
 		if err := buildImage(ctx, p, c.Dir); err != nil {
 			return err
 		}
-		done := p.step("starting claimbridge serve " + strings.Join(serveLine, " ") + " and its webhook configuration")
-		cb, err := binary.Start(ctx, c, binary.Options{Namespace: "claimbridge-system", ExtraArgs: serveLine})
+		what := "claimbridge serve " + strings.Join(serveLine, " ")
+		if *replicas > 1 {
+			what = fmt.Sprintf("%d replicas of %s", *replicas, what)
+		}
+		done := p.step("starting " + what + ", its webhook configuration and a reader of /metrics and /report")
+		servers, lb, err = binary.StartReplicas(ctx, c, binary.Options{Namespace: namespace, ExtraArgs: serveLine, Replicas: *replicas, SecureMetrics: true})
 		if err != nil {
 			return fmt.Errorf("claimbridge: %w", err)
 		}
+		if err := installReader(ctx, c); err != nil {
+			return err
+		}
 		done()
-		metricsAddr = cb.MetricsAddr
 	}
 	kubeconfig := c.Kubeconfig
 	if *kubeconfigOut != "" {
@@ -141,46 +152,68 @@ func run() error {
 		}
 		kubeconfig = *kubeconfigOut
 	}
+	try, err := chooseTryIt(ctx, root, *fleetDir)
+	if err != nil {
+		return err
+	}
 
 	fmt.Fprintf(os.Stdout, `
 Cluster ready in %s: %s
 Fleet %s: %d nodes, %d resource slices, %d device classes
-claimbridge serve %s: serving the webhook; report and metrics on http://%s
-
+`,
+		time.Since(start).Round(100*time.Millisecond), c.Host,
+		*fleetDir, len(fleet.Published.Nodes), len(fleet.Published.ResourceSlices), len(fleet.Published.DeviceClasses))
+	if len(servers) > 0 {
+		ca, err := writeCA(c, c.Dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(os.Stdout, serving(servers, lb, serveLine))
+		fmt.Fprintf(os.Stdout, `
   export KUBECONFIG=%s
-  export PATH=%s:$PATH   # kubectl %s
+  export PATH=%s:%s:$PATH   # kubectl %s, claimbridge
 
 Try it:
 
-  # 1. opt a namespace in and apply a legacy workload (nvidia.com/gpu + a GFD product label)
-  kubectl create namespace serving && kubectl label namespace serving claimbridge.io/mode=enforce
-  kubectl apply -f %s
-
-  # 2. watch the pods get translated (a claimbridge claim, no nvidia.com/gpu) and bound
-  kubectl -n serving get pods -o wide && kubectl -n serving get resourceclaims,resourceclaimtemplates
-  kubectl -n serving get resourceclaims -o jsonpath='{range .items[*]}{.status.allocation.devices.results}{"\n"}{end}'
-
-  # 3. read the audit report of what claimbridge decided, as a table or as the readiness page
-  curl -s 'http://%s/report?format=table'
-  curl -s 'http://%s/report?format=html' > report.html   # open it in a browser
-  kubectl get policyreports -A   # the same, one PolicyReport per opted-in namespace, a result per workload
-
+%s`, kubeconfig, c.BinDir, filepath.Dir(servers[0].Bin), cluster.KubeletVersion,
+			try.commands(root, "https://"+servers[0].MetricsAddr+"/report", `curl -s --cacert `+ca+` -H "Authorization: Bearer $TOKEN"`))
+	} else {
+		fmt.Fprintf(os.Stdout, `
+  export KUBECONFIG=%s
+  export PATH=%s:$PATH   # kubectl %s
+`, kubeconfig, c.BinDir, cluster.KubeletVersion)
+	}
+	fmt.Fprintf(os.Stdout, `
 More: kubectl get nodes -L nvidia.com/gpu.product; kubectl get resourceslices,deviceclasses
 Pods are scheduled and their claims allocated; no container ever runs (there is no kubelet).
 Delete bound pods with --grace-period=0 --force.
 Logs: %s
 Press Ctrl-C to stop.
-`,
-		time.Since(start).Round(100*time.Millisecond), c.Host,
-		*fleetDir, len(fleet.Published.Nodes), len(fleet.Published.ResourceSlices), len(fleet.Published.DeviceClasses),
-		strings.Join(serveLine, " "), metricsAddr, kubeconfig, c.BinDir, cluster.KubeletVersion,
-		filepath.Join(root, "examples", "workloads", "inference-l4.yaml"), metricsAddr, metricsAddr,
-		strings.Join(c.LogFiles(), " "),
-	)
+`, strings.Join(c.LogFiles(), " "))
 
 	<-ctx.Done()
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil
+}
+
+// serving says how claimbridge runs: its flags, each replica with its process and metrics
+// address, and with several how they share the work and how to try HA.
+func serving(servers []*binary.Server, lb *binary.Balancer, serveLine []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "claimbridge serve %s:", strings.Join(serveLine, " "))
+	if lb == nil {
+		fmt.Fprintf(&b, " serving the webhook (pid %d); metrics and report on https://%s\n", servers[0].Process().Pid(), servers[0].MetricsAddr)
+		return b.String()
+	}
+	fmt.Fprintf(&b, " %d replicas electing a leader (Lease %s/claimbridge), each admitting pods in turn\n"+
+		"(kube-apiserver calls https://%s, which sends each admission request to the next replica, as a Service would)\n",
+		len(servers), namespace, lb.Addr)
+	for _, s := range servers {
+		fmt.Fprintf(&b, "  %s: pid %d, metrics and report on https://%s\n", s.Name, s.Process().Pid(), s.MetricsAddr)
+	}
+	fmt.Fprintf(&b, "To try HA: kill %d — the other replica admits every pod and takes the Lease over\n"+
+		"(kubectl -n %s get lease claimbridge -o jsonpath='{.spec.holderIdentity}').\n", servers[0].Process().Pid(), namespace)
+	return b.String()
 }

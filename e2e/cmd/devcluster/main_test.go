@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/claimbridge/claimbridge/e2e/cluster"
 )
 
 func TestServeArgs(t *testing.T) {
@@ -143,5 +146,62 @@ func TestAStepThatRunsForAWhileSaysSoUntilItIsDone(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	if got := len(strings.Split(strings.TrimSpace(out.String()), "\n")); got != n {
 		t.Errorf("%d lines after the step ended, want none:\n%s", got-n, out.String())
+	}
+}
+
+// The ready message's examples fit the fleet: on a fleet with no DRA device (the day before a
+// cutover) the forecast, else an example workload the webhook translates there.
+func TestTryItFitsTheFleet(t *testing.T) {
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]tryIt{
+		"mixed":          {Workload: "inference-l4.yaml", Namespace: "serving"},
+		"l4-inference":   {Workload: "inference-l4.yaml", Namespace: "serving"},
+		"dgx-h100":       {Workload: "batch-preferred.yaml", Namespace: "research"},
+		"a100-mig":       {Workload: "notebook-mig.yaml", Namespace: "notebooks"},
+		"tpu-v5e":        {Workload: "tpu-statefulset.yaml", Namespace: "serving"},
+		"before-cutover": {Forecast: true},
+		"legacy-gfd":     {Forecast: true},
+		"gke-l4":         {},
+		"hami-t4":        {},
+	}
+	fleets, err := os.ReadDir(filepath.Join(root, "examples", "fleets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fleets {
+		t.Run(f.Name(), func(t *testing.T) {
+			w, ok := want[f.Name()]
+			if !ok {
+				t.Fatalf("no expectation for examples/fleets/%s", f.Name())
+			}
+			got, err := chooseTryIt(t.Context(), root, filepath.Join(root, "examples", "fleets", f.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.Workload = filepath.Base(got.Workload)
+			if got.Workload == "." {
+				got.Workload = ""
+			}
+			if diff := cmp.Diff(w, got); diff != "" {
+				t.Errorf("try-it (-want,+got):\n%s", diff)
+			}
+			cmds := got.commands(root, "https://127.0.0.1:1/report", "curl")
+			switch {
+			case got.Forecast:
+				if !strings.Contains(cmds, "audit --forecast") || strings.Contains(cmds, "inference-l4") {
+					t.Errorf("commands on a fleet without DRA:\n%s", cmds)
+				}
+			case got.Workload != "":
+				if !strings.Contains(cmds, got.Workload) || !strings.Contains(cmds, "kubectl create namespace "+got.Namespace) {
+					t.Errorf("commands do not apply %s in %s:\n%s", got.Workload, got.Namespace, cmds)
+				}
+			}
+			if !strings.Contains(cmds, "create token "+readerName) {
+				t.Errorf("commands do not get a reader token:\n%s", cmds)
+			}
+		})
 	}
 }

@@ -7,12 +7,14 @@ import (
 )
 
 // wiredServeFlags are the `claimbridge serve` flags devcluster sets itself to wire the binary to
-// the cluster (binary.Start): its namespace, the certificate the webhook configuration trusts and
-// the loopback ports the configuration, the report and the readiness wait point at. Setting one
-// of them again would cut the webhook off from kube-apiserver or devcluster from the webhook.
+// the cluster (binary.StartReplicas): its namespace, the certificate the webhook configuration
+// trusts, the loopback ports the configuration, the report and the readiness wait point at, the
+// leader election of -replicas and the chart's HTTPS for /metrics and /report, which the
+// printed commands use. Setting one of them again would cut the webhook off from kube-apiserver
+// or devcluster from the webhook, or make the printed commands wrong.
 var wiredServeFlags = []string{
 	"--namespace", "--tls-mode", "--cert-dir", "--webhook-port",
-	"--metrics-bind-address", "--health-probe-bind-address",
+	"--metrics-bind-address", "--health-probe-bind-address", "--leader-elect", "--metrics-secure",
 }
 
 // serveArgs returns the flags appended to devcluster's own `claimbridge serve` flags: those of

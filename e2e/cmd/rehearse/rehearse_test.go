@@ -115,7 +115,7 @@ func TestTwoWorkloadsCompetingForTheOnlyH100Node(t *testing.T) {
 		if n.Name != "cutover-h100-0" && n.Name != "cutover-a100-0" {
 			continue
 		}
-		n.TypeMeta.APIVersion, n.TypeMeta.Kind = "v1", "Node"
+		n.APIVersion, n.Kind = "v1", "Node"
 		y, err := yaml.Marshal(n)
 		if err != nil {
 			t.Fatal(err)

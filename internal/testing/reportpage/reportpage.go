@@ -119,7 +119,7 @@ type expected struct {
 // statusKeys are the categories of the webhook's rows, by status.
 var statusKeys = map[report.Status]string{
 	report.StatusMigrated: "migrated", report.StatusReadyNow: "now", report.StatusReadyWhenFree: "free",
-	report.StatusWaiting: "waiting", report.StatusBlocked: "blocked", report.StatusSkipped: "skip",
+	report.StatusWaiting: "waiting", report.StatusKept: "kept", report.StatusBlocked: "blocked", report.StatusSkipped: "skip",
 }
 
 // cutoverKeys are the categories of a cutover forecast's rows: what the
@@ -236,7 +236,7 @@ func (p *Page) Check(rep *report.Report) error {
 	}
 	cats := []string{"now", "free", "waiting", "blocked", "skip"}
 	if live(rep) {
-		cats = append(cats, "migrated")
+		cats = append(cats, "migrated", "kept")
 		if e.devices > 0 {
 			want["migrated-share"] = e.devs["migrated"] * 100 / e.devices
 		}
