@@ -154,16 +154,3 @@ type Rehearsed struct {
 	// (Partial), where kube-scheduler's own order may bind more or fewer.
 	Agrees bool `json:"agrees"`
 }
-
-// Agreement says whether a rehearsal agrees with the forecast of a
-// workload.
-func Agreement(c *Cutover, bound int64) bool {
-	if c == nil {
-		return true
-	}
-	switch c.Result {
-	case CutoverOrderDependent, CutoverPartial, CutoverUnjudged, CutoverNotAffected:
-		return true
-	}
-	return bound == c.Served
-}

@@ -232,7 +232,7 @@ func Rehearse(ctx context.Context, o Options) (*Result, error) {
 	res := &Result{}
 	for _, w := range ws {
 		x := &forecast.Rehearsed{Pods: created[w.row].pods, Bound: bound[w.row]}
-		x.Agrees = x.Pods == w.pods && forecast.Agreement(rows[w.row].Cutover, x.Bound)
+		x.Agrees = x.Pods == w.pods && agrees(rows[w.row].Cutover, x.Bound)
 		if !x.Agrees {
 			res.Disagree++
 		}
@@ -366,4 +366,19 @@ func namespacesOf(ws []workload) []string {
 		set[w.ns] = true
 	}
 	return slices.Sorted(maps.Keys(set))
+}
+
+// agrees: a rehearsal that bound bound pods of a workload agrees with its
+// forecast: it bound the pods served, or the forecast said kube-scheduler's
+// order decides (OrderDependent), the fleet is too small for all (Partial),
+// or it made no promise (Unjudged, NotAffected).
+func agrees(c *forecast.Cutover, bound int64) bool {
+	if c == nil {
+		return true
+	}
+	switch c.Result {
+	case forecast.CutoverOrderDependent, forecast.CutoverPartial, forecast.CutoverUnjudged, forecast.CutoverNotAffected:
+		return true
+	}
+	return bound == c.Served
 }
