@@ -128,7 +128,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Decision{Outcome: res.Outcome, Pod: in.Pod, Requested: in.Policy.DevicesRequested(in.Pod), Translation: res, Reasons: slices.Clone(res.Reasons), Decisive: firstWarning(res.Reasons)}
+	d := &Decision{Outcome: res.Outcome, Pod: in.Pod, Requested: in.Policy.DevicesRequested(in.Pod), Translation: res, Reasons: slices.Clone(res.Reasons), Decisive: decisiveOf(res.Outcome, res.Reasons)}
 	d.Durations.Translate = time.Since(start)
 	if code, why := operatorReadsPod(in.Pod); why != "" && res.Outcome == translate.OutcomeTranslate {
 		d.Reasons = slices.DeleteFunc(d.Reasons, func(r translate.Reason) bool { return r.Code == translate.ReasonTranslated })
@@ -395,7 +395,7 @@ func (d *Decision) chooseSingle(ctx context.Context, in Input, tin translate.Inp
 	use := func(res *translate.Result, extra ...translate.Reason) {
 		d.Outcome, d.Translation = res.Outcome, res
 		d.Reasons = append(slices.Clone(res.Reasons), extra...)
-		d.Decisive = firstWarning(d.Reasons)
+		d.Decisive = decisiveOf(d.Outcome, d.Reasons)
 	}
 	noneReason := func(why string) translate.Reason {
 		return reason(translate.ReasonNoSingleAlternative, translate.SeverityWarning, fmt.Sprintf(
@@ -442,7 +442,7 @@ func (d *Decision) chooseSingle(ctx context.Context, in Input, tin translate.Inp
 		}
 		what := fmt.Sprintf("single alternative %d of %d (%s)", i+1, n, strings.Join(res.Chosen, "; "))
 		if res.Outcome != translate.OutcomeTranslate {
-			w := firstWarning(res.Reasons)
+			w := decisiveOf(res.Outcome, res.Reasons)
 			rejected = append(rejected, reason(ReasonSingleAlternativeRejected, translate.SeverityInfo, fmt.Sprintf("%s: %s: %s", what, w.Code, w.Message)))
 			continue
 		}
@@ -537,6 +537,23 @@ func (d *Decision) keep(r ...translate.Reason) {
 	if len(r) > 0 {
 		d.Decisive = r[0]
 	}
+}
+
+// decisiveOf is the reason that decides a translation's outcome: for a pod
+// kept or skipped, the first reason whose catalog entry leads to that
+// outcome (a warning that only says what translation would risk, such as
+// ExtendedResourceMappedByClass before KueueClassNotMapped, does not
+// decide); else, and for a translated pod, the first warning, else the
+// last reason.
+func decisiveOf(outcome translate.Outcome, reasons []translate.Reason) translate.Reason {
+	if outcome != translate.OutcomeTranslate {
+		for _, r := range reasons {
+			if e, ok := catalog.Lookup(r.Code); ok && e.Outcome == outcome {
+				return r
+			}
+		}
+	}
+	return firstWarning(reasons)
 }
 
 // firstWarning is the first warning, else the last reason.

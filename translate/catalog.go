@@ -43,6 +43,7 @@ const (
 	ReasonNodeLabelImplied              ReasonCode = "NodeLabelImplied"
 	ReasonNodeLabelDropped              ReasonCode = "NodeLabelDropped"
 	ReasonNodeLabelKept                 ReasonCode = "NodeLabelKept"
+	ReasonNodeLabelAmbiguous            ReasonCode = "NodeLabelAmbiguous"
 	ReasonNodeLabelUntranslatable       ReasonCode = "NodeLabelUntranslatable"
 	ReasonAffinityNotTranslatable       ReasonCode = "AffinityNotTranslatable"
 	ReasonFallbackApplied               ReasonCode = "FallbackApplied"
@@ -258,6 +259,7 @@ const (
 	docTolerations = "docs/reference/policy.md#implicit-tolerations"
 	docRisks       = "docs/concepts/translation.md#risks-said-out-loud"
 	docPartitions  = "docs/reference/policy.md#nvidia-dra-driver-v05"
+	docAmbiguous   = "docs/concepts/translation.md#values-the-devices-cannot-tell-apart"
 )
 
 var reasons = Catalog{
@@ -288,6 +290,7 @@ var reasons = Catalog{
 	ReasonNodeLabelImplied:        {SeverityInfo, "", "nothing to do: the claim implies the label", docHow},
 	ReasonNodeLabelDropped:        {SeverityInfo, "", "nothing to do: no device attribute expresses the label, and the placement check compares where the pod lands without it (with no fleet to check against, the pod stays as submitted: NodeLabelUnchecked)", docHow},
 	ReasonNodeLabelKept:           {SeverityInfo, "", "nothing to do: the label stays on the pod", docHow},
+	ReasonNodeLabelAmbiguous:      {SeverityInfo, "", "nothing to do where the DRA nodes carry the label as the device-plugin nodes did (GKE sets its node-pool labels on every node): the device attribute cannot tell the label's values apart, so the label stays on the pod beside the selector", docAmbiguous},
 	ReasonNodeLabelUntranslatable: {SeverityWarning, OutcomeKeepLegacy, "add a nodeLabels rule for the label to the policy, or drop the label from the pod", docPolicy},
 	ReasonAffinityNotTranslatable: {SeverityWarning, OutcomeKeepLegacy, "rewrite the node affinity with In/NotIn/Exists on labels the policy maps, or move it to labels the DRA nodes carry", docHow},
 

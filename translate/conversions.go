@@ -48,11 +48,19 @@ func forwardMap(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string
 		if !ok {
 			return effect{}, notTranslatable("%s: the policy has no mapping for %q", req.key, v)
 		}
+		if req.op == corev1.NodeSelectorOpNotIn && len(mapTwins(rule, v)) > 0 {
+			// Excluding its devices would exclude its twins' too: the
+			// requirement stays on the pod and says it (ambiguous.go).
+			continue
+		}
 		for _, x := range m {
 			if !slices.Contains(mapped, x) {
 				mapped = append(mapped, x)
 			}
 		}
+	}
+	if len(mapped) == 0 {
+		return effect{implied: true}, nil
 	}
 	pred, err := stringIn(a.ref(), mapped)
 	if err != nil {
@@ -289,25 +297,15 @@ func canonicalVersion(_ *NodeLabelRule, v string) string {
 	return v
 }
 
-// canonicalMap: label values that map to the same attribute values compare
-// equal (nvidia-h100-80gb and nvidia-h100-mega-80gb are both the H100): each
-// stands for the first such value in sorted order, which is also what
-// backwardMap derives. The result is still a valid label value.
-func canonicalMap(rule *NodeLabelRule, v string) string {
-	m, ok := rule.Values[v]
-	if !ok {
-		return v
-	}
-	for _, k := range slices.Sorted(maps.Keys(rule.Values)) {
-		if slices.Equal(rule.Values[k], m) {
-			return k
-		}
-	}
-	return v
-}
+// canonicalMap: every value of a Map rule stands for itself. Two values
+// that map to a common attribute value (nvidia-h100-80gb and
+// nvidia-h100-mega-80gb are both the H100) are different nodes, which only
+// the node's own label tells apart (ambiguous.go).
+func canonicalMap(_ *NodeLabelRule, v string) string { return v }
 
-// backwardMap is the first label value, in sorted order, that maps to the
-// first device's attribute value.
+// backwardMap is the label value that maps to the first device's attribute
+// value; none when several do (the devices cannot tell which: only a node's
+// real label says) or none does.
 func backwardMap(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	for _, f := range rule.Families {
 		for _, d := range n.devices(f) {
@@ -315,12 +313,16 @@ func backwardMap(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string
 			if !ok || a.StringValue == nil {
 				continue
 			}
+			var keys []string
 			for _, k := range slices.Sorted(maps.Keys(rule.Values)) {
 				if slices.Contains(rule.Values[k], *a.StringValue) {
-					return canonicalMap(rule, k), true
+					keys = append(keys, k)
 				}
 			}
-			return "", false
+			if len(keys) != 1 {
+				return "", false
+			}
+			return keys[0], true
 		}
 	}
 	return "", false

@@ -46,7 +46,7 @@ func (t *translation) defer5004() bool {
 	}
 	// Node-label requirements removed without a selector (implied or not
 	// expressible): an addition unless the policy prefers KEP-5004.
-	removesLabels := len(t.translated) > 0 && !t.p.spec.KeepTranslatedNodeLabels
+	removesLabels := len(t.translated) > len(t.ambiguous) && !t.p.spec.KeepTranslatedNodeLabels
 	onlyLabels := !adds && removesLabels
 	if onlyLabels && !t.p.spec.Deference.PreferExtendedResource {
 		adds = true

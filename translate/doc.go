@@ -70,6 +70,11 @@
 //     differ in labels the policy does not map or change several families
 //     (left in node affinity, their device labels would match no DRA
 //     node), unless the placement rule accepts losing nodes (Subset, Off).
+//     keepAmbiguous (ambiguous.go) then marks the requirements on values
+//     that a Map rule's table maps to a common attribute value (GKE's A3
+//     High and A3 Mega): they stay on the pod beside their selector
+//     (NodeLabelAmbiguous); in ORed terms that become alternatives they
+//     keep the pod legacy (AffinityNotTranslatable).
 //  4. shareInitRequests (initcontainers.go): a non-restartable init
 //     container points at the smallest use of the same resource that asks
 //     for at least as many devices (an app container, a sidecar declared

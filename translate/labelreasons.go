@@ -92,9 +92,15 @@ func (t *translation) explainLabels() {
 			for _, w := range whats {
 				groups = append(groups, fmt.Sprintf("%s of request %s", w, strings.Join(byWhat[w], ", ")))
 			}
+			if amb := t.ambiguous[loc]; len(amb) > 0 {
+				t.add(sayAmbiguous(p, strings.Join(groups, "; on "), amb))
+				continue
+			}
 			t.add(sayAt(ReasonNodeLabelTranslated, p, "became a device selector on %s and was removed from the pod", strings.Join(groups, "; on ")))
 		case f != nil && f.dropped:
 			t.add(sayAt(ReasonNodeLabelDropped, p, "no device attribute expresses it; it was removed from the pod, and the placement check compares where the pod can land with and without it"))
+		case t.ambiguous[loc] != nil:
+			t.add(sayAt(ReasonNodeLabelAmbiguous, p, "stays on the pod: the devices cannot tell %s, only the node's own label can", strings.Join(t.ambiguous[loc], "; ")))
 		default:
 			t.add(sayAt(ReasonNodeLabelImplied, p, "the device request implies it; it was removed from the pod"))
 		}

@@ -5,13 +5,15 @@ import (
 )
 
 // rewriteNodeConstraints removes translated requirements from a copy of the
-// pod's nodeSelector and node affinity (unless the policy keeps them).
+// pod's nodeSelector and node affinity (unless the policy keeps them), but
+// those on values the devices cannot tell apart (ambiguous.go).
 func (t *translation) rewriteNodeConstraints(multiTerm, prefsUsed bool) {
 	spec := &t.pod.Spec
+	removed := func(loc reqLoc) bool { return t.translated[loc] != nil && t.ambiguous[loc] == nil }
 	if spec.NodeSelector != nil {
 		t.selectorOut = map[string]string{}
 		for k, v := range spec.NodeSelector {
-			if t.translated[reqLoc{kind: locSelector, key: k}] == nil {
+			if !removed(reqLoc{kind: locSelector, key: k}) {
 				t.selectorOut[k] = v
 			}
 		}
@@ -33,7 +35,7 @@ func (t *translation) rewriteNodeConstraints(multiTerm, prefsUsed bool) {
 		for i, term := range req.NodeSelectorTerms {
 			var kept []corev1.NodeSelectorRequirement
 			for j, e := range term.MatchExpressions {
-				if t.translated[reqLoc{kind: locRequired, term: i, expr: j}] == nil {
+				if !removed(reqLoc{kind: locRequired, term: i, expr: j}) {
 					kept = append(kept, e)
 				}
 			}
@@ -58,7 +60,7 @@ func (t *translation) rewriteNodeConstraints(multiTerm, prefsUsed bool) {
 		for i, term := range na.PreferredDuringSchedulingIgnoredDuringExecution {
 			var kept []corev1.NodeSelectorRequirement
 			for j, e := range term.Preference.MatchExpressions {
-				if t.translated[reqLoc{kind: locPreferred, term: i, expr: j}] == nil {
+				if !removed(reqLoc{kind: locPreferred, term: i, expr: j}) {
 					kept = append(kept, e)
 				}
 			}

@@ -164,7 +164,17 @@ func (t *translation) analyzeLabels() bool {
 		t.translated[r.loc] = r.path
 	}
 	t.multiTerm, t.prefsUsed = multiTerm, len(prefs) > 0
-	return true
+
+	// Requirements on values the devices cannot tell apart stay on the pod
+	// (ambiguous.go).
+	all := slices.Clone(t.base)
+	for _, rt := range reqTerms {
+		all = append(all, rt...)
+	}
+	for _, p := range prefs {
+		all = append(all, p.reqs...)
+	}
+	return t.keepAmbiguous(all)
 }
 
 // known reports whether a label requirement concerns a device family of the

@@ -109,13 +109,64 @@ func gfdSharingValue(key, value string) (shared, known bool) {
 	return false, false
 }
 
+// GKE's GPU sharing labels ("Share GPUs with multiple workloads using
+// time-sharing" and "… using NVIDIA MPS"): a node pool's sharing strategy,
+// time-sharing or mps, and the most containers that share one GPU. A pod
+// that selects them asks for a shared GPU, as with GFD's labels.
+const (
+	gkeSharingStrategy  = "cloud.google.com/gke-gpu-sharing-strategy"
+	gkeMaxSharedClients = "cloud.google.com/gke-max-shared-clients-per-gpu"
+	gkeAccelerator      = "cloud.google.com/gke-accelerator"
+)
+
+// gkeSharingValue reports whether a value of a GKE label key says the GPUs
+// are shared; known is false for keys that are not GKE's sharing labels.
+func gkeSharingValue(key, value string) (shared, known bool) {
+	switch key {
+	case gkeSharingStrategy:
+		return value == "time-sharing" || value == "mps", true
+	case gkeMaxSharedClients:
+		n, err := strconv.Atoi(value)
+		return err == nil && n > 1, true
+	}
+	return false, false
+}
+
+// gkeGPUs reports whether GKE labels the nodes of the family's devices: the
+// policy reads GKE's accelerator label for it, or GFD's product label (GKE
+// shares NVIDIA GPUs).
+func (p *Policy) gkeGPUs(family string) bool {
+	for _, r := range p.labels {
+		if r.Key == gkeAccelerator && slices.Contains(r.Families, family) {
+			return true
+		}
+	}
+	return p.gfdLabels(family)
+}
+
 // selectsShared describes how a node-label requirement selects shared GPUs
 // of the family ("" when it does not): an In value GPU Feature Discovery
 // writes only on nodes whose GPUs are time-sliced or shared by MPS (a
 // -SHARED value of the family's GFDProduct label, a sharing strategy,
-// replicas > 1, mps.capable=true), or replicas Gt 1 or more. Sharing labels
-// concern the families GFD labels (those with a GFDProduct rule).
+// replicas > 1, mps.capable=true), or replicas Gt 1 or more; GKE's sharing
+// strategy (time-sharing, mps) or more than one client per GPU. GFD's
+// sharing labels concern the families GFD labels (those with a GFDProduct
+// rule), GKE's those and the families of its accelerator label.
 func (p *Policy) selectsShared(family, key string, op corev1.NodeSelectorOperator, values []string) string {
+	if _, gke := gkeSharingValue(key, ""); gke {
+		if !p.gkeGPUs(family) {
+			return ""
+		}
+		for _, v := range values {
+			if shared, _ := gkeSharingValue(key, v); op == corev1.NodeSelectorOpIn && shared {
+				return "GKE writes this value only on node pools whose GPUs are time-shared or shared by MPS"
+			}
+			if n, err := strconv.Atoi(v); op == corev1.NodeSelectorOpGt && key == gkeMaxSharedClients && err == nil && n >= 1 {
+				return "GKE writes more than 1 client per GPU only on node pools whose GPUs are time-shared or shared by MPS"
+			}
+		}
+		return ""
+	}
 	rule, _, ok := p.labelRule(key, family)
 	product := ok && rule.Conversion == ConvGFDProduct
 	if !product && !p.gfdLabels(family) {
@@ -142,8 +193,10 @@ func (p *Policy) selectsShared(family, key string, op corev1.NodeSelectorOperato
 }
 
 // sharedProductIntent checks the pod's node-label requirements for GPU
-// Feature Discovery's marks of shared GPUs (selectsShared): a product value
-// that ends in -SHARED, a sharing strategy, replicas above 1, mps.capable.
+// Feature Discovery's and GKE's marks of shared GPUs (selectsShared): a
+// product value that ends in -SHARED, a sharing strategy, replicas above 1,
+// mps.capable; GKE's time-sharing or MPS strategy, more than one client per
+// GPU.
 // Translating such a label away (or leaving it on a pod that gets a GPU of
 // its own) would give the pod a GPU of its own. Unless every use of the
 // family is a shared resource the policy maps, the pod stays as submitted. It runs before the
@@ -221,4 +274,65 @@ func (t *translation) familyShared(family string) bool {
 		found = true
 	}
 	return found
+}
+
+// SharingShown says what in a pod shows that the cluster shares devices
+// among pods, by family: a shared resource it asks for
+// (nvidia.com/gpu.shared, the RDMA shared device plugin's), or a node-label
+// requirement that selects shared GPUs (selectsShared: a -SHARED product,
+// GFD's or GKE's sharing strategy, replicas or clients per GPU above 1).
+// The offline tools read it over every pod of their input: where sharing
+// shows, a plain request of the family may be for a share too.
+func (p *Policy) SharingShown(pod *corev1.Pod) map[string]string {
+	out := map[string]string{}
+	note := func(family, what string) {
+		if _, ok := out[family]; !ok {
+			out[family] = what
+		}
+	}
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			for _, rl := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
+				for _, n := range slices.Sorted(maps.Keys(rl)) {
+					if r, _, ok := p.resourceRule(string(n)); ok && r.sharedDevice() {
+						note(r.Family, fmt.Sprintf("a container asks for %s, a share of a device", n))
+					}
+				}
+			}
+		}
+	}
+	for _, r := range requiredReqsOf(pod) {
+		for _, f := range p.Families() {
+			if why := p.selectsShared(f, r.key, r.op, r.values); why != "" {
+				note(f, fmt.Sprintf("the pod selects %s (%s)", r, why))
+			}
+		}
+	}
+	return out
+}
+
+// SharingConfigured says, by family, which of the policy's rules say how a
+// shared resource is shared under DRA (resources[].sharing): the site
+// shares devices of that family.
+func (p *Policy) SharingConfigured() map[string]string {
+	out := map[string]string{}
+	for _, r := range p.spec.Resources {
+		if r.Sharing != nil {
+			if _, ok := out[r.Family]; !ok {
+				out[r.Family] = fmt.Sprintf("the policy says how %s is shared (resources[].sharing: %s)", r.Name, r.Sharing.Mode)
+			}
+		}
+	}
+	return out
+}
+
+// ResourceFamily is the family of the policy's rule for an extended
+// resource, and whether the resource is a share of a device; ok is false
+// when no rule maps it.
+func (p *Policy) ResourceFamily(name corev1.ResourceName) (family string, shared, ok bool) {
+	r, _, ok := p.resourceRule(string(name))
+	if !ok {
+		return "", false, false
+	}
+	return r.Family, r.sharedDevice(), true
 }

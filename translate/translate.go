@@ -131,6 +131,7 @@ type translation struct {
 	base        []labelReq
 	scenarios   []scenario
 	translated  map[reqLoc]*field.Path // requirements turned into selectors; keepDroppedPreferences prunes it
+	ambiguous   map[reqLoc][]string    // translated requirements that stay on the pod: values the devices cannot tell apart
 	multiTerm   bool                   // ORed required terms became alternatives
 	prefsUsed   bool                   // preferred terms became alternatives
 	affinityOut *corev1.Affinity       // rewriteNodeConstraints

@@ -29,8 +29,7 @@ import (
 //     DRA node);
 //   - canonical puts a label value into the form backward derives, so that
 //     a pod's requirement and a derived label compare the way the devices
-//     would (versions without leading zeros; Map values that map to the
-//     same attribute values as one of them). Canonical values stay valid
+//     would (versions without leading zeros). Canonical values stay valid
 //     label values;
 //   - device reads a node's label value as what it says of each device of
 //     the rule's families: the value (or the possible values) of the
@@ -115,9 +114,9 @@ type legacyNode struct {
 // CanonicalLabelValue puts a label value into the form LegacyLabel derives,
 // so that a pod's requirement and a node's label compare the way the
 // devices would: versions without leading zeros ("550.107.02" is
-// "550.107.2"); values of a Map rule that map to the same attribute values
-// as one (several GKE names map to one product). Values of keys the policy
-// does not know, and values a rule cannot read, stay as they are.
+// "550.107.2"). Values of a Map rule stand for themselves, also where
+// several map to one attribute value (ambiguous.go). Values of keys the
+// policy does not know, and values a rule cannot read, stay as they are.
 func (p *Policy) CanonicalLabelValue(key, value string) string {
 	rule, _, ok := p.labelRuleAny(key)
 	if !ok {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -43,12 +44,21 @@ const (
 	// Trainer's mlPolicy.mpi.numProcPerNode); translation wrote the count
 	// there, so that the operator sizes the workload as before.
 	ReasonOperatorCountWritten translate.ReasonCode = "OperatorCountWritten"
+	// ReasonTimeSlicingUnchecked: offline without a fleet, the input or the
+	// policy shows that the cluster shares devices of a family among pods
+	// (time-slicing or MPS: a shared resource, a -SHARED product, a sharing
+	// strategy, a sharing rule), and a pod that asks for devices of that
+	// family as whole ones is translated: if its nodes share their devices,
+	// the device plugin gave it a share, and its claim gives it a device of
+	// its own. Nothing without the nodes tells. Warning.
+	ReasonTimeSlicingUnchecked translate.ReasonCode = "TimeSlicingUnchecked"
 )
 
 // Sections of the docs that explain reasons.
 const (
 	docOperators = "docs/reference/workloads.md#operators-that-size-from-the-device-limit"
 	docFound     = "docs/reference/workloads.md#where-pod-templates-are-found"
+	docShared    = "docs/reference/policy.md#shared-resources"
 )
 
 // Reasons is the catalog of every code an offline run reports: the
@@ -58,6 +68,8 @@ func Reasons() translate.Catalog { return catalog }
 var catalog = decide.Reasons().With(translate.Catalog{
 	ReasonUnsupported: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
 		"translate the object that holds the pod template (the docs list where claimbridge finds them), or let the webhook translate its pods", docFound),
+	ReasonTimeSlicingUnchecked: translate.NewEntry(translate.SeverityWarning, "",
+		"run with --fleet (the nodes say whether their GPUs are shared: nvidia.com/gpu.replicas, GKE's gke-max-shared-clients-per-gpu); if this pod's nodes share their GPUs, keep it on the device plugin (claimbridge.io/skip) or ask for the shared resource, which the policy's sharing rule translates", docShared),
 	ReasonOperatorCountWritten: translate.NewEntry(translate.SeverityInfo, "",
 		"nothing to do: the count the operator read from the device limit is written where it reads it first", docOperators),
 })
@@ -178,7 +190,59 @@ func Translate(ctx context.Context, docs []manifest.Document, opts Options) ([]I
 			items = append(items, Item{Doc: *d, Decision: dec})
 		}
 	}
+	if opts.Checker == nil {
+		sharingUnchecked(items, opts.Policy)
+	}
 	return items, templates, nil
+}
+
+// sharingUnchecked warns, offline without a fleet, each translated pod that
+// asks for whole devices of a family whose devices the input or the policy
+// shows to be shared among pods (translate.Policy.SharingShown: a shared
+// resource, a -SHARED product, GFD's or GKE's sharing labels, in any pod
+// template of the input; SharingConfigured: a sharing rule of the policy).
+// Time-slicing and MPS are set on the nodes, which a manifest does not
+// show: a plain nvidia.com/gpu: 1 on a node that time-slices its GPUs got
+// a share from the device plugin, and would get a GPU of its own from its
+// claim. The first pod (in input order) that shows it is named.
+func sharingUnchecked(items []Item, p *translate.Policy) {
+	shown := p.SharingConfigured()
+	for _, it := range items {
+		if it.Pod == nil {
+			continue
+		}
+		for f, what := range p.SharingShown(it.Pod) {
+			if _, ok := shown[f]; !ok {
+				shown[f] = fmt.Sprintf("%s: %s", it.Name(), what)
+			}
+		}
+	}
+	if len(shown) == 0 {
+		return
+	}
+	for _, it := range items {
+		d := it.Decision
+		if d == nil || d.Outcome != translate.OutcomeTranslate {
+			continue
+		}
+		var whole []string
+		var why string
+		for _, n := range slices.Sorted(maps.Keys(d.Requested)) {
+			f, shared, ok := p.ResourceFamily(n)
+			if what, in := shown[f]; ok && !shared && in {
+				whole = append(whole, string(n))
+				if why == "" {
+					why = what
+				}
+			}
+		}
+		if len(whole) == 0 {
+			continue
+		}
+		d.Reasons = append(d.Reasons, translate.Reason{Code: ReasonTimeSlicingUnchecked, Severity: translate.SeverityWarning, Message: fmt.Sprintf(
+			"%s becomes whole devices of the pod's own claim, and the manifests or the policy show that such devices are shared among pods (%s): if this pod's nodes share their GPUs by time-slicing or MPS, the device plugin gives it a share and the translation a GPU of its own, so fewer pods fit; with no fleet (--fleet), nothing shows which nodes share",
+			strings.Join(whole, ", "), why)})
+	}
 }
 
 // asCreated is the template's pod as its controller will create it: with

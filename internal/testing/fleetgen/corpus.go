@@ -68,6 +68,15 @@ func Corpus() []Fleet {
 	addGKETPU(&gke, "gke-v5e-8-0", "ct5lp-hightpu-8t", "tpu-v5-lite-podslice", "v5lite", "2x4", 8)
 	addGKETPU(&gke, "gke-v5e-4-0", "ct5lp-hightpu-4t", "tpu-v5-lite-podslice", "v5lite", "2x2", 4)
 	addGKETPU(&gke, "gke-v6e-8-0", "ct6e-standard-8t", "tpu-v6e-slice", "v6e", "2x4", 8)
+	a3 := Fleet{
+		Name: "gke-a3",
+		Description: "GKE's two H100 machine families: an A3 High node (a3-highgpu-8g, gke-accelerator " +
+			"nvidia-h100-80gb) and an A3 Mega node (a3-megagpu-8g, nvidia-h100-mega-80gb), 8x H100 80GB HBM3 " +
+			"each, which the devices cannot tell apart; tainted nvidia.com/gpu=present:NoSchedule.",
+		Classes: classes(ClassGPU),
+	}
+	addGKEGPU(&a3, "gke-a3-high-0", "a3-highgpu-8g", "nvidia-h100-80gb", h100, 8, nil)
+	addGKEGPU(&a3, "gke-a3-mega-0", "a3-megagpu-8g", "nvidia-h100-mega-80gb", h100, 8, nil)
 	mig := Fleet{
 		Name: "mig",
 		Description: "A100-80GB nodes and the MIG strategy (issue 27, item 16), in pools (claimbridge.example/pool): " +
@@ -104,7 +113,7 @@ func Corpus() []Fleet {
 	labelled("mixed", "")
 	addA100(&mig, "a100-full-0", nil)
 	labelled("full", "")
-	return []Fleet{gpus, gke, mig}
+	return []Fleet{gpus, gke, a3, mig}
 }
 
 // addGPUs adds a node with n full GPUs of one model, two per PCIe root and half per NUMA node.
