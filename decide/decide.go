@@ -124,6 +124,10 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	}
 	start := time.Now()
 	tin := translate.Input{Pod: in.Pod, Policy: in.Policy, Classes: in.Classes, Quotas: in.Quotas, Admitted: in.Admitted}
+	if in.Checker != nil && in.Snapshot != nil {
+		// The fleet's devices say which families are shared, and how.
+		tin.Shares = in.Checker.Shares(ctx, in.Snapshot, in.Policy)
+	}
 	res, err := translate.Pod(tin)
 	if err != nil {
 		return nil, err

@@ -41,30 +41,13 @@ func newNodeDevices(ctx context.Context, cc *cel.Cache, snap *Snapshot, ni *node
 // in (device name, driver) order. A selector that cannot be evaluated on a
 // device does not match it.
 func (nd *nodeDevices) matching(className string, selectors []string) []*deviceRef {
-	class, ok := nd.snap.classes[className]
-	if !ok {
+	if _, ok := nd.snap.classes[className]; !ok {
 		return nil
 	}
-	var exprs []string
-	for _, s := range class.Spec.Selectors {
-		if s.CEL != nil {
-			exprs = append(exprs, s.CEL.Expression)
-		}
-	}
-	exprs = append(exprs, selectors...)
 	var out []*deviceRef
 	for i := range nd.ni.devices {
 		d := &nd.ni.devices[i]
-		input := cel.Device{Driver: d.driver, AllowMultipleAllocations: d.device.AllowMultipleAllocations, Attributes: d.device.Attributes, Capacity: d.device.Capacity}
-		all := true
-		for _, e := range exprs {
-			ok, _, err := nd.cc.GetOrCompile(e).DeviceMatches(nd.ctx, input)
-			if err != nil || !ok {
-				all = false
-				break
-			}
-		}
-		if all {
+		if deviceMatches(nd.ctx, nd.cc, nd.snap, d, className, selectors) {
 			out = append(out, d)
 		}
 	}
@@ -75,6 +58,32 @@ func (nd *nodeDevices) matching(className string, selectors []string) []*deviceR
 		return strings.Compare(a.driver, b.driver)
 	})
 	return out
+}
+
+// deviceMatches reports whether the device passes the class's selectors and
+// these. A selector that cannot be evaluated on the device does not match
+// it; a class the snapshot does not have matches nothing.
+func deviceMatches(ctx context.Context, cc *cel.Cache, snap *Snapshot, d *deviceRef, className string, selectors []string) bool {
+	class, ok := snap.classes[className]
+	if !ok {
+		return false
+	}
+	input := cel.Device{Driver: d.driver, AllowMultipleAllocations: d.device.AllowMultipleAllocations, Attributes: d.device.Attributes, Capacity: d.device.Capacity}
+	match := func(e string) bool {
+		ok, _, err := cc.GetOrCompile(e).DeviceMatches(ctx, input)
+		return err == nil && ok
+	}
+	for _, s := range class.Spec.Selectors {
+		if s.CEL != nil && !match(s.CEL.Expression) {
+			return false
+		}
+	}
+	for _, e := range selectors {
+		if !match(e) {
+			return false
+		}
+	}
+	return true
 }
 
 // devicesOf is a translate.FamilyDevices over this node.
@@ -100,7 +109,8 @@ func (nd *nodeDevices) devicesOf(family string) []translate.LegacyDevice {
 	})
 	out := make([]translate.LegacyDevice, 0, len(refs))
 	for _, d := range refs {
-		out = append(out, translate.LegacyDevice{Name: d.device.Name, Driver: d.driver, Attributes: d.device.Attributes, Capacity: d.device.Capacity})
+		out = append(out, translate.LegacyDevice{Name: d.device.Name, Driver: d.driver, Attributes: d.device.Attributes, Capacity: d.device.Capacity,
+			AllowMultipleAllocations: d.device.AllowMultipleAllocations != nil && *d.device.AllowMultipleAllocations})
 	}
 	nd.family[family] = out
 	return out
@@ -116,8 +126,12 @@ func (nd *nodeDevices) devicesOf(family string) []translate.LegacyDevice {
 // are those of that strategy. podSelectors are what the device plugin's
 // scheduler adds for the pod to a resource's devices
 // (translate.Policy.LegacyDeviceSelectors: HAMi's card types): only the
-// devices that pass them count.
-func legacyNode(p *translate.Policy, nd *nodeDevices, keys []string, resources []corev1.ResourceName, strategy string, podSelectors map[corev1.ResourceName][]string) *corev1.Node {
+// devices that pass them count. sh says which families the pod asks for as
+// shares (translate.Policy.LegacyShares): their resources count the shares
+// of the node's shared devices, as the device plugin advertises a
+// time-sliced GPU once per replica, and GFD marks the product of such GPUs
+// where the pod asks for them under the plain resource name.
+func legacyNode(p *translate.Policy, nd *nodeDevices, keys []string, resources []corev1.ResourceName, strategy string, podSelectors map[corev1.ResourceName][]string, sh podShares) *corev1.Node {
 	real := nd.ni.node
 	labels := real.Labels
 	if key := p.MIGStrategyLabel(); strategy != "" && key != "" {
@@ -141,7 +155,7 @@ func legacyNode(p *translate.Policy, nd *nodeDevices, keys []string, resources [
 		if _, ok := n.Labels[k]; ok {
 			continue
 		}
-		if v, ok := p.LegacyLabel(k, labels, nd.devicesOf); ok {
+		if v, ok := p.LegacyLabelOfShares(k, labels, nd.devicesOf, sh.plain); ok {
 			n.Labels[k] = v
 		}
 	}
@@ -160,7 +174,18 @@ func legacyNode(p *translate.Policy, nd *nodeDevices, keys []string, resources [
 		}
 		devs := nd.matching(rule.DeviceClassName, selectors)
 		count := int64(len(devs))
-		if rule.Shared && count > 0 {
+		capacity, counted := p.ShareCapacity(rule.Family)
+		switch {
+		case sh.shares[rule.Family] && counted:
+			// One replica per share of each shared device; a device that
+			// is not shared offers none.
+			count = 0
+			for _, d := range devs {
+				if n, ok := translate.DeviceShares(d.driver, d.device, capacity); ok {
+					count += n
+				}
+			}
+		case rule.Shared && count > 0:
 			// A shared resource is advertised as replicas of each device;
 			// how many is configuration the devices do not tell.
 			count = maxDevices
@@ -169,6 +194,10 @@ func legacyNode(p *translate.Policy, nd *nodeDevices, keys []string, resources [
 	}
 	return n
 }
+
+// podShares are the families a pod asks for as shares, and those of them
+// it asks for under the plain resource name (translate.Policy.LegacyShares).
+type podShares struct{ shares, plain map[string]bool }
 
 // maxDevices stands for "as many as asked" where the legacy view cannot
 // count.

@@ -169,6 +169,7 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 		}
 		slices.Sort(pc.keys)
 		pc.keys = slices.Compact(pc.keys)
+		pc.shares.shares, pc.shares.plain = in.Policy.LegacyShares(legacy)
 		pc.transReqs = extendedRequests(in.Translated)
 		return nil
 	}
@@ -267,6 +268,7 @@ type placementCheck struct {
 	keys       []string
 	legacyReqs []corev1.ResourceList
 	legacySel  []map[corev1.ResourceName][]string // per variant: translate.Policy.LegacyDeviceSelectors
+	shares     podShares                          // translate.Policy.LegacyShares of the legacy pod
 	transReqs  corev1.ResourceList
 }
 
@@ -283,7 +285,7 @@ func (pc *placementCheck) answer(ni *nodeInfo) classAnswer {
 legacy:
 	for i, v := range pc.variants {
 		for j, strategy := range strategies {
-			view := legacyNode(pc.policy, nd, pc.keys, slices.Collect(maps.Keys(pc.legacyReqs[i])), strategy, pc.legacySel[i])
+			view := legacyNode(pc.policy, nd, pc.keys, slices.Collect(maps.Keys(pc.legacyReqs[i])), strategy, pc.legacySel[i], pc.shares)
 			why := filters(v, view, pc.legacyReqs[i])
 			if why == "" {
 				ans.legacy = true

@@ -81,6 +81,9 @@ type Snapshot struct {
 
 	mu         sync.Mutex
 	allocators map[*cel.Cache]*allocatorPair
+	// shares are Checker.Shares's answers, by policy fingerprint (guarded
+	// by mu).
+	shares map[string]map[string][]int64
 
 	// Node classes for the placement check, computed on first use.
 	classOnce          sync.Once

@@ -133,13 +133,17 @@ func (p *Policy) capacityRules(resourceName string) []*ResourceRule {
 
 // capacityRequests are the capacity requests of an alternative of u's
 // request: u's own capacity (a capacity rule), the capacities of its
-// container (capacityOf) or of its sharing mode. Alternatives on another
-// DeviceClass (a fallback) get none: their devices may not publish them.
-func capacityRequests(u *use, class string) *resourceapi.CapacityRequirements {
-	if u.rule.Capacity == "" && (len(u.capacities) == 0 || class != u.rule.DeviceClassName) {
+// container (capacityOf) or of its sharing mode, and the alternative's
+// shares (shares.go). Alternatives on another DeviceClass (a fallback) get
+// none of the use's: their devices may not publish them.
+func capacityRequests(u *use, a *alt) *resourceapi.CapacityRequirements {
+	class := a.class
+	shares := altCapacities(a) // shares.go
+	if u.rule.Capacity == "" && (len(u.capacities) == 0 || class != u.rule.DeviceClassName) && len(shares) == 0 {
 		return nil
 	}
 	req := map[resourceapi.QualifiedName]resource.Quantity{}
+	maps.Copy(req, shares)
 	if u.rule.Capacity != "" {
 		req[resourceapi.QualifiedName(u.rule.Capacity)] = *resource.NewQuantity(u.capacity, resource.DecimalSI)
 	}

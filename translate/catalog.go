@@ -82,6 +82,26 @@ const (
 	// shared resource, or a node-label value of a shared product) and the
 	// policy does not say how to share it under DRA. KeepLegacy.
 	ReasonSharedDeviceNotMapped ReasonCode = "SharedDeviceNotMapped"
+	// ReasonSharesUnavailable: the pod asks for a share of a time-sliced
+	// GPU (a shared resource of sharing mode ConsumableShares, or a
+	// device the pod's node labels show to be shared), and nothing says
+	// the DRA devices are shared: no device of the fleet publishes the
+	// family's share capacity, or, without a fleet, the policy's
+	// consumableShares does not name the family. KeepLegacy.
+	ReasonSharesUnavailable ReasonCode = "SharesUnavailable"
+	// ReasonSharedMPSNotMapped: the pod selects GPUs shared by MPS, and
+	// the policy translates the family's shares as consumable shares, which
+	// time-slice: the NVIDIA DRA driver runs MPS only within one claim and
+	// refuses it on shared devices. KeepLegacy.
+	ReasonSharedMPSNotMapped ReasonCode = "SharedMPSNotMapped"
+	// ReasonSharesOnDistinctDevices: a container asks for several shares;
+	// its claim takes one share of as many distinct devices, where the
+	// device plugin may hand it several replicas of one GPU. Warning.
+	ReasonSharesOnDistinctDevices ReasonCode = "SharesOnDistinctDevices"
+	// ReasonWholeDeviceOnShares: the pod asks for whole devices of a family
+	// whose devices are shared; its request takes devices that one claim
+	// holds, or all the shares of a shared device, never one share. Info.
+	ReasonWholeDeviceOnShares ReasonCode = "WholeDeviceOnShares"
 	// ReasonSharedDevicePerPod: a shared resource translated with a claim
 	// configuration (sharing mode ClaimConfig): the pod gets a device of its
 	// own, shared only among its containers. Warning.
@@ -255,6 +275,7 @@ const (
 	docStack       = "docs/reference/policy.md#schedulers-queues-and-quota"
 	docCapacities  = "docs/reference/policy.md#capacities-of-a-device-hami"
 	docShared      = "docs/reference/policy.md#shared-resources"
+	docSharedGPUs  = "docs/concepts/shared-gpus.md"
 	docPreemption  = "docs/reference/policy.md#preemption"
 	docTolerations = "docs/reference/policy.md#implicit-tolerations"
 	docRisks       = "docs/concepts/translation.md#risks-said-out-loud"
@@ -309,6 +330,10 @@ var reasons = Catalog{
 	ReasonCapacityNotTranslatable:   {SeverityWarning, OutcomeKeepLegacy, "ask for the device in the same app container as its capacities (HAMi's gpumem, gpucores), not in an init container", docCapacities},
 	ReasonSharedDeviceNotMapped:     {SeverityWarning, OutcomeKeepLegacy, "say in the policy how the shared device is shared under DRA (resources[].sharing: ConsumableCapacity on devices that allow multiple allocations, or ClaimConfig), or keep these pods on device-plugin nodes", docShared},
 	ReasonSharedDevicePerPod:        {SeverityWarning, "", "nothing to do if a device per pod is what you want; otherwise share it with sharing: ConsumableCapacity", docShared},
+	ReasonSharesUnavailable:         {SeverityWarning, OutcomeKeepLegacy, "publish the GPUs as consumable shares: the NVIDIA DRA driver v0.5.0 or later with featureGates.ConsumableShares=true and consumableShares: N (the device plugin's replicas), Kubernetes 1.36 or later (DRAConsumableCapacity); offline, say so in the policy (consumableShares); until then these pods stay on device-plugin nodes", docSharedGPUs},
+	ReasonSharedMPSNotMapped:        {SeverityWarning, OutcomeKeepLegacy, "keep MPS workloads on device-plugin nodes; to move them, select time-sliced GPUs instead (nvidia.com/gpu.sharing-strategy: time-slicing, or no sharing label) if MPS's per-client limits are not needed, or share one ResourceClaim with a GpuConfig of sharing strategy MPS among the pods of one namespace", docSharedGPUs},
+	ReasonSharesOnDistinctDevices:   {SeverityWarning, "", "nothing to do if the container can use shares of several GPUs; ask for one share per container otherwise", docSharedGPUs},
+	ReasonWholeDeviceOnShares:       {SeverityInfo, "", "nothing to do: a whole device stays whole where devices are shared", docSharedGPUs},
 	ReasonPreemptionLost:            {SeverityWarning, OutcomeKeepLegacy, "raise preemption.keepLegacyAbovePriority, or accept that a translated pod cannot preempt for devices in Kubernetes 1.37", docPreemption},
 	ReasonImplicitToleration:        {SeverityInfo, "", "nothing to do: the toleration admission would have added stays on the pod", docTolerations},
 	ReasonCardTypeTranslated:        {SeverityInfo, "", "nothing to do: the claim selects the card types the annotations admit, as HAMi's scheduler did", docCapacities},

@@ -106,7 +106,9 @@ func forwardGFDProduct(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _
 // profile (NVIDIA/k8s-device-plugin internal/lm/mig-strategy.go,
 // newMigStrategySingleLabeler; the profile as the device plugin spells it,
 // "+" as "."), "<product>-MIG-INVALID" on a node with MIG devices in any
-// other layout.
+// other layout. For a pod that asks for shares of the family under its
+// plain resource name (time-slicing without renaming), a shared GPU's
+// product ends in -SHARED, as GFD writes it.
 func backwardGFDProduct(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	if p.migStrategy(n) == migSingle {
 		migs, profile, invalid := p.singleMIGLayout(rule.Families, n)
@@ -129,6 +131,13 @@ func backwardGFDProduct(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) 
 			a, ok := ds[0].attribute(rule.Attribute)
 			if !ok || a.StringValue == nil {
 				return "", false
+			}
+			// GFD marks time-sliced GPUs when the device plugin advertises
+			// them under the plain resource name (not renamed).
+			if c, ok := p.ShareCapacity(f); ok && n.plainShares[f] {
+				if _, shared := ds[0].shares(c); shared {
+					return gfdSanitise(*a.StringValue) + gfdSharedSuffix, true
+				}
 			}
 			return gfdSanitise(*a.StringValue), true
 		}

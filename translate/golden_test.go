@@ -28,6 +28,9 @@ type goldenCase struct {
 	Alternative int `json:"alternative,omitempty"`
 	// Admitted is Input.Admitted: the pod as the webhook sees it.
 	Admitted bool `json:"admitted,omitempty"`
+	// Shares is Input.Shares: the share counts of the fleet's shared
+	// devices by family ({} for a fleet without any); unset, no fleet.
+	Shares map[string][]int64 `json:"shares,omitempty"`
 }
 
 // goldenResult is what a case must produce, stored as <case>.golden.yaml.
@@ -57,7 +60,7 @@ func loadCase(t testing.TB, path string) (Input, *goldenCase) {
 	if err := yaml.UnmarshalStrict(data, &gc); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	in := Input{Pod: gc.Pod, Classes: gc.Classes, Quotas: gc.Quotas, Alternative: gc.Alternative, Admitted: gc.Admitted}
+	in := Input{Pod: gc.Pod, Classes: gc.Classes, Quotas: gc.Quotas, Alternative: gc.Alternative, Admitted: gc.Admitted, Shares: gc.Shares}
 	switch {
 	case gc.Policy != nil:
 		in.Policy, err = NewPolicy(gc.Policy)
@@ -256,6 +259,14 @@ func checkLabelGroup(t testing.TB, res *Result, r Reason, whats, reqs string) {
 			if class, ok := strings.CutPrefix(what, "DeviceClass "); ok {
 				if sub.DeviceClassName != class {
 					t.Errorf("%s: request %s has class %s, the reason says %s", r.Field, name, sub.DeviceClassName, class)
+				}
+				continue
+			}
+			if what == "allowMultipleAllocations" {
+				if !slices.ContainsFunc(sub.Selectors, func(s resourceapi.DeviceSelector) bool {
+					return strings.Contains(s.CEL.Expression, "device.allowMultipleAllocations")
+				}) {
+					t.Errorf("%s: request %s has no selector on device.allowMultipleAllocations, the reason says it has", r.Field, name)
 				}
 				continue
 			}

@@ -84,7 +84,7 @@ func deviceMatches(t *testing.T, class string, selectors []resourceapi.DeviceSel
 	for _, s := range selectors {
 		exprs = append(exprs, s.CEL.Expression)
 	}
-	in := dracel.Device{Driver: nvidiaDriver, Attributes: d.Attributes, Capacity: d.Capacity}
+	in := dracel.Device{Driver: nvidiaDriver, AllowMultipleAllocations: d.AllowMultipleAllocations, Attributes: d.Attributes, Capacity: d.Capacity}
 	for _, e := range exprs {
 		res := dracel.GetCompiler(dracel.Features{EnableConsumableCapacity: true}).CompileCELExpression(e, dracel.Options{})
 		if res.Error != nil {
@@ -141,7 +141,8 @@ func legacyDevices(devs []resourceapi.Device) FamilyDevices {
 		for _, d := range devs {
 			typ := *d.Attributes["type"].StringValue
 			if (family == "nvidia-gpu" && typ == "gpu") || (family == "nvidia-mig" && typ == "mig") {
-				out = append(out, LegacyDevice{Name: d.Name, Driver: nvidiaDriver, Attributes: d.Attributes, Capacity: d.Capacity})
+				out = append(out, LegacyDevice{Name: d.Name, Driver: nvidiaDriver, Attributes: d.Attributes, Capacity: d.Capacity,
+					AllowMultipleAllocations: d.AllowMultipleAllocations != nil && *d.AllowMultipleAllocations})
 			}
 		}
 		slices.SortFunc(out, func(a, b LegacyDevice) int { return strings.Compare(a.Name, b.Name) })
@@ -168,7 +169,7 @@ func labelEffect(res *Result, key string) ReasonCode {
 // stay on a pod as they are. A label that becomes known must be checked
 // here against the driver's output.
 var unknownGFDLabels = []string{
-	"nvidia.com/gpu.clique", "nvidia.com/gpu.machine", "nvidia.com/gpu.mode", "nvidia.com/gpu.replicas", "nvidia.com/gpu.sharing-strategy",
+	"nvidia.com/gpu.clique", "nvidia.com/gpu.machine", "nvidia.com/gpu.mode",
 	"nvidia.com/mig.capable", "nvidia.com/mps.capable", "nvidia.com/vgpu.present",
 }
 
@@ -234,10 +235,11 @@ func TestEveryGFDLabelSelectsItsModelsDevices(t *testing.T) {
 			if !slices.Equal(dropped, droppedGFDLabels) {
 				t.Errorf("labels dropped: %q, want %q", dropped, droppedGFDLabels)
 			}
-			// product, memory, family, compute.major and minor, and the
-			// driver and CUDA versions in both of GFD's spellings.
-			if len(selectors) != 17 {
-				t.Errorf("%d labels became selectors, want 17: %q", len(selectors), selectors)
+			// product, memory, family, compute.major and minor, the
+			// driver and CUDA versions in both of GFD's spellings, and the
+			// sharing labels (replicas 1, strategy none: not shared).
+			if len(selectors) != 19 {
+				t.Errorf("%d labels became selectors, want 19: %q", len(selectors), selectors)
 			}
 		})
 	}
@@ -455,3 +457,147 @@ func TestWhereTheVocabulariesDiffer(t *testing.T) {
 		}
 	})
 }
+
+// TestTimeSlicedLabelsSelectTheSharedDevices holds the sharing vocabulary
+// against the vendors' output for one A100 node time-sliced 4 ways: GFD's
+// labels with the device plugin's timeSlicing replicas 4
+// (gfd-labels-a100-timesliced-4.txt, and -renamed with renameByDefault)
+// and the NVIDIA DRA driver v0.5.0's devices with ConsumableShares and
+// --consumable-shares=4 (dra-devices-a100-shared.json). A pod that selects
+// a time-sliced GPU by any of GFD's sharing labels asks for one share of a
+// shared device: its claim matches each of the driver's shared GPUs and
+// none of its GPUs without shares; a whole GPU pinned by the plain labels
+// matches the GPUs without shares, and on the shared ones only as all 4
+// shares. The legacy view of the shared devices gives GFD's labels back:
+// the -SHARED product to a pod that asks for nvidia.com/gpu, the plain
+// product to one that asks for the renamed nvidia.com/gpu.shared.
+func TestTimeSlicedLabelsSelectTheSharedDevices(t *testing.T) {
+	p := DefaultPolicy()
+	shared, plain := gtDevices(t, "a100-shared"), gtDevices(t, "a100")
+	if len(shared) != 8 || len(plain) != 8 {
+		t.Fatalf("%d shared and %d plain devices, want 8 each", len(shared), len(plain))
+	}
+	fleet := map[string][]int64{"nvidia-gpu": {4}}
+	sliced := gtLabels(t, "a100-timesliced-4")
+	for _, key := range []string{"nvidia.com/gpu.product", "nvidia.com/gpu.replicas", "nvidia.com/gpu.sharing-strategy"} {
+		t.Run(key+"="+sliced[key], func(t *testing.T) {
+			res, err := Pod(Input{Pod: gtPod("nvidia.com/gpu", map[string]string{key: sliced[key]}), Policy: p, Shares: fleet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != OutcomeTranslate {
+				t.Fatalf("%s (%v), want Translate", res.Outcome, res.Reasons)
+			}
+			e := res.Template.Spec.Spec.Devices.Requests[0].Exactly
+			if e == nil || e.Capacity == nil || !quantityIs(e.Capacity.Requests["shares"], 1) {
+				t.Fatalf("request %+v, want exactly one share (capacity.requests.shares: 1)", res.Template.Spec.Spec.Devices.Requests[0])
+			}
+			if _, ok := res.Pod.Spec.NodeSelector[key]; ok {
+				t.Errorf("%s stays on the pod", key)
+			}
+			for _, d := range shared {
+				if !claimMatches(t, res.Template, d) {
+					t.Errorf("the share does not select the driver's shared %s", d.Name)
+				}
+			}
+			for _, d := range plain {
+				if claimMatches(t, res.Template, d) {
+					t.Errorf("the share selects %s, which the driver publishes without shares: it would take the whole GPU", d.Name)
+				}
+			}
+		})
+	}
+
+	t.Run("a whole GPU pinned by GFD's plain labels", func(t *testing.T) {
+		whole := gtLabels(t, "a100")
+		sel := map[string]string{}
+		for _, k := range []string{"nvidia.com/gpu.product", "nvidia.com/gpu.replicas", "nvidia.com/gpu.sharing-strategy"} {
+			sel[k] = whole[k]
+		}
+		res, err := Pod(Input{Pod: gtPod("nvidia.com/gpu", sel), Policy: p, Shares: fleet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != OutcomeTranslate {
+			t.Fatalf("%s (%v), want Translate", res.Outcome, res.Reasons)
+		}
+		for _, d := range plain {
+			if !claimMatches(t, res.Template, d) {
+				t.Errorf("the whole GPU does not select %s", d.Name)
+			}
+		}
+		// replicas=1 and strategy none keep it off shared GPUs entirely.
+		for _, d := range shared {
+			if claimMatches(t, res.Template, d) {
+				t.Errorf("a GPU GFD labels replicas=1 selects the shared %s", d.Name)
+			}
+		}
+	})
+
+	t.Run("a whole GPU without sharing labels takes all shares of a shared one", func(t *testing.T) {
+		res, err := Pod(Input{Pod: gtPod("nvidia.com/gpu", map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"}), Policy: p, Shares: fleet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs := res.Template.Spec.Spec.Devices.Requests[0].FirstAvailable
+		if len(subs) != 2 {
+			t.Fatalf("%d alternatives, want 2 (GPUs without shares, all 4 shares of a shared one)", len(subs))
+		}
+		if subs[0].Capacity != nil || subs[1].Capacity == nil || !quantityIs(subs[1].Capacity.Requests["shares"], 4) {
+			t.Fatalf("alternatives %+v, want no capacity then shares: 4", subs)
+		}
+		for _, d := range plain {
+			if !deviceMatches(t, subs[0].DeviceClassName, subs[0].Selectors, d) || deviceMatches(t, subs[1].DeviceClassName, subs[1].Selectors, d) {
+				t.Errorf("%s (no shares) is not served by the first alternative alone", d.Name)
+			}
+		}
+		for _, d := range shared {
+			if deviceMatches(t, subs[0].DeviceClassName, subs[0].Selectors, d) || !deviceMatches(t, subs[1].DeviceClassName, subs[1].Selectors, d) {
+				t.Errorf("the shared %s is not served by the all-shares alternative alone", d.Name)
+			}
+		}
+	})
+
+	t.Run("MPS", func(t *testing.T) {
+		mps := gtLabels(t, "a100-mps-4")
+		for _, key := range []string{"nvidia.com/gpu.sharing-strategy", "nvidia.com/mps.capable"} {
+			res, err := Pod(Input{Pod: gtPod("nvidia.com/gpu", map[string]string{key: mps[key]}), Policy: p, Shares: fleet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != OutcomeKeepLegacy || res.Reasons[len(res.Reasons)-1].Code != ReasonSharedMPSNotMapped {
+				t.Errorf("%s=%s: %s (%v), want KeepLegacy for SharedMPSNotMapped", key, mps[key], res.Outcome, res.Reasons)
+			}
+		}
+	})
+
+	back := func(t *testing.T, labels map[string]string, plainShares map[string]bool) {
+		t.Helper()
+		derived := 0
+		for _, key := range slices.Sorted(maps.Keys(labels)) {
+			if !p.KnowsLabel(key) {
+				continue
+			}
+			got, ok := p.LegacyLabelOfShares(key, map[string]string{}, legacyDevices(shared), plainShares)
+			if !ok {
+				t.Errorf("%s does not derive from the shared devices (GFD says %s)", key, labels[key])
+				continue
+			}
+			derived++
+			if want := p.CanonicalLabelValue(key, labels[key]); got != want {
+				t.Errorf("%s derives as %q, GFD says %q (canonical %q)", key, got, labels[key], want)
+			}
+		}
+		if derived < 20 {
+			t.Errorf("only %d labels derive back", derived)
+		}
+	}
+	t.Run("the legacy view of shares asked as nvidia.com/gpu", func(t *testing.T) {
+		back(t, sliced, map[string]bool{"nvidia-gpu": true})
+	})
+	t.Run("the legacy view of shares asked as nvidia.com/gpu.shared", func(t *testing.T) {
+		back(t, gtLabels(t, "a100-timesliced-4-renamed"), nil)
+	})
+}
+
+func quantityIs(q resource.Quantity, n int64) bool { return q.Cmp(*resource.NewQuantity(n, resource.DecimalSI)) == 0 }

@@ -57,7 +57,7 @@ func (t *translation) explainLabels() {
 						f.what[name] = appendNew(f.what[name], "DeviceClass "+c.eff.class)
 					}
 					if len(c.eff.selectors) > 0 {
-						f.what[name] = appendNew(f.what[name], expressedBy(c.rule))
+						f.what[name] = appendNew(f.what[name], expressedBy(c.rule, c.eff))
 					}
 				}
 			}
@@ -107,9 +107,17 @@ func (t *translation) explainLabels() {
 	}
 }
 
-// expressedBy names the attribute or capacity a rule's selectors read.
-func expressedBy(rule *NodeLabelRule) string {
+// expressedBy names the attribute or capacity a rule's selectors read
+// (for the sharing labels, whether the device allows multiple
+// allocations, and its share capacity where a selector reads it).
+func expressedBy(rule *NodeLabelRule, eff effect) string {
 	switch {
+	case rule.Conversion == ConvReplicas || rule.Conversion == ConvSharingStrategy:
+		ref := splitAttr(rule.Capacity).capRef()
+		if slices.ContainsFunc(eff.selectors, func(s string) bool { return strings.Contains(s, ref) }) {
+			return "allowMultipleAllocations and capacity " + rule.Capacity
+		}
+		return "allowMultipleAllocations"
 	case rule.Capacity != "":
 		return "capacity " + rule.Capacity
 	case rule.Attribute != "":

@@ -94,8 +94,19 @@ const (
 	// label is removed without a selector, and the placement check tells
 	// whether that changes where the pod can land.
 	ConvCount Conversion = "Count"
+	// ConvReplicas: the replicas the device plugin advertises per GPU
+	// (nvidia.com/gpu.replicas): N > 1 is a device shared N ways, whose
+	// Capacity (the share capacity, "<domain>/<name>") is N; 1 or 0 a
+	// device that is not shared (one that does not allow multiple
+	// allocations).
+	ConvReplicas Conversion = "Replicas"
+	// ConvSharingStrategy: the device plugin's sharing strategy
+	// (nvidia.com/gpu.sharing-strategy): time-slicing is a device shared
+	// through Capacity, none one that is not shared; mps has no device
+	// counterpart.
+	ConvSharingStrategy Conversion = "SharingStrategy"
 )
 
 var conversions = []Conversion{ConvString, ConvInt, ConvBool, ConvGFDProduct, ConvMiB, ConvGFDFamily,
 	ConvVersionMajor, ConvVersionMinor, ConvVersionPatch, ConvVersion, ConvMap, ConvMIGProfile,
-	ConvMIGStrategy, ConvPCIPresent, ConvImplied, ConvPresent, ConvCount}
+	ConvMIGStrategy, ConvPCIPresent, ConvImplied, ConvPresent, ConvCount, ConvReplicas, ConvSharingStrategy}

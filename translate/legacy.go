@@ -34,6 +34,16 @@ type LegacyDevice struct {
 	Driver     string
 	Attributes map[resourceapi.QualifiedName]resourceapi.DeviceAttribute
 	Capacity   map[resourceapi.QualifiedName]resourceapi.DeviceCapacity
+	// AllowMultipleAllocations is the device's: several claims may share
+	// it (shares.go).
+	AllowMultipleAllocations bool
+}
+
+// shares is how many shares the device publishes in the capacity
+// ("<domain>/<name>"), ok only when it is shared ([DeviceShares]).
+func (d *LegacyDevice) shares(capacity string) (int64, bool) {
+	dev := resourceapi.Device{Capacity: d.Capacity, AllowMultipleAllocations: &d.AllowMultipleAllocations}
+	return DeviceShares(d.Driver, &dev, capacity)
 }
 
 // attribute looks up "<domain>/<name>"; a device stores the attributes of

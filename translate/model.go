@@ -31,6 +31,10 @@ type use struct {
 	// the rest of an init container's devices.
 	also    []*use
 	extraOf *use
+	// share: the use asks for shares of devices (shares.go): a shared
+	// resource of sharing mode ConsumableShares, or any device use of a
+	// family whose shared GPUs the pod selects by node label.
+	share bool
 }
 
 type request struct {
@@ -63,8 +67,13 @@ type alt struct {
 	optional  bool       // may be dropped to stay within 8 alternatives
 	variantOf string     // preferred-alignment rule this variant honours
 	fallback  string     // fallback rule that added it
-	name      string
-	k         string // key(), once computed
+	// shares of each device the alternative asks for, in the capacity
+	// shareCap (its name as the driver publishes it): 1 for a share, all
+	// of a shared device's for a whole one (shares.go); 0 for none.
+	shares   int64
+	shareCap string
+	name     string
+	k        string // key(), once computed
 }
 
 // key identifies what the allocator would see; alternatives are complete
@@ -77,7 +86,8 @@ func (a *alt) key() string {
 }
 
 func (a *alt) computeKey() string {
-	return a.class + "\x00" + strings.Join(a.selectors, "\x00") + "\x00" + strconv.FormatInt(a.count, 10) + "\x00" + a.variantOf
+	return a.class + "\x00" + strings.Join(a.selectors, "\x00") + "\x00" + strconv.FormatInt(a.count, 10) + "\x00" + a.variantOf +
+		"\x00" + strconv.FormatInt(a.shares, 10)
 }
 
 type scenario struct {

@@ -63,6 +63,10 @@ func altSlug(r *request, a *alt) string {
 	if a.count != r.use.count {
 		parts = append(parts, fmt.Sprintf("x%d", a.count))
 	}
+	if a.shares > 0 && !r.use.share {
+		// A whole device of a shared family: all its shares (shares.go).
+		parts = append(parts, fmt.Sprintf("%d-%s", a.shares, a.shareCap))
+	}
 	s := dnsLabel(strings.Join(parts, "-"), 40)
 	if s == "" {
 		s = "any"

@@ -117,7 +117,7 @@ func (t *translation) stackAccepts() bool {
 				ok = false
 			}
 		}
-		if cc := t.out.scheduler.ConsumableCapacity; cc != nil && !*cc && (len(r.use.capacities) > 0 || r.use.rule.sharedBySelector()) {
+		if cc := t.out.scheduler.ConsumableCapacity; cc != nil && !*cc && (len(r.use.capacities) > 0 || r.use.rule.sharedBySelector() || r.readsSharing()) {
 			t.add(say(ReasonCapacityNotSupported, p,
 				"scheduler %s's allocator does not honour consumable capacity (its profile's consumableCapacity: false): it would ignore the capacity requests of %s and hand the device out whole; the pod keeps its device-plugin resources",
 				t.out.scheduler.Name, requestLabel(r)))

@@ -100,6 +100,8 @@ func appendRules(dst, src *PolicySpec) {
 	dst.Alignment = append(dst.Alignment, src.Alignment...)
 	dst.Fallbacks = append(dst.Fallbacks, src.Fallbacks...)
 	dst.Partitions = append(dst.Partitions, src.Partitions...)
+	dst.ShareCapacities = append(dst.ShareCapacities, src.ShareCapacities...)
+	dst.ConsumableShares = append(dst.ConsumableShares, src.ConsumableShares...)
 }
 
 func validatePolicyDocument(tp *TranslationPolicy) field.ErrorList {
@@ -183,6 +185,36 @@ func validateReferences(s, merged *PolicySpec) field.ErrorList {
 			if !families[f] {
 				errs = append(errs, field.NotFound(spec.Child("partitions").Index(i).Child("families").Index(j), f))
 			}
+		}
+	}
+	shareable := map[string]bool{}
+	for _, r := range merged.ShareCapacities {
+		for _, f := range r.Families {
+			shareable[f] = true
+		}
+	}
+	for i, r := range s.ShareCapacities {
+		for j, f := range r.Families {
+			if !families[f] {
+				errs = append(errs, field.NotFound(spec.Child("shareCapacities").Index(i).Child("families").Index(j), f))
+			}
+		}
+	}
+	for i, r := range s.ConsumableShares {
+		for j, f := range r.Families {
+			fp := spec.Child("consumableShares").Index(i).Child("families").Index(j)
+			switch {
+			case !families[f]:
+				errs = append(errs, field.NotFound(fp, f))
+			case !shareable[f]:
+				errs = append(errs, field.Invalid(fp, f, "no shareCapacities rule says how its devices count their shares"))
+			}
+		}
+	}
+	for i, r := range s.Resources {
+		if r.Sharing != nil && r.Sharing.Mode == SharingConsumableShares && !shareable[r.Family] {
+			errs = append(errs, field.Invalid(spec.Child("resources").Index(i).Child("sharing", "mode"), r.Sharing.Mode,
+				fmt.Sprintf("family %s has no share capacity (shareCapacities)", r.Family)))
 		}
 	}
 	for i, r := range s.Fallbacks {

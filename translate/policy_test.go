@@ -172,6 +172,34 @@ func TestLoadPolicyRejectsBadInputWithFieldPaths(t *testing.T) {
 			wantErrs: []string{"spec.resources[0].sharing.mode: Unsupported value", "spec.resources[1].config: Required value",
 				"spec.resources[2].sharing.mode: Required value", "spec.resources[3].sharing.capacityRequests[bad name]: Invalid value"},
 		},
+		"consumable shares: no shares, too many, not positive, twice": {
+			yaml: head + "spec:\n  profiles: [nvidia]\n  consumableShares:\n  - families: [nvidia-gpu]\n  - families: [nvidia-mig]\n    shares: [1, 2, 3, 4, 5, 6, 7, 8]\n" +
+				"  - families: [nvidia-gpu, x]\n    shares: [0, 4, 4]\n",
+			wantErrs: []string{"spec.consumableShares[0].shares: Required value", "spec.consumableShares[1].shares: Too many: 8: must have at most 7 items",
+				"spec.consumableShares[2].families[0]: Duplicate value", "spec.consumableShares[2].shares[0]: Invalid value: 0: must be at least 1",
+				"spec.consumableShares[2].shares[2]: Duplicate value: 4"},
+		},
+		"consumable shares of a family without a share capacity, or unknown": {
+			yaml:     head + "spec:\n  profiles: [nvidia, tpu]\n  consumableShares:\n  - families: [google-tpu, nope]\n    shares: [4]\n",
+			wantErrs: []string{"spec.consumableShares[0].families[0]: Invalid value: \"google-tpu\": no shareCapacities rule", "spec.consumableShares[0].families[1]: Not found: \"nope\""},
+		},
+		"share capacity not qualified": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  shareCapacities:\n  - families: [nvidia-gpu]\n    capacity: shares\n",
+			wantErrs: []string{"spec.shareCapacities[0].capacity: Invalid value"},
+		},
+		"share capacity of an unknown family": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  shareCapacities:\n  - families: [nope]\n    capacity: a.com/shares\n",
+			wantErrs: []string{"spec.shareCapacities[0].families[0]: Not found"},
+		},
+		"ConsumableShares with capacity requests and config": {
+			yaml: head + "spec:\n  resources:\n  - name: a.com/x\n    family: g\n    deviceClassName: c\n    shared: true\n" +
+				"    config:\n    - driver: a.com\n      parameters: {kind: GpuConfig}\n    sharing: {mode: ConsumableShares, capacityRequests: {shares: \"1\"}}\n",
+			wantErrs: []string{"spec.resources[0].sharing.capacityRequests: Forbidden", "spec.resources[0].config: Forbidden"},
+		},
+		"ConsumableShares on a family without a share capacity": {
+			yaml:     head + "spec:\n  resources:\n  - name: a.com/x\n    family: g\n    deviceClassName: c\n    shared: true\n    sharing: {mode: ConsumableShares}\n",
+			wantErrs: []string{"spec.resources[0].sharing.mode: Invalid value: \"ConsumableShares\": family g has no share capacity"},
+		},
 		"not YAML": {
 			yaml:     "{{{",
 			wantErrs: []string{"decode policy"},

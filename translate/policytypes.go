@@ -64,6 +64,26 @@ type PolicySpec struct {
 	// nvidia-fabric-manager profile).
 	Partitions []PartitionRule `json:"partitions,omitempty"`
 
+	// ShareCapacities say how a DRA driver marks the devices of some
+	// families that several claims share: the device allows multiple
+	// allocations and publishes a capacity that counts its shares, of which
+	// each claim consumes a part (DRA consumable capacity, KEP-5075). The
+	// nvidia profile names the NVIDIA DRA driver's (gpu.nvidia.com/shares,
+	// published with its ConsumableShares feature). Vocabulary: with it a
+	// shared resource of sharing mode ConsumableShares becomes a share of a
+	// device, and a whole device a request for all of its shares.
+	ShareCapacities []ShareCapacityRule `json:"shareCapacities,omitempty"`
+
+	// ConsumableShares says, for translating without a fleet (translate,
+	// explain, audit, krm and the post-renderer without --fleet), that
+	// the DRA devices of these families will be shared, and how many
+	// shares each will publish (the NVIDIA DRA driver's
+	// --consumable-shares=N). With a fleet (the webhook, --fleet, the
+	// cutover forecast) the devices say it themselves and this is not
+	// read. Default: none, so that a share of a device is translated only
+	// where something says the devices are shared.
+	ConsumableShares []ConsumableSharesRule `json:"consumableShares,omitempty"`
+
 	// Schedulers lists the schedulerName values of the schedulers that
 	// allocate DRA claims in this cluster, each with the output its pods
 	// get (SchedulerEntry: a plain name takes claimbridge's built-in
@@ -249,3 +269,29 @@ const (
 	GFDFamilyCurrent GFDFamilyScheme = "Current"
 	GFDFamilyLegacy  GFDFamilyScheme = "Legacy"
 )
+
+// ShareCapacityRule names the capacity by which a DRA driver counts the
+// shares of the devices of some families.
+type ShareCapacityRule struct {
+	// Families whose devices may be shared. Required.
+	Families []string `json:"families"`
+	// Capacity is "<domain>/<name>" of the capacity that counts a device's
+	// shares ("gpu.nvidia.com/shares"). A device that allows multiple
+	// allocations and publishes it is shared; a claim asks for a share by
+	// the capacity's name as the driver publishes it in its own domain
+	// ("shares"), for the whole device by all of them. Required.
+	Capacity string `json:"capacity"`
+}
+
+// ConsumableSharesRule says that the DRA devices of some families will be
+// shared, and how many shares each will publish.
+type ConsumableSharesRule struct {
+	// Families whose devices are shared; each must have a share capacity
+	// (shareCapacities). Required.
+	Families []string `json:"families"`
+	// Shares are the numbers of shares a device publishes: one per DRA
+	// driver installation (the NVIDIA driver takes one --consumable-shares
+	// for all its devices; nodes shared N ways and M ways need two
+	// installations). At least one, at most 7, each at least 1. Required.
+	Shares []int64 `json:"shares"`
+}

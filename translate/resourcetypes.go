@@ -137,7 +137,7 @@ type CardTypeRule struct {
 
 // SharingRule says how a shared resource carries its sharing over to DRA.
 type SharingRule struct {
-	// Mode is ConsumableCapacity or ClaimConfig. Required.
+	// Mode is ConsumableShares, ConsumableCapacity or ClaimConfig. Required.
 	Mode SharingMode `json:"mode"`
 	// CapacityRequests are fixed capacity requests on the device, for
 	// ConsumableCapacity, e.g. {shares: "1"} for the NVIDIA driver's
@@ -165,6 +165,19 @@ const (
 	// pod gets a claim of its own from the template: each pod gets a GPU of
 	// its own (warning SharedDevicePerPod).
 	SharingClaimConfig SharingMode = "ClaimConfig"
+	// SharingConsumableShares: each share the container asks for becomes
+	// one share of a device of the family's share capacity
+	// (PolicySpec.ShareCapacities: the NVIDIA driver's shares), on a device
+	// that publishes it, where the fleet's devices (or, without a fleet,
+	// the policy's consumableShares) say the devices are shared; elsewhere
+	// the pod stays as submitted (SharesUnavailable). A pod that selects
+	// the family's shared GPUs by node label (a -SHARED product, GFD's or
+	// GKE's time-slicing labels) asks for shares with the family's plain
+	// resource too; one that selects MPS stays as submitted
+	// (SharedMPSNotMapped). Where devices of the family are shared, a
+	// request for whole devices asks for all of a device's shares. The
+	// nvidia profile's nvidia.com/gpu.shared.
+	SharingConsumableShares SharingMode = "ConsumableShares"
 )
 
 // AttributeRequirement is a typed requirement on one device attribute. It is

@@ -40,6 +40,9 @@ func (t *translation) sharedUse(u *use) bool {
 	}
 	lp := u.path.Child("resources", "limits").Key(string(u.resource))
 	switch {
+	case r.Sharing != nil && r.Sharing.Mode == SharingConsumableShares:
+		// shares.go: one share per replica, where the devices are shared.
+		u.share = true
 	case r.Sharing == nil:
 		t.add(say(ReasonSharedDeviceNotMapped, lp,
 			"%s is a share of a device (time-slicing, MPS or a shared device plugin); as a claim it would be a device of its own, so fewer pods would fit, and the policy does not say how to share it (resources[].sharing)", u.resource))
@@ -204,13 +207,34 @@ func (p *Policy) selectsShared(family, key string, op corev1.NodeSelectorOperato
 // the pod.
 func (t *translation) sharedProductIntent() bool {
 	check := func(key string, op corev1.NodeSelectorOperator, values []string, p *field.Path) bool {
+		req := labelReq{key: key, op: op, values: values}
 		for _, f := range slices.Sorted(maps.Keys(t.families)) {
 			why := t.p.selectsShared(f, key, op, values)
-			if why == "" || t.familyShared(f) {
+			if why == "" {
+				continue
+			}
+			if t.familyByShares(f) {
+				if mps := selectsMPS(key, op, values); mps != "" {
+					t.add(say(ReasonSharedMPSNotMapped, p,
+						"%s selects GPUs shared by MPS (%s): the device plugin runs one MPS control daemon per GPU and caps each of its clients at a part of the GPU's threads and memory; "+
+							"the NVIDIA DRA driver runs MPS only for the containers of one claim (GpuConfig sharing strategy MPS: one daemon per claim, and a template gives every pod a claim of its own), "+
+							"refuses MPS on devices with consumable shares, and its shares time-slice the GPU without those limits", req, mps))
+					return false
+				}
+				// A time-sliced GPU asked for under the plain resource
+				// name: every device use of the family is a share.
+				for _, u := range t.uses {
+					if u.rule.Family == f {
+						u.share = true
+					}
+				}
+				continue
+			}
+			if t.familyShared(f) {
 				continue
 			}
 			t.add(say(ReasonSharedDeviceNotMapped, p,
-				"%s selects a shared GPU (%s); as a claim the pod would get a GPU of its own, so fewer pods would fit", labelReq{key: key, op: op, values: values}, why))
+				"%s selects a shared GPU (%s); as a claim the pod would get a GPU of its own, so fewer pods would fit", req, why))
 			return false
 		}
 		return true
@@ -247,6 +271,45 @@ func (t *translation) sharedProductIntent() bool {
 		}
 	}
 	return true
+}
+
+// familyByShares: the family's shares are consumable shares (it has a
+// shared resource of sharing mode ConsumableShares), and every use of the
+// family is either such a share or a device count that selecting shared
+// GPUs makes one (not a share the policy translates otherwise).
+func (t *translation) familyByShares(family string) bool {
+	if t.p.sharesRule(family) == nil {
+		return false
+	}
+	for _, u := range t.uses {
+		if u.rule.Family != family {
+			continue
+		}
+		if u.rule.Shared && !u.share {
+			return false
+		}
+	}
+	return true
+}
+
+// selectsMPS says how a node-label requirement selects GPUs shared by MPS
+// ("" when it does not): GFD's sharing strategy mps or mps.capable=true,
+// GKE's mps strategy.
+func selectsMPS(key string, op corev1.NodeSelectorOperator, values []string) string {
+	if op != corev1.NodeSelectorOpIn {
+		return ""
+	}
+	for _, v := range values {
+		switch {
+		case key == gfdMPSCapable && v == "true":
+			return "GPU Feature Discovery writes mps.capable=true only where the device plugin shares GPUs by MPS"
+		case strings.HasPrefix(key, "nvidia.com/") && strings.HasSuffix(key, gfdSharingStrategySuffix) && v == "mps":
+			return "GPU Feature Discovery's sharing strategy mps"
+		case key == gkeSharingStrategy && v == "mps":
+			return "GKE's GPU sharing strategy mps"
+		}
+	}
+	return ""
 }
 
 // gfdLabels reports whether GPU Feature Discovery labels the nodes of the

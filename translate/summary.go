@@ -55,6 +55,13 @@ func writeAlt(b *strings.Builder, a *alt) {
 		b.WriteString(" aligned by ")
 		b.WriteString(a.variantOf)
 	}
+	if a.shares > 0 {
+		b.WriteString(" with ")
+		b.WriteString(a.shareCap)
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatInt(a.shares, 10))
+		b.WriteString(" per device")
+	}
 }
 
 func requestLabel(r *request) string {

@@ -26,7 +26,7 @@ func (t *translation) claimSpec() resourceapi.ResourceClaimSpec {
 				Selectors:       celSelectors(a.selectors),
 				AllocationMode:  resourceapi.DeviceAllocationModeExactCount,
 				Count:           a.count,
-				Capacity:        capacityRequests(r.use, a.class),
+				Capacity:        capacityRequests(r.use, a),
 			}
 		} else {
 			for _, a := range r.alts {
@@ -36,7 +36,7 @@ func (t *translation) claimSpec() resourceapi.ResourceClaimSpec {
 					Selectors:       celSelectors(a.selectors),
 					AllocationMode:  resourceapi.DeviceAllocationModeExactCount,
 					Count:           a.count,
-					Capacity:        capacityRequests(r.use, a.class),
+					Capacity:        capacityRequests(r.use, a),
 				})
 			}
 		}

@@ -40,6 +40,14 @@ type Input struct {
 	// tries them in order and keeps the first the placement check accepts.
 	// Ignored for the Full profile.
 	Alternative int
+	// Shares says, by device family, how many shares each shared device of
+	// the family publishes in the target cluster: devices that allow
+	// multiple allocations and publish the family's share capacity
+	// (PolicySpec.ShareCapacities), the distinct numbers, sorted; a family
+	// whose devices are not shared is absent. decide reads it from the
+	// fleet's devices (feasibility.Snapshot.Shares). Nil when no fleet is
+	// known: the policy's consumableShares say it then (shares.go).
+	Shares map[string][]int64
 	// Admitted says the pod has been through the cluster's admission chain
 	// up to the webhooks: kube-apiserver runs its built-in mutating plugins
 	// (ExtendedResourceToleration among them) before
@@ -208,6 +216,10 @@ func (t *translation) run() *Result {
 	if !t.sharedProductIntent() {
 		return keep(OutcomeKeepLegacy)
 	}
+	// shares.go: a share of a device needs devices that something says are shared.
+	if !t.sharesAvailable() {
+		return keep(OutcomeKeepLegacy)
+	}
 	// cardtype.go: HAMi's card-type annotations become selectors.
 	if !t.cardTypes() {
 		return keep(OutcomeKeepLegacy)
@@ -222,6 +234,10 @@ func (t *translation) run() *Result {
 	if !t.buildRequests() {
 		return keep(OutcomeKeepLegacy)
 	}
+	// shares.go: shares ask for a share of a shared device.
+	if !t.shares() {
+		return keep(OutcomeKeepLegacy)
+	}
 	// companions.go: companion requests (CPUs) tied to the devices by alignment.
 	t.addCompanions()
 	// alignment.go: matchAttribute constraints and aligned variants.
@@ -230,6 +246,8 @@ func (t *translation) run() *Result {
 	if !t.partition() {
 		return keep(OutcomeKeepLegacy)
 	}
+	// shares.go: where devices are shared, whole devices take all their shares.
+	t.exclusive()
 	// limits.go: at most 8 alternatives per request, dropping optional ones from the end.
 	if !t.limitAlternatives() {
 		return keep(OutcomeKeepLegacy)

@@ -32,6 +32,62 @@ func validateRules(spec *field.Path, s *PolicySpec) field.ErrorList {
 	for i := range s.Partitions {
 		errs = append(errs, validatePartitionRule(spec.Child("partitions").Index(i), &s.Partitions[i])...)
 	}
+	seen := map[string]bool{}
+	for i := range s.ShareCapacities {
+		errs = append(errs, validateShareCapacityRule(spec.Child("shareCapacities").Index(i), &s.ShareCapacities[i], seen)...)
+	}
+	seen = map[string]bool{}
+	for i := range s.ConsumableShares {
+		errs = append(errs, validateConsumableSharesRule(spec.Child("consumableShares").Index(i), &s.ConsumableShares[i], seen)...)
+	}
+	return errs
+}
+
+// validateFamilies checks a rule's list of families: at least one, DNS
+// labels, none twice in the list nor named by an earlier rule of the same
+// kind (seen).
+func validateFamilies(p *field.Path, families []string, seen map[string]bool) field.ErrorList {
+	var errs field.ErrorList
+	if len(families) == 0 {
+		errs = append(errs, field.Required(p, ""))
+	}
+	for i, f := range families {
+		errs = append(errs, validateDNSLabel(p.Index(i), f)...)
+		if seen[f] {
+			errs = append(errs, field.Duplicate(p.Index(i), f))
+		}
+		seen[f] = true
+	}
+	return errs
+}
+
+func validateShareCapacityRule(p *field.Path, r *ShareCapacityRule, seen map[string]bool) field.ErrorList {
+	errs := validateFamilies(p.Child("families"), r.Families, seen)
+	return append(errs, validateQualifiedAttribute(p.Child("capacity"), r.Capacity)...)
+}
+
+// maxShareCounts: a request for a whole device where devices are shared N
+// ways takes one alternative per N besides the one for devices that are
+// not shared, within firstAvailable's 8.
+const maxShareCounts = maxAlternatives - 1
+
+func validateConsumableSharesRule(p *field.Path, r *ConsumableSharesRule, seen map[string]bool) field.ErrorList {
+	errs := validateFamilies(p.Child("families"), r.Families, seen)
+	sp := p.Child("shares")
+	switch {
+	case len(r.Shares) == 0:
+		errs = append(errs, field.Required(sp, "the shares each device publishes (the NVIDIA DRA driver's --consumable-shares)"))
+	case len(r.Shares) > maxShareCounts:
+		errs = append(errs, field.TooMany(sp, len(r.Shares), maxShareCounts))
+	}
+	for i, n := range r.Shares {
+		if n < 1 {
+			errs = append(errs, field.Invalid(sp.Index(i), n, "must be at least 1"))
+		}
+		if slices.Index(r.Shares, n) != i {
+			errs = append(errs, field.Duplicate(sp.Index(i), n))
+		}
+	}
 	return errs
 }
 
@@ -217,6 +273,13 @@ func validateSharing(p *field.Path, r *ResourceRule) field.ErrorList {
 				errs = append(errs, field.Invalid(kp, q.String(), "must not be negative"))
 			}
 		}
+	case SharingConsumableShares:
+		if len(r.Sharing.CapacityRequests) > 0 {
+			errs = append(errs, field.Forbidden(sp.Child("capacityRequests"), "mode ConsumableShares requests one share of the family's share capacity (shareCapacities)"))
+		}
+		if len(r.Config) > 0 {
+			errs = append(errs, field.Forbidden(p.Child("config"), "the NVIDIA DRA driver prepares the claims that share a device only when their configurations are equal, and refuses MPS on shared devices"))
+		}
 	case SharingClaimConfig:
 		if len(r.Config) == 0 {
 			errs = append(errs, field.Required(p.Child("config"), "sharing mode ClaimConfig passes the rule's config (e.g. a GpuConfig with TimeSlicing) to the claim"))
@@ -227,7 +290,7 @@ func validateSharing(p *field.Path, r *ResourceRule) field.ErrorList {
 	case "":
 		errs = append(errs, field.Required(sp.Child("mode"), ""))
 	default:
-		errs = append(errs, field.NotSupported(sp.Child("mode"), r.Sharing.Mode, []SharingMode{SharingConsumableCapacity, SharingClaimConfig}))
+		errs = append(errs, field.NotSupported(sp.Child("mode"), r.Sharing.Mode, []SharingMode{SharingConsumableShares, SharingConsumableCapacity, SharingClaimConfig}))
 	}
 	return errs
 }

@@ -70,6 +70,9 @@ var vocabulary = map[Conversion]conversion{
 	ConvPresent:      {forward: forwardPresent, backward: backwardPresent, canonical: asIs, device: deviceNothing},
 	ConvImplied:      {forward: forwardPresent, backward: backwardPresent, canonical: asIs, device: deviceNothing},
 	ConvCount:        {forward: forwardCount, backward: backwardCount, canonical: canonicalInt, device: deviceNothing},
+	ConvReplicas:     {reads: "capacity", forward: forwardReplicas, backward: backwardReplicas, canonical: canonicalReplicas, device: deviceNothing},
+	ConvSharingStrategy: {reads: "capacity", forward: forwardSharingStrategy, backward: backwardSharingStrategy, canonical: asIs,
+		device: deviceNothing},
 }
 
 // convert turns a label requirement into an effect on a request of family.
@@ -87,6 +90,14 @@ func (p *Policy) convert(rule *NodeLabelRule, wildcard string, req labelReq, fam
 // ok is false when no rule derives the key or the node would not carry the
 // label. Values come in the canonical form of [Policy.CanonicalLabelValue].
 func (p *Policy) LegacyLabel(key string, nodeLabels map[string]string, devices FamilyDevices) (string, bool) {
+	return p.LegacyLabelOfShares(key, nodeLabels, devices, nil)
+}
+
+// LegacyLabelOfShares is [Policy.LegacyLabel] for a pod that asks for
+// shares of the families in plainShares under their plain resource name
+// (time-slicing without renaming, see [Policy.LegacyShares]): GFD then
+// marks the product of a shared GPU with -SHARED.
+func (p *Policy) LegacyLabelOfShares(key string, nodeLabels map[string]string, devices FamilyDevices, plainShares map[string]bool) (string, bool) {
 	rule, wildcard, ok := p.labelRuleAny(key)
 	if !ok {
 		return "", false
@@ -100,7 +111,7 @@ func (p *Policy) LegacyLabel(key string, nodeLabels map[string]string, devices F
 	if !ok {
 		return "", false
 	}
-	return c.backward(p, rule, wildcard, legacyNode{labels: nodeLabels, devices: devices})
+	return c.backward(p, rule, wildcard, legacyNode{labels: nodeLabels, devices: devices, plainShares: plainShares})
 }
 
 // legacyNode is what the backward direction of a conversion reads of a
@@ -109,6 +120,9 @@ func (p *Policy) LegacyLabel(key string, nodeLabels map[string]string, devices F
 type legacyNode struct {
 	labels  map[string]string
 	devices FamilyDevices
+	// plainShares are the families the pod asks for shares of under their
+	// plain resource name ([Policy.LegacyShares]).
+	plainShares map[string]bool
 }
 
 // CanonicalLabelValue puts a label value into the form LegacyLabel derives,

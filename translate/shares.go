@@ -1,0 +1,349 @@
+package translate
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Consumable shares. A device plugin that time-slices a GPU advertises it N
+// times (the NVIDIA device plugin's sharing.timeSlicing replicas: N), and N
+// pods share it. The DRA equivalent is a device that allows multiple
+// allocations and publishes a capacity of N shares, of which each claim
+// consumes a part (KEP-5075, DRAConsumableCapacity; the NVIDIA DRA driver
+// v0.5 with its ConsumableShares feature and --consumable-shares=N). The
+// policy names that capacity per family (shareCapacities) and which shared
+// resources become shares (sharing mode ConsumableShares); whether the
+// devices of the target cluster are shared is the fleet's to say (their
+// devices publish the capacity: Input.Shares), or, without a fleet, the
+// policy's (consumableShares).
+//
+// Nothing becomes exclusive, and nothing exclusive becomes shared, without
+// saying so:
+//
+//   - a share asks for one share (capacity.requests: {shares: 1}) of a
+//     device that publishes the capacity: on a device that does not, the
+//     allocator finds the request unsatisfiable, and the selector keeps
+//     the request off it anyway, so a share never takes a whole device;
+//   - where devices of a family are shared, a request without a capacity
+//     would take one share of them (the device's default request): a
+//     request for whole devices instead keeps to devices that allow one
+//     allocation, with one alternative per share count N for the shared
+//     devices that asks for all N shares of a device with exactly N
+//     (exclusive);
+//   - where nothing says the devices are shared, a share stays as
+//     submitted (SharesUnavailable), with what is missing.
+
+// shareCapacity is the family's share capacity ("<domain>/<name>"), the last
+// rule's that names the family.
+func (p *Policy) shareCapacity(family string) (attrPath, bool) {
+	for i := len(p.spec.ShareCapacities) - 1; i >= 0; i-- {
+		r := &p.spec.ShareCapacities[i]
+		if slices.Contains(r.Families, family) {
+			return splitAttr(r.Capacity), true
+		}
+	}
+	return attrPath{}, false
+}
+
+// ShareCapacity is the capacity ("<domain>/<name>") by which the devices of
+// the family count their shares (PolicySpec.ShareCapacities); ok is false
+// when the policy names none.
+func (p *Policy) ShareCapacity(family string) (string, bool) {
+	a, ok := p.shareCapacity(family)
+	if !ok {
+		return "", false
+	}
+	return a.domain + "/" + a.id, true
+}
+
+// DeviceShares is how many shares a device publishes in the capacity
+// ("<domain>/<name>"): ok only when the device allows multiple allocations
+// and publishes the capacity (under its qualified name, or its bare name
+// when the capacity is of the device's driver's domain) as a whole number
+// of at least 1.
+func DeviceShares(driver string, d *resourceapi.Device, capacity string) (int64, bool) {
+	if d == nil || d.AllowMultipleAllocations == nil || !*d.AllowMultipleAllocations {
+		return 0, false
+	}
+	c, ok := d.Capacity[resourceapi.QualifiedName(capacity)]
+	if !ok {
+		domain, id, _ := strings.Cut(capacity, "/")
+		if domain != driver {
+			return 0, false
+		}
+		if c, ok = d.Capacity[resourceapi.QualifiedName(id)]; !ok {
+			return 0, false
+		}
+	}
+	n, whole := wholeNumber(c.Value)
+	if !whole || n < 1 {
+		return 0, false
+	}
+	return n, true
+}
+
+// consumableShares are the share counts the policy says the family's
+// devices will publish (PolicySpec.ConsumableShares), sorted.
+func (p *Policy) consumableShares(family string) []int64 {
+	var out []int64
+	for _, r := range p.spec.ConsumableShares {
+		if slices.Contains(r.Families, family) {
+			out = append(out, r.Shares...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// shareCounts are the share counts of the family's shared devices in the
+// target cluster, sorted (none when they are not shared), and what says so.
+func (t *translation) shareCounts(family string) (counts []int64, from string) {
+	if _, ok := t.p.shareCapacity(family); !ok {
+		return nil, ""
+	}
+	if t.in.Shares != nil {
+		return t.in.Shares[family], "the fleet's devices"
+	}
+	return t.p.consumableShares(family), "the policy (consumableShares)"
+}
+
+// familyOfClass is the family of the first rule that requests from the
+// class; def when none does.
+func (p *Policy) familyOfClass(class, def string) string {
+	for _, r := range p.spec.Resources {
+		if r.DeviceClassName == class && r.Family == def {
+			return def
+		}
+	}
+	for _, r := range p.spec.Resources {
+		if r.DeviceClassName == class && r.CapacityOf == "" {
+			return r.Family
+		}
+	}
+	return def
+}
+
+// sharesRule is the family's shared resource rule of sharing mode
+// ConsumableShares, nil when it has none.
+func (p *Policy) sharesRule(family string) *ResourceRule {
+	for i := range p.spec.Resources {
+		r := &p.spec.Resources[i]
+		if r.Family == family && r.Shared && r.Sharing != nil && r.Sharing.Mode == SharingConsumableShares {
+			if eff, _, ok := p.resourceRule(r.Name); ok && eff == r {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// sharesAvailable keeps the pod as submitted when one of its shares asks
+// for devices that nothing says are shared: the fleet's devices of the
+// family publish no share capacity, or, without a fleet, the policy does
+// not say they will. One reason per family.
+func (t *translation) sharesAvailable() bool {
+	said := map[string]bool{}
+	for _, u := range t.uses {
+		f := u.rule.Family
+		if !u.share || said[f] {
+			continue
+		}
+		if counts, _ := t.shareCounts(f); len(counts) > 0 {
+			continue
+		}
+		said[f] = true
+		capacity, _ := t.p.ShareCapacity(f)
+		what := fmt.Sprintf("no DRA device of %s in the fleet allows multiple allocations with a %s capacity", f, capacity)
+		if t.in.Shares == nil {
+			what = fmt.Sprintf("with no fleet to look at, the policy does not say that the DRA devices of %s will be shared (spec.consumableShares)", f)
+		}
+		t.add(say(ReasonSharesUnavailable, u.path.Child("resources", "limits").Key(string(u.resource)),
+			"%s asks for %s of a time-sliced GPU; a claim takes a share only of a device that several claims share, and %s. "+
+				"Shared GPUs need the NVIDIA DRA driver v0.5.0 or later with its ConsumableShares feature gate (alpha) and --consumable-shares=N "+
+				"(N = the device plugin's replicas), on Kubernetes with DRAConsumableCapacity (beta, on by default since 1.36)",
+			u.cname, shareWords(u.resource, u.count), what))
+	}
+	return len(said) == 0
+}
+
+// shareWords is "1 share (nvidia.com/gpu.shared)" or "2 shares
+// (nvidia.com/gpu)".
+func shareWords(res corev1.ResourceName, n int64) string {
+	if n == 1 {
+		return fmt.Sprintf("1 share (%s)", res)
+	}
+	return fmt.Sprintf("%d shares (%s)", n, res)
+}
+
+// shareSelector keeps a request on devices that several claims share
+// through the capacity.
+func shareSelector(capacity attrPath) string {
+	return "device.allowMultipleAllocations && " + capacity.capGuard()
+}
+
+// exclusiveSelector keeps a request for whole devices on devices that one
+// claim holds: where devices of a family are shared, a device that allows
+// multiple allocations without the share capacity (the NVIDIA driver's
+// memory or unlimited sharing) would still be shared.
+const exclusiveSelector = "!device.allowMultipleAllocations"
+
+// sharesOf keeps a request on shared devices of exactly n shares.
+func sharesOf(capacity attrPath, n int64) string {
+	return shareSelector(capacity) + " && " + capacity.capRef() + ".compareTo(quantity(" + mustCELString(strconv.FormatInt(n, 10)) + ")) == 0"
+}
+
+// shares turns the requests of share uses into shares: every alternative
+// asks for count devices of the family's share capacity with one share of
+// each, on devices that publish it. An alternative on a class of another
+// family (a fallback, a MIG product) of whose shares nothing is known is
+// dropped when optional, and keeps the pod as submitted otherwise. Several
+// shares in one container become shares of as many distinct devices
+// (SharesOnDistinctDevices). It runs after buildRequests and returns false
+// when the pod is kept.
+func (t *translation) shares() bool {
+	for _, r := range t.requests {
+		u := r.use
+		if !u.share {
+			continue
+		}
+		var kept []*alt
+		for _, a := range r.alts {
+			f := t.p.familyOfClass(a.class, u.rule.Family)
+			capacity, ok := t.p.shareCapacity(f)
+			counts, _ := t.shareCounts(f)
+			if !ok || len(counts) == 0 {
+				if a.optional {
+					continue
+				}
+				t.add(say(ReasonSharesUnavailable, u.path.Child("resources", "limits").Key(string(u.resource)),
+					"%s asks for %s, and its alternative on DeviceClass %s is of devices (%s) that nothing says are shared: as a claim it would take a whole device", u.cname, shareWords(u.resource, u.count), a.class, f))
+				return false
+			}
+			if sel := shareSelector(capacity); !slices.ContainsFunc(a.selectors, func(s string) bool { return strings.HasPrefix(s, sel) }) {
+				a.selectors = append(a.selectors, sel)
+			}
+			a.shareCap, a.shares, a.k = capacity.id, 1, ""
+			kept = append(kept, a)
+		}
+		r.alts = kept
+		if u.count > 1 {
+			t.add(say(ReasonSharesOnDistinctDevices, u.path.Child("resources", "limits").Key(string(u.resource)),
+				"%s asks for %s: the device plugin hands out replicas and may give one container several of the same GPU (it spreads them when it can), while a claim never takes one device twice: the claim asks for one share of each of %d distinct devices, so it fits only where %d shared devices have a share free",
+				u.cname, shareWords(u.resource, u.count), u.count, u.count))
+		}
+	}
+	return true
+}
+
+// exclusive keeps requests for whole devices whole where the devices of
+// their family are shared: each alternative keeps to devices that allow
+// one allocation and gets, for each share count N of the family's shared
+// devices, a variant that takes all N shares of a device with exactly N.
+// It runs after partition, so that the variants of alignment and
+// partitions get theirs.
+func (t *translation) exclusive() {
+	for _, r := range t.requests {
+		u := r.use
+		if u.share || u.rule.Capacity != "" {
+			continue
+		}
+		var alts []*alt
+		var said []string
+		for _, a := range r.alts {
+			f := t.p.familyOfClass(a.class, u.rule.Family)
+			capacity, ok := t.p.shareCapacity(f)
+			counts, from := t.shareCounts(f)
+			if !ok || len(counts) == 0 {
+				alts = append(alts, a)
+				continue
+			}
+			a.selectors = append(a.selectors, exclusiveSelector)
+			a.k = ""
+			alts = append(alts, a)
+			for _, n := range counts {
+				v := *a
+				v.selectors = append(slices.Clone(a.selectors[:len(a.selectors)-1]), sharesOf(capacity, n))
+				v.shareCap, v.shares, v.k = capacity.id, n, ""
+				for _, c := range t.constraints {
+					if c.variantOf == r && slices.Contains(c.variants, a) {
+						c.variants = append(c.variants, &v)
+					}
+				}
+				alts = append(alts, &v)
+			}
+			said = appendNew(said, fmt.Sprintf("devices of %s are shared %s ways (%s)", f, countList(counts), from))
+		}
+		r.alts = alts
+		if len(said) > 0 {
+			t.add(say(ReasonWholeDeviceOnShares, u.path.Child("resources", "limits").Key(string(u.resource)),
+				"%s asks for whole devices, and %s: without a capacity request a claim would take one share of a shared device, so request %s takes devices that allow one allocation, or all the shares of shared ones",
+				u.cname, strings.Join(said, ", "), requestLabel(r)))
+		}
+	}
+}
+
+// countList writes counts as "4" or "2, 4 or 8".
+func countList(counts []int64) string {
+	return sizeList(counts)
+}
+
+// altCapacities are the capacity requests of an alternative's shares, nil
+// for none.
+func altCapacities(a *alt) map[resourceapi.QualifiedName]resource.Quantity {
+	if a.shares == 0 {
+		return nil
+	}
+	return map[resourceapi.QualifiedName]resource.Quantity{resourceapi.QualifiedName(a.shareCap): *resource.NewQuantity(a.shares, resource.DecimalSI)}
+}
+
+// hasShares: an alternative of the request asks for shares.
+func (r *request) hasShares() bool {
+	return slices.ContainsFunc(r.alts, func(a *alt) bool { return a.shares > 0 })
+}
+
+// readsSharing: an alternative of the request asks for shares or selects
+// devices by whether they are shared, which only an allocator with
+// consumable capacity can evaluate.
+func (r *request) readsSharing() bool {
+	return slices.ContainsFunc(r.alts, func(a *alt) bool {
+		return a.shares > 0 || slices.ContainsFunc(a.selectors, func(s string) bool { return strings.Contains(s, "device.allowMultipleAllocations") })
+	})
+}
+
+// LegacyShares says which device families a pod asks for as shares, as
+// translation reads it (the placement check's legacy view counts those
+// resources in shares, a shared device's replicas): shares holds the
+// families of the shared resources it asks for (sharing mode
+// ConsumableShares) and of its plain ones when it selects shared GPUs by
+// node label; plain those it asks for under the plain resource name
+// (nvidia.com/gpu on a -SHARED product), on which GFD marks the product.
+func (p *Policy) LegacyShares(pod *corev1.Pod) (shares, plain map[string]bool) {
+	shares, plain = map[string]bool{}, map[string]bool{}
+	byLabel := map[string]bool{}
+	for _, r := range requiredReqsOf(pod) {
+		for _, f := range p.Families() {
+			if p.sharesRule(f) != nil && p.selectsShared(f, r.key, r.op, r.values) != "" {
+				byLabel[f] = true
+			}
+		}
+	}
+	for _, n := range askedResources(pod) {
+		rule, _, ok := p.resourceRule(string(n))
+		if !ok || rule.CapacityOf != "" || len(rule.OnlyWith) > 0 {
+			continue
+		}
+		switch {
+		case rule.Shared && rule.Sharing != nil && rule.Sharing.Mode == SharingConsumableShares:
+			shares[rule.Family] = true
+		case !rule.Shared && byLabel[rule.Family]:
+			shares[rule.Family], plain[rule.Family] = true, true
+		}
+	}
+	return shares, plain
+}
