@@ -600,4 +600,6 @@ func TestTimeSlicedLabelsSelectTheSharedDevices(t *testing.T) {
 	})
 }
 
-func quantityIs(q resource.Quantity, n int64) bool { return q.Cmp(*resource.NewQuantity(n, resource.DecimalSI)) == 0 }
+func quantityIs(q resource.Quantity, n int64) bool {
+	return q.Cmp(*resource.NewQuantity(n, resource.DecimalSI)) == 0
+}
