@@ -39,6 +39,33 @@ func ParseGFDLabels(s string) (GFDLabels, error) {
 	return "", fmt.Errorf("unknown GFD labels mode %q (allowed: %s, %s)", s, GFDLabelsDrop, GFDLabelsKeep)
 }
 
+// TimeSlicing says how the forecast makes GPUs the device plugin
+// time-slices (GFD's nvidia.com/gpu.replicas above 1 with strategy
+// time-slicing, GKE's time-sharing).
+type TimeSlicing string
+
+// TimeSlicing modes.
+const (
+	// TimeSlicingShares (default): consumable shares, as the NVIDIA DRA
+	// driver v0.5+ publishes them with its ConsumableShares feature gate
+	// and --consumable-shares=<the node's replicas>.
+	TimeSlicingShares TimeSlicing = "shares"
+	// TimeSlicingWhole: whole GPUs, as a driver without consumable shares
+	// publishes them.
+	TimeSlicingWhole TimeSlicing = "whole"
+)
+
+// ParseTimeSlicing reads a TimeSlicing mode: "" is shares.
+func ParseTimeSlicing(s string) (TimeSlicing, error) {
+	switch m := TimeSlicing(s); m {
+	case "":
+		return TimeSlicingShares, nil
+	case TimeSlicingShares, TimeSlicingWhole:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown time-slicing mode %q (allowed: %s, %s)", s, TimeSlicingShares, TimeSlicingWhole)
+}
+
 // OptOutLabel is GPU Operator's per-node opt-out: a node labelled
 // nvidia.com/gpu.deploy.operands=false gets none of its operands, DRA
 // driver included, and does not switch.
@@ -52,6 +79,10 @@ type Options struct {
 	// GFDLabels says whether GFD's labels stay on switched nodes. Default
 	// (""): drop.
 	GFDLabels GFDLabels
+	// TimeSlicing says how time-sliced GPUs are forecast. Default (""):
+	// as consumable shares, so many per GPU as the device plugin's
+	// replicas.
+	TimeSlicing TimeSlicing
 	// Nodes selects the nodes the switch covers. Nil: every node with a
 	// forecastable accelerator.
 	Nodes labels.Selector
@@ -139,6 +170,10 @@ func Forecast(before *feasibility.Inventory, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("forecast: %w", err)
 	}
+	slicing, err := ParseTimeSlicing(string(opts.TimeSlicing))
+	if err != nil {
+		return nil, fmt.Errorf("forecast: %w", err)
+	}
 	seen := map[string]bool{}
 	for i, c := range opts.Classes {
 		switch {
@@ -153,6 +188,7 @@ func Forecast(before *feasibility.Inventory, opts Options) (*Result, error) {
 	f := &forecaster{
 		p:         opts.Policy,
 		gfd:       gfd,
+		slicing:   slicing,
 		selector:  opts.Nodes,
 		classes:   append(slices.Clone(opts.Classes), before.Classes...),
 		published: map[string]map[string]bool{},

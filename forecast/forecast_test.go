@@ -107,7 +107,13 @@ func TestNodes(t *testing.T) {
 			node: gpuNode("n", with(nil, "nvidia.com/gpu.count", "2"), map[corev1.ResourceName]int64{"nvidia.com/gpu.shared": 8}),
 			want: Node{Name: "n", Switched: true, Drivers: []Driver{{Driver: DriverNVIDIA, Devices: 2, Resources: []corev1.ResourceName{"nvidia.com/gpu.shared"},
 				Unknown: []string{"architecture", "brand", "cudaComputeCapability", "cudaDriverVersion", "driverVersion", "memory", "numaNode", "pciBusID", "pcieRoot", "productName", "uuid"},
-				Notes:   []string{"nvidia.com/gpu.shared: shares of GPUs; nvidia.com/gpu.count=2 GPUs are forecast; the sharing moves to the claims"}}}},
+				Notes: []string{"no sharing label: the 8 shares on 2 GPUs are taken as time-slicing 4 ways",
+					"nvidia.com/gpu.shared: shares of GPUs; nvidia.com/gpu.count=2 GPUs are forecast",
+					"time-slicing: each GPU is forecast with 4 consumable shares (allowMultipleAllocations, capacity shares 4, default request 1), " +
+						"as the NVIDIA DRA driver v0.5.0 or later publishes it with its ConsumableShares feature gate (alpha) and --consumable-shares=4, " +
+						"on Kubernetes with DRAConsumableCapacity (beta since 1.36); one --consumable-shares per driver installation, so nodes shared differently " +
+						"need an installation each; as with time-slicing, shares have no memory or fault isolation; the allocator fills one GPU's shares before the next, " +
+						"where the device plugin spreads replicas over the GPUs"}}}},
 			wantDevices: []string{"gpu-0", "gpu-1"},
 		},
 		"single strategy without a MIG profile is not forecast": {

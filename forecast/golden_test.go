@@ -166,13 +166,22 @@ func TestGoldenLabelsDeriveBack(t *testing.T) {
 				}
 				for _, k := range slices.Sorted(maps.Keys(n.Labels)) {
 					v := n.Labels[k]
+					mps := n.Labels["nvidia.com/gpu.sharing-strategy"] == "mps"
 					switch {
 					case k == "nvidia.com/mig.strategy",
-						k == "nvidia.com/gpu.product" && (strings.Contains(v, "-MIG-") || strings.HasSuffix(v, "-SHARED")),
-						k == "nvidia.com/gpu.count" && mig:
+						k == "nvidia.com/gpu.product" && strings.Contains(v, "-MIG-"),
+						k == "nvidia.com/gpu.count" && mig,
+						// MPS is forecast as whole GPUs: no device says it.
+						mps && (k == "nvidia.com/gpu.product" || k == "nvidia.com/gpu.replicas" || k == "nvidia.com/gpu.sharing-strategy"):
 						continue
 					}
-					got, ok := p.LegacyLabel(k, n.Labels, devices)
+					// GFD marks a time-sliced product for the pods that ask
+					// for shares under the plain resource name.
+					var plain map[string]bool
+					if strings.HasSuffix(v, "-SHARED") {
+						plain = map[string]bool{"nvidia-gpu": true}
+					}
+					got, ok := p.LegacyLabelOfShares(k, n.Labels, devices, plain)
 					if !ok {
 						continue
 					}

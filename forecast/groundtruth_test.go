@@ -313,7 +313,8 @@ func familyDevices(p *translate.Policy, inv *feasibility.Inventory, node string)
 				for _, r := range rules[family] {
 					driver, devType, ok := classDriver(r.DeviceClassName, inv.Classes)
 					if ok && driver == s.Spec.Driver && (devType == "" || attrString(d.Attributes["type"]) == devType) {
-						out = append(out, translate.LegacyDevice{Name: d.Name, Driver: s.Spec.Driver, Attributes: d.Attributes, Capacity: d.Capacity})
+						out = append(out, translate.LegacyDevice{Name: d.Name, Driver: s.Spec.Driver, Attributes: d.Attributes, Capacity: d.Capacity,
+							AllowMultipleAllocations: d.AllowMultipleAllocations != nil && *d.AllowMultipleAllocations})
 						break
 					}
 				}
@@ -350,3 +351,109 @@ func capacityText(c map[resourceapi.QualifiedName]resourceapi.DeviceCapacity) st
 }
 
 func resourceQuantity(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }
+
+// TestForecastOfATimeSlicedNodeIsTheDriversSharedDevices: a node GFD
+// labels as time-sliced 4 ways (the device plugin's timeSlicing replicas 4:
+// nvidia.com/gpu 32 on 8 GPUs; renamed, nvidia.com/gpu.shared 32) is
+// forecast as the NVIDIA DRA driver v0.5.0 publishes the same GPUs with
+// ConsumableShares and --consumable-shares=4 (dra-devices-a100-shared.json):
+// the same devices, each allowing multiple allocations, equal on every
+// attribute the labels determine and on both capacities with their request
+// policies (shares 4: default 1, 1..4 step 1; memory 40Gi: default 0,
+// 0..40Gi step 1Mi). A node shared by MPS is forecast as the driver's
+// GPUs without shares (dra-devices-a100.json), and a time-sliced node as
+// whole GPUs when the forecast is told so.
+func TestForecastOfATimeSlicedNodeIsTheDriversSharedDevices(t *testing.T) {
+	shared, ok := driverDevices(t, "a100-shared")
+	if !ok || len(shared) != 8 {
+		t.Fatalf("the driver's shared devices: %d, want 8", len(shared))
+	}
+	whole, _ := driverDevices(t, "a100")
+	cases := map[string]struct {
+		labels   string
+		resource corev1.ResourceName
+		slicing  TimeSlicing
+		want     []resourceapi.Device
+	}{
+		"time-sliced":                    {labels: "a100-timesliced-4", resource: "nvidia.com/gpu", want: shared},
+		"time-sliced, renamed":           {labels: "a100-timesliced-4-renamed", resource: "nvidia.com/gpu.shared", want: shared},
+		"MPS":                            {labels: "a100-mps-4", resource: "nvidia.com/gpu", want: whole},
+		"time-sliced, forecast as whole": {labels: "a100-timesliced-4", resource: "nvidia.com/gpu", slicing: TimeSlicingWhole, want: whole},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			labels := gfdLabels(t, tc.labels)
+			n := gpuNode("sliced", labels, map[corev1.ResourceName]int64{tc.resource: 32})
+			res, err := Forecast(&feasibility.Inventory{Nodes: []*corev1.Node{n}}, Options{Policy: translate.DefaultPolicy(), TimeSlicing: tc.slicing})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []resourceapi.Device
+			for _, s := range res.After.Slices {
+				if s.Spec.Driver == DriverNVIDIA {
+					got = append(got, s.Spec.Devices...)
+				}
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("%d devices forecast, want the driver's %d", len(got), len(tc.want))
+			}
+			byName := map[string]resourceapi.Device{}
+			for _, d := range tc.want {
+				byName[d.Name] = d
+			}
+			for _, d := range got {
+				w, ok := byName[d.Name]
+				if !ok {
+					t.Errorf("forecast device %s: the driver has no device of that name", d.Name)
+					continue
+				}
+				if a, b := ptrBool(d.AllowMultipleAllocations), ptrBool(w.AllowMultipleAllocations); a != b {
+					t.Errorf("%s: allowMultipleAllocations %v, the driver says %v", d.Name, a, b)
+				}
+				for _, a := range determined {
+					_, isAttr := d.Attributes[resourceapi.QualifiedName(a)]
+					_, isCap := d.Capacity[resourceapi.QualifiedName(a)]
+					if !isAttr && !isCap {
+						t.Errorf("%s: the labels determine %s, the forecast lacks it", d.Name, a)
+					}
+				}
+				for name, a := range d.Attributes {
+					if slices.Contains(undetermined, identifier(name)) {
+						t.Errorf("%s carries %s, which no label tells", d.Name, name)
+					}
+					if wa, ok := w.Attributes[name]; !ok || attrString(a) != attrString(wa) {
+						t.Errorf("%s: %s is %q, the driver says %q", d.Name, name, attrString(a), attrString(wa))
+					}
+				}
+				if diff := cmp.Diff(capacityPolicies(w.Capacity), capacityPolicies(d.Capacity)); diff != "" {
+					t.Errorf("%s: capacities (-want driver,+got forecast):\n%s", d.Name, diff)
+				}
+			}
+		})
+	}
+}
+
+func ptrBool(b *bool) bool { return b != nil && *b }
+
+// capacityPolicies writes capacities with their request policies, values
+// in canonical form: "memory=42949672960 default=0 range=0..42949672960/1048576".
+func capacityPolicies(c map[resourceapi.QualifiedName]resourceapi.DeviceCapacity) map[string]string {
+	q := func(q *resource.Quantity) string {
+		if q == nil {
+			return "-"
+		}
+		return strconv.FormatInt(q.Value(), 10)
+	}
+	out := map[string]string{}
+	for name, v := range c {
+		s := "value=" + q(&v.Value)
+		if p := v.RequestPolicy; p != nil {
+			s += " default=" + q(p.Default)
+			if r := p.ValidRange; r != nil {
+				s += " range=" + q(r.Min) + ".." + q(r.Max) + "/" + q(r.Step)
+			}
+		}
+		out[string(name)] = s
+	}
+	return out
+}

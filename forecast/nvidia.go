@@ -72,10 +72,23 @@ func (f *forecaster) nvidia(n *corev1.Node, rs []legacyResource) (devices []reso
 	}
 	unknownSet := map[string]bool{}
 
+	replicas, strategy := sharing(n.Labels)
+	var count int64
+	if len(gpus) > 0 {
+		var countNotes []string
+		count, countNotes = gpuCount(n.Labels, gpus)
+		notes = append(notes, countNotes...)
+		if offered := offeredGPUs(gpus); replicas <= 1 && count > 0 && offered > count && offered%count == 0 {
+			// Shares counted against gpu.count, no replicas label: the
+			// device plugin offers each GPU offered/count times.
+			replicas, strategy = offered/count, "time-slicing"
+			notes = append(notes, fmt.Sprintf("no sharing label: the %d shares on %d GPUs are taken as time-slicing %d ways", offered, count, replicas))
+		}
+	}
+	shares, shareNotes := f.shares(replicas, strategy)
+	notes = append(notes, shareNotes...)
 	if len(gpus) > 0 {
 		fg := f.p.ForecastDevices(gpus[0].rule.Family, n.Labels)
-		count, countNotes := gpuCount(n.Labels, gpus)
-		notes = append(notes, countNotes...)
 		if count > 0 {
 			notes = append(notes, fg.Notes...)
 		}
@@ -87,6 +100,7 @@ func (f *forecaster) nvidia(n *corev1.Node, rs []legacyResource) (devices []reso
 		}
 		for i := range count {
 			d := resourceapi.Device{Name: fmt.Sprintf("gpu-%d", i), Attributes: cloneAttrs(attrs), Capacity: cloneCapacity(capacity)}
+			applyShares(&d, shares)
 			devices = append(devices, d)
 			for _, u := range unknown(d, nvidiaGPUAttributes, nvidiaGPUCapacity) {
 				unknownSet[u] = true
@@ -121,6 +135,7 @@ func (f *forecaster) nvidia(n *corev1.Node, rs []legacyResource) (devices []reso
 					Capacity:   cloneCapacity(capacity),
 				}
 				perProfile[profile]++
+				applyShares(&d, shares)
 				devices = append(devices, d)
 				for _, u := range unknown(d, nvidiaMIGAttributes, nvidiaMIGCapacity) {
 					unknownSet[u] = true
@@ -157,15 +172,14 @@ func gpuCount(labels map[string]string, gpus []legacyResource) (int64, []string)
 	switch {
 	case replicas > 1:
 		count := shares / replicas
-		note := fmt.Sprintf("%s: the %d %s the device plugin offers are %d per GPU, so %d GPUs; the sharing moves to the claims "+
-			"(the policy's sharing rule for the resource: a GpuConfig, or consumable capacity)", strategy, shares, strings.Join(names, " and "), replicas, count)
+		note := fmt.Sprintf("%s: the %d %s the device plugin offers are %d per GPU, so %d GPUs", strategy, shares, strings.Join(names, " and "), replicas, count)
 		if shares%replicas != 0 {
 			note += fmt.Sprintf("; %d left over are not a whole GPU", shares%replicas)
 		}
 		return count, []string{note}
 	case shared:
 		if c, err := strconv.ParseInt(labels[labelGPUCount], 10, 64); err == nil && c > 0 {
-			return c, []string{fmt.Sprintf("%s: shares of GPUs; %s=%d GPUs are forecast; the sharing moves to the claims", strings.Join(names, " and "), labelGPUCount, c)}
+			return c, []string{fmt.Sprintf("%s: shares of GPUs; %s=%d GPUs are forecast", strings.Join(names, " and "), labelGPUCount, c)}
 		}
 		return 0, []string{fmt.Sprintf("%s: shares of GPUs, and no label tells how many GPUs; not forecast", strings.Join(names, " and "))}
 	}
@@ -189,6 +203,74 @@ func sharing(labels map[string]string) (int64, string) {
 	}
 	return 0, ""
 }
+
+// isMPS: the sharing strategy sharing read is MPS.
+func isMPS(strategy string) bool { return strategy == "mps" || strategy == "GKE mps" }
+
+// offeredGPUs is how many of the full-GPU resources the device plugin
+// offers, shares counted.
+func offeredGPUs(gpus []legacyResource) int64 {
+	var n int64
+	for _, r := range gpus {
+		n += r.count
+	}
+	return n
+}
+
+// shares is how many consumable shares each GPU (and MIG device) of the
+// node is forecast with: its replicas (strategy as sharing reads it) when
+// the device plugin time-slices them and the forecast makes time-slicing
+// shares; 0 (whole devices) otherwise, with a note that says why.
+func (f *forecaster) shares(replicas int64, strategy string) (int64, []string) {
+	switch {
+	case replicas <= 1:
+		return 0, nil
+	case isMPS(strategy):
+		return 0, []string{fmt.Sprintf("%s: forecast as whole GPUs: the NVIDIA DRA driver runs MPS only for the containers of one claim and refuses it on GPUs with consumable shares; "+
+			"pods that select MPS stay as submitted (SharedMPSNotMapped), and shares asked without a strategy take time-sliced GPUs elsewhere", strategy)}
+	case f.slicing == TimeSlicingWhole:
+		return 0, []string{fmt.Sprintf("%s: forecast as whole GPUs (--forecast-time-slicing=%s), as the NVIDIA DRA driver publishes them without consumable shares: "+
+			"the pods that ask for shares stay as submitted (SharesUnavailable)", strategy, TimeSlicingWhole)}
+	}
+	return replicas, []string{fmt.Sprintf("%s: each GPU is forecast with %d consumable shares (allowMultipleAllocations, capacity shares %d, default request 1), "+
+		"as the NVIDIA DRA driver v0.5.0 or later publishes it with its ConsumableShares feature gate (alpha) and --consumable-shares=%d, on Kubernetes with DRAConsumableCapacity (beta since 1.36); "+
+		"one --consumable-shares per driver installation, so nodes shared differently need an installation each; as with time-slicing, shares have no memory or fault isolation; "+
+		"the allocator fills one GPU's shares before the next, where the device plugin spreads replicas over the GPUs", strategy, replicas, replicas, replicas)}
+}
+
+// applyShares makes a forecast device shared n ways as the NVIDIA DRA
+// driver v0.5.0 does with --consumable-shares=n (consumable_shares.go,
+// applyConsumableShares): it allows multiple allocations; its capacity
+// shares is n, requested 1 by default, 1 to n in steps of 1; its memory
+// (rounded down to a MiB) is requested 0 by default, up to all of it in
+// steps of 1Mi. n 0 leaves the device whole.
+func applyShares(d *resourceapi.Device, n int64) {
+	if n <= 0 {
+		return
+	}
+	d.AllowMultipleAllocations = ptr.To(true)
+	if d.Capacity == nil {
+		d.Capacity = map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{}
+	}
+	if c, ok := d.Capacity[capacityMemory]; ok {
+		mib := c.Value.Value() >> 20
+		total := resource.NewQuantity(mib<<20, resource.BinarySI)
+		d.Capacity[capacityMemory] = resourceapi.DeviceCapacity{Value: *total, RequestPolicy: &resourceapi.CapacityRequestPolicy{
+			Default:    resource.NewQuantity(0, resource.DecimalSI),
+			ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: resource.NewQuantity(0, resource.DecimalSI), Max: total, Step: resource.NewQuantity(1<<20, resource.BinarySI)},
+		}}
+	}
+	d.Capacity[capacityShares] = resourceapi.DeviceCapacity{Value: *resource.NewQuantity(n, resource.DecimalSI), RequestPolicy: &resourceapi.CapacityRequestPolicy{
+		Default:    resource.NewQuantity(1, resource.DecimalSI),
+		ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: resource.NewQuantity(1, resource.DecimalSI), Max: resource.NewQuantity(n, resource.DecimalSI), Step: resource.NewQuantity(1, resource.DecimalSI)},
+	}}
+}
+
+// The NVIDIA driver's capacities that consumable shares set.
+const (
+	capacityMemory resourceapi.QualifiedName = "memory"
+	capacityShares resourceapi.QualifiedName = "shares"
+)
 
 // migCapacities reads GFD's labels <prefix>.<suffix> of a MIG resource as
 // the driver's capacities.
