@@ -18,8 +18,10 @@ var Caveats = []Caveat{
 		Source: "KEP-5690 (DRA preemption, gate DRAPreemption, targeted at 1.38)",
 	},
 	{
-		Text:   "Time-slicing, MPS and dynamic MIG under the NVIDIA DRA driver are alpha features; ConsumableShares is the closest match to time-slicing. Shared-GPU workloads stay as submitted (SharedDeviceNotMapped) and break unless they are moved deliberately.",
-		Source: "kubernetes-sigs/dra-driver-nvidia-gpu feature gates",
+		Text: "Time-sliced GPUs are forecast as the NVIDIA DRA driver's consumable shares, as many per GPU as the device plugin's replicas: that takes driver v0.5.0 or later with its ConsumableShares feature gate (alpha, off by default) and --consumable-shares=N, " +
+			"one N per driver installation (nodes shared differently need an installation each), on Kubernetes with DRAConsumableCapacity (beta since 1.36). Shares have no memory or fault isolation, as with time-slicing, and the scheduler fills one GPU's shares before the next. " +
+			"MPS has no counterpart across pods: the driver runs MPS per claim and refuses it on shared GPUs, so workloads that select MPS stay as submitted (SharedMPSNotMapped). Dynamic MIG is alpha too.",
+		Source: "kubernetes-sigs/dra-driver-nvidia-gpu v0.5.0 feature gates (ConsumableShares, MPSSupport, DynamicMIG) and consumable_shares.go; KEP-5075",
 	},
 	{
 		Text:   "Quota: ResourceQuota on requests.nvidia.com/gpu no longer counts translated pods; their claims are charged <class>.deviceclass.resource.k8s.io/devices when the claim is created (over quota, the pod stays Pending with FailedResourceClaimCreation).",

@@ -275,7 +275,10 @@ const (
 	docStack       = "docs/reference/policy.md#schedulers-queues-and-quota"
 	docCapacities  = "docs/reference/policy.md#capacities-of-a-device-hami"
 	docShared      = "docs/reference/policy.md#shared-resources"
-	docSharedGPUs  = "docs/concepts/shared-gpus.md"
+	docSharesNone  = "docs/concepts/shared-gpus.md#where-nothing-says-the-gpus-are-shared"
+	docSharesMPS   = "docs/concepts/shared-gpus.md#mps"
+	docSharesTwo   = "docs/concepts/shared-gpus.md#several-shares-in-one-container"
+	docSharesWhole = "docs/concepts/shared-gpus.md#whole-gpus-where-gpus-are-shared"
 	docPreemption  = "docs/reference/policy.md#preemption"
 	docTolerations = "docs/reference/policy.md#implicit-tolerations"
 	docRisks       = "docs/concepts/translation.md#risks-said-out-loud"
@@ -330,10 +333,10 @@ var reasons = Catalog{
 	ReasonCapacityNotTranslatable:   {SeverityWarning, OutcomeKeepLegacy, "ask for the device in the same app container as its capacities (HAMi's gpumem, gpucores), not in an init container", docCapacities},
 	ReasonSharedDeviceNotMapped:     {SeverityWarning, OutcomeKeepLegacy, "say in the policy how the shared device is shared under DRA (resources[].sharing: ConsumableCapacity on devices that allow multiple allocations, or ClaimConfig), or keep these pods on device-plugin nodes", docShared},
 	ReasonSharedDevicePerPod:        {SeverityWarning, "", "nothing to do if a device per pod is what you want; otherwise share it with sharing: ConsumableCapacity", docShared},
-	ReasonSharesUnavailable:         {SeverityWarning, OutcomeKeepLegacy, "publish the GPUs as consumable shares: the NVIDIA DRA driver v0.5.0 or later with featureGates.ConsumableShares=true and consumableShares: N (the device plugin's replicas), Kubernetes 1.36 or later (DRAConsumableCapacity); offline, say so in the policy (consumableShares); until then these pods stay on device-plugin nodes", docSharedGPUs},
-	ReasonSharedMPSNotMapped:        {SeverityWarning, OutcomeKeepLegacy, "keep MPS workloads on device-plugin nodes; to move them, select time-sliced GPUs instead (nvidia.com/gpu.sharing-strategy: time-slicing, or no sharing label) if MPS's per-client limits are not needed, or share one ResourceClaim with a GpuConfig of sharing strategy MPS among the pods of one namespace", docSharedGPUs},
-	ReasonSharesOnDistinctDevices:   {SeverityWarning, "", "nothing to do if the container can use shares of several GPUs; ask for one share per container otherwise", docSharedGPUs},
-	ReasonWholeDeviceOnShares:       {SeverityInfo, "", "nothing to do: a whole device stays whole where devices are shared", docSharedGPUs},
+	ReasonSharesUnavailable:         {SeverityWarning, OutcomeKeepLegacy, "publish the GPUs as consumable shares: the NVIDIA DRA driver v0.5.0 or later with featureGates.ConsumableShares=true and consumableShares: N (the device plugin's replicas), Kubernetes 1.36 or later (DRAConsumableCapacity); offline, say so in the policy (consumableShares); until then these pods stay on device-plugin nodes", docSharesNone},
+	ReasonSharedMPSNotMapped:        {SeverityWarning, OutcomeKeepLegacy, "keep MPS workloads on device-plugin nodes; to move them, select time-sliced GPUs instead (nvidia.com/gpu.sharing-strategy: time-slicing, or no sharing label) if MPS's per-client limits are not needed, or share one ResourceClaim with a GpuConfig of sharing strategy MPS among the pods of one namespace", docSharesMPS},
+	ReasonSharesOnDistinctDevices:   {SeverityWarning, "", "nothing to do if the container can use shares of several GPUs; ask for one share per container otherwise", docSharesTwo},
+	ReasonWholeDeviceOnShares:       {SeverityInfo, "", "nothing to do: a whole device stays whole where devices are shared", docSharesWhole},
 	ReasonPreemptionLost:            {SeverityWarning, OutcomeKeepLegacy, "raise preemption.keepLegacyAbovePriority, or accept that a translated pod cannot preempt for devices in Kubernetes 1.37", docPreemption},
 	ReasonImplicitToleration:        {SeverityInfo, "", "nothing to do: the toleration admission would have added stays on the pod", docTolerations},
 	ReasonCardTypeTranslated:        {SeverityInfo, "", "nothing to do: the claim selects the card types the annotations admit, as HAMi's scheduler did", docCapacities},

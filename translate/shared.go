@@ -374,13 +374,23 @@ func (p *Policy) SharingShown(pod *corev1.Pod) map[string]string {
 	return out
 }
 
-// SharingConfigured says, by family, which of the policy's rules say how a
-// shared resource is shared under DRA (resources[].sharing): the site
-// shares devices of that family.
+// SharingConfigured says, by family, what in the policy says the site
+// shares devices of that family: consumableShares, or a rule that says how
+// a shared resource is shared under DRA (resources[].sharing) other than
+// the built-in ConsumableShares.
 func (p *Policy) SharingConfigured() map[string]string {
 	out := map[string]string{}
+	for _, r := range p.spec.ConsumableShares {
+		for _, f := range r.Families {
+			if _, ok := out[f]; !ok {
+				out[f] = fmt.Sprintf("the policy says the DRA devices of %s will be shared (consumableShares)", f)
+			}
+		}
+	}
 	for _, r := range p.spec.Resources {
-		if r.Sharing != nil {
+		// The nvidia profile's ConsumableShares rule says how a share
+		// translates, not that the site shares devices.
+		if r.Sharing != nil && r.Sharing.Mode != SharingConsumableShares {
 			if _, ok := out[r.Family]; !ok {
 				out[r.Family] = fmt.Sprintf("the policy says how %s is shared (resources[].sharing: %s)", r.Name, r.Sharing.Mode)
 			}

@@ -59,16 +59,16 @@ func TestHandlerNeverStrandsAPod(t *testing.T) {
 			wantWarnings: []string{"UnmappedCompanionResource: kept as submitted"},
 			wantMetric:   []string{"enforce", "KeepLegacy", "UnmappedCompanionResource"},
 		},
-		"a time-sliced GPU replica keeps the pod legacy": {
+		"a time-sliced GPU replica keeps the pod legacy where no GPU publishes shares": {
 			fleet:        "l4-inference",
 			pod:          builders.MakePod("shared", "prod").Container("app").Limit("nvidia.com/gpu.shared", "1").Obj(),
-			wantWarnings: []string{"SharedDeviceNotMapped: kept as submitted"},
-			wantMetric:   []string{"enforce", "KeepLegacy", "SharedDeviceNotMapped"},
+			wantWarnings: []string{"SharesUnavailable: kept as submitted"},
+			wantMetric:   []string{"enforce", "KeepLegacy", "SharesUnavailable"},
 		},
-		"a -SHARED product keeps the pod legacy": {
+		"a -SHARED product keeps the pod legacy where no GPU publishes shares": {
 			fleet: "l4-inference", pod: gpu("shared-product").NodeSelector("nvidia.com/gpu.product", "NVIDIA-L4-SHARED").Obj(),
-			wantWarnings: []string{"SharedDeviceNotMapped: kept as submitted"},
-			wantMetric:   []string{"enforce", "KeepLegacy", "SharedDeviceNotMapped"},
+			wantWarnings: []string{"SharesUnavailable: kept as submitted"},
+			wantMetric:   []string{"enforce", "KeepLegacy", "SharesUnavailable"},
 		},
 		"a shared RDMA NIC keeps the pod legacy": {
 			fleet: "dgx-h100", pod: gpu("mpi").Limit("rdma/hca_shared_devices_a", "1").Obj(),

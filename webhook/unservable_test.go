@@ -104,13 +104,13 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 	}{
 		"a shared GPU pod kept legacy on a fleet where no node offers shares any more is told it stays Pending": {
 			fleet: "l4-inference", pod: shared("prod").Obj(),
-			wantWarnings:   []string{"SharedDeviceNotMapped: kept as submitted", gone},
+			wantWarnings:   []string{"SharesUnavailable: kept as submitted", gone},
 			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu.shared"}: 1},
-			wantAdmission:  []string{"enforce", "KeepLegacy", "SharedDeviceNotMapped"},
+			wantAdmission:  []string{"enforce", "KeepLegacy", "SharesUnavailable"},
 		},
 		"the same pod where a device plugin still offers shares is not": {
 			fleet: "l4-inference", mutate: advertising("nvidia.com/gpu.shared", "4"), pod: shared("prod").Obj(),
-			wantWarnings:   []string{"SharedDeviceNotMapped: kept as submitted"},
+			wantWarnings:   []string{"SharesUnavailable: kept as submitted"},
 			wantNot:        []string{"LegacyUnservable"},
 			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu.shared"}: 0},
 		},
@@ -132,7 +132,7 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 		},
 		"with onUnservable: Deny an enforce namespace refuses the pod with the same message": {
 			fleet: "l4-inference", mutate: denyPolicy(t), pod: shared("prod").Obj(),
-			wantWarnings:   []string{"SharedDeviceNotMapped: kept as submitted"},
+			wantWarnings:   []string{"SharesUnavailable: kept as submitted"},
 			wantNot:        []string{"LegacyUnservable"},
 			wantDenied:     denied + "policy onUnservable: Deny): make the pod translatable",
 			wantField:      "spec.containers[0].resources.limits[nvidia.com/gpu.shared]",
@@ -149,7 +149,7 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 			fleet: "l4-inference", mutate: denyPolicy(t), pod: shared("staging").Obj(),
 			wantWarnings:   []string{"claimbridge (audit): " + lu + "no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this"},
 			wantUnservable: map[[2]string]float64{{"audit", "nvidia.com/gpu.shared"}: 1},
-			wantAdmission:  []string{"audit", "KeepLegacy", "SharedDeviceNotMapped"},
+			wantAdmission:  []string{"audit", "KeepLegacy", "SharesUnavailable"},
 		},
 		"the namespace label Deny overrides the policy's Admit": {
 			fleet: "l4-inference", mutate: namespaceLabel("prod", api.LabelOnUnservable, "Deny"), pod: shared("prod").Obj(),

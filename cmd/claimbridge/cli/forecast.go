@@ -22,6 +22,7 @@ type forecastFlags struct {
 	on      bool
 	nodes   string
 	gfd     string
+	slicing string
 	classes []string
 	out     string
 }
@@ -30,6 +31,7 @@ func (f *forecastFlags) add(c *cobra.Command) {
 	c.Flags().BoolVar(&f.on, "forecast", false, "decide against the fleet as it will be after a one-day switch from the device plugin to DRA (the cutover forecast)")
 	c.Flags().StringVar(&f.nodes, "forecast-nodes", "", "with --forecast: label selector of the nodes the switch covers (default: every node with an accelerator the forecast knows)")
 	c.Flags().StringVar(&f.gfd, "gfd-labels", string(forecast.GFDLabelsDrop), "with --forecast: whether GPU Feature Discovery's node labels stay after the switch: drop (GPU Operator's DRA mode) or keep")
+	c.Flags().StringVar(&f.slicing, "forecast-time-slicing", string(forecast.TimeSlicingShares), "with --forecast: how GPUs the device plugin time-slices are forecast: shares (the NVIDIA DRA driver v0.5+ with ConsumableShares and --consumable-shares=<replicas>) or whole (a driver without consumable shares)")
 	c.Flags().StringSliceVar(&f.classes, "forecast-classes", nil, "with --forecast: YAML of the DeviceClasses the switch creates (default: the DRA drivers' own classes)")
 	c.Flags().StringVar(&f.out, "forecast-out", "", "with --forecast: write the forecast fleet (Nodes, ResourceSlices, DeviceClasses) to this file, to review and feed back with --fleet")
 }
@@ -38,8 +40,8 @@ func (f *forecastFlags) add(c *cobra.Command) {
 func (f *forecastFlags) options() (forecast.Options, error) {
 	var o forecast.Options
 	if !f.on {
-		if f.nodes != "" || f.out != "" || len(f.classes) > 0 || f.gfd != string(forecast.GFDLabelsDrop) {
-			return o, usagef("--forecast-nodes, --gfd-labels, --forecast-classes and --forecast-out need --forecast")
+		if f.nodes != "" || f.out != "" || len(f.classes) > 0 || f.gfd != string(forecast.GFDLabelsDrop) || f.slicing != string(forecast.TimeSlicingShares) {
+			return o, usagef("--forecast-nodes, --gfd-labels, --forecast-time-slicing, --forecast-classes and --forecast-out need --forecast")
 		}
 		return o, nil
 	}
@@ -48,6 +50,9 @@ func (f *forecastFlags) options() (forecast.Options, error) {
 		return o, usagef("--gfd-labels: %v", err)
 	}
 	o.GFDLabels = gfd
+	if o.TimeSlicing, err = forecast.ParseTimeSlicing(f.slicing); err != nil {
+		return o, usagef("--forecast-time-slicing: %v", err)
+	}
 	if f.nodes != "" {
 		sel, err := labels.Parse(f.nodes)
 		if err != nil {

@@ -40,11 +40,12 @@ func TestForecastExamples(t *testing.T) {
 		"finetune-h100": forecast.CutoverOrderDependent,
 		// Three pods, two MIG devices of the profile, today and after.
 		"mig-serve":  forecast.CutoverPartial,
-		"embeddings": forecast.CutoverBreaks, "debug-a100": forecast.CutoverBreaks,
+		// Time-sliced T4s: shares of the T4 GPUs after the switch.
+		"embeddings": forecast.CutoverMoves, "debug-a100": forecast.CutoverBreaks,
 		"k80-batch":      forecast.CutoverNotServedToday,
 		"legacy-serving": forecast.CutoverStaysLegacy, "api": forecast.CutoverNotAffected,
 	}
-	served := map[string][2]int64{"trainer": {3, 3}, "notebook": {2, 2}, "finetune-h100": {2, 2}, "mig-serve": {2, 3}, "embeddings": {0, 4},
+	served := map[string][2]int64{"trainer": {3, 3}, "notebook": {2, 2}, "finetune-h100": {2, 2}, "mig-serve": {2, 3}, "embeddings": {4, 4},
 		"debug-a100": {0, 1}, "k80-batch": {0, 1}, "legacy-serving": {1, 1}}
 	outcomes := map[string]translate.Outcome{}
 	for _, row := range rep.Items {
@@ -105,10 +106,30 @@ func TestForecastExamples(t *testing.T) {
 	}
 
 	if _, err := run(t, "", append(forecastArgs, "--fail-on", "breaks")...); exitCode(err) != exitInvalid {
-		t.Errorf("--fail-on breaks with two rows that break: exit %d, want %d", exitCode(err), exitInvalid)
+		t.Errorf("--fail-on breaks with a row that breaks: exit %d, want %d", exitCode(err), exitInvalid)
+	}
+	// Time-sliced GPUs forecast whole (a DRA driver without consumable
+	// shares): the T4 shares break, and say what would make them move.
+	js, err = run(t, "", append(forecastArgs, "-o", "json", "--forecast-time-slicing", "whole")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := report.Read(strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range whole.Items {
+		if row.Name != "embeddings" {
+			continue
+		}
+		if row.Cutover == nil || row.Cutover.Result != forecast.CutoverBreaks || row.Decisive == nil || row.Decisive.Code != translate.ReasonSharesUnavailable {
+			t.Errorf("embeddings with time-sliced GPUs forecast whole: %+v (decisive %+v), want Breaks for SharesUnavailable", row.Cutover, row.Decisive)
+		}
 	}
 	for _, args := range [][]string{
 		append(forecastArgs, "--gfd-labels", "sometimes"),
+		append(forecastArgs, "--forecast-time-slicing", "sometimes"),
+		{"audit", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover", "--forecast-time-slicing", "whole"},
 		append(forecastArgs, "--forecast-nodes", "a in (b"),
 		{"audit", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover", "--fail-on", "breaks"},
 		{"audit", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover", "--forecast-nodes", "a=b"},
@@ -165,8 +186,8 @@ func TestForecastPageInChromium(t *testing.T) {
 		}
 	}
 	breaks := p.All(reportpage.Element("tr", "break"))
-	if len(breaks) != 2 {
-		t.Errorf("%d groups of what breaks, want 2 (SharedDeviceNotMapped, NodeNamePreset)", len(breaks))
+	if len(breaks) != 1 {
+		t.Errorf("%d groups of what breaks, want 1 (NodeNamePreset)", len(breaks))
 	}
 	// The numbers at the top are the whole cluster's: the devices of the
 	// pods the placement serves, of those served today.
