@@ -330,7 +330,7 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	// Reservations change with every admission of a burst: a snapshot that
 	// does not hold the current ones is rebuilt at once, whatever the
 	// interval, or the pods of a burst would all see the same free devices.
-	inv.reserved.Sweep(now, inv)
+	claimed := inv.reserved.sweep(now, inv)
 	res := inv.reserved.Version()
 	if res != inv.snapRes {
 		inv.generation.Add(1)
@@ -366,7 +366,9 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 		}
 		inv.fleetSnap = base
 	default:
-		if inv.fleetSnapClaims != claimGen {
+		// A reservation dropped for its pod's allocated claim: the claim is
+		// in the informer's store, and maybe not yet in claimGen.
+		if inv.fleetSnapClaims != claimGen || claimed {
 			inv.fleetSnap = inv.fleetSnap.ReplaceClaims(listAs[*resourceapi.ResourceClaim](inv.claims), gen)
 		}
 		if inv.fleetSnapPods != podGen || len(podNodes) > 0 {

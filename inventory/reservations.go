@@ -132,7 +132,11 @@ func (r *Reservations) Conflicting(allocated Allocations) []Conflict {
 		if res.checked == nil || (res.uid != "" && allocated.PodClaimAllocated(res.uid)) {
 			continue // its own claim is allocated: it ends, nothing to pick
 		}
-		if slices.ContainsFunc(res.results, func(d resourceapi.DeviceRequestAllocationResult) bool { return allocated.DeviceAllocated(DeviceKey(d)) }) {
+		// A share of a device (consumable capacity) is not taken by
+		// another claim's share of it: the snapshot counts the shares.
+		if slices.ContainsFunc(res.results, func(d resourceapi.DeviceRequestAllocationResult) bool {
+			return d.ShareID == nil && allocated.DeviceAllocated(DeviceKey(d))
+		}) {
 			out = append(out, Conflict{ID: id, Pod: res.checked, Claims: res.claims, Expires: res.expires})
 			continue
 		}
@@ -269,13 +273,22 @@ func (r *Reservations) Claims(now time.Time, allocated Allocations) []*resourcea
 
 // Sweep drops the expired reservations and those of pods that own an
 // allocated claim in the inventory.
-func (r *Reservations) Sweep(now time.Time, allocated Allocations) {
+func (r *Reservations) Sweep(now time.Time, allocated Allocations) { r.sweep(now, allocated) }
+
+// sweep is Sweep; claimed reports whether it dropped a reservation because
+// its pod's claim is allocated: the allocation then stands in for it, and a
+// snapshot must count the claims as allocated now, or the devices the
+// reservation held would look free until the inventory's claim handler
+// runs (the informer's index shows a claim before its handler is called).
+func (r *Reservations) sweep(now time.Time, allocated Allocations) (claimed bool) {
 	r.mu.Lock()
 	expired := false
 	for id, res := range r.byID {
-		if !now.Before(res.expires) || (allocated != nil && res.uid != "" && allocated.PodClaimAllocated(res.uid)) {
+		byClaim := allocated != nil && res.uid != "" && allocated.PodClaimAllocated(res.uid)
+		if !now.Before(res.expires) || byClaim {
 			delete(r.byID, id)
 			expired = true
+			claimed = claimed || byClaim
 		}
 	}
 	for id, until := range r.tried {
@@ -287,6 +300,7 @@ func (r *Reservations) Sweep(now time.Time, allocated Allocations) {
 	if expired {
 		r.version.Add(1)
 	}
+	return claimed
 }
 
 // AsClaims returns the reservations as allocated ResourceClaims, for the

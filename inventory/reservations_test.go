@@ -126,6 +126,45 @@ func TestAReservationOnDevicesAllocatedToAnotherPodIsPickedAgain(t *testing.T) {
 	}
 }
 
+// TestASharesReservationIsNotTakenByAnotherClaimsShare: several claims
+// share a device of consumable capacity; another pod's claim allocated a
+// share of the device a reservation holds a share of takes nothing from it
+// (the snapshot counts the shares), while an exclusive pick still
+// conflicts.
+func TestASharesReservationIsNotTakenByAnotherClaimsShare(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	r := NewReservations(time.Minute)
+	share := fitsOn("n1", "gpu-0")
+	share.Results[0].ShareID = new(types.UID("share-a"))
+	r.Reserve("a", podNamed("p-a"), nil, share, t0)
+	r.Reserve("b", podNamed("p-b"), nil, fitsOn("n1", "gpu-1"), t0)
+	got := r.Conflicting(claimAllocations{devices: map[string]bool{"gpu.example.com/n1/gpu-0": true, "gpu.example.com/n1/gpu-1": true}})
+	if len(got) != 1 || got[0].ID != "b" {
+		t.Errorf("conflicts %v, want only b: a holds a share of gpu-0, which other claims may share", got)
+	}
+}
+
+// TestASweepSaysWhenAClaimTookOverAReservation: the inventory's snapshot
+// must then count the allocated claims as they stand in the informer's
+// store (their handler may not have run yet), or the devices the
+// reservation held would look free in between.
+func TestASweepSaysWhenAClaimTookOverAReservation(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	r := NewReservations(time.Minute)
+	r.Reserve("a", podNamed("p-a"), nil, fitsOn("n1", "gpu-0"), t0)
+	r.Reserve("b", podNamed("p-b"), nil, fitsOn("n1", "gpu-1"), t0)
+	r.Seen("a", "uid-a")
+	if r.sweep(t0, claimAllocations{owners: map[types.UID]bool{}}) {
+		t.Error("a sweep that dropped nothing says a claim took over")
+	}
+	if !r.sweep(t0, claimAllocations{owners: map[types.UID]bool{"uid-a": true}}) || r.Len() != 1 {
+		t.Errorf("a's claim allocated: the sweep does not say so, or holds %d reservations (want b alone)", r.Len())
+	}
+	if r.sweep(t0.Add(2*time.Minute), claimAllocations{}) || r.Len() != 0 {
+		t.Errorf("b expired: the sweep says a claim took over, or %d reservations are left", r.Len())
+	}
+}
+
 // TestReservationsUnderConcurrentUse runs reserves, releases and reads at
 // once (go test -race).
 func TestReservationsUnderConcurrentUse(t *testing.T) {

@@ -159,14 +159,12 @@ func (t *translation) sharesAvailable() bool {
 		}
 		said[f] = true
 		capacity, _ := t.p.ShareCapacity(f)
-		what := fmt.Sprintf("no DRA device of %s in the fleet allows multiple allocations with a %s capacity", f, capacity)
+		what := fmt.Sprintf("no DRA device of %s in the fleet publishes a %s capacity (consumable shares)", f, capacity)
 		if t.in.Shares == nil {
-			what = fmt.Sprintf("with no fleet to look at, the policy does not say that the DRA devices of %s will be shared (spec.consumableShares)", f)
+			what = fmt.Sprintf("with no fleet to look at, the policy does not say the DRA devices of %s will be shared (consumableShares)", f)
 		}
 		t.add(say(ReasonSharesUnavailable, u.path.Child("resources", "limits").Key(string(u.resource)),
-			"%s asks for %s of a time-sliced GPU; a claim takes a share only of a device that several claims share, and %s. "+
-				"Shared GPUs need the NVIDIA DRA driver v0.5.0 or later with its ConsumableShares feature gate (alpha) and --consumable-shares=N "+
-				"(N = the device plugin's replicas), on Kubernetes with DRAConsumableCapacity (beta, on by default since 1.36)",
+			"%s asks for %s of a time-sliced GPU, which a claim takes only from a device several claims share, and %s",
 			u.cname, shareWords(u.resource, u.count), what))
 	}
 	return len(said) == 0

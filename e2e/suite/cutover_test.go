@@ -68,8 +68,10 @@ func (w cutoverWorkload) pods(ctx context.Context) ([]corev1.Pod, error) {
 // device-plugin resources and GFD's labels removed from the nodes, the pods
 // recreated by their ReplicaSets. Every pod the forecast said moves is
 // translated and bound to a switched node; the pod it said stays is bound
-// as submitted to the opted-out node; every pod it said breaks — its node
-// selector names GFD's product label, gone at the switch, so the opted-out
+// as submitted to the opted-out node; the shares of the time-sliced T4s are
+// translated into consumable shares of the switched T4 node's GPUs; every
+// pod it said breaks — its node selector names GFD's machine label, which
+// no device attribute expresses and the switch removes, so the opted-out
 // node that still offers GPUs is not for it — is admitted as submitted and
 // Pending with the LegacyUnservable Event on it and its ReplicaSet, or, in a
 // namespace labelled claimbridge.io/on-unservable=Deny, refused
@@ -95,10 +97,15 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 		return builders.MakePod("", "").Container("app").Limit("nvidia.com/gpu", n)
 	}
 	workloads := []cutoverWorkload{
-		{ns: ns, name: "trainer", replicas: 2, pod: gpus("2").Obj(), want: forecast.CutoverMoves},
+		// Whole GPUs that are not time-sliced: they keep off the T4 shares.
+		{ns: ns, name: "trainer", replicas: 2, pod: gpus("2").NodeSelector("nvidia.com/gpu.sharing-strategy", "none").Obj(), want: forecast.CutoverMoves},
 		{ns: ns, name: "finetune", replicas: 1, pod: gpus("4").NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Obj(), want: forecast.CutoverMoves},
-		{ns: ns, name: "embeddings", replicas: 2, pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-T4-SHARED").Obj(), want: forecast.CutoverBreaks},
-		{ns: deny, name: "embeddings", replicas: 1, pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-T4-SHARED").Obj(), want: forecast.CutoverBreaks},
+		// Shares of the time-sliced T4s: consumable shares after the switch.
+		{ns: ns, name: "embeddings", replicas: 2, pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-T4-SHARED").Obj(), want: forecast.CutoverMoves},
+		// GFD's machine label, which no device attribute expresses and the
+		// switch removes.
+		{ns: deny, name: "t4-batch", replicas: 1, pod: gpus("1").NodeSelector("nvidia.com/gpu.machine", "g4dn.12xlarge").Obj(), want: forecast.CutoverBreaks},
+		{ns: ns, name: "t4-batch", replicas: 2, pod: gpus("1").NodeSelector("nvidia.com/gpu.machine", "g4dn.12xlarge").Obj(), want: forecast.CutoverBreaks},
 		{ns: deny, name: "pinned", replicas: 1, pod: gpus("4").NodeSelector("kubernetes.io/hostname", optOut).Obj(), want: forecast.CutoverStaysLegacy},
 	}
 	for _, w := range workloads {
@@ -200,7 +207,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 		}
 	}
 	// claimbridge sees the switch: a dry run of the trainer's pod is
-	// translated, one of the embeddings' refused in the Deny namespace.
+	// translated, one of the T4 batch's refused in the Deny namespace.
 	eventually(t, "claimbridge sees the switch", func(ctx context.Context) (bool, error) {
 		probe := gpus("2").Obj()
 		probe.Name, probe.Namespace = "probe", ns

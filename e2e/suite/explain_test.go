@@ -67,7 +67,7 @@ func TestEveryPodExplainsItselfInKubectlDescribe(t *testing.T) {
 		t.Fatalf("pod was not translated: %v", translated.Spec.ResourceClaims)
 	}
 	kept, ws := create(t, builders.MakePod("notebook", ns).Container("app").Limit("nvidia.com/gpu.shared", "1").Obj())
-	if hasClaim(kept) || !warned(ws, "claimbridge: SharedDeviceNotMapped: kept as submitted; ") {
+	if hasClaim(kept) || !warned(ws, "claimbridge: SharesUnavailable: kept as submitted; ") {
 		t.Fatalf("pod was translated or not told why it was kept: %q", ws)
 	}
 	// The chart's matchConditions keep these from the webhook.
@@ -86,8 +86,8 @@ func TestEveryPodExplainsItselfInKubectlDescribe(t *testing.T) {
 	}{
 		{pod: translated, decision: "Translated", reason: "Translated", eventType: corev1.EventTypeNormal, eventWhy: "Translated",
 			message: []string{"Translated: uses ResourceClaimTemplate " + tmpl + " (FitsNow, e.g. on "}},
-		{pod: kept, decision: "KeptLegacy", reason: "SharedDeviceNotMapped", eventType: corev1.EventTypeWarning, eventWhy: "KeptLegacy",
-			message: []string{"SharedDeviceNotMapped: say in the policy how the shared device is shared under DRA", "nvidia.com/gpu.shared is a share of a device"}},
+		{pod: kept, decision: "KeptLegacy", reason: "SharesUnavailable", eventType: corev1.EventTypeWarning, eventWhy: "KeptLegacy",
+			message: []string{"SharesUnavailable: publish the GPUs as consumable shares", "asks for 1 share (nvidia.com/gpu.shared) of a time-sliced GPU"}},
 		{pod: pinned, eventType: corev1.EventTypeWarning, eventWhy: "Undecided",
 			message: []string{`NodeNamePreset: bound to node "` + pinned.Spec.NodeName + `" at creation: the webhook's matchConditions do not send pods that no scheduler places — let a scheduler place the pod`}},
 		{pod: other, eventType: corev1.EventTypeWarning, eventWhy: "Undecided",
@@ -152,7 +152,7 @@ func TestAnOwnerGetsOneEventForItsPodsDecisions(t *testing.T) {
 		for _, e := range evs {
 			var n int
 			var noun string
-			if _, err := fmt.Sscanf(e.Message, "%d %s KeptLegacy SharedDeviceNotMapped: ", &n, &noun); err != nil || e.Source.Component != "claimbridge" {
+			if _, err := fmt.Sscanf(e.Message, "%d %s KeptLegacy SharesUnavailable: ", &n, &noun); err != nil || e.Source.Component != "claimbridge" {
 				return false, fmt.Errorf("owner Event %q", e.Message)
 			}
 			counted += n * int(max(e.Count, 1))

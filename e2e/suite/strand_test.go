@@ -64,8 +64,8 @@ func TestPodsATranslationWouldStrandAreAdmittedUnchangedInAnEnforceNamespace(t *
 		{pod: gpu("bound-at-creation").NodeName(fl[0].NodeName("l4-inference-0")).Obj(), reason: translate.ReasonNodeNamePreset},
 		{pod: gpu("for-volcano").SchedulerName("volcano").Obj(), reason: translate.ReasonSchedulerNotListed},
 		{pod: gpu("hami-gpumem").Limit("nvidia.com/gpumem", "4000").Obj(), sent: true, reason: translate.ReasonUnmappedCompanionResource},
-		{pod: builders.MakePod("time-sliced", ns).Container("app").Limit("nvidia.com/gpu.shared", "1").Obj(), sent: true, reason: translate.ReasonSharedDeviceNotMapped},
-		{pod: gpu("shared-product").NodeSelector("nvidia.com/gpu.product", "NVIDIA-L4-SHARED").Obj(), sent: true, reason: translate.ReasonSharedDeviceNotMapped},
+		{pod: builders.MakePod("time-sliced", ns).Container("app").Limit("nvidia.com/gpu.shared", "1").Obj(), sent: true, reason: translate.ReasonSharesUnavailable},
+		{pod: gpu("shared-product").NodeSelector("nvidia.com/gpu.product", "NVIDIA-L4-SHARED").Obj(), sent: true, reason: translate.ReasonSharesUnavailable},
 	}
 	for _, c := range cases {
 		want := asStored(t, offNS, c.pod)

@@ -22,9 +22,10 @@ import (
 	"github.com/claimbridge/claimbridge/translate"
 )
 
-// sharedGPU asks for one time-slicing replica of a GPU: claimbridge keeps it
-// as submitted (SharedDeviceNotMapped), and on a fleet that switched to DRA
-// no node offers nvidia.com/gpu.shared any more.
+// sharedGPU asks for one time-slicing replica of a GPU: where no DRA GPU
+// publishes consumable shares claimbridge keeps it as submitted
+// (SharesUnavailable), and on a fleet that switched to DRA no node offers
+// nvidia.com/gpu.shared any more.
 func sharedGPU(name, ns string) *corev1.Pod {
 	return builders.MakePod(name, ns).Container("app").Limit("nvidia.com/gpu.shared", "1").Obj()
 }
@@ -66,8 +67,8 @@ func TestAPodNoNodeCanServeAfterTheSwitchIsToldOrRefused(t *testing.T) {
 	// Warnings lead with the code and the remedy.
 	const told = "LegacyUnservable: make the pod translatable (see why it is not), ask for what nodes offer, or restore the device plugin; no node offers nvidia.com/gpu.shared any more (DRA replaced the device plugin); this pod stays Pending"
 	_, ws := create(t, sharedGPU("solo", ns))
-	if !warned(ws, "SharedDeviceNotMapped: kept as submitted") || !warned(ws, "claimbridge: "+told) {
-		t.Errorf("admission warnings %q, want SharedDeviceNotMapped and %q", ws, told)
+	if !warned(ws, "SharesUnavailable: kept as submitted") || !warned(ws, "claimbridge: "+told) {
+		t.Errorf("admission warnings %q, want SharesUnavailable and %q", ws, told)
 	}
 	start := time.Now()
 	if err := sharedDeployment(t.Context(), ns); err != nil {

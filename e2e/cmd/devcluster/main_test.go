@@ -166,6 +166,7 @@ func TestTryItFitsTheFleet(t *testing.T) {
 		"legacy-gfd":     {Forecast: true},
 		"gke-l4":         {},
 		"hami-t4":        {},
+		"a100-shared":    {},
 	}
 	fleets, err := os.ReadDir(filepath.Join(root, "examples", "fleets"))
 	if err != nil {

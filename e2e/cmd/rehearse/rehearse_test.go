@@ -89,7 +89,7 @@ func TestTheCutoverExampleIsBoundAsForecast(t *testing.T) {
 	}
 	checkAgreement(t, res)
 	got := rows(res.Report)
-	for name, want := range map[string]int64{"trainer": 3, "notebook": 2, "mig-serve": 2, "legacy-serving": 1, "embeddings": 0, "debug-a100": 0, "k80-batch": 0} {
+	for name, want := range map[string]int64{"trainer": 3, "notebook": 2, "mig-serve": 2, "legacy-serving": 1, "embeddings": 4, "debug-a100": 0, "k80-batch": 0} {
 		if x := got[name].Rehearsed; x == nil || x.Bound != want {
 			t.Errorf("%s: rehearsal %+v, want %d bound", name, x, want)
 		}

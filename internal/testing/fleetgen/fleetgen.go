@@ -122,7 +122,7 @@ func Shipped() []Fleet {
 		mixed.Nodes = append(mixed.Nodes, f.Nodes...)
 		mixed.Slices = append(mixed.Slices, f.Slices...)
 	}
-	return append(fleets, mixed, hamiFleet(), gkeL4Fleet(), beforeCutoverFleet())
+	return append(fleets, mixed, hamiFleet(), gkeL4Fleet(), beforeCutoverFleet(), sharedFleet())
 }
 
 // Synthetic returns a fleet of n DRA nodes named node-00000, node-00001, … cycling through four
