@@ -101,15 +101,25 @@ func forwardReplicas(p *Policy, rule *NodeLabelRule, _ string, req labelReq, fam
 
 // backwardReplicas is the first device's shares, "1" when it is not shared.
 func backwardReplicas(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
-	for _, f := range rule.Families {
-		for _, d := range n.devices(f) {
-			if s, ok := d.shares(rule.Capacity); ok {
-				return strconv.FormatInt(s, 10), true
-			}
-			return "1", true
+	d, ok := firstDevice(rule.Families, n)
+	if !ok {
+		return "", false
+	}
+	if s, ok := d.shares(rule.Capacity); ok {
+		return strconv.FormatInt(s, 10), true
+	}
+	return "1", true
+}
+
+// firstDevice is the node's first device of the first of the families
+// that has one, as GFD labels a node by its first GPU.
+func firstDevice(families []string, n legacyNode) (LegacyDevice, bool) {
+	for _, f := range families {
+		if ds := n.devices(f); len(ds) > 0 {
+			return ds[0], true
 		}
 	}
-	return "", false
+	return LegacyDevice{}, false
 }
 
 // GFD's sharing strategies (k8s-device-plugin api/config/v1,
@@ -165,15 +175,14 @@ func forwardSharingStrategy(p *Policy, rule *NodeLabelRule, _ string, req labelR
 // backwardSharingStrategy is time-slicing for a shared first device, none
 // otherwise.
 func backwardSharingStrategy(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
-	for _, f := range rule.Families {
-		for _, d := range n.devices(f) {
-			if _, ok := d.shares(rule.Capacity); ok {
-				return strategyTimeSlicing, true
-			}
-			return strategyNone, true
-		}
+	d, ok := firstDevice(rule.Families, n)
+	if !ok {
+		return "", false
 	}
-	return "", false
+	if _, shared := d.shares(rule.Capacity); shared {
+		return strategyTimeSlicing, true
+	}
+	return strategyNone, true
 }
 
 // canonicalReplicas: GFD writes 0 replicas where sharing is disabled, which
