@@ -201,3 +201,32 @@ func TestAMDNamesAreTheDriversOwn(t *testing.T) {
 		}
 	}
 }
+
+// TestAMDCaveats: a forecast that switches AMD nodes says what the AMD
+// switch needs (the operator's version, the driver's version attribute);
+// one without AMD nodes does not.
+func TestAMDCaveats(t *testing.T) {
+	amd := func(j *Judgment) int {
+		n := 0
+		for _, c := range j.Summary.Caveats {
+			if strings.Contains(c.Text, "AMD") {
+				n++
+			}
+		}
+		return n
+	}
+	n := gpuNode("mi300x", mi300xLabels(), map[corev1.ResourceName]int64{"amd.com/gpu": 8})
+	j := judgeJobs(t, &feasibility.Inventory{Nodes: []*corev1.Node{n}}, nil, Options{})
+	if got := amd(j); got != len(driverCaveats[DriverAMD]) {
+		t.Errorf("%d AMD caveats, want %d: %+v", got, len(driverCaveats[DriverAMD]), j.Summary.Caveats)
+	}
+	if !slices.ContainsFunc(j.Summary.Caveats, func(c Caveat) bool { return strings.Contains(c.Text, "AMD GPU Operator v1.5") }) {
+		t.Error("no caveat names the operator version the AMD switch needs")
+	}
+	if !slices.ContainsFunc(j.Summary.Caveats, func(c Caveat) bool { return strings.Contains(c.Text, "not semver 2.0") }) {
+		t.Error("no caveat says a version that is not semver loses the whole ResourceSlice")
+	}
+	if got := amd(judgeJobs(t, legacyNodes(t, map[string]string{"cutover-a100-0": "a"}), nil, Options{})); got != 0 {
+		t.Errorf("%d AMD caveats on a fleet without AMD GPUs", got)
+	}
+}

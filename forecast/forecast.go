@@ -59,9 +59,9 @@ type Options struct {
 	// Classes are the DeviceClasses created at the switch; they replace
 	// classes of the same name in the inventory. Nil: the default classes
 	// of the drivers forecast on a switched node, as the NVIDIA DRA driver's
-	// and the TPU driver's charts install them (none sets
-	// extendedResourceName), added where the inventory has no class of that
-	// name.
+	// and the TPU driver's charts and the AMD GPU Operator install them
+	// (none sets extendedResourceName), added where the inventory has no
+	// class of that name.
 	Classes []*resourceapi.DeviceClass
 }
 
