@@ -210,7 +210,10 @@ func (c *Checker) Check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 
 	c.mu.Lock()
 	delete(c.inflight, key)
-	if v.Kind != Unknown {
+	if v.Kind != Unknown || v.Code == ReasonAttributesUnknown {
+		// An Unknown for want of time or inventory may be answered next
+		// time; one for attributes the fleet leaves unknown is the
+		// snapshot's answer.
 		c.cache.add(key, v)
 	}
 	c.mu.Unlock()

@@ -137,7 +137,11 @@ func TestUnknownAttributesMakeUnknownVerdicts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := NewChecker(Options{}).Check(t.Context(), snap, makePod("p", "ns").Obj(), []*resourceapi.ResourceClaimSpec{tc.claim})
+			c := NewChecker(Options{})
+			v := c.Check(t.Context(), snap, makePod("p", "ns").Obj(), []*resourceapi.ResourceClaimSpec{tc.claim})
+			if again := c.Check(t.Context(), snap, makePod("p", "ns").Obj(), []*resourceapi.ResourceClaimSpec{tc.claim}); !again.Cached || again.Kind != v.Kind {
+				t.Errorf("asked again: %s, cached %v; want the same answer from the cache", again.Kind, again.Cached)
+			}
 			if v.Kind != tc.wantKind || v.Code != tc.wantCode || v.Node != tc.wantNode {
 				t.Fatalf("verdict %s (%s) on %q, want %s (%s) on %q: %v", v.Kind, v.Code, v.Node, tc.wantKind, tc.wantCode, tc.wantNode, v.Reasons)
 			}
