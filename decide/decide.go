@@ -156,8 +156,9 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 		if !d.classesExist(in, res) {
 			return d, nil
 		}
-		r, _, ok := d.place(ctx, in, res)
+		r, pl, ok := d.place(ctx, in, res)
 		if !ok {
+			d.verdictOfPlacement(pl)
 			d.keep(r...)
 			return d, nil
 		}
@@ -330,6 +331,17 @@ func (d *Decision) classesExist(in Input, res *translate.Result) bool {
 	d.Verdict = v
 	d.keep(verdictReasons(v)...)
 	return false
+}
+
+// verdictOfPlacement: a placement check that could not tell where the
+// translation lands because its claims read attributes the fleet's devices
+// leave unknown (a forecast's) is the verdict too: Unknown
+// (AttributesUnknown), with the attributes, never NeverFits.
+func (d *Decision) verdictOfPlacement(pl *feasibility.Placement) {
+	if pl == nil || len(pl.DependsOn) == 0 {
+		return
+	}
+	d.Verdict = &feasibility.Verdict{Kind: feasibility.Unknown, Code: feasibility.ReasonAttributesUnknown, DependsOn: pl.DependsOn, Reasons: []string{pl.Unknown}}
 }
 
 func (d *Decision) notSynced() {

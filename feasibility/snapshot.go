@@ -82,6 +82,9 @@ type Snapshot struct {
 	mu         sync.Mutex
 	allocators map[*cel.Cache]*allocatorPair
 
+	// unknowns: some device has unknown attributes (a forecast fleet's).
+	unknowns bool
+
 	// Node classes for the placement check, computed on first use.
 	classOnce          sync.Once
 	nodeClasses        []*nodeClass
@@ -120,6 +123,11 @@ type deviceRef struct {
 	// allocated: dedicated to an existing claim (not usable unless adminAccess).
 	allocated bool
 	multi     bool
+	// unknown lists the qualified names of the attributes and capacities
+	// its driver publishes that the device leaves out because their values
+	// are not known (its slice's claimbridge.io/unknown-attributes: a
+	// forecast's device), sorted; shared by the devices of the slice.
+	unknown []string
 }
 
 // Generation is the inventory generation the snapshot was built for.
@@ -205,6 +213,8 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 			continue
 		}
 		perDevice := ptr.Deref(sl.Spec.PerDeviceNodeSelection, false)
+		unknown := unknownAttributes(sl)
+		s.unknowns = s.unknowns || len(unknown) > 0 && len(sl.Spec.Devices) > 0
 		for di := range sl.Spec.Devices {
 			d := &sl.Spec.Devices[di]
 			id := structured.MakeDeviceID(sl.Spec.Driver, sl.Spec.Pool.Name, d.Name)
@@ -215,6 +225,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 				id:        id,
 				allocated: s.allocated.AllocatedDevices.Has(id),
 				multi:     ptr.Deref(d.AllowMultipleAllocations, false),
+				unknown:   unknown,
 			}
 			nodeName, allNodes, sel := ptr.Deref(sl.Spec.NodeName, ""), ptr.Deref(sl.Spec.AllNodes, false), sl.Spec.NodeSelector
 			if perDevice {

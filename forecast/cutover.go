@@ -33,9 +33,11 @@ const (
 	// CutoverNotServedToday: no node serves it before the switch either:
 	// the switch does not break it.
 	CutoverNotServedToday CutoverResult = "NotServedToday"
-	// CutoverUnjudged: asks for devices the switch replaces, where no pod
-	// template can be located (a custom resource's own field): the forecast
-	// cannot place it.
+	// CutoverUnjudged: asks for devices the switch replaces, and the
+	// forecast cannot judge it: no pod template can be located (a custom
+	// resource's own field), or whether its translation is served depends
+	// on attributes the nodes' labels do not tell (the devices will publish
+	// them; Why names them).
 	CutoverUnjudged CutoverResult = "Unjudged"
 	// CutoverNotAffected: asks for nothing the switch replaces.
 	CutoverNotAffected CutoverResult = "NotAffected"

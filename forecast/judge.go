@@ -411,14 +411,42 @@ func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool, k *k
 		pl.want, pl.offers, pl.offered = a.want, a.offers, a.offered
 		pl.after = len(pl.offers)
 		pl.pod = admitted
-		if len(pl.offers) > 0 {
+		switch depends := dependsOn(d); {
+		case len(pl.offers) > 0:
 			pl.mode, pl.result = modeDevicePlugin, CutoverStaysLegacy
-		} else {
+		case len(depends) > 0 && pl.today > 0:
+			// Kept because where it lands depends on attributes the
+			// forecast cannot tell: not a Breaks the forecast could
+			// promise.
+			pl.result = CutoverUnjudged
+			pl.why = fmt.Sprintf("whether its translation is served after the switch depends on %s, which the forecast cannot tell from the nodes' labels "+
+				"(the driver will publish %s): check it once the driver runs, or label the nodes with what tells %s", strings.Join(depends, ", "), them(depends), them(depends))
+		default:
 			pl.why = k.whyBreaks(asks, switched, j.After.Inventory.Nodes)
 		}
 	}
 	pl.key, pl.need = planKey(&pl), fewestDevices(pl.claims)
 	return pl
+}
+
+// dependsOn names the attributes a decision's placement check or verdict
+// found it depends on, unknown on the forecast fleet's devices.
+func dependsOn(d *decide.Decision) []string {
+	switch {
+	case d.Verdict != nil && len(d.Verdict.DependsOn) > 0:
+		return d.Verdict.DependsOn
+	case d.Placement != nil && len(d.Placement.DependsOn) > 0:
+		return d.Placement.DependsOn
+	}
+	return nil
+}
+
+// them is "it" or "them".
+func them(names []string) string {
+	if len(names) == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // planKey is the same for plans whose pods place alike: mode, what a
@@ -573,9 +601,9 @@ func (g *generations) take() uint64 {
 // after the switch and, per plan key, the nodes that can serve a pod of
 // the plan with every device free (the only nodes a placement asks).
 type fleetNodes struct {
-	ctx   context.Context
-	fleet *feasibility.Fleet
-	gen   *generations
+	ctx    context.Context
+	fleet  *feasibility.Fleet
+	gen    *generations
 	lists  map[string]*candidates
 	checks map[string]*feasibility.NodeCheck
 }

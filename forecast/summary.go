@@ -20,7 +20,8 @@ import (
 // summaryOf is what the report says of the forecast (Suggested aside).
 func summaryOf(opts Options, j *Judgment) (*Summary, error) {
 	fc := j.Forecast
-	s := &Summary{GFDLabels: string(cmp.Or(opts.GFDLabels, GFDLabelsDrop)), Nodes: len(fc.Nodes), Devices: map[string]int{}, Caveats: Caveats, Order: placementOrder}
+	s := &Summary{GFDLabels: string(cmp.Or(opts.GFDLabels, GFDLabelsDrop)), Nodes: len(fc.Nodes), Devices: map[string]int{}, Order: placementOrder}
+	switched := map[string]bool{}
 	unknown, notes := map[string]bool{}, map[string]bool{}
 	for _, n := range fc.Nodes {
 		if n.Switched {
@@ -35,6 +36,7 @@ func summaryOf(opts Options, j *Judgment) (*Summary, error) {
 			}
 			if n.Switched {
 				s.Devices[d.Driver] += d.Devices
+				switched[d.Driver] = true
 			}
 			for _, u := range d.Unknown {
 				unknown[u] = true
@@ -45,6 +47,7 @@ func summaryOf(opts Options, j *Judgment) (*Summary, error) {
 		}
 	}
 	s.Unknown, s.Notes = slices.Sorted(maps.Keys(unknown)), slices.Sorted(maps.Keys(notes))
+	s.Caveats = caveatsFor(switched)
 	for _, c := range fc.After.Classes {
 		s.Classes = append(s.Classes, c.Name)
 	}
