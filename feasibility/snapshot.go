@@ -82,6 +82,11 @@ type Snapshot struct {
 	mu         sync.Mutex
 	allocators map[*cel.Cache]*allocatorPair
 
+	// pooledBy holds, per set of pool labels, the positions of the nodes
+	// of autoscaled pools (pooled), computed on first use.
+	pooledMu sync.Mutex
+	pooledBy map[string][]int
+
 	// Node classes for the placement check, computed on first use.
 	classOnce          sync.Once
 	nodeClasses        []*nodeClass

@@ -1,0 +1,159 @@
+package feasibility
+
+// Autoscaled pools: nodes that an autoscaler adds to for the pods it sees
+// Pending, and does not add to for pods whose devices come from claims
+// (Karpenter's default; translate.AutoscalingRule). A pod as submitted that
+// waits in such a pool gets a node; its translation waiting there gets
+// none. decide keeps such a pod as submitted rather than make it wait for
+// DRA devices; the cutover forecast marks the workloads whose pods would
+// need the autoscaler after the switch.
+
+import (
+	"context"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// AutoscaledPool names the autoscaled nodes a pod may run on with its
+// devices: the pool of the first (in name order), and how many there are.
+// The zero value (Node "") says there is none.
+type AutoscaledPool struct {
+	// Label is the node-label key that puts the node in its pool and Pool
+	// its value, the pool's name ("karpenter.sh/nodepool", "gpu").
+	Label, Pool string
+	// Node is the first such node in name order; Nodes counts them, in
+	// every pool.
+	Node  string
+	Nodes int
+}
+
+// AutoscaledInput is what [Checker.Autoscaled] looks at.
+type AutoscaledInput struct {
+	// Labels are the node-label keys that put a node in an autoscaled pool
+	// (translate.Policy.AutoscaledPoolLabels); none: no node is in one.
+	Labels []string
+	// Legacy is the pod as submitted, as the scheduler sees it. Required.
+	Legacy *corev1.Pod
+	// Translated is its translation and Claims the specs of its claims;
+	// nil when there is none, and then only the device plugin's side
+	// counts.
+	Translated *corev1.Pod
+	Claims     []*resourceapi.ResourceClaimSpec
+}
+
+// Autoscaled finds the nodes of autoscaled pools where the pod may run
+// with devices of the kind it asks for — where a pool's autoscaler would
+// add a node like them for it:
+//
+//   - the device plugin's side: the pod as submitted passes the node's
+//     schedulability, its node selector, affinity and taints, and the node
+//     advertises at least what the pod asks of every extended resource, as
+//     [Snapshot.LegacyNodes] counts (what runs there does not matter: this
+//     is where the pool grows, not what is free);
+//   - DRA's: the translation passes them and the node's devices could serve
+//     its claims were they all free, by the device index that prunes nodes
+//     before the allocator runs (conservative: it never rules out a node
+//     that could).
+//
+// A node of an autoscaled pool that has no such devices (a CPU pool of the
+// same autoscaler) does not count. The nodes of the pools are found once
+// per snapshot and set of labels; a call costs a look at each of them, not
+// at the fleet.
+func (c *Checker) Autoscaled(ctx context.Context, snap *Snapshot, in AutoscaledInput) AutoscaledPool {
+	var out AutoscaledPool
+	if snap == nil || in.Legacy == nil || len(in.Labels) == 0 {
+		return out
+	}
+	pooled := snap.pooled(in.Labels)
+	if len(pooled) == 0 {
+		return out
+	}
+	want := extendedWant(in.Legacy)
+	legacyReq := nodeaffinity.GetRequiredNodeAffinity(in.Legacy)
+	var (
+		p        *plan
+		cc       = c.celCache(snap.features)
+		transReq nodeaffinity.RequiredNodeAffinity
+	)
+	if in.Translated != nil && len(in.Claims) > 0 {
+		if defaulted, err := defaultClaims(in.Translated, in.Claims); err == nil {
+			if pl, reasons := c.plan(snap, cc, defaulted); len(reasons) == 0 {
+				p, transReq = pl, nodeaffinity.GetRequiredNodeAffinity(in.Translated)
+			}
+		}
+	}
+	for _, i := range pooled {
+		ni := snap.nodeAt(i)
+		ok := len(want) > 0 && advertises(ni.node, want) && nodeRejects(legacyReq, in.Legacy, ni.node) == ""
+		if !ok && p != nil && len(ni.devices) > 0 && nodeRejects(transReq, in.Translated, ni.node) == "" {
+			ok = p.prune(ctx, cc, ni, true) == ""
+		}
+		if !ok {
+			continue
+		}
+		if out.Node == "" {
+			out.Node = ni.node.Name
+			out.Label, out.Pool = poolOf(ni.node, in.Labels)
+		}
+		out.Nodes++
+	}
+	return out
+}
+
+// pooled lists, in name order, the positions of the nodes that carry one
+// of the labels, computed once per snapshot and set of labels (the nodes
+// of snapshots derived from one are its own).
+func (s *Snapshot) pooled(labels []string) []int {
+	if len(labels) == 0 {
+		return nil
+	}
+	root := s
+	if s.base != nil {
+		root = s.base
+	}
+	key := strings.Join(labels, "\x00")
+	root.pooledMu.Lock()
+	defer root.pooledMu.Unlock()
+	if l, ok := root.pooledBy[key]; ok {
+		return l
+	}
+	l := []int{} // remembered even when empty
+	for i, ni := range root.nodes {
+		if label, _ := poolOf(ni.node, labels); label != "" {
+			l = append(l, i)
+		}
+	}
+	if root.pooledBy == nil {
+		root.pooledBy = map[string][]int{}
+	}
+	root.pooledBy[key] = l
+	return l
+}
+
+// poolOf is the first of the labels the node carries, and its value.
+func poolOf(node *corev1.Node, labels []string) (string, string) {
+	for _, k := range labels {
+		if v, ok := node.Labels[k]; ok {
+			return k, v
+		}
+	}
+	return "", ""
+}
+
+// extendedWant is the pod's effective request of each extended resource
+// it asks for, as kube-scheduler counts it (init containers and sidecars
+// included); empty for a pod that asks for none.
+func extendedWant(pod *corev1.Pod) corev1.ResourceList {
+	want := corev1.ResourceList{}
+	for n, q := range podRequests(withDefaultRequests(pod)) {
+		if translate.IsExtendedResource(n) {
+			want[n] = q
+		}
+	}
+	return want
+}
