@@ -10,6 +10,7 @@ package feasibility
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,17 +63,67 @@ type AutoscaledInput struct {
 //
 // A node of an autoscaled pool that has no such devices (a CPU pool of the
 // same autoscaler) does not count. The nodes of the pools are found once
-// per snapshot and set of labels; a call costs a look at each of them, not
-// at the fleet.
+// per snapshot and set of labels, the device index is asked once per node
+// class, and answers are cached by inventory snapshot and pod shape (as
+// verdicts are): a pod of a shape seen before costs a lookup.
 func (c *Checker) Autoscaled(ctx context.Context, snap *Snapshot, in AutoscaledInput) AutoscaledPool {
-	var out AutoscaledPool
 	if snap == nil || in.Legacy == nil || len(in.Labels) == 0 {
-		return out
+		return AutoscaledPool{}
 	}
 	pooled := snap.pooled(in.Labels)
 	if len(pooled) == 0 {
-		return out
+		return AutoscaledPool{}
 	}
+	var defaulted []*resourceapi.ResourceClaim
+	if in.Translated != nil && len(in.Claims) > 0 {
+		defaulted, _ = defaultClaims(in.Translated, in.Claims) // invalid claims: the device plugin's side alone
+	}
+	// The answer reads the nodes, their devices and the classes, which
+	// only a new inventory snapshot changes (claims, reservations and pods
+	// derive snapshots from it), and the pods' node selection, requests
+	// and claims: the pods of one Deployment after the first are a lookup.
+	key, err := autoscaledKey(snap, in.Labels, in.Legacy, in.Translated, defaulted)
+	if err == nil {
+		c.mu.Lock()
+		v, ok := c.autoscaled.get(key)
+		c.mu.Unlock()
+		if ok {
+			return v
+		}
+	}
+	out := c.autoscaledIn(ctx, snap, pooled, in, defaulted)
+	if err == nil && ctx.Err() == nil {
+		c.mu.Lock()
+		c.autoscaled.add(key, out)
+		c.mu.Unlock()
+	}
+	return out
+}
+
+// autoscaledKey identifies an answer of Autoscaled: the snapshot the
+// inventory was built as (its nodes and devices), the labels and the two
+// pods' shapes.
+func autoscaledKey(snap *Snapshot, labels []string, legacy, translated *corev1.Pod, claims []*resourceapi.ResourceClaim) (string, error) {
+	root := snap
+	if snap.base != nil {
+		root = snap.base
+	}
+	l, err := shapeKey(legacy, nil)
+	if err != nil {
+		return "", err
+	}
+	t := "-"
+	if translated != nil {
+		if t, err = shapeKey(translated, claims); err != nil {
+			return "", err
+		}
+	}
+	return strconv.FormatUint(root.id, 10) + "/" + strings.Join(labels, ",") + "/" + l + "/" + t, nil
+}
+
+// autoscaledIn is Autoscaled over the nodes of the pools.
+func (c *Checker) autoscaledIn(ctx context.Context, snap *Snapshot, pooled []int, in AutoscaledInput, defaulted []*resourceapi.ResourceClaim) AutoscaledPool {
+	var out AutoscaledPool
 	want := extendedWant(in.Legacy)
 	legacyReq := nodeaffinity.GetRequiredNodeAffinity(in.Legacy)
 	var (
@@ -80,18 +131,28 @@ func (c *Checker) Autoscaled(ctx context.Context, snap *Snapshot, in AutoscaledI
 		cc       = c.celCache(snap.features)
 		transReq nodeaffinity.RequiredNodeAffinity
 	)
-	if in.Translated != nil && len(in.Claims) > 0 {
-		if defaulted, err := defaultClaims(in.Translated, in.Claims); err == nil {
-			if pl, reasons := c.plan(snap, cc, defaulted); len(reasons) == 0 {
-				p, transReq = pl, nodeaffinity.GetRequiredNodeAffinity(in.Translated)
-			}
+	if len(defaulted) > 0 {
+		if pl, reasons := c.plan(snap, cc, defaulted); len(reasons) == 0 {
+			p, transReq = pl, nodeaffinity.GetRequiredNodeAffinity(in.Translated)
+			// The device index answers alike for the nodes of one class
+			// (the same devices up to names and identities, classes.go):
+			// it is asked once per class. The classes are the placement
+			// check's, once per snapshot.
+			snap.nodeClassList(&c.classes)
 		}
 	}
+	served := map[string]bool{}
 	for _, i := range pooled {
 		ni := snap.nodeAt(i)
 		ok := len(want) > 0 && advertises(ni.node, want) && nodeRejects(legacyReq, in.Legacy, ni.node) == ""
 		if !ok && p != nil && len(ni.devices) > 0 && nodeRejects(transReq, in.Translated, ni.node) == "" {
-			ok = p.prune(ctx, cc, ni, true) == ""
+			key := ni.class()
+			if v, seen := served[key]; seen && key != "" {
+				ok = v
+			} else {
+				ok = p.prune(ctx, cc, ni, true) == ""
+				served[key] = ok
+			}
 		}
 		if !ok {
 			continue
