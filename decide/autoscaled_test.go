@@ -94,15 +94,17 @@ func autoscalingPolicy(t *testing.T, rule translate.AutoscalingRule) *translate.
 }
 
 // TestAPodNeverWaitsForDRAInAnAutoscaledPool: with every DRA GPU taken, a
-// pod that may run in a Karpenter pool — its device-plugin nodes or its DRA
-// nodes — stays as submitted (AutoscalerIgnoresClaims), where whenDRABusy:
-// Wait would translate it and where no device-plugin node has room (the
+// pod that may run in a Karpenter pool whose nodes run it as submitted
+// stays as submitted (AutoscalerIgnoresClaims), where whenDRABusy: Wait
+// would translate it and where no device-plugin node has room (the
 // autoscaler sees it Pending as submitted and adds a node); a pool that
 // offers no GPUs, one the pod's selector excludes, labels the policy does
 // not name and a policy whose autoscalers provision for claims leave the
-// rules as they were (the pod waits for DRA: DRABusyWaiting). The test
-// fails if the decision ignores the pool, its devices or the pod's node
-// selection.
+// rules as they were (the pod waits for DRA: DRABusyWaiting), and so does
+// a pool whose nodes only its translation could use — no node like them
+// runs the pod as submitted — with the pool named in the warning. The
+// test fails if the decision ignores the pool, its devices or the pod's
+// node selection.
 func TestAPodNeverWaitsForDRAInAnAutoscaledPool(t *testing.T) {
 	karpenter := map[string]string{translate.KarpenterNodePoolLabel: "gpu"}
 	eks := map[string]string{"eks.amazonaws.com/nodegroup": "gpu-ng"}
@@ -122,7 +124,7 @@ func TestAPodNeverWaitsForDRAInAnAutoscaledPool(t *testing.T) {
 	}{
 		"Wait acts as KeepLegacy where the whole fleet is one Karpenter pool": {
 			pools: map[string]map[string]string{"dgx-": karpenter, "legacy-": karpenter}, rule: translate.WhenDRABusyWait,
-			want: decide.ReasonAutoscalerIgnoresClaims, wantSays: []string{"karpenter.sh/nodepool=gpu", "4 nodes such as dgx-h100-0", "the device plugin runs it now on 2 nodes such as legacy-gfd-0", "Wait acts as KeepLegacy"},
+			want: decide.ReasonAutoscalerIgnoresClaims, wantSays: []string{"karpenter.sh/nodepool=gpu (2 nodes such as legacy-gfd-0)", "the device plugin runs it now on 2 nodes such as legacy-gfd-0", "Wait acts as KeepLegacy"},
 		},
 		"with no device-plugin room the pod waits as submitted, for the autoscaler": {
 			pools: map[string]map[string]string{"dgx-": karpenter, "legacy-": karpenter}, legacyFull: true,
@@ -132,9 +134,9 @@ func TestAPodNeverWaitsForDRAInAnAutoscaledPool(t *testing.T) {
 			pools: map[string]map[string]string{"legacy-": karpenter}, rule: translate.WhenDRABusyWait,
 			want: decide.ReasonAutoscalerIgnoresClaims, wantSays: []string{"(2 nodes such as legacy-gfd-0)"},
 		},
-		"DRA nodes of a Karpenter pool count": {
+		"a pool whose nodes run only the translation does not grow for the pod as submitted either: it waits, and is told": {
 			pools: map[string]map[string]string{"dgx-": karpenter}, legacyFull: true,
-			want: decide.ReasonAutoscalerIgnoresClaims, wantSays: []string{"(2 nodes such as dgx-h100-0)"},
+			want: decide.ReasonDRABusyWaiting, wantSays: []string{"the autoscaled pool karpenter.sh/nodepool=gpu (2 nodes such as dgx-h100-0) adds no node for it"},
 		},
 		"the pool labels the policy names count": {
 			pools: map[string]map[string]string{"legacy-": eks}, rule: translate.WhenDRABusyWait,

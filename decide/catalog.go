@@ -54,9 +54,9 @@ const (
 	// ReasonAutoscalerIgnoresClaims: the pod may run in a pool whose
 	// autoscaler adds no node for a pod whose devices come from a claim
 	// (Karpenter's default; the policy's autoscaling rule). In the webhook,
-	// DRA can serve it only once devices free up: it stays as submitted,
-	// which the device plugin runs now or the autoscaler adds a node for,
-	// whatever whenDRABusy says. In the cutover forecast, the workload has
+	// DRA can serve it only once devices free up and the pool's nodes run
+	// it as submitted: it stays as submitted, which the device plugin runs
+	// now or the autoscaler adds a node for, whatever whenDRABusy says. In the cutover forecast, the workload has
 	// more pods than the pool serves after the switch, and the autoscaler
 	// that grows the pool for them today will not (autoscaling lost).
 	// Warning: the migration of such pods waits on a decision about the

@@ -276,8 +276,10 @@ func (d *Decision) feasible(v feasibility.Verdict) {
 // whenBusy decides for a translation that DRA serves only once devices
 // free up: a pod that the device plugin runs now stays as submitted
 // (whenDRABusy: KeepLegacy); so does one that may run in a pool whose
-// autoscaler adds no node for claims, whatever the rule
-// (AutoscalerIgnoresClaims); else it is translated and told that it waits.
+// autoscaler adds no node for claims and whose nodes run it as submitted,
+// whatever the rule (AutoscalerIgnoresClaims); else it is translated and
+// told that it waits (and, in such a pool whose nodes run only its
+// translation, that the pool will not grow for it).
 func (d *Decision) whenBusy(ctx context.Context, in Input, res *translate.Result, v feasibility.Verdict) {
 	rule := whenDRABusy(in)
 	legacy := in.Snapshot.LegacyFitsNow(in.admitted(in.Pod))
@@ -288,7 +290,12 @@ func (d *Decision) whenBusy(ctx context.Context, in Input, res *translate.Result
 			nodesLike(1, v.Node), nodesLike(legacy.Nodes, legacy.Node))))
 		return
 	}
-	if d.autoscaled(ctx, in, res, v, rule) {
+	pool := in.Checker.Autoscaled(ctx, in.Snapshot, feasibility.AutoscaledInput{
+		Labels: in.Policy.AutoscaledPoolLabels(), Legacy: in.admitted(in.Pod),
+		Translated: in.admitted(res.Pod), Claims: []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec},
+	})
+	if pool.AsSubmitted > 0 {
+		d.autoscaled(pool, v, rule)
 		return
 	}
 	d.feasible(v)
@@ -299,6 +306,12 @@ func (d *Decision) whenBusy(ctx context.Context, in Input, res *translate.Result
 	case legacy.Node != "":
 		why = fmt.Sprintf("whenDRABusy is Wait, although the device plugin has room now on %s", nodesLike(legacy.Nodes, legacy.Node))
 	}
+	if pool.Node != "" {
+		// The pool grows for neither: no node like its nodes runs the pod
+		// as submitted.
+		why += fmt.Sprintf("; the autoscaled pool %s=%s (%s) adds no node for it: its autoscaler does not provision for claims, and its nodes do not run the pod as submitted either (no device plugin, no DeviceClass maps its extended resources)",
+			pool.Label, pool.Pool, nodesLike(pool.Nodes, pool.Node))
+	}
 	// The translation stands, and what a person needs to know first is that
 	// the pod will wait: this is the reason shown for it.
 	d.Decisive = reason(ReasonDRABusyWaiting, translate.SeverityWarning,
@@ -307,21 +320,14 @@ func (d *Decision) whenBusy(ctx context.Context, in Input, res *translate.Result
 }
 
 // autoscaled keeps as submitted a pod that DRA serves only once devices
-// free up when it may run in a pool whose autoscaler adds no node for a
-// pod whose devices come from a claim (feasibility.Checker.Autoscaled, the
-// policy's autoscaling rule): translated, it would wait there for devices
-// no new node brings; as submitted, it runs on the device plugin now, or
-// waits Pending on its extended resources, which the autoscaler provisions
-// for. whenDRABusy: Wait acts as KeepLegacy there. It returns false when
-// the pod may run in no such pool.
-func (d *Decision) autoscaled(ctx context.Context, in Input, res *translate.Result, v feasibility.Verdict, rule translate.WhenDRABusy) bool {
-	pool := in.Checker.Autoscaled(ctx, in.Snapshot, feasibility.AutoscaledInput{
-		Labels: in.Policy.AutoscaledPoolLabels(), Legacy: in.admitted(in.Pod),
-		Translated: in.admitted(res.Pod), Claims: []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec},
-	})
-	if pool.Node == "" {
-		return false
-	}
+// free up, which may run in a pool whose autoscaler adds no node for a pod
+// whose devices come from a claim (feasibility.Checker.Autoscaled, the
+// policy's autoscaling rule) and whose nodes run the pod as submitted:
+// translated, it would wait there for devices no new node brings; as
+// submitted, it runs on the device plugin now, or waits Pending on its
+// extended resources, for which the autoscaler adds a node like them.
+// whenDRABusy: Wait acts as KeepLegacy there.
+func (d *Decision) autoscaled(pool feasibility.AutoscaledPool, v feasibility.Verdict, rule translate.WhenDRABusy) {
 	var now string
 	switch {
 	case d.Legacy.Node != "":
@@ -336,8 +342,7 @@ func (d *Decision) autoscaled(ctx context.Context, in Input, res *translate.Resu
 	}
 	d.keep(reason(ReasonAutoscalerIgnoresClaims, translate.SeverityWarning, fmt.Sprintf(
 		"the DRA devices that could serve the pod are in use or held by pods admitted a moment ago (%s), and it may run in the autoscaled pool %s=%s (%s), whose autoscaler adds no node for a pod whose devices come from a claim: kept as submitted; %s",
-		nodesLike(1, v.Node), pool.Label, pool.Pool, nodesLike(pool.Nodes, pool.Node), now)))
-	return true
+		nodesLike(1, v.Node), pool.Label, pool.Pool, nodesLike(pool.AsSubmitted, pool.Node), now)))
 }
 
 // whenDRABusy is the rule for the pod: the namespace's, else the policy's,

@@ -27,10 +27,18 @@ type AutoscaledPool struct {
 	// Label is the node-label key that puts the node in its pool and Pool
 	// its value, the pool's name ("karpenter.sh/nodepool", "gpu").
 	Label, Pool string
-	// Node is the first such node in name order; Nodes counts them, in
-	// every pool.
+	// Node is the first such node in name order, one that runs the pod as
+	// submitted when there is one; Nodes counts them, in every pool.
 	Node  string
 	Nodes int
+	// AsSubmitted counts those of Nodes that run the pod as submitted: it
+	// passes their node filters, and they advertise what it asks of every
+	// extended resource (a device plugin), or DeviceClasses map every one
+	// of them (extendedResourceName, KEP-5004) and their DRA devices could
+	// serve its translation. A node like them that the autoscaler adds for
+	// the pod Pending as submitted runs it; a node that only the
+	// translation could use does not.
+	AsSubmitted int
 }
 
 // AutoscaledInput is what [Checker.Autoscaled] looks at.
@@ -59,7 +67,9 @@ type AutoscaledInput struct {
 //   - DRA's: the translation passes them and the node's devices could serve
 //     its claims were they all free, by the device index that prunes nodes
 //     before the allocator runs (conservative: it never rules out a node
-//     that could).
+//     that could). Where DeviceClasses map every extended resource of the
+//     pod (extendedResourceName), such a node runs the pod as submitted too
+//     if it passes the pod's own node filters.
 //
 // A node of an autoscaled pool that has no such devices (a CPU pool of the
 // same autoscaler) does not count. The nodes of the pools are found once
@@ -141,27 +151,50 @@ func (c *Checker) autoscaledIn(ctx context.Context, snap *Snapshot, pooled []int
 			snap.nodeClassList(&c.classes)
 		}
 	}
+	// DeviceClasses map every extended resource the pod asks for: the
+	// scheduler serves it as submitted from DRA devices (KEP-5004).
+	mapped := len(want) > 0
+	for n := range want {
+		mapped = mapped && snap.draServes(n)
+	}
 	served := map[string]bool{}
+	devicesServe := func(ni *nodeInfo) bool {
+		key := ni.class()
+		if v, seen := served[key]; seen && key != "" {
+			return v
+		}
+		ok := p.prune(ctx, cc, ni, true) == ""
+		served[key] = ok
+		return ok
+	}
+	var first *nodeInfo // the first node, whether or not it runs the pod as submitted
 	for _, i := range pooled {
 		ni := snap.nodeAt(i)
-		ok := len(want) > 0 && advertises(ni.node, want) && nodeRejects(legacyReq, in.Legacy, ni.node) == ""
-		if !ok && p != nil && len(ni.devices) > 0 && nodeRejects(transReq, in.Translated, ni.node) == "" {
-			key := ni.class()
-			if v, seen := served[key]; seen && key != "" {
-				ok = v
-			} else {
-				ok = p.prune(ctx, cc, ni, true) == ""
-				served[key] = ok
-			}
+		legacyPasses := nodeRejects(legacyReq, in.Legacy, ni.node) == ""
+		asSubmitted := legacyPasses && len(want) > 0 && advertises(ni.node, want)
+		dra := false
+		if !asSubmitted && p != nil && len(ni.devices) > 0 && nodeRejects(transReq, in.Translated, ni.node) == "" {
+			dra = devicesServe(ni)
+			asSubmitted = dra && mapped && legacyPasses
 		}
-		if !ok {
+		if !asSubmitted && !dra {
 			continue
 		}
-		if out.Node == "" {
-			out.Node = ni.node.Name
-			out.Label, out.Pool = poolOf(ni.node, in.Labels)
+		if first == nil {
+			first = ni
+		}
+		if asSubmitted {
+			if out.AsSubmitted == 0 {
+				out.Node = ni.node.Name
+				out.Label, out.Pool = poolOf(ni.node, in.Labels)
+			}
+			out.AsSubmitted++
 		}
 		out.Nodes++
+	}
+	if out.Node == "" && first != nil {
+		out.Node = first.node.Name
+		out.Label, out.Pool = poolOf(first.node, in.Labels)
 	}
 	return out
 }

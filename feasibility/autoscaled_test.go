@@ -59,3 +59,72 @@ func TestAutoscaledAnswersAreCachedPerSnapshotAndShape(t *testing.T) {
 		})
 	}
 }
+
+// TestAutoscaledNodesRunThePodAsSubmitted: a pool's DRA nodes that could
+// serve the translation run the pod as submitted only where DeviceClasses
+// map its extended resource (extendedResourceName, KEP-5004) and the pod's
+// own node filters admit them; device-plugin nodes of a pool that
+// advertise it do.
+func TestAutoscaledNodesRunThePodAsSubmitted(t *testing.T) {
+	gpu := func(n string) *corev1.Pod {
+		p := makePod("p", "ns").Obj()
+		p.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(n)}}}}
+		return p
+	}
+	build := func(t *testing.T, mapped, devicePlugin bool) *Snapshot {
+		f := fleetgen.Synthetic(8)
+		inv := inventoryFrom(f)
+		for i, n := range inv.Nodes {
+			n = n.DeepCopy()
+			n.Labels[translate.KarpenterNodePoolLabel] = "gpu"
+			if devicePlugin && n.Name == "node-00002" { // an L4 node: no H100 for the translation
+				n.Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("8")
+			}
+			inv.Nodes[i] = n
+		}
+		if mapped {
+			c := f.Classes[0].DeepCopy()
+			c.Name = "gpu-by-extended-resource"
+			c.Spec.ExtendedResourceName = new("nvidia.com/gpu")
+			inv.Classes = append(inv.Classes, c)
+		}
+		snap, err := NewSnapshot(inv, 1, DefaultFeatures())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap
+	}
+	for name, tc := range map[string]struct {
+		mapped, devicePlugin bool
+		legacy               *corev1.Pod
+		want                 AutoscaledPool
+	}{
+		"DRA nodes alone run only the translation": {
+			legacy: gpu("1"), want: AutoscaledPool{Label: translate.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2},
+		},
+		"a class that maps nvidia.com/gpu makes them run the pod as submitted": {
+			mapped: true, legacy: gpu("1"), want: AutoscaledPool{Label: translate.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2, AsSubmitted: 2},
+		},
+		"not where the pod as submitted selects other nodes": {
+			mapped: true, legacy: func() *corev1.Pod {
+				p := gpu("1")
+				p.Spec.NodeSelector = map[string]string{hostnameLabel: "node-00001"}
+				return p
+			}(),
+			want: AutoscaledPool{Label: translate.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2},
+		},
+		"a device-plugin node of the pool runs it as submitted, and is named first": {
+			devicePlugin: true, legacy: gpu("1"), want: AutoscaledPool{Label: translate.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00002", Nodes: 3, AsSubmitted: 1},
+		},
+		"not when it offers less than the pod asks": {
+			devicePlugin: true, legacy: gpu("9"), want: AutoscaledPool{Label: translate.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := AutoscaledInput{Labels: []string{translate.KarpenterNodePoolLabel}, Legacy: tc.legacy, Translated: makePod("p", "ns").Obj(), Claims: alignedH100()}
+			if got := NewChecker(Options{}).Autoscaled(t.Context(), build(t, tc.mapped, tc.devicePlugin), in); got != tc.want {
+				t.Errorf("%+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
