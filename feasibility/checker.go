@@ -106,6 +106,9 @@ type Checker struct {
 	revalidated, searchedFrom atomic.Int64
 	// placements holds the placement answers per pod shape, by node class.
 	placements *lru[*placementEntry]
+	// autoscaled holds the answers of Autoscaled per inventory snapshot
+	// and pod shapes.
+	autoscaled *lru[AutoscaledPool]
 	// classes carries node class keys from one snapshot to the next.
 	classes classMemo
 	// refs remembers the fields each selector expression references.
@@ -139,6 +142,7 @@ func NewChecker(opts Options) *Checker {
 		cache:       newLRU[Verdict](opts.CacheSize),
 		lineage:     newLRU[lineageEntry](opts.CacheSize),
 		placements:  newLRU[*placementEntry](opts.CacheSize),
+		autoscaled:  newLRU[AutoscaledPool](opts.CacheSize),
 		inflight:    map[string]*flight{},
 	}
 }

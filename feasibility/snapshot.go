@@ -85,6 +85,11 @@ type Snapshot struct {
 	// unknowns: some device has unknown attributes (a forecast fleet's).
 	unknowns bool
 
+	// pooledBy holds, per set of pool labels, the positions of the nodes
+	// of autoscaled pools (pooled), computed on first use.
+	pooledMu sync.Mutex
+	pooledBy map[string][]int
+
 	// Node classes for the placement check, computed on first use.
 	classOnce          sync.Once
 	nodeClasses        []*nodeClass
