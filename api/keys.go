@@ -80,6 +80,19 @@ const (
 	AnnotationSubmitted = "claimbridge.io/submitted"
 )
 
+// Annotations of a ResourceSlice.
+const (
+	// AnnotationUnknownAttributes on a ResourceSlice lists, comma-separated
+	// and qualified ("gpu.nvidia.com/driverVersion",
+	// "resource.kubernetes.io/pcieRoot"), the attributes and capacities its
+	// driver will publish on its devices that the slice leaves out because
+	// their values are not known: the slices of a forecast fleet
+	// (claimbridge audit --forecast), made from the nodes' labels before the
+	// driver runs. A check whose answer depends on one of them is Unknown,
+	// never NeverFits.
+	AnnotationUnknownAttributes = "claimbridge.io/unknown-attributes"
+)
+
 // Prefix starts every label and annotation claimbridge writes.
 const Prefix = "claimbridge.io/"
 

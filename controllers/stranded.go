@@ -188,6 +188,13 @@ func (c *StrandController) tellWaiting(p *corev1.Pod, fit feasibility.LegacyFit,
 	msg := fmt.Sprintf("translated pod %s has waited %s for DRA devices (in use, or held for other pods); %s: %s",
 		p.Name, now.Sub(p.CreationTimestamp.Time).Round(time.Second), why, explain.Reasons().Remedy(decide.ReasonDRABusyWaiting))
 	typ := explain.Judge(api.DecisionTranslated, decide.ReasonDRABusyWaiting, false).EventType()
+	c.tellOnce(p, typ, reason, msg, msg, seen, now)
+}
+
+// tellOnce records the Event on the pod once (within its shape's limit: a
+// pod over it is told by its owner's Event and is not tried again) and on
+// its owner once while the owner has such pods; it marks both in seen.
+func (c *StrandController) tellOnce(p *corev1.Pod, typ, reason, msg, ownerMsg string, seen map[string]bool, now time.Time) {
 	owner := metav1.GetControllerOf(p)
 	key := reason + "/" + p.Namespace + "/" + p.Name + "/" + string(p.UID)
 	seen[key] = true
@@ -204,7 +211,7 @@ func (c *StrandController) tellWaiting(p *corev1.Pod, fit feasibility.LegacyFit,
 	seen[key] = true
 	if !c.told[key] {
 		c.told[key] = true
-		c.recordAs(&corev1.ObjectReference{Kind: owner.Kind, APIVersion: owner.APIVersion, Namespace: p.Namespace, Name: owner.Name, UID: owner.UID}, typ, reason, msg)
+		c.recordAs(&corev1.ObjectReference{Kind: owner.Kind, APIVersion: owner.APIVersion, Namespace: p.Namespace, Name: owner.Name, UID: owner.UID}, typ, reason, ownerMsg)
 	}
 }
 
@@ -232,28 +239,7 @@ func (c *StrandController) tellUnservable(snap *feasibility.Snapshot, seen map[s
 		}
 		count++
 		msg := explain.UnservableMessage(gaps, dra) + explain.Consequence(p, false) + ": " + explain.Reasons().Remedy(explain.ReasonLegacyUnservable)
-		reason := string(explain.ReasonLegacyUnservable)
-		owner := metav1.GetControllerOf(p)
-		key := reason + "/" + p.Namespace + "/" + p.Name + "/" + string(p.UID)
-		seen[key] = true
-		if !c.told[key] {
-			// A pod over its shape's limit is told by its owner's Event
-			// (and its admission warning); it is not tried again.
-			c.told[key] = true
-			if c.allow(reason+"/"+shapeOf(p, owner), now) {
-				c.record(&corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.Namespace, Name: p.Name, UID: p.UID}, reason, msg)
-			}
-		}
-		if owner == nil {
-			continue
-		}
-		key = reason + "/owner/" + string(owner.UID)
-		seen[key] = true
-		if !c.told[key] {
-			c.told[key] = true
-			c.record(&corev1.ObjectReference{Kind: owner.Kind, APIVersion: owner.APIVersion, Namespace: p.Namespace, Name: owner.Name, UID: owner.UID},
-				reason, "pod "+p.Name+": "+msg)
-		}
+		c.tellOnce(p, corev1.EventTypeWarning, string(explain.ReasonLegacyUnservable), msg, "pod "+p.Name+": "+msg, seen, now)
 	}
 	c.forgetFullBuckets(now)
 	return count
@@ -279,11 +265,6 @@ func (c *StrandController) forgetFullBuckets(now time.Time) {
 			delete(c.buckets, shape)
 		}
 	}
-}
-
-// record records a Warning.
-func (c *StrandController) record(ref *corev1.ObjectReference, reason, msg string) {
-	c.recordAs(ref, corev1.EventTypeWarning, reason, msg)
 }
 
 // recordAs records an Event of that type.

@@ -51,6 +51,17 @@ const (
 	// free up; with whenDRABusy: Wait even though the device plugin has
 	// room now. The pod is translated.
 	ReasonDRABusyWaiting translate.ReasonCode = "DRABusyWaiting"
+	// ReasonAutoscalerIgnoresClaims: the pod may run in a pool whose
+	// autoscaler adds no node for a pod whose devices come from a claim
+	// (Karpenter's default; the policy's autoscaling rule). In the webhook,
+	// DRA can serve it only once devices free up and the pool's nodes run
+	// it as submitted: it stays as submitted, which the device plugin runs
+	// now or the autoscaler adds a node for, whatever whenDRABusy says. In the cutover forecast, the workload has
+	// more pods than the pool serves after the switch, and the autoscaler
+	// that grows the pool for them today will not (autoscaling lost).
+	// Warning: the migration of such pods waits on a decision about the
+	// autoscaler.
+	ReasonAutoscalerIgnoresClaims translate.ReasonCode = "AutoscalerIgnoresClaims"
 )
 
 // Reasons is the catalog of every code a decision can carry: translation's,
@@ -67,17 +78,20 @@ const (
 	docOperators = "docs/reference/workloads.md#operators-that-size-from-the-device-limit"
 	docTolerate  = "docs/reference/policy.md#implicit-tolerations"
 	docMultiHost = "docs/reference/workloads.md#multi-host-tpu-slices"
+	docAutoscale = "docs/concepts/dra-busy.md#autoscaled-pools"
 )
 
 var catalog = translate.Reasons().With(feasibility.Reasons(), translate.Catalog{
-	ReasonFeasible:                  translate.NewEntry(translate.SeverityInfo, translate.OutcomeTranslate, "nothing to do: the fleet can serve the translation", docVerdict),
-	ReasonInfeasible:                translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "see the verdict's code: the fleet cannot serve the translation, or that is not known", docVerdict),
-	ReasonPlacementProven:           translate.NewEntry(translate.SeverityInfo, "", "nothing to do: the translation lands where the pod as submitted would", docPlacement),
-	ReasonPlacementDiffers:          translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "make the pod's node labels and affinity mean the same on DRA nodes (label the DRA nodes as the device-plugin nodes were), or set placement: Subset in the policy", docPlacement),
-	ReasonPlacementUnknown:          translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "rerun with a longer --timeout (--feasibility-timeout on the webhook): the placement check did not finish", docPlacement),
-	ReasonPlacementNotChecked:       translate.NewEntry(translate.SeverityInfo, "", "set placement: Exact (the default) to have translations checked against the fleet", docPlacement),
-	ReasonDRABusyLegacyFree:         translate.NewEntry(translate.SeverityInfo, translate.OutcomeKeepLegacy, "nothing to do: the pod runs now on the device plugin; free or add DRA devices to have such pods translated, or set whenDRABusy: Wait (label claimbridge.io/when-dra-busy=Wait on the namespace) to have them wait for DRA", docBusy),
-	ReasonDRABusyWaiting:            translate.NewEntry(translate.SeverityWarning, "", "free or add DRA devices, or set whenDRABusy: KeepLegacy to keep such pods on the device plugin while it has room", docBusy),
+	ReasonFeasible:            translate.NewEntry(translate.SeverityInfo, translate.OutcomeTranslate, "nothing to do: the fleet can serve the translation", docVerdict),
+	ReasonInfeasible:          translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "see the verdict's code: the fleet cannot serve the translation, or that is not known", docVerdict),
+	ReasonPlacementProven:     translate.NewEntry(translate.SeverityInfo, "", "nothing to do: the translation lands where the pod as submitted would", docPlacement),
+	ReasonPlacementDiffers:    translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "make the pod's node labels and affinity mean the same on DRA nodes (label the DRA nodes as the device-plugin nodes were), or set placement: Subset in the policy", docPlacement),
+	ReasonPlacementUnknown:    translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "rerun with a longer --timeout (--feasibility-timeout on the webhook): the placement check did not finish", docPlacement),
+	ReasonPlacementNotChecked: translate.NewEntry(translate.SeverityInfo, "", "set placement: Exact (the default) to have translations checked against the fleet", docPlacement),
+	ReasonDRABusyLegacyFree:   translate.NewEntry(translate.SeverityInfo, translate.OutcomeKeepLegacy, "nothing to do: the pod runs now on the device plugin; free or add DRA devices to have such pods translated, or set whenDRABusy: Wait (label claimbridge.io/when-dra-busy=Wait on the namespace) to have them wait for DRA", docBusy),
+	ReasonDRABusyWaiting:      translate.NewEntry(translate.SeverityWarning, "", "free or add DRA devices, or set whenDRABusy: KeepLegacy to keep such pods on the device plugin while it has room", docBusy),
+	ReasonAutoscalerIgnoresClaims: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
+		"set autoscaling.draAware: true in the policy if the pool's autoscaler adds nodes for pods with claims (Karpenter with --ignore-dra-requests=false and a cloud provider that describes its instance types' devices; Cluster Autoscaler 1.35 or later for a node group with a live node); else keep DRA capacity in the pool for every replica: it will not grow for them", docAutoscale),
 	ReasonNodeLabelUnchecked:        translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "run with --fleet (the nodes and their ResourceSlices) so that the placement check compares where the pod lands without the label, set keepTranslatedNodeLabels where the DRA nodes still carry it, or drop the label if the device count says as much", docHow),
 	ReasonSingleAlternativeRejected: translate.NewEntry(translate.SeverityInfo, "", "nothing to do: another alternative was tried in its place", docStack),
 	ReasonOperatorReadsLimit: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,

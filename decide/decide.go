@@ -19,7 +19,12 @@
 //     default) a difference keeps the pod legacy (PlacementDiffers);
 //  3. the verdict (feasibility.Checker.Check) says whether the fleet can
 //     serve the claim now (FitsNow) or once devices are free (FitsWhenFree);
-//     anything else keeps the pod legacy (Infeasible).
+//     anything else keeps the pod legacy (Infeasible). A pod DRA serves only
+//     once devices are free stays as submitted where the device plugin runs
+//     it now (whenDRABusy: KeepLegacy, DRABusyLegacyFree) or where it may
+//     run in a pool whose autoscaler adds no node for claims
+//     (AutoscalerIgnoresClaims), else it is translated and waits
+//     (DRABusyWaiting).
 //
 // What may import it: webhook/, cmd/ and internal/. It imports translate
 // and feasibility only. It holds no state; the Checker's caches
@@ -160,8 +165,9 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 		if !d.classesExist(in, res) {
 			return d, nil
 		}
-		r, _, ok := d.place(ctx, in, res)
+		r, pl, ok := d.place(ctx, in, res)
 		if !ok {
+			d.verdictOfPlacement(pl)
 			d.keep(r...)
 			return d, nil
 		}
@@ -185,7 +191,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	case feasibility.FitsNow:
 		d.feasible(v)
 	case feasibility.FitsWhenFree:
-		d.whenBusy(in, res, v)
+		d.whenBusy(ctx, in, res, v)
 	default:
 		d.keep(verdictReasons(&v)...)
 		d.tolerationHint(ctx, in, res, claims)
@@ -274,8 +280,12 @@ func (d *Decision) feasible(v feasibility.Verdict) {
 
 // whenBusy decides for a translation that DRA serves only once devices
 // free up: a pod that the device plugin runs now stays as submitted
-// (whenDRABusy: KeepLegacy), else it is translated and told that it waits.
-func (d *Decision) whenBusy(in Input, res *translate.Result, v feasibility.Verdict) {
+// (whenDRABusy: KeepLegacy); so does one that may run in a pool whose
+// autoscaler adds no node for claims and whose nodes run it as submitted,
+// whatever the rule (AutoscalerIgnoresClaims); else it is translated and
+// told that it waits (and, in such a pool whose nodes run only its
+// translation, that the pool will not grow for it).
+func (d *Decision) whenBusy(ctx context.Context, in Input, res *translate.Result, v feasibility.Verdict) {
 	rule := whenDRABusy(in)
 	legacy := in.Snapshot.LegacyFitsNow(in.admitted(in.Pod))
 	d.Legacy = &legacy
@@ -283,6 +293,14 @@ func (d *Decision) whenBusy(in Input, res *translate.Result, v feasibility.Verdi
 		d.keep(reason(ReasonDRABusyLegacyFree, translate.SeverityInfo, fmt.Sprintf(
 			"the DRA devices that could serve the pod are in use or held by pods admitted a moment ago (%s); the device plugin runs it now on %s",
 			nodesLike(1, v.Node), nodesLike(legacy.Nodes, legacy.Node))))
+		return
+	}
+	pool := in.Checker.Autoscaled(ctx, in.Snapshot, feasibility.AutoscaledInput{
+		Labels: in.Policy.AutoscaledPoolLabels(), Legacy: in.admitted(in.Pod),
+		Translated: in.admitted(res.Pod), Claims: []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec},
+	})
+	if pool.AsSubmitted > 0 {
+		d.autoscaled(pool, v, rule)
 		return
 	}
 	d.feasible(v)
@@ -293,11 +311,43 @@ func (d *Decision) whenBusy(in Input, res *translate.Result, v feasibility.Verdi
 	case legacy.Node != "":
 		why = fmt.Sprintf("whenDRABusy is Wait, although the device plugin has room now on %s", nodesLike(legacy.Nodes, legacy.Node))
 	}
+	if pool.Node != "" {
+		// The pool grows for neither: no node like its nodes runs the pod
+		// as submitted.
+		why += fmt.Sprintf("; the autoscaled pool %s=%s (%s) adds no node for it: its autoscaler does not provision for claims, and its nodes do not run the pod as submitted either (no device plugin, no DeviceClass maps its extended resources)",
+			pool.Label, pool.Pool, nodesLike(pool.Nodes, pool.Node))
+	}
 	// The translation stands, and what a person needs to know first is that
 	// the pod will wait: this is the reason shown for it.
 	d.Decisive = reason(ReasonDRABusyWaiting, translate.SeverityWarning,
 		fmt.Sprintf("the pod will wait Pending until DRA devices free up on a node such as %s: they are in use or held by pods admitted a moment ago; %s", v.Node, why))
 	d.Reasons = append(d.Reasons, d.Decisive)
+}
+
+// autoscaled keeps as submitted a pod that DRA serves only once devices
+// free up, which may run in a pool whose autoscaler adds no node for a pod
+// whose devices come from a claim (feasibility.Checker.Autoscaled, the
+// policy's autoscaling rule) and whose nodes run the pod as submitted:
+// translated, it would wait there for devices no new node brings; as
+// submitted, it runs on the device plugin now, or waits Pending on its
+// extended resources, for which the autoscaler adds a node like them.
+// whenDRABusy: Wait acts as KeepLegacy there.
+func (d *Decision) autoscaled(pool feasibility.AutoscaledPool, v feasibility.Verdict, rule translate.WhenDRABusy) {
+	var now string
+	switch {
+	case d.Legacy.Node != "":
+		now = "the device plugin runs it now on " + nodesLike(d.Legacy.Nodes, d.Legacy.Node)
+	case !d.Legacy.Known:
+		now = "whether a device-plugin node has room for it now is not known; if none has, it waits Pending on its extended resources, for which the autoscaler adds a node"
+	default:
+		now = "no device-plugin node has room for it now: it waits Pending on its extended resources, for which the autoscaler adds a node"
+	}
+	if rule == translate.WhenDRABusyWait {
+		now += "; whenDRABusy: Wait acts as KeepLegacy in an autoscaled pool"
+	}
+	d.keep(reason(ReasonAutoscalerIgnoresClaims, translate.SeverityWarning, fmt.Sprintf(
+		"the DRA devices that could serve the pod are in use or held by pods admitted a moment ago (%s), and it may run in the autoscaled pool %s=%s (%s), whose autoscaler adds no node for a pod whose devices come from a claim: kept as submitted; %s",
+		nodesLike(1, v.Node), pool.Label, pool.Pool, nodesLike(pool.AsSubmitted, pool.Node), now)))
 }
 
 // whenDRABusy is the rule for the pod: the namespace's, else the policy's,
@@ -334,6 +384,17 @@ func (d *Decision) classesExist(in Input, res *translate.Result) bool {
 	d.Verdict = v
 	d.keep(verdictReasons(v)...)
 	return false
+}
+
+// verdictOfPlacement: a placement check that could not tell where the
+// translation lands because its claims read attributes the fleet's devices
+// leave unknown (a forecast's) is the verdict too: Unknown
+// (AttributesUnknown), with the attributes, never NeverFits.
+func (d *Decision) verdictOfPlacement(pl *feasibility.Placement) {
+	if pl == nil || len(pl.DependsOn) == 0 {
+		return
+	}
+	d.Verdict = &feasibility.Verdict{Kind: feasibility.Unknown, Code: feasibility.ReasonAttributesUnknown, DependsOn: pl.DependsOn, Reasons: []string{pl.Unknown}}
 }
 
 func (d *Decision) notSynced() {

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/claimbridge/claimbridge/internal/testing/benchinput"
@@ -440,6 +441,71 @@ func BenchmarkBurst(b *testing.B) {
 				}
 				for b.Loop() {
 					next()
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkAutoscaled: what the autoscaled-pool check adds to the decision
+// of a pod DRA serves only once devices free up, on 1,000 and 5,000 nodes,
+// against LegacyFitsNow, which that decision already runs over every node:
+// with every node in a Karpenter NodePool (the worst case: every node is
+// looked at, and every DGX node counts), cold (cache off: a pod shape seen
+// for the first time, or a new inventory snapshot) and warm (the pods of a
+// Deployment after the first), and with the policy's pool labels on no
+// node. The nodes of the pools and the node classes are found before the
+// loop, once per snapshot, as the webhook's placement check finds the
+// classes anyway.
+func BenchmarkAutoscaled(b *testing.B) {
+	claims := alignedH100()
+	legacy := makePod("p", "ns").Obj()
+	legacy.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}}
+	translated := makePod("p", "ns").Obj()
+	for _, n := range []int{1000, 5000} {
+		for _, pooled := range []bool{true, false} {
+			f := fleetgen.Synthetic(n)
+			if pooled {
+				for _, node := range f.Nodes {
+					node.Labels[translate.KarpenterNodePoolLabel] = "gpu"
+				}
+			}
+			inv := inventoryFrom(f)
+			inv.PodsListed = true
+			snap, err := NewSnapshot(inv, 1, DefaultFeatures())
+			if err != nil {
+				b.Fatal(err)
+			}
+			in := AutoscaledInput{Labels: []string{translate.KarpenterNodePoolLabel}, Legacy: legacy, Translated: translated, Claims: claims}
+			want := 0
+			if pooled {
+				want = n / 4 // the DGX H100 nodes: the others have no H100 for the claim
+			}
+			name := "no-pool"
+			if pooled {
+				name = "every-node-pooled"
+			}
+			for _, cache := range []string{"cold", "warm"} {
+				size := 0
+				if cache == "cold" {
+					size = -1
+				}
+				c := NewChecker(Options{CacheSize: size})
+				if got := c.Autoscaled(b.Context(), snap, in); got.Nodes != want {
+					b.Fatalf("%d nodes of autoscaled pools serve the pod, want %d", got.Nodes, want)
+				}
+				b.Run(fmt.Sprintf("nodes=%d/%s/%s", n, name, cache), func(b *testing.B) {
+					for b.Loop() {
+						c.Autoscaled(b.Context(), snap, in)
+					}
+				})
+			}
+			if !pooled {
+				continue
+			}
+			b.Run(fmt.Sprintf("nodes=%d/legacy-fits-now", n), func(b *testing.B) {
+				for b.Loop() {
+					snap.LegacyFitsNow(legacy)
 				}
 			})
 		}

@@ -29,6 +29,10 @@ const (
 	ReasonInventoryNotSynced ReasonCode = "InventoryNotSynced"
 	// ReasonBusy: no search slot was free in time (Unknown).
 	ReasonBusy ReasonCode = "Busy"
+	// ReasonAttributesUnknown: the claims are served on no node, and would
+	// be on one whose devices leave attributes the claims read unknown (a
+	// forecast's) if those were what they ask for (Unknown).
+	ReasonAttributesUnknown ReasonCode = "AttributesUnknown"
 )
 
 // Reasons is the catalog of verdict codes, keyed by the code as a
@@ -50,6 +54,7 @@ var verdictCatalog = translate.Catalog{
 	code(ReasonAllocatorError):      translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "the allocator failed on the claim for %[1]s: check the DeviceClass selectors and the driver's attributes", docVerdict),
 	code(ReasonDeadlineExceeded):    translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "rerun with a longer --timeout (--feasibility-timeout on the webhook): the check for %[1]s did not finish", docVerdict),
 	code(ReasonInventoryNotSynced):  translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "wait for the webhook's inventory to sync, then look again", docVerdict),
+	code(ReasonAttributesUnknown):   translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "check the pod once the DRA driver publishes its devices: whether they serve it depends on attributes the forecast cannot tell from the nodes' labels (named); or label the nodes with them", docVerdict),
 	code(ReasonBusy):                translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy, "raise --feasibility-max-searches or give the webhook more CPU: checks found no free slot in time", docVerdict),
 }
 

@@ -35,7 +35,9 @@ const (
 	// NeverFits: no node can serve the claims even on an empty fleet, or the claims cannot be
 	// allocated at all (fatal allocator error).
 	NeverFits VerdictKind = "NeverFits"
-	// Unknown: the deadline was hit or the inventory is not synced.
+	// Unknown: the deadline was hit, the inventory is not synced, or the
+	// answer depends on attributes the fleet's devices leave unknown (a
+	// forecast's: Verdict.DependsOn names them).
 	Unknown VerdictKind = "Unknown"
 )
 
@@ -55,6 +57,11 @@ type Verdict struct {
 	// affinity admit, then among the others: enough matching devices, then too few, then
 	// devices of the class only, then other devices, then none; then the most frequent first.
 	Reasons []string
+	// DependsOn names, qualified, the attributes an Unknown verdict
+	// (AttributesUnknown) depends on: the devices leave them unknown (a
+	// forecast fleet's, whose nodes' labels do not tell them), and the
+	// claims read them.
+	DependsOn []string
 	// NodesConsidered is the number of nodes of the snapshot; NodesPruned those rejected
 	// without running the allocator (node constraints, device index).
 	NodesConsidered, NodesPruned int
@@ -99,6 +106,9 @@ type Checker struct {
 	revalidated, searchedFrom atomic.Int64
 	// placements holds the placement answers per pod shape, by node class.
 	placements *lru[*placementEntry]
+	// autoscaled holds the answers of Autoscaled per inventory snapshot
+	// and pod shapes.
+	autoscaled *lru[AutoscaledPool]
 	// classes carries node class keys from one snapshot to the next.
 	classes classMemo
 	// refs remembers the fields each selector expression references.
@@ -132,6 +142,7 @@ func NewChecker(opts Options) *Checker {
 		cache:       newLRU[Verdict](opts.CacheSize),
 		lineage:     newLRU[lineageEntry](opts.CacheSize),
 		placements:  newLRU[*placementEntry](opts.CacheSize),
+		autoscaled:  newLRU[AutoscaledPool](opts.CacheSize),
 		inflight:    map[string]*flight{},
 	}
 }
@@ -203,7 +214,10 @@ func (c *Checker) Check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 
 	c.mu.Lock()
 	delete(c.inflight, key)
-	if v.Kind != Unknown {
+	if v.Kind != Unknown || v.Code == ReasonAttributesUnknown {
+		// An Unknown for want of time or inventory may be answered next
+		// time; one for attributes the fleet leaves unknown is the
+		// snapshot's answer.
 		c.cache.add(key, v)
 	}
 	c.mu.Unlock()
@@ -391,7 +405,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	}
 	switch {
 	case res.err != nil:
-		return c.fatal(v, res), searchInfo{}
+		return c.unknownInstead(ctx, snap, celCache, claims, candidates, c.fatal(v, res)), searchInfo{}
 	case res.node != nil:
 		v.Kind, v.Code, v.Node, v.Results = FitsNow, ReasonFits, res.node.node.Name, res.results
 		v.NodesPruned = len(snap.nodes) - len(candidates) + res.pruned
@@ -408,7 +422,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	v.NodesPruned = len(snap.nodes) - len(candidates) + free.pruned
 	switch {
 	case free.err != nil:
-		return c.fatal(v, free), searchInfo{}
+		return c.unknownInstead(ctx, snap, celCache, claims, candidates, c.fatal(v, free)), searchInfo{}
 	case free.node != nil:
 		v.Kind, v.Code, v.Node, v.Results = FitsWhenFree, ReasonDevicesInUse, free.node.node.Name, free.results
 		v.Reasons = nowWhy.list(rank)
@@ -418,7 +432,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 		return v, searchInfo{}
 	}
 	v.Kind, v.Code, v.Reasons = NeverFits, ReasonNoMatchingDevices, freeWhy.list(rank)
-	return v, searchInfo{}
+	return c.unknownInstead(ctx, snap, celCache, claims, candidates, v), searchInfo{}
 }
 
 func (c *Checker) fatal(v Verdict, res searchResult) Verdict {

@@ -188,6 +188,8 @@ func (k *keyWriter) sorted(names func(func(string) bool)) []string {
 func (k *keyWriter) device(d deviceRef, ids map[string]int) {
 	dev := d.device
 	k.str("device", d.driver)
+	k.str("unknown", strconv.Itoa(len(d.unknown)))
+	k.str(d.unknown...)
 	names := make([]resourceapi.QualifiedName, 0, len(dev.Attributes))
 	for name := range dev.Attributes {
 		names = append(names, name)

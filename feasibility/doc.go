@@ -20,7 +20,9 @@
 // A [Verdict] is FitsNow (node and devices named; a firstAvailable request shows the winning
 // alternative as "<request>/<subrequest>"), FitsWhenFree (some node could serve the claims if
 // its devices were free), NeverFits (with reasons aggregated per cause), or Unknown (deadline
-// hit, inventory not synced). The check is advisory: the allocator cannot reserve devices and
+// hit, inventory not synced, or — AttributesUnknown, unknown.go — the answer depends on
+// attributes a forecast's slices leave unknown, named in their claimbridge.io/unknown-attributes:
+// never NeverFits then). The check is advisory: the allocator cannot reserve devices and
 // kube-scheduler may see claims in flight that the inventory does not.
 //
 // Mirrored scheduler behaviour: DeviceTaintRules are applied to the slices
@@ -46,7 +48,8 @@
 // answers per pod shape. Node fit for what a pod asks besides its claims (CPU, memory,
 // hugepages, extended resources) follows kube-scheduler's NodeResourcesFit (fit.go).
 //
-// What may import it: decide, report, webhook, internal and cmd; it imports translate only.
+// What may import it: decide, report, webhook, internal and cmd; it imports translate and api
+// only.
 //
 // The package is pure: no API client, no logger, no global state. An error from LoadInventory,
 // NewSnapshot, OpenFleet or NewFleet means invalid input; "does not fit" is a Verdict, never an

@@ -125,6 +125,17 @@ func TestLegacyUnservable(t *testing.T) {
 				inv.PodsListed = true
 			},
 		},
+		"nodes whose device plugin has left (the kubelet keeps the resource at 0) offer none": {
+			fleet: "mixed", pod: gpus("1").Obj(),
+			mutate: func(inv *Inventory) {
+				for _, n := range inv.Nodes {
+					if _, ok := n.Status.Allocatable["nvidia.com/gpu"]; ok {
+						n.Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("0")
+					}
+				}
+			},
+			want: []Unservable{unservable("nvidia.com/gpu", "1", "0")},
+		},
 		"only the resources no node offers are listed": {
 			fleet: "mixed", pod: gpus("1").Limit("nvidia.com/gpu.shared", "1").Obj(),
 			want: []Unservable{unservable("nvidia.com/gpu.shared", "1", "0")},

@@ -1,7 +1,6 @@
 package feasibility
 
 import (
-	"github.com/claimbridge/claimbridge/translate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
@@ -37,13 +36,7 @@ type LegacyOffer struct {
 // containers and sidecars included). A caller that places several pods
 // counts down what each node still offers.
 func (s *Snapshot) LegacyOffers(pod *corev1.Pod) (want corev1.ResourceList, offers []LegacyOffer) {
-	requests := podRequests(withDefaultRequests(pod))
-	want = corev1.ResourceList{}
-	for n, q := range requests {
-		if translate.IsExtendedResource(n) {
-			want[n] = q
-		}
-	}
+	want = extendedWant(pod)
 	if len(want) == 0 {
 		return want, nil
 	}

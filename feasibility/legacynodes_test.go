@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 )
@@ -40,5 +41,33 @@ func TestLegacyNodes(t *testing.T) {
 				t.Errorf("LegacyNodes = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestLegacyNodesWithoutDevicePlugin: a node whose device plugin has left
+// keeps the resource in its allocatable at 0 (the kubelet does, until it
+// restarts), with its capacity: it offers no pod any, whatever the
+// capacity says.
+func TestLegacyNodesWithoutDevicePlugin(t *testing.T) {
+	inv := inventoryOf(t, "mixed")
+	left := ""
+	for _, n := range inv.Nodes {
+		if _, ok := n.Status.Allocatable["nvidia.com/gpu"]; ok && left == "" {
+			left = n.Name
+			n.Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("0")
+		}
+	}
+	inv.PodsListed = true
+	snap, err := NewSnapshot(inv, 1, DefaultFeatures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := builders.MakePod("p", "team").Container("app").Limit("nvidia.com/gpu", "1").Obj()
+	_, offers := snap.LegacyOffers(pod)
+	if len(offers) != 1 || offers[0].Node == left {
+		t.Errorf("offers %v, want the other device-plugin node only, not %s", offers, left)
+	}
+	if fit := snap.LegacyFitsNow(pod); fit.Nodes != 1 || fit.Node == left {
+		t.Errorf("LegacyFitsNow %+v, want the other node only", fit)
 	}
 }

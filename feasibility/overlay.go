@@ -149,6 +149,7 @@ func (s *Snapshot) withClaims(all, changed []*resourceapi.ResourceClaim, generat
 		podsListed: s.podsListed,
 		allocated:  allocated,
 		devices:    s.devices,
+		unknowns:   s.unknowns,
 		allocators: map[*cel.Cache]*allocatorPair{},
 		base:       base,
 		pools:      base.pools,

@@ -73,8 +73,14 @@ type Placement struct {
 	// only the legacy pod could; both empty means the sets are equal.
 	Gained, Lost []NodeGroup
 	// Unknown is set when the check could not finish (deadline, allocator
-	// error); the sets are then not known.
+	// error), or when where the translation lands depends on attributes the
+	// devices leave unknown (DependsOn); the sets are then not known.
 	Unknown string
+	// DependsOn names, qualified, the attributes the translation's claims
+	// read that the devices of a node class leave unknown (a forecast
+	// fleet's, whose nodes' labels do not tell them), where the claims
+	// would be served but for them.
+	DependsOn []string
 	// Cached is true when every class came from the cache.
 	Cached bool
 	// LegacyNodes and TranslatedNodes name the nodes, in name order, when
@@ -112,6 +118,9 @@ type classAnswer struct {
 	legacy, translated  bool
 	legacyWhy, transWhy string
 	unknown             string
+	// depends: the translation is not served there, and would be but for
+	// these unknown attributes its claims read.
+	depends []string
 }
 
 type placementEntry struct {
@@ -212,6 +221,15 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 			return Placement{Nodes: out.Nodes, Classes: out.Classes, Unknown: ans.unknown}
 		}
 		rep := g.members[0]
+		if len(ans.depends) > 0 {
+			like := ""
+			if len(g.members) > 1 {
+				like = fmt.Sprintf(" (and %d more like it)", len(g.members)-1)
+			}
+			return Placement{Nodes: out.Nodes, Classes: out.Classes, DependsOn: ans.depends, Unknown: fmt.Sprintf(
+				"whether the translation lands on node %s%s depends on %s, which its devices leave unknown (a forecast: the node's labels do not tell them)",
+				rep.node.Name, like, strings.Join(ans.depends, ", "))}
+		}
 		ng := NodeGroup{Nodes: len(g.members), Example: rep.node.Name}
 		if ans.legacy {
 			out.Legacy += len(g.members)
@@ -322,6 +340,13 @@ legacy:
 		ans.transWhy = "cannot get its claim allocated there, even with every device free"
 	default:
 		ans.translated = true
+	}
+	if !ans.translated && pc.ctx.Err() == nil {
+		// Not served, or an allocator error (a selector reading an
+		// attribute the device lacks): unknown attributes may decide.
+		if ans.depends = pc.unknownOn(ni, allocs); len(ans.depends) > 0 {
+			ans.unknown = ""
+		}
 	}
 	return ans
 }

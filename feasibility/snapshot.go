@@ -85,6 +85,14 @@ type Snapshot struct {
 	// by mu).
 	shares map[string]map[string][]int64
 
+	// unknowns: some device has unknown attributes (a forecast fleet's).
+	unknowns bool
+
+	// pooledBy holds, per set of pool labels, the positions of the nodes
+	// of autoscaled pools (pooled), computed on first use.
+	pooledMu sync.Mutex
+	pooledBy map[string][]int
+
 	// Node classes for the placement check, computed on first use.
 	classOnce          sync.Once
 	nodeClasses        []*nodeClass
@@ -123,6 +131,11 @@ type deviceRef struct {
 	// allocated: dedicated to an existing claim (not usable unless adminAccess).
 	allocated bool
 	multi     bool
+	// unknown lists the qualified names of the attributes and capacities
+	// its driver publishes that the device leaves out because their values
+	// are not known (its slice's claimbridge.io/unknown-attributes: a
+	// forecast's device), sorted; shared by the devices of the slice.
+	unknown []string
 }
 
 // Generation is the inventory generation the snapshot was built for.
@@ -208,6 +221,8 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 			continue
 		}
 		perDevice := ptr.Deref(sl.Spec.PerDeviceNodeSelection, false)
+		unknown := unknownAttributes(sl)
+		s.unknowns = s.unknowns || len(unknown) > 0 && len(sl.Spec.Devices) > 0
 		for di := range sl.Spec.Devices {
 			d := &sl.Spec.Devices[di]
 			id := structured.MakeDeviceID(sl.Spec.Driver, sl.Spec.Pool.Name, d.Name)
@@ -218,6 +233,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 				id:        id,
 				allocated: s.allocated.AllocatedDevices.Has(id),
 				multi:     ptr.Deref(d.AllowMultipleAllocations, false),
+				unknown:   unknown,
 			}
 			nodeName, allNodes, sel := ptr.Deref(sl.Spec.NodeName, ""), ptr.Deref(sl.Spec.AllNodes, false), sl.Spec.NodeSelector
 			if perDevice {

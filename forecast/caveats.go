@@ -1,5 +1,10 @@
 package forecast
 
+import (
+	"maps"
+	"slices"
+)
+
 // Caveats of a one-day switch from the device plugin to DRA that no row of
 // the forecast shows, each with the source a platform team can check.
 var Caveats = []Caveat{
@@ -35,4 +40,37 @@ var Caveats = []Caveat{
 		Text:   "Scoring: a claim does not feed NodeResourcesFit's bin-packing the way nvidia.com/gpu did; pods served through an extendedResourceName class still do.",
 		Source: "kube-scheduler 1.37 NodeResourcesFit and BalancedAllocation",
 	},
+}
+
+// driverCaveats are the caveats of one driver's switch, shown when the
+// forecast switches nodes to it.
+var driverCaveats = map[string][]Caveat{
+	DriverAMD: {
+		{
+			Text: "AMD GPUs switch with the AMD GPU Operator v1.5 (DeviceConfig spec.draDriver.enable: true with spec.devicePlugin.enableDevicePlugin: false; the operator refuses both on one DeviceConfig, so the switch goes DeviceConfig by DeviceConfig). " +
+				"Its DRA driver image defaults to rocm/k8s-gpu-dra-driver:latest, which names no version: pin one. Its DeviceClass gpu.amd.com maps no extended resource, so a pod that still asks for amd.com/gpu after the switch stays Pending.",
+			Source: "ROCm/gpu-operator v1.5.1: docs/dra/dra-driver.md, internal/validator/specValidators.go (ValidateDRADriverSpec), helm-charts-k8s/templates/dra-driver-deviceclass.yaml",
+		},
+		{
+			Text: "The AMD DRA driver publishes the kernel module's version as the version attribute driverVersion. A version that is not semver 2.0 is refused by the apiserver with the whole ResourceSlice: the node's GPUs are not served at all. " +
+				"Later versions of the driver keep the first three components of an out-of-tree module's version (6.19.14.31400000 is 6.19.14, the whole of it in driverVersionFull) and publish none for the in-kernel module; its first versions published the version as it is. " +
+				"The forecast reads the version from the node labeller's amd.com/gpu.driver-version and does not forecast a node whose version would be refused.",
+			Source: "ROCm/k8s-gpu-dra-driver pkg/amdgpu (SemverDriverVersion, GetDriverVersion), cmd/gpu-kubeletplugin/deviceinfo.go; Kubernetes 1.37 pkg/apis/resource/validation (semverRe)",
+		},
+		{
+			Text: "The AMD DRA driver's attributes changed between its versions (its repository tags none): the first ones published family, cardIndex, renderIndex, pciAddr and driverSrcVersion, later ones productName, deviceID (0x74a1), driverVersion, driverVersionFull, partitionProfile and numaNode. " +
+				"The forecast makes the later ones' devices; selectors written for the first ones' attributes (family) match nothing there. The node labeller keeps writing its labels (amd.com/gpu.family among them) beside the DRA driver, so node selectors on them keep working.",
+			Source: "ROCm/k8s-gpu-dra-driver cmd/gpu-kubeletplugin/deviceinfo.go (2622427 and 08bc729c), docs/driver-attributes.md; ROCm/gpu-operator v1.5.1 (the node labeller follows spec.devicePlugin.enableNodeLabeller alone)",
+		},
+	},
+}
+
+// caveatsFor are the caveats of a forecast that switches nodes to the
+// drivers: the general ones, then each driver's, in driver order.
+func caveatsFor(drivers map[string]bool) []Caveat {
+	out := slices.Clone(Caveats)
+	for _, d := range slices.Sorted(maps.Keys(drivers)) {
+		out = append(out, driverCaveats[d]...)
+	}
+	return out
 }

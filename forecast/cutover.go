@@ -33,9 +33,11 @@ const (
 	// CutoverNotServedToday: no node serves it before the switch either:
 	// the switch does not break it.
 	CutoverNotServedToday CutoverResult = "NotServedToday"
-	// CutoverUnjudged: asks for devices the switch replaces, where no pod
-	// template can be located (a custom resource's own field): the forecast
-	// cannot place it.
+	// CutoverUnjudged: asks for devices the switch replaces, and the
+	// forecast cannot judge it: no pod template can be located (a custom
+	// resource's own field), or whether its translation is served depends
+	// on attributes the nodes' labels do not tell (the devices will publish
+	// them; Why names them).
 	CutoverUnjudged CutoverResult = "Unjudged"
 	// CutoverNotAffected: asks for nothing the switch replaces.
 	CutoverNotAffected CutoverResult = "NotAffected"
@@ -75,6 +77,26 @@ type Cutover struct {
 	// OrderDependent, Unjudged); the row's Decisive reason says why
 	// claimbridge keeps it as submitted.
 	Why string `json:"why,omitempty"`
+	// AutoscalingLost, when set, says that it moves to claims with more
+	// pods than the fleet after the switch serves, and that today its pods
+	// as submitted may run in a pool an autoscaler grows for the pods that
+	// do not fit, which after the switch adds no node for them: their
+	// devices come from claims, which it does not provision for
+	// (AutoscalerIgnoresClaims; the policy's autoscaling rule). Why starts
+	// with it.
+	AutoscalingLost *AutoscaledPool `json:"autoscalingLost,omitempty"`
+}
+
+// AutoscaledPool is a pool of nodes that an autoscaler grows for Pending
+// pods and not for pods with claims.
+type AutoscaledPool struct {
+	// Label is the node-label key that puts a node in the pool, and Name
+	// its value ("karpenter.sh/nodepool", "gpu").
+	Label string `json:"label"`
+	Name  string `json:"name"`
+	// Nodes counts the nodes of such pools where the workload's pods as
+	// submitted may run today.
+	Nodes int `json:"nodes"`
 }
 
 // Summary is what the cutover forecast assumed and produced.

@@ -88,13 +88,42 @@
 //     <i>, and numbers them in that order); accelerator, topology and chipCount from the labels the TPU
 //     driver itself reads (GKE's or tpu.google.com/*, the policy's tpu
 //     profile), tpuGen as the driver derives it from the accelerator, brand
-//     Google; uuid unknown. A node whose accelerator label is missing or
-//     unknown, or whose chip-count label differs from its google.com/tpu,
-//     is not forecast: the driver would not start there.
-//   - Not forecast (Driver.NotForecast, the node's resources stay): AMD
-//     (amd.com/gpu), Intel GPUs and Gaudi, RDMA NICs (rdma/*, shares of NIC
-//     pools), classes no known driver serves (HAMi's): the vocabulary maps
-//     no label to those drivers' attributes.
+//     Google; uuid unknown. The labels are read as the driver reads them:
+//     tpu.google.com/* first, else GKE's alias, on any node (the policy
+//     reads GKE's labels only on nodes with cloud.google.com/gke-nodepool).
+//     A node whose accelerator label is missing or unknown, or whose
+//     chip-count label differs from its google.com/tpu, is not forecast:
+//     the driver would not start there.
+//   - AMD (gpu.amd.com): one device per amd.com/gpu, "gpu-<i>" (the driver
+//     names GPUs by DRM card and render index), type amdgpu; productName,
+//     deviceID (0x74a1) and memory from the node labeller's product-name,
+//     device-id and vram (the amd profile; vram is rounded to whole GiB:
+//     written as that many Gi, with a note); driverVersion and
+//     driverVersionFull from its driver-version as the driver writes the
+//     module's version (the first three components; none for an empty
+//     one). A node whose version the driver would publish as no semver
+//     (the apiserver refuses the whole slice), or whose GPUs are
+//     partitioned (compute-memory-partition other than spx_*), is not
+//     forecast. The labeller's labels stay on the node.
+//   - Not forecast (Driver.NotForecast, the node's resources stay): Intel
+//     GPUs and Gaudi, RDMA NICs (rdma/*, shares of NIC pools), classes no
+//     known driver serves (HAMi's): the vocabulary maps no label to those
+//     drivers' attributes.
+//   - A node whose allocatable holds a mapped extended resource at 0 (the
+//     kubelet keeps a device plugin's resource there once the plugin has
+//     left, until it restarts) has no device plugin for it: nothing is
+//     replaced there, and no pod gets it today.
+//
+// # What the forecast does not know
+//
+// Each forecast slice names, in its claimbridge.io/unknown-attributes
+// annotation, what its driver will publish that the devices leave out
+// (qualified: gpu.nvidia.com/uuid, resource.kubernetes.io/pcieRoot). The
+// checks read it (feasibility): a claim that no node serves, and that a
+// node with such devices would serve without the selectors and
+// constraints that read them, is Unknown (AttributesUnknown, naming them)
+// in the verdict and the placement check, never NeverFits; its cutover
+// result is Unjudged, with the attributes in its Why.
 //
 // # The nodes after the switch
 //

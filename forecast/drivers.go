@@ -17,18 +17,27 @@ import (
 const (
 	DriverNVIDIA = "gpu.nvidia.com"
 	DriverTPU    = "tpu.google.com"
+	// DriverAMD is the AMD GPU DRA driver's (ROCm/k8s-gpu-dra-driver
+	// pkg/consts DriverName).
+	DriverAMD = "gpu.amd.com"
 )
 
-// Device types of the NVIDIA driver (its "type" attribute).
+// Device types of the NVIDIA driver (its "type" attribute), and the AMD
+// driver's full GPU (consts AmdGpuDeviceType; a partition is
+// "amdgpu-partition").
 const (
-	typeGPU = "gpu"
-	typeMIG = "mig"
+	typeGPU    = "gpu"
+	typeMIG    = "mig"
+	typeAMDGPU = "amdgpu"
 )
 
 // defaultClasses are the DeviceClasses each forecast driver's chart
 // installs, as the repository's fleets write them (examples/fleets): none
 // sets extendedResourceName. The NVIDIA chart's vfio and ComputeDomain
-// classes serve devices the forecast does not make.
+// classes serve devices the forecast does not make. The AMD class is the
+// AMD GPU Operator's (ROCm/gpu-operator v1.5.1
+// helm-charts-k8s/templates/dra-driver-deviceclass.yaml,
+// draDriver.deviceClass.create, default true).
 var defaultClasses = map[string][]classSpec{
 	DriverNVIDIA: {
 		{name: "gpu.nvidia.com", expr: `device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu"`},
@@ -36,6 +45,9 @@ var defaultClasses = map[string][]classSpec{
 	},
 	DriverTPU: {
 		{name: "tpu.google.com", expr: `device.driver == "tpu.google.com"`},
+	},
+	DriverAMD: {
+		{name: "gpu.amd.com", expr: `device.driver == 'gpu.amd.com'`},
 	},
 }
 
@@ -58,7 +70,7 @@ var knownClasses = map[string]struct{ driver, devType string }{
 	"mig.nvidia.com":      {DriverNVIDIA, typeMIG},
 	"vfio.gpu.nvidia.com": {DriverNVIDIA, "vfio"},
 	"tpu.google.com":      {DriverTPU, ""},
-	"gpu.amd.com":         {"gpu.amd.com", ""},
+	"gpu.amd.com":         {DriverAMD, typeAMDGPU},
 	"gpu.intel.com":       {"gpu.intel.com", ""},
 	"gpu-vfio.intel.com":  {"gpu.intel.com", ""},
 	"gaudi.intel.com":     {"gaudi.intel.com", ""},
@@ -105,8 +117,6 @@ func classDriver(name string, classes []*resourceapi.DeviceClass) (driver, devTy
 // notForecast says why the devices of drivers the forecast does not make
 // are not forecast.
 var notForecast = map[string]string{
-	"gpu.amd.com": "AMD GPUs: the vocabulary maps no node label to the AMD driver's attributes (productName, family, " +
-		"deviceID, driverVersion, memory), and its device names come from card and render indexes no label shows",
 	"gpu.intel.com": "Intel GPUs: the vocabulary maps no node label to the Intel driver's attributes (model, family, " +
 		"pciId, memory), nor tells its device names (PCI addresses)",
 	"gaudi.intel.com": "Intel Gaudi: the vocabulary maps no node label to the driver's attributes (model, serial), " +
@@ -117,13 +127,14 @@ var notForecast = map[string]string{
 	"dra.cpu": "CPUs: dra-driver-cpu's devices (NUMA nodes, sockets or CPUs) are not told by the node's labels",
 }
 
-// Attributes and capacities each device type publishes (as the driver
-// names them; standard attributes by their identifier): what a forecast
-// device lacks of them is Unknown. Sources: reference dra.md §3.2, §3.3 and
-// the vendor ground truth (internal/testing/vendortruth).
+// Attributes and capacities each device type publishes, as the driver
+// writes them (its own without the domain, the standard ones qualified):
+// what a forecast device lacks of them is Unknown. Sources: reference
+// dra.md §3.2, §3.3, the vendor ground truth (internal/testing/vendortruth)
+// and, for AMD, the driver's source (amd.go).
 var (
 	nvidiaGPUAttributes = []string{"architecture", "brand", "cudaComputeCapability", "cudaDriverVersion", "driverVersion",
-		"numaNode", "pciBusID", "pcieRoot", "productName", "type", "uuid"}
+		stdNUMANode, stdPCIBusID, stdPCIeRoot, "productName", "type", "uuid"}
 	nvidiaGPUCapacity   = []string{"memory"}
 	nvidiaMIGAttributes = append(slices.Clone(nvidiaGPUAttributes), "parentUUID", "profile")
 	// memorySlice<i> is one capacity per memory slice the MIG device
@@ -131,4 +142,18 @@ var (
 	nvidiaMIGCapacity = []string{"copyEngines", "decoders", "encoders", "jpegEngines", "memory", "memorySlice<i>",
 		"multiprocessors", "ofaEngines"}
 	tpuAttributes = []string{"accelerator", "brand", "chipCount", "index", "tpuGen", "uuid"}
+	// The AMD driver's full GPU: numaNode is its own (int, unqualified)
+	// beside the standard one; partitionProfile only on GPUs that can be
+	// partitioned; driverVersion and driverVersionFull only where the
+	// kernel module reports a version.
+	amdGPUAttributes = []string{"deviceID", "driverVersion", "driverVersionFull", "numaNode", "partitionProfile", "productName",
+		stdNUMANode, stdPCIBusID, stdPCIeRoot, "type"}
+	amdGPUCapacity = []string{"computeUnits", "memory", "simdUnits"}
+)
+
+// Standard attributes (k8s.io/dynamic-resource-allocation/deviceattribute).
+const (
+	stdNUMANode = "resource.kubernetes.io/numaNode"
+	stdPCIBusID = "resource.kubernetes.io/pciBusID"
+	stdPCIeRoot = "resource.kubernetes.io/pcieRoot"
 )

@@ -78,6 +78,27 @@ func TestTranslatedPodsFitTheForecast(t *testing.T) {
 				NodeSelector("cloud.google.com/gke-tpu-topology", "2x4").Obj(),
 			wantKind: feasibility.FitsNow, wantNode: "tpu-v5e-0", wantClass: "tpu.google.com",
 		},
+		"eight MI300X by the labeller's product name and vram fit": {
+			fleet: "amd",
+			pod: builders.MakePod("p", "ns").Container("c").Limit("amd.com/gpu", "8").
+				NodeSelector("amd.com/gpu.product-name", "AMD_Instinct_MI300X_OAM").NodeSelector("beta.amd.com/gpu.vram", "192G").Obj(),
+			wantKind: feasibility.FitsNow, wantNode: "mi300x-0", wantClass: "gpu.amd.com",
+		},
+		"an MI300X by device ID fits": {
+			fleet:    "amd",
+			pod:      builders.MakePod("p", "ns").Container("c").Limit("amd.com/gpu", "1").NodeSelector("amd.com/gpu.device-id", "74a1").Obj(),
+			wantKind: feasibility.FitsNow, wantNode: "mi300x-0", wantClass: "gpu.amd.com",
+		},
+		"nine AMD GPUs never fit on an 8-GPU node": {
+			fleet:    "amd",
+			pod:      builders.MakePod("p", "ns").Container("c").Limit("amd.com/gpu", "9").Obj(),
+			wantKind: feasibility.NeverFits,
+		},
+		"an MI210 never fits on the MI300X node": {
+			fleet:    "amd",
+			pod:      builders.MakePod("p", "ns").Container("c").Limit("amd.com/gpu", "1").NodeSelector("amd.com/gpu.vram", "64G").Obj(),
+			wantKind: feasibility.NeverFits,
+		},
 		"time-sliced shares become whole GPUs: two fit": {
 			fleet:    "time-sliced",
 			pod:      builders.MakePod("p", "ns").Container("c").Limit("nvidia.com/gpu", "2").Obj(),

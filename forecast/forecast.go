@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -89,9 +90,9 @@ type Options struct {
 	// Classes are the DeviceClasses created at the switch; they replace
 	// classes of the same name in the inventory. Nil: the default classes
 	// of the drivers forecast on a switched node, as the NVIDIA DRA driver's
-	// and the TPU driver's charts install them (none sets
-	// extendedResourceName), added where the inventory has no class of that
-	// name.
+	// and the TPU driver's charts and the AMD GPU Operator install them
+	// (none sets extendedResourceName), added where the inventory has no
+	// class of that name.
 	Classes []*resourceapi.DeviceClass
 }
 
@@ -215,7 +216,7 @@ func Forecast(before *feasibility.Inventory, opts Options) (*Result, error) {
 			f.switchNode(after, fn)
 			for _, d := range fn.forecast {
 				switchedDrivers[d.driver.Driver] = true
-				for _, s := range pool(n.Name, d.driver.Driver, d.devices) {
+				for _, s := range pool(n.Name, d.driver.Driver, d.devices, d.unknown) {
 					newSlices[n.Name] = append(newSlices[n.Name], s)
 					res.forecast[s.Name] = true
 				}
@@ -300,8 +301,11 @@ func classesAfter(before, given []*resourceapi.DeviceClass, drivers map[string]b
 // pool is the pool of a driver on a node: named after the node,
 // generation 1, devices in name order, in one ResourceSlice (as many as
 // needed of at most 128 devices, ResourceSliceMaxDevices, as a driver
-// splits them).
-func pool(node, driver string, devices []resourceapi.Device) []*resourceapi.ResourceSlice {
+// splits them). unknown, the qualified names of what the driver will
+// publish that the devices leave out, is each slice's
+// claimbridge.io/unknown-attributes: a check whose answer depends on them
+// is Unknown, never NeverFits.
+func pool(node, driver string, devices []resourceapi.Device, unknown []string) []*resourceapi.ResourceSlice {
 	devices = slices.Clone(devices)
 	slices.SortFunc(devices, func(a, b resourceapi.Device) int { return cmp.Compare(a.Name, b.Name) })
 	chunks := slices.Collect(slices.Chunk(devices, resourceapi.ResourceSliceMaxDevices))
@@ -311,9 +315,13 @@ func pool(node, driver string, devices []resourceapi.Device) []*resourceapi.Reso
 		if i > 0 {
 			name = sliceName(node, driver+"-"+strconv.Itoa(i+1))
 		}
+		meta := metav1.ObjectMeta{Name: name}
+		if len(unknown) > 0 {
+			meta.Annotations = map[string]string{api.AnnotationUnknownAttributes: strings.Join(unknown, ",")}
+		}
 		out = append(out, &resourceapi.ResourceSlice{
 			TypeMeta:   metav1.TypeMeta{APIVersion: resourceapi.SchemeGroupVersion.String(), Kind: "ResourceSlice"},
-			ObjectMeta: metav1.ObjectMeta{Name: name},
+			ObjectMeta: meta,
 			Spec: resourceapi.ResourceSliceSpec{
 				Driver:   driver,
 				Pool:     resourceapi.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: int64(len(chunks))},

@@ -88,7 +88,7 @@ func TestNodes(t *testing.T) {
 		},
 		"a node that publishes the driver's slices already is left as it is": {
 			node:   gpuNode("n", a100Labels(t), gpu),
-			slices: pool("n", DriverNVIDIA, []resourceapi.Device{{Name: "gpu-0"}}),
+			slices: pool("n", DriverNVIDIA, []resourceapi.Device{{Name: "gpu-0"}}, nil),
 			want: Node{Name: "n", Why: "already publishes ResourceSlices for gpu.nvidia.com", Drivers: []Driver{{Driver: DriverNVIDIA,
 				Resources: []corev1.ResourceName{"nvidia.com/gpu"}, NotForecast: "the node already publishes ResourceSlices for gpu.nvidia.com: left as it is"}}},
 		},
@@ -129,6 +129,22 @@ func TestNodes(t *testing.T) {
 				Notes: []string{"chipCount: no chip-count label (cloud.google.com/gke-accelerator-count or tpu.google.com/chip-count); the driver needs one " +
 					"(or its --tpu-chip-count flag) equal to the chips it finds: written as the 4 chips of google.com/tpu"}}}},
 			wantDevices: []string{"tpu-0", "tpu-1", "tpu-2", "tpu-3"},
+		},
+		"the TPU driver's own labels win over GKE's, as it reads them": {
+			node: gpuNode("n", with(nil, "cloud.google.com/gke-nodepool", "p", "cloud.google.com/gke-tpu-accelerator", "tpu-v5-lite-podslice",
+				"tpu.google.com/accelerator", "tpu-v6e-slice", "cloud.google.com/gke-accelerator-count", "4"), map[corev1.ResourceName]int64{"google.com/tpu": 4}),
+			want: Node{Name: "n", Switched: true, Drivers: []Driver{{Driver: DriverTPU, Devices: 4, Resources: []corev1.ResourceName{"google.com/tpu"},
+				Unknown: []string{"uuid"}}}},
+			wantDevices: []string{"tpu-0", "tpu-1", "tpu-2", "tpu-3"},
+		},
+		"a node whose device plugin has left offers no GPU and does not switch": {
+			node: func() *corev1.Node {
+				n := gpuNode("n", a100Labels(t), gpu)
+				n.Status.Allocatable["nvidia.com/gpu"] = *resourceQuantity(0)
+				return n
+			}(),
+			want: Node{Name: "n", Why: "no device plugin: its allocatable offers 0 nvidia.com/gpu (what the kubelet keeps once a device plugin has left, " +
+				"until it restarts), so the switch replaces nothing there"},
 		},
 		"a TPU node whose chip count disagrees is not forecast": {
 			node: gpuNode("n", with(nil, "tpu.google.com/accelerator", "tpu-v6e-slice", "tpu.google.com/chip-count", "8"), map[corev1.ResourceName]int64{"google.com/tpu": 4}),

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
@@ -31,7 +32,10 @@ type goldenOptions struct {
 // options.yaml; forecast.yaml is WriteYAML's output and summary.yaml the
 // per-node summary (Result.Nodes). Each forecast also reads back as After,
 // is a fleet feasibility accepts, leaves its input as it was, and forecasts
-// nothing more when run again on After.
+// nothing more when run again on After. A directory with workloads.yaml
+// (pods, one workload each) also has cutover.yaml: what the switch does to
+// each, judged with the whole cluster (Judge, each pod decided by
+// decide.Pod against the forecast fleet as audit --forecast decides it).
 func TestGolden(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/golden/*")
 	if err != nil {
@@ -104,8 +108,60 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			sameFleet(t, "forecast again", res.After, second.After)
+
+			if _, err := os.Stat(filepath.Join(dir, "workloads.yaml")); err == nil {
+				golden.Check(t, filepath.Join(dir, "cutover.yaml"), goldenCutover(t, before, filepath.Join(dir, "workloads.yaml"), opts))
+			}
 		})
 	}
+}
+
+// goldenCutover judges the pods of path, a workload each, on the forecast
+// of before, and writes what the switch does to each.
+func goldenCutover(t *testing.T, before *feasibility.Inventory, path string, opts Options) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []job
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var pod corev1.Pod
+		if err := yaml.UnmarshalStrict([]byte(doc), &pod); err != nil {
+			t.Fatal(err)
+		}
+		if pod.Name == "" {
+			continue
+		}
+		jobs = append(jobs, job{key: pod.Namespace + "/Pod/" + pod.Name, pod: &pod, pods: 1})
+	}
+	j := judgeJobs(t, before, jobs, opts)
+	type row struct {
+		Workload  string   `json:"workload"`
+		Result    string   `json:"result"`
+		Today     int      `json:"today"`
+		After     int      `json:"after"`
+		Why       string   `json:"why,omitempty"`
+		Outcome   string   `json:"outcome"`
+		Verdict   string   `json:"verdict,omitempty"`
+		DependsOn []string `json:"dependsOn,omitempty"`
+		Decisive  string   `json:"decisive"`
+	}
+	var rows []row
+	for i, w := range j.Workloads {
+		c, d := j.Cutovers[i], w.Decision
+		r := row{Workload: w.Key, Result: string(c.Result), Today: c.Today, After: c.After, Why: c.Why, Outcome: string(d.Outcome),
+			Decisive: string(d.Decisive.Code) + ": " + d.Decisive.Message}
+		if v := d.Verdict; v != nil {
+			r.Verdict, r.DependsOn = string(v.Kind)+" ("+string(v.Code)+")", v.DependsOn
+		}
+		rows = append(rows, r)
+	}
+	out, err := yaml.Marshal(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // sameFleet compares the nodes, slices, classes and taint rules of two

@@ -173,6 +173,9 @@ type plan struct {
 	// the judgment before any placement
 	today, after int
 	why          string
+	// pool: the autoscaled pool where the pod as submitted may run today
+	// (nil when none).
+	pool *AutoscaledPool
 }
 
 // place places the whole cluster and judges every workload: every pod in
@@ -214,6 +217,7 @@ func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bo
 		if light || pl.mode == modeNone {
 			if c.Served < c.Pods {
 				c.Result, c.Why = shortfall(c, c.Served, pl)
+				autoscalingLost(&c, pl)
 			}
 			out[i] = c
 			continue
@@ -232,6 +236,7 @@ func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bo
 		if c.Served < c.Pods || afterOthers < alone {
 			c.Alone = alone
 			c.Result, c.Why = shortfall(c, afterOthers, pl)
+			autoscalingLost(&c, pl)
 		} else {
 			c.Competes, c.CompetesMore = nil, 0 // it gets every pod whatever the order
 		}
@@ -361,6 +366,54 @@ func shortfall(c Cutover, afterOthers int64, pl *plan) (CutoverResult, string) {
 	return CutoverBreaks, pl.why
 }
 
+// autoscalingLost marks a workload that moves to claims with more pods
+// than the fleet after the switch serves, whose pods as submitted may run
+// today in a pool an autoscaler grows for the pods that do not fit: after
+// the switch that autoscaler adds no node for pods with claims. A workload
+// served through an extendedResourceName class is not marked: its pods
+// carry no claim when the autoscaler sees them Pending (Karpenter v1.14's
+// pod.HasDRARequirements reads spec.resourceClaims only), nor is one that
+// stays on the device plugin.
+func autoscalingLost(c *Cutover, pl *plan) {
+	if pl.mode != modeDRA || c.Served >= c.Pods || pl.pool == nil {
+		return
+	}
+	p := *pl.pool
+	c.AutoscalingLost = &p
+	nodes := "1 node"
+	if p.Nodes > 1 {
+		nodes = fmt.Sprintf("%d nodes", p.Nodes)
+	}
+	lost := fmt.Sprintf("autoscaling lost in pool %s=%s: today its autoscaler adds nodes for the pods that do not fit (%s of the pool can run them), "+
+		"after the switch none for their claims", p.Label, p.Name, nodes)
+	c.Why = strings.TrimSuffix(lost+"; "+c.Why, "; ")
+}
+
+// poolToday is the autoscaled pool of the first of the nodes where a pod as
+// submitted may run today (the offers), and how many of them are in such
+// pools; nil when none is or the policy names no pool label.
+func poolToday(offers []feasibility.LegacyOffer, labels []string, nodes map[string]*corev1.Node) *AutoscaledPool {
+	var out *AutoscaledPool
+	for _, o := range offers {
+		n := nodes[o.Node]
+		if n == nil {
+			continue
+		}
+		for _, k := range labels {
+			v, ok := n.Labels[k]
+			if !ok {
+				continue
+			}
+			if out == nil {
+				out = &AutoscaledPool{Label: k, Name: v}
+			}
+			out.Nodes++
+			break
+		}
+	}
+	return out
+}
+
 // planOf decides how a workload's pods are placed after the switch, and
 // what it is when all are served.
 func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool, k *known) plan {
@@ -393,7 +446,9 @@ func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool, k *k
 		pl.why = "asks for " + names(asks, switched) + ", which the switch replaces, where claimbridge locates no pod template: the forecast cannot place it; check its operator's DRA support"
 		return pl
 	}
-	pl.today = len(k.before.of(admitted).offers)
+	today := k.before.of(admitted)
+	pl.today = len(today.offers)
+	pl.pool = k.poolOf(today)
 	d := w.Decision
 	switch {
 	case d.Outcome == translate.OutcomeTranslate && d.Translation != nil && d.Translation.Template != nil:
@@ -411,14 +466,42 @@ func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool, k *k
 		pl.want, pl.offers, pl.offered = a.want, a.offers, a.offered
 		pl.after = len(pl.offers)
 		pl.pod = admitted
-		if len(pl.offers) > 0 {
+		switch depends := dependsOn(d); {
+		case len(pl.offers) > 0:
 			pl.mode, pl.result = modeDevicePlugin, CutoverStaysLegacy
-		} else {
+		case len(depends) > 0 && pl.today > 0:
+			// Kept because where it lands depends on attributes the
+			// forecast cannot tell: not a Breaks the forecast could
+			// promise.
+			pl.result = CutoverUnjudged
+			pl.why = fmt.Sprintf("whether its translation is served after the switch depends on %s, which the forecast cannot tell from the nodes' labels "+
+				"(the driver will publish %s): check it once the driver runs, or label the nodes with what tells %s", strings.Join(depends, ", "), them(depends), them(depends))
+		default:
 			pl.why = k.whyBreaks(asks, switched, j.After.Inventory.Nodes)
 		}
 	}
 	pl.key, pl.need = planKey(&pl), fewestDevices(pl.claims)
 	return pl
+}
+
+// dependsOn names the attributes a decision's placement check or verdict
+// found it depends on, unknown on the forecast fleet's devices.
+func dependsOn(d *decide.Decision) []string {
+	switch {
+	case d.Verdict != nil && len(d.Verdict.DependsOn) > 0:
+		return d.Verdict.DependsOn
+	case d.Placement != nil && len(d.Placement.DependsOn) > 0:
+		return d.Placement.DependsOn
+	}
+	return nil
+}
+
+// them is "it" or "them".
+func them(names []string) string {
+	if len(names) == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // planKey is the same for plans whose pods place alike: mode, what a
@@ -475,16 +558,46 @@ func keyOf(v any) string {
 }
 
 // known remembers, for one forecast, what the workloads of one shape share:
-// the device-plugin offers before and after the switch, and why a
-// resource breaks. A cluster has thousands of workloads and few shapes.
+// the device-plugin offers before and after the switch, the autoscaled
+// pool of the offers before, and why a resource breaks. A cluster has
+// thousands of workloads and few shapes.
 type known struct {
 	before, after *offersOf
 	why           map[string]string
+	// poolLabels: the policy's autoscaled pool labels; nodes: the nodes
+	// before the switch by name; pools: poolToday by the offers it read.
+	poolLabels []string
+	nodes      map[string]*corev1.Node
+	pools      map[*offers]*AutoscaledPool
 }
 
 func newKnown(j *Judgment) *known {
-	return &known{before: &offersOf{snap: j.Before.Snapshot, by: map[string]*offers{}},
-		after: &offersOf{snap: j.After.Snapshot, by: map[string]*offers{}}, why: map[string]string{}}
+	k := &known{before: &offersOf{snap: j.Before.Snapshot, by: map[string]*offers{}},
+		after: &offersOf{snap: j.After.Snapshot, by: map[string]*offers{}}, why: map[string]string{},
+		pools: map[*offers]*AutoscaledPool{}}
+	if j.policy != nil {
+		k.poolLabels = j.policy.AutoscaledPoolLabels()
+	}
+	if len(k.poolLabels) > 0 {
+		k.nodes = make(map[string]*corev1.Node, len(j.Before.Inventory.Nodes))
+		for _, n := range j.Before.Inventory.Nodes {
+			k.nodes[n.Name] = n
+		}
+	}
+	return k
+}
+
+// poolOf is poolToday of the offers, once per shape.
+func (k *known) poolOf(o *offers) *AutoscaledPool {
+	if len(k.poolLabels) == 0 {
+		return nil
+	}
+	if p, ok := k.pools[o]; ok {
+		return p
+	}
+	p := poolToday(o.offers, k.poolLabels, k.nodes)
+	k.pools[o] = p
+	return p
 }
 
 // offersOf is feasibility.Snapshot.LegacyOffers by placement shape.
@@ -573,9 +686,9 @@ func (g *generations) take() uint64 {
 // after the switch and, per plan key, the nodes that can serve a pod of
 // the plan with every device free (the only nodes a placement asks).
 type fleetNodes struct {
-	ctx   context.Context
-	fleet *feasibility.Fleet
-	gen   *generations
+	ctx    context.Context
+	fleet  *feasibility.Fleet
+	gen    *generations
 	lists  map[string]*candidates
 	checks map[string]*feasibility.NodeCheck
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/api"
@@ -279,5 +280,76 @@ func TestManyRivalsAreCountedNotListed(t *testing.T) {
 	}
 	if !strings.Contains(whole.Why, "single-09 and 6 more take what they can") {
 		t.Errorf("whole: why %q does not count the rivals it does not name", whole.Why)
+	}
+}
+
+// TestAutoscalingLostIsMarked: a workload that moves to claims with more
+// pods than the fleet after the switch serves, whose pods as submitted may
+// run today on nodes of a Karpenter NodePool, is marked autoscaling lost
+// (its Why says so first) and the summary has the autoscaling caveat; not
+// a workload served in full, one kept as submitted, one whose nodes are in
+// no pool, nor any once the policy says the autoscaler provisions for
+// claims.
+func TestAutoscalingLostIsMarked(t *testing.T) {
+	pooled := func(t *testing.T) *feasibility.Inventory {
+		inv := legacyNodes(t, map[string]string{"cutover-a100-0": "c-a100-0", "cutover-a100-1": "c-a100-1", "cutover-h100-0": "c-h100-0"})
+		for _, n := range inv.Nodes {
+			if strings.HasPrefix(n.Name, "c-a100-") {
+				n.Labels[translate.KarpenterNodePoolLabel] = "gpu"
+			}
+		}
+		return inv
+	}
+	on := func(node, n string) *corev1.Pod { return gpus(n).NodeSelector(corev1.LabelHostname, node).Obj() }
+	jobs := []job{
+		{key: "big", pod: on("c-a100-0", "8"), pods: 2},    // a node of 8 GPUs in the pool: 1 of 2 served
+		{key: "fits", pod: on("c-a100-1", "4"), pods: 2},   // the other node of the pool: served in full
+		{key: "short-h100", pod: h100("8").Obj(), pods: 2}, // short, on no pool's node
+		{key: "pinned", pod: gpus("1").NodeName("c-a100-0").Obj(), pods: 1},
+	}
+	draAware, err := translate.NewPolicy(&translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
+		Spec: translate.PolicySpec{Profiles: translate.DefaultProfileNames(), Autoscaling: translate.AutoscalingRule{DRAAware: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		policy     *translate.Policy
+		wantMarked map[string]*AutoscaledPool
+		wantCaveat bool
+	}{
+		"Karpenter does not provision for claims": {
+			wantMarked: map[string]*AutoscaledPool{"big": {Label: "karpenter.sh/nodepool", Name: "gpu", Nodes: 1}},
+			wantCaveat: true,
+		},
+		"autoscaling.draAware: nothing is lost": {policy: draAware},
+	} {
+		t.Run(name, func(t *testing.T) {
+			j := judgeJobs(t, pooled(t), jobs, Options{Policy: tc.policy})
+			res := got(j)
+			for key, want := range map[string]string{"big": "Partial 1/2 alone 1 []", "fits": "Moves 2/2 alone 0 []", "short-h100": "Partial 1/2 alone 1 []", "pinned": "Breaks 0/1 alone 0 []"} {
+				if res[key] != want {
+					t.Errorf("%s: %s, want %s", key, res[key], want)
+				}
+			}
+			marked := map[string]*AutoscaledPool{}
+			for i, c := range j.Cutovers {
+				if c.AutoscalingLost != nil {
+					marked[j.Workloads[i].Key] = c.AutoscalingLost
+					if !strings.HasPrefix(c.Why, "autoscaling lost in pool karpenter.sh/nodepool=gpu: today its autoscaler adds nodes for the pods that do not fit (1 node of the pool can run them)") ||
+						!strings.Contains(c.Why, "1 of 2 pods served") {
+						t.Errorf("%s: why %q", j.Workloads[i].Key, c.Why)
+					}
+				}
+			}
+			if diff := cmp.Diff(tc.wantMarked, marked, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("marked autoscaling lost (-want,+got):\n%s", diff)
+			}
+			caveat := slices.ContainsFunc(j.Summary.Caveats, func(c Caveat) bool {
+				return strings.HasPrefix(c.Text, "Autoscaling: 2 of the nodes are in autoscaled pools (karpenter.sh/nodepool=gpu)") && strings.Contains(c.Source, "ignore-dra-requests")
+			})
+			if caveat != tc.wantCaveat {
+				t.Errorf("the autoscaling caveat: %t, want %t (%+v)", caveat, tc.wantCaveat, j.Summary.Caveats)
+			}
+		})
 	}
 }

@@ -49,6 +49,9 @@ type nodeForecast struct {
 type driverForecast struct {
 	driver  Driver
 	devices []resourceapi.Device
+	// unknown: Driver.Unknown qualified ("gpu.nvidia.com/uuid",
+	// "resource.kubernetes.io/pcieRoot"), for the slice's annotation.
+	unknown []string
 }
 
 func (f *forecaster) node(n *corev1.Node) nodeForecast {
@@ -68,14 +71,16 @@ func (f *forecaster) node(n *corev1.Node) nodeForecast {
 			d.Resources = append(d.Resources, r.name)
 		}
 		var devices []resourceapi.Device
-		var notes []string
+		var notes, unknownList []string
 		switch {
 		case f.published[n.Name][name]:
 			d.NotForecast = "the node already publishes ResourceSlices for " + name + ": left as it is"
 		case name == DriverNVIDIA:
-			devices, notes, d.Unknown, d.NotForecast = f.nvidia(n, rs)
+			devices, notes, unknownList, d.NotForecast = f.nvidia(n, rs)
 		case name == DriverTPU:
-			devices, notes, d.Unknown, d.NotForecast = f.tpu(n, rs)
+			devices, notes, unknownList, d.NotForecast = f.tpu(n, rs)
+		case name == DriverAMD:
+			devices, notes, unknownList, d.NotForecast = f.amd(n, rs)
 		case rs[0].driver == "":
 			d.NotForecast = fmt.Sprintf("DeviceClass %s: the forecast knows no DRA driver that serves it", name)
 		case notForecast[name] != "":
@@ -87,8 +92,9 @@ func (f *forecaster) node(n *corev1.Node) nodeForecast {
 			d.NotForecast = "no device could be counted from the node's resources and labels"
 		}
 		if d.NotForecast != "" {
-			devices, d.Unknown = nil, nil
+			devices, unknownList = nil, nil
 		}
+		d.Unknown = identifiers(unknownList)
 		for _, r := range rs {
 			if d.NotForecast == "" && r.capacity > r.count {
 				notes = append(notes, fmt.Sprintf("%s: capacity %d, allocatable %d: the devices the device plugin does not offer (unhealthy) are not forecast",
@@ -99,13 +105,16 @@ func (f *forecaster) node(n *corev1.Node) nodeForecast {
 		d.Notes = sortedSet(notes)
 		out.node.Drivers = append(out.node.Drivers, d)
 		if d.NotForecast == "" {
-			out.forecast = append(out.forecast, driverForecast{driver: d, devices: devices})
+			out.forecast = append(out.forecast, driverForecast{driver: d, devices: devices, unknown: qualified(name, unknownList)})
 		}
 	}
 
 	switch {
 	case len(out.forecast) == 0 && len(f.published[n.Name]) > 0:
 		out.node.Why = "already publishes ResourceSlices for " + strings.Join(slices.Sorted(maps.Keys(f.published[n.Name])), ", ")
+	case len(out.forecast) == 0 && len(out.node.Drivers) == 0 && len(f.withoutPlugin(n)) > 0:
+		out.node.Why = fmt.Sprintf("no device plugin: its allocatable offers 0 %s (what the kubelet keeps once a device plugin has left, until it restarts), "+
+			"so the switch replaces nothing there", strings.Join(f.withoutPlugin(n), ", "))
 	case len(out.forecast) == 0:
 		out.node.Why = "no accelerator the forecast knows"
 	case n.Labels[OptOutLabel] == "false":
@@ -152,6 +161,25 @@ func (f *forecaster) legacyResources(n *corev1.Node) []legacyResource {
 		driver, devType, _ := classDriver(rule.DeviceClassName, f.classes)
 		out = append(out, legacyResource{name: name, count: count, capacity: capQ.Value(), rule: rule, driver: driver, devType: devType})
 	}
+	return out
+}
+
+// withoutPlugin lists the extended resources the policy maps that the
+// node's allocatable holds at 0, sorted: the kubelet keeps a device
+// plugin's resource, at 0, after the plugin has left (until it restarts),
+// so no device plugin serves it there and no pod gets it today, whatever
+// the capacity says.
+func (f *forecaster) withoutPlugin(n *corev1.Node) []string {
+	var out []string
+	for name, q := range n.Status.Allocatable {
+		if !translate.IsExtendedResource(name) || !q.IsZero() {
+			continue
+		}
+		if _, ok := f.p.LegacyResource(name, n.Labels); ok {
+			out = append(out, string(name))
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 
@@ -216,29 +244,50 @@ func localName(driver string, name resourceapi.QualifiedName) resourceapi.Qualif
 	return name
 }
 
-// unknown lists what of want (names as the driver writes them, standard
-// attributes by identifier) a device does not carry.
+// unknown lists what of want (names as the driver writes them: its own
+// without the domain, standard attributes qualified) a device does not
+// carry.
 func unknown(d resourceapi.Device, attrs, capacity []string) []string {
-	has := map[string]bool{}
-	for k := range d.Attributes {
-		has[identifier(k)] = true
-	}
 	var out []string
 	for _, a := range attrs {
-		if !has[a] {
+		if _, ok := d.Attributes[resourceapi.QualifiedName(a)]; !ok {
 			out = append(out, a)
 		}
 	}
-	has = map[string]bool{}
-	for k := range d.Capacity {
-		has[identifier(k)] = true
-	}
 	for _, c := range capacity {
-		if !has[c] {
+		if _, ok := d.Capacity[resourceapi.QualifiedName(c)]; !ok {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// identifiers are the names as Driver.Unknown shows them: by identifier
+// (pcieRoot, numaNode), sorted, once each.
+func identifiers(names []string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		out = append(out, identifier(resourceapi.QualifiedName(n)))
+	}
+	return sortedSet(out)
+}
+
+// qualified are the names as the slice's claimbridge.io/unknown-attributes
+// lists them: "<driver>/<name>" for the driver's own, standard attributes
+// as they are; a placeholder of a family of names (memorySlice<i>) is no
+// name and left out. Sorted, once each.
+func qualified(driver string, names []string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		switch {
+		case strings.ContainsAny(n, "<>"):
+		case strings.Contains(n, "/"):
+			out = append(out, n)
+		default:
+			out = append(out, driver+"/"+n)
+		}
+	}
+	return sortedSet(out)
 }
 
 func identifier(name resourceapi.QualifiedName) string {

@@ -20,7 +20,8 @@ import (
 // summaryOf is what the report says of the forecast (Suggested aside).
 func summaryOf(opts Options, j *Judgment) (*Summary, error) {
 	fc := j.Forecast
-	s := &Summary{GFDLabels: string(cmp.Or(opts.GFDLabels, GFDLabelsDrop)), Nodes: len(fc.Nodes), Devices: map[string]int{}, Caveats: Caveats, Order: placementOrder}
+	s := &Summary{GFDLabels: string(cmp.Or(opts.GFDLabels, GFDLabelsDrop)), Nodes: len(fc.Nodes), Devices: map[string]int{}, Order: placementOrder}
+	switched := map[string]bool{}
 	unknown, notes := map[string]bool{}, map[string]bool{}
 	for _, n := range fc.Nodes {
 		if n.Switched {
@@ -35,6 +36,7 @@ func summaryOf(opts Options, j *Judgment) (*Summary, error) {
 			}
 			if n.Switched {
 				s.Devices[d.Driver] += d.Devices
+				switched[d.Driver] = true
 			}
 			for _, u := range d.Unknown {
 				unknown[u] = true
@@ -45,6 +47,10 @@ func summaryOf(opts Options, j *Judgment) (*Summary, error) {
 		}
 	}
 	s.Unknown, s.Notes = slices.Sorted(maps.Keys(unknown)), slices.Sorted(maps.Keys(notes))
+	s.Caveats = caveatsFor(switched)
+	if c, ok := autoscalingCaveat(opts.Policy, j); ok {
+		s.Caveats = append(s.Caveats, c)
+	}
 	for _, c := range fc.After.Classes {
 		s.Classes = append(s.Classes, c.Name)
 	}
@@ -54,6 +60,44 @@ func summaryOf(opts Options, j *Judgment) (*Summary, error) {
 	}
 	s.YAML = b.String()
 	return s, nil
+}
+
+// autoscalingCaveat is the caveat of a fleet with nodes in pools that an
+// autoscaler grows and does not grow for pods with claims (the policy's
+// autoscaling rule): the workloads that move keep the nodes the pools have
+// at the switch, and no scale-up adds to them.
+func autoscalingCaveat(p *translate.Policy, j *Judgment) (Caveat, bool) {
+	if p == nil {
+		return Caveat{}, false
+	}
+	labels := p.AutoscaledPoolLabels()
+	pools := map[string]int{}
+	for _, n := range j.Before.Inventory.Nodes {
+		for _, k := range labels {
+			if v, ok := n.Labels[k]; ok {
+				pools[k+"="+v]++
+				break
+			}
+		}
+	}
+	if len(pools) == 0 {
+		return Caveat{}, false
+	}
+	names := slices.Sorted(maps.Keys(pools))
+	nodes := 0
+	for _, n := range pools {
+		nodes += n
+	}
+	if len(names) > 3 {
+		names = append(names[:3], fmt.Sprintf("%d more", len(pools)-3))
+	}
+	return Caveat{
+		Text: fmt.Sprintf("Autoscaling: %d of the nodes are in autoscaled pools (%s) whose autoscaler adds no node for a pod whose devices come from a claim. "+
+			"The workloads that move keep the nodes these pools have at the switch, and a scale-up past them stays Pending; the rows marked autoscaling lost need more already. "+
+			"Scale the pools for every replica before the switch, or set autoscaling.draAware: true in the policy once the autoscaler provisions for claims.", nodes, strings.Join(names, ", ")),
+		Source: "kubernetes-sigs/karpenter v1.14.1: --ignore-dra-requests defaults to true (pkg/operator/options/options.go), and a pod with resource claims is then not provisioned for " +
+			"(pkg/controllers/provisioning/scheduling/scheduler.go); kubernetes-sigs/karpenter#3228 tracks DRA support",
+	}, true
 }
 
 // unserved: the whole-cluster placement serves fewer pods than the

@@ -1,7 +1,9 @@
 package forecast
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,6 +21,17 @@ import (
 // maps the same labels to the same attributes), tpuGen from the
 // accelerator (AcceleratorGen), brand "Google"; uuid is derived from the
 // chip's device file, which no label tells.
+//
+// The driver reads the labels alone, on any node
+// (kubernetes-sigs/dra-driver-google-tpu v0.2.0
+// cmd/tpu-dra-kubeletplugin/util.go, labelsFromNode and
+// normalizeTPULabels): the canonical tpu.google.com/* key when it has a
+// value, else GKE's alias (cloud.google.com/gke-tpu-accelerator,
+// gke-accelerator-count, gke-tpu-topology), with or without GKE's other
+// labels. The policy reads GKE's aliases only on GKE nodes (those with
+// cloud.google.com/gke-nodepool, for the placement check's legacy view), so
+// the forecast reads the node's labels as the driver does first:
+// tpuLabels.
 
 // tpu forecasts the TPU driver's chips on a node from its resources.
 func (f *forecaster) tpu(n *corev1.Node, rs []legacyResource) (devices []resourceapi.Device, notes, unknownList []string, notForecast string) {
@@ -26,7 +39,7 @@ func (f *forecaster) tpu(n *corev1.Node, rs []legacyResource) (devices []resourc
 	for _, r := range rs {
 		chips += r.count
 	}
-	ft := f.p.ForecastDevices(rs[0].rule.Family, n.Labels)
+	ft := f.p.ForecastDevices(rs[0].rule.Family, tpuLabels(n.Labels))
 	notes = append(notes, ft.Notes...)
 	attrs := local(DriverTPU, ft.Attributes)
 	acc := attrs["accelerator"].StringValue
@@ -88,4 +101,35 @@ func acceleratorGen(accelerator string) (string, error) {
 		return "", fmt.Errorf("invalid TPU generation: %s", v)
 	}
 	return v, nil
+}
+
+// tpuLabelAliases are the TPU driver's canonical labels and GKE's aliases
+// of each (canonicalLabelAliases, v0.2.0).
+var tpuLabelAliases = []struct{ canonical, gke string }{
+	{"tpu.google.com/accelerator", "cloud.google.com/gke-tpu-accelerator"},
+	{"tpu.google.com/chip-count", "cloud.google.com/gke-accelerator-count"},
+	{"tpu.google.com/topology", "cloud.google.com/gke-tpu-topology"},
+	{"tpu.google.com/ici-resiliency", "cloud.google.com/gke-tpu-ici-resiliency"},
+}
+
+// tpuLabels are the node's labels as the TPU driver reads them: of each
+// canonical label and its GKE alias, the first with a value (the canonical
+// one first), under the canonical key and under the alias's where the node
+// has it; neither when both are empty. The other labels are as they are.
+func tpuLabels(labels map[string]string) map[string]string {
+	out := maps.Clone(labels)
+	for _, a := range tpuLabelAliases {
+		v := cmp.Or(labels[a.canonical], labels[a.gke])
+		_, gke := labels[a.gke]
+		delete(out, a.canonical)
+		delete(out, a.gke)
+		if v == "" {
+			continue
+		}
+		out[a.canonical] = v
+		if gke {
+			out[a.gke] = v
+		}
+	}
+	return out
 }

@@ -89,8 +89,8 @@ type livePod struct {
 	unservable *translate.Reason
 	// away: for an unseen pod that is unservable, the reason the webhook
 	// never saw it.
-	away *translate.Reason
-	admitted   *report.Row // the admission's row, when the store has it
+	away     *translate.Reason
+	admitted *report.Row // the admission's row, when the store has it
 }
 
 // admissions indexes the admission rows by what a pod shows of them, and

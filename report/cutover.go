@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -105,7 +106,12 @@ func newCutoverPage(r *Report) *cutoverPage {
 	for _, row := range r.Items {
 		switch cutoverOf(row) {
 		case forecast.CutoverPartial, forecast.CutoverOrderDependent, forecast.CutoverUnjudged:
-			c.Short = append(c.Short, shortRow{Object: row.object(), Cutover: row.Cutover})
+			sr := shortRow{Object: row.object(), Cutover: row.Cutover}
+			if row.Cutover.AutoscalingLost != nil {
+				sr.Code = decide.ReasonAutoscalerIgnoresClaims
+				sr.Remedy = r.reasons().Remedy(sr.Code)
+			}
+			c.Short = append(c.Short, sr)
 		}
 	}
 	c.Namespaces, c.Hardware = sortedServable(ns), sortedServable(hw)
@@ -113,10 +119,13 @@ func newCutoverPage(r *Report) *cutoverPage {
 	return c
 }
 
-// shortRow is a workload not served in full, or not judged.
+// shortRow is a workload not served in full, or not judged; Code and
+// Remedy say what it loses besides (autoscaling), when it does.
 type shortRow struct {
 	Object  string
 	Cutover *forecast.Cutover
+	Code    translate.ReasonCode
+	Remedy  string
 }
 
 // cutoverOf is the row's cutover result, "" without one.
@@ -221,6 +230,10 @@ func cutoverNodes(c *forecast.Cutover) string {
 func cutoverHeadline(c *forecast.Cutover, row Row) string {
 	if c == nil {
 		return row.Headline()
+	}
+	if c.AutoscalingLost != nil {
+		// Why starts with it; the code first, as the table cuts long lines.
+		return string(decide.ReasonAutoscalerIgnoresClaims) + ": " + c.Why
 	}
 	switch c.Result {
 	case forecast.CutoverBreaks, forecast.CutoverNotServedToday:

@@ -115,3 +115,46 @@ func TestCutoverPageCountsWhatBreaksAndOffersTheForecast(t *testing.T) {
 		t.Error("a report without a forecast shows a cutover view")
 	}
 }
+
+// TestAutoscalingLostIsShownOnTheRow: a row marked autoscaling lost leads
+// its table reason with AutoscalerIgnoresClaims, and the page shows the
+// code, the pool and its remedy among the workloads served in part and on
+// the row; the JSON row carries the pool.
+func TestAutoscalingLostIsShownOnTheRow(t *testing.T) {
+	why := "autoscaling lost in pool karpenter.sh/nodepool=gpu: today its autoscaler adds nodes for the pods that do not fit (2 nodes of the pool can run them), " +
+		"after the switch none for their claims; 2 of 3 pods served: the fleet after the switch has room for no more of them, whatever the order"
+	r := report.New("cluster (forecast after the switch to DRA)", "profiles:nvidia", []report.Row{
+		{Kind: "Deployment", Namespace: "serving", Name: "llm", Outcome: translate.OutcomeTranslate, Verdict: "FitsNow",
+			DevicesRequested: map[string]int64{"nvidia.com/gpu": 8}, Replicas: ptr.To[int32](3),
+			Cutover: &forecast.Cutover{Result: forecast.CutoverPartial, Today: 2, After: 2, Pods: 3, Served: 2, Alone: 2, Why: why,
+				AutoscalingLost: &forecast.AutoscaledPool{Label: "karpenter.sh/nodepool", Name: "gpu", Nodes: 2}}},
+	})
+	r.Forecast = &forecast.Summary{GFDLabels: "drop", Nodes: 2, Switched: 2}
+	var b bytes.Buffer
+	if err := r.Write(&b, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "AutoscalerIgnoresClaims: autoscaling lost in pool karpenter.sh/nodepool=gpu: today") {
+		t.Errorf("the table does not lead the row's reason with the code:\n%s", b.String())
+	}
+	b.Reset()
+	if err := r.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`data-short-code="AutoscalerIgnoresClaims"`, `data-autoscaling-lost="karpenter.sh/nodepool=gpu"`, "set autoscaling.draAware: true in the policy"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	b.Reset()
+	if err := r.Write(&b, "json"); err != nil {
+		t.Fatal(err)
+	}
+	back, err := report.Read(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Items[0].Cutover.AutoscalingLost; got == nil || *got != (forecast.AutoscaledPool{Label: "karpenter.sh/nodepool", Name: "gpu", Nodes: 2}) {
+		t.Errorf("the JSON row's pool: %+v", got)
+	}
+}

@@ -22,7 +22,8 @@ type NodeLabelRule struct {
 	// Implied, PCIPresent or MIGStrategy.
 	Attribute string `json:"attribute,omitempty"`
 
-	// Capacity is the device capacity "<domain>/<name>" for MiB.
+	// Capacity is the device capacity "<domain>/<name>" for MiB and
+	// RoundedGiB.
 	Capacity string `json:"capacity,omitempty"`
 
 	// Values maps label values to attribute values for Map and PCIPresent
@@ -105,8 +106,15 @@ const (
 	// through Capacity, none one that is not shared; mps has no device
 	// counterpart.
 	ConvSharingStrategy Conversion = "SharingStrategy"
+	// ConvHexID compares a hexadecimal ID written without "0x" (AMD's node
+	// labeller's device-id: 74a1) with a string attribute that has it (the
+	// AMD DRA driver's deviceID: 0x74a1).
+	ConvHexID Conversion = "HexID"
+	// ConvRoundedGiB compares a size in whole GiB, rounded to the nearest,
+	// with a G (AMD's node labeller's vram: 192G) with a byte capacity.
+	ConvRoundedGiB Conversion = "RoundedGiB"
 )
 
 var conversions = []Conversion{ConvString, ConvInt, ConvBool, ConvGFDProduct, ConvMiB, ConvGFDFamily,
 	ConvVersionMajor, ConvVersionMinor, ConvVersionPatch, ConvVersion, ConvMap, ConvMIGProfile,
-	ConvMIGStrategy, ConvPCIPresent, ConvImplied, ConvPresent, ConvCount, ConvReplicas, ConvSharingStrategy}
+	ConvMIGStrategy, ConvPCIPresent, ConvImplied, ConvPresent, ConvCount, ConvReplicas, ConvSharingStrategy, ConvHexID, ConvRoundedGiB}

@@ -56,6 +56,7 @@ func newPolicy(tp *TranslationPolicy, profilesSpeak bool) (*Policy, error) {
 		Deference:                tp.Spec.Deference,
 		WhenDRABusy:              tp.Spec.WhenDRABusy,
 		OnUnservable:             tp.Spec.OnUnservable,
+		Autoscaling:              tp.Spec.Autoscaling,
 	}
 	profilesTolerate := false
 	for _, name := range tp.Spec.Profiles {
@@ -136,6 +137,7 @@ func validatePolicyDocument(tp *TranslationPolicy) field.ErrorList {
 	}
 	errs = append(errs, validateSchedulers(spec.Child("schedulers"), tp.Spec.Schedulers)...)
 	errs = append(errs, validateKueue(spec.Child("kueue"), &tp.Spec.Kueue)...)
+	errs = append(errs, validateAutoscaling(spec.Child("autoscaling"), &tp.Spec.Autoscaling)...)
 	errs = append(errs, validateRules(spec, &tp.Spec)...)
 	return errs
 }

@@ -34,6 +34,22 @@ func TestLoadPolicyRejectsBadInputWithFieldPaths(t *testing.T) {
 			yaml:     head + "spec:\n  profiles: [nvidia]\n  whenDRABusy: wait\n",
 			wantErrs: []string{`spec.whenDRABusy: Unsupported value: "wait"`, `"KeepLegacy", "Wait"`},
 		},
+		"autoscaling: a pool label that is no label key": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  autoscaling:\n    poolLabels: [karpenter.sh/nodepool, \"not a key\"]\n",
+			wantErrs: []string{`spec.autoscaling.poolLabels[1]: Invalid value: "not a key"`},
+		},
+		"autoscaling: a pool label twice": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  autoscaling:\n    poolLabels: [eks.amazonaws.com/nodegroup, eks.amazonaws.com/nodegroup]\n",
+			wantErrs: []string{`spec.autoscaling.poolLabels[1]: Duplicate value: "eks.amazonaws.com/nodegroup"`},
+		},
+		"autoscaling: pool labels of autoscalers that provision for claims": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  autoscaling:\n    draAware: true\n    poolLabels: [karpenter.sh/nodepool]\n",
+			wantErrs: []string{`spec.autoscaling.poolLabels: Invalid value`, "must be empty when draAware is true"},
+		},
+		"autoscaling: draAware misspelled": {
+			yaml:     head + "spec:\n  profiles: [nvidia]\n  autoscaling:\n    draaware: true\n",
+			wantErrs: []string{`unknown field "spec.autoscaling.draaware"`},
+		},
 		"wrong kind and version": {
 			yaml:     "apiVersion: v1\nkind: ConfigMap\nspec:\n  profiles: [nvidia]\n",
 			wantErrs: []string{"apiVersion: Unsupported value", "kind: Unsupported value"},
@@ -281,6 +297,37 @@ func TestLoadPolicyKeepsItsRulesForPodsDRACannotServeNow(t *testing.T) {
 	}
 	if got := p.Spec().OnUnservable; got != OnUnservableDeny {
 		t.Errorf("onUnservable read as %q, want Deny", got)
+	}
+}
+
+// The autoscaling rule: Karpenter's NodePool label by default, the
+// policy's own labels in its place, none once the autoscalers provision
+// for claims.
+func TestAutoscaledPoolLabels(t *testing.T) {
+	const head = "apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nspec:\n  profiles: [nvidia]\n"
+	for name, tc := range map[string]struct {
+		yaml string
+		want []string
+	}{
+		"by default a node labelled with its Karpenter NodePool is in an autoscaled pool": {yaml: head, want: []string{"karpenter.sh/nodepool"}},
+		"pool labels replace the default": {
+			yaml: head + "  autoscaling:\n    poolLabels: [eks.amazonaws.com/nodegroup]\n",
+			want: []string{"eks.amazonaws.com/nodegroup"},
+		},
+		"autoscalers that provision for claims leave no pool autoscaled": {yaml: head + "  autoscaling:\n    draAware: true\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := LoadPolicy([]byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, p.AutoscaledPoolLabels()); diff != "" {
+				t.Errorf("pool labels (-want,+got):\n%s", diff)
+			}
+		})
+	}
+	if diff := cmp.Diff([]string{KarpenterNodePoolLabel}, DefaultPolicy().AutoscaledPoolLabels()); diff != "" {
+		t.Errorf("the default policy's pool labels (-want,+got):\n%s", diff)
 	}
 }
 

@@ -163,7 +163,54 @@ type PolicySpec struct {
 	// would be refused). A namespace may set its own with the label
 	// claimbridge.io/on-unservable.
 	OnUnservable OnUnservable `json:"onUnservable,omitempty"`
+
+	// Autoscaling says which nodes belong to pools that an autoscaler
+	// grows for the pods it sees Pending, and whether it grows them for
+	// pods whose devices come from claims. Default: a node labelled
+	// karpenter.sh/nodepool is in such a pool, and its autoscaler does not
+	// provision for claims.
+	Autoscaling AutoscalingRule `json:"autoscaling,omitempty"`
 }
+
+// AutoscalingRule says where the cluster's node autoscalers add nodes for
+// pods, and whether they do for pods whose devices come from claims.
+//
+// A pod that waits Pending for DRA devices in a pool whose autoscaler
+// ignores claims gets no new node, while the same pod as submitted, asking
+// for an extended resource, would make the autoscaler add one. As of
+// Kubernetes 1.37 (sources in docs/concepts/dra-busy.md): Karpenter v1.14
+// does not provision for a pod with resource claims unless it runs with
+// --ignore-dra-requests=false (default true), and even then only from the
+// devices its cloud provider says an instance type has; Cluster Autoscaler
+// handles claims from 1.35 on (before, only with
+// --enable-dynamic-resource-allocation) for a node group it can copy a
+// live node of.
+type AutoscalingRule struct {
+	// DRAAware says that the autoscalers of the cluster add nodes for
+	// pods whose devices come from claims. Then no pool is treated as
+	// autoscaled: a pod waits for DRA devices there as anywhere
+	// (whenDRABusy), and the cutover forecast marks no workload
+	// "autoscaling lost". Default false.
+	DRAAware bool `json:"draAware,omitempty"`
+
+	// PoolLabels are the node-label keys that put a node in a pool an
+	// autoscaler grows without provisioning for claims: a node that carries
+	// one of them (whatever its value, which names the pool). Listing keys
+	// replaces the default, [karpenter.sh/nodepool], which Karpenter sets
+	// on every node it launches. Node-group labels that clouds set on every
+	// node of a group (eks.amazonaws.com/nodegroup,
+	// cloud.google.com/gke-nodepool, kubernetes.azure.com/agentpool) say
+	// nothing of whether the group is autoscaled, nor by what: list them
+	// only where a Cluster Autoscaler older than 1.35 without
+	// --enable-dynamic-resource-allocation grows those groups.
+	PoolLabels []string `json:"poolLabels,omitempty"`
+}
+
+// KarpenterNodePoolLabel is the label Karpenter sets on every node it
+// launches, naming its NodePool (kubernetes-sigs/karpenter
+// pkg/apis/v1/labels.go, NodePoolLabelKey): the default of
+// AutoscalingRule.PoolLabels.
+const KarpenterNodePoolLabel = "karpenter.sh/nodepool"
 
 // OnUnservable is the rule for a pod kept as submitted that no node can
 // serve.

@@ -153,6 +153,21 @@ func (p *Policy) Name() string { return p.name }
 // by the policy's own.
 func (p *Policy) Spec() PolicySpec { return p.spec }
 
+// AutoscaledPoolLabels are the node-label keys that put a node in a pool
+// an autoscaler grows for Pending pods without provisioning for claims
+// (autoscaling.poolLabels, else karpenter.sh/nodepool); none when the
+// policy says the autoscalers provision for claims (autoscaling.draAware).
+func (p *Policy) AutoscaledPoolLabels() []string {
+	a := p.spec.Autoscaling
+	switch {
+	case a.DRAAware:
+		return nil
+	case len(a.PoolLabels) > 0:
+		return a.PoolLabels
+	}
+	return []string{KarpenterNodePoolLabel}
+}
+
 // Families returns the device families the policy maps, sorted.
 func (p *Policy) Families() []string {
 	set := map[string]bool{}

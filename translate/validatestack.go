@@ -8,7 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Validation of the rules for the rest of the stack: schedulers and Kueue.
+// Validation of the rules for the rest of the stack: schedulers, Kueue and
+// node autoscalers.
 
 // validateSchedulers checks the scheduler entries: each name a DNS
 // subdomain, as the API validates spec.schedulerName, none twice; a known
@@ -83,6 +84,25 @@ func validateKueueMappings(p *field.Path, ms []KueueDeviceClassMapping) field.Er
 				errs = append(errs, field.Invalid(mp.Child("deviceClassNames").Index(j), c, msg))
 			}
 		}
+	}
+	return errs
+}
+
+func validateAutoscaling(p *field.Path, a *AutoscalingRule) field.ErrorList {
+	var errs field.ErrorList
+	if a.DRAAware && len(a.PoolLabels) > 0 {
+		errs = append(errs, field.Invalid(p.Child("poolLabels"), a.PoolLabels, "must be empty when draAware is true: no pool is then treated as autoscaled"))
+	}
+	seen := map[string]bool{}
+	for i, k := range a.PoolLabels {
+		kp := p.Child("poolLabels").Index(i)
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs = append(errs, field.Invalid(kp, k, msg))
+		}
+		if seen[k] {
+			errs = append(errs, field.Duplicate(kp, k))
+		}
+		seen[k] = true
 	}
 	return errs
 }

@@ -39,7 +39,8 @@ import (
 //
 // Adding a label of an existing kind is one rule in a profile and one
 // golden case; adding a kind of label is one entry here, its functions in
-// conversions.go or conversions_gfd.go, and a golden case.
+// conversions.go, conversions_gfd.go or conversions_amd.go, and a golden
+// case.
 
 // conversion is one entry of the vocabulary.
 type conversion struct {
@@ -73,6 +74,8 @@ var vocabulary = map[Conversion]conversion{
 	ConvReplicas:     {reads: "capacity", forward: forwardReplicas, backward: backwardReplicas, canonical: canonicalReplicas, device: deviceNothing},
 	ConvSharingStrategy: {reads: "capacity", forward: forwardSharingStrategy, backward: backwardSharingStrategy, canonical: asIs,
 		device: deviceNothing},
+	ConvHexID:      {reads: "attribute", forward: forwardHexID, backward: backwardHexID, canonical: canonicalHexID, device: deviceHexID},
+	ConvRoundedGiB: {reads: "capacity", forward: forwardRoundedGiB, backward: backwardRoundedGiB, canonical: canonicalRoundedGiB, device: deviceRoundedGiB},
 }
 
 // convert turns a label requirement into an effect on a request of family.
@@ -230,7 +233,7 @@ func (p *Policy) ForecastDevices(family string, nodeLabels map[string]string) De
 		f := s.fact
 		switch {
 		case f.capacity != "":
-			capacities[f.capacity] = append(capacities[f.capacity], attrClaim{key: s.key, quantity: f.quantity})
+			capacities[f.capacity] = append(capacities[f.capacity], attrClaim{key: s.key, quantity: f.quantity, note: f.note})
 		case f.attribute != "" && f.part != partNone:
 			if parts[f.attribute] == nil {
 				parts[f.attribute] = map[versionPart][]attrClaim{}
@@ -308,6 +311,11 @@ func (p *Policy) ForecastDevices(family string, nodeLabels map[string]string) De
 			continue
 		}
 		out.Capacity[resourceapi.QualifiedName(name)] = cs[0].quantity
+		for _, c := range cs {
+			if c.note != "" {
+				notes[c.note] = true
+			}
+		}
 	}
 	if len(profiles) > 0 {
 		if c, note, ok := resolveClaims("MIG profile", profiles); ok {
@@ -346,6 +354,8 @@ type deviceFact struct {
 	partValue int64
 	// migProfile the label gives the devices, in the driver's spelling.
 	migProfile string
+	// note says how a value the label does not tell exactly is written.
+	note string
 }
 
 // candidate is one possible attribute value. A loose string is known only
@@ -364,6 +374,7 @@ type attrClaim struct {
 	cands    []candidate
 	quantity resource.Quantity
 	part     int64
+	note     string
 }
 
 // resolveClaims intersects the claims of the labels about one attribute:

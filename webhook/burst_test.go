@@ -196,6 +196,67 @@ func TestWhenDRABusyWait(t *testing.T) {
 	}
 }
 
+// TestAPodOfAWaitNamespaceInAKarpenterPoolStaysAsSubmitted: where every
+// node is in a Karpenter NodePool, a namespace labelled
+// claimbridge.io/when-dra-busy=Wait has only the pods DRA holds
+// translated; the others stay on the device plugin with
+// AutoscalerIgnoresClaims, counted by reason, whose warning says so and
+// leads with its remedy. Once the policy says the autoscalers provision
+// for claims (autoscaling.draAware), they are translated and wait.
+func TestAPodOfAWaitNamespaceInAKarpenterPoolStaysAsSubmitted(t *testing.T) {
+	karpenter := func(f *fixture) {
+		for i, n := range f.inv.Fleet.Nodes {
+			n = n.DeepCopy()
+			n.Labels[translate.KarpenterNodePoolLabel] = "gpu"
+			f.inv.Fleet.Nodes[i] = n
+		}
+	}
+	for name, tc := range map[string]struct {
+		draAware bool
+		wantKept int
+	}{
+		"the autoscaler ignores claims: what DRA does not hold stays on the device plugin": {wantKept: 2},
+		"autoscaling.draAware: every pod is translated and waits":                          {draAware: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := reservingFixture(t)
+			karpenter(f)
+			f.inv.Namespaces["prod"].Labels[api.LabelWhenDRABusy] = string(translate.WhenDRABusyWait)
+			policy, err := translate.NewPolicy(&translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
+				Spec: translate.PolicySpec{Profiles: translate.DefaultProfileNames(), Autoscaling: translate.AutoscalingRule{DRAAware: tc.draAware}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.handler.Policy = func() *translate.Policy { return policy }
+			holds := draHolds(t, f)
+			if got := burst(t, f, holds+2, 1); len(got) != holds+2-tc.wantKept {
+				t.Fatalf("translated %d pods, want %d", len(got), holds+2-tc.wantKept)
+			}
+			if got := testutil.ToFloat64(f.metrics.Admissions.WithLabelValues("enforce", "KeepLegacy", string(decide.ReasonAutoscalerIgnoresClaims))); got != float64(tc.wantKept) {
+				t.Errorf("%g pods kept with AutoscalerIgnoresClaims, want %d", got, tc.wantKept)
+			}
+			pod := builders.MakePod("late", "prod").Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
+			req := request(t, admissionv1.Create, pod, false)
+			req.UID = "admission-late"
+			resp := f.handler.Handle(t.Context(), req)
+			if tc.draAware {
+				if !mutated(t, req, resp) || !slices.ContainsFunc(resp.Warnings, func(w string) bool { return strings.Contains(w, "DRABusyWaiting") }) {
+					t.Errorf("the late pod: warnings %q, want it translated and waiting", resp.Warnings)
+				}
+				return
+			}
+			if mutated(t, req, resp) {
+				t.Fatalf("the late pod was translated to wait in a Karpenter pool: %q", resp.Warnings)
+			}
+			if !slices.ContainsFunc(resp.Warnings, func(w string) bool {
+				return containsAll(w, "AutoscalerIgnoresClaims", "autoscaling.draAware") && !strings.Contains(w, "DRABusyWaiting")
+			}) {
+				t.Errorf("warnings %q do not say why the pod stays as submitted", resp.Warnings)
+			}
+		})
+	}
+}
+
 func containsAll(s string, subs ...string) bool {
 	for _, sub := range subs {
 		if !strings.Contains(s, sub) {

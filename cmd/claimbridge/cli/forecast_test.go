@@ -158,6 +158,95 @@ func TestForecastExamples(t *testing.T) {
 	}
 }
 
+// karpenterFleet is the before-cutover fleet with every node in the
+// Karpenter NodePool "gpu", in a directory of the test's.
+func karpenterFleet(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	files, err := filepath.Glob("../../../examples/fleets/before-cutover/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the before-cutover fleet: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		labelled := strings.Replace(string(b), "kind: Node\nmetadata:\n  labels:\n", "kind: Node\nmetadata:\n  labels:\n    karpenter.sh/nodepool: gpu\n", 1)
+		if labelled == string(b) {
+			t.Fatalf("%s: no node labels to add to", f)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), []byte(labelled), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestForecastMarksAutoscalingLost: the cutover example on its fleet with
+// every node in a Karpenter NodePool: the workload that moves with more
+// pods than the fleet after the switch serves (mig-serve, 2 of 3) is
+// marked autoscaling lost, in its JSON row and at the head of its table
+// reason (AutoscalerIgnoresClaims), and the summary has the autoscaling
+// caveat; no other row is marked. With autoscaling.draAware in the policy,
+// none is.
+func TestForecastMarksAutoscalingLost(t *testing.T) {
+	fleet := karpenterFleet(t)
+	args := []string{"audit", "--forecast", "-f", "../../../examples/cutover", "--fleet", fleet}
+	js, err := run(t, "", append(args, "-o", "json")...)
+	if err != nil && exitCode(err) != exitInvalid {
+		t.Fatal(err)
+	}
+	rep, err := report.Read(strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var marked []string
+	for _, row := range rep.Items {
+		if row.Cutover != nil && row.Cutover.AutoscalingLost != nil {
+			marked = append(marked, row.Name)
+			if p := row.Cutover.AutoscalingLost; p.Label != "karpenter.sh/nodepool" || p.Name != "gpu" || row.Cutover.Served >= row.Cutover.Pods {
+				t.Errorf("%s: marked %+v with %d of %d pods served", row.Name, p, row.Cutover.Served, row.Cutover.Pods)
+			}
+		}
+	}
+	if !slices.Equal(marked, []string{"mig-serve"}) {
+		t.Errorf("rows marked autoscaling lost: %v, want [mig-serve]", marked)
+	}
+	if !slices.ContainsFunc(rep.Forecast.Caveats, func(c forecast.Caveat) bool { return strings.HasPrefix(c.Text, "Autoscaling: 7 of the nodes") }) {
+		t.Errorf("no autoscaling caveat among %+v", rep.Forecast.Caveats)
+	}
+	table, err := run(t, "", args...)
+	if err != nil && exitCode(err) != exitInvalid {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(strings.Split(table, "\n"), func(l string) bool {
+		return strings.HasPrefix(l, "lab/Deployment/mig-serve ") && strings.Contains(l, " Partial ") && strings.Contains(l, "AutoscalerIgnoresClaims: autoscaling lost in pool karpenter.sh/nodepool=gpu")
+	}) {
+		t.Errorf("the table's mig-serve row does not say autoscaling is lost:\n%s", table)
+	}
+
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policy, []byte("apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nspec:\n  profiles: [nvidia, gke, nfd]\n  autoscaling:\n    draAware: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	js, err = run(t, "", append(args, "-o", "json", "--policy", policy)...)
+	if err != nil && exitCode(err) != exitInvalid {
+		t.Fatal(err)
+	}
+	if rep, err = report.Read(strings.NewReader(js)); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rep.Items {
+		if row.Cutover != nil && row.Cutover.AutoscalingLost != nil {
+			t.Errorf("%s marked autoscaling lost with autoscaling.draAware", row.Name)
+		}
+		if row.Name == "mig-serve" && (row.Cutover == nil || row.Cutover.Result != forecast.CutoverPartial) {
+			t.Errorf("mig-serve with autoscaling.draAware: %+v, want Partial unmarked", row.Cutover)
+		}
+	}
+}
+
 // TestForecastPageInChromium opens the cutover example's page in a real
 // headless Chromium: the cutover view's counts equal the JSON report's,
 // the forecast fleet downloads as the YAML the report holds. It saves a

@@ -1,0 +1,112 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/e2e/cluster"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// karpenterPool publishes the fleets with every node labelled as Karpenter
+// labels the nodes of its NodePool "gpu", removed when the test ends, and
+// returns their node names by fleet.
+func karpenterPool(t *testing.T, fleets ...string) []map[string]bool {
+	t.Helper()
+	prefix := fmt.Sprintf("t%d", time.Now().UnixNano()%1_000_000)
+	var out []map[string]bool
+	for _, f := range fleets {
+		inv, err := cluster.ReadFleet(filepath.Join(fleetsDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range inv.Nodes {
+			n.Labels[translate.KarpenterNodePoolLabel] = "gpu"
+		}
+		fleet, err := tc.PublishInventory(t.Context(), inv, cluster.WithNamePrefix(prefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), cluster.PollTimeout)
+			defer cancel()
+			if err := fleet.Remove(ctx); err != nil {
+				t.Errorf("remove fleet: %v", err)
+			}
+		})
+		out = append(out, nodeNames([]*cluster.Fleet{fleet}))
+	}
+	waitInventory(t)
+	return out
+}
+
+// TestAPodInAKarpenterPoolNeverWaitsForDRA: DGX H100 nodes (DRA) and A100
+// device-plugin nodes, all in the Karpenter NodePool "gpu". With every DRA
+// GPU taken, a pod of a namespace labelled claimbridge.io/when-dra-busy=Wait
+// stays as submitted — its warning and its claimbridge.io/reason say
+// AutoscalerIgnoresClaims, Wait acting as KeepLegacy — and is bound to a
+// device-plugin node. Once the policy says the autoscalers provision for
+// claims (autoscaling.draAware), the same pod is translated and waits
+// Pending for DRA devices (DRABusyWaiting).
+func TestAPodInAKarpenterPoolNeverWaitsForDRA(t *testing.T) {
+	ns, _ := setup(t, "enforce")
+	nodes := karpenterPool(t, "dgx-h100", "legacy-gfd")
+	dra, legacy := nodes[0], nodes[1]
+	full := builders.MakePod("", ns).Container("trainer").Limit("nvidia.com/gpu", "8").Obj()
+	for i := range 2 {
+		full.Name = fmt.Sprintf("full-%d", i)
+		create(t, full)
+		if p := bound(t, ns, full.Name); !dra[p.Spec.NodeName] {
+			t.Fatalf("%s was bound to %s, not a DRA node", p.Name, p.Spec.NodeName)
+		}
+	}
+
+	waitNS := tc.Namespace(t, "karpenter-wait-", map[string]string{cluster.ModeLabel: "enforce", api.LabelWhenDRABusy: string(translate.WhenDRABusyWait)})
+	pod := builders.MakePod("late", waitNS).Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
+	got, warns := create(t, pod)
+	if _, ok := got.Annotations[api.AnnotationTemplate]; ok || len(got.Spec.ResourceClaims) > 0 {
+		t.Fatalf("the pod was translated to wait in a Karpenter pool; warnings %q", warns)
+	}
+	if code := got.Annotations[api.AnnotationReason]; code != string(decide.ReasonAutoscalerIgnoresClaims) {
+		t.Errorf("%s=%q, want %s", api.AnnotationReason, code, decide.ReasonAutoscalerIgnoresClaims)
+	}
+	if !slices.ContainsFunc(warns, func(w string) bool {
+		return strings.Contains(w, "AutoscalerIgnoresClaims") && strings.Contains(w, "autoscaling.draAware")
+	}) {
+		t.Errorf("warnings %q do not say why the pod stays as submitted", warns)
+	}
+	if msg := got.Annotations[api.AnnotationDecisionMessage]; !strings.Contains(msg, "karpenter.sh/nodepool=gpu") || !strings.Contains(msg, "Wait acts as KeepLegacy") {
+		t.Errorf("the decision's message %q does not name the pool and the rule", msg)
+	}
+	if p := bound(t, waitNS, "late"); !legacy[p.Spec.NodeName] {
+		t.Errorf("late was bound to %s, not a device-plugin node", p.Spec.NodeName)
+	}
+
+	tp := defaultPolicyDocument()
+	tp.Metadata.Name = "autoscalers-provision-for-claims"
+	tp.Spec.Autoscaling.DRAAware = true
+	usePolicy(t, tp)
+	pod = builders.MakePod("waits", waitNS).Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
+	got, warns = create(t, pod)
+	if _, ok := got.Annotations[api.AnnotationTemplate]; !ok {
+		t.Fatalf("with autoscaling.draAware the pod of a Wait namespace was not translated; warnings %q", warns)
+	}
+	if !slices.ContainsFunc(warns, func(w string) bool { return strings.Contains(w, "DRABusyWaiting") }) {
+		t.Errorf("warnings %q do not say the pod waits", warns)
+	}
+	// The scheduler has had time to try it: the devices it waits for are taken.
+	time.Sleep(3 * time.Second)
+	if p, err := client.CoreV1().Pods(waitNS).Get(t.Context(), "waits", metav1.GetOptions{}); err != nil || p.Spec.NodeName != "" {
+		t.Errorf("the waiting pod: %v, bound to %q; want it Pending", err, p.Spec.NodeName)
+	}
+}
