@@ -39,7 +39,7 @@ func TestForecastExamples(t *testing.T) {
 		// The trainer can take the H100 node's GPUs first.
 		"finetune-h100": forecast.CutoverOrderDependent,
 		// Three pods, two MIG devices of the profile, today and after.
-		"mig-serve":  forecast.CutoverPartial,
+		"mig-serve": forecast.CutoverPartial,
 		// Time-sliced T4s: shares of the T4 GPUs after the switch.
 		"embeddings": forecast.CutoverMoves, "debug-a100": forecast.CutoverBreaks,
 		"k80-batch":      forecast.CutoverNotServedToday,
