@@ -49,6 +49,11 @@ type Metrics struct {
 	// leader counts them).
 	UndecidedPods    *prometheus.GaugeVec
 	UndecidedDevices *prometheus.GaugeVec
+	// AdmissionStages is where admissions spend their time, by stage;
+	// SlowAdmissions counts those over the slow-admission threshold by the
+	// stage that took longest (each is logged with all its stages).
+	AdmissionStages *prometheus.HistogramVec
+	SlowAdmissions  *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics; Register adds them to a registry.
@@ -125,6 +130,15 @@ func NewMetrics() *Metrics {
 			Name: "claimbridge_undecided_devices",
 			Help: "Devices those pods ask for, by reason and extended resource. The leader counts them.",
 		}, []string{"reason", "resource"}),
+		AdmissionStages: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "claimbridge_admission_stage_seconds",
+			Help:    "Time one admission spent in a stage (lookup, decode, wait, takeover, snapshot, translate, placement, verdict, decide, template, respond).",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 18),
+		}, []string{"stage"}),
+		SlowAdmissions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "claimbridge_slow_admissions_total",
+			Help: "Admissions over the slow-admission threshold (--slow-admission), by the stage that took longest; each is logged with its stages.",
+		}, []string{"stage"}),
 	}
 }
 
@@ -137,7 +151,8 @@ func (m *Metrics) Register() error {
 func (m *Metrics) RegisterWith(r prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.Admissions, m.TranslateDuration, m.FeasibilityDuration, m.PlacementDuration, m.InventoryNodes,
 		m.TemplatesCreated, m.TemplatesDeleted, m.TemplatesRecreated, m.PolicyReloads, m.ReservationsTakenOver,
-		m.StrandedPods, m.StrandedRecreated, m.Unservable, m.UnservablePending, m.MigrationDevices, m.UndecidedPods, m.UndecidedDevices} {
+		m.StrandedPods, m.StrandedRecreated, m.Unservable, m.UnservablePending, m.MigrationDevices, m.UndecidedPods, m.UndecidedDevices,
+		m.AdmissionStages, m.SlowAdmissions} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

@@ -102,6 +102,10 @@ type PodHandler struct {
 	// last showed it.
 	Holder DeviceHolder
 	Now    func() time.Time
+	// SlowAdmission: an admission that takes longer is logged with where
+	// its time went and counted (claimbridge_slow_admissions_total); 0:
+	// never.
+	SlowAdmission time.Duration
 
 	// admitting serializes the decisions that may hold devices (enforce
 	// mode, with a Holder): a check and the reservation of what it picked
@@ -110,6 +114,7 @@ type PodHandler struct {
 
 	templates verifiedTemplates
 	events    eventLimiter
+	lookups   namespaceLookups
 }
 
 var _ admission.Handler = &PodHandler{}
@@ -129,7 +134,10 @@ type decision struct {
 // node can serve (LegacyUnservable) is told so; it is denied only in an
 // enforce namespace whose rule is onUnservable: Deny (dry runs alike).
 func (h *PodHandler) Handle(ctx context.Context, req admission.Request) admission.Response {
-	resp, d := h.handle(ctx, req)
+	t := startTrace()
+	resp, d := h.handle(ctx, req, t)
+	t.mark(StageRespond)
+	h.done(ctx, t, req.Namespace, req.Name, d)
 	if h.Metrics != nil {
 		h.Metrics.Admissions.WithLabelValues(string(d.mode), d.outcome, string(d.reason)).Inc()
 	}
@@ -138,8 +146,9 @@ func (h *PodHandler) Handle(ctx context.Context, req admission.Request) admissio
 	return resp
 }
 
-func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admission.Response, decision) {
+func (h *PodHandler) handle(ctx context.Context, req admission.Request, t *trace) (admission.Response, decision) {
 	mode, looked, skipped, d := h.screen(ctx, req)
+	t.mark(StageLookup)
 	if skipped {
 		return admission.Allowed("claimbridge: " + d.message + "; not mutated"), d
 	}
@@ -156,25 +165,37 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 	if pod.Namespace == "" {
 		pod.Namespace = req.Namespace
 	}
-	now, dryRun := h.now(), req.DryRun != nil && *req.DryRun
+	t.mark(StageDecode)
+	dryRun := req.DryRun != nil && *req.DryRun
 	holding := mode == api.ModeEnforce && h.Holder != nil && !dryRun
 	if holding {
 		h.admitting.Lock()
 		defer h.admitting.Unlock()
+		t.mark(StageWait)
+	}
+	// Read after the wait: the devices held and the verdicts are as of
+	// this decision, not of when the request came.
+	now := h.now()
+	if holding {
 		if n := h.Holder.TakeOver(ctx, h.Checker, now); n > 0 && h.Metrics != nil {
 			h.Metrics.ReservationsTakenOver.Add(float64(n))
 		}
+		t.mark(StageTakeOver)
 	}
 	snap, err := h.Inventory.Snapshot(now)
 	if err != nil {
 		snap = nil // the decision then says the inventory is not synced
 	}
+	t.mark(StageSnapshot)
 	// Admitted: kube-apiserver's built-in mutating plugins ran before this
 	// webhook; the pod carries the tolerations its cluster gives (the
 	// ExtendedResourceToleration plugin's, where it runs) and gets none
 	// from claimbridge.
 	dec, err := decide.Pod(ctx, decide.Input{Pod: pod, Policy: h.Policy(), Classes: h.Inventory.Classes(), Quotas: h.Inventory.Quotas(req.Namespace),
 		Checker: h.Checker, Snapshot: snap, WhenDRABusy: h.Inventory.WhenDRABusy(req.Namespace), Admitted: true})
+	if dec != nil {
+		t.decided(dec.Durations)
+	}
 	if err != nil {
 		msg := fmt.Sprintf("translation failed: %v", err)
 		// Admitted as submitted: kept, and annotated so.
@@ -189,7 +210,7 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request) (admissi
 	var resp admission.Response
 	if mode == api.ModeEnforce && dec.Outcome == translate.OutcomeTranslate {
 		var failed *decision
-		if resp, failed = h.mutate(ctx, req, pod, dec, &row, holding, dryRun, now); failed != nil {
+		if resp, failed = h.mutate(ctx, req, pod, dec, &row, holding, dryRun, now, t); failed != nil {
 			return resp, *failed
 		}
 	} else {
@@ -243,14 +264,18 @@ func (h *PodHandler) screen(ctx context.Context, req admission.Request) (api.Mod
 // response is the patch, and the verdict's devices are held. A template
 // that cannot be ensured keeps the pod as submitted: row then says so. A
 // failure is the decision of a request that fails.
-func (h *PodHandler) mutate(ctx context.Context, req admission.Request, pod *corev1.Pod, dec *decide.Decision, row *report.Row, holding, dryRun bool, now time.Time) (admission.Response, *decision) {
+func (h *PodHandler) mutate(ctx context.Context, req admission.Request, pod *corev1.Pod, dec *decide.Decision, row *report.Row, holding, dryRun bool, now time.Time, t *trace) (admission.Response, *decision) {
 	res := dec.Translation
 	if dryRun {
 		row.Reasons = append(row.Reasons, translate.Reason{Code: explain.ReasonDryRun, Severity: translate.SeverityInfo, Message: "dry run: the template was not created"})
-	} else if r := h.ensureTemplate(ctx, res.Template); r != nil {
-		row.Outcome, row.Decisive = translate.OutcomeKeepLegacy, r
-		row.Reasons = append(row.Reasons, *r)
-		return admission.Allowed("claimbridge: " + r.Message), nil
+	} else {
+		r := h.ensureTemplate(ctx, res.Template)
+		t.mark(StageTemplate)
+		if r != nil {
+			row.Outcome, row.Decisive = translate.OutcomeKeepLegacy, r
+			row.Reasons = append(row.Reasons, *r)
+			return admission.Allowed("claimbridge: " + r.Message), nil
+		}
 	}
 	// The translation is this request's own copy of the pod.
 	decided := explain.DecisionOf(api.ModeEnforce, translate.OutcomeTranslate)
@@ -332,7 +357,7 @@ func (h *PodHandler) mode(ctx context.Context, ns string) (api.Mode, *corev1.Nam
 		return api.ModeOff, nil
 	}
 	// The namespace is newer than the cache: one read answers it.
-	obj, err := h.LookupNamespace(ctx, ns)
+	obj, err := h.lookups.get(ctx, ns, h.now(), h.LookupNamespace)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "read namespace missing from the cache", "namespace", ns)
 		return api.ModeOff, nil

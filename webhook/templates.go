@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
+	"golang.org/x/sync/singleflight"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,7 +20,10 @@ import (
 // answers for templates that exist; otherwise it is created (AlreadyExists
 // from a concurrent replica is success once the specs agree). A template of
 // that name with another spec, or not made by claimbridge, is a conflict:
-// the pod then stays legacy.
+// the pod then stays legacy. A template this replica created or found
+// equal a moment ago answers until the cache has it, so the pods of a
+// burst after the first do not each call the API while the informer
+// catches up.
 func (h *PodHandler) ensureTemplate(ctx context.Context, t *resourceapi.ResourceClaimTemplate) *translate.Reason {
 	if h.Recent != nil {
 		h.Recent.Remember(t)
@@ -34,6 +39,29 @@ func (h *PodHandler) ensureTemplate(ctx context.Context, t *resourceapi.Resource
 		}
 		return r
 	}
+	now := h.now()
+	ensured := t.Namespace + "/" + t.Name
+	if h.templates.ensuredSince(ensured, now) {
+		return nil
+	}
+	// The admissions of a burst that ask for the same template at once
+	// wait for one of them to ensure it. Its name is the hash of its spec,
+	// so theirs are the same.
+	v, _, _ := h.templates.group.Do(ensured, func() (any, error) {
+		r := h.createTemplate(context.WithoutCancel(ctx), t)
+		if r == nil {
+			h.templates.ensure(ensured, now)
+		}
+		return r, nil
+	})
+	return v.(*translate.Reason)
+}
+
+// createTemplate creates t through the API; AlreadyExists is success when
+// the one that exists is claimbridge's with the same spec.
+func (h *PodHandler) createTemplate(ctx context.Context, t *resourceapi.ResourceClaimTemplate) *translate.Reason {
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
 	err := h.Templates.Create(ctx, t)
 	if err == nil {
 		if h.Metrics != nil {
@@ -62,14 +90,41 @@ func conflict(have, want *resourceapi.ResourceClaimTemplate) *translate.Reason {
 }
 
 // verifiedTemplates remembers "<namespace>/<name>@<resourceVersion>" of
-// cached templates already compared with the spec their name stands for
-// (bounded: emptied when it reaches maxVerified).
+// cached templates already compared with the spec their name stands for,
+// and "<namespace>/<name>" of templates this replica ensured through the
+// API, with when (bounded: each emptied when it reaches maxVerified). A
+// template's name is the hash of its spec, so the name stands for the
+// spec.
 type verifiedTemplates struct {
-	mu   sync.Mutex
-	keys map[string]bool
+	group   singleflight.Group
+	mu      sync.Mutex
+	keys    map[string]bool
+	ensured map[string]time.Time
 }
 
 const maxVerified = 8192
+
+// ensuredTTL is how long a template ensured through the API answers
+// without the cache: the informer has it within a moment, and a template
+// deleted since is then the cache's to tell (and the template
+// controller's to recreate).
+const ensuredTTL = 10 * time.Second
+
+func (v *verifiedTemplates) ensuredSince(key string, now time.Time) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	at, ok := v.ensured[key]
+	return ok && !now.Before(at) && now.Sub(at) < ensuredTTL
+}
+
+func (v *verifiedTemplates) ensure(key string, now time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.ensured == nil || len(v.ensured) >= maxVerified {
+		v.ensured = map[string]time.Time{}
+	}
+	v.ensured[key] = now
+}
 
 func (v *verifiedTemplates) verified(key string) bool {
 	v.mu.Lock()

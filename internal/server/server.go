@@ -89,6 +89,9 @@ type Options struct {
 	TemplateGCGrace time.Duration
 	// FeasibilityTimeout bounds the allocator check of one pod. Default 2s.
 	FeasibilityTimeout time.Duration
+	// SlowAdmission: an admission that takes longer is logged with where
+	// its time went; 0: never.
+	SlowAdmission time.Duration
 	// FeasibilitySearches bounds the uncached allocator searches running at
 	// once (cached verdicts are always served). Default 2 × GOMAXPROCS.
 	FeasibilitySearches int
@@ -191,7 +194,17 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}}
 		recorder.Eventf(ns, corev1.EventTypeWarning, "PolicyRejected", "new policy rejected, the previous one stays in force: %v", err)
 	}
-	parts := components{client: client, o: o, policy: policy, metrics: m, store: store, recorder: recorder, started: time.Now()}
+	// Admission's own API calls (a template to create, a namespace newer
+	// than the cache) get a client of their own: client-go's rate limiter
+	// is per client, and the leader's controllers, Events and reports must
+	// never make an admission wait behind their writes.
+	admissionConfig := rest.CopyConfig(cfg)
+	admissionConfig.RateLimiter = nil // its own, from QPS and Burst
+	admissionClient, err := kubernetes.NewForConfig(admissionConfig)
+	if err != nil {
+		return err
+	}
+	parts := components{client: client, admissionClient: admissionClient, o: o, policy: policy, metrics: m, store: store, recorder: recorder, started: time.Now()}
 	if err := parts.add(mgr); err != nil {
 		return err
 	}
@@ -277,12 +290,14 @@ func newManager(cfg *rest.Config, o Options, reportHandler http.Handler) (ctrl.M
 
 // components are what the manager runs.
 type components struct {
-	client   kubernetes.Interface
-	o        Options
-	policy   *PolicyFile
-	metrics  *metrics.Metrics
-	store    *livereport.ReportStore
-	recorder record.EventRecorder
+	client kubernetes.Interface
+	// admissionClient serves the admission handler's calls alone.
+	admissionClient kubernetes.Interface
+	o               Options
+	policy          *PolicyFile
+	metrics         *metrics.Metrics
+	store           *livereport.ReportStore
+	recorder        record.EventRecorder
 	// started is when the webhook began watching.
 	started time.Time
 
@@ -307,10 +322,10 @@ func (c *components) add(mgr ctrl.Manager) error {
 		Policy:    c.policy.Get,
 		Inventory: inv,
 		Checker:   feasibility.NewChecker(feasibility.Options{Timeout: o.FeasibilityTimeout, MaxSearches: o.FeasibilitySearches}),
-		Templates: webhook.APITemplates{Client: c.client},
+		Templates: webhook.APITemplates{Client: c.admissionClient},
 		Namespace: o.Namespace,
 		LookupNamespace: func(ctx context.Context, name string) (*corev1.Namespace, error) {
-			return c.client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+			return c.admissionClient.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 		},
 		Recorder: c.recorder,
 		Report:   c.store,
@@ -319,7 +334,8 @@ func (c *components) add(mgr ctrl.Manager) error {
 		// The devices of the pods this replica translates are held until
 		// their claims are allocated; those of pods another replica (or this
 		// one before a restart) translated are taken over from the informer.
-		Holder: inv,
+		Holder:        inv,
+		SlowAdmission: o.SlowAdmission,
 	}
 	mgr.GetWebhookServer().Register(webhook.Path, &admission.Webhook{Handler: handler, RecoverPanic: new(true)})
 	for _, r := range []starter{inv, c.policy, warmer{inv: inv, checker: handler.Checker}, c.store} {

@@ -47,6 +47,7 @@ type serveOptions struct {
 	leaderElectionID   string
 	templateGCGrace    time.Duration
 	feasibilityTimeout time.Duration
+	slowAdmission      time.Duration
 	reservationTTL     time.Duration
 	strandedAfter      time.Duration
 	feasibilitySearch  int
@@ -109,6 +110,7 @@ serves them over plain HTTP to anyone, for local use.`,
 	f.DurationVar(&o.feasibilityTimeout, "feasibility-timeout", 2*time.Second, "deadline of the allocator check of one pod (hitting it keeps the pod legacy); keep it under the webhook timeoutSeconds")
 	f.DurationVar(&o.reservationTTL, "reservation-ttl", 2*time.Minute, "how long the DRA devices of a translated pod are held for it while its claim is not allocated (it is bound, deleted or this passes)")
 	f.DurationVar(&o.strandedAfter, "stranded-after", 2*time.Minute, "a translated pod waiting this long for its claim while a device-plugin node has room for it as submitted is stranded: Warning Event, metric, and a repair in namespaces labelled claimbridge.io/repair=Recreate; one with no device-plugin node to run it, or in a namespace that waits for DRA, gets a DRABusyWaiting Warning Event; either fails its PolicyReport result")
+	f.DurationVar(&o.slowAdmission, "slow-admission", 100*time.Millisecond, "an admission that takes longer inside claimbridge is logged with where its time went (claimbridge_slow_admissions_total counts them by their slowest stage); 0: never")
 	f.IntVar(&o.feasibilitySearch, "feasibility-max-searches", 0, "uncached allocator searches that may run at once; a pod that finds none free within --feasibility-timeout stays legacy (default 2 × CPUs)")
 	f.StringVar(&o.allocatorFeatures, "allocator-features", "", "allocator features that differ from Kubernetes 1.37 defaults, e.g. ConsumableCapacity=false,DeviceTaints=false")
 	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
@@ -184,7 +186,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 		TLSSecretName: o.tlsSecretName, ServiceName: o.serviceName, WebhookConfigName: o.webhookConfigName,
 		CAValidity: o.caValidity, CertValidity: o.certValidity, TLSMinVersion: o.minTLS, Policy: o.policy, KueueConfig: o.kueueConfig,
 		MetricsAddr: o.metricsAddr, MetricsInsecure: !o.metricsSecure, ProbeAddr: o.probeAddr, PprofAddr: o.pprofAddr, LeaderElect: o.leaderElect, LeaderElectionID: o.leaderElectionID,
-		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, FeasibilitySearches: o.feasibilitySearch, ReservationTTL: o.reservationTTL, StrandedAfter: o.strandedAfter, Features: o.features,
+		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, FeasibilitySearches: o.feasibilitySearch, ReservationTTL: o.reservationTTL, StrandedAfter: o.strandedAfter, Features: o.features, SlowAdmission: o.slowAdmission,
 		PolicyReports: policyreport.API(o.policyReports), PolicyReportsInterval: o.policyReportsEvery, ShutdownTimeout: o.shutdownTimeout,
 	})
 }
