@@ -47,6 +47,10 @@ type creation struct {
 	// Histograms of the batches into this namespace: kube-apiserver's
 	// webhook call, claimbridge's request and its feasibility check.
 	apiserver, self, feasibility histogram
+	// Where claimbridge's admissions spent their time, and the slow ones
+	// as its log tells them.
+	stages stageTimes
+	slow   []slowAdmission
 	// cpu is the CPU time each process spent during this namespace's batches.
 	cpu map[string]time.Duration
 }
@@ -243,10 +247,11 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 		order = slices.Concat(order[b%len(order):], order[:b%len(order)])
 		for _, cr := range order {
 			progress("apiserver: batch %d/%d, %d pods into %s", b+1, res.batches, o.batch, cr.ns)
-			before, err := scrapeAdmission(ctx, client, metricsURL)
+			before, stagesBefore, err := scrapeAdmission(ctx, client, metricsURL)
 			if err != nil {
 				return res, err
 			}
+			logFrom := srv.stderr.Len()
 			var profiled chan error
 			if o.serveProfile != "" {
 				profiled = profileServe(ctx, srv.pprofURL, fmt.Sprintf("%s-%s-%d.pprof", o.serveProfile, kinds[cr], b))
@@ -264,10 +269,12 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 			for name, t := range cpuTimes(c.BinDir, claimbridgePID) {
 				cr.cpu[name] += t - cpuBefore[name]
 			}
-			after, err := scrapeAdmission(ctx, client, metricsURL)
+			after, stagesAfter, err := scrapeAdmission(ctx, client, metricsURL)
 			if err != nil {
 				return res, err
 			}
+			cr.stages = cr.stages.plus(stagesAfter, stagesBefore)
+			cr.slow = append(cr.slow, slowAdmissions(srv.stderr.From(logFrom))...)
 			cr.latency.add(s)
 			cr.apiserver = cr.apiserver.plus(after[0].minus(before[0]))
 			cr.self = cr.self.plus(after[1].minus(before[1]))
@@ -424,20 +431,20 @@ func createPods(ctx context.Context, client kubernetes.Interface, ns, prefix str
 // call as the apiserver sees it: TLS, network, claimbridge), and
 // controller-runtime's webhook latency and claimbridge's feasibility
 // histograms from claimbridge.
-func scrapeAdmission(ctx context.Context, client kubernetes.Interface, metricsURL string) ([3]histogram, error) {
+func scrapeAdmission(ctx context.Context, client kubernetes.Interface, metricsURL string) ([3]histogram, stageTimes, error) {
 	raw, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return [3]histogram{}, fmt.Errorf("read kube-apiserver metrics: %w", err)
+		return [3]histogram{}, stageTimes{}, fmt.Errorf("read kube-apiserver metrics: %w", err)
 	}
 	self, err := httpGet(ctx, metricsURL)
 	if err != nil {
-		return [3]histogram{}, fmt.Errorf("read claimbridge metrics: %w", err)
+		return [3]histogram{}, stageTimes{}, fmt.Errorf("read claimbridge metrics: %w", err)
 	}
 	return [3]histogram{
 		scrapeHistogram(string(raw), "apiserver_admission_webhook_admission_duration_seconds", `operation="CREATE"`, `type="admit"`),
 		scrapeHistogram(self, "controller_runtime_webhook_latency_seconds", `webhook="`+webhook.Path+`"`),
 		scrapeHistogram(self, "claimbridge_feasibility_duration_seconds"),
-	}, nil
+	}, scrapeStages(self), nil
 }
 
 // cpuTimes reads the CPU time (user + system) of the control-plane

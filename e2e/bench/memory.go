@@ -219,7 +219,7 @@ func startServe(ctx context.Context, bin, kubeconfig, certDir string) (*servePro
 	p.roots.AppendCertsFromPEM(ca)
 	p.cmd = exec.CommandContext(ctx, bin, "serve", "--namespace", ownNamespace, "--tls-mode", "cert-manager", "--cert-dir", certDir,
 		"--webhook-port", strconv.Itoa(ports[0]), "--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(ports[1]),
-		"--health-probe-bind-address", "0", "--log-level", "error", "--metrics-secure=false",
+		"--health-probe-bind-address", "0", "--log-level", "info", "--metrics-secure=false",
 		"--pprof-bind-address", "127.0.0.1:"+strconv.Itoa(ports[2]))
 	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "GODEBUG=gctrace=1")
 	p.cmd.Stderr = p.stderr
@@ -352,6 +352,20 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
+}
+
+// Len is how much was written so far.
+func (l *lockedBuffer) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Len()
+}
+
+// From is what was written from offset on.
+func (l *lockedBuffer) From(offset int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()[offset:]
 }
 
 func (l *lockedBuffer) String() string {

@@ -218,16 +218,16 @@ func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 		"fleet) behind the chart's MutatingWebhookConfiguration. %d batches of %d pods per namespace, namespaces in "+
 		"rotating order, %d concurrent clients (client QPS 500, burst 1000). The pods carry a scheduling gate, so "+
 		"kube-scheduler does not compete for the CPUs (claimbridge translates gated pods as any other).\n\n", human(o.pods), human(o.nodes), r.batches, r.batchSize, o.clients)
-	fmt.Fprintln(w, "| namespace | pods | translated | claimbridge's Events | created/s | create p50 | create p99 |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| namespace | pods | translated | claimbridge's Events | created/s | create p50 | create p99 | create p99.9 | create max |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	rows := []struct {
 		name string
 		cr   creation
 	}{{"no mode label (webhook not called)", r.legacy}, {"no-op webhook (called, allows: no patch, no warning)", r.noop},
 		{"audit (webhook called, decision annotations and a warning)", r.audit}, {"enforce (webhook, pod translated)", r.enforce}}
 	for _, c := range rows {
-		fmt.Fprintf(w, "| %s | %d | %d | %s | %.0f | %s | %s |\n", c.name, len(c.cr.latency.latencies), c.cr.translated, eventsOf(c.cr),
-			c.cr.latency.throughput(), dur(c.cr.latency.quantile(0.5)), dur(c.cr.latency.quantile(0.99)))
+		fmt.Fprintf(w, "| %s | %d | %d | %s | %.0f | %s | %s | %s | %s |\n", c.name, len(c.cr.latency.latencies), c.cr.translated, eventsOf(c.cr),
+			c.cr.latency.throughput(), dur(c.cr.latency.quantile(0.5)), dur(c.cr.latency.quantile(0.99)), dur(c.cr.latency.quantile(0.999)), dur(c.cr.latency.max()))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| measurement | with webhook | without | ratio | goal | met |")
@@ -281,6 +281,7 @@ func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 	writeHistograms(w, "kube-apiserver", r.audit.apiserver, r.enforce.apiserver)
 	writeHistograms(w, "claimbridge", r.audit.self, r.enforce.self)
 	writeHistograms(w, "feasibility check", r.audit.feasibility, r.enforce.feasibility)
+	writeStages(w, r)
 }
 
 // CPU per pod goals (issue 24): the webhook's CPU per admitted pod at most
