@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/feasibility"
@@ -38,6 +40,21 @@ type Options struct {
 	// ReservationTTL bounds how long the devices of an admitted pod are
 	// held while its claim is not allocated. Default DefaultReservationTTL.
 	ReservationTTL time.Duration
+	// BackgroundBuild: a fleet whose snapshot took this long or longer to
+	// build is built anew in the background, so that no admission waits
+	// for it; until then the checks read the snapshot before, brought up
+	// to date with the claims, pods and reservations as usual (a node added
+	// or relabelled shows up one build later). A smaller fleet is built at
+	// once. Default DefaultBackgroundBuild; negative: never in the
+	// background.
+	BackgroundBuild time.Duration
+	// Prepare, when set, does ahead of time what the first checks on a
+	// fleet snapshot built in the background would do
+	// (feasibility.Checker.Prepare).
+	Prepare func(*feasibility.Snapshot)
+	// SnapshotUpdates observes how long each part of bringing the snapshot
+	// up to date took (fleet, claims, pods, reservations). Optional.
+	SnapshotUpdates *prometheus.HistogramVec
 }
 
 // Inventory keeps informer caches of everything a decision reads: the
@@ -84,13 +101,25 @@ type Inventory struct {
 	fleetSnapGen    uint64
 	fleetSnapClaims uint64
 	fleetSnapPods   uint64
-	onChanges       []func()
+	// A fleet snapshot whose last build took backgroundBuild or longer is
+	// built anew in the background (building) while the checks read the
+	// one before, brought up to date as usual; rebuilt is the result, for
+	// the next Snapshot to take, and podNodesSince the nodes whose pods
+	// changed since it listed them. lastBuild is how long the last took.
+	building      bool
+	rebuilt       *rebuilt
+	podNodesSince map[string]bool
+	lastBuild     time.Duration
+	onChanges     []func()
 }
 
 // New prepares the informers; Start runs them.
 func New(client kubernetes.Interface, opts Options) *Inventory {
 	if opts.MinRebuildInterval == 0 {
 		opts.MinRebuildInterval = 500 * time.Millisecond
+	}
+	if opts.BackgroundBuild == 0 {
+		opts.BackgroundBuild = DefaultBackgroundBuild
 	}
 	if opts.Features == nil {
 		f := feasibility.DefaultFeatures()
@@ -352,9 +381,56 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	// it, and one recorded after they are taken stays for the next
 	// snapshot, whose generation it moved.
 	podNodes := inv.takePodNodes()
+	if inv.building {
+		for _, n := range podNodes {
+			inv.podNodesSince[n] = true
+		}
+	}
+	swapped := false
+	if r := inv.rebuilt; r != nil {
+		// Built in the background: it summed the usage of every node as
+		// its pods were when it listed them, and holds the claims and the
+		// fleet of the generations read before; what changed since is
+		// brought up to date below.
+		inv.rebuilt = nil
+		if r.err == nil {
+			swapped = true
+			inv.fleetSnap = r.snap
+			inv.fleetSnapGen, inv.fleetSnapClaims, inv.fleetSnapPods = r.fleetGen, r.claimGen, r.podGen
+			for n := range r.podNodesSince {
+				podNodes = append(podNodes, n)
+			}
+		}
+	}
 	fleetGen, claimGen, podGen := inv.fleetGen.Load(), inv.claimGen.Load(), inv.podGen.Load()
+	timed := inv.timer()
+	rebuild := inv.fleetSnap == nil || inv.fleetSnapGen != fleetGen || inv.fleetSnap.Stale()
+	background := inv.fleetSnap != nil && inv.opts.BackgroundBuild >= 0 && inv.lastBuild >= inv.opts.BackgroundBuild && inv.opts.MinRebuildInterval >= 0
+	why := "the fleet changed"
 	switch {
-	case inv.fleetSnap == nil || inv.fleetSnapGen != fleetGen || inv.fleetSnap.Stale():
+	case inv.fleetSnap == nil:
+		why = "first"
+	case inv.fleetSnapGen == fleetGen:
+		why = "updates replaced half the nodes"
+	}
+	// Not when a build was just taken: the pods that changed while it ran
+	// are brought up to date here, or builds would follow one another.
+	if background && !rebuild && !swapped && len(podNodes) > 0 && len(podNodes) > inv.NodeCount()/4 {
+		// The pods of many nodes changed at once (nodes drained, a large
+		// Job done): summing their usage again costs about as much as a
+		// build, which the background does; the checks meanwhile read the
+		// usage before.
+		rebuild, why = true, fmt.Sprintf("the bound pods of %d nodes changed", len(podNodes))
+		if inv.building {
+			for _, n := range podNodes {
+				inv.podNodesSince[n] = true
+			}
+		}
+		podNodes = nil
+	}
+	switch {
+	case rebuild && !background:
+		start := time.Now()
 		fleet, err := inv.fleet()
 		if err != nil {
 			return nil, err
@@ -364,27 +440,112 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("build inventory snapshot: %w", err)
 		}
-		inv.fleetSnap = base
+		inv.fleetSnap, inv.lastBuild = base, time.Since(start)
+		timed("fleet", why)
 	default:
+		if rebuild {
+			inv.buildInBackground(gen, fleetGen, claimGen, podGen, why)
+		}
 		// A reservation dropped for its pod's allocated claim: the claim is
 		// in the informer's store, and maybe not yet in claimGen.
 		if inv.fleetSnapClaims != claimGen || claimed {
 			inv.fleetSnap = inv.fleetSnap.ReplaceClaims(listAs[*resourceapi.ResourceClaim](inv.claims), gen)
+			timed("claims", "allocations changed")
 		}
 		if inv.fleetSnapPods != podGen || len(podNodes) > 0 {
 			inv.fleetSnap = inv.fleetSnap.UpdatePods(podNodes, inv.podsOn, gen)
+			timed("pods", "the bound pods of %d nodes changed", len(podNodes))
 		}
 	}
-	inv.fleetSnapGen, inv.fleetSnapClaims, inv.fleetSnapPods = fleetGen, claimGen, podGen
+	if !inv.building {
+		// While a build runs, the fleet snapshot in use is older than
+		// fleetGen: a build that fails leaves it so, to be tried again.
+		inv.fleetSnapGen = fleetGen
+	}
+	inv.fleetSnapClaims, inv.fleetSnapPods = claimGen, podGen
 	snap := inv.fleetSnap
 	if claims := inv.reserved.AsClaims(); len(claims) > 0 || snap.Generation() != gen {
 		// Reservations only added since the last snapshot, on the same
 		// fleet: the checks of a burst ask the node they chose before
 		// first (feasibility.Snapshot.WithClaimsAfter).
 		snap = snap.WithClaimsAfter(inv.snap, claims, gen)
+		timed("reservations", "%d reservations", len(claims))
 	}
 	inv.snap, inv.snapErr, inv.builtAt, inv.snapRes = snap, nil, now, res
 	return snap, nil
+}
+
+// DefaultBackgroundBuild is Options.BackgroundBuild's default.
+const DefaultBackgroundBuild = 50 * time.Millisecond
+
+// rebuilt is a fleet snapshot built in the background.
+type rebuilt struct {
+	snap                       *feasibility.Snapshot
+	err                        error
+	fleetGen, claimGen, podGen uint64
+	podNodesSince              map[string]bool
+}
+
+// buildInBackground starts building the fleet snapshot anew unless a
+// build runs; inv.mu is held. The generations are read before the build
+// lists the informers' objects, so that a change it may miss moves them
+// past what it records, and the next Snapshot brings it up to date.
+func (inv *Inventory) buildInBackground(gen, fleetGen, claimGen, podGen uint64, why string) {
+	if inv.building {
+		return
+	}
+	inv.building, inv.podNodesSince = true, map[string]bool{}
+	go func() {
+		start := time.Now()
+		r := &rebuilt{fleetGen: fleetGen, claimGen: claimGen, podGen: podGen}
+		fleet, err := inv.fleet()
+		if err == nil {
+			r.snap, err = feasibility.NewSnapshot(fleet, gen, *inv.opts.Features)
+		}
+		if err == nil && inv.opts.Prepare != nil {
+			// The node classes and allocators the first checks on it
+			// would build, built here instead.
+			inv.opts.Prepare(r.snap)
+		}
+		r.err = err
+		d := time.Since(start)
+		if inv.opts.SnapshotUpdates != nil {
+			inv.opts.SnapshotUpdates.WithLabelValues("fleet").Observe(d.Seconds())
+		}
+		log := ctrl.Log.WithName("inventory")
+		if err != nil {
+			log.Error(err, "build the fleet snapshot in the background; the one before stays in use")
+		} else if d >= slowSnapshotUpdate {
+			log.Info("slow snapshot update", "part", "fleet", "why", why, "duration", d, "nodes", inv.NodeCount(), "background", true)
+		}
+		inv.mu.Lock()
+		r.podNodesSince = inv.podNodesSince
+		inv.rebuilt, inv.building, inv.podNodesSince, inv.lastBuild = r, false, nil, d
+		inv.mu.Unlock()
+		// The next Snapshot takes it.
+		inv.generation.Add(1)
+	}()
+}
+
+// slowSnapshotUpdate: a part of a snapshot update that takes longer is
+// logged with why it ran.
+const slowSnapshotUpdate = 100 * time.Millisecond
+
+// timer returns a function that observes the time since its last call
+// (or since timer) as the part named, and logs a slow one with why.
+func (inv *Inventory) timer() func(part, why string, args ...any) {
+	last := time.Now()
+	return func(part, why string, args ...any) {
+		now := time.Now()
+		d := now.Sub(last)
+		last = now
+		if inv.opts.SnapshotUpdates != nil {
+			inv.opts.SnapshotUpdates.WithLabelValues(part).Observe(d.Seconds())
+		}
+		if d >= slowSnapshotUpdate {
+			ctrl.Log.WithName("inventory").Info("slow snapshot update", "part", part, "why", fmt.Sprintf(why, args...), "duration", d, "nodes", inv.NodeCount())
+		}
+	}
 }
 
 // Reservations is the record of the devices held for pods just admitted.

@@ -9,10 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/internal/testing/informertest"
+	"github.com/claimbridge/claimbridge/inventory"
 )
 
 // A pod bound, resized, finished or deleted changes what its node has free
@@ -105,4 +107,94 @@ func TestPodEventsChangeTheUsageOfTheirNode(t *testing.T) {
 	if got := inv.FleetGeneration(); got != fleetGen {
 		t.Errorf("the fleet's generation moved from %d to %d: pod events rebuilt the fleet snapshot", fleetGen, got)
 	}
+}
+
+// A fleet whose snapshot is slow to build is built anew in the background:
+// while the build runs, the checks read the snapshot before, kept up to
+// date with the pods; once it is done, the next snapshot is the new fleet
+// with the pods bound since the build listed them.
+func TestASlowFleetIsBuiltInTheBackground(t *testing.T) {
+	gpuNode := func(name string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("1"),
+		}}}
+	}
+	asks := builders.MakePod("asks", "prod").Container("app").Limit("nvidia.com/gpu", "1").Obj()
+	listed, release := make(chan struct{}, 1), make(chan struct{})
+	client := fake.NewClientset(gpuNode("gpu-0"), gpuNode("gpu-1"))
+	inv := inventory.New(client, inventory.Options{MinRebuildInterval: time.Nanosecond,
+		// Every build after the first is slow enough to go to the background.
+		BackgroundBuild: time.Nanosecond,
+		// The build has listed the fleet when it prepares the snapshot; it
+		// waits there until the test lets it finish.
+		Prepare: func(*feasibility.Snapshot) {
+			listed <- struct{}{}
+			<-release
+		}})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- inv.Start(ctx) }()
+	t.Cleanup(func() {
+		close(release)
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("inventory: %v", err)
+		}
+	})
+	fits := func(step string, want int) {
+		t.Helper()
+		got := -1
+		if err := wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			snap, err := inv.Snapshot(time.Now())
+			if err != nil {
+				return false, nil
+			}
+			got = snap.LegacyFitsNow(asks).Nodes
+			return got == want, nil
+		}); err != nil {
+			t.Fatalf("%s: %d nodes serve the pod, want %d", step, got, want)
+		}
+	}
+	fits("at the start", 2)
+
+	if _, err := client.CoreV1().Nodes().Create(t.Context(), gpuNode("gpu-2"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The next snapshot after the informer has the change starts a build.
+	buildStarts := func(step string) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			_, _ = inv.Snapshot(time.Now())
+			select {
+			case <-listed:
+				return
+			case <-deadline:
+				t.Fatalf("%s: no fleet build started", step)
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
+	buildStarts("a node added")
+	// The build has listed the fleet; a pod bound now is not in it.
+	bound := builders.MakePod("bound", "prod").Container("app").Limit("nvidia.com/gpu", "1").NodeName("gpu-0").Obj()
+	bound.Status.Phase = corev1.PodRunning
+	if _, err := client.CoreV1().Pods("prod").Create(t.Context(), bound, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fits("a pod bound while the build runs, on the fleet before", 1)
+	release <- struct{}{}
+	fits("the build done", 2)
+
+	// The pods of more than a quarter of the nodes changed at once: a
+	// build, not an update of their usage in the admission's way.
+	other := builders.MakePod("other", "prod").Container("app").Limit("nvidia.com/gpu", "1").NodeName("gpu-1").Obj()
+	other.Status.Phase = corev1.PodRunning
+	if _, err := client.CoreV1().Pods("prod").Create(t.Context(), other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	buildStarts("a pod bound to one node of three")
+	fits("while that build runs, the usage before", 2)
+	release <- struct{}{}
+	fits("that build done", 1)
 }

@@ -54,6 +54,9 @@ type Metrics struct {
 	// stage that took longest (each is logged with all its stages).
 	AdmissionStages *prometheus.HistogramVec
 	SlowAdmissions  *prometheus.CounterVec
+	// SnapshotUpdates is how long the parts of bringing the inventory's
+	// snapshot up to date took.
+	SnapshotUpdates *prometheus.HistogramVec
 }
 
 // NewMetrics creates the metrics; Register adds them to a registry.
@@ -135,6 +138,11 @@ func NewMetrics() *Metrics {
 			Help:    "Time one admission spent in a stage (lookup, decode, wait, takeover, snapshot, translate, placement, verdict, decide, template, respond).",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 18),
 		}, []string{"stage"}),
+		SnapshotUpdates: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "claimbridge_snapshot_update_seconds",
+			Help:    "Time to bring the inventory's snapshot up to date, by part: fleet (built anew), claims (allocations replaced), pods (usage of the nodes whose bound pods changed), reservations (the devices held added).",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 18),
+		}, []string{"part"}),
 		SlowAdmissions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "claimbridge_slow_admissions_total",
 			Help: "Admissions over the slow-admission threshold (--slow-admission), by the stage that took longest; each is logged with its stages.",
@@ -152,7 +160,7 @@ func (m *Metrics) RegisterWith(r prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.Admissions, m.TranslateDuration, m.FeasibilityDuration, m.PlacementDuration, m.InventoryNodes,
 		m.TemplatesCreated, m.TemplatesDeleted, m.TemplatesRecreated, m.PolicyReloads, m.ReservationsTakenOver,
 		m.StrandedPods, m.StrandedRecreated, m.Unservable, m.UnservablePending, m.MigrationDevices, m.UndecidedPods, m.UndecidedDevices,
-		m.AdmissionStages, m.SlowAdmissions} {
+		m.AdmissionStages, m.SlowAdmissions, m.SnapshotUpdates} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

@@ -83,12 +83,22 @@ func main() {
 	flag.IntVar(&o.clients, "clients", 8, "cluster: concurrent clients creating pods")
 	flag.DurationVar(&o.timeout, "timeout", 25*time.Minute, "bound of the whole run")
 	flag.StringVar(&o.serveProfile, "serve-cpuprofile", "", "cluster: during each batch of the apiserver part, a CPU profile of claimbridge serve (1 s, from its --pprof-bind-address) to <this>-<namespace kind>-<batch>.pprof; merge them with go tool pprof -top <this>-audit-*.pprof")
+	logFile := flag.String("serve-log", "", "cluster: append the log of every claimbridge serve process (JSON, info level: slow admissions and slow snapshot updates among it) to this file")
 	flag.StringVar(&o.memProfile, "memprofile", "", "cluster: write a heap profile of claimbridge's inventory (its informers and a snapshot, in a process of its own) with the fleet and its pods to this file")
 	flag.StringVar(&o.probe, "probe", "", "internal: run a memory probe (objects) and print JSON")
 	flag.StringVar(&o.kubeconfig, "probe-kubeconfig", "", "internal: probe's kubeconfig")
 	flag.Parse()
 	if o.memoryPods < 0 {
 		o.memoryPods = 10 * o.nodes
+	}
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		defer func() { _ = f.Close() }()
+		serveLog = f
 	}
 	// The handlers and the allocator log through controller-runtime's
 	// logger; the benchmark discards it (as serve does below its level).

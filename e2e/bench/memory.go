@@ -185,6 +185,9 @@ func probeInventory(ctx context.Context, kubeconfig, file string) (memSample, er
 	return s, f.Close()
 }
 
+// serveLog, when set (-serve-log), gets the log of every serve process too.
+var serveLog io.Writer
+
 // serveProc is `claimbridge serve`, the binary, running against the cluster
 // in cert-manager mode with GODEBUG=gctrace=1 (its live heap after each GC).
 type serveProc struct {
@@ -223,6 +226,9 @@ func startServe(ctx context.Context, bin, kubeconfig, certDir string) (*servePro
 		"--pprof-bind-address", "127.0.0.1:"+strconv.Itoa(ports[2]))
 	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "GODEBUG=gctrace=1")
 	p.cmd.Stderr = p.stderr
+	if serveLog != nil {
+		p.cmd.Stderr = io.MultiWriter(p.stderr, serveLog)
+	}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	p.cmd.WaitDelay = 10 * time.Second
 	if err := p.cmd.Start(); err != nil {

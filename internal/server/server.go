@@ -308,7 +308,12 @@ type components struct {
 // leader's controllers into the manager.
 func (c *components) add(mgr ctrl.Manager) error {
 	o, features := c.o, c.o.Features
-	inv := inventory.New(c.client, inventory.Options{Features: &features, MinRebuildInterval: o.SnapshotMinInterval, ReservationTTL: o.ReservationTTL})
+	checker := feasibility.NewChecker(feasibility.Options{Timeout: o.FeasibilityTimeout, MaxSearches: o.FeasibilitySearches})
+	inv := inventory.New(c.client, inventory.Options{Features: &features, MinRebuildInterval: o.SnapshotMinInterval, ReservationTTL: o.ReservationTTL,
+		SnapshotUpdates: c.metrics.SnapshotUpdates,
+		// A fleet snapshot built in the background gets its node classes
+		// and allocators there too, not in the first admission after it.
+		Prepare: func(s *feasibility.Snapshot) { checker.Prepare(context.Background(), s) }})
 	c.inv = inv
 	// The report's rows are the workloads of the pods the informer has, so
 	// they survive a restart; Start samples the migration's progress.
@@ -321,7 +326,7 @@ func (c *components) add(mgr ctrl.Manager) error {
 		Decoder:   admission.NewDecoder(clientgoscheme.Scheme),
 		Policy:    c.policy.Get,
 		Inventory: inv,
-		Checker:   feasibility.NewChecker(feasibility.Options{Timeout: o.FeasibilityTimeout, MaxSearches: o.FeasibilitySearches}),
+		Checker:   checker,
 		Templates: webhook.APITemplates{Client: c.admissionClient},
 		Namespace: o.Namespace,
 		LookupNamespace: func(ctx context.Context, name string) (*corev1.Namespace, error) {
