@@ -507,6 +507,9 @@ func (inv *Inventory) buildInBackground(gen, fleetGen, claimGen, podGen uint64, 
 			// would build, built here instead.
 			inv.opts.Prepare(r.snap)
 		}
+		if err == nil {
+			r.snap = inv.catchUp(r.snap, gen)
+		}
 		r.err = err
 		d := time.Since(start)
 		if inv.opts.SnapshotUpdates != nil {
@@ -525,6 +528,33 @@ func (inv *Inventory) buildInBackground(gen, fleetGen, claimGen, podGen uint64, 
 		// The next Snapshot takes it.
 		inv.generation.Add(1)
 	}()
+}
+
+// catchUpNodes: a build done while the pods of more nodes than this
+// changed sums their usage again itself, before it is taken (a variable
+// for the tests).
+var catchUpNodes = 64
+
+// catchUp sums the usage of the nodes whose pods changed while snap was
+// built, in the background, until few are left for the Snapshot that
+// takes it (at most a few rounds: under constant churn the rest waits).
+func (inv *Inventory) catchUp(snap *feasibility.Snapshot, gen uint64) *feasibility.Snapshot {
+	for range 3 {
+		inv.mu.Lock()
+		since := inv.podNodesSince
+		if len(since) <= catchUpNodes {
+			inv.mu.Unlock()
+			return snap
+		}
+		inv.podNodesSince = map[string]bool{}
+		inv.mu.Unlock()
+		nodes := make([]string, 0, len(since))
+		for n := range since {
+			nodes = append(nodes, n)
+		}
+		snap = snap.UpdatePods(nodes, inv.podsOn, gen)
+	}
+	return snap
 }
 
 // slowSnapshotUpdate: a part of a snapshot update that takes longer is

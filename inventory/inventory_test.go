@@ -114,6 +114,14 @@ func TestPodEventsChangeTheUsageOfTheirNode(t *testing.T) {
 // date with the pods; once it is done, the next snapshot is the new fleet
 // with the pods bound since the build listed them.
 func TestASlowFleetIsBuiltInTheBackground(t *testing.T) {
+	t.Run("the pods changed during the build summed when it is taken", func(t *testing.T) { slowFleet(t) })
+	t.Run("the pods changed during the build summed by the build", func(t *testing.T) {
+		inventory.SetCatchUpNodes(t, 0)
+		slowFleet(t)
+	})
+}
+
+func slowFleet(t *testing.T) {
 	gpuNode := func(name string) *corev1.Node {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("1"),
