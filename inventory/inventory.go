@@ -415,9 +415,9 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	}
 	// Not when a build was just taken: the pods that changed while it ran
 	// are brought up to date here, or builds would follow one another.
-	if background && !rebuild && !swapped && len(podNodes) > 0 && len(podNodes) > inv.NodeCount()/4 {
+	if background && !rebuild && !swapped && len(podNodes) > catchUpNodes && len(podNodes) > inv.NodeCount()/16 {
 		// The pods of many nodes changed at once (nodes drained, a large
-		// Job done): summing their usage again costs about as much as a
+		// Job done): summing their usage again costs a good part of a
 		// build, which the background does; the checks meanwhile read the
 		// usage before.
 		rebuild, why = true, fmt.Sprintf("the bound pods of %d nodes changed", len(podNodes))

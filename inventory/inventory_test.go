@@ -114,14 +114,14 @@ func TestPodEventsChangeTheUsageOfTheirNode(t *testing.T) {
 // date with the pods; once it is done, the next snapshot is the new fleet
 // with the pods bound since the build listed them.
 func TestASlowFleetIsBuiltInTheBackground(t *testing.T) {
-	t.Run("the pods changed during the build summed when it is taken", func(t *testing.T) { slowFleet(t) })
-	t.Run("the pods changed during the build summed by the build", func(t *testing.T) {
-		inventory.SetCatchUpNodes(t, 0)
-		slowFleet(t)
-	})
+	t.Run("the pods changed during the build summed when it is taken", func(t *testing.T) { slowFleet(t, false) })
+	t.Run("the pods changed during the build summed by the build", func(t *testing.T) { slowFleet(t, true) })
 }
 
-func slowFleet(t *testing.T) {
+func slowFleet(t *testing.T, catchUp bool) {
+	if catchUp {
+		inventory.SetCatchUpNodes(t, 0)
+	}
 	gpuNode := func(name string) *corev1.Node {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("1"),
@@ -194,12 +194,18 @@ func slowFleet(t *testing.T) {
 	release <- struct{}{}
 	fits("the build done", 2)
 
-	// The pods of more than a quarter of the nodes changed at once: a
-	// build, not an update of their usage in the admission's way.
+	// The pods of more than a sixteenth of the nodes (and more than
+	// catchUpNodes: 0 here) changed at once: a build, not an update of
+	// their usage in the admission's way.
 	other := builders.MakePod("other", "prod").Container("app").Limit("nvidia.com/gpu", "1").NodeName("gpu-1").Obj()
 	other.Status.Phase = corev1.PodRunning
 	if _, err := client.CoreV1().Pods("prod").Create(t.Context(), other, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	if !catchUp {
+		// Fewer than catchUpNodes: summed at once.
+		fits("a pod bound to one node of three", 1)
+		return
 	}
 	buildStarts("a pod bound to one node of three")
 	fits("while that build runs, the usage before", 2)
