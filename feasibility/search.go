@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 )
 
@@ -36,7 +35,7 @@ type searchResult struct {
 //
 // blocked, when set, gives per node a reason it cannot take the pod today whatever its
 // devices (its CPU or memory is taken); such nodes are not run.
-func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc structured.Allocator, nodes []*nodeInfo, free bool, why *reasonSet, prev *searchResult, blocked []string) searchResult {
+func (c *Checker) search(ctx context.Context, p *plan, alloc structured.Allocator, nodes []*nodeInfo, free bool, why *reasonSet, prev *searchResult, blocked []string) searchResult {
 	var (
 		next    atomic.Int64
 		best    atomic.Int64 // index of the decisive node so far
@@ -95,7 +94,7 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 					outcome[i], ran[i] = prev.outcome[i], true
 					continue
 				}
-				if msg := p.prune(ctx, cc, ni, free); msg != "" {
+				if msg := p.prune(ctx, ni, free); msg != "" {
 					outcome[i], prunedAt[i] = msg, true
 					pruned.Add(1)
 					continue

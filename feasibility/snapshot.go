@@ -88,6 +88,11 @@ type Snapshot struct {
 	// unknowns: some device has unknown attributes (a forecast fleet's).
 	unknowns bool
 
+	// selectors remembers what the selectors of the checks answered on the
+	// devices (matchmemo.go); nil in a derived snapshot, which reads its
+	// base's.
+	selectors *selectorMemo
+
 	// pooledBy holds, per set of pool labels, the positions of the nodes
 	// of autoscaled pools (pooled), computed on first use.
 	pooledMu sync.Mutex
@@ -131,6 +136,8 @@ type deviceRef struct {
 	// allocated: dedicated to an existing claim (not usable unless adminAccess).
 	allocated bool
 	multi     bool
+	// slot numbers the device in its fleet snapshot (selectorMemo).
+	slot int
 	// unknown lists the qualified names of the attributes and capacities
 	// its driver publishes that the device leaves out because their values
 	// are not known (its slice's claimbridge.io/unknown-attributes: a
@@ -216,6 +223,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		newest[k] = max(newest[k], sl.Spec.Pool.Generation)
 	}
 	seen := sets.New[structured.DeviceID]()
+	slots := 0
 	for _, sl := range s.slices {
 		if sl.Spec.Pool.Generation != newest[[2]string{sl.Spec.Driver, sl.Spec.Pool.Name}] {
 			continue
@@ -234,7 +242,9 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 				allocated: s.allocated.AllocatedDevices.Has(id),
 				multi:     ptr.Deref(d.AllowMultipleAllocations, false),
 				unknown:   unknown,
+				slot:      slots,
 			}
+			slots++
 			nodeName, allNodes, sel := ptr.Deref(sl.Spec.NodeName, ""), ptr.Deref(sl.Spec.AllNodes, false), sl.Spec.NodeSelector
 			if perDevice {
 				nodeName, allNodes, sel = ptr.Deref(d.NodeName, ""), ptr.Deref(d.AllNodes, false), d.NodeSelector
@@ -257,6 +267,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		}
 	}
 	s.devices = seen.Len()
+	s.selectors = newSelectorMemo(slots)
 
 	shared := sharedDevices(s.allocated)
 	for _, ni := range s.nodes {
