@@ -16,6 +16,7 @@ package feasibility
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -45,8 +46,9 @@ type selectorMemo struct {
 	// device with its signature, 2 when it cannot (see sharable).
 	plain []atomic.Uint32
 
-	mu    sync.Mutex
-	exprs map[exprKey]*exprMemo
+	mu       sync.Mutex
+	exprs    map[exprKey]*exprMemo
+	versions map[string]bool // whether a version string parses
 }
 
 type exprKey struct {
@@ -55,7 +57,7 @@ type exprKey struct {
 }
 
 func newSelectorMemo(slots int) *selectorMemo {
-	return &selectorMemo{slots: slots, plain: make([]atomic.Uint32, words(slots)), exprs: map[exprKey]*exprMemo{}}
+	return &selectorMemo{slots: slots, plain: make([]atomic.Uint32, words(slots)), exprs: map[exprKey]*exprMemo{}, versions: map[string]bool{}}
 }
 
 // words is the number of 32-bit words holding two bits per slot.
@@ -198,7 +200,7 @@ func (e *exprMemo) signature(d *deviceRef) string {
 // leave the value it reads to chance. Such a device is evaluated itself.
 func (m *selectorMemo) sharable(d *deviceRef) bool {
 	if m == nil || d.slot < 0 || d.slot >= len(m.plain)*16 {
-		return plainDevice(d)
+		return m.plainDevice(d)
 	}
 	w, shift := d.slot/16, uint(d.slot%16)*2
 	switch uint8(m.plain[w].Load()>>shift) & 3 {
@@ -207,7 +209,7 @@ func (m *selectorMemo) sharable(d *deviceRef) bool {
 	case 2:
 		return false
 	}
-	ok := plainDevice(d)
+	ok := m.plainDevice(d)
 	v := uint32(2)
 	if ok {
 		v = 1
@@ -217,40 +219,38 @@ func (m *selectorMemo) sharable(d *deviceRef) bool {
 }
 
 // plainDevice reports whether every attribute of the device converts to a
-// CEL value and no field has two names.
-func plainDevice(d *deviceRef) bool {
-	seen := make(map[string]bool, len(d.device.Attributes)+len(d.device.Capacity))
+// CEL value and no field has two names (a qualified name in the driver's
+// domain and the same name without it).
+func (m *selectorMemo) plainDevice(d *deviceRef) bool {
 	for name, a := range d.device.Attributes {
-		if !convertible(a) {
+		if !m.convertible(a) {
 			return false
 		}
-		domain, id := splitName(name, d.driver)
-		k := "a" + domain + "/" + id
-		if seen[k] {
-			return false
+		if domain, id, ok := strings.Cut(string(name), "/"); ok && domain == d.driver {
+			if _, dup := d.device.Attributes[resourceapi.QualifiedName(id)]; dup {
+				return false
+			}
 		}
-		seen[k] = true
 	}
 	for name := range d.device.Capacity {
-		domain, id := splitName(name, d.driver)
-		k := "c" + domain + "/" + id
-		if seen[k] {
-			return false
+		if domain, id, ok := strings.Cut(string(name), "/"); ok && domain == d.driver {
+			if _, dup := d.device.Capacity[resourceapi.QualifiedName(id)]; dup {
+				return false
+			}
 		}
-		seen[k] = true
 	}
 	return true
 }
 
 // convertible mirrors cel.CompilationResult's attribute conversion: a value
 // of no known type and a version that does not parse fail it.
-func convertible(a resourceapi.DeviceAttribute) bool {
+func (m *selectorMemo) convertible(a resourceapi.DeviceAttribute) bool {
 	switch {
 	case a.IntValues != nil, a.BoolValues != nil, a.StringValues != nil:
 		return true
 	case a.VersionValues != nil:
 		for _, v := range a.VersionValues {
-			if _, err := semver.Parse(v); err != nil {
+			if !m.version(v) {
 				return false
 			}
 		}
@@ -258,10 +258,32 @@ func convertible(a resourceapi.DeviceAttribute) bool {
 	case a.IntValue != nil, a.BoolValue != nil, a.StringValue != nil:
 		return true
 	case a.VersionValue != nil:
-		_, err := semver.Parse(*a.VersionValue)
-		return err == nil
+		return m.version(*a.VersionValue)
 	}
 	return false
+}
+
+// version reports whether the string parses as a semantic version; a fleet
+// publishes few distinct versions, each parsed once.
+func (m *selectorMemo) version(v string) bool {
+	if m == nil {
+		_, err := semver.Parse(v)
+		return err == nil
+	}
+	m.mu.Lock()
+	ok, found := m.versions[v]
+	m.mu.Unlock()
+	if found {
+		return ok
+	}
+	_, err := semver.Parse(v)
+	m.mu.Lock()
+	if len(m.versions) >= maxSignatures {
+		m.versions = map[string]bool{}
+	}
+	m.versions[v] = err == nil
+	m.mu.Unlock()
+	return err == nil
 }
 
 // matchAll answers a list of selectors the way the allocator reads them:
