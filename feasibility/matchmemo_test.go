@@ -1,0 +1,273 @@
+package feasibility
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/utils/ptr"
+
+	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
+)
+
+// direct evaluates the expression on the device as the allocator does,
+// without the memo.
+func direct(ctx context.Context, cc *cel.Cache, expression string, d *deviceRef) uint8 {
+	compiled := cc.GetOrCompile(expression)
+	if compiled.Error != nil {
+		return matchError
+	}
+	ok, _, err := compiled.DeviceMatches(ctx, cel.Device{Driver: d.driver, AllowMultipleAllocations: d.device.AllowMultipleAllocations, Attributes: d.device.Attributes, Capacity: d.device.Capacity})
+	switch {
+	case err != nil:
+		return matchError
+	case ok:
+		return matchYes
+	}
+	return matchNo
+}
+
+// twinSnapshot is one node with two devices of one driver that differ in
+// the attribute named differ alone (set on the second device to other).
+func twinSnapshot(t *testing.T, differ resourceapi.QualifiedName, other resourceapi.DeviceAttribute) *Snapshot {
+	t.Helper()
+	base := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+		"productName":   {StringValue: ptr.To("NVIDIA H100 80GB HBM3")},
+		"index":         {IntValue: ptr.To[int64](0)},
+		"uuid":          {StringValue: ptr.To("GPU-0")},
+		"driverVersion": {VersionValue: ptr.To("550.54.15")},
+	}
+	second := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{}
+	for k, v := range base {
+		second[k] = v
+	}
+	second[differ] = other
+	capacity := map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{"memory": {Value: resource.MustParse("80Gi")}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-0"}}
+	slice := &resourceapi.ResourceSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "node-0-gpu"},
+		Spec: resourceapi.ResourceSliceSpec{
+			Driver: "gpu.nvidia.com", NodeName: ptr.To("node-0"),
+			Pool: resourceapi.ResourcePool{Name: "node-0", ResourceSliceCount: 1},
+			Devices: []resourceapi.Device{
+				{Name: "gpu-0", Attributes: base, Capacity: capacity},
+				{Name: "gpu-1", Attributes: second, Capacity: capacity},
+			},
+		},
+	}
+	snap, err := NewSnapshot(&Inventory{Nodes: []*corev1.Node{node}, Slices: []*resourceapi.ResourceSlice{slice}}, 1, DefaultFeatures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+func TestSelectorMemoDoesNotShareBetweenDevicesThatDifferInWhatItReads(t *testing.T) {
+	cases := map[string]struct {
+		differ     resourceapi.QualifiedName
+		other      resourceapi.DeviceAttribute
+		expression string
+		want       [2]uint8
+	}{
+		"a selector reading an index tells the devices apart": {
+			differ: "index", other: resourceapi.DeviceAttribute{IntValue: ptr.To[int64](1)},
+			expression: `device.attributes["gpu.nvidia.com"].index == 1`,
+			want:       [2]uint8{matchNo, matchYes},
+		},
+		"a selector reading a per-device identity tells the devices apart": {
+			differ: "uuid", other: resourceapi.DeviceAttribute{StringValue: ptr.To("GPU-1")},
+			expression: `device.attributes["gpu.nvidia.com"].uuid == "GPU-0"`,
+			want:       [2]uint8{matchYes, matchNo},
+		},
+		"a selector reading a qualified name reads the driver's own attribute": {
+			differ: "index", other: resourceapi.DeviceAttribute{IntValue: ptr.To[int64](1)},
+			expression: `device.attributes["gpu.nvidia.com"].index > 0 && device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA")`,
+			want:       [2]uint8{matchNo, matchYes},
+		},
+		"a selector iterating the attributes reads them all": {
+			differ: "uuid", other: resourceapi.DeviceAttribute{StringValue: ptr.To("GPU-1")},
+			expression: `device.attributes["gpu.nvidia.com"].exists(k, k == "uuid" && device.attributes["gpu.nvidia.com"][k] == "GPU-1")`,
+			want:       [2]uint8{matchNo, matchYes},
+		},
+		"an attribute of another type fails the selector on its device only": {
+			differ: "index", other: resourceapi.DeviceAttribute{StringValue: ptr.To("zero")},
+			expression: `device.attributes["gpu.nvidia.com"].index < 1`,
+			want:       [2]uint8{matchYes, matchError},
+		},
+		"a version that does not parse fails every selector, even one that does not read it": {
+			differ: "driverVersion", other: resourceapi.DeviceAttribute{VersionValue: ptr.To("not-a-version")},
+			expression: `device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3"`,
+			want:       [2]uint8{matchYes, matchError},
+		},
+		"the same attribute under its qualified name is no longer the same device": {
+			differ: "gpu.nvidia.com/productName", other: resourceapi.DeviceAttribute{StringValue: ptr.To("NVIDIA L4")},
+			expression: `device.attributes["gpu.nvidia.com"].index == 0`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			snap := twinSnapshot(t, tc.differ, tc.other)
+			cc := NewChecker(Options{}).celCache(snap.features)
+			devs := snap.nodes[0].devices
+			if tc.want == [2]uint8{} {
+				// CEL reads one of the two names by chance: what the
+				// device answers is its own, never its twin's.
+				if snap.selectorMemo().sharable(&devs[1]) {
+					t.Fatalf("device with two names of one attribute is sharable")
+				}
+				return
+			}
+			// Both orders: the first device evaluated must not answer for the second.
+			for _, order := range [][2]int{{0, 1}, {1, 0}} {
+				memo := newSelectorMemo(snap.selectorMemo().slots)
+				e := memo.expr(cc, tc.expression)
+				var got [2]uint8
+				for _, i := range order {
+					got[i] = e.match(t.Context(), memo, &devs[i])
+				}
+				// And again, from the slots.
+				for _, i := range order {
+					if again := e.match(t.Context(), memo, &devs[i]); again != got[i] {
+						t.Errorf("order %v, device %d: %d, then %d", order, i, got[i], again)
+					}
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("order %v: answers (-want,+got):\n%s", order, diff)
+				}
+				for i := range devs {
+					if want := direct(t.Context(), cc, tc.expression, &devs[i]); got[i] != want {
+						t.Errorf("order %v, device %d: memo %d, direct %d", order, i, got[i], want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// probeSelectors read the fleets' devices in the ways claims do: literal
+// attributes, identities, capacities, missing attributes, iteration.
+var probeSelectors = []string{
+	h100, a100, l4,
+	`device.driver == "gpu.nvidia.com"`,
+	`device.attributes["gpu.nvidia.com"].index == 0`,
+	`device.attributes["gpu.nvidia.com"].uuid.endsWith("0")`,
+	`has(device.attributes["gpu.nvidia.com"].profile) && device.attributes["gpu.nvidia.com"].profile == "1g.10gb"`,
+	`device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0`,
+	`device.attributes["resource.kubernetes.io"].pcieRoot == "pci0000:00"`,
+	`device.attributes["dra.net"].rdma`,
+	`"gpu.nvidia.com" in device.attributes`,
+	`device.attributes["gpu.nvidia.com"].exists(k, k == "productName")`,
+	`device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("500.0.0"))`,
+	`device.allowMultipleAllocations`,
+}
+
+// TestSelectorMemoAgreesWithEvaluationOverTheFleets evaluates the classes'
+// selectors and the probes on every device of the shipped, corpus and
+// synthetic fleets, with the memo (in name order and backwards, twice) and
+// without it: the answers must be the same.
+func TestSelectorMemoAgreesWithEvaluationOverTheFleets(t *testing.T) {
+	fleets := slices.Concat(fleetgen.Shipped(), fleetgen.Corpus(), []fleetgen.Fleet{fleetgen.Synthetic(8)})
+	for _, f := range fleets {
+		t.Run(f.Name, func(t *testing.T) {
+			snap, err := NewSnapshot(inventoryFrom(f), 1, DefaultFeatures())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cc := NewChecker(Options{}).celCache(snap.features)
+			exprs := slices.Clone(probeSelectors)
+			for _, c := range f.Classes {
+				for _, s := range c.Spec.Selectors {
+					if s.CEL != nil {
+						exprs = append(exprs, s.CEL.Expression)
+					}
+				}
+			}
+			var devs []*deviceRef
+			for _, ni := range snap.nodes {
+				for i := range ni.devices {
+					devs = append(devs, &ni.devices[i])
+				}
+			}
+			if len(devs) == 0 {
+				t.Skip("no DRA devices")
+			}
+			wants := make([]map[*deviceRef]uint8, len(exprs))
+			for i, expression := range exprs {
+				wants[i] = map[*deviceRef]uint8{}
+				for _, d := range devs {
+					wants[i][d] = direct(t.Context(), cc, expression, d)
+				}
+			}
+			for _, backwards := range []bool{false, true} {
+				memo := newSelectorMemo(snap.selectorMemo().slots)
+				order := slices.Clone(devs)
+				if backwards {
+					slices.Reverse(order)
+				}
+				for i, expression := range exprs {
+					e := memo.expr(cc, expression)
+					for pass := range 2 {
+						for _, d := range order {
+							want := wants[i][d]
+							if got := e.match(t.Context(), memo, d); got != want {
+								t.Errorf("%s (pass %d, backwards %v) on %s/%s/%s: memo %d, direct %d",
+									expression, pass, backwards, d.driver, d.pool, d.device.Name, got, want)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestSelectorMemoForgetsAnEvaluationCutShort(t *testing.T) {
+	snap := twinSnapshot(t, "index", resourceapi.DeviceAttribute{IntValue: ptr.To[int64](1)})
+	cc := NewChecker(Options{}).celCache(snap.features)
+	memo := snap.selectorMemo()
+	// A comprehension long enough for CEL to look at the context (every
+	// hundred iterations).
+	list := "[" + strings.Repeat("1, ", 39) + "1]"
+	expression := list + `.all(x, ` + list + `.all(y, x * y > 0)) && device.attributes["gpu.nvidia.com"].index == 0`
+	e := memo.expr(cc, expression)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	d := &snap.nodes[0].devices[0]
+	if got := e.match(ctx, memo, d); got != matchError {
+		t.Fatalf("with a cancelled context: %d, want %d", got, matchError)
+	}
+	if got := e.match(t.Context(), memo, d); got != matchYes {
+		t.Errorf("after a cancelled evaluation: %d, want %d", got, matchYes)
+	}
+}
+
+func TestClosestNamesTheNodesASortWouldNameFirst(t *testing.T) {
+	ranks := map[string]int{}
+	var nodes []string
+	for i := range 40 {
+		n := fmt.Sprintf("node-%02d", (i*17)%40)
+		nodes = append(nodes, n)
+		ranks[n] = (i * 7) % 5
+	}
+	for k := range len(nodes) + 1 {
+		sorted := slices.Clone(nodes[:k])
+		slices.SortFunc(sorted, func(a, b string) int {
+			if ranks[a] != ranks[b] {
+				return ranks[a] - ranks[b]
+			}
+			return strings.Compare(a, b)
+		})
+		want := sorted[:min(len(sorted), maxNamedNodes)]
+		if got := closest(nodes[:k], ranks); !slices.Equal(want, got) {
+			t.Errorf("%d nodes: want %q, got %q", k, want, got)
+		}
+	}
+}
