@@ -117,7 +117,7 @@ func newExprMemo(cc *cel.Cache, expression string, slots int) *exprMemo {
 	if e.compiled.Error == nil {
 		if refs, ok := references(e.compiled.Environment, expression); ok {
 			e.proj = &projection{attrs: map[[2]string]bool{}, caps: map[[2]string]bool{}}
-			e.proj.add(refs, true)
+			e.proj.add(refs)
 		}
 	}
 	return e
@@ -190,7 +190,7 @@ func (e *exprMemo) signature(d *deviceRef) string {
 		e.parts[d.driver] = parts
 	}
 	e.mu.Unlock()
-	return "\x03" + e.proj.key(d.driver, d.device, "", parts.attrs, parts.caps)
+	return "\x03" + e.proj.key(d.driver, d.device, parts.attrs, parts.caps)
 }
 
 // sharable reports whether the device's answer may stand for the devices
