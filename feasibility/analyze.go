@@ -219,15 +219,6 @@ func (p *projection) add(refs []fieldRef) {
 	}
 }
 
-// splitName splits a qualified name like the CEL environment does: without a domain, the name
-// belongs to the driver's domain.
-func splitName(name resourceapi.QualifiedName, driver string) (string, string) {
-	if domain, id, ok := strings.Cut(string(name), "/"); ok {
-		return domain, id
-	}
-	return driver, string(name)
-}
-
 // keyParts lists the qualified names under which each referenced field may be stored on a
 // device of the driver ("<domain>/<id>", or "<id>" in the driver's own domain), in a fixed order.
 func (p *projection) keyParts(driver string) (attrs, caps [][2]resourceapi.QualifiedName) {
