@@ -341,6 +341,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 		return *missing, searchInfo{}
 	}
 	p, reasons := c.plan(snap, celCache, claims)
+	p.answers = answersOf(ctx)
 	if len(reasons) > 0 {
 		v.Kind, v.Code, v.Reasons = NeverFits, ReasonDeviceClassNotFound, reasons
 		v.NodesPruned = len(snap.nodes)

@@ -341,7 +341,11 @@ legacy:
 		// claims, and is left to judge the nodes that may.
 		res, err = nil, nil
 	} else {
-		res, err = allocs.free.Allocate(pc.ctx, ni.node, pc.claims)
+		key := ""
+		if pc.plan != nil {
+			key = pc.plan.claimsKey()
+		}
+		res, err = answersOf(pc.ctx).allocate(pc.ctx, allocs.free, pc.snap, pc.cc, key, ni.node, pc.claims)
 	}
 	switch {
 	case err != nil && pc.ctx.Err() != nil:

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -53,6 +54,20 @@ type plan struct {
 	groups [][]int
 	// memo answers the selectors on the snapshot's devices (matchmemo.go).
 	memo *selectorMemo
+	// answers are the allocator's on nodes with every device free, shared
+	// by the checks of a decision (freeanswers.go; nil: not shared), under
+	// the claims' key, computed on first use.
+	answers *freeAnswers
+	snap    *Snapshot
+	cc      *cel.Cache
+	keyOnce sync.Once
+	key     string
+}
+
+// claimsKey is claimsKey of the plan's claims.
+func (p *plan) claimsKey() string {
+	p.keyOnce.Do(func() { p.key = claimsKey(p.claims) })
+	return p.key
 }
 
 type keyParts struct {
@@ -61,7 +76,7 @@ type keyParts struct {
 
 // plan resolves classes and prepares the requirements; reasons are returned for unknown classes.
 func (c *Checker) plan(snap *Snapshot, celCache *cel.Cache, claims []*resourceapi.ResourceClaim) (*plan, []string) {
-	p := &plan{claims: claims, memo: snap.selectorMemo()}
+	p := &plan{claims: claims, memo: snap.selectorMemo(), snap: snap, cc: celCache}
 	var reasons []string
 	addReq := func(r requirement, className string, selectors []resourceapi.DeviceSelector) int {
 		class, ok := snap.classes[className]

@@ -99,7 +99,14 @@ func (c *Checker) search(ctx context.Context, p *plan, alloc structured.Allocato
 					pruned.Add(1)
 					continue
 				}
-				out, err := alloc.Allocate(ctx, ni.node, p.claims)
+				var out []resourceapi.AllocationResult
+				var err error
+				if free || !ni.busy {
+					// The allocator over free devices answers alike there.
+					out, err = p.answers.allocate(ctx, alloc, p.snap, p.cc, p.claimsKey(), ni.node, p.claims)
+				} else {
+					out, err = alloc.Allocate(ctx, ni.node, p.claims)
+				}
 				ran[i] = true
 				switch {
 				case err != nil && ctx.Err() != nil:
