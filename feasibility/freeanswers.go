@@ -43,6 +43,8 @@ func answersOf(ctx context.Context) *freeAnswers {
 type freeAnswers struct {
 	mu sync.Mutex
 	m  map[freeKey]freeAnswer
+	// hits counts the answers given from m.
+	hits int
 }
 
 type freeKey struct {
@@ -77,6 +79,9 @@ func (f *freeAnswers) allocate(ctx context.Context, alloc structured.Allocator, 
 	k := freeKey{snap: snap, cc: cc, claims: claimsKey, node: node}
 	f.mu.Lock()
 	a, ok := f.m[k]
+	if ok {
+		f.hits++
+	}
 	f.mu.Unlock()
 	if ok {
 		return a.res, a.err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
+	"github.com/claimbridge/claimbridge/translate"
 )
 
 // direct evaluates the expression on the device as the allocator does,
@@ -268,6 +270,60 @@ func TestClosestNamesTheNodesASortWouldNameFirst(t *testing.T) {
 		want := sorted[:min(len(sorted), maxNamedNodes)]
 		if got := closest(nodes[:k], ranks); !slices.Equal(want, got) {
 			t.Errorf("%d nodes: want %q, got %q", k, want, got)
+		}
+	}
+}
+
+// TestSharedAnswersGiveTheVerdictsOfTheAllocator checks pods of the
+// synthetic fleet (one that fits, one the allocator rejects, one the index
+// rejects) with the placement proof first and the verdict after it, sharing
+// answers as a decision does, on the fleet with every device free and with
+// the GPUs of its first two nodes held: every verdict is the one a check
+// without shared answers gives. On the free fleet, the verdict of the pod
+// that fits takes the proof's answer on the first node instead of asking
+// the allocator again.
+func TestSharedAnswersGiveTheVerdictsOfTheAllocator(t *testing.T) {
+	f := fleetgen.Synthetic(16)
+	free, err := NewSnapshot(inventoryFrom(f), 1, DefaultFeatures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Claims = fleetgen.AllocateAll(f, fleetgen.DriverGPU, fleetgen.ClassGPU)[:2]
+	held, err := NewSnapshot(inventoryFrom(f), 2, DefaultFeatures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, claims := range map[string][]*resourceapi.ResourceClaimSpec{
+		"one H100 and its NIC":      alignedH100(),
+		"two H100 on one PCIe root": twoGPUsOneRoot(),
+		"a product nowhere":         missingProduct(),
+	} {
+		for fleet, snap := range map[string]*Snapshot{"free": free, "held": held} {
+			t.Run(name+"/"+fleet, func(t *testing.T) {
+				pod := makePod("p", "ns").Obj()
+				want := NewChecker(Options{CacheSize: -1}).Check(t.Context(), snap, pod, claims)
+				c := NewChecker(Options{CacheSize: -1})
+				ctx := ShareAnswers(t.Context())
+				c.Placement(ctx, snap, PlacementInput{Policy: &translate.Policy{}, Legacy: pod, Translated: pod, Claims: claims})
+				asked := len(answersOf(ctx).m)
+				got := c.Check(ctx, snap, pod, claims)
+				// How many nodes a search that fits pruned before its
+				// workers stopped depends on their timing.
+				var opts []cmp.Option
+				if want.Kind == FitsNow {
+					opts = append(opts, cmpopts.IgnoreFields(Verdict{}, "NodesPruned"))
+				}
+				if diff := cmp.Diff(want, got, opts...); diff != "" {
+					t.Errorf("verdict with shared answers (-want,+got):\n%s", diff)
+				}
+				if name == "one H100 and its NIC" && fleet == "free" {
+					shared := answersOf(ctx)
+					if got.Kind != FitsNow || asked == 0 || shared.hits == 0 || len(shared.m) != asked {
+						t.Errorf("verdict %s; the proof kept %d answers, %d after the verdict, %d taken: want the verdict to take one and ask nothing new",
+							got.Kind, asked, len(shared.m), shared.hits)
+					}
+				}
+			})
 		}
 	}
 }
