@@ -123,6 +123,29 @@ func newExprMemo(cc *cel.Cache, expression string, slots int) *exprMemo {
 	return e
 }
 
+// readsNoIdentity reports whether the expression's references are known
+// and none is a per-device identity (classes.go), which two nodes of one
+// class need not share.
+func (e *exprMemo) readsNoIdentity() bool {
+	if e.compiled.Error != nil {
+		return true // it fails on every device alike
+	}
+	if e.proj == nil {
+		return false
+	}
+	for k := range e.proj.attrs {
+		if identityAttributes[k[1]] {
+			return false
+		}
+	}
+	for k := range e.proj.caps {
+		if identityAttributes[k[1]] {
+			return false
+		}
+	}
+	return true
+}
+
 // match answers the expression on the device: matchYes, matchNo or
 // matchError, exactly what evaluating it on the device answers (an
 // evaluation cut short by ctx is reported as matchError and not
@@ -245,12 +268,24 @@ func (m *selectorMemo) plainDevice(d *deviceRef) bool {
 // convertible mirrors cel.CompilationResult's attribute conversion: a value
 // of no known type and a version that does not parse fail it.
 func (m *selectorMemo) convertible(a resourceapi.DeviceAttribute) bool {
+	return convertibleWith(a, m.version)
+}
+
+// convertible is convertible without a memo of the versions.
+func convertible(a resourceapi.DeviceAttribute) bool {
+	return convertibleWith(a, func(v string) bool {
+		_, err := semver.Parse(v)
+		return err == nil
+	})
+}
+
+func convertibleWith(a resourceapi.DeviceAttribute, version func(string) bool) bool {
 	switch {
 	case a.IntValues != nil, a.BoolValues != nil, a.StringValues != nil:
 		return true
 	case a.VersionValues != nil:
 		for _, v := range a.VersionValues {
-			if !m.version(v) {
+			if !version(v) {
 				return false
 			}
 		}
@@ -258,7 +293,7 @@ func (m *selectorMemo) convertible(a resourceapi.DeviceAttribute) bool {
 	case a.IntValue != nil, a.BoolValue != nil, a.StringValue != nil:
 		return true
 	case a.VersionValue != nil:
-		return m.version(*a.VersionValue)
+		return version(*a.VersionValue)
 	}
 	return false
 }
@@ -267,8 +302,7 @@ func (m *selectorMemo) convertible(a resourceapi.DeviceAttribute) bool {
 // publishes few distinct versions, each parsed once.
 func (m *selectorMemo) version(v string) bool {
 	if m == nil {
-		_, err := semver.Parse(v)
-		return err == nil
+		return convertible(resourceapi.DeviceAttribute{VersionValue: &v})
 	}
 	m.mu.Lock()
 	ok, found := m.versions[v]

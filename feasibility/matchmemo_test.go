@@ -13,6 +13,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/utils/ptr"
 
@@ -325,5 +326,66 @@ func TestSharedAnswersGiveTheVerdictsOfTheAllocator(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestClosenessByClassIsEachNodesOwn ranks every node of the shipped and
+// corpus fleets for claims whose selectors read no identity, once per node
+// class (as reasons do) and node by node: the ranks are the same.
+func TestClosenessByClassIsEachNodesOwn(t *testing.T) {
+	specs := map[string][]*resourceapi.ResourceClaimSpec{
+		"one H100 and its NIC":      alignedH100(),
+		"two H100 on one PCIe root": twoGPUsOneRoot(),
+		"a product nowhere":         missingProduct(),
+		"an L4 or an A100": {makeClaim().FirstAvailable("gpu",
+			sub("l4", fleetgen.ClassGPU, 1, l4), sub("a100", fleetgen.ClassGPU, 2, a100)).Obj()},
+		"a MIG slice": {makeClaim().Exactly("mig", fleetgen.ClassMIG, 1).Obj()},
+	}
+	for _, f := range slices.Concat(fleetgen.Shipped(), fleetgen.Corpus()) {
+		snap, err := NewSnapshot(inventoryFrom(f), 1, DefaultFeatures())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := NewChecker(Options{})
+		snap.nodeClassList(&c.classes)
+		for name, spec := range specs {
+			claims, err := defaultClaims(makePod("p", "ns").Obj(), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, reasons := c.plan(snap, c.celCache(snap.features), claims)
+			if len(reasons) > 0 {
+				continue // a class the fleet lacks
+			}
+			if !p.byClass {
+				t.Fatalf("%s: the selectors read no identity, yet the plan ranks node by node", name)
+			}
+			byNode, _ := c.plan(snap, c.celCache(snap.features), claims)
+			byNode.byClass = false
+			required := nodeaffinity.GetRequiredNodeAffinity(makePod("p", "ns").Obj())
+			classRank := p.ranker(t.Context(), snap, required)
+			nodeRank := byNode.ranker(t.Context(), snap, required)
+			for _, ni := range snap.nodes {
+				if got, want := classRank(ni.node.Name), nodeRank(ni.node.Name); got != want {
+					t.Errorf("%s, %s, node %s: rank %d by class, %d by node", f.Name, name, ni.node.Name, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestPlanReadingAnIdentityRanksNodeByNode(t *testing.T) {
+	snap, err := NewSnapshot(inventoryFrom(fleetgen.Synthetic(4)), 1, DefaultFeatures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewChecker(Options{})
+	claims, err := defaultClaims(makePod("p", "ns").Obj(), []*resourceapi.ResourceClaimSpec{
+		makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1, `device.attributes["gpu.nvidia.com"].uuid != ""`).Obj()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := c.plan(snap, c.celCache(snap.features), claims); p.byClass {
+		t.Errorf("a selector reading a UUID is ranked by class")
 	}
 }

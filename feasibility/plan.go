@@ -54,6 +54,10 @@ type plan struct {
 	groups [][]int
 	// memo answers the selectors on the snapshot's devices (matchmemo.go).
 	memo *selectorMemo
+	// byClass: the selectors read no per-device identity and their
+	// references are known, so the devices of two nodes of one class
+	// answer them alike (classes.go).
+	byClass bool
 	// answers are the allocator's on nodes with every device free, shared
 	// by the checks of a decision (freeanswers.go; nil: not shared), under
 	// the claims' key, computed on first use.
@@ -96,10 +100,12 @@ func (c *Checker) plan(snap *Snapshot, celCache *cel.Cache, claims []*resourceap
 			if e.compiled.Error != nil {
 				r.noPrune = true
 			}
+			p.byClass = p.byClass && e.readsNoIdentity()
 		}
 		p.reqs = append(p.reqs, r)
 		return len(p.reqs) - 1
 	}
+	p.byClass = true
 	for ci, claim := range claims {
 		for _, req := range claim.Spec.Devices.Requests {
 			var group []int
@@ -256,13 +262,25 @@ func (p *plan) closeness(ctx context.Context, ni *nodeInfo) int {
 // the nodes the pod's own node selector and affinity admit come first (the
 // pod chose them), each group by closeness.
 func (p *plan) ranker(ctx context.Context, snap *Snapshot, required nodeaffinity.RequiredNodeAffinity) func(string) int {
+	var byClass []int // closeness by class index - 1, plus one
 	return func(node string) int {
 		i, ok := slices.BinarySearchFunc(snap.nodes, node, func(ni *nodeInfo, name string) int { return strings.Compare(ni.node.Name, name) })
 		if !ok {
 			return 2*rankNoDevices + 1
 		}
 		ni := snap.nodes[i]
-		rank := p.closeness(ctx, ni)
+		var rank int
+		if c := ni.classIdx(); p.byClass && c > 0 {
+			if c > len(byClass) {
+				byClass = append(byClass, make([]int, c-len(byClass))...)
+			}
+			if byClass[c-1] == 0 {
+				byClass[c-1] = p.closeness(ctx, ni) + 1
+			}
+			rank = byClass[c-1] - 1
+		} else {
+			rank = p.closeness(ctx, ni)
+		}
 		if ok, _ := required.Match(ni.node); !ok {
 			rank += rankNoDevices + 1
 		}

@@ -188,17 +188,20 @@ func (c *Checker) search(ctx context.Context, p *plan, alloc structured.Allocato
 // themselves.
 func classRepresentatives(nodes []*nodeInfo, free bool, blocked []string) []int {
 	rep := make([]int, len(nodes))
-	first := map[string]int{}
+	var first []int // by class index - 1: the class's first candidate, plus one
 	for i, ni := range nodes {
 		rep[i] = i
-		key := ni.class()
-		if key == "" || (!free && ni.busy) || (blocked != nil && blocked[i] != "") {
+		c := ni.classIdx()
+		if c == 0 || (!free && ni.busy) || (blocked != nil && blocked[i] != "") {
 			continue
 		}
-		if r, ok := first[key]; ok {
-			rep[i] = r
+		if c > len(first) {
+			first = append(first, make([]int, c-len(first))...)
+		}
+		if r := first[c-1]; r > 0 {
+			rep[i] = r - 1
 		} else {
-			first[key] = i
+			first[c-1] = i + 1
 		}
 	}
 	return rep

@@ -120,7 +120,10 @@ type nodeInfo struct {
 	// classes. A copy that WithClaims made holds its original instead
 	// (read both with class).
 	classKey string
-	orig     *nodeInfo
+	// classIndex is the class's index in its snapshot's list (from 1; 0
+	// before the classes are computed and for a node without devices).
+	classIndex int
+	orig       *nodeInfo
 	// used sums the requests of the inventory's pods bound to the node, and
 	// pods counts them; usageKnown is false when the inventory lists no pods.
 	used       corev1.ResourceList
