@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -264,7 +263,7 @@ func (p *plan) closeness(ctx context.Context, ni *nodeInfo) int {
 func (p *plan) ranker(ctx context.Context, snap *Snapshot, required nodeaffinity.RequiredNodeAffinity) func(string) int {
 	var byClass []int // closeness by class index - 1, plus one
 	return func(node string) int {
-		i, ok := slices.BinarySearchFunc(snap.nodes, node, func(ni *nodeInfo, name string) int { return strings.Compare(ni.node.Name, name) })
+		i, ok := snap.nodeIndex(node)
 		if !ok {
 			return 2*rankNoDevices + 1
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -97,6 +98,11 @@ type Snapshot struct {
 	// of autoscaled pools (pooled), computed on first use.
 	pooledMu sync.Mutex
 	pooledBy map[string][]int
+
+	// nameIndex gives a node's position by its name, built on first use
+	// (nodeIndex).
+	nameOnce  sync.Once
+	nameIndex map[string]int
 
 	// Node classes for the placement check, computed on first use.
 	classOnce          sync.Once
@@ -454,4 +460,24 @@ func publishesListAttributes(slices []*resourceapi.ResourceSlice) bool {
 		}
 	}
 	return false
+}
+
+// nodeIndex returns the position of the named node in s.nodes. A derived
+// snapshot's nodes are at its fleet snapshot's positions: they share one
+// index.
+func (s *Snapshot) nodeIndex(name string) (int, bool) {
+	root := s
+	if s.base != nil {
+		root = s.base
+	}
+	root.nameOnce.Do(func() {
+		root.nameIndex = make(map[string]int, len(root.nodes))
+		for i, ni := range root.nodes {
+			root.nameIndex[ni.node.Name] = i
+		}
+	})
+	if i, ok := root.nameIndex[name]; ok && i < len(s.nodes) && s.nodes[i].node.Name == name {
+		return i, true
+	}
+	return slices.BinarySearchFunc(s.nodes, name, func(ni *nodeInfo, name string) int { return strings.Compare(ni.node.Name, name) })
 }
