@@ -127,6 +127,9 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	if in.Policy == nil {
 		return nil, errors.New("no policy")
 	}
+	// The placement proof and the verdict ask the allocator the same
+	// questions on the nodes whose devices are all free: asked once.
+	ctx = feasibility.ShareAnswers(ctx)
 	start := time.Now()
 	tin := translate.Input{Pod: in.Pod, Policy: in.Policy, Classes: in.Classes, Quotas: in.Quotas, Admitted: in.Admitted}
 	if in.Checker != nil && in.Snapshot != nil {

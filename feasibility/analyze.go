@@ -203,19 +203,13 @@ func stringLiteral(e celast.Expr) (string, bool) {
 	return string(s), ok
 }
 
-// projection is the union of the fields read by a set of selectors; all == true when at least
-// one selector is opaque.
+// projection is the set of fields read by a selector whose references are known.
 type projection struct {
-	all   bool
 	attrs map[[2]string]bool // domain, id
 	caps  map[[2]string]bool
 }
 
-func (p *projection) add(refs []fieldRef, ok bool) {
-	if !ok {
-		p.all = true
-		return
-	}
+func (p *projection) add(refs []fieldRef) {
 	for _, r := range refs {
 		if r.capacity {
 			p.caps[[2]string{r.domain, r.id}] = true
@@ -223,15 +217,6 @@ func (p *projection) add(refs []fieldRef, ok bool) {
 			p.attrs[[2]string{r.domain, r.id}] = true
 		}
 	}
-}
-
-// splitName splits a qualified name like the CEL environment does: without a domain, the name
-// belongs to the driver's domain.
-func splitName(name resourceapi.QualifiedName, driver string) (string, string) {
-	if domain, id, ok := strings.Cut(string(name), "/"); ok {
-		return domain, id
-	}
-	return driver, string(name)
 }
 
 // keyParts lists the qualified names under which each referenced field may be stored on a
@@ -255,10 +240,7 @@ func (p *projection) keyParts(driver string) (attrs, caps [][2]resourceapi.Quali
 
 // key returns a string that is equal for two devices of one driver exactly when the fields p
 // reads are equal (same presence, same values).
-func (p *projection) key(driver string, d *resourceapi.Device, identity string, attrs, caps [][2]resourceapi.QualifiedName) string {
-	if p.all {
-		return "\x00" + identity
-	}
+func (p *projection) key(driver string, d *resourceapi.Device, attrs, caps [][2]resourceapi.QualifiedName) string {
 	var b strings.Builder
 	b.WriteString(driver)
 	if d.AllowMultipleAllocations != nil && *d.AllowMultipleAllocations {
@@ -285,36 +267,6 @@ func (p *projection) key(driver string, d *resourceapi.Device, identity string, 
 		}
 	}
 	return b.String()
-}
-
-// project returns the device reduced to the fields p reads. Selectors that read only those
-// fields give the same result (and the same runtime errors) on the projection as on the device.
-func (p *projection) project(driver string, d *resourceapi.Device) *resourceapi.Device {
-	if p.all {
-		return d
-	}
-	out := &resourceapi.Device{AllowMultipleAllocations: d.AllowMultipleAllocations}
-	for name, a := range d.Attributes {
-		domain, id := splitName(name, driver)
-		if !p.attrs[[2]string{domain, id}] {
-			continue
-		}
-		if out.Attributes == nil {
-			out.Attributes = map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{}
-		}
-		out.Attributes[name] = a
-	}
-	for name, c := range d.Capacity {
-		domain, id := splitName(name, driver)
-		if !p.caps[[2]string{domain, id}] {
-			continue
-		}
-		if out.Capacity == nil {
-			out.Capacity = map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{}
-		}
-		out.Capacity[name] = c
-	}
-	return out
 }
 
 func attributeString(a resourceapi.DeviceAttribute) string {

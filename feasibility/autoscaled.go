@@ -163,7 +163,7 @@ func (c *Checker) autoscaledIn(ctx context.Context, snap *Snapshot, pooled []int
 		if v, seen := served[key]; seen && key != "" {
 			return v
 		}
-		ok := p.prune(ctx, cc, ni, true) == ""
+		ok := p.prune(ctx, ni, true) == ""
 		served[key] = ok
 		return ok
 	}

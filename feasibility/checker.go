@@ -341,6 +341,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 		return *missing, searchInfo{}
 	}
 	p, reasons := c.plan(snap, celCache, claims)
+	p.answers = answersOf(ctx)
 	if len(reasons) > 0 {
 		v.Kind, v.Code, v.Reasons = NeverFits, ReasonDeviceClassNotFound, reasons
 		v.NodesPruned = len(snap.nodes)
@@ -382,7 +383,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	// Reasons name the nodes closest to serving the devices first; ranking
 	// runs after the search, and a deadline the search hit must not make
 	// every device look unknown.
-	rank := p.ranker(context.WithoutCancel(ctx), celCache, snap, required)
+	rank := p.ranker(context.WithoutCancel(ctx), snap, required)
 	if len(candidates) == 0 {
 		v.Kind, v.Code, v.Reasons, v.NodesPruned = NeverFits, ReasonNoCandidateNodes, why.list(rank), len(snap.nodes)
 		return v, searchInfo{}
@@ -399,7 +400,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 			}
 		}
 	}
-	res := c.search(ctx, p, celCache, allocs.now, candidates, false, nowWhy, nil, busy)
+	res := c.search(ctx, p, allocs.now, candidates, false, nowWhy, nil, busy)
 	if from != "" && res.node == nil {
 		return Verdict{Kind: Unknown}, searchInfo{}
 	}
@@ -418,7 +419,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 
 	// Pass 2: the same nodes with every device free.
 	freeWhy := why.clone()
-	free := c.search(ctx, p, celCache, allocs.free, candidates, true, freeWhy, &res, nil)
+	free := c.search(ctx, p, allocs.free, candidates, true, freeWhy, &res, nil)
 	v.NodesPruned = len(snap.nodes) - len(candidates) + free.pruned
 	switch {
 	case free.err != nil:

@@ -29,7 +29,9 @@ import (
 
 // nodeClass is one class of a snapshot.
 type nodeClass struct {
-	key     string
+	key string
+	// index numbers the classes of a snapshot from 1.
+	index   int
 	members []*nodeInfo // in name order; members[0] is the representative
 }
 
@@ -82,10 +84,11 @@ func (s *Snapshot) nodeClassList(memo *classMemo) []*nodeClass {
 			ni.classKey = e.key
 			c, ok := byKey[ni.classKey]
 			if !ok {
-				c = &nodeClass{key: ni.classKey}
+				c = &nodeClass{key: ni.classKey, index: len(s.nodeClasses) + 1}
 				byKey[ni.classKey] = c
 				s.nodeClasses = append(s.nodeClasses, c)
 			}
+			ni.classIndex = c.index
 			c.members = append(c.members, ni)
 		}
 		memo.entries = next
@@ -208,6 +211,12 @@ func (k *keyWriter) device(d deviceRef, ids map[string]int) {
 			}
 			k.buf = append(k.buf, '#')
 			k.buf = strconv.AppendInt(k.buf, int64(id), 10)
+			// Its type, and whether CEL can read it: a value CEL cannot
+			// convert fails every selector on the device, whatever it reads.
+			k.buf = append(k.buf, v[0])
+			if !convertible(a) {
+				k.buf = append(k.buf, '!')
+			}
 		} else {
 			k.buf = appendAttribute(k.buf, a)
 		}

@@ -33,10 +33,12 @@
 // filters, using k8s.io/component-helpers.
 //
 // Speed: a node is first checked against an index of the devices it can see; the class and
-// request selectors are evaluated once per distinct device projection (the attributes and
-// capacities the selectors read), so a fleet of identical nodes costs a handful of CEL
-// evaluations. A node is pruned only when some request has no alternative with enough matching
-// devices, which the allocator could never satisfy either. The remaining nodes run through the
+// request selectors are evaluated once per snapshot and distinct device signature (the
+// attributes and capacities a selector reads, matchmemo.go), and the answers serve every check
+// on the snapshot and its placement proofs, so a fleet of identical nodes costs a handful of CEL
+// evaluations. A node, or a node class of the placement proof, is pruned only when some request
+// has no alternative with enough matching devices, which the allocator could never satisfy
+// either; the allocator judges every node it is not pruned from. The remaining nodes run through the
 // allocator in parallel with a deadline; verdicts are cached by (claims and node constraints
 // hash, inventory generation), and concurrent identical checks share one search.
 //

@@ -68,18 +68,14 @@ func deviceMatches(ctx context.Context, cc *cel.Cache, snap *Snapshot, d *device
 	if !ok {
 		return false
 	}
-	input := cel.Device{Driver: d.driver, AllowMultipleAllocations: d.device.AllowMultipleAllocations, Attributes: d.device.Attributes, Capacity: d.device.Capacity}
-	match := func(e string) bool {
-		ok, _, err := cc.GetOrCompile(e).DeviceMatches(ctx, input)
-		return err == nil && ok
-	}
+	m := snap.selectorMemo()
 	for _, s := range class.Spec.Selectors {
-		if s.CEL != nil && !match(s.CEL.Expression) {
+		if s.CEL != nil && m.expr(cc, s.CEL.Expression).match(ctx, m, d) != matchYes {
 			return false
 		}
 	}
 	for _, e := range selectors {
-		if !match(e) {
+		if m.expr(cc, e).match(ctx, m, d) != matchYes {
 			return false
 		}
 	}

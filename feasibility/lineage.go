@@ -116,7 +116,7 @@ func (c *Checker) revalidate(ctx context.Context, snap *Snapshot, pod *corev1.Po
 	}
 	celCache := c.celCache(snap.features)
 	p, reasons := c.plan(snap, celCache, claims)
-	if len(reasons) > 0 || p.prune(ctx, celCache, ni, false) != "" {
+	if len(reasons) > 0 || p.prune(ctx, ni, false) != "" {
 		return Verdict{}, 0, false
 	}
 	allocs, err := snap.allocatorsFor(ctx, celCache)

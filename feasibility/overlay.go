@@ -380,3 +380,11 @@ func (ni *nodeInfo) class() string {
 	}
 	return ni.classKey
 }
+
+// classIdx is the node's classIndex, read like class.
+func (ni *nodeInfo) classIdx() int {
+	if ni.orig != nil {
+		return ni.orig.classIndex
+	}
+	return ni.classIndex
+}

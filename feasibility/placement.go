@@ -180,6 +180,9 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 		pc.keys = slices.Compact(pc.keys)
 		pc.shares.shares, pc.shares.plain = in.Policy.LegacyShares(legacy)
 		pc.transReqs = extendedRequests(in.Translated)
+		if p, reasons := c.plan(snap, pc.cc, claims); len(reasons) == 0 {
+			pc.plan = p
+		}
 		return nil
 	}
 
@@ -288,6 +291,9 @@ type placementCheck struct {
 	legacySel  []map[corev1.ResourceName][]string // per variant: translate.Policy.LegacyDeviceSelectors
 	shares     podShares                          // translate.Policy.LegacyShares of the legacy pod
 	transReqs  corev1.ResourceList
+	// plan indexes the translation's requests (nil when a class is
+	// missing: the allocator reports it).
+	plan *plan
 }
 
 // answer evaluates both pods on one node.
@@ -328,7 +334,19 @@ legacy:
 		ans.unknown = err.Error()
 		return ans
 	}
-	res, err := allocs.free.Allocate(pc.ctx, ni.node, pc.claims)
+	var res []resourceapi.AllocationResult
+	if pc.plan != nil && pc.plan.prune(pc.ctx, ni, true) != "" {
+		// Some request has too few devices passing its selectors there,
+		// even with every device free: the allocator cannot serve the
+		// claims, and is left to judge the nodes that may.
+		res, err = nil, nil
+	} else {
+		key := ""
+		if pc.plan != nil {
+			key = pc.plan.claimsKey()
+		}
+		res, err = answersOf(pc.ctx).allocate(pc.ctx, allocs.free, pc.snap, pc.cc, key, ni.node, pc.claims)
+	}
 	switch {
 	case err != nil && pc.ctx.Err() != nil:
 		ans.unknown = "deadline exceeded before every node class was checked"

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -30,6 +29,10 @@ type requirement struct {
 	admin     bool
 	// noPrune: a selector does not compile; let the allocator report it.
 	noPrune bool
+	// exprs are the memos of the CEL selectors, the class's first (the
+	// first classExprs of them).
+	exprs      []*exprMemo
+	classExprs int
 }
 
 // need is the number of devices one node must offer for the requirement: "All" needs at least
@@ -48,12 +51,26 @@ type plan struct {
 	// groups[i] lists the requirement indices that are the alternatives of one request;
 	// a node is a candidate when every group has an alternative it can satisfy.
 	groups [][]int
-	proj   projection
-	// match caches the selector result per projected device: one byte per requirement,
-	// 'y' match, 'n' no match, '?' error (never pruned).
-	mu    sync.Mutex
-	match map[string][]byte
-	parts map[string]keyParts // per driver
+	// memo answers the selectors on the snapshot's devices (matchmemo.go).
+	memo *selectorMemo
+	// byClass: the selectors read no per-device identity and their
+	// references are known, so the devices of two nodes of one class
+	// answer them alike (classes.go).
+	byClass bool
+	// answers are the allocator's on nodes with every device free, shared
+	// by the checks of a decision (freeanswers.go; nil: not shared), under
+	// the claims' key, computed on first use.
+	answers *freeAnswers
+	snap    *Snapshot
+	cc      *cel.Cache
+	keyOnce sync.Once
+	key     string
+}
+
+// claimsKey is claimsKey of the plan's claims.
+func (p *plan) claimsKey() string {
+	p.keyOnce.Do(func() { p.key = claimsKey(p.claims) })
+	return p.key
 }
 
 type keyParts struct {
@@ -62,7 +79,7 @@ type keyParts struct {
 
 // plan resolves classes and prepares the requirements; reasons are returned for unknown classes.
 func (c *Checker) plan(snap *Snapshot, celCache *cel.Cache, claims []*resourceapi.ResourceClaim) (*plan, []string) {
-	p := &plan{claims: claims, proj: projection{attrs: map[[2]string]bool{}, caps: map[[2]string]bool{}}, match: map[string][]byte{}, parts: map[string]keyParts{}}
+	p := &plan{claims: claims, memo: snap.selectorMemo(), snap: snap, cc: celCache}
 	var reasons []string
 	addReq := func(r requirement, className string, selectors []resourceapi.DeviceSelector) int {
 		class, ok := snap.classes[className]
@@ -72,20 +89,22 @@ func (c *Checker) plan(snap *Snapshot, celCache *cel.Cache, claims []*resourceap
 		}
 		r.class = class
 		r.selectors = append(slices.Clone(class.Spec.Selectors), selectors...)
-		for _, s := range r.selectors {
-			if s.CEL == nil {
-				continue
+		r.exprs = selectorExprs(p.memo, celCache, r.selectors)
+		for _, s := range class.Spec.Selectors {
+			if s.CEL != nil {
+				r.classExprs++
 			}
-			compiled := celCache.GetOrCompile(s.CEL.Expression)
-			if compiled.Error != nil {
+		}
+		for _, e := range r.exprs {
+			if e.compiled.Error != nil {
 				r.noPrune = true
-				continue
 			}
-			p.proj.add(c.refs.references(compiled.Environment, s.CEL.Expression))
+			p.byClass = p.byClass && e.readsNoIdentity()
 		}
 		p.reqs = append(p.reqs, r)
 		return len(p.reqs) - 1
 	}
+	p.byClass = true
 	for ci, claim := range claims {
 		for _, req := range claim.Spec.Devices.Requests {
 			var group []int
@@ -104,42 +123,19 @@ func (c *Checker) plan(snap *Snapshot, celCache *cel.Cache, claims []*resourceap
 	return p, reasons
 }
 
-// matches returns, per requirement, whether the device may match ('y'), does not ('n') or
-// could not be evaluated ('?'); then, per requirement again, the same for its class's
-// selectors alone (m[len(p.reqs)+i]), which closeness reads.
-func (p *plan) matches(ctx context.Context, celCache *cel.Cache, d *deviceRef) []byte {
-	p.mu.Lock()
-	parts, ok := p.parts[d.driver]
-	if !ok {
-		parts.attrs, parts.caps = p.proj.keyParts(d.driver)
-		p.parts[d.driver] = parts
-	}
-	p.mu.Unlock()
-	key := p.proj.key(d.driver, d.device, d.driver+"/"+d.pool+"/"+d.device.Name, parts.attrs, parts.caps)
-	p.mu.Lock()
-	m, ok := p.match[key]
-	p.mu.Unlock()
-	if ok {
-		return m
-	}
+// matches fills m (2 × len(p.reqs) bytes) with, per requirement, whether the device may match
+// ('y'), does not ('n') or could not be evaluated ('?'); then, per requirement again, the same
+// for its class's selectors alone (m[len(p.reqs)+i]), which closeness reads.
+func (p *plan) matches(ctx context.Context, d *deviceRef, m []byte) {
 	n := len(p.reqs)
-	m = make([]byte, 2*n)
-	proj := p.proj.project(d.driver, d.device)
-	input := cel.Device{Driver: d.driver, AllowMultipleAllocations: proj.AllowMultipleAllocations, Attributes: proj.Attributes, Capacity: proj.Capacity}
-	eval := func(selectors []resourceapi.DeviceSelector) byte {
-		for _, s := range selectors {
-			if s.CEL == nil {
-				continue
-			}
-			ok, _, err := celCache.GetOrCompile(s.CEL.Expression).DeviceMatches(ctx, input)
-			if err != nil {
-				return '?'
-			}
-			if !ok {
-				return 'n'
-			}
+	char := func(v uint8) byte {
+		switch v {
+		case matchYes:
+			return 'y'
+		case matchNo:
+			return 'n'
 		}
-		return 'y'
+		return '?'
 	}
 	for i := range p.reqs {
 		r := &p.reqs[i]
@@ -147,19 +143,14 @@ func (p *plan) matches(ctx context.Context, celCache *cel.Cache, d *deviceRef) [
 			m[i], m[n+i] = '?', '?'
 			continue
 		}
-		// The class's selectors come first in r.selectors: evaluated once
-		// for both answers.
-		k := len(r.class.Spec.Selectors)
-		m[n+i] = eval(r.selectors[:k])
+		// The class's selectors come first: evaluated once for both
+		// answers, in the allocator's order.
+		m[n+i] = char(matchAll(ctx, p.memo, r.exprs[:r.classExprs], d))
 		m[i] = m[n+i]
 		if m[i] == 'y' {
-			m[i] = eval(r.selectors[k:])
+			m[i] = char(matchAll(ctx, p.memo, r.exprs[r.classExprs:], d))
 		}
 	}
-	p.mu.Lock()
-	p.match[key] = m
-	p.mu.Unlock()
-	return m
 }
 
 // prune decides from the device index alone whether the node cannot satisfy the claims. It is
@@ -168,12 +159,13 @@ func (p *plan) matches(ctx context.Context, celCache *cel.Cache, d *deviceRef) [
 // set or the request has admin access). Devices that allow multiple allocations or whose
 // selectors fail to evaluate count as unlimited. Constraints, capacity, device taints and
 // devices shared between requests are left to the allocator.
-func (p *plan) prune(ctx context.Context, celCache *cel.Cache, ni *nodeInfo, free bool) string {
+func (p *plan) prune(ctx context.Context, ni *nodeInfo, free bool) string {
 	counts := make([]int64, len(p.reqs))
 	const unlimited = int64(1) << 40
+	m := make([]byte, 2*len(p.reqs))
 	for di := range ni.devices {
 		d := &ni.devices[di]
-		m := p.matches(ctx, celCache, d)
+		p.matches(ctx, d, m)
 		for i := range p.reqs {
 			switch m[i] {
 			case 'n':
@@ -220,7 +212,7 @@ const (
 
 // closeness ranks the node (rankDevices … rankNoDevices) from the device
 // index, counting every device as free.
-func (p *plan) closeness(ctx context.Context, celCache *cel.Cache, ni *nodeInfo) int {
+func (p *plan) closeness(ctx context.Context, ni *nodeInfo) int {
 	if len(ni.devices) == 0 {
 		return rankNoDevices
 	}
@@ -228,9 +220,10 @@ func (p *plan) closeness(ctx context.Context, celCache *cel.Cache, ni *nodeInfo)
 	n := len(p.reqs)
 	counts := make([]int64, n)
 	matched, ofClass := false, false
+	m := make([]byte, 2*n)
 	for di := range ni.devices {
 		d := &ni.devices[di]
-		m := p.matches(ctx, celCache, d)
+		p.matches(ctx, d, m)
 		for i := range p.reqs {
 			if m[n+i] != 'n' {
 				ofClass = true
@@ -267,14 +260,26 @@ func (p *plan) closeness(ctx context.Context, celCache *cel.Cache, ni *nodeInfo)
 // ranker is a rank function for reasonSet.list over the snapshot's nodes:
 // the nodes the pod's own node selector and affinity admit come first (the
 // pod chose them), each group by closeness.
-func (p *plan) ranker(ctx context.Context, celCache *cel.Cache, snap *Snapshot, required nodeaffinity.RequiredNodeAffinity) func(string) int {
+func (p *plan) ranker(ctx context.Context, snap *Snapshot, required nodeaffinity.RequiredNodeAffinity) func(string) int {
+	var byClass []int // closeness by class index - 1, plus one
 	return func(node string) int {
-		i, ok := slices.BinarySearchFunc(snap.nodes, node, func(ni *nodeInfo, name string) int { return strings.Compare(ni.node.Name, name) })
+		i, ok := snap.nodeIndex(node)
 		if !ok {
 			return 2*rankNoDevices + 1
 		}
 		ni := snap.nodes[i]
-		rank := p.closeness(ctx, celCache, ni)
+		var rank int
+		if c := ni.classIdx(); p.byClass && c > 0 {
+			if c > len(byClass) {
+				byClass = append(byClass, make([]int, c-len(byClass))...)
+			}
+			if byClass[c-1] == 0 {
+				byClass[c-1] = p.closeness(ctx, ni) + 1
+			}
+			rank = byClass[c-1] - 1
+		} else {
+			rank = p.closeness(ctx, ni)
+		}
 		if ok, _ := required.Match(ni.node); !ok {
 			rank += rankNoDevices + 1
 		}

@@ -38,8 +38,12 @@ func (r *reasonSet) list(rank func(node string) int) []string {
 	if rank == nil {
 		rank = func(string) int { return 0 }
 	}
-	ranks := map[string]int{}
-	best := map[string]int{}
+	total := 0
+	for _, nodes := range r.nodes {
+		total += len(nodes)
+	}
+	ranks := make(map[string]int, total)
+	best := make(map[string]int, len(r.nodes))
 	for msg, nodes := range r.nodes {
 		best[msg] = -1
 		for _, n := range nodes {
@@ -59,9 +63,8 @@ func (r *reasonSet) list(rank func(node string) int) []string {
 	})
 	out := make([]string, 0, len(msgs))
 	for _, msg := range msgs {
-		nodes := slices.Clone(r.nodes[msg])
-		slices.SortFunc(nodes, func(a, b string) int { return cmp.Or(cmp.Compare(ranks[a], ranks[b]), strings.Compare(a, b)) })
-		names := strings.Join(nodes[:min(len(nodes), maxNamedNodes)], ", ")
+		nodes := r.nodes[msg]
+		names := strings.Join(closest(nodes, ranks), ", ")
 		if len(nodes) > maxNamedNodes {
 			names += fmt.Sprintf(" and %d more", len(nodes)-maxNamedNodes)
 		}
@@ -72,4 +75,27 @@ func (r *reasonSet) list(rank func(node string) int) []string {
 		out = append(out, fmt.Sprintf("%d %s (%s) %s", len(nodes), noun, names, msg))
 	}
 	return out
+}
+
+// closest returns the first maxNamedNodes of nodes ordered by rank, then by
+// name: what sorting them all would give, in time linear in the nodes (a
+// reason may hold every node of the fleet).
+func closest(nodes []string, ranks map[string]int) []string {
+	less := func(a, b string) bool { return cmp.Or(cmp.Compare(ranks[a], ranks[b]), strings.Compare(a, b)) < 0 }
+	top := make([]string, 0, maxNamedNodes)
+	for _, n := range nodes {
+		if len(top) == maxNamedNodes && !less(n, top[len(top)-1]) {
+			continue
+		}
+		i := len(top)
+		for i > 0 && less(n, top[i-1]) {
+			i--
+		}
+		if len(top) < maxNamedNodes {
+			top = append(top, "")
+		}
+		copy(top[i+1:], top[i:len(top)-1])
+		top[i] = n
+	}
+	return top
 }

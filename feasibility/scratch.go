@@ -150,7 +150,7 @@ func (c *Checker) Candidates(ctx context.Context, snap *Snapshot, pod *corev1.Po
 // freeScore is the score of the allocation the node gets with every device
 // free, -1 when it gets none.
 func (c *Checker) freeScore(ctx context.Context, p *plan, celCache *cel.Cache, allocs *allocatorPair, ni *nodeInfo) (int64, error) {
-	if p.prune(ctx, celCache, ni, true) != "" {
+	if p.prune(ctx, ni, true) != "" {
 		return -1, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
@@ -239,7 +239,7 @@ func (p *NodeCheck) On(ctx context.Context, snap *Snapshot, node string) Verdict
 	if len(ni.devices) == 0 || nodeRejects(p.required, p.pod, ni.node) != "" || p.requests.short(ni) != "" {
 		return v
 	}
-	if p.plan.prune(ctx, p.celCache, ni, false) != "" {
+	if p.plan.prune(ctx, ni, false) != "" {
 		return v
 	}
 	key, order := p.stateKey(snap, ni)

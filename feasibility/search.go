@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 )
 
@@ -36,7 +35,7 @@ type searchResult struct {
 //
 // blocked, when set, gives per node a reason it cannot take the pod today whatever its
 // devices (its CPU or memory is taken); such nodes are not run.
-func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc structured.Allocator, nodes []*nodeInfo, free bool, why *reasonSet, prev *searchResult, blocked []string) searchResult {
+func (c *Checker) search(ctx context.Context, p *plan, alloc structured.Allocator, nodes []*nodeInfo, free bool, why *reasonSet, prev *searchResult, blocked []string) searchResult {
 	var (
 		next    atomic.Int64
 		best    atomic.Int64 // index of the decisive node so far
@@ -95,12 +94,19 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 					outcome[i], ran[i] = prev.outcome[i], true
 					continue
 				}
-				if msg := p.prune(ctx, cc, ni, free); msg != "" {
+				if msg := p.prune(ctx, ni, free); msg != "" {
 					outcome[i], prunedAt[i] = msg, true
 					pruned.Add(1)
 					continue
 				}
-				out, err := alloc.Allocate(ctx, ni.node, p.claims)
+				var out []resourceapi.AllocationResult
+				var err error
+				if free || !ni.busy {
+					// The allocator over free devices answers alike there.
+					out, err = p.answers.allocate(ctx, alloc, p.snap, p.cc, p.claimsKey(), ni.node, p.claims)
+				} else {
+					out, err = alloc.Allocate(ctx, ni.node, p.claims)
+				}
 				ran[i] = true
 				switch {
 				case err != nil && ctx.Err() != nil:
@@ -182,17 +188,20 @@ func (c *Checker) search(ctx context.Context, p *plan, cc *cel.Cache, alloc stru
 // themselves.
 func classRepresentatives(nodes []*nodeInfo, free bool, blocked []string) []int {
 	rep := make([]int, len(nodes))
-	first := map[string]int{}
+	var first []int // by class index - 1: the class's first candidate, plus one
 	for i, ni := range nodes {
 		rep[i] = i
-		key := ni.class()
-		if key == "" || (!free && ni.busy) || (blocked != nil && blocked[i] != "") {
+		c := ni.classIdx()
+		if c == 0 || (!free && ni.busy) || (blocked != nil && blocked[i] != "") {
 			continue
 		}
-		if r, ok := first[key]; ok {
-			rep[i] = r
+		if c > len(first) {
+			first = append(first, make([]int, c-len(first))...)
+		}
+		if r := first[c-1]; r > 0 {
+			rep[i] = r - 1
 		} else {
-			first[key] = i
+			first[c-1] = i + 1
 		}
 	}
 	return rep

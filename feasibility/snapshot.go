@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -88,10 +89,20 @@ type Snapshot struct {
 	// unknowns: some device has unknown attributes (a forecast fleet's).
 	unknowns bool
 
+	// selectors remembers what the selectors of the checks answered on the
+	// devices (matchmemo.go); nil in a derived snapshot, which reads its
+	// base's.
+	selectors *selectorMemo
+
 	// pooledBy holds, per set of pool labels, the positions of the nodes
 	// of autoscaled pools (pooled), computed on first use.
 	pooledMu sync.Mutex
 	pooledBy map[string][]int
+
+	// nameIndex gives a node's position by its name, built on first use
+	// (nodeIndex).
+	nameOnce  sync.Once
+	nameIndex map[string]int
 
 	// Node classes for the placement check, computed on first use.
 	classOnce          sync.Once
@@ -115,7 +126,10 @@ type nodeInfo struct {
 	// classes. A copy that WithClaims made holds its original instead
 	// (read both with class).
 	classKey string
-	orig     *nodeInfo
+	// classIndex is the class's index in its snapshot's list (from 1; 0
+	// before the classes are computed and for a node without devices).
+	classIndex int
+	orig       *nodeInfo
 	// used sums the requests of the inventory's pods bound to the node, and
 	// pods counts them; usageKnown is false when the inventory lists no pods.
 	used       corev1.ResourceList
@@ -131,6 +145,8 @@ type deviceRef struct {
 	// allocated: dedicated to an existing claim (not usable unless adminAccess).
 	allocated bool
 	multi     bool
+	// slot numbers the device in its fleet snapshot (selectorMemo).
+	slot int
 	// unknown lists the qualified names of the attributes and capacities
 	// its driver publishes that the device leaves out because their values
 	// are not known (its slice's claimbridge.io/unknown-attributes: a
@@ -216,6 +232,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		newest[k] = max(newest[k], sl.Spec.Pool.Generation)
 	}
 	seen := sets.New[structured.DeviceID]()
+	slots := 0
 	for _, sl := range s.slices {
 		if sl.Spec.Pool.Generation != newest[[2]string{sl.Spec.Driver, sl.Spec.Pool.Name}] {
 			continue
@@ -234,7 +251,9 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 				allocated: s.allocated.AllocatedDevices.Has(id),
 				multi:     ptr.Deref(d.AllowMultipleAllocations, false),
 				unknown:   unknown,
+				slot:      slots,
 			}
+			slots++
 			nodeName, allNodes, sel := ptr.Deref(sl.Spec.NodeName, ""), ptr.Deref(sl.Spec.AllNodes, false), sl.Spec.NodeSelector
 			if perDevice {
 				nodeName, allNodes, sel = ptr.Deref(d.NodeName, ""), ptr.Deref(d.AllNodes, false), d.NodeSelector
@@ -257,6 +276,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		}
 	}
 	s.devices = seen.Len()
+	s.selectors = newSelectorMemo(slots)
 
 	shared := sharedDevices(s.allocated)
 	for _, ni := range s.nodes {
@@ -440,4 +460,24 @@ func publishesListAttributes(slices []*resourceapi.ResourceSlice) bool {
 		}
 	}
 	return false
+}
+
+// nodeIndex returns the position of the named node in s.nodes. A derived
+// snapshot's nodes are at its fleet snapshot's positions: they share one
+// index.
+func (s *Snapshot) nodeIndex(name string) (int, bool) {
+	root := s
+	if s.base != nil {
+		root = s.base
+	}
+	root.nameOnce.Do(func() {
+		root.nameIndex = make(map[string]int, len(root.nodes))
+		for i, ni := range root.nodes {
+			root.nameIndex[ni.node.Name] = i
+		}
+	})
+	if i, ok := root.nameIndex[name]; ok && i < len(s.nodes) && s.nodes[i].node.Name == name {
+		return i, true
+	}
+	return slices.BinarySearchFunc(s.nodes, name, func(ni *nodeInfo, name string) int { return strings.Compare(ni.node.Name, name) })
 }

@@ -1,0 +1,343 @@
+package feasibility
+
+// Selector results shared by every check on a snapshot. A device selector
+// is a CEL expression over one device; it answers alike on two devices of
+// one driver that agree on everything it can read. The memo keeps, per
+// selector expression, its answer for each device of the snapshot (a slot
+// per device, read without a lock) and for each signature of the fields it
+// reads, so a fleet of identical nodes costs a handful of CEL evaluations
+// per selector and snapshot generation, whichever check asks: the verdict's
+// index and reasons (plan.go), the placement proof's legacy view
+// (legacyview.go) and the shares a policy offers (shares.go) read the same
+// answers.
+//
+// The upstream allocator does not read the memo: it evaluates the selectors
+// of what it allocates itself.
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/blang/semver/v4"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/dynamic-resource-allocation/cel"
+)
+
+// The answers of a selector on a device; 0 is "not known yet".
+const (
+	matchYes   uint8 = 1
+	matchNo    uint8 = 2
+	matchError uint8 = 3 // the selector does not compile, or fails on the device
+)
+
+// maxMemoExprs bounds the expressions one snapshot remembers: each costs
+// two bits per device slot. When it is reached the memo starts afresh;
+// what a check already holds stays valid.
+const maxMemoExprs = 256
+
+// selectorMemo is the memo of one fleet snapshot, shared by the snapshots
+// derived from it (their devices are its devices, with the same slots).
+type selectorMemo struct {
+	// slots is the number of device slots (deviceRef.slot).
+	slots int
+	// plain holds per slot, two bits: 1 when the device can stand for every
+	// device with its signature, 2 when it cannot (see sharable).
+	plain []atomic.Uint32
+
+	mu       sync.Mutex
+	exprs    map[exprKey]*exprMemo
+	versions map[string]bool // whether a version string parses
+}
+
+type exprKey struct {
+	cc         *cel.Cache
+	expression string
+}
+
+func newSelectorMemo(slots int) *selectorMemo {
+	return &selectorMemo{slots: slots, plain: make([]atomic.Uint32, words(slots)), exprs: map[exprKey]*exprMemo{}, versions: map[string]bool{}}
+}
+
+// words is the number of 32-bit words holding two bits per slot.
+func words(slots int) int { return (slots + 15) / 16 }
+
+// exprMemo is what one snapshot knows of one selector expression.
+type exprMemo struct {
+	compiled cel.CompilationResult
+	// proj lists the fields the expression reads; nil when they cannot be
+	// told from its syntax (the expression reads the device as a whole, a
+	// map it iterates, a key it computes): such an expression is evaluated
+	// once per device, never shared by signature.
+	proj *projection
+	// row holds the answer per device slot, two bits each; nil when the
+	// memo had no room (every device is then evaluated by signature only).
+	row []atomic.Uint32
+
+	mu    sync.Mutex
+	parts map[string]keyParts // per driver
+	bySig map[string]uint8
+}
+
+// selectorMemo returns the memo of the snapshot's fleet snapshot, or nil
+// for a snapshot assembled without NewSnapshot (nothing is remembered then).
+func (s *Snapshot) selectorMemo() *selectorMemo {
+	if s.base != nil {
+		return s.base.selectors
+	}
+	return s.selectors
+}
+
+// expr returns the memo of one expression compiled by cc. A nil memo gives
+// one that remembers nothing across calls.
+func (m *selectorMemo) expr(cc *cel.Cache, expression string) *exprMemo {
+	if m == nil {
+		return newExprMemo(cc, expression, 0)
+	}
+	k := exprKey{cc, expression}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.exprs[k]; ok {
+		return e
+	}
+	if len(m.exprs) >= maxMemoExprs {
+		m.exprs = map[exprKey]*exprMemo{}
+	}
+	e := newExprMemo(cc, expression, m.slots)
+	m.exprs[k] = e
+	return e
+}
+
+func newExprMemo(cc *cel.Cache, expression string, slots int) *exprMemo {
+	e := &exprMemo{compiled: cc.GetOrCompile(expression), parts: map[string]keyParts{}, bySig: map[string]uint8{}}
+	if slots > 0 {
+		e.row = make([]atomic.Uint32, words(slots))
+	}
+	if e.compiled.Error == nil {
+		if refs, ok := references(e.compiled.Environment, expression); ok {
+			e.proj = &projection{attrs: map[[2]string]bool{}, caps: map[[2]string]bool{}}
+			e.proj.add(refs)
+		}
+	}
+	return e
+}
+
+// readsNoIdentity reports whether the expression's references are known
+// and none is a per-device identity (classes.go), which two nodes of one
+// class need not share.
+func (e *exprMemo) readsNoIdentity() bool {
+	if e.compiled.Error != nil {
+		return true // it fails on every device alike
+	}
+	if e.proj == nil {
+		return false
+	}
+	for k := range e.proj.attrs {
+		if identityAttributes[k[1]] {
+			return false
+		}
+	}
+	for k := range e.proj.caps {
+		if identityAttributes[k[1]] {
+			return false
+		}
+	}
+	return true
+}
+
+// match answers the expression on the device: matchYes, matchNo or
+// matchError, exactly what evaluating it on the device answers (an
+// evaluation cut short by ctx is reported as matchError and not
+// remembered).
+func (e *exprMemo) match(ctx context.Context, m *selectorMemo, d *deviceRef) uint8 {
+	if e.compiled.Error != nil {
+		return matchError
+	}
+	slotted := e.row != nil && d.slot >= 0 && d.slot < len(e.row)*16
+	w, shift := d.slot/16, uint(d.slot%16)*2
+	if slotted {
+		if v := uint8(e.row[w].Load()>>shift) & 3; v != 0 {
+			return v
+		}
+	}
+	sig := ""
+	if e.proj != nil && m.sharable(d) {
+		sig = e.signature(d)
+		e.mu.Lock()
+		v, ok := e.bySig[sig]
+		e.mu.Unlock()
+		if ok {
+			if slotted {
+				e.row[w].Or(uint32(v) << shift)
+			}
+			return v
+		}
+	}
+	ok, _, err := e.compiled.DeviceMatches(ctx, cel.Device{Driver: d.driver, AllowMultipleAllocations: d.device.AllowMultipleAllocations, Attributes: d.device.Attributes, Capacity: d.device.Capacity})
+	v := matchNo
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return matchError
+	case err != nil:
+		v = matchError
+	case ok:
+		v = matchYes
+	}
+	if slotted {
+		e.row[w].Or(uint32(v) << shift)
+	}
+	if sig != "" {
+		e.mu.Lock()
+		if len(e.bySig) >= maxSignatures {
+			e.bySig = map[string]uint8{}
+		}
+		e.bySig[sig] = v
+		e.mu.Unlock()
+	}
+	return v
+}
+
+// maxSignatures bounds the signatures one expression remembers (a selector
+// reading a per-device identity has one per device; the slots hold those).
+const maxSignatures = 4096
+
+// signature is equal for two devices of one driver exactly when the fields
+// the expression reads are equal (same presence, same values). It is never
+// empty: it starts with the driver.
+func (e *exprMemo) signature(d *deviceRef) string {
+	e.mu.Lock()
+	parts, ok := e.parts[d.driver]
+	if !ok {
+		parts.attrs, parts.caps = e.proj.keyParts(d.driver)
+		e.parts[d.driver] = parts
+	}
+	e.mu.Unlock()
+	return "\x03" + e.proj.key(d.driver, d.device, parts.attrs, parts.caps)
+}
+
+// sharable reports whether the device's answer may stand for the devices
+// with its signature. CEL's view of a device converts every attribute
+// before any expression runs, and a failure fails every expression, read or
+// not; and two names of one field (qualified and in the driver's domain)
+// leave the value it reads to chance. Such a device is evaluated itself.
+func (m *selectorMemo) sharable(d *deviceRef) bool {
+	if m == nil || d.slot < 0 || d.slot >= len(m.plain)*16 {
+		return m.plainDevice(d)
+	}
+	w, shift := d.slot/16, uint(d.slot%16)*2
+	switch uint8(m.plain[w].Load()>>shift) & 3 {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	ok := m.plainDevice(d)
+	v := uint32(2)
+	if ok {
+		v = 1
+	}
+	m.plain[w].Or(v << shift)
+	return ok
+}
+
+// plainDevice reports whether every attribute of the device converts to a
+// CEL value and no field has two names (a qualified name in the driver's
+// domain and the same name without it).
+func (m *selectorMemo) plainDevice(d *deviceRef) bool {
+	for name, a := range d.device.Attributes {
+		if !m.convertible(a) {
+			return false
+		}
+		if domain, id, ok := strings.Cut(string(name), "/"); ok && domain == d.driver {
+			if _, dup := d.device.Attributes[resourceapi.QualifiedName(id)]; dup {
+				return false
+			}
+		}
+	}
+	for name := range d.device.Capacity {
+		if domain, id, ok := strings.Cut(string(name), "/"); ok && domain == d.driver {
+			if _, dup := d.device.Capacity[resourceapi.QualifiedName(id)]; dup {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// convertible mirrors cel.CompilationResult's attribute conversion: a value
+// of no known type and a version that does not parse fail it.
+func (m *selectorMemo) convertible(a resourceapi.DeviceAttribute) bool {
+	return convertibleWith(a, m.version)
+}
+
+// convertible is convertible without a memo of the versions.
+func convertible(a resourceapi.DeviceAttribute) bool {
+	return convertibleWith(a, func(v string) bool {
+		_, err := semver.Parse(v)
+		return err == nil
+	})
+}
+
+func convertibleWith(a resourceapi.DeviceAttribute, version func(string) bool) bool {
+	switch {
+	case a.IntValues != nil, a.BoolValues != nil, a.StringValues != nil:
+		return true
+	case a.VersionValues != nil:
+		for _, v := range a.VersionValues {
+			if !version(v) {
+				return false
+			}
+		}
+		return true
+	case a.IntValue != nil, a.BoolValue != nil, a.StringValue != nil:
+		return true
+	case a.VersionValue != nil:
+		return version(*a.VersionValue)
+	}
+	return false
+}
+
+// version reports whether the string parses as a semantic version; a fleet
+// publishes few distinct versions, each parsed once.
+func (m *selectorMemo) version(v string) bool {
+	if m == nil {
+		return convertible(resourceapi.DeviceAttribute{VersionValue: &v})
+	}
+	m.mu.Lock()
+	ok, found := m.versions[v]
+	m.mu.Unlock()
+	if found {
+		return ok
+	}
+	_, err := semver.Parse(v)
+	m.mu.Lock()
+	if len(m.versions) >= maxSignatures {
+		m.versions = map[string]bool{}
+	}
+	m.versions[v] = err == nil
+	m.mu.Unlock()
+	return err == nil
+}
+
+// matchAll answers a list of selectors the way the allocator reads them:
+// in order, stopping at the first that does not match or fails.
+func matchAll(ctx context.Context, m *selectorMemo, exprs []*exprMemo, d *deviceRef) uint8 {
+	for _, e := range exprs {
+		if v := e.match(ctx, m, d); v != matchYes {
+			return v
+		}
+	}
+	return matchYes
+}
+
+// selectorExprs returns the memos of the CEL selectors, in order.
+func selectorExprs(m *selectorMemo, cc *cel.Cache, selectors []resourceapi.DeviceSelector) []*exprMemo {
+	out := make([]*exprMemo, 0, len(selectors))
+	for _, s := range selectors {
+		if s.CEL != nil {
+			out = append(out, m.expr(cc, s.CEL.Expression))
+		}
+	}
+	return out
+}
