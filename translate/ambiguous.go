@@ -54,7 +54,7 @@ func (t *translation) ambiguousValues(r labelReq) []string {
 	if r.op != corev1.NodeSelectorOpIn && r.op != corev1.NodeSelectorOpNotIn {
 		return nil
 	}
-	for _, f := range slices.Sorted(maps.Keys(t.families)) {
+	for _, f := range t.sortedFamilies() {
 		rule, _, ok := t.p.labelRule(r.key, f)
 		if !ok || rule.Conversion != ConvMap {
 			continue

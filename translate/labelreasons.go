@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -23,15 +22,21 @@ import (
 // Assumes requests, alternatives and names are final and the set of
 // translated requirements is final (rewriteNodeConstraints ran).
 func (t *translation) explainLabels() {
+	// what: per request, the attributes or classes that express the
+	// requirement, in the order the requests and alternatives come.
+	type what struct {
+		name string // "<request>" or "<request>/<subrequest>"
+		by   []string
+	}
 	type fate struct {
-		what     map[string][]string // per request: attributes or classes that express it
-		requests []string            // "<request>" or "<request>/<subrequest>"
+		requests []what
 		implied  bool
 		dropped  bool
 	}
-	fates := map[reqLoc]*fate{}
+	fates := make(map[reqLoc]*fate, len(t.translated))
 	for _, r := range t.requests {
 		for _, a := range r.alts {
+			name := ""
 			for _, l := range a.labels {
 				c := t.convert(l, a.rule.Family)
 				if !c.ok || c.err != nil || c.eff.notForUs {
@@ -39,7 +44,7 @@ func (t *translation) explainLabels() {
 				}
 				f := fates[l.loc]
 				if f == nil {
-					f = &fate{what: map[string][]string{}}
+					f = &fate{}
 					fates[l.loc] = f
 				}
 				switch {
@@ -48,16 +53,23 @@ func (t *translation) explainLabels() {
 				case c.eff.implied:
 					f.implied = true
 				default:
-					name := r.name
-					if len(r.alts) > 1 {
-						name += "/" + a.name
+					if name == "" {
+						name = r.name
+						if len(r.alts) > 1 {
+							name += "/" + a.name
+						}
 					}
-					f.requests = appendNew(f.requests, name)
+					i := slices.IndexFunc(f.requests, func(w what) bool { return w.name == name })
+					if i < 0 {
+						f.requests = append(f.requests, what{name: name})
+						i = len(f.requests) - 1
+					}
+					w := &f.requests[i]
 					if c.eff.class != "" {
-						f.what[name] = appendNew(f.what[name], "DeviceClass "+c.eff.class)
+						w.by = appendNew(w.by, c.byClass)
 					}
 					if len(c.eff.selectors) > 0 {
-						f.what[name] = appendNew(f.what[name], expressedBy(c.rule, c.eff))
+						w.by = appendNew(w.by, c.bySelectors)
 					}
 				}
 			}
@@ -71,6 +83,7 @@ func (t *translation) explainLabels() {
 	locs := slices.SortedFunc(maps.Keys(t.translated), func(a, b reqLoc) int {
 		return strings.Compare(paths[a], paths[b])
 	})
+	var b strings.Builder
 	for _, loc := range locs {
 		p := paths[loc]
 		f := fates[loc]
@@ -78,25 +91,38 @@ func (t *translation) explainLabels() {
 		case f != nil && len(f.requests) > 0:
 			// Requests whose alternatives it turned alike are named
 			// together; alternatives it moved to another DeviceClass (an
-			// In list of a full GPU and a MIG slice) apart.
-			var groups []string
-			var whats []string
-			byWhat := map[string][]string{}
-			for _, name := range f.requests {
-				w := strings.Join(f.what[name], " and ")
-				if _, ok := byWhat[w]; !ok {
-					whats = append(whats, w)
+			// In list of a full GPU and a MIG slice) apart: a group per
+			// distinct list of attributes, in the order they first come.
+			b.Reset()
+			done := make([]bool, len(f.requests))
+			joined := make([]string, len(f.requests))
+			for i, w := range f.requests {
+				joined[i] = joinOne(w.by, " and ")
+			}
+			for i, w := range f.requests {
+				if done[i] {
+					continue
 				}
-				byWhat[w] = append(byWhat[w], name)
+				if b.Len() > 0 {
+					b.WriteString("; on ")
+				}
+				b.WriteString(joined[i])
+				b.WriteString(" of request ")
+				b.WriteString(w.name)
+				for j := i + 1; j < len(f.requests); j++ {
+					if !done[j] && joined[j] == joined[i] {
+						done[j] = true
+						b.WriteString(", ")
+						b.WriteString(f.requests[j].name)
+					}
+				}
 			}
-			for _, w := range whats {
-				groups = append(groups, fmt.Sprintf("%s of request %s", w, strings.Join(byWhat[w], ", ")))
-			}
+			groups := b.String()
 			if amb := t.ambiguous[loc]; len(amb) > 0 {
-				t.add(sayAmbiguous(p, strings.Join(groups, "; on "), amb))
+				t.add(sayAmbiguous(p, groups, amb))
 				continue
 			}
-			t.add(sayAt(ReasonNodeLabelTranslated, p, "became a device selector on %s and was removed from the pod", strings.Join(groups, "; on ")))
+			t.add(sayAt(ReasonNodeLabelTranslated, p, "became a device selector on %s and was removed from the pod", groups))
 		case f != nil && f.dropped:
 			t.add(sayAt(ReasonNodeLabelDropped, p, "no device attribute expresses it; it was removed from the pod, and the placement check compares where the pod can land with and without it"))
 		case t.ambiguous[loc] != nil:
@@ -105,6 +131,14 @@ func (t *translation) explainLabels() {
 			t.add(sayAt(ReasonNodeLabelImplied, p, "the device request implies it; it was removed from the pod"))
 		}
 	}
+}
+
+// joinOne is strings.Join without a new string for a list of one.
+func joinOne(list []string, sep string) string {
+	if len(list) == 1 {
+		return list[0]
+	}
+	return strings.Join(list, sep)
 }
 
 // expressedBy names the attribute or capacity a rule's selectors read

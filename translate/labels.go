@@ -37,15 +37,40 @@ const (
 )
 
 func (r labelReq) String() string {
+	if r.op == corev1.NodeSelectorOpIn && len(r.values) == 1 {
+		return r.key + "=" + r.values[0]
+	}
+	var b strings.Builder
+	r.writeTo(&b)
+	return b.String()
+}
+
+// writeTo writes what String returns, without a string of its own: the
+// summary writes every alternative's requirements into one message.
+func (r labelReq) writeTo(b *strings.Builder) {
+	b.WriteString(r.key)
 	switch r.op {
 	case corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
-		return fmt.Sprintf("%s %s", r.key, r.op)
+		b.WriteByte(' ')
+		b.WriteString(string(r.op))
+		return
 	case corev1.NodeSelectorOpIn:
 		if len(r.values) == 1 {
-			return r.key + "=" + r.values[0]
+			b.WriteByte('=')
+			b.WriteString(r.values[0])
+			return
 		}
 	}
-	return fmt.Sprintf("%s %s [%s]", r.key, r.op, strings.Join(r.values, ","))
+	b.WriteByte(' ')
+	b.WriteString(string(r.op))
+	b.WriteString(" [")
+	for i, v := range r.values {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(v)
+	}
+	b.WriteByte(']')
 }
 
 func (r labelReq) equal(o labelReq) bool {

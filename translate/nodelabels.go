@@ -198,7 +198,7 @@ func (t *translation) known(r labelReq) (known, good bool) {
 	}
 	relevant := false
 	for _, part := range parts {
-		for _, f := range slices.Sorted(maps.Keys(t.families)) {
+		for _, f := range t.sortedFamilies() {
 			c := t.convert(part, f)
 			if !c.ok {
 				continue
@@ -277,7 +277,7 @@ func contradicts(reqs []labelReq) bool {
 // varyingFamilies lists the families whose devices differ between scenarios.
 func (t *translation) varyingFamilies() []string {
 	var out []string
-	for _, f := range slices.Sorted(maps.Keys(t.families)) {
+	for _, f := range t.sortedFamilies() {
 		var first string
 		for i, s := range t.scenarios {
 			var parts []string
@@ -356,6 +356,11 @@ type convResult struct {
 	eff  effect
 	err  error
 	ok   bool // a rule serves the family
+
+	// What explainLabels says expresses the requirement, made once with
+	// the conversion: "DeviceClass <class>" when it moves the request to
+	// a class, and expressedBy when it has selectors.
+	byClass, bySelectors string
 }
 
 // convMemo remembers the policy's conversions across translations: a
@@ -403,6 +408,12 @@ func (t *translation) convert(r labelReq, family string) convResult {
 		if rule, w, ok := t.p.labelRule(r.key, family); ok {
 			c.rule, c.ok = rule, true
 			c.eff, c.err = t.p.convert(rule, w, r, family)
+			if c.eff.class != "" {
+				c.byClass = "DeviceClass " + c.eff.class
+			}
+			if len(c.eff.selectors) > 0 {
+				c.bySelectors = expressedBy(rule, c.eff)
+			}
 		}
 		t.p.convs.put(key, c)
 	}

@@ -142,14 +142,10 @@ func topologyChips(v string) (int64, bool) {
 // autoscalingLabelsRemoved warns for each autoscaling key that the pod
 // requires and its translation no longer does.
 func (t *translation) autoscalingLabelsRemoved(out *corev1.Pod) {
-	left := map[string]bool{}
-	for _, r := range requiredReqsOf(out) {
-		left[r.key] = true
-	}
 	var keys []string
 	var first *field.Path
 	for _, r := range t.requiredLabelReqs() {
-		if left[r.key] || slices.Contains(keys, r.key) || !isAutoscalingLabel(r.key) {
+		if !isAutoscalingLabel(r.key) || slices.Contains(keys, r.key) || requiresKey(out, r.key) {
 			continue
 		}
 		keys = append(keys, r.key)
@@ -210,16 +206,50 @@ func (t *translation) nicsLeftBehind(out *corev1.Pod) {
 }
 
 // requiredLabelReqs are the pod's nodeSelector entries and required
-// node-affinity requirements as submitted.
-func (t *translation) requiredLabelReqs() []labelReq { return requiredReqsOf(t.pod) }
+// node-affinity requirements as submitted, listed once per translation:
+// several stages read them and none changes them.
+func (t *translation) requiredLabelReqs() []labelReq {
+	if t.required == nil {
+		t.required = requiredReqsOf(t.pod)
+		if t.required == nil {
+			t.required = []labelReq{}
+		}
+	}
+	return t.required
+}
+
+// requiresKey reports whether a pod's nodeSelector or required node
+// affinity has a requirement on the label key.
+func requiresKey(pod *corev1.Pod, key string) bool {
+	if _, ok := pod.Spec.NodeSelector[key]; ok {
+		return true
+	}
+	aff := pod.Spec.Affinity
+	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return false
+	}
+	for _, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, e := range term.MatchExpressions {
+			if e.Key == key {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // requiredReqsOf lists a pod's nodeSelector entries (in key order) and
 // required node-affinity expressions, with their field paths.
 func requiredReqsOf(pod *corev1.Pod) []labelReq {
 	var out []labelReq
-	for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
-		out = append(out, labelReq{key: k, op: corev1.NodeSelectorOpIn, values: []string{pod.Spec.NodeSelector[k]},
-			path: pathNodeSelector.Key(k)})
+	if n := len(pod.Spec.NodeSelector); n > 0 {
+		// One backing array for the keys' single values.
+		values := make([]string, 0, n)
+		for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
+			values = append(values, pod.Spec.NodeSelector[k])
+			out = append(out, labelReq{key: k, op: corev1.NodeSelectorOpIn, values: values[len(values)-1 : len(values) : len(values)],
+				path: pathNodeSelector.Key(k)})
+		}
 	}
 	aff := pod.Spec.Affinity
 	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {

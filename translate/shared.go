@@ -208,7 +208,7 @@ func (p *Policy) selectsShared(family, key string, op corev1.NodeSelectorOperato
 func (t *translation) sharedProductIntent() bool {
 	check := func(key string, op corev1.NodeSelectorOperator, values []string, p *field.Path) bool {
 		req := labelReq{key: key, op: op, values: values}
-		for _, f := range slices.Sorted(maps.Keys(t.families)) {
+		for _, f := range t.sortedFamilies() {
 			why := t.p.selectsShared(f, key, op, values)
 			if why == "" {
 				continue

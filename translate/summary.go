@@ -7,6 +7,7 @@ import (
 
 func (t *translation) summary(tmplName string) string {
 	var b strings.Builder
+	b.Grow(512)
 	b.WriteString("ResourceClaimTemplate ")
 	b.WriteString(tmplName)
 	b.WriteString(": ")
@@ -14,7 +15,9 @@ func (t *translation) summary(tmplName string) string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		b.WriteString(requestLabel(r))
+		b.WriteString(r.use.cname)
+		b.WriteByte('/')
+		b.WriteString(string(r.use.resource))
 		b.WriteString(" → request ")
 		b.WriteString(r.name)
 		b.WriteString(" [")
@@ -46,7 +49,7 @@ func writeAlt(b *strings.Builder, a *alt) {
 		} else {
 			b.WriteString(", ")
 		}
-		b.WriteString(l.String())
+		l.writeTo(b)
 	}
 	if len(a.shown) > 0 {
 		b.WriteByte(')')

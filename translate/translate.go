@@ -2,6 +2,8 @@ package translate
 
 import (
 	"errors"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -134,6 +136,8 @@ type translation struct {
 	companions   []*use          // collectUses (companion uses); addCompanions sets req
 	capacityUses []*use          // collectUses (capacityOf uses); attachCapacities copies them onto device uses
 	families     map[string]bool // run, from uses; addCompanions adds companion families
+	familyList   []string        // sortedFamilies: the keys of families, sorted; addCompanions clears it
+	required     []labelReq      // requiredLabelReqs: the pod's required node-label requirements
 
 	// label handling (analyzeLabels, unless noted)
 	base        []labelReq
@@ -208,7 +212,7 @@ func (t *translation) run() *Result {
 		return keep(OutcomeSkip)
 	}
 	// The device families of the pod decide which label rules apply.
-	t.families = map[string]bool{}
+	t.families = make(map[string]bool, 4)
 	for _, u := range t.uses {
 		t.families[u.rule.Family] = true
 	}
@@ -299,3 +303,12 @@ func (t *translation) run() *Result {
 }
 
 func (t *translation) add(r ...Reason) { t.reasons = append(t.reasons, r...) }
+
+// sortedFamilies lists the pod's device families in order, sorted once
+// rather than by every stage that walks them.
+func (t *translation) sortedFamilies() []string {
+	if t.familyList == nil {
+		t.familyList = slices.Sorted(maps.Keys(t.families))
+	}
+	return t.familyList
+}
