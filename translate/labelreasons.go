@@ -34,6 +34,11 @@ func (t *translation) explainLabels() {
 		dropped  bool
 	}
 	fates := make(map[reqLoc]*fate, len(t.translated))
+	alts := 0
+	for _, r := range t.requests {
+		alts += len(r.alts)
+	}
+	var byBuf []string
 	for _, r := range t.requests {
 		for _, a := range r.alts {
 			name := ""
@@ -56,12 +61,22 @@ func (t *translation) explainLabels() {
 					if name == "" {
 						name = r.name
 						if len(r.alts) > 1 {
-							name += "/" + a.name
+							name = a.ref
 						}
 					}
 					i := slices.IndexFunc(f.requests, func(w what) bool { return w.name == name })
 					if i < 0 {
-						f.requests = append(f.requests, what{name: name})
+						if f.requests == nil {
+							f.requests = make([]what, 0, alts)
+						}
+						// Room for a class and an attribute, the most one
+						// requirement gives one alternative, without an
+						// allocation of its own.
+						if len(byBuf) < 2 {
+							byBuf = make([]string, 2*alts)
+						}
+						f.requests = append(f.requests, what{name: name, by: byBuf[:0:2]})
+						byBuf = byBuf[2:]
 						i = len(f.requests) - 1
 					}
 					w := &f.requests[i]
@@ -77,8 +92,8 @@ func (t *translation) explainLabels() {
 	}
 	// Each path's string once, not once per comparison.
 	paths := make(map[reqLoc]string, len(t.translated))
-	for loc, p := range t.translated {
-		paths[loc] = p.String()
+	for loc := range t.translated {
+		paths[loc] = loc.String()
 	}
 	locs := slices.SortedFunc(maps.Keys(t.translated), func(a, b reqLoc) int {
 		return strings.Compare(paths[a], paths[b])

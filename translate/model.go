@@ -73,6 +73,7 @@ type alt struct {
 	shares   int64
 	shareCap string
 	name     string
+	ref      string // "<request>/<name>", how constraints and reasons name a subrequest (nameAll)
 	k        string // key(), once computed
 }
 

@@ -27,6 +27,7 @@ func (t *translation) nameAll() {
 		subUsed := map[string]bool{}
 		for _, a := range r.alts {
 			a.name = uniqueName(altSlug(r, a), subUsed)
+			a.ref = r.name + "/" + a.name
 		}
 	}
 }

@@ -15,13 +15,14 @@ import (
 // false when a known label cannot be translated; the pod then stays legacy.
 func (t *translation) analyzeLabels() bool {
 	spec := &t.pod.Spec
-	t.translated = map[reqLoc]*field.Path{}
+	t.translated = map[reqLoc]bool{}
 	ok := true
 
 	// nodeSelector: ANDed equality requirements.
-	for _, k := range slices.Sorted(maps.Keys(spec.NodeSelector)) {
-		r := labelReq{key: k, op: corev1.NodeSelectorOpIn, values: []string{spec.NodeSelector[k]}, path: pathNodeSelector.Key(k),
-			loc: reqLoc{kind: locSelector, key: k}}
+	for _, r := range t.requiredLabelReqs() {
+		if r.loc.kind != locSelector {
+			break // the required affinity terms follow, read below
+		}
 		known, good := t.known(r)
 		ok = ok && good
 		if known {
@@ -43,8 +44,7 @@ func (t *translation) analyzeLabels() bool {
 		anyKnown := false
 		for i, term := range terms {
 			for j, e := range term.MatchExpressions {
-				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, path: tp.Index(i).Child("matchExpressions").Index(j),
-					loc: reqLoc{kind: locRequired, term: i, expr: j}}
+				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, loc: reqLoc{kind: locRequired, term: i, expr: j}}
 				k, good := t.known(r)
 				ok = ok && good
 				if k {
@@ -99,12 +99,10 @@ func (t *translation) analyzeLabels() bool {
 	}
 	var prefs []pref
 	if aff != nil {
-		pp := pathPreferredTerms
 		for i, term := range aff.PreferredDuringSchedulingIgnoredDuringExecution {
 			var reqs []labelReq
 			for j, e := range term.Preference.MatchExpressions {
-				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, path: pp.Index(i).Child("preference", "matchExpressions").Index(j),
-					loc: reqLoc{kind: locPreferred, term: i, expr: j}}
+				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, loc: reqLoc{kind: locPreferred, term: i, expr: j}}
 				if k, good := t.known(r); k && good {
 					reqs = append(reqs, r)
 				}
@@ -157,11 +155,11 @@ func (t *translation) analyzeLabels() bool {
 	// Mark what was translated, for removal from the pod.
 	for _, s := range t.scenarios {
 		for _, r := range s.reqs {
-			t.translated[r.loc] = r.path
+			t.translated[r.loc] = true
 		}
 	}
 	for _, r := range t.base {
-		t.translated[r.loc] = r.path
+		t.translated[r.loc] = true
 	}
 	t.multiTerm, t.prefsUsed = multiTerm, len(prefs) > 0
 
@@ -204,7 +202,7 @@ func (t *translation) known(r labelReq) (known, good bool) {
 				continue
 			}
 			if c.err != nil {
-				t.add(say(ReasonNodeLabelUntranslatable, r.path, "%v", c.err))
+				t.add(say(ReasonNodeLabelUntranslatable, r.fieldPath(), "%v", c.err))
 				return true, false
 			}
 			if !c.eff.notForUs {
@@ -213,7 +211,7 @@ func (t *translation) known(r labelReq) (known, good bool) {
 		}
 	}
 	if !relevant {
-		t.add(say(ReasonNodeLabelKept, r.path, "%s does not concern the devices the pod asks for; it stays as it is", r))
+		t.add(say(ReasonNodeLabelKept, r.fieldPath(), "%s does not concern the devices the pod asks for; it stays as it is", r))
 	}
 	return relevant, true
 }

@@ -52,6 +52,13 @@ func (r *request) addAlt(a *alt) {
 // alternative translates one resource under a set of label requirements.
 func (t *translation) alternative(res corev1.ResourceName, rule *ResourceRule, suffix string, count int64, reqs []labelReq) (*alt, error) {
 	a := &alt{resource: res, rule: rule, class: rule.DeviceClassName, count: count}
+	if len(reqs) > 0 {
+		// The requirements it was made for and those it shows share one
+		// array; selectors get room for the rule's and one per requirement.
+		buf := make([]labelReq, 0, 2*len(reqs))
+		a.labels, a.shown = buf[:0:len(reqs)], buf[len(reqs):len(reqs)]
+		a.selectors = make([]string, 0, len(rule.Selectors)+len(reqs)+2)
+	}
 	for _, s := range rule.Selectors {
 		expr, err := requirementExpr(splitAttr(s.Attribute), s.typeOrDefault(), s.Operator, s.Values)
 		if err != nil {

@@ -86,7 +86,7 @@ func (t *translation) multiHostSlices() {
 			if !ok || slice <= chips {
 				continue
 			}
-			t.add(say(ReasonMultiHostTPUSlice, r.path,
+			t.add(say(ReasonMultiHostTPUSlice, r.fieldPath(),
 				"%s=%s is a slice of %d chips and the pod asks for %d %s: a multi-host slice, translated per device. The claim allocates this pod's chips on its own node only; that the pods of the slice land on the hosts of one slice still rests on the workload's node-pool affinity, and a host of a multi-host slice may not publish its topology (the TPU DRA driver leaves the attribute out when it cannot tell), which the selector would then never match",
 				r.key, v, slice, chips, strings.Join(res, ", ")))
 		}
@@ -150,7 +150,7 @@ func (t *translation) autoscalingLabelsRemoved(out *corev1.Pod) {
 		}
 		keys = append(keys, r.key)
 		if first == nil {
-			first = r.path
+			first = r.fieldPath()
 		}
 	}
 	if len(keys) == 0 {
@@ -248,17 +248,16 @@ func requiredReqsOf(pod *corev1.Pod) []labelReq {
 		for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
 			values = append(values, pod.Spec.NodeSelector[k])
 			out = append(out, labelReq{key: k, op: corev1.NodeSelectorOpIn, values: values[len(values)-1 : len(values) : len(values)],
-				path: pathNodeSelector.Key(k)})
+				loc: reqLoc{kind: locSelector, key: k}})
 		}
 	}
 	aff := pod.Spec.Affinity
 	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		return out
 	}
-	tp := pathRequiredTerms
 	for i, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
 		for j, e := range term.MatchExpressions {
-			out = append(out, labelReq{key: e.Key, op: e.Operator, values: e.Values, path: tp.Index(i).Child("matchExpressions").Index(j)})
+			out = append(out, labelReq{key: e.Key, op: e.Operator, values: e.Values, loc: reqLoc{kind: locRequired, term: i, expr: j}})
 		}
 	}
 	return out

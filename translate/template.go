@@ -58,7 +58,11 @@ func (t *translation) claimSpec() resourceapi.ResourceClaimSpec {
 		}
 		if c.variantOf != nil {
 			for _, v := range c.variants {
-				names = append(names, c.variantOf.name+"/"+v.name)
+				ref := v.ref
+				if ref == "" {
+					ref = c.variantOf.name + "/" + v.name
+				}
+				names = append(names, ref)
 			}
 		}
 		attr := resourceapi.FullyQualifiedName(c.rule.Attribute)
@@ -109,7 +113,16 @@ func (t *translation) template() *resourceapi.ResourceClaimTemplate {
 
 // mutate returns the translated copy of the pod.
 func (t *translation) mutate(tmplName string) *corev1.Pod {
-	out := t.pod.DeepCopy()
+	replaceConstraints := !t.p.spec.KeepTranslatedNodeLabels
+	out := t.pod
+	if replaceConstraints {
+		// The node selector and affinity are replaced below by the
+		// rewritten copies (rewriteNodeConstraints): not copied first.
+		shallow := *t.pod
+		shallow.Spec.NodeSelector, shallow.Spec.Affinity = nil, nil
+		out = &shallow
+	}
+	out = out.DeepCopy()
 	type slot struct {
 		init bool
 		idx  int
@@ -156,7 +169,7 @@ func (t *translation) mutate(tmplName string) *corev1.Pod {
 		out.Annotations = map[string]string{}
 	}
 	out.Annotations[api.AnnotationTemplate] = tmplName
-	if !t.p.spec.KeepTranslatedNodeLabels {
+	if replaceConstraints {
 		out.Spec.NodeSelector = t.selectorOut
 		out.Spec.Affinity = t.affinityOut
 		t.explainLabels()

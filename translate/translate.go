@@ -142,7 +142,7 @@ type translation struct {
 	// label handling (analyzeLabels, unless noted)
 	base        []labelReq
 	scenarios   []scenario
-	translated  map[reqLoc]*field.Path // requirements turned into selectors; keepDroppedPreferences prunes it
+	translated  map[reqLoc]bool        // requirements turned into selectors; keepDroppedPreferences prunes it
 	ambiguous   map[reqLoc][]string    // translated requirements that stay on the pod: values the devices cannot tell apart
 	multiTerm   bool                   // ORed required terms became alternatives
 	prefsUsed   bool                   // preferred terms became alternatives
