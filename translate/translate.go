@@ -142,13 +142,13 @@ type translation struct {
 	// label handling (analyzeLabels, unless noted)
 	base        []labelReq
 	scenarios   []scenario
-	translated  map[reqLoc]bool        // requirements turned into selectors; keepDroppedPreferences prunes it
-	ambiguous   map[reqLoc][]string    // translated requirements that stay on the pod: values the devices cannot tell apart
-	multiTerm   bool                   // ORed required terms became alternatives
-	prefsUsed   bool                   // preferred terms became alternatives
-	affinityOut *corev1.Affinity       // rewriteNodeConstraints
-	selectorOut map[string]string      // rewriteNodeConstraints
-	fromLabels  bool                   // a label changed a request (selector or class); alternative, applyFallbacks
+	translated  map[reqLoc]bool     // requirements turned into selectors; keepDroppedPreferences prunes it
+	ambiguous   map[reqLoc][]string // translated requirements that stay on the pod: values the devices cannot tell apart
+	multiTerm   bool                // ORed required terms became alternatives
+	prefsUsed   bool                // preferred terms became alternatives
+	affinityOut *corev1.Affinity    // rewriteNodeConstraints
+	selectorOut map[string]string   // rewriteNodeConstraints
+	fromLabels  bool                // a label changed a request (selector or class); alternative, applyFallbacks
 
 	requests    []*request    // buildRequests, addCompanions; align adds variants, limitAlternatives drops
 	constraints []*constraint // align; limitAlternatives prunes
