@@ -275,13 +275,14 @@ func contradicts(reqs []labelReq) bool {
 // varyingFamilies lists the families whose devices differ between scenarios.
 func (t *translation) varyingFamilies() []string {
 	var out []string
+	var parts []string
 	for _, f := range t.sortedFamilies() {
 		var first string
 		for i, s := range t.scenarios {
-			var parts []string
+			parts = parts[:0]
 			for _, r := range s.reqs {
 				if c := t.convert(r, f); c.ok && c.err == nil && !c.eff.notForUs {
-					parts = append(parts, c.eff.class+"|"+strings.Join(c.eff.selectors, "&"))
+					parts = append(parts, c.devices)
 				}
 			}
 			slices.Sort(parts)
@@ -359,6 +360,9 @@ type convResult struct {
 	// the conversion: "DeviceClass <class>" when it moves the request to
 	// a class, and expressedBy when it has selectors.
 	byClass, bySelectors string
+	// devices says what the conversion asks of devices, "<class>|<selectors
+	// joined by &>", for varyingFamilies to compare scenarios by.
+	devices string
 }
 
 // convMemo remembers the policy's conversions across translations: a
@@ -408,6 +412,9 @@ func (t *translation) convert(r labelReq, family string) convResult {
 			c.eff, c.err = t.p.convert(rule, w, r, family)
 			if c.eff.class != "" {
 				c.byClass = "DeviceClass " + c.eff.class
+			}
+			if c.err == nil {
+				c.devices = c.eff.class + "|" + strings.Join(c.eff.selectors, "&")
 			}
 			if len(c.eff.selectors) > 0 {
 				c.bySelectors = expressedBy(rule, c.eff)

@@ -42,7 +42,7 @@ func (t *translation) partition() bool {
 		}
 		r := group[0]
 		if !slices.Contains(pr.Sizes, r.use.count) {
-			t.add(say(ReasonFabricPartitionUnmatched, r.use.path.Child("resources", "limits").Key(string(r.use.resource)),
+			t.add(say(ReasonFabricPartitionUnmatched, r.use.limitPath(),
 				"%s: the pod asks for %d %s, and partitioned devices come in partitions of %s: on a partitioned node the claim could never be prepared (the driver prepares only a claim whose devices are exactly one partition); the pod keeps its device-plugin resources",
 				pr.Name, r.use.count, r.use.resource, sizes))
 			return false

@@ -135,25 +135,25 @@ func askedResources(pod *corev1.Pod) []corev1.ResourceName {
 func (t *translation) deviceQuantity(c *corev1.Container, u *use) bool {
 	lim, hasLim := c.Resources.Limits[u.resource]
 	req, hasReq := c.Resources.Requests[u.resource]
-	lp := u.path.Child("resources", "limits").Key(string(u.resource))
+	lp := func() *field.Path { return u.limitPath() }
 	switch {
 	case hasReq && !hasLim:
 		t.add(say(ReasonRequestLimitMismatch, u.path.Child("resources", "requests").Key(string(u.resource)), "%s has a request but no limit; extended resources need a limit equal to the request", u.resource))
 		return false
 	case hasReq && req.Cmp(lim) != 0:
-		t.add(say(ReasonRequestLimitMismatch, lp, "%s request %s differs from limit %s; extended resources cannot be overcommitted", u.resource, req.String(), lim.String()))
+		t.add(say(ReasonRequestLimitMismatch, lp(), "%s request %s differs from limit %s; extended resources cannot be overcommitted", u.resource, req.String(), lim.String()))
 		return false
 	}
 	n, ok := wholeNumber(lim)
 	switch {
 	case !ok:
-		t.add(say(ReasonInvalidQuantity, lp, "%s %s is not a whole number of devices", u.resource, lim.String()))
+		t.add(say(ReasonInvalidQuantity, lp(), "%s %s is not a whole number of devices", u.resource, lim.String()))
 		return false
 	case n < 0:
-		t.add(say(ReasonInvalidQuantity, lp, "%s %s is negative", u.resource, lim.String()))
+		t.add(say(ReasonInvalidQuantity, lp(), "%s %s is negative", u.resource, lim.String()))
 		return false
 	case n > resourceapi.AllocationResultsMaxSize:
-		t.add(say(ReasonTooManyDevices, lp, "%s %d is more than the %d devices one claim can hold", u.resource, n, resourceapi.AllocationResultsMaxSize))
+		t.add(say(ReasonTooManyDevices, lp(), "%s %d is more than the %d devices one claim can hold", u.resource, n, resourceapi.AllocationResultsMaxSize))
 		return false
 	}
 	u.count = n
@@ -195,4 +195,10 @@ func wholeNumber(q resource.Quantity) (int64, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// limitPath is the field path of the use's limit, made for a reason that
+// names it.
+func (u *use) limitPath() *field.Path {
+	return u.path.Child("resources", "limits").Key(string(u.resource))
 }
