@@ -85,7 +85,7 @@ func (r *request) addVariants(rule string) []*alt {
 	for _, a := range r.alts {
 		if a.variantOf == "" {
 			v := *a
-			v.variantOf, v.optional, v.k = rule, true, ""
+			v.variantOf, v.optional = rule, true
 			out = append(out, &v)
 			added = append(added, &v)
 		}

@@ -43,7 +43,7 @@ func (t *translation) explainLabels() {
 		for _, a := range r.alts {
 			name := ""
 			for _, l := range a.labels {
-				c := t.convert(l, a.rule.Family)
+				c := t.convert(*l, a.rule.Family)
 				if !c.ok || c.err != nil || c.eff.notForUs {
 					continue
 				}

@@ -58,7 +58,7 @@ func (t *translation) partition() bool {
 				if a.variantOf != "" {
 					v.variantOf = a.variantOf + "-" + pr.Name
 				}
-				v.optional, v.k = true, ""
+				v.optional = true
 				for _, c := range t.constraints {
 					if c.variantOf == r && slices.Contains(c.variants, a) {
 						c.variants = append(c.variants, &v)
@@ -68,7 +68,6 @@ func (t *translation) partition() bool {
 				byCount[a.count] = append(byCount[a.count], &v)
 			}
 			a.selectors = append(a.selectors, notMember)
-			a.k = ""
 			alts = append(alts, a)
 		}
 		r.alts = alts
