@@ -108,7 +108,14 @@ func (t *translation) explainLabels() {
 			// together; alternatives it moved to another DeviceClass (an
 			// In list of a full GPU and a MIG slice) apart: a group per
 			// distinct list of attributes, in the order they first come.
+			amb := t.ambiguous[loc]
 			b.Reset()
+			b.Grow(256)
+			if len(amb) == 0 {
+				// The message is written around the groups rather than
+				// formatted from a copy of them.
+				b.WriteString("became a device selector on ")
+			}
 			done := make([]bool, len(f.requests))
 			joined := make([]string, len(f.requests))
 			for i, w := range f.requests {
@@ -118,7 +125,7 @@ func (t *translation) explainLabels() {
 				if done[i] {
 					continue
 				}
-				if b.Len() > 0 {
+				if i > 0 {
 					b.WriteString("; on ")
 				}
 				b.WriteString(joined[i])
@@ -132,12 +139,12 @@ func (t *translation) explainLabels() {
 					}
 				}
 			}
-			groups := b.String()
-			if amb := t.ambiguous[loc]; len(amb) > 0 {
-				t.add(sayAmbiguous(p, groups, amb))
+			if len(amb) > 0 {
+				t.add(sayAmbiguous(p, b.String(), amb))
 				continue
 			}
-			t.add(sayAt(ReasonNodeLabelTranslated, p, "became a device selector on %s and was removed from the pod", groups))
+			b.WriteString(" and was removed from the pod")
+			t.add(sayText(ReasonNodeLabelTranslated, p, b.String()))
 		case f != nil && f.dropped:
 			t.add(sayAt(ReasonNodeLabelDropped, p, "no device attribute expresses it; it was removed from the pod, and the placement check compares where the pod can land with and without it"))
 		case t.ambiguous[loc] != nil:
