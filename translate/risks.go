@@ -184,14 +184,7 @@ func (t *translation) nicsLeftBehind(out *corev1.Pod) {
 	}
 	visit := func(list []corev1.Container, path *field.Path) {
 		for i := range list {
-			names := map[corev1.ResourceName]bool{}
-			for n := range list[i].Resources.Limits {
-				names[n] = true
-			}
-			for n := range list[i].Resources.Requests {
-				names[n] = true
-			}
-			for _, n := range slices.Sorted(maps.Keys(names)) {
+			for _, n := range containerResources(&list[i]) {
 				if !matchesResource(topologyAlignedResources, n) {
 					continue
 				}

@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"maps"
 	"slices"
 	"strings"
 
@@ -21,14 +20,7 @@ func (t *translation) collectUses() (invalid bool) {
 			c := &list[i]
 			cp := path.Index(i)
 			sidecar := isInit && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-			names := map[corev1.ResourceName]bool{}
-			for n := range c.Resources.Limits {
-				names[n] = true
-			}
-			for n := range c.Resources.Requests {
-				names[n] = true
-			}
-			for _, n := range slices.Sorted(maps.Keys(names)) {
+			for _, n := range containerResources(c) {
 				rule, suffix, ok := t.p.resourceRule(string(n))
 				if !ok {
 					if !IsExtendedResource(n) {
@@ -116,18 +108,35 @@ func (p *Policy) mappedInDomain(n corev1.ResourceName, asked []corev1.ResourceNa
 // askedResources lists, sorted, every resource a container or init
 // container of the pod asks for (limits or requests).
 func askedResources(pod *corev1.Pod) []corev1.ResourceName {
-	names := map[corev1.ResourceName]bool{}
+	var names []corev1.ResourceName
 	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range list {
-			for n := range list[i].Resources.Limits {
-				names[n] = true
-			}
-			for n := range list[i].Resources.Requests {
-				names[n] = true
-			}
+			names = appendResourceNames(names, &list[i])
 		}
 	}
-	return slices.Sorted(maps.Keys(names))
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// containerResources lists the resources a container limits or requests,
+// sorted, each once.
+func containerResources(c *corev1.Container) []corev1.ResourceName {
+	names := appendResourceNames(make([]corev1.ResourceName, 0, len(c.Resources.Limits)+len(c.Resources.Requests)), c)
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// appendResourceNames appends the names of a container's limits and
+// requests, a name in both twice: a list compacted once sorted costs
+// less than the set it replaces.
+func appendResourceNames(names []corev1.ResourceName, c *corev1.Container) []corev1.ResourceName {
+	for n := range c.Resources.Limits {
+		names = append(names, n)
+	}
+	for n := range c.Resources.Requests {
+		names = append(names, n)
+	}
+	return names
 }
 
 // deviceQuantity reads a device count the way the API validates extended
