@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"maps"
 	"slices"
 	"strings"
 )
@@ -91,16 +90,18 @@ func (t *translation) explainLabels() {
 		}
 	}
 	// Each path's string once, not once per comparison.
-	paths := make(map[reqLoc]string, len(t.translated))
-	for loc := range t.translated {
-		paths[loc] = loc.String()
+	type located struct {
+		loc  reqLoc
+		path string
 	}
-	locs := slices.SortedFunc(maps.Keys(t.translated), func(a, b reqLoc) int {
-		return strings.Compare(paths[a], paths[b])
-	})
+	locs := make([]located, 0, len(t.translated))
+	for loc := range t.translated {
+		locs = append(locs, located{loc, loc.String()})
+	}
+	slices.SortFunc(locs, func(a, b located) int { return strings.Compare(a.path, b.path) })
 	var b strings.Builder
-	for _, loc := range locs {
-		p := paths[loc]
+	for _, l := range locs {
+		loc, p := l.loc, l.path
 		f := fates[loc]
 		switch {
 		case f != nil && len(f.requests) > 0:

@@ -368,32 +368,34 @@ type convResult struct {
 // convMemo remembers the policy's conversions across translations: a
 // conversion reads only the policy's rule and the requirement (key,
 // operator, values), never the pod, and its result is only read.
+// Results are held by pointer: a translation looks each up several
+// times, and a pointer is what its own map (translation.effects) copies.
 type convMemo struct {
 	mu   sync.Mutex
-	seen map[convKey]convResult
+	seen map[convKey]*convResult
 }
 
 const convMemoMaxEntries = 4096
 
-func (m *convMemo) get(k convKey) (convResult, bool) {
+func (m *convMemo) get(k convKey) (*convResult, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c, ok := m.seen[k]
 	return c, ok
 }
 
-func (m *convMemo) put(k convKey, c convResult) {
+func (m *convMemo) put(k convKey, c *convResult) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.seen == nil || len(m.seen) >= convMemoMaxEntries {
-		m.seen = map[convKey]convResult{}
+		m.seen = map[convKey]*convResult{}
 	}
 	m.seen[k] = c
 }
 
 // convert translates a requirement for a family once per translation, and
-// once per policy (convMemo).
-func (t *translation) convert(r labelReq, family string) convResult {
+// once per policy (convMemo). The result is shared: only read it.
+func (t *translation) convert(r labelReq, family string) *convResult {
 	key := convKey{family: family, key: r.key, op: r.op}
 	switch len(r.values) {
 	case 0:
@@ -407,6 +409,7 @@ func (t *translation) convert(r labelReq, family string) convResult {
 	}
 	c, ok := t.p.convs.get(key)
 	if !ok {
+		c = &convResult{}
 		if rule, w, ok := t.p.labelRule(r.key, family); ok {
 			c.rule, c.ok = rule, true
 			c.eff, c.err = t.p.convert(rule, w, r, family)
@@ -423,7 +426,7 @@ func (t *translation) convert(r labelReq, family string) convResult {
 		t.p.convs.put(key, c)
 	}
 	if t.effects == nil {
-		t.effects = map[convKey]convResult{}
+		t.effects = make(map[convKey]*convResult, 16)
 	}
 	t.effects[key] = c
 	return c

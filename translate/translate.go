@@ -154,7 +154,7 @@ type translation struct {
 	constraints []*constraint // align; limitAlternatives prunes
 	crossAlign  bool          // align: a constraint ties requests together
 
-	effects map[convKey]convResult // memo of convert, by family and requirement
+	effects map[convKey]*convResult // memo of convert, by family and requirement
 
 	cardSel map[*ResourceRule]string // cardTypes: the card-type selector of a rule's alternatives
 
@@ -302,7 +302,13 @@ func (t *translation) run() *Result {
 		Output: t.out.profile, Combinations: t.combinations, FaithfulCombination: t.faithful, Chosen: t.chosen, Charge: t.charge}
 }
 
-func (t *translation) add(r ...Reason) { t.reasons = append(t.reasons, r...) }
+func (t *translation) add(r ...Reason) {
+	if t.reasons == nil && len(r) > 0 {
+		// Room for the reasons of a translated pod, which has several.
+		t.reasons = make([]Reason, 0, max(12, len(r)))
+	}
+	t.reasons = append(t.reasons, r...)
+}
 
 // sortedFamilies lists the pod's device families in order, sorted once
 // rather than by every stage that walks them.
