@@ -154,17 +154,16 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 	if inv == nil {
 		return nil, fmt.Errorf("new snapshot: nil inventory")
 	}
-	if !features.ListTypeAttributes && publishesListAttributes(inv.Slices) {
-		// kube-apiserver drops list-type attribute values unless its
-		// DRAListTypeAttributes gate is on (dropDisableDRAListTypeAttributesFields,
-		// pkg/registry/resource/resourceslice/strategy.go), and drivers publish
-		// them only when told the cluster has it (dra-driver-nvidia-gpu v0.5's
-		// numaNode): a fleet that publishes lists runs the allocator with the
-		// gate, whose matchAttribute compares values as sets (a scalar is a set
-		// of one). Without it a list-valued attribute matches no second device,
-		// and every alignment on it would look impossible.
-		features.ListTypeAttributes = true
-	}
+	// kube-apiserver drops list-type attribute values unless its
+	// DRAListTypeAttributes gate is on (dropDisableDRAListTypeAttributesFields,
+	// pkg/registry/resource/resourceslice/strategy.go), and drivers publish
+	// them only when told the cluster has it (dra-driver-nvidia-gpu v0.5's
+	// numaNode): a fleet that publishes lists runs the allocator with the
+	// gate, whose matchAttribute compares values as sets (a scalar is a set
+	// of one). Without it a list-valued attribute matches no second device,
+	// and every alignment on it would look impossible. The devices are read
+	// for lists as they are indexed below (findLists), each once.
+	findLists := !features.ListTypeAttributes
 	s := &Snapshot{
 		generation: generation,
 		features:   features,
@@ -247,17 +246,29 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 	// a device a node selects by label is appended past its part.
 	counts := make([]int, len(s.nodes))
 	total := 0
+	byLabel := false // some device is matched to nodes by NodeMatches
 	for i, sl := range s.slices {
 		p := newest[[2]string{sl.Spec.Driver, sl.Spec.Pool.Name}]
 		at[i] = sliceAt{keep: sl.Spec.Pool.Generation == p.generation, only: p.slices == 1, node: -1}
-		if !at[i].keep || ptr.Deref(sl.Spec.PerDeviceNodeSelection, false) {
+		if !at[i].keep || len(sl.Spec.Devices) == 0 {
 			continue
 		}
-		if n, ok := byName[ptr.Deref(sl.Spec.NodeName, "")]; ok && sl.Spec.NodeName != nil && *sl.Spec.NodeName != "" {
+		nodeName := ptr.Deref(sl.Spec.NodeName, "")
+		if ptr.Deref(sl.Spec.PerDeviceNodeSelection, false) || nodeName == "" {
+			byLabel = true
+			continue
+		}
+		if n, ok := byName[nodeName]; ok {
 			at[i].node = n
 			counts[n] += len(sl.Spec.Devices)
 			total += len(sl.Spec.Devices)
 		}
+	}
+	if findLists && byLabel {
+		// NodeMatches reads the features: lists are looked for first.
+		features.ListTypeAttributes = publishesListAttributes(s.slices)
+		s.features.ListTypeAttributes = features.ListTypeAttributes
+		findLists = false
 	}
 	refs := make([]deviceRef, total)
 	for i, n := range counts {
@@ -276,8 +287,11 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 	// Device names repeat from node to node ("gpu-0"): each is made
 	// unique once per snapshot rather than looked up in unique's map.
 	uniqueNames := map[string]draapi.UniqueString{}
+	lists := false
 	for si, sl := range s.slices {
 		if !at[si].keep {
+			// A slice of an older generation counts for lists too.
+			lists = lists || findLists && publishesListAttributes(s.slices[si:si+1])
 			continue
 		}
 		only := at[si].only
@@ -301,6 +315,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		driverID, poolID := draapi.MakeUniqueString(sl.Spec.Driver), draapi.MakeUniqueString(sl.Spec.Pool.Name)
 		for di := range sl.Spec.Devices {
 			d := &sl.Spec.Devices[di]
+			lists = lists || findLists && listAttributes(d)
 			nameID, ok := uniqueNames[d.Name]
 			if !ok {
 				nameID = draapi.MakeUniqueString(d.Name)
@@ -343,6 +358,9 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		}
 	}
 	s.devices = seen.Len() + onlyCounted
+	if lists {
+		s.features.ListTypeAttributes = true
+	}
 
 	shared := sharedDevices(s.allocated)
 	if s.allocated.AllocatedDevices.Len() == 0 && shared.Len() == 0 {
@@ -522,11 +540,19 @@ func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 func publishesListAttributes(slices []*resourceapi.ResourceSlice) bool {
 	for _, sl := range slices {
 		for i := range sl.Spec.Devices {
-			for _, a := range sl.Spec.Devices[i].Attributes {
-				if a.IntValues != nil || a.StringValues != nil || a.BoolValues != nil || a.VersionValues != nil {
-					return true
-				}
+			if listAttributes(&sl.Spec.Devices[i]) {
+				return true
 			}
+		}
+	}
+	return false
+}
+
+// listAttributes reports whether the device has a list-type attribute.
+func listAttributes(d *resourceapi.Device) bool {
+	for _, a := range d.Attributes {
+		if a.IntValues != nil || a.StringValues != nil || a.BoolValues != nil || a.VersionValues != nil {
+			return true
 		}
 	}
 	return false
