@@ -135,9 +135,10 @@ func (k *keyWriter) classKey(ni *nodeInfo) string {
 	k.buf = k.buf[:0]
 	n := ni.node
 	k.str("labels")
-	for _, name := range k.sorted(maps.Keys(n.Labels)) {
+	k.labelNames, k.labels = lookupSorted(n.Labels, k.labelNames, k.labels)
+	for i, name := range k.labelNames {
 		if name != hostnameLabel {
-			k.str(name, n.Labels[name])
+			k.str(name, k.labels[i])
 		}
 	}
 	k.str("taints")
@@ -146,11 +147,11 @@ func (k *keyWriter) classKey(ni *nodeInfo) string {
 	}
 	k.str("unschedulable", strconv.FormatBool(n.Spec.Unschedulable))
 	k.str("allocatable")
-	for _, r := range slices.Sorted(maps.Keys(n.Status.Allocatable)) {
+	k.resNames, k.res = lookupSorted(n.Status.Allocatable, k.resNames, k.res)
+	for i, r := range k.resNames {
 		if translate.IsExtendedResource(r) {
-			q := n.Status.Allocatable[r]
 			k.str(string(r))
-			k.quantity(&q)
+			k.quantity(&k.res[i])
 		}
 	}
 	k.str("devices")
@@ -175,13 +176,18 @@ type keyWriter struct {
 	scratch []string
 	devs    []deviceRef
 	ids     map[identity]int // a node's identities, numbered in order of appearance
-	// The sorted attribute and capacity names of the last device, and its
-	// values in that order: the devices of a node are mostly alike, and a
-	// device with the same names takes them without sorting its own.
-	attrNames []resourceapi.QualifiedName
-	attrs     []resourceapi.DeviceAttribute
-	capNames  []resourceapi.QualifiedName
-	caps      []resourceapi.DeviceCapacity
+	// The sorted label and allocatable names of the last node, the
+	// attribute and capacity names of the last device, and their values in
+	// that order: the nodes of a pool and the devices of a node are mostly
+	// alike, and one with the same names takes them without sorting its own.
+	labelNames []string
+	labels     []string
+	resNames   []corev1.ResourceName
+	res        []resource.Quantity
+	attrNames  []resourceapi.QualifiedName
+	attrs      []resourceapi.DeviceAttribute
+	capNames   []resourceapi.QualifiedName
+	caps       []resourceapi.DeviceCapacity
 }
 
 func (k *keyWriter) str(parts ...string) {
@@ -216,7 +222,7 @@ func (k *keyWriter) sorted(names func(func(string) bool)) []string {
 // lookupSorted fills values with m's values in the order of names, sorted
 // names of m's keys: the names kept when m has exactly those keys, else
 // m's own, sorted.
-func lookupSorted[V any](m map[resourceapi.QualifiedName]V, names []resourceapi.QualifiedName, values []V) ([]resourceapi.QualifiedName, []V) {
+func lookupSorted[K ~string, V any](m map[K]V, names []K, values []V) ([]K, []V) {
 	values = values[:0]
 	if len(names) == len(m) {
 		for _, name := range names {
