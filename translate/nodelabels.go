@@ -350,6 +350,12 @@ type convKey struct {
 	values      string
 }
 
+// effectOf is a conversion a translation made (translation.effects).
+type effectOf struct {
+	key convKey
+	c   *convResult
+}
+
 type convResult struct {
 	rule *NodeLabelRule
 	eff  effect
@@ -369,7 +375,7 @@ type convResult struct {
 // conversion reads only the policy's rule and the requirement (key,
 // operator, values), never the pod, and its result is only read.
 // Results are held by pointer: a translation looks each up several
-// times, and a pointer is what its own map (translation.effects) copies.
+// times, and a pointer is what its own list (translation.effects) copies.
 type convMemo struct {
 	mu   sync.Mutex
 	seen map[convKey]*convResult
@@ -404,8 +410,12 @@ func (t *translation) convert(r labelReq, family string) *convResult {
 	default:
 		key.values = strings.Join(r.values, "\x00")
 	}
-	if c, ok := t.effects[key]; ok {
-		return c
+	// A translation converts a few requirements for a few families: a
+	// list searched in order costs less than a map made for them.
+	for i := range t.effects {
+		if e := &t.effects[i]; e.key == key {
+			return e.c
+		}
 	}
 	c, ok := t.p.convs.get(key)
 	if !ok {
@@ -426,9 +436,9 @@ func (t *translation) convert(r labelReq, family string) *convResult {
 		t.p.convs.put(key, c)
 	}
 	if t.effects == nil {
-		t.effects = make(map[convKey]*convResult, 16)
+		t.effects = make([]effectOf, 0, 16)
 	}
-	t.effects[key] = c
+	t.effects = append(t.effects, effectOf{key, c})
 	return c
 }
 

@@ -154,7 +154,7 @@ type translation struct {
 	constraints []*constraint // align; limitAlternatives prunes
 	crossAlign  bool          // align: a constraint ties requests together
 
-	effects map[convKey]*convResult // memo of convert, by family and requirement
+	effects []effectOf // memo of convert, by family and requirement
 
 	cardSel map[*ResourceRule]string // cardTypes: the card-type selector of a rule's alternatives
 
