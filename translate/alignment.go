@@ -44,7 +44,7 @@ func (t *translation) align() {
 				} else {
 					t.constraints = append(t.constraints, &constraint{rule: ar, variantOf: r, variants: r.addVariants(ar.Name)})
 				}
-				t.add(say(ReasonAlignmentApplied, r.use.path, "%s: the devices of request %s share %s (%s)", ar.Name, requestLabel(r), ar.Attribute, mode))
+				t.add(sayAt(ReasonAlignmentApplied, r.use.pathString(), "%s: the devices of request %s share %s (%s)", ar.Name, requestLabel(r), ar.Attribute, mode))
 			}
 			continue
 		}

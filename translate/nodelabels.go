@@ -221,7 +221,7 @@ func (t *translation) known(r labelReq) (known, good bool) {
 func (t *translation) expand(in []scenario) []scenario {
 	var out []scenario
 	for _, s := range in {
-		parts := [][]labelReq{nil}
+		parts := [][]labelReq{make([]labelReq, 0, len(s.reqs))}
 		for _, r := range s.reqs {
 			if r.op == corev1.NodeSelectorOpIn && len(r.values) > 1 && t.splits(r) {
 				var next [][]labelReq

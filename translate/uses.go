@@ -2,6 +2,7 @@ package translate
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -210,4 +211,14 @@ func wholeNumber(q resource.Quantity) (int64, bool) {
 // names it.
 func (u *use) limitPath() *field.Path {
 	return u.path.Child("resources", "limits").Key(string(u.resource))
+}
+
+// pathString is u.path.String() written directly: the container's path,
+// which a reason of most translated pods names.
+func (u *use) pathString() string {
+	prefix := "spec.containers["
+	if u.init || u.sidecar {
+		prefix = "spec.initContainers["
+	}
+	return prefix + strconv.Itoa(u.idx) + "]"
 }
