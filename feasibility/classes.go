@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"hash"
 	"maps"
 	"slices"
 	"strconv"
@@ -69,16 +68,29 @@ func (s *Snapshot) nodeClassList(memo *classMemo) []*nodeClass {
 			return
 		}
 		byKey := map[string]*nodeClass{}
-		h := sha256.New()
+		// One writer for every node: its buffer and scratch lists are
+		// reused, so a class key costs the key and little else.
+		k := &keyWriter{buf: make([]byte, 0, 16<<10), ids: map[identity]int{}}
 		memo.mu.Lock()
 		next := make(map[*corev1.Node]memoEntry, len(s.nodes))
+		// The memo's device lists of the nodes whose keys are computed
+		// here, cut from one array.
+		var ptrs []*resourceapi.Device
 		for _, ni := range s.nodes {
 			if len(ni.devices) == 0 {
 				continue
 			}
 			e, ok := memo.entries[ni.node]
 			if !ok || !sameDevices(e.devices, ni.devices) {
-				e = memoEntry{devices: devicePointers(ni.devices), key: classKey(h, ni)}
+				if len(ptrs) < len(ni.devices) {
+					ptrs = make([]*resourceapi.Device, max(len(ni.devices), 64*len(ni.devices)))
+				}
+				devices := ptrs[:len(ni.devices):len(ni.devices)]
+				ptrs = ptrs[len(ni.devices):]
+				for i := range ni.devices {
+					devices[i] = ni.devices[i].device
+				}
+				e = memoEntry{devices: devices, key: k.classKey(ni)}
 			}
 			next[ni.node] = e
 			ni.classKey = e.key
@@ -109,14 +121,6 @@ type memoEntry struct {
 	key     string
 }
 
-func devicePointers(refs []deviceRef) []*resourceapi.Device {
-	out := make([]*resourceapi.Device, len(refs))
-	for i := range refs {
-		out[i] = refs[i].device
-	}
-	return out
-}
-
 func sameDevices(a []*resourceapi.Device, b []deviceRef) bool {
 	if len(a) != len(b) {
 		return false
@@ -129,13 +133,15 @@ func sameDevices(a []*resourceapi.Device, b []deviceRef) bool {
 	return true
 }
 
-func classKey(h hash.Hash, ni *nodeInfo) string {
-	k := keyWriter{buf: make([]byte, 0, 4096)}
+// classKey is the node's class key: a hash of what its class depends on.
+func (k *keyWriter) classKey(ni *nodeInfo) string {
+	k.buf = k.buf[:0]
 	n := ni.node
 	k.str("labels")
-	for _, name := range k.sorted(maps.Keys(n.Labels)) {
+	k.labelNames, k.labels = lookupSorted(n.Labels, k.labelNames, k.labels)
+	for i, name := range k.labelNames {
 		if name != hostnameLabel {
-			k.str(name, n.Labels[name])
+			k.str(name, k.labels[i])
 		}
 	}
 	k.str("taints")
@@ -144,31 +150,47 @@ func classKey(h hash.Hash, ni *nodeInfo) string {
 	}
 	k.str("unschedulable", strconv.FormatBool(n.Spec.Unschedulable))
 	k.str("allocatable")
-	for _, r := range slices.Sorted(maps.Keys(n.Status.Allocatable)) {
+	k.resNames, k.res = lookupSorted(n.Status.Allocatable, k.resNames, k.res)
+	for i, r := range k.resNames {
 		if translate.IsExtendedResource(r) {
-			q := n.Status.Allocatable[r]
-			k.str(string(r), q.String())
+			k.str(string(r))
+			k.quantity(&k.res[i])
 		}
 	}
 	k.str("devices")
-	devs := slices.Clone(ni.devices)
-	slices.SortFunc(devs, func(a, b deviceRef) int {
+	k.devs = append(k.devs[:0], ni.devices...)
+	slices.SortFunc(k.devs, func(a, b deviceRef) int {
 		return cmp.Or(cmp.Compare(a.driver, b.driver), cmp.Compare(a.device.Name, b.device.Name))
 	})
-	ids := map[string]int{}
-	for _, d := range devs {
-		k.device(d, ids)
+	clear(k.ids)
+	for i := range k.devs {
+		k.device(&k.devs[i])
 	}
-	h.Reset()
-	h.Write(k.buf)
-	return hex.EncodeToString(h.Sum(nil)[:12])
+	sum := sha256.Sum256(k.buf)
+	return hex.EncodeToString(sum[:12])
 }
 
-// keyWriter appends the parts of a class key to one buffer (a class key is
-// computed for every node of a fleet: few allocations per attribute).
+// keyWriter appends the parts of a class key to one buffer. A class key is
+// computed for every node of a fleet, so the writer is made once per
+// snapshot and everything it holds is reused from node to node.
 type keyWriter struct {
+	num     [32]byte
 	buf     []byte
 	scratch []string
+	devs    []deviceRef
+	ids     map[identity]int // a node's identities, numbered in order of appearance
+	// The sorted label and allocatable names of the last node, the
+	// attribute and capacity names of the last device, and their values in
+	// that order: the nodes of a pool and the devices of a node are mostly
+	// alike, and one with the same names takes them without sorting its own.
+	labelNames []string
+	labels     []string
+	resNames   []corev1.ResourceName
+	res        []resource.Quantity
+	attrNames  []resourceapi.QualifiedName
+	attrs      []resourceapi.DeviceAttribute
+	capNames   []resourceapi.QualifiedName
+	caps       []resourceapi.DeviceCapacity
 }
 
 func (k *keyWriter) str(parts ...string) {
@@ -176,6 +198,18 @@ func (k *keyWriter) str(parts ...string) {
 		k.buf = append(k.buf, p...)
 		k.buf = append(k.buf, 0)
 	}
+}
+
+// quantity writes what str(q.String()) writes, without the string: the
+// canonical form, which is also what String returns when it returns the
+// string the quantity was parsed from.
+func (k *keyWriter) quantity(q *resource.Quantity) {
+	// CanonicalizeBytes may return a number of its own instead of
+	// appending to the array it is given: copy from a scratch array.
+	number, suffix := q.CanonicalizeBytes(k.num[:0])
+	k.buf = append(k.buf, number...)
+	k.buf = append(k.buf, suffix...)
+	k.buf = append(k.buf, 0)
 }
 
 // sorted collects names into the writer's scratch slice, sorted.
@@ -188,48 +222,72 @@ func (k *keyWriter) sorted(names func(func(string) bool)) []string {
 	return k.scratch
 }
 
-func (k *keyWriter) device(d deviceRef, ids map[string]int) {
-	dev := d.device
-	k.str("device", d.driver)
-	k.str("unknown", strconv.Itoa(len(d.unknown)))
-	k.str(d.unknown...)
-	names := make([]resourceapi.QualifiedName, 0, len(dev.Attributes))
-	for name := range dev.Attributes {
+// lookupSorted fills values with m's values in the order of names, sorted
+// names of m's keys: the names kept when m has exactly those keys, else
+// m's own, sorted.
+func lookupSorted[K ~string, V any](m map[K]V, names []K, values []V) ([]K, []V) {
+	values = values[:0]
+	if len(names) == len(m) {
+		for _, name := range names {
+			v, ok := m[name]
+			if !ok {
+				break
+			}
+			values = append(values, v)
+		}
+		if len(values) == len(m) {
+			return names, values
+		}
+	}
+	names = names[:0]
+	for name := range m {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	values = values[:0]
 	for _, name := range names {
-		a := dev.Attributes[name]
+		values = append(values, m[name])
+	}
+	return names, values
+}
+
+func (k *keyWriter) device(d *deviceRef) {
+	dev := d.device
+	k.str("device", d.driver)
+	k.str("unknown")
+	k.buf = strconv.AppendInt(k.buf, int64(len(d.unknown)), 10)
+	k.buf = append(k.buf, 0)
+	k.str(d.unknown...)
+	k.attrNames, k.attrs = lookupSorted(dev.Attributes, k.attrNames, k.attrs)
+	for i, name := range k.attrNames {
+		a := &k.attrs[i]
 		k.buf = append(k.buf, name...)
 		k.buf = append(k.buf, 0)
 		if isIdentity(name) {
-			v := attributeString(a)
-			id, ok := ids[v]
+			v := identityOf(a)
+			id, ok := k.ids[v]
 			if !ok {
-				id = len(ids)
-				ids[v] = id
+				id = len(k.ids)
+				k.ids[v] = id
 			}
 			k.buf = append(k.buf, '#')
 			k.buf = strconv.AppendInt(k.buf, int64(id), 10)
 			// Its type, and whether CEL can read it: a value CEL cannot
 			// convert fails every selector on the device, whatever it reads.
-			k.buf = append(k.buf, v[0])
-			if !convertible(a) {
+			k.buf = append(k.buf, v.kind)
+			if !convertible(*a) {
 				k.buf = append(k.buf, '!')
 			}
 		} else {
-			k.buf = appendAttribute(k.buf, a)
+			k.buf = appendAttribute(k.buf, *a)
 		}
 		k.buf = append(k.buf, 0)
 	}
-	names = names[:0]
-	for name := range dev.Capacity {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		c := dev.Capacity[name]
-		k.str("c", string(name), c.Value.String())
+	k.capNames, k.caps = lookupSorted(dev.Capacity, k.capNames, k.caps)
+	for i, name := range k.capNames {
+		c := &k.caps[i]
+		k.str("c", string(name))
+		k.quantity(&c.Value)
 		if p := c.RequestPolicy; p != nil {
 			k.str("policy", quantityString(p.Default))
 			if p.ValidRange != nil {
@@ -250,13 +308,40 @@ func (k *keyWriter) device(d deviceRef, ids map[string]int) {
 		k.str("counters", cc.CounterSet)
 		for _, name := range k.sorted(maps.Keys(cc.Counters)) {
 			v := cc.Counters[name].Value
-			k.str(name, v.String())
+			k.str(name)
+			k.quantity(&v)
 		}
 	}
 	if dev.BindsToNode != nil && *dev.BindsToNode {
 		k.str("binds")
 	}
 	k.str(dev.BindingConditions...)
+}
+
+// identity is an identity attribute's value as a map key: equal exactly
+// when the values' attributeString are, without making that string for a
+// scalar (identities are unique: each would be a string of its own).
+type identity struct {
+	kind byte
+	s    string
+	i    int64
+}
+
+func identityOf(a *resourceapi.DeviceAttribute) identity {
+	switch {
+	case a.IntValue != nil:
+		return identity{kind: 'i', i: *a.IntValue}
+	case a.BoolValue != nil:
+		if *a.BoolValue {
+			return identity{kind: 'b', i: 1}
+		}
+		return identity{kind: 'b'}
+	case a.StringValue != nil:
+		return identity{kind: 's', s: *a.StringValue}
+	case a.VersionValue != nil:
+		return identity{kind: 'v', s: *a.VersionValue}
+	}
+	return identity{s: attributeString(*a)}
 }
 
 // appendAttribute appends an attribute's type and value (as attributeString).

@@ -14,6 +14,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
+	draapi "k8s.io/dynamic-resource-allocation/api"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
@@ -169,17 +170,16 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 	if inv == nil {
 		return nil, fmt.Errorf("new snapshot: nil inventory")
 	}
-	if !features.ListTypeAttributes && publishesListAttributes(inv.Slices) {
-		// kube-apiserver drops list-type attribute values unless its
-		// DRAListTypeAttributes gate is on (dropDisableDRAListTypeAttributesFields,
-		// pkg/registry/resource/resourceslice/strategy.go), and drivers publish
-		// them only when told the cluster has it (dra-driver-nvidia-gpu v0.5's
-		// numaNode): a fleet that publishes lists runs the allocator with the
-		// gate, whose matchAttribute compares values as sets (a scalar is a set
-		// of one). Without it a list-valued attribute matches no second device,
-		// and every alignment on it would look impossible.
-		features.ListTypeAttributes = true
-	}
+	// kube-apiserver drops list-type attribute values unless its
+	// DRAListTypeAttributes gate is on (dropDisableDRAListTypeAttributesFields,
+	// pkg/registry/resource/resourceslice/strategy.go), and drivers publish
+	// them only when told the cluster has it (dra-driver-nvidia-gpu v0.5's
+	// numaNode): a fleet that publishes lists runs the allocator with the
+	// gate, whose matchAttribute compares values as sets (a scalar is a set
+	// of one). Without it a list-valued attribute matches no second device,
+	// and every alignment on it would look impossible. The devices are read
+	// for lists as they are indexed below (findLists), each once.
+	findLists := !features.ListTypeAttributes
 	s := &Snapshot{
 		generation: generation,
 		features:   features,
@@ -214,35 +214,131 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 
 	nodes := slices.Clone(inv.Nodes)
 	slices.SortFunc(nodes, func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
-	byName := map[string]int{}
+	byName := make(map[string]int, len(nodes))
+	// The nodes' infos in one array, their pointers in another: two
+	// allocations for the fleet rather than one per node.
+	infos := make([]nodeInfo, len(nodes))
+	s.nodes = make([]*nodeInfo, len(nodes))
 	for i, n := range nodes {
 		if _, ok := byName[n.Name]; ok {
 			return nil, fmt.Errorf("new snapshot: duplicate node %q", n.Name)
 		}
 		byName[n.Name] = i
-		s.nodes = append(s.nodes, &nodeInfo{node: n})
+		infos[i].node = n
+		s.nodes[i] = &infos[i]
 	}
 
 	addUsage(s.nodes, byName, inv.Pods, inv.PodsListed)
 
 	// Only the newest generation of each pool counts (structured.GatherPools).
-	newest := map[[2]string]int64{}
+	// The pools are gathered once, and each slice's pool and node looked up
+	// once (at): the maps hold an entry per node's pool, and at 5,000 nodes
+	// every lookup is a cache miss.
+	type poolGen struct {
+		generation int64
+		slices     int // of that generation
+	}
+	newest := make(map[[2]string]poolGen, len(s.slices))
 	for _, sl := range s.slices {
 		k := [2]string{sl.Spec.Driver, sl.Spec.Pool.Name}
-		newest[k] = max(newest[k], sl.Spec.Pool.Generation)
+		p := newest[k]
+		switch g := sl.Spec.Pool.Generation; {
+		case g > p.generation:
+			p = poolGen{generation: g, slices: 1}
+		case g == p.generation:
+			p.slices++
+		}
+		newest[k] = p
 	}
+	type sliceAt struct {
+		keep bool // of its pool's newest generation
+		only bool // the only slice of that generation of its pool
+		node int  // the node it is published for, -1 for none known
+	}
+	at := make([]sliceAt, len(s.slices))
+	// The devices of the slices published for one node (most of them) go
+	// into one array, each node's part of it sized for them, so that they
+	// are neither appended one by one nor copied as a node's list grows;
+	// a device a node selects by label is appended past its part.
+	counts := make([]int, len(s.nodes))
+	total := 0
+	byLabel := false // some device is matched to nodes by NodeMatches
+	for i, sl := range s.slices {
+		p := newest[[2]string{sl.Spec.Driver, sl.Spec.Pool.Name}]
+		at[i] = sliceAt{keep: sl.Spec.Pool.Generation == p.generation, only: p.slices == 1, node: -1}
+		if !at[i].keep || len(sl.Spec.Devices) == 0 {
+			continue
+		}
+		nodeName := ptr.Deref(sl.Spec.NodeName, "")
+		if ptr.Deref(sl.Spec.PerDeviceNodeSelection, false) || nodeName == "" {
+			byLabel = true
+			continue
+		}
+		if n, ok := byName[nodeName]; ok {
+			at[i].node = n
+			counts[n] += len(sl.Spec.Devices)
+			total += len(sl.Spec.Devices)
+		}
+	}
+	if findLists && byLabel {
+		// NodeMatches reads the features: lists are looked for first.
+		features.ListTypeAttributes = publishesListAttributes(s.slices)
+		s.features.ListTypeAttributes = features.ListTypeAttributes
+		findLists = false
+	}
+	refs := make([]deviceRef, total)
+	for i, n := range counts {
+		if n > 0 {
+			s.nodes[i].devices = refs[:0:n]
+			refs = refs[n:]
+		}
+	}
+	// s.devices counts the distinct devices some node sees. A device of
+	// the only slice of its pool is another device unless its slice
+	// names it twice (names, per slice); only the devices of pools of
+	// several slices go into one set of the whole fleet.
 	seen := sets.New[structured.DeviceID]()
 	slots := 0
-	for _, sl := range s.slices {
-		if sl.Spec.Pool.Generation != newest[[2]string{sl.Spec.Driver, sl.Spec.Pool.Name}] {
+	names := map[string]bool{}
+	onlyCounted := 0
+	// Device names repeat from node to node ("gpu-0"): each is made
+	// unique once per snapshot rather than looked up in unique's map.
+	uniqueNames := map[string]draapi.UniqueString{}
+	lists := false
+	for si, sl := range s.slices {
+		if !at[si].keep {
+			// A slice of an older generation counts for lists too.
+			lists = lists || findLists && publishesListAttributes(s.slices[si:si+1])
 			continue
+		}
+		only := at[si].only
+		if only {
+			clear(names)
+		}
+		visible := func(id structured.DeviceID, name string) {
+			switch {
+			case !only:
+				seen.Insert(id)
+			case !names[name]:
+				names[name] = true
+				onlyCounted++
+			}
 		}
 		perDevice := ptr.Deref(sl.Spec.PerDeviceNodeSelection, false)
 		unknown := unknownAttributes(sl)
 		s.unknowns = s.unknowns || len(unknown) > 0 && len(sl.Spec.Devices) > 0
+		// The slice's driver and pool made unique once, not per device
+		// (structured.MakeDeviceID makes all three).
+		driverID, poolID := draapi.MakeUniqueString(sl.Spec.Driver), draapi.MakeUniqueString(sl.Spec.Pool.Name)
 		for di := range sl.Spec.Devices {
 			d := &sl.Spec.Devices[di]
-			id := structured.MakeDeviceID(sl.Spec.Driver, sl.Spec.Pool.Name, d.Name)
+			lists = lists || findLists && listAttributes(d)
+			nameID, ok := uniqueNames[d.Name]
+			if !ok {
+				nameID = draapi.MakeUniqueString(d.Name)
+				uniqueNames[d.Name] = nameID
+			}
+			id := structured.DeviceID{Driver: driverID, Pool: poolID, Device: nameID}
 			ref := deviceRef{
 				driver:    sl.Spec.Driver,
 				pool:      sl.Spec.Pool.Name,
@@ -254,6 +350,11 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 				slot:      slots,
 			}
 			slots++
+			if n := at[si].node; n >= 0 {
+				s.nodes[n].devices = append(s.nodes[n].devices, ref)
+				visible(id, d.Name)
+				continue
+			}
 			nodeName, allNodes, sel := ptr.Deref(sl.Spec.NodeName, ""), ptr.Deref(sl.Spec.AllNodes, false), sl.Spec.NodeSelector
 			if perDevice {
 				nodeName, allNodes, sel = ptr.Deref(d.NodeName, ""), ptr.Deref(d.AllNodes, false), d.NodeSelector
@@ -261,7 +362,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 			if nodeName != "" {
 				if i, ok := byName[nodeName]; ok {
 					s.nodes[i].devices = append(s.nodes[i].devices, ref)
-					seen.Insert(id)
+					visible(id, d.Name)
 				}
 				continue
 			}
@@ -270,15 +371,22 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 				ok, err := structured.NodeMatches(features, ni.node, nodeName, allNodes, sel)
 				if ok || err != nil {
 					ni.devices = append(ni.devices, ref)
-					seen.Insert(id)
+					visible(id, d.Name)
 				}
 			}
 		}
 	}
-	s.devices = seen.Len()
+	s.devices = seen.Len() + onlyCounted
+	if lists {
+		s.features.ListTypeAttributes = true
+	}
 	s.selectors = newSelectorMemo(slots)
 
 	shared := sharedDevices(s.allocated)
+	if s.allocated.AllocatedDevices.Len() == 0 && shared.Len() == 0 {
+		// Nothing is allocated: no node is busy, and no device needs a look.
+		return s, nil
+	}
 	for _, ni := range s.nodes {
 		for _, d := range ni.devices {
 			if d.allocated || shared.Has(d.id) {
@@ -452,10 +560,8 @@ func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 func publishesListAttributes(slices []*resourceapi.ResourceSlice) bool {
 	for _, sl := range slices {
 		for i := range sl.Spec.Devices {
-			for _, a := range sl.Spec.Devices[i].Attributes {
-				if a.IntValues != nil || a.StringValues != nil || a.BoolValues != nil || a.VersionValues != nil {
-					return true
-				}
+			if listAttributes(&sl.Spec.Devices[i]) {
+				return true
 			}
 		}
 	}
@@ -480,4 +586,14 @@ func (s *Snapshot) nodeIndex(name string) (int, bool) {
 		return i, true
 	}
 	return slices.BinarySearchFunc(s.nodes, name, func(ni *nodeInfo, name string) int { return strings.Compare(ni.node.Name, name) })
+}
+
+// listAttributes reports whether the device has a list-type attribute.
+func listAttributes(d *resourceapi.Device) bool {
+	for _, a := range d.Attributes {
+		if a.IntValues != nil || a.StringValues != nil || a.BoolValues != nil || a.VersionValues != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -6,18 +6,25 @@ import (
 
 // align applies the policy's alignment rules (matchAttribute constraints).
 func (t *translation) align() {
+	// One array for the group of every rule, and the families present
+	// in it counted without a set: a rule names a few families.
+	group := make([]*request, 0, len(t.requests))
 	for i := range t.p.spec.Alignment {
 		ar := &t.p.spec.Alignment[i]
 		mode := ar.Mode
 		if mode == "" {
 			mode = AlignPreferred
 		}
-		var group []*request
-		present := map[string]bool{}
+		group = group[:0]
 		for _, r := range t.requests {
 			if slices.Contains(ar.Families, r.use.rule.Family) && (len(ar.Families) == 1 || !r.initExtra()) {
 				group = append(group, r)
-				present[r.use.rule.Family] = true
+			}
+		}
+		present := 0
+		for k, f := range ar.Families {
+			if !slices.Contains(ar.Families[:k], f) && slices.ContainsFunc(group, func(r *request) bool { return r.use.rule.Family == f }) {
+				present++
 			}
 		}
 		if len(ar.Families) == 1 {
@@ -37,11 +44,11 @@ func (t *translation) align() {
 				} else {
 					t.constraints = append(t.constraints, &constraint{rule: ar, variantOf: r, variants: r.addVariants(ar.Name)})
 				}
-				t.add(say(ReasonAlignmentApplied, r.use.path, "%s: the devices of request %s share %s (%s)", ar.Name, requestLabel(r), ar.Attribute, mode))
+				t.add(sayAt(ReasonAlignmentApplied, r.use.pathString(), "%s: the devices of request %s share %s (%s)", ar.Name, requestLabel(r), ar.Attribute, mode))
 			}
 			continue
 		}
-		if len(present) < 2 {
+		if present < 2 {
 			continue
 		}
 		if ar.MaxCount > 0 && slices.ContainsFunc(group, func(r *request) bool { return r.maxCount() > ar.MaxCount }) {
@@ -49,7 +56,7 @@ func (t *translation) align() {
 			continue
 		}
 		if mode == AlignRequired {
-			t.constraints = append(t.constraints, &constraint{rule: ar, whole: group})
+			t.constraints = append(t.constraints, &constraint{rule: ar, whole: slices.Clone(group)})
 			t.crossAlign = true
 			t.add(say(ReasonAlignmentApplied, nil, "%s: all devices of %s share %s (Required)", ar.Name, requestLabels(group), ar.Attribute))
 			continue
@@ -85,7 +92,7 @@ func (r *request) addVariants(rule string) []*alt {
 	for _, a := range r.alts {
 		if a.variantOf == "" {
 			v := *a
-			v.variantOf, v.optional, v.k = rule, true, ""
+			v.variantOf, v.optional = rule, true
 			out = append(out, &v)
 			added = append(added, &v)
 		}

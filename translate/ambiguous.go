@@ -54,7 +54,7 @@ func (t *translation) ambiguousValues(r labelReq) []string {
 	if r.op != corev1.NodeSelectorOpIn && r.op != corev1.NodeSelectorOpNotIn {
 		return nil
 	}
-	for _, f := range slices.Sorted(maps.Keys(t.families)) {
+	for _, f := range t.sortedFamilies() {
 		rule, _, ok := t.p.labelRule(r.key, f)
 		if !ok || rule.Conversion != ConvMap {
 			continue
@@ -85,7 +85,7 @@ func (t *translation) ambiguousValues(r labelReq) []string {
 // placement rule accepts losing nodes. It returns false when the pod stays.
 func (t *translation) keepAmbiguous(all []labelReq) bool {
 	for _, r := range all {
-		if t.translated[r.loc] == nil {
+		if !t.translated[r.loc] {
 			continue
 		}
 		amb := t.ambiguousValues(r)
@@ -93,7 +93,7 @@ func (t *translation) keepAmbiguous(all []labelReq) bool {
 			continue
 		}
 		if r.loc.kind == locRequired && t.multiTerm {
-			t.add(say(ReasonAffinityNotTranslatable, r.path, "the devices cannot tell %s, so the requirement must stay on the pod, and the ORed terms, which become alternatives, cannot keep it for one term only; the pod keeps its device-plugin resources",
+			t.add(say(ReasonAffinityNotTranslatable, r.fieldPath(), "the devices cannot tell %s, so the requirement must stay on the pod, and the ORed terms, which become alternatives, cannot keep it for one term only; the pod keeps its device-plugin resources",
 				strings.Join(amb, "; ")))
 			return false
 		}

@@ -20,5 +20,6 @@ func (t *translation) addCompanions() {
 		r.alts = []*alt{{resource: u.resource, rule: u.rule, class: u.rule.DeviceClassName, count: 1}}
 		t.requests = append(t.requests, r)
 		t.families[u.rule.Family] = true
+		t.familyList = nil
 	}
 }

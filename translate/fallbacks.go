@@ -34,7 +34,7 @@ func (t *translation) applyFallbacks(r *request) {
 				var reqs []labelReq
 				for _, l := range a.labels {
 					if _, replaced := fb.Match.NodeSelector[l.key]; !replaced {
-						reqs = append(reqs, l)
+						reqs = append(reqs, *l)
 					}
 				}
 				for _, k := range slices.Sorted(maps.Keys(fa.NodeSelector)) {
@@ -48,7 +48,7 @@ func (t *translation) applyFallbacks(r *request) {
 				}
 				na.optional, na.fallback = true, fb.Name
 				t.fromLabels = true
-				if !slices.ContainsFunc(out, func(o *alt) bool { return o.key() == na.key() }) {
+				if !slices.ContainsFunc(out, func(o *alt) bool { return o.same(na) }) {
 					out = append(out, na)
 				}
 			}
@@ -58,7 +58,7 @@ func (t *translation) applyFallbacks(r *request) {
 	// Keep first occurrences only.
 	var dedup []*alt
 	for _, a := range out {
-		if !slices.ContainsFunc(dedup, func(o *alt) bool { return o.key() == a.key() }) {
+		if !slices.ContainsFunc(dedup, func(o *alt) bool { return o.same(a) }) {
 			dedup = append(dedup, a)
 		}
 	}
@@ -70,7 +70,7 @@ func fallbackMatches(fb *FallbackRule, a *alt) bool {
 		return false
 	}
 	for k, v := range fb.Match.NodeSelector {
-		if !slices.ContainsFunc(a.labels, func(l labelReq) bool {
+		if !slices.ContainsFunc(a.labels, func(l *labelReq) bool {
 			return l.key == k && l.op == corev1.NodeSelectorOpIn && slices.Equal(l.values, []string{v})
 		}) {
 			return false

@@ -1,8 +1,6 @@
 package translate
 
 import (
-	"fmt"
-	"maps"
 	"slices"
 	"strings"
 )
@@ -23,23 +21,34 @@ import (
 // Assumes requests, alternatives and names are final and the set of
 // translated requirements is final (rewriteNodeConstraints ran).
 func (t *translation) explainLabels() {
+	// what: per request, the attributes or classes that express the
+	// requirement, in the order the requests and alternatives come.
+	type what struct {
+		name string // "<request>" or "<request>/<subrequest>"
+		by   []string
+	}
 	type fate struct {
-		what     map[string][]string // per request: attributes or classes that express it
-		requests []string            // "<request>" or "<request>/<subrequest>"
+		requests []what
 		implied  bool
 		dropped  bool
 	}
-	fates := map[reqLoc]*fate{}
+	fates := make(map[reqLoc]*fate, len(t.translated))
+	alts := 0
+	for _, r := range t.requests {
+		alts += len(r.alts)
+	}
+	var byBuf []string
 	for _, r := range t.requests {
 		for _, a := range r.alts {
+			name := ""
 			for _, l := range a.labels {
-				c := t.convert(l, a.rule.Family)
+				c := t.convert(*l, a.rule.Family)
 				if !c.ok || c.err != nil || c.eff.notForUs {
 					continue
 				}
 				f := fates[l.loc]
 				if f == nil {
-					f = &fate{what: map[string][]string{}}
+					f = &fate{}
 					fates[l.loc] = f
 				}
 				switch {
@@ -48,55 +57,95 @@ func (t *translation) explainLabels() {
 				case c.eff.implied:
 					f.implied = true
 				default:
-					name := r.name
-					if len(r.alts) > 1 {
-						name += "/" + a.name
+					if name == "" {
+						name = r.name
+						if len(r.alts) > 1 {
+							name = a.ref
+						}
 					}
-					f.requests = appendNew(f.requests, name)
+					i := slices.IndexFunc(f.requests, func(w what) bool { return w.name == name })
+					if i < 0 {
+						if f.requests == nil {
+							f.requests = make([]what, 0, alts)
+						}
+						// Room for a class and an attribute, the most one
+						// requirement gives one alternative, without an
+						// allocation of its own.
+						if len(byBuf) < 2 {
+							byBuf = make([]string, 2*alts)
+						}
+						f.requests = append(f.requests, what{name: name, by: byBuf[:0:2]})
+						byBuf = byBuf[2:]
+						i = len(f.requests) - 1
+					}
+					w := &f.requests[i]
 					if c.eff.class != "" {
-						f.what[name] = appendNew(f.what[name], "DeviceClass "+c.eff.class)
+						w.by = appendNew(w.by, c.byClass)
 					}
 					if len(c.eff.selectors) > 0 {
-						f.what[name] = appendNew(f.what[name], expressedBy(c.rule, c.eff))
+						w.by = appendNew(w.by, c.bySelectors)
 					}
 				}
 			}
 		}
 	}
 	// Each path's string once, not once per comparison.
-	paths := make(map[reqLoc]string, len(t.translated))
-	for loc, p := range t.translated {
-		paths[loc] = p.String()
+	type located struct {
+		loc  reqLoc
+		path string
 	}
-	locs := slices.SortedFunc(maps.Keys(t.translated), func(a, b reqLoc) int {
-		return strings.Compare(paths[a], paths[b])
-	})
-	for _, loc := range locs {
-		p := paths[loc]
+	locs := make([]located, 0, len(t.translated))
+	for loc := range t.translated {
+		locs = append(locs, located{loc, loc.String()})
+	}
+	slices.SortFunc(locs, func(a, b located) int { return strings.Compare(a.path, b.path) })
+	var b strings.Builder
+	for _, l := range locs {
+		loc, p := l.loc, l.path
 		f := fates[loc]
 		switch {
 		case f != nil && len(f.requests) > 0:
 			// Requests whose alternatives it turned alike are named
 			// together; alternatives it moved to another DeviceClass (an
-			// In list of a full GPU and a MIG slice) apart.
-			var groups []string
-			var whats []string
-			byWhat := map[string][]string{}
-			for _, name := range f.requests {
-				w := strings.Join(f.what[name], " and ")
-				if _, ok := byWhat[w]; !ok {
-					whats = append(whats, w)
+			// In list of a full GPU and a MIG slice) apart: a group per
+			// distinct list of attributes, in the order they first come.
+			amb := t.ambiguous[loc]
+			b.Reset()
+			b.Grow(256)
+			if len(amb) == 0 {
+				// The message is written around the groups rather than
+				// formatted from a copy of them.
+				b.WriteString("became a device selector on ")
+			}
+			done := make([]bool, len(f.requests))
+			joined := make([]string, len(f.requests))
+			for i, w := range f.requests {
+				joined[i] = joinOne(w.by, " and ")
+			}
+			for i, w := range f.requests {
+				if done[i] {
+					continue
 				}
-				byWhat[w] = append(byWhat[w], name)
+				if i > 0 {
+					b.WriteString("; on ")
+				}
+				b.WriteString(joined[i])
+				b.WriteString(" of request ")
+				b.WriteString(w.name)
+				for j := i + 1; j < len(f.requests); j++ {
+					if !done[j] && joined[j] == joined[i] {
+						done[j] = true
+						b.WriteString(", ")
+						b.WriteString(f.requests[j].name)
+					}
+				}
 			}
-			for _, w := range whats {
-				groups = append(groups, fmt.Sprintf("%s of request %s", w, strings.Join(byWhat[w], ", ")))
-			}
-			if amb := t.ambiguous[loc]; len(amb) > 0 {
-				t.add(sayAmbiguous(p, strings.Join(groups, "; on "), amb))
+			if len(amb) > 0 {
+				t.add(sayAmbiguous(p, b.String(), amb))
 				continue
 			}
-			t.add(sayAt(ReasonNodeLabelTranslated, p, "became a device selector on %s and was removed from the pod", strings.Join(groups, "; on ")))
+			b.WriteString(" and was removed from the pod")
+			t.add(sayText(ReasonNodeLabelTranslated, p, b.String()))
 		case f != nil && f.dropped:
 			t.add(sayAt(ReasonNodeLabelDropped, p, "no device attribute expresses it; it was removed from the pod, and the placement check compares where the pod can land with and without it"))
 		case t.ambiguous[loc] != nil:
@@ -105,6 +154,14 @@ func (t *translation) explainLabels() {
 			t.add(sayAt(ReasonNodeLabelImplied, p, "the device request implies it; it was removed from the pod"))
 		}
 	}
+}
+
+// joinOne is strings.Join without a new string for a list of one.
+func joinOne(list []string, sep string) string {
+	if len(list) == 1 {
+		return list[0]
+	}
+	return strings.Join(list, sep)
 }
 
 // expressedBy names the attribute or capacity a rule's selectors read

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +17,7 @@ type labelReq struct {
 	key    string
 	op     corev1.NodeSelectorOperator
 	values []string
-	path   *field.Path
+	path   *field.Path // where loc does not say it (a fallback's); see fieldPath
 	loc    reqLoc
 }
 
@@ -36,16 +37,94 @@ const (
 	locPreferred
 )
 
+// fieldPath is where the requirement stands in the pod. Requirements read
+// from the pod carry only their location, and the path is made when a
+// reason names it.
+func (r labelReq) fieldPath() *field.Path {
+	if r.path != nil {
+		return r.path
+	}
+	return r.loc.fieldPath()
+}
+
+// fieldPath is the field path of a location in the pod; nil for locOther.
+func (l reqLoc) fieldPath() *field.Path {
+	switch l.kind {
+	case locSelector:
+		return pathNodeSelector.Key(l.key)
+	case locRequired:
+		return pathRequiredTerms.Index(l.term).Child("matchExpressions").Index(l.expr)
+	case locPreferred:
+		return pathPreferredTerms.Index(l.term).Child("preference", "matchExpressions").Index(l.expr)
+	}
+	return nil
+}
+
+// String is the string of fieldPath, written in one go: explainLabels
+// names and sorts every translated requirement by it.
+func (l reqLoc) String() string {
+	var b strings.Builder
+	switch l.kind {
+	case locSelector:
+		b.Grow(len("spec.nodeSelector[]") + len(l.key))
+		b.WriteString("spec.nodeSelector[")
+		b.WriteString(l.key)
+		b.WriteByte(']')
+	case locRequired:
+		b.Grow(128)
+		b.WriteString("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[")
+		b.WriteString(strconv.Itoa(l.term))
+		b.WriteString("].matchExpressions[")
+		b.WriteString(strconv.Itoa(l.expr))
+		b.WriteByte(']')
+	case locPreferred:
+		b.Grow(128)
+		b.WriteString("spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[")
+		b.WriteString(strconv.Itoa(l.term))
+		b.WriteString("].preference.matchExpressions[")
+		b.WriteString(strconv.Itoa(l.expr))
+		b.WriteByte(']')
+	default:
+		return l.fieldPath().String()
+	}
+	return b.String()
+}
+
 func (r labelReq) String() string {
+	if r.op == corev1.NodeSelectorOpIn && len(r.values) == 1 {
+		return r.key + "=" + r.values[0]
+	}
+	var b strings.Builder
+	r.writeTo(&b)
+	return b.String()
+}
+
+// writeTo writes what String returns, without a string of its own: the
+// summary writes every alternative's requirements into one message.
+func (r labelReq) writeTo(b *strings.Builder) {
+	b.WriteString(r.key)
 	switch r.op {
 	case corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
-		return fmt.Sprintf("%s %s", r.key, r.op)
+		b.WriteByte(' ')
+		b.WriteString(string(r.op))
+		return
 	case corev1.NodeSelectorOpIn:
 		if len(r.values) == 1 {
-			return r.key + "=" + r.values[0]
+			b.WriteByte('=')
+			b.WriteString(r.values[0])
+			return
 		}
 	}
-	return fmt.Sprintf("%s %s [%s]", r.key, r.op, strings.Join(r.values, ","))
+	b.WriteByte(' ')
+	b.WriteString(string(r.op))
+	b.WriteString(" [")
+	for i, v := range r.values {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(v)
+	}
+	b.WriteByte(']')
 }
 
 func (r labelReq) equal(o labelReq) bool {

@@ -1,8 +1,7 @@
 package translate
 
 import (
-	"strconv"
-	"strings"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -62,32 +61,30 @@ type alt struct {
 	class     string
 	selectors []string
 	count     int64
-	labels    []labelReq // the requirements it was made for
-	shown     []labelReq // those of labels that changed its selectors or class
-	optional  bool       // may be dropped to stay within 8 alternatives
-	variantOf string     // preferred-alignment rule this variant honours
-	fallback  string     // fallback rule that added it
+	// The requirements it was made for, and those of them that changed its
+	// selectors or class: pointers into the scenario (or fallback) they
+	// come from, which no stage changes once alternatives are made.
+	labels    []*labelReq
+	shown     []*labelReq
+	optional  bool   // may be dropped to stay within 8 alternatives
+	variantOf string // preferred-alignment rule this variant honours
+	fallback  string // fallback rule that added it
 	// shares of each device the alternative asks for, in the capacity
 	// shareCap (its name as the driver publishes it): 1 for a share, all
 	// of a shared device's for a whole one (shares.go); 0 for none.
 	shares   int64
 	shareCap string
 	name     string
-	k        string // key(), once computed
+	ref      string // "<request>/<name>", how constraints and reasons name a subrequest (nameAll)
 }
 
-// key identifies what the allocator would see; alternatives are complete
-// when it is first asked for.
-func (a *alt) key() string {
-	if a.k == "" {
-		a.k = a.computeKey()
-	}
-	return a.k
-}
-
-func (a *alt) computeKey() string {
-	return a.class + "\x00" + strings.Join(a.selectors, "\x00") + "\x00" + strconv.FormatInt(a.count, 10) + "\x00" + a.variantOf +
-		"\x00" + strconv.FormatInt(a.shares, 10)
+// same says two alternatives ask the allocator for the same devices: the
+// same class, selectors and count, the same alignment and shares. It
+// compares the fields rather than a key made of them, which would copy
+// every selector of every alternative.
+func (a *alt) same(o *alt) bool {
+	return a.class == o.class && a.count == o.count && a.variantOf == o.variantOf && a.shares == o.shares &&
+		slices.Equal(a.selectors, o.selectors)
 }
 
 type scenario struct {

@@ -27,6 +27,7 @@ func (t *translation) nameAll() {
 		subUsed := map[string]bool{}
 		for _, a := range r.alts {
 			a.name = uniqueName(altSlug(r, a), subUsed)
+			a.ref = r.name + "/" + a.name
 		}
 	}
 }
@@ -53,10 +54,13 @@ func altSlug(r *request, a *alt) string {
 		}
 	}
 	for _, l := range a.labels {
+		if l.op != corev1.NodeSelectorOpIn {
+			continue
+		}
 		common := !slices.ContainsFunc(r.alts, func(o *alt) bool {
-			return !slices.ContainsFunc(o.labels, l.equal)
+			return !slices.ContainsFunc(o.labels, func(ol *labelReq) bool { return ol == l || l.equal(*ol) })
 		})
-		if l.op == corev1.NodeSelectorOpIn && !common {
+		if !common {
 			parts = append(parts, l.values...)
 		}
 	}

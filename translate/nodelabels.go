@@ -15,13 +15,14 @@ import (
 // false when a known label cannot be translated; the pod then stays legacy.
 func (t *translation) analyzeLabels() bool {
 	spec := &t.pod.Spec
-	t.translated = map[reqLoc]*field.Path{}
+	t.translated = map[reqLoc]bool{}
 	ok := true
 
 	// nodeSelector: ANDed equality requirements.
-	for _, k := range slices.Sorted(maps.Keys(spec.NodeSelector)) {
-		r := labelReq{key: k, op: corev1.NodeSelectorOpIn, values: []string{spec.NodeSelector[k]}, path: pathNodeSelector.Key(k),
-			loc: reqLoc{kind: locSelector, key: k}}
+	for _, r := range t.requiredLabelReqs() {
+		if r.loc.kind != locSelector {
+			break // the required affinity terms follow, read below
+		}
 		known, good := t.known(r)
 		ok = ok && good
 		if known {
@@ -43,8 +44,7 @@ func (t *translation) analyzeLabels() bool {
 		anyKnown := false
 		for i, term := range terms {
 			for j, e := range term.MatchExpressions {
-				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, path: tp.Index(i).Child("matchExpressions").Index(j),
-					loc: reqLoc{kind: locRequired, term: i, expr: j}}
+				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, loc: reqLoc{kind: locRequired, term: i, expr: j}}
 				k, good := t.known(r)
 				ok = ok && good
 				if k {
@@ -99,12 +99,10 @@ func (t *translation) analyzeLabels() bool {
 	}
 	var prefs []pref
 	if aff != nil {
-		pp := pathPreferredTerms
 		for i, term := range aff.PreferredDuringSchedulingIgnoredDuringExecution {
 			var reqs []labelReq
 			for j, e := range term.Preference.MatchExpressions {
-				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, path: pp.Index(i).Child("preference", "matchExpressions").Index(j),
-					loc: reqLoc{kind: locPreferred, term: i, expr: j}}
+				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, loc: reqLoc{kind: locPreferred, term: i, expr: j}}
 				if k, good := t.known(r); k && good {
 					reqs = append(reqs, r)
 				}
@@ -157,11 +155,11 @@ func (t *translation) analyzeLabels() bool {
 	// Mark what was translated, for removal from the pod.
 	for _, s := range t.scenarios {
 		for _, r := range s.reqs {
-			t.translated[r.loc] = r.path
+			t.translated[r.loc] = true
 		}
 	}
 	for _, r := range t.base {
-		t.translated[r.loc] = r.path
+		t.translated[r.loc] = true
 	}
 	t.multiTerm, t.prefsUsed = multiTerm, len(prefs) > 0
 
@@ -198,13 +196,13 @@ func (t *translation) known(r labelReq) (known, good bool) {
 	}
 	relevant := false
 	for _, part := range parts {
-		for _, f := range slices.Sorted(maps.Keys(t.families)) {
+		for _, f := range t.sortedFamilies() {
 			c := t.convert(part, f)
 			if !c.ok {
 				continue
 			}
 			if c.err != nil {
-				t.add(say(ReasonNodeLabelUntranslatable, r.path, "%v", c.err))
+				t.add(say(ReasonNodeLabelUntranslatable, r.fieldPath(), "%v", c.err))
 				return true, false
 			}
 			if !c.eff.notForUs {
@@ -213,7 +211,7 @@ func (t *translation) known(r labelReq) (known, good bool) {
 		}
 	}
 	if !relevant {
-		t.add(say(ReasonNodeLabelKept, r.path, "%s does not concern the devices the pod asks for; it stays as it is", r))
+		t.add(say(ReasonNodeLabelKept, r.fieldPath(), "%s does not concern the devices the pod asks for; it stays as it is", r))
 	}
 	return relevant, true
 }
@@ -223,7 +221,7 @@ func (t *translation) known(r labelReq) (known, good bool) {
 func (t *translation) expand(in []scenario) []scenario {
 	var out []scenario
 	for _, s := range in {
-		parts := [][]labelReq{nil}
+		parts := [][]labelReq{make([]labelReq, 0, len(s.reqs))}
 		for _, r := range s.reqs {
 			if r.op == corev1.NodeSelectorOpIn && len(r.values) > 1 && t.splits(r) {
 				var next [][]labelReq
@@ -277,13 +275,14 @@ func contradicts(reqs []labelReq) bool {
 // varyingFamilies lists the families whose devices differ between scenarios.
 func (t *translation) varyingFamilies() []string {
 	var out []string
-	for _, f := range slices.Sorted(maps.Keys(t.families)) {
+	var parts []string
+	for _, f := range t.sortedFamilies() {
 		var first string
 		for i, s := range t.scenarios {
-			var parts []string
+			parts = parts[:0]
 			for _, r := range s.reqs {
 				if c := t.convert(r, f); c.ok && c.err == nil && !c.eff.notForUs {
-					parts = append(parts, c.eff.class+"|"+strings.Join(c.eff.selectors, "&"))
+					parts = append(parts, c.devices)
 				}
 			}
 			slices.Sort(parts)
@@ -351,42 +350,58 @@ type convKey struct {
 	values      string
 }
 
+// effectOf is a conversion a translation made (translation.effects).
+type effectOf struct {
+	key convKey
+	c   *convResult
+}
+
 type convResult struct {
 	rule *NodeLabelRule
 	eff  effect
 	err  error
 	ok   bool // a rule serves the family
+
+	// What explainLabels says expresses the requirement, made once with
+	// the conversion: "DeviceClass <class>" when it moves the request to
+	// a class, and expressedBy when it has selectors.
+	byClass, bySelectors string
+	// devices says what the conversion asks of devices, "<class>|<selectors
+	// joined by &>", for varyingFamilies to compare scenarios by.
+	devices string
 }
 
 // convMemo remembers the policy's conversions across translations: a
 // conversion reads only the policy's rule and the requirement (key,
 // operator, values), never the pod, and its result is only read.
+// Results are held by pointer: a translation looks each up several
+// times, and a pointer is what its own list (translation.effects) copies.
 type convMemo struct {
 	mu   sync.Mutex
-	seen map[convKey]convResult
+	seen map[convKey]*convResult
 }
 
 const convMemoMaxEntries = 4096
 
-func (m *convMemo) get(k convKey) (convResult, bool) {
+func (m *convMemo) get(k convKey) (*convResult, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c, ok := m.seen[k]
 	return c, ok
 }
 
-func (m *convMemo) put(k convKey, c convResult) {
+func (m *convMemo) put(k convKey, c *convResult) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.seen == nil || len(m.seen) >= convMemoMaxEntries {
-		m.seen = map[convKey]convResult{}
+		m.seen = map[convKey]*convResult{}
 	}
 	m.seen[k] = c
 }
 
 // convert translates a requirement for a family once per translation, and
-// once per policy (convMemo).
-func (t *translation) convert(r labelReq, family string) convResult {
+// once per policy (convMemo). The result is shared: only read it.
+func (t *translation) convert(r labelReq, family string) *convResult {
 	key := convKey{family: family, key: r.key, op: r.op}
 	switch len(r.values) {
 	case 0:
@@ -395,21 +410,35 @@ func (t *translation) convert(r labelReq, family string) convResult {
 	default:
 		key.values = strings.Join(r.values, "\x00")
 	}
-	if c, ok := t.effects[key]; ok {
-		return c
+	// A translation converts a few requirements for a few families: a
+	// list searched in order costs less than a map made for them.
+	for i := range t.effects {
+		if e := &t.effects[i]; e.key == key {
+			return e.c
+		}
 	}
 	c, ok := t.p.convs.get(key)
 	if !ok {
+		c = &convResult{}
 		if rule, w, ok := t.p.labelRule(r.key, family); ok {
 			c.rule, c.ok = rule, true
 			c.eff, c.err = t.p.convert(rule, w, r, family)
+			if c.eff.class != "" {
+				c.byClass = "DeviceClass " + c.eff.class
+			}
+			if c.err == nil {
+				c.devices = c.eff.class + "|" + strings.Join(c.eff.selectors, "&")
+			}
+			if len(c.eff.selectors) > 0 {
+				c.bySelectors = expressedBy(rule, c.eff)
+			}
 		}
 		t.p.convs.put(key, c)
 	}
 	if t.effects == nil {
-		t.effects = map[convKey]convResult{}
+		t.effects = make([]effectOf, 0, 16)
 	}
-	t.effects[key] = c
+	t.effects = append(t.effects, effectOf{key, c})
 	return c
 }
 

@@ -99,7 +99,6 @@ func (t *translation) singleAlternative() bool {
 func (t *translation) stackAccepts() bool {
 	ok := true
 	for _, r := range t.requests {
-		p := r.use.path.Child("resources", "limits").Key(string(r.use.resource))
 		for _, rule := range t.out.scheduler.ClassNameContains {
 			if !matchesResource(rule.Resources, r.use.resource) {
 				continue
@@ -111,14 +110,14 @@ func (t *translation) stackAccepts() bool {
 				}
 			}
 			if len(bad) > 0 {
-				t.add(say(ReasonClassNotCountedByScheduler, p,
+				t.add(say(ReasonClassNotCountedByScheduler, r.use.limitPath(),
 					"scheduler %s accounts %s only on DeviceClasses whose name contains %q, and the translation asks for %s: the pod's devices would escape its queue's quota; it keeps its device-plugin resources",
 					t.out.scheduler.Name, r.use.resource, rule.Value, strings.Join(bad, ", ")))
 				ok = false
 			}
 		}
 		if cc := t.out.scheduler.ConsumableCapacity; cc != nil && !*cc && (len(r.use.capacities) > 0 || r.use.rule.sharedBySelector() || r.readsSharing()) {
-			t.add(say(ReasonCapacityNotSupported, p,
+			t.add(say(ReasonCapacityNotSupported, r.use.limitPath(),
 				"scheduler %s's allocator does not honour consumable capacity (its profile's consumableCapacity: false): it would ignore the capacity requests of %s and hand the device out whole; the pod keeps its device-plugin resources",
 				t.out.scheduler.Name, requestLabel(r)))
 			ok = false

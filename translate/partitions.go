@@ -42,7 +42,7 @@ func (t *translation) partition() bool {
 		}
 		r := group[0]
 		if !slices.Contains(pr.Sizes, r.use.count) {
-			t.add(say(ReasonFabricPartitionUnmatched, r.use.path.Child("resources", "limits").Key(string(r.use.resource)),
+			t.add(say(ReasonFabricPartitionUnmatched, r.use.limitPath(),
 				"%s: the pod asks for %d %s, and partitioned devices come in partitions of %s: on a partitioned node the claim could never be prepared (the driver prepares only a claim whose devices are exactly one partition); the pod keeps its device-plugin resources",
 				pr.Name, r.use.count, r.use.resource, sizes))
 			return false
@@ -58,7 +58,7 @@ func (t *translation) partition() bool {
 				if a.variantOf != "" {
 					v.variantOf = a.variantOf + "-" + pr.Name
 				}
-				v.optional, v.k = true, ""
+				v.optional = true
 				for _, c := range t.constraints {
 					if c.variantOf == r && slices.Contains(c.variants, a) {
 						c.variants = append(c.variants, &v)
@@ -68,7 +68,6 @@ func (t *translation) partition() bool {
 				byCount[a.count] = append(byCount[a.count], &v)
 			}
 			a.selectors = append(a.selectors, notMember)
-			a.k = ""
 			alts = append(alts, a)
 		}
 		r.alts = alts

@@ -61,13 +61,25 @@ func (t *translation) extendedResourceOf(class string) string {
 // claimCharge is what the claim would be charged (see above).
 func (t *translation) claimCharge() map[corev1.ResourceName]int64 {
 	charge := map[corev1.ResourceName]int64{claimCountQuota: 1}
+	// A request is charged, per class, the most devices one of its
+	// alternatives asks for; the sums do not depend on the order classes
+	// come in, so the few classes of a request are kept in a list.
+	type classMax struct {
+		class string
+		n     int64
+	}
+	var perClass []classMax
 	for _, r := range t.requests {
-		perClass := map[string]int64{}
+		perClass = perClass[:0]
 		for _, a := range r.alts {
-			perClass[a.class] = max(perClass[a.class], a.count)
+			if i := slices.IndexFunc(perClass, func(c classMax) bool { return c.class == a.class }); i >= 0 {
+				perClass[i].n = max(perClass[i].n, a.count)
+			} else {
+				perClass = append(perClass, classMax{a.class, a.count})
+			}
 		}
-		for _, class := range slices.Sorted(maps.Keys(perClass)) {
-			n := perClass[class]
+		for _, c := range perClass {
+			class, n := c.class, c.n
 			charge[corev1.ResourceName(class+corev1.ResourceClaimsPerClass)] += n
 			if ern := t.extendedResourceOf(class); ern != "" {
 				charge[corev1.ResourceName(corev1.ResourceImplicitExtendedClaimsPerClass+class)] += n

@@ -67,6 +67,11 @@ func sayAt(code ReasonCode, path string, format string, args ...any) Reason {
 	return r
 }
 
+// sayText is sayAt with a message that needs no formatting.
+func sayText(code ReasonCode, path, msg string) Reason {
+	return Reason{Code: code, Severity: reasons[code].Severity, Message: msg, Field: path}
+}
+
 // say makes a reason of a code, with the severity its catalog entry gives.
 func say(code ReasonCode, p *field.Path, format string, args ...any) Reason {
 	r := Reason{Code: code, Severity: reasons[code].Severity, Message: fmt.Sprintf(format, args...)}

@@ -41,7 +41,7 @@ func (t *translation) buildRequests() bool {
 // duplicate makes the kept one mandatory.
 func (r *request) addAlt(a *alt) {
 	for _, o := range r.alts {
-		if o.key() == a.key() {
+		if o.same(a) {
 			o.optional = o.optional && a.optional
 			return
 		}
@@ -52,6 +52,13 @@ func (r *request) addAlt(a *alt) {
 // alternative translates one resource under a set of label requirements.
 func (t *translation) alternative(res corev1.ResourceName, rule *ResourceRule, suffix string, count int64, reqs []labelReq) (*alt, error) {
 	a := &alt{resource: res, rule: rule, class: rule.DeviceClassName, count: count}
+	if len(reqs) > 0 {
+		// The requirements it was made for and those it shows share one
+		// array; selectors get room for the rule's and one per requirement.
+		buf := make([]*labelReq, 0, 2*len(reqs))
+		a.labels, a.shown = buf[:0:len(reqs)], buf[len(reqs):len(reqs)]
+		a.selectors = make([]string, 0, len(rule.Selectors)+len(reqs)+2)
+	}
 	for _, s := range rule.Selectors {
 		expr, err := requirementExpr(splitAttr(s.Attribute), s.typeOrDefault(), s.Operator, s.Values)
 		if err != nil {
@@ -73,8 +80,9 @@ func (t *translation) alternative(res corev1.ResourceName, rule *ResourceRule, s
 		}
 		a.selectors = append(a.selectors, guarded(attr.guard(), pred, false))
 	}
-	for _, r := range reqs {
-		c := t.convert(r, rule.Family)
+	for i := range reqs {
+		r := &reqs[i]
+		c := t.convert(*r, rule.Family)
 		if !c.ok {
 			continue
 		}

@@ -86,7 +86,7 @@ func (t *translation) multiHostSlices() {
 			if !ok || slice <= chips {
 				continue
 			}
-			t.add(say(ReasonMultiHostTPUSlice, r.path,
+			t.add(say(ReasonMultiHostTPUSlice, r.fieldPath(),
 				"%s=%s is a slice of %d chips and the pod asks for %d %s: a multi-host slice, translated per device. The claim allocates this pod's chips on its own node only; that the pods of the slice land on the hosts of one slice still rests on the workload's node-pool affinity, and a host of a multi-host slice may not publish its topology (the TPU DRA driver leaves the attribute out when it cannot tell), which the selector would then never match",
 				r.key, v, slice, chips, strings.Join(res, ", ")))
 		}
@@ -142,19 +142,15 @@ func topologyChips(v string) (int64, bool) {
 // autoscalingLabelsRemoved warns for each autoscaling key that the pod
 // requires and its translation no longer does.
 func (t *translation) autoscalingLabelsRemoved(out *corev1.Pod) {
-	left := map[string]bool{}
-	for _, r := range requiredReqsOf(out) {
-		left[r.key] = true
-	}
 	var keys []string
 	var first *field.Path
 	for _, r := range t.requiredLabelReqs() {
-		if left[r.key] || slices.Contains(keys, r.key) || !isAutoscalingLabel(r.key) {
+		if !isAutoscalingLabel(r.key) || slices.Contains(keys, r.key) || requiresKey(out, r.key) {
 			continue
 		}
 		keys = append(keys, r.key)
 		if first == nil {
-			first = r.path
+			first = r.fieldPath()
 		}
 	}
 	if len(keys) == 0 {
@@ -188,14 +184,7 @@ func (t *translation) nicsLeftBehind(out *corev1.Pod) {
 	}
 	visit := func(list []corev1.Container, path *field.Path) {
 		for i := range list {
-			names := map[corev1.ResourceName]bool{}
-			for n := range list[i].Resources.Limits {
-				names[n] = true
-			}
-			for n := range list[i].Resources.Requests {
-				names[n] = true
-			}
-			for _, n := range slices.Sorted(maps.Keys(names)) {
+			for _, n := range containerResources(&list[i]) {
 				if !matchesResource(topologyAlignedResources, n) {
 					continue
 				}
@@ -210,25 +199,58 @@ func (t *translation) nicsLeftBehind(out *corev1.Pod) {
 }
 
 // requiredLabelReqs are the pod's nodeSelector entries and required
-// node-affinity requirements as submitted.
-func (t *translation) requiredLabelReqs() []labelReq { return requiredReqsOf(t.pod) }
+// node-affinity requirements as submitted, listed once per translation:
+// several stages read them and none changes them.
+func (t *translation) requiredLabelReqs() []labelReq {
+	if t.required == nil {
+		t.required = requiredReqsOf(t.pod)
+		if t.required == nil {
+			t.required = []labelReq{}
+		}
+	}
+	return t.required
+}
+
+// requiresKey reports whether a pod's nodeSelector or required node
+// affinity has a requirement on the label key.
+func requiresKey(pod *corev1.Pod, key string) bool {
+	if _, ok := pod.Spec.NodeSelector[key]; ok {
+		return true
+	}
+	aff := pod.Spec.Affinity
+	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return false
+	}
+	for _, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, e := range term.MatchExpressions {
+			if e.Key == key {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // requiredReqsOf lists a pod's nodeSelector entries (in key order) and
 // required node-affinity expressions, with their field paths.
 func requiredReqsOf(pod *corev1.Pod) []labelReq {
 	var out []labelReq
-	for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
-		out = append(out, labelReq{key: k, op: corev1.NodeSelectorOpIn, values: []string{pod.Spec.NodeSelector[k]},
-			path: pathNodeSelector.Key(k)})
+	if n := len(pod.Spec.NodeSelector); n > 0 {
+		// One backing array for the keys' single values.
+		values := make([]string, 0, n)
+		for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
+			values = append(values, pod.Spec.NodeSelector[k])
+			out = append(out, labelReq{key: k, op: corev1.NodeSelectorOpIn, values: values[len(values)-1 : len(values) : len(values)],
+				loc: reqLoc{kind: locSelector, key: k}})
+		}
 	}
 	aff := pod.Spec.Affinity
 	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		return out
 	}
-	tp := pathRequiredTerms
 	for i, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
 		for j, e := range term.MatchExpressions {
-			out = append(out, labelReq{key: e.Key, op: e.Operator, values: e.Values, path: tp.Index(i).Child("matchExpressions").Index(j)})
+			out = append(out, labelReq{key: e.Key, op: e.Operator, values: e.Values, loc: reqLoc{kind: locRequired, term: i, expr: j}})
 		}
 	}
 	return out

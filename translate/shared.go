@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Shared devices. A device plugin can advertise one device as several
@@ -206,16 +205,17 @@ func (p *Policy) selectsShared(family, key string, op corev1.NodeSelectorOperato
 // labels are converted (which drop the suffix). It returns false to keep
 // the pod.
 func (t *translation) sharedProductIntent() bool {
-	check := func(key string, op corev1.NodeSelectorOperator, values []string, p *field.Path) bool {
+	// The field path is made only for a reason that names it.
+	check := func(key string, op corev1.NodeSelectorOperator, values []string, loc reqLoc) bool {
 		req := labelReq{key: key, op: op, values: values}
-		for _, f := range slices.Sorted(maps.Keys(t.families)) {
+		for _, f := range t.sortedFamilies() {
 			why := t.p.selectsShared(f, key, op, values)
 			if why == "" {
 				continue
 			}
 			if t.familyByShares(f) {
 				if mps := selectsMPS(key, op, values); mps != "" {
-					t.add(say(ReasonSharedMPSNotMapped, p,
+					t.add(say(ReasonSharedMPSNotMapped, loc.fieldPath(),
 						"%s selects GPUs shared by MPS (%s): the device plugin runs one MPS control daemon per GPU and caps each of its clients at a part of the GPU's threads and memory; "+
 							"the NVIDIA DRA driver runs MPS only for the containers of one claim (GpuConfig sharing strategy MPS: one daemon per claim, and a template gives every pod a claim of its own), "+
 							"refuses MPS on devices with consumable shares, and its shares time-slice the GPU without those limits", req, mps))
@@ -233,41 +233,27 @@ func (t *translation) sharedProductIntent() bool {
 			if t.familyShared(f) {
 				continue
 			}
-			t.add(say(ReasonSharedDeviceNotMapped, p,
+			t.add(say(ReasonSharedDeviceNotMapped, loc.fieldPath(),
 				"%s selects a shared GPU (%s); as a claim the pod would get a GPU of its own, so fewer pods would fit", req, why))
 			return false
 		}
 		return true
 	}
-	spec := t.pod.Spec
-	for _, k := range slices.Sorted(maps.Keys(spec.NodeSelector)) {
-		if !check(k, corev1.NodeSelectorOpIn, []string{spec.NodeSelector[k]}, pathNodeSelector.Key(k)) {
+	// The nodeSelector, then the required terms, then the preferred ones.
+	for _, r := range t.requiredLabelReqs() {
+		if !check(r.key, r.op, r.values, r.loc) {
 			return false
 		}
 	}
-	a := spec.Affinity
+	a := t.pod.Spec.Affinity
 	if a == nil || a.NodeAffinity == nil {
 		return true
 	}
-	na := pathNodeAffinity
-	exprs := func(list []corev1.NodeSelectorRequirement, p *field.Path) bool {
-		for j, e := range list {
-			if !check(e.Key, e.Operator, e.Values, p.Child("matchExpressions").Index(j)) {
-				return false
-			}
-		}
-		return true
-	}
-	if req := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
-		for i, term := range req.NodeSelectorTerms {
-			if !exprs(term.MatchExpressions, na.Child("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms").Index(i)) {
-				return false
-			}
-		}
-	}
 	for i, pt := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		if !exprs(pt.Preference.MatchExpressions, na.Child("preferredDuringSchedulingIgnoredDuringExecution").Index(i).Child("preference")) {
-			return false
+		for j, e := range pt.Preference.MatchExpressions {
+			if !check(e.Key, e.Operator, e.Values, reqLoc{kind: locPreferred, term: i, expr: j}) {
+				return false
+			}
 		}
 	}
 	return true

@@ -226,7 +226,7 @@ func (t *translation) shares() bool {
 			if sel := shareSelector(capacity); !slices.ContainsFunc(a.selectors, func(s string) bool { return strings.HasPrefix(s, sel) }) {
 				a.selectors = append(a.selectors, sel)
 			}
-			a.shareCap, a.shares, a.k = capacity.id, 1, ""
+			a.shareCap, a.shares = capacity.id, 1
 			kept = append(kept, a)
 		}
 		r.alts = kept
@@ -262,12 +262,11 @@ func (t *translation) exclusive() {
 				continue
 			}
 			a.selectors = append(a.selectors, exclusiveSelector)
-			a.k = ""
 			alts = append(alts, a)
 			for _, n := range counts {
 				v := *a
 				v.selectors = append(slices.Clone(a.selectors[:len(a.selectors)-1]), sharesOf(capacity, n))
-				v.shareCap, v.shares, v.k = capacity.id, n, ""
+				v.shareCap, v.shares = capacity.id, n
 				for _, c := range t.constraints {
 					if c.variantOf == r && slices.Contains(c.variants, a) {
 						c.variants = append(c.variants, &v)

@@ -7,6 +7,7 @@ import (
 
 func (t *translation) summary(tmplName string) string {
 	var b strings.Builder
+	b.Grow(summarySize(tmplName, t.requests))
 	b.WriteString("ResourceClaimTemplate ")
 	b.WriteString(tmplName)
 	b.WriteString(": ")
@@ -14,7 +15,9 @@ func (t *translation) summary(tmplName string) string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		b.WriteString(requestLabel(r))
+		b.WriteString(r.use.cname)
+		b.WriteByte('/')
+		b.WriteString(string(r.use.resource))
 		b.WriteString(" → request ")
 		b.WriteString(r.name)
 		b.WriteString(" [")
@@ -28,6 +31,26 @@ func (t *translation) summary(tmplName string) string {
 		b.WriteString(describeCapacities(r.use))
 	}
 	return b.String()
+}
+
+// summarySize is about the length of the summary, so that its builder
+// grows once: the names and values it writes and room for the words
+// around them.
+func summarySize(tmplName string, requests []*request) int {
+	n := 64 + len(tmplName)
+	for _, r := range requests {
+		n += 32 + len(r.use.cname) + len(r.use.resource) + len(r.name)
+		for _, a := range r.alts {
+			n += 48 + len(a.class) + len(a.variantOf) + len(a.shareCap)
+			for _, l := range a.shown {
+				n += 8 + len(l.key) + len(l.op)
+				for _, v := range l.values {
+					n += 1 + len(v)
+				}
+			}
+		}
+	}
+	return n
 }
 
 func describeAlt(a *alt) string {
@@ -46,7 +69,7 @@ func writeAlt(b *strings.Builder, a *alt) {
 		} else {
 			b.WriteString(", ")
 		}
-		b.WriteString(l.String())
+		l.writeTo(b)
 	}
 	if len(a.shown) > 0 {
 		b.WriteByte(')')

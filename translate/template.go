@@ -17,23 +17,35 @@ import (
 // (ExactCount, explicit count) so the stored template equals what was hashed.
 func (t *translation) claimSpec() resourceapi.ResourceClaimSpec {
 	var spec resourceapi.ResourceClaimSpec
+	// The selectors of all alternatives in one pair of arrays, the
+	// requests and constraints in one each: a few allocations per claim
+	// rather than a few per alternative.
+	n := 0
+	for _, r := range t.requests {
+		for _, a := range r.alts {
+			n += len(a.selectors)
+		}
+	}
+	sels := newSelectorArena(n)
+	spec.Devices.Requests = make([]resourceapi.DeviceRequest, 0, len(t.requests))
 	for _, r := range t.requests {
 		dr := resourceapi.DeviceRequest{Name: r.name}
 		if len(r.alts) == 1 {
 			a := r.alts[0]
 			dr.Exactly = &resourceapi.ExactDeviceRequest{
 				DeviceClassName: a.class,
-				Selectors:       celSelectors(a.selectors),
+				Selectors:       sels.take(a.selectors),
 				AllocationMode:  resourceapi.DeviceAllocationModeExactCount,
 				Count:           a.count,
 				Capacity:        capacityRequests(r.use, a),
 			}
 		} else {
+			dr.FirstAvailable = make([]resourceapi.DeviceSubRequest, 0, len(r.alts))
 			for _, a := range r.alts {
 				dr.FirstAvailable = append(dr.FirstAvailable, resourceapi.DeviceSubRequest{
 					Name:            a.name,
 					DeviceClassName: a.class,
-					Selectors:       celSelectors(a.selectors),
+					Selectors:       sels.take(a.selectors),
 					AllocationMode:  resourceapi.DeviceAllocationModeExactCount,
 					Count:           a.count,
 					Capacity:        capacityRequests(r.use, a),
@@ -51,33 +63,57 @@ func (t *translation) claimSpec() resourceapi.ResourceClaimSpec {
 			})
 		}
 	}
-	for _, c := range t.constraints {
-		var names []string
+	if len(t.constraints) > 0 {
+		spec.Devices.Constraints = make([]resourceapi.DeviceConstraint, 0, len(t.constraints))
+	}
+	attrs := make([]resourceapi.FullyQualifiedName, len(t.constraints))
+	for i, c := range t.constraints {
+		names := make([]string, 0, len(c.whole)+len(c.variants))
 		for _, r := range c.whole {
 			names = append(names, r.name)
 		}
 		if c.variantOf != nil {
 			for _, v := range c.variants {
-				names = append(names, c.variantOf.name+"/"+v.name)
+				ref := v.ref
+				if ref == "" {
+					ref = c.variantOf.name + "/" + v.name
+				}
+				names = append(names, ref)
 			}
 		}
-		attr := resourceapi.FullyQualifiedName(c.rule.Attribute)
-		spec.Devices.Constraints = append(spec.Devices.Constraints, resourceapi.DeviceConstraint{Requests: names, MatchAttribute: &attr})
+		attrs[i] = resourceapi.FullyQualifiedName(c.rule.Attribute)
+		spec.Devices.Constraints = append(spec.Devices.Constraints, resourceapi.DeviceConstraint{Requests: names, MatchAttribute: &attrs[i]})
 	}
 	return spec
 }
 
-func celSelectors(exprs []string) []resourceapi.DeviceSelector {
-	if len(exprs) == 0 {
+// selectorArena hands out the CEL selectors of a claim from two arrays
+// sized for all of them.
+type selectorArena struct {
+	sels []resourceapi.DeviceSelector
+	cels []resourceapi.CELDeviceSelector
+}
+
+func newSelectorArena(n int) *selectorArena {
+	if n == 0 {
+		return &selectorArena{}
+	}
+	return &selectorArena{sels: make([]resourceapi.DeviceSelector, n), cels: make([]resourceapi.CELDeviceSelector, n)}
+}
+
+// take returns the selectors of exprs (nil for none), full to capacity so
+// that an append elsewhere cannot reach the next alternative's.
+func (s *selectorArena) take(exprs []string) []resourceapi.DeviceSelector {
+	n := len(exprs)
+	if n == 0 {
 		return nil
 	}
-	// Two allocations, not one per expression and growth.
-	out := make([]resourceapi.DeviceSelector, len(exprs))
-	cels := make([]resourceapi.CELDeviceSelector, len(exprs))
+	out := s.sels[:n:n]
 	for i, e := range exprs {
-		cels[i].Expression = e
-		out[i].CEL = &cels[i]
+		s.cels[i].Expression = e
+		out[i].CEL = &s.cels[i]
 	}
+	s.sels, s.cels = s.sels[n:], s.cels[n:]
 	return out
 }
 
@@ -109,7 +145,16 @@ func (t *translation) template() *resourceapi.ResourceClaimTemplate {
 
 // mutate returns the translated copy of the pod.
 func (t *translation) mutate(tmplName string) *corev1.Pod {
-	out := t.pod.DeepCopy()
+	replaceConstraints := !t.p.spec.KeepTranslatedNodeLabels
+	out := t.pod
+	if replaceConstraints {
+		// The node selector and affinity are replaced below by the
+		// rewritten copies (rewriteNodeConstraints): not copied first.
+		shallow := *t.pod
+		shallow.Spec.NodeSelector, shallow.Spec.Affinity = nil, nil
+		out = &shallow
+	}
+	out = out.DeepCopy()
 	type slot struct {
 		init bool
 		idx  int
@@ -156,7 +201,7 @@ func (t *translation) mutate(tmplName string) *corev1.Pod {
 		out.Annotations = map[string]string{}
 	}
 	out.Annotations[api.AnnotationTemplate] = tmplName
-	if !t.p.spec.KeepTranslatedNodeLabels {
+	if replaceConstraints {
 		out.Spec.NodeSelector = t.selectorOut
 		out.Spec.Affinity = t.affinityOut
 		t.explainLabels()

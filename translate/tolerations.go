@@ -3,10 +3,10 @@ package translate
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Implicit tolerations. The ExtendedResourceToleration admission plugin
@@ -182,11 +182,16 @@ func (t *translation) addImplicitTolerations(out *corev1.Pod) []corev1.Toleratio
 		why = "the pod requires the node label " + hint + ", which only GKE nodes carry, and GKE runs the plugin"
 	}
 	var names []corev1.ResourceName
-	for _, u := range append(append(slices.Clone(t.uses), t.companions...), t.capacityUses...) {
-		stripped := u.rule.CapacityOf != "" || (u.req != nil && u.req.name != "" && !u.rule.KeepInPod)
-		if stripped && IsExtendedResource(u.resource) && !slices.Contains(names, u.resource) {
-			names = append(names, u.resource)
+	for _, uses := range [][]*use{t.uses, t.companions, t.capacityUses} {
+		for _, u := range uses {
+			stripped := u.rule.CapacityOf != "" || (u.req != nil && u.req.name != "" && !u.rule.KeepInPod)
+			if stripped && IsExtendedResource(u.resource) && !slices.Contains(names, u.resource) {
+				names = append(names, u.resource)
+			}
 		}
+	}
+	if len(names) == 0 {
+		return nil
 	}
 	slices.Sort(names)
 	var added []corev1.Toleration
@@ -196,9 +201,14 @@ func (t *translation) addImplicitTolerations(out *corev1.Pod) []corev1.Toleratio
 			continue
 		}
 		tol := corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+		if added == nil {
+			// Room for all of them, so that neither list grows one by one.
+			out.Spec.Tolerations = slices.Grow(out.Spec.Tolerations, len(names))
+			added = make([]corev1.Toleration, 0, len(names))
+		}
 		out.Spec.Tolerations = append(out.Spec.Tolerations, tol)
 		added = append(added, tol)
-		t.add(say(ReasonImplicitToleration, field.NewPath("spec", "tolerations").Index(len(out.Spec.Tolerations)-1),
+		t.add(sayAt(ReasonImplicitToleration, "spec.tolerations["+strconv.Itoa(len(out.Spec.Tolerations)-1)+"]",
 			"added the toleration {key: %s, operator: Exists, effect: NoSchedule} that the target cluster's ExtendedResourceToleration admission plugin gives pods requesting %s (%s): the claim replaces the request", key, key, why))
 	}
 	return added

@@ -2,6 +2,8 @@ package translate
 
 import (
 	"errors"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -134,23 +136,25 @@ type translation struct {
 	companions   []*use          // collectUses (companion uses); addCompanions sets req
 	capacityUses []*use          // collectUses (capacityOf uses); attachCapacities copies them onto device uses
 	families     map[string]bool // run, from uses; addCompanions adds companion families
+	familyList   []string        // sortedFamilies: the keys of families, sorted; addCompanions clears it
+	required     []labelReq      // requiredLabelReqs: the pod's required node-label requirements
 
 	// label handling (analyzeLabels, unless noted)
 	base        []labelReq
 	scenarios   []scenario
-	translated  map[reqLoc]*field.Path // requirements turned into selectors; keepDroppedPreferences prunes it
-	ambiguous   map[reqLoc][]string    // translated requirements that stay on the pod: values the devices cannot tell apart
-	multiTerm   bool                   // ORed required terms became alternatives
-	prefsUsed   bool                   // preferred terms became alternatives
-	affinityOut *corev1.Affinity       // rewriteNodeConstraints
-	selectorOut map[string]string      // rewriteNodeConstraints
-	fromLabels  bool                   // a label changed a request (selector or class); alternative, applyFallbacks
+	translated  map[reqLoc]bool     // requirements turned into selectors; keepDroppedPreferences prunes it
+	ambiguous   map[reqLoc][]string // translated requirements that stay on the pod: values the devices cannot tell apart
+	multiTerm   bool                // ORed required terms became alternatives
+	prefsUsed   bool                // preferred terms became alternatives
+	affinityOut *corev1.Affinity    // rewriteNodeConstraints
+	selectorOut map[string]string   // rewriteNodeConstraints
+	fromLabels  bool                // a label changed a request (selector or class); alternative, applyFallbacks
 
 	requests    []*request    // buildRequests, addCompanions; align adds variants, limitAlternatives drops
 	constraints []*constraint // align; limitAlternatives prunes
 	crossAlign  bool          // align: a constraint ties requests together
 
-	effects map[convKey]convResult // memo of convert, by family and requirement
+	effects []effectOf // memo of convert, by family and requirement
 
 	cardSel map[*ResourceRule]string // cardTypes: the card-type selector of a rule's alternatives
 
@@ -208,7 +212,7 @@ func (t *translation) run() *Result {
 		return keep(OutcomeSkip)
 	}
 	// The device families of the pod decide which label rules apply.
-	t.families = map[string]bool{}
+	t.families = make(map[string]bool, 4)
 	for _, u := range t.uses {
 		t.families[u.rule.Family] = true
 	}
@@ -298,4 +302,19 @@ func (t *translation) run() *Result {
 		Output: t.out.profile, Combinations: t.combinations, FaithfulCombination: t.faithful, Chosen: t.chosen, Charge: t.charge}
 }
 
-func (t *translation) add(r ...Reason) { t.reasons = append(t.reasons, r...) }
+func (t *translation) add(r ...Reason) {
+	if t.reasons == nil && len(r) > 0 {
+		// Room for the reasons of a translated pod, which has several.
+		t.reasons = make([]Reason, 0, max(12, len(r)))
+	}
+	t.reasons = append(t.reasons, r...)
+}
+
+// sortedFamilies lists the pod's device families in order, sorted once
+// rather than by every stage that walks them.
+func (t *translation) sortedFamilies() []string {
+	if t.familyList == nil {
+		t.familyList = slices.Sorted(maps.Keys(t.families))
+	}
+	return t.familyList
+}

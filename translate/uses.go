@@ -1,8 +1,8 @@
 package translate
 
 import (
-	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,14 +21,7 @@ func (t *translation) collectUses() (invalid bool) {
 			c := &list[i]
 			cp := path.Index(i)
 			sidecar := isInit && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-			names := map[corev1.ResourceName]bool{}
-			for n := range c.Resources.Limits {
-				names[n] = true
-			}
-			for n := range c.Resources.Requests {
-				names[n] = true
-			}
-			for _, n := range slices.Sorted(maps.Keys(names)) {
+			for _, n := range containerResources(c) {
 				rule, suffix, ok := t.p.resourceRule(string(n))
 				if !ok {
 					if !IsExtendedResource(n) {
@@ -116,18 +109,35 @@ func (p *Policy) mappedInDomain(n corev1.ResourceName, asked []corev1.ResourceNa
 // askedResources lists, sorted, every resource a container or init
 // container of the pod asks for (limits or requests).
 func askedResources(pod *corev1.Pod) []corev1.ResourceName {
-	names := map[corev1.ResourceName]bool{}
+	var names []corev1.ResourceName
 	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range list {
-			for n := range list[i].Resources.Limits {
-				names[n] = true
-			}
-			for n := range list[i].Resources.Requests {
-				names[n] = true
-			}
+			names = appendResourceNames(names, &list[i])
 		}
 	}
-	return slices.Sorted(maps.Keys(names))
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// containerResources lists the resources a container limits or requests,
+// sorted, each once.
+func containerResources(c *corev1.Container) []corev1.ResourceName {
+	names := appendResourceNames(make([]corev1.ResourceName, 0, len(c.Resources.Limits)+len(c.Resources.Requests)), c)
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// appendResourceNames appends the names of a container's limits and
+// requests, a name in both twice: a list compacted once sorted costs
+// less than the set it replaces.
+func appendResourceNames(names []corev1.ResourceName, c *corev1.Container) []corev1.ResourceName {
+	for n := range c.Resources.Limits {
+		names = append(names, n)
+	}
+	for n := range c.Resources.Requests {
+		names = append(names, n)
+	}
+	return names
 }
 
 // deviceQuantity reads a device count the way the API validates extended
@@ -135,25 +145,25 @@ func askedResources(pod *corev1.Pod) []corev1.ResourceName {
 func (t *translation) deviceQuantity(c *corev1.Container, u *use) bool {
 	lim, hasLim := c.Resources.Limits[u.resource]
 	req, hasReq := c.Resources.Requests[u.resource]
-	lp := u.path.Child("resources", "limits").Key(string(u.resource))
+	lp := func() *field.Path { return u.limitPath() }
 	switch {
 	case hasReq && !hasLim:
 		t.add(say(ReasonRequestLimitMismatch, u.path.Child("resources", "requests").Key(string(u.resource)), "%s has a request but no limit; extended resources need a limit equal to the request", u.resource))
 		return false
 	case hasReq && req.Cmp(lim) != 0:
-		t.add(say(ReasonRequestLimitMismatch, lp, "%s request %s differs from limit %s; extended resources cannot be overcommitted", u.resource, req.String(), lim.String()))
+		t.add(say(ReasonRequestLimitMismatch, lp(), "%s request %s differs from limit %s; extended resources cannot be overcommitted", u.resource, req.String(), lim.String()))
 		return false
 	}
 	n, ok := wholeNumber(lim)
 	switch {
 	case !ok:
-		t.add(say(ReasonInvalidQuantity, lp, "%s %s is not a whole number of devices", u.resource, lim.String()))
+		t.add(say(ReasonInvalidQuantity, lp(), "%s %s is not a whole number of devices", u.resource, lim.String()))
 		return false
 	case n < 0:
-		t.add(say(ReasonInvalidQuantity, lp, "%s %s is negative", u.resource, lim.String()))
+		t.add(say(ReasonInvalidQuantity, lp(), "%s %s is negative", u.resource, lim.String()))
 		return false
 	case n > resourceapi.AllocationResultsMaxSize:
-		t.add(say(ReasonTooManyDevices, lp, "%s %d is more than the %d devices one claim can hold", u.resource, n, resourceapi.AllocationResultsMaxSize))
+		t.add(say(ReasonTooManyDevices, lp(), "%s %d is more than the %d devices one claim can hold", u.resource, n, resourceapi.AllocationResultsMaxSize))
 		return false
 	}
 	u.count = n
@@ -195,4 +205,20 @@ func wholeNumber(q resource.Quantity) (int64, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// limitPath is the field path of the use's limit, made for a reason that
+// names it.
+func (u *use) limitPath() *field.Path {
+	return u.path.Child("resources", "limits").Key(string(u.resource))
+}
+
+// pathString is u.path.String() written directly: the container's path,
+// which a reason of most translated pods names.
+func (u *use) pathString() string {
+	prefix := "spec.containers["
+	if u.init || u.sidecar {
+		prefix = "spec.initContainers["
+	}
+	return prefix + strconv.Itoa(u.idx) + "]"
 }
