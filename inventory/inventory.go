@@ -51,7 +51,7 @@ type Options struct {
 	// Prepare, when set, does ahead of time what the first checks on a
 	// fleet snapshot built in the background would do
 	// (feasibility.Checker.Prepare).
-	Prepare func(*feasibility.Snapshot)
+	Prepare func(context.Context, *feasibility.Snapshot)
 	// SnapshotUpdates observes how long each part of bringing the snapshot
 	// up to date took (fleet, claims, pods, reservations). Optional.
 	SnapshotUpdates *prometheus.HistogramVec
@@ -110,6 +110,8 @@ type Inventory struct {
 	rebuilt       *rebuilt
 	podNodesSince map[string]bool
 	lastBuild     time.Duration
+	// ctx is Start's: a background build ends with it.
+	ctx context.Context
 	// registrations of the inventory's own event handlers.
 	registrations []cache.ResourceEventHandlerRegistration
 	onChanges     []func()
@@ -332,7 +334,7 @@ func (inv *Inventory) Start(ctx context.Context) error {
 		return fmt.Errorf("watch resource slices: %w", err)
 	}
 	inv.mu.Lock()
-	inv.tracker = tr
+	inv.tracker, inv.ctx = tr, ctx
 	inv.mu.Unlock()
 	inv.factory.Start(ctx.Done())
 	inv.ours.Start(ctx.Done())
@@ -513,6 +515,7 @@ func (inv *Inventory) buildInBackground(gen, fleetGen, claimGen, podGen uint64, 
 		return
 	}
 	inv.building, inv.podNodesSince = true, map[string]bool{}
+	ctx := inv.ctx
 	go func() {
 		start := time.Now()
 		r := &rebuilt{fleetGen: fleetGen, claimGen: claimGen, podGen: podGen}
@@ -523,7 +526,7 @@ func (inv *Inventory) buildInBackground(gen, fleetGen, claimGen, podGen uint64, 
 		if err == nil && inv.opts.Prepare != nil {
 			// The node classes and allocators the first checks on it
 			// would build, built here instead.
-			inv.opts.Prepare(r.snap)
+			inv.opts.Prepare(ctx, r.snap)
 		}
 		if err == nil {
 			r.snap = inv.catchUp(r.snap, gen)

@@ -135,7 +135,7 @@ func slowFleet(t *testing.T, catchUp bool) {
 		BackgroundBuild: time.Nanosecond,
 		// The build has listed the fleet when it prepares the snapshot; it
 		// waits there until the test lets it finish.
-		Prepare: func(*feasibility.Snapshot) {
+		Prepare: func(context.Context, *feasibility.Snapshot) {
 			listed <- struct{}{}
 			<-release
 		}})

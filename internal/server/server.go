@@ -313,7 +313,7 @@ func (c *components) add(mgr ctrl.Manager) error {
 		SnapshotUpdates: c.metrics.SnapshotUpdates,
 		// A fleet snapshot built in the background gets its node classes
 		// and allocators there too, not in the first admission after it.
-		Prepare: func(s *feasibility.Snapshot) { checker.Prepare(context.Background(), s) }})
+		Prepare: checker.Prepare})
 	c.inv = inv
 	// The report's rows are the workloads of the pods the informer has, so
 	// they survive a restart; Start samples the migration's progress.
@@ -341,6 +341,12 @@ func (c *components) add(mgr ctrl.Manager) error {
 		// one before a restart) translated are taken over from the informer.
 		Holder:        inv,
 		SlowAdmission: o.SlowAdmission,
+	}
+	// Every stage's series exists from the start, at zero: a dashboard or
+	// an alert on slow admissions reads 0, not no data.
+	for _, s := range webhook.Stages() {
+		c.metrics.AdmissionStages.WithLabelValues(s.String())
+		c.metrics.SlowAdmissions.WithLabelValues(s.String())
 	}
 	mgr.GetWebhookServer().Register(webhook.Path, &admission.Webhook{Handler: handler, RecoverPanic: new(true)})
 	for _, r := range []starter{inv, c.policy, warmer{inv: inv, checker: handler.Checker}, c.store} {
