@@ -92,11 +92,17 @@ func forwardReplicas(p *Policy, rule *NodeLabelRule, _ string, req labelReq, fam
 	if len(parts) == 0 {
 		return effect{}, notTranslatable("%s: no value", req.key)
 	}
+	return partsEffect(parts, req.op), nil
+}
+
+// partsEffect selects the devices one of parts admits (In), or none of
+// them admits (NotIn).
+func partsEffect(parts []string, op corev1.NodeSelectorOperator) effect {
 	pred := orParts(parts)
-	if req.op == corev1.NodeSelectorOpNotIn {
+	if op == corev1.NodeSelectorOpNotIn {
 		pred = negated(pred)
 	}
-	return effect{selectors: []string{pred}}, nil
+	return effect{selectors: []string{pred}}
 }
 
 // backwardReplicas is the first device's shares, "1" when it is not shared.
@@ -165,11 +171,7 @@ func forwardSharingStrategy(p *Policy, rule *NodeLabelRule, _ string, req labelR
 	if len(parts) == 0 {
 		return effect{implied: true}, nil
 	}
-	pred := orParts(parts)
-	if req.op == corev1.NodeSelectorOpNotIn {
-		pred = negated(pred)
-	}
-	return effect{selectors: []string{pred}}, nil
+	return partsEffect(parts, req.op), nil
 }
 
 // backwardSharingStrategy is time-slicing for a shared first device, none
