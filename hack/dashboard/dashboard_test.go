@@ -127,6 +127,8 @@ func TestDashboardShowsWhatAnOperatorAsks(t *testing.T) {
 		"admission latency p99":        "histogram_quantile(0.99, sum by (le) (rate(controller_runtime_webhook_latency_seconds_bucket",
 		"migration progress":           `claimbridge_migration_devices{served_by="dra"}`,
 		"devices on the device plugin": `claimbridge_migration_devices{served_by="device-plugin"}`,
+		"slow admissions":              "claimbridge_slow_admissions_total",
+		"admission time by stage":      "claimbridge_admission_stage_seconds_sum",
 	} {
 		if !strings.Contains(exprs, needle) {
 			t.Errorf("no panel shows %s (%s)", what, needle)
