@@ -137,7 +137,7 @@ func (h *PodHandler) Handle(ctx context.Context, req admission.Request) admissio
 	t := startTrace()
 	resp, d := h.handle(ctx, req, t)
 	t.mark(StageRespond)
-	h.done(ctx, t, req.Namespace, req.Name, d)
+	h.done(ctx, t, d)
 	if h.Metrics != nil {
 		h.Metrics.Admissions.WithLabelValues(string(d.mode), d.outcome, string(d.reason)).Inc()
 	}

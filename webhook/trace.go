@@ -114,7 +114,7 @@ func (t *trace) slowest() Stage {
 
 // done observes the stages and, for an admission over h.SlowAdmission,
 // logs where its time went and counts it by its slowest stage.
-func (h *PodHandler) done(ctx context.Context, t *trace, namespace, name string, d decision) {
+func (h *PodHandler) done(ctx context.Context, t *trace, d decision) {
 	total := time.Since(t.start)
 	if h.Metrics != nil {
 		for s := range stageCount {
@@ -130,7 +130,9 @@ func (h *PodHandler) done(ctx context.Context, t *trace, namespace, name string,
 	if h.Metrics != nil {
 		h.Metrics.SlowAdmissions.WithLabelValues(worst.String()).Inc()
 	}
-	kv := []any{"namespace", namespace, "name", name, "mode", d.mode, "outcome", d.outcome, "reason", d.reason,
+	// The request's logger names the pod (controller-runtime's admission
+	// logger has its namespace, name and request ID).
+	kv := []any{"mode", d.mode, "outcome", d.outcome, "reason", d.reason,
 		"total", total, "slowest", worst.String(), "gcCycles", gcCycles() - t.gcBefore}
 	for s := range stageCount {
 		if t.spent[s] > 0 {
