@@ -351,8 +351,11 @@ func (inv *Inventory) Start(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return ctx.Err()
 	}
-	inv.synced.Store(true)
+	// The generation moves before the first snapshot can be taken: after
+	// it, it would make that snapshot stale at once, and a large fleet's
+	// second build would hold both in memory.
 	inv.changed()
+	inv.synced.Store(true)
 	<-ctx.Done()
 	inv.factory.Shutdown()
 	inv.ours.Shutdown()
