@@ -126,14 +126,7 @@ func forwardRoundedGiB(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _
 		lo, hi := gibRange(n)
 		parts = append(parts, fmt.Sprintf(`(%s.compareTo(quantity("%dMi")) >= 0 && %s.compareTo(quantity("%dMi")) < 0)`, c.capRef(), lo, c.capRef(), hi))
 	}
-	if len(parts) == 0 {
-		return effect{}, notTranslatable("%s: no value", req.key)
-	}
-	pred := strings.Join(parts, " || ")
-	if len(parts) > 1 {
-		pred = "(" + pred + ")"
-	}
-	return effect{selectors: []string{guarded(c.capGuard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}, nil
+	return capacityEffect(c, req, parts)
 }
 
 // backwardRoundedGiB writes the first device's capacity as the labeller

@@ -405,14 +405,16 @@ func forwardMiB(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string
 			parts = append(parts, "("+lo+" && "+hi+")")
 		}
 	}
+	return capacityEffect(c, req, parts)
+}
+
+// capacityEffect selects the devices whose capacity c one of parts admits
+// (In), or none of them admits (NotIn), among the devices that have it.
+func capacityEffect(c attrPath, req labelReq, parts []string) (effect, error) {
 	if len(parts) == 0 {
 		return effect{}, notTranslatable("%s: no value", req.key)
 	}
-	pred := strings.Join(parts, " || ")
-	if len(parts) > 1 {
-		pred = "(" + pred + ")"
-	}
-	return effect{selectors: []string{guarded(c.capGuard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}, nil
+	return effect{selectors: []string{guarded(c.capGuard(), orParts(parts), req.op == corev1.NodeSelectorOpNotIn)}}, nil
 }
 
 // backwardMiB is the first device's capacity in whole MiB, rounded down as
