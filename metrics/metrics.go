@@ -54,6 +54,10 @@ type Metrics struct {
 	// stage that took longest (each is logged with all its stages).
 	AdmissionStages *prometheus.HistogramVec
 	SlowAdmissions  *prometheus.CounterVec
+	// AdmissionDuration is how long whole admissions took inside the
+	// handler, by namespace mode, in buckets fine enough (×1.5) for a
+	// p99.9 of the tail.
+	AdmissionDuration *prometheus.HistogramVec
 	// SnapshotUpdates is how long the parts of bringing the inventory's
 	// snapshot up to date took.
 	SnapshotUpdates *prometheus.HistogramVec
@@ -143,6 +147,11 @@ func NewMetrics() *Metrics {
 			Help:    "Time to bring the inventory's snapshot up to date, by part: fleet (built anew), claims (allocations replaced), pods (usage of the nodes whose bound pods changed), reservations (the devices held added).",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 18),
 		}, []string{"part"}),
+		AdmissionDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "claimbridge_admission_duration_seconds",
+			Help:    "Time one admission took in claimbridge's handler, from the request decoded by the webhook server to the response, by namespace mode (audit, enforce).",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 1.5, 30),
+		}, []string{"mode"}),
 		SlowAdmissions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "claimbridge_slow_admissions_total",
 			Help: "Admissions over the slow-admission threshold (--slow-admission), by the stage that took longest; each is logged with its stages.",
@@ -160,7 +169,7 @@ func (m *Metrics) RegisterWith(r prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.Admissions, m.TranslateDuration, m.FeasibilityDuration, m.PlacementDuration, m.InventoryNodes,
 		m.TemplatesCreated, m.TemplatesDeleted, m.TemplatesRecreated, m.PolicyReloads, m.ReservationsTakenOver,
 		m.StrandedPods, m.StrandedRecreated, m.Unservable, m.UnservablePending, m.MigrationDevices, m.UndecidedPods, m.UndecidedDevices,
-		m.AdmissionStages, m.SlowAdmissions, m.SnapshotUpdates} {
+		m.AdmissionStages, m.SlowAdmissions, m.SnapshotUpdates, m.AdmissionDuration} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

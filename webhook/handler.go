@@ -168,9 +168,14 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request, t *trace
 	t.mark(StageDecode)
 	dryRun := req.DryRun != nil && *req.DryRun
 	holding := mode == api.ModeEnforce && h.Holder != nil && !dryRun
+	// release ends the serialized part of a holding decision: once its
+	// devices are reserved (or it holds none), the next decision can see
+	// them; the patch, warnings, report row and Event are its own.
+	release := func() {}
 	if holding {
 		h.admitting.Lock()
-		defer h.admitting.Unlock()
+		release = sync.OnceFunc(h.admitting.Unlock)
+		defer release()
 		t.mark(StageWait)
 	}
 	// Read after the wait: the devices held and the verdicts are as of
@@ -210,10 +215,11 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request, t *trace
 	var resp admission.Response
 	if mode == api.ModeEnforce && dec.Outcome == translate.OutcomeTranslate {
 		var failed *decision
-		if resp, failed = h.mutate(ctx, req, pod, dec, &row, holding, dryRun, now, t); failed != nil {
+		if resp, failed = h.mutate(ctx, req, pod, dec, &row, holding, dryRun, now, release, t); failed != nil {
 			return resp, *failed
 		}
 	} else {
+		release()
 		resp = admission.Allowed("claimbridge: " + string(row.Outcome) + ": " + explain.Truncate(row.Headline(), maxAllowedMessage) + "; not mutated")
 	}
 	row.Name = podName(pod)
@@ -264,7 +270,7 @@ func (h *PodHandler) screen(ctx context.Context, req admission.Request) (api.Mod
 // response is the patch, and the verdict's devices are held. A template
 // that cannot be ensured keeps the pod as submitted: row then says so. A
 // failure is the decision of a request that fails.
-func (h *PodHandler) mutate(ctx context.Context, req admission.Request, pod *corev1.Pod, dec *decide.Decision, row *report.Row, holding, dryRun bool, now time.Time, t *trace) (admission.Response, *decision) {
+func (h *PodHandler) mutate(ctx context.Context, req admission.Request, pod *corev1.Pod, dec *decide.Decision, row *report.Row, holding, dryRun bool, now time.Time, release func(), t *trace) (admission.Response, *decision) {
 	res := dec.Translation
 	if dryRun {
 		row.Reasons = append(row.Reasons, translate.Reason{Code: explain.ReasonDryRun, Severity: translate.SeverityInfo, Message: "dry run: the template was not created"})
@@ -299,6 +305,9 @@ func (h *PodHandler) mutate(ctx context.Context, req admission.Request, pod *cor
 		}
 		h.Holder.Reserve(string(req.UID), checked, []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}, *dec.Verdict, now)
 	}
+	// Held: the patch (a diff of the pod as submitted and as translated)
+	// is this request's alone.
+	release()
 	return admission.PatchResponseFromRaw(req.Object.Raw, raw), nil
 }
 

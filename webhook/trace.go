@@ -117,6 +117,9 @@ func (t *trace) slowest() Stage {
 func (h *PodHandler) done(ctx context.Context, t *trace, d decision) {
 	total := time.Since(t.start)
 	if h.Metrics != nil {
+		if d.mode != "" {
+			h.Metrics.AdmissionDuration.WithLabelValues(string(d.mode)).Observe(total.Seconds())
+		}
 		for s := range stageCount {
 			if t.spent[s] > 0 {
 				h.Metrics.AdmissionStages.WithLabelValues(s.String()).Observe(t.spent[s].Seconds())

@@ -138,6 +138,16 @@ func TestASlowAdmissionSaysWhereItsTimeWent(t *testing.T) {
 					t.Errorf("stage %s observed %d times, want once", s, m.GetHistogram().GetSampleCount())
 				}
 			}
+			// And the whole admission, by its namespace's mode.
+			for mode, want := range map[string]uint64{"enforce": 1, "audit": 0} {
+				var m dto.Metric
+				if err := f.metrics.AdmissionDuration.WithLabelValues(mode).(prometheus.Metric).Write(&m); err != nil {
+					t.Fatal(err)
+				}
+				if got := m.GetHistogram().GetSampleCount(); got != want {
+					t.Errorf("admissions in %s mode observed %d times, want %d", mode, got, want)
+				}
+			}
 		})
 	}
 }

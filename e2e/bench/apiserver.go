@@ -47,6 +47,9 @@ type creation struct {
 	// Histograms of the batches into this namespace: kube-apiserver's
 	// webhook call, claimbridge's request and its feasibility check.
 	apiserver, self, feasibility histogram
+	// whole is claimbridge_admission_duration_seconds: the admissions
+	// inside the handler, in fine buckets (the tail's quantiles).
+	whole histogram
 	// Where claimbridge's admissions spent their time, and the slow ones
 	// as its log tells them.
 	stages stageTimes
@@ -58,7 +61,12 @@ type creation struct {
 // apiserverResult is the section's figures.
 type apiserverResult struct {
 	legacy, noop, audit, enforce creation
-	batches, batchSize           int
+	// The no-op webhook answering as claimbridge answers an audit pod, in
+	// part: with its warnings only, or with its annotation patch only.
+	// Against noop and audit they price each part of the audit response
+	// in kube-apiserver's CPU.
+	noopWarn, noopPatch creation
+	batches, batchSize  int
 	// What the webhook answers kube-apiserver for a pod of the audit and
 	// the enforce namespace.
 	auditResponse, enforceResponse responseShape
@@ -67,6 +75,21 @@ type apiserverResult struct {
 // responseShape is the size of an admission response and what it holds.
 type responseShape struct {
 	bytes, patchBytes, patchOps, warnings, warningBytes int
+	// patch and warningTexts are the response's own.
+	patch        []byte
+	warningTexts []string
+}
+
+// namespaces lists the result's namespaces with the kind each profile and
+// progress line names, in batch order.
+func (r *apiserverResult) namespaces() []*creation {
+	return []*creation{&r.legacy, &r.noop, &r.noopWarn, &r.noopPatch, &r.audit, &r.enforce}
+}
+
+// kindOf names a namespace of the result.
+func (r *apiserverResult) kindOf(cr *creation) string {
+	return map[*creation]string{&r.legacy: "legacy", &r.noop: "noop", &r.noopWarn: "noop-warn", &r.noopPatch: "noop-patch",
+		&r.audit: "audit", &r.enforce: "enforce"}[cr]
 }
 
 // shapeOf posts the AdmissionReview of a benchmark pod of namespace ns to
@@ -95,7 +118,8 @@ func shapeOf(ctx context.Context, srv *serveProc, ns string) (responseShape, err
 	if err := json.Unmarshal(b, &review); err != nil || review.Response == nil {
 		return responseShape{}, fmt.Errorf("decode admission response %q: %w", b, err)
 	}
-	out := responseShape{bytes: len(b), patchBytes: len(review.Response.Patch), warnings: len(review.Response.Warnings)}
+	out := responseShape{bytes: len(b), patchBytes: len(review.Response.Patch), warnings: len(review.Response.Warnings),
+		patch: review.Response.Patch, warningTexts: review.Response.Warnings}
 	var ops []json.RawMessage
 	if len(review.Response.Patch) > 0 {
 		if err := json.Unmarshal(review.Response.Patch, &ops); err != nil {
@@ -167,7 +191,9 @@ func waitNodes(ctx context.Context, metricsURL string, n int, timeout time.Durat
 func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o options) (apiserverResult, error) {
 	metricsURL, claimbridgePID := srv.metricsURL, srv.cmd.Process.Pid
 	res := apiserverResult{batchSize: o.batch}
-	res.legacy.cpu, res.noop.cpu, res.audit.cpu, res.enforce.cpu = map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}
+	for _, cr := range res.namespaces() {
+		cr.cpu = map[string]time.Duration{}
+	}
 	client, err := fastClient(c.RESTConfig())
 	if err != nil {
 		return res, err
@@ -176,7 +202,7 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 	if err != nil {
 		return res, err
 	}
-	noopNS, noopCalls, err := noopWebhook(ctx, c, srv)
+	noops, err := noopWebhooks(ctx, c, srv)
 	if err != nil {
 		return res, err
 	}
@@ -188,12 +214,13 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 	if err != nil {
 		return res, err
 	}
-	res.legacy.ns, res.noop.ns, res.audit.ns, res.enforce.ns = legacyNS.Name, noopNS, auditNS.Name, enforceNS.Name
+	res.legacy.ns, res.audit.ns, res.enforce.ns = legacyNS.Name, auditNS.Name, enforceNS.Name
+	res.noop.ns, res.noopWarn.ns, res.noopPatch.ns = noops[answerNothing].ns, noops[answerWarnings].ns, noops[answerPatch].ns
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
-		for _, ns := range []string{legacyNS.Name, noopNS, auditNS.Name, enforceNS.Name} {
-			if err := c.DeleteNamespace(cctx, ns); err != nil {
+		for _, cr := range res.namespaces() {
+			if err := c.DeleteNamespace(cctx, cr.ns); err != nil {
 				progress("cleanup: %v", err)
 			}
 		}
@@ -216,34 +243,42 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	for _, ns := range []string{legacyNS.Name, noopNS, auditNS.Name, enforceNS.Name} {
-		if _, err := createPods(ctx, client, ns, "warmup-b-", 50, o.clients); err != nil {
-			return res, err
-		}
-	}
-	// The apiserver's informer may have missed the no-op webhook's
-	// configuration during the warm-up: poll until it calls it.
-	for i := 0; noopCalls.Load() == 0; i++ {
-		if _, err := createPods(ctx, client, noopNS, fmt.Sprintf("warmup-c%d-", i), 1, 1); err != nil {
-			return res, err
-		}
-		if i > 300 {
-			return res, errors.New("kube-apiserver does not call the no-op webhook")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-
+	// The no-op webhooks answer with parts of what claimbridge answers for
+	// an audit pod.
 	if res.auditResponse, err = shapeOf(ctx, srv, auditNS.Name); err != nil {
 		return res, err
 	}
 	if res.enforceResponse, err = shapeOf(ctx, srv, enforceNS.Name); err != nil {
 		return res, err
 	}
+	if res.auditResponse.patchOps == 0 || res.auditResponse.warnings == 0 {
+		return res, fmt.Errorf("claimbridge answers an audit pod with %s: the no-op webhooks that price its parts need a patch and a warning", res.auditResponse)
+	}
+	noops[answerWarnings].answer.Store(&admissionv1.AdmissionResponse{Allowed: true, Warnings: res.auditResponse.warningTexts})
+	jp := admissionv1.PatchTypeJSONPatch
+	noops[answerPatch].answer.Store(&admissionv1.AdmissionResponse{Allowed: true, Patch: res.auditResponse.patch, PatchType: &jp})
+	for _, cr := range res.namespaces() {
+		if _, err := createPods(ctx, client, cr.ns, "warmup-b-", 50, o.clients); err != nil {
+			return res, err
+		}
+	}
+	// The apiserver's informer may have missed a no-op webhook's
+	// configuration during the warm-up: poll until it calls each.
+	for _, n := range noops {
+		for i := 0; n.calls.Load() == 0; i++ {
+			if _, err := createPods(ctx, client, n.ns, fmt.Sprintf("warmup-c%d-", i), 1, 1); err != nil {
+				return res, err
+			}
+			if i > 300 {
+				return res, fmt.Errorf("kube-apiserver does not call the no-op webhook of %s", n.ns)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 
-	kinds := map[*creation]string{&res.legacy: "legacy", &res.noop: "noop", &res.audit: "audit", &res.enforce: "enforce"}
 	res.batches = o.pods / o.batch
 	for b := range res.batches {
-		order := []*creation{&res.legacy, &res.noop, &res.audit, &res.enforce}
+		order := res.namespaces()
 		order = slices.Concat(order[b%len(order):], order[:b%len(order)])
 		for _, cr := range order {
 			progress("apiserver: batch %d/%d, %d pods into %s", b+1, res.batches, o.batch, cr.ns)
@@ -254,7 +289,7 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 			logFrom := srv.stderr.Len()
 			var profiled chan error
 			if o.serveProfile != "" {
-				profiled = profileServe(ctx, srv.pprofURL, fmt.Sprintf("%s-%s-%d.pprof", o.serveProfile, kinds[cr], b))
+				profiled = profileServe(ctx, srv.pprofURL, fmt.Sprintf("%s-%s-%d.pprof", o.serveProfile, res.kindOf(cr), b))
 			}
 			cpuBefore := cpuTimes(c.BinDir, claimbridgePID)
 			s, err := createPods(ctx, client, cr.ns, fmt.Sprintf("b%d-", b), o.batch, o.clients)
@@ -279,9 +314,10 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 			cr.apiserver = cr.apiserver.plus(after[0].minus(before[0]))
 			cr.self = cr.self.plus(after[1].minus(before[1]))
 			cr.feasibility = cr.feasibility.plus(after[2].minus(before[2]))
+			cr.whole = cr.whole.plus(after[3].minus(before[3]))
 		}
 	}
-	for _, cr := range []*creation{&res.legacy, &res.noop, &res.audit, &res.enforce} {
+	for _, cr := range res.namespaces() {
 		pods, err := client.CoreV1().Pods(cr.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return res, err
@@ -340,53 +376,75 @@ func profileServe(ctx context.Context, pprofURL, file string) chan error {
 	return done
 }
 
-// noopLabel selects the namespaces the no-op webhook is called for.
+// noopLabel selects the namespaces a no-op webhook is called for; its
+// value is the answer.
 const noopLabel = "bench.claimbridge.io/noop"
 
-// noopWebhook serves a no-op webhook (decode the pod, allow: no patch, no
-// warning) with claimbridge's certificate and TLS settings in this process,
-// installs a MutatingWebhookConfiguration that sends it the pods of a new
-// namespace, and returns that namespace and the count of its calls: the
-// baseline of kube-apiserver's own cost of calling a webhook.
-func noopWebhook(ctx context.Context, c *cluster.Cluster, srv *serveProc) (string, *atomic.Int64, error) {
+// What a no-op webhook answers: nothing (allowed), claimbridge's warnings
+// for an audit pod, or its annotation patch.
+const (
+	answerNothing  = "nothing"
+	answerWarnings = "warnings"
+	answerPatch    = "patch"
+)
+
+// noop is one no-op webhook: its namespace, its calls, and the response it
+// gives after decoding the pod (nil: allowed, nothing else).
+type noop struct {
+	ns     string
+	calls  *atomic.Int64
+	answer *atomic.Pointer[admissionv1.AdmissionResponse]
+}
+
+// noopWebhooks serves the no-op webhooks (decode the pod, answer) with
+// claimbridge's certificate and TLS settings in this process, installs a
+// MutatingWebhookConfiguration that sends each the pods of a new
+// namespace, and returns them by answer: the baseline of kube-apiserver's
+// own cost of calling a webhook, and of each part of an audit response.
+func noopWebhooks(ctx context.Context, c *cluster.Cluster, srv *serveProc) (map[string]*noop, error) {
 	ports, err := cluster.FreePorts(1)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	calls := &atomic.Int64{}
 	ws := crwebhook.NewServer(crwebhook.Options{
 		Host: "127.0.0.1", Port: ports[0], CertDir: srv.certDir,
 		TLSOpts: []func(*tls.Config){certs.TLSConfig(tls.VersionTLS12)},
 	})
-	ws.Register("/noop", &admission.Webhook{Handler: countingHandler{noopHandler{admission.NewDecoder(clientgoscheme.Scheme)}, calls}})
-	go func() { _ = ws.Start(ctx) }()
-	if err := waitStarted(ctx, ws); err != nil {
-		return "", nil, err
-	}
-	ns, err := c.CreateNamespace(ctx, "", "bench-noop-", map[string]string{noopLabel: "true"})
-	if err != nil {
-		return "", nil, err
-	}
-	ignore, none := admissionregistrationv1.Ignore, admissionregistrationv1.SideEffectClassNone
-	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "claimbridge-bench-noop"},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name: "noop.bench.claimbridge.io", AdmissionReviewVersions: []string{"v1"}, SideEffects: &none, FailurePolicy: &ignore,
-			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{noopLabel: "true"}},
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-			}},
-		}},
-	}
 	ca, err := os.ReadFile(filepath.Join(srv.certDir, "ca.crt"))
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	if _, err := c.InstallWebhookConfiguration(ctx, mwc, "https://127.0.0.1:"+strconv.Itoa(ports[0])+"/noop", ca); err != nil {
-		return "", nil, err
+	out := map[string]*noop{}
+	ignore, none := admissionregistrationv1.Ignore, admissionregistrationv1.SideEffectClassNone
+	for _, answer := range []string{answerNothing, answerWarnings, answerPatch} {
+		n := &noop{calls: &atomic.Int64{}, answer: &atomic.Pointer[admissionv1.AdmissionResponse]{}}
+		ws.Register("/"+answer, &admission.Webhook{Handler: countingHandler{noopHandler{admission.NewDecoder(clientgoscheme.Scheme), n.answer}, n.calls}})
+		ns, err := c.CreateNamespace(ctx, "", "bench-noop-"+answer+"-", map[string]string{noopLabel: answer})
+		if err != nil {
+			return nil, err
+		}
+		n.ns = ns.Name
+		mwc := &admissionregistrationv1.MutatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "claimbridge-bench-noop-" + answer},
+			Webhooks: []admissionregistrationv1.MutatingWebhook{{
+				Name: answer + ".noop.bench.claimbridge.io", AdmissionReviewVersions: []string{"v1"}, SideEffects: &none, FailurePolicy: &ignore,
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{noopLabel: answer}},
+				Rules: []admissionregistrationv1.RuleWithOperations{{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+				}},
+			}},
+		}
+		if _, err := c.InstallWebhookConfiguration(ctx, mwc, "https://127.0.0.1:"+strconv.Itoa(ports[0])+"/"+answer, ca); err != nil {
+			return nil, err
+		}
+		out[answer] = n
 	}
-	return ns.Name, calls, nil
+	go func() { _ = ws.Start(ctx) }()
+	if err := waitStarted(ctx, ws); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // countingHandler counts the requests it passes on.
@@ -431,19 +489,20 @@ func createPods(ctx context.Context, client kubernetes.Interface, ns, prefix str
 // call as the apiserver sees it: TLS, network, claimbridge), and
 // controller-runtime's webhook latency and claimbridge's feasibility
 // histograms from claimbridge.
-func scrapeAdmission(ctx context.Context, client kubernetes.Interface, metricsURL string) ([3]histogram, stageTimes, error) {
+func scrapeAdmission(ctx context.Context, client kubernetes.Interface, metricsURL string) ([4]histogram, stageTimes, error) {
 	raw, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return [3]histogram{}, stageTimes{}, fmt.Errorf("read kube-apiserver metrics: %w", err)
+		return [4]histogram{}, stageTimes{}, fmt.Errorf("read kube-apiserver metrics: %w", err)
 	}
 	self, err := httpGet(ctx, metricsURL)
 	if err != nil {
-		return [3]histogram{}, stageTimes{}, fmt.Errorf("read claimbridge metrics: %w", err)
+		return [4]histogram{}, stageTimes{}, fmt.Errorf("read claimbridge metrics: %w", err)
 	}
-	return [3]histogram{
+	return [4]histogram{
 		scrapeHistogram(string(raw), "apiserver_admission_webhook_admission_duration_seconds", `operation="CREATE"`, `type="admit"`),
 		scrapeHistogram(self, "controller_runtime_webhook_latency_seconds", `webhook="`+webhook.Path+`"`),
 		scrapeHistogram(self, "claimbridge_feasibility_duration_seconds"),
+		scrapeHistogram(self, "claimbridge_admission_duration_seconds"),
 	}, scrapeStages(self), nil
 }
 

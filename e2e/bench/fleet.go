@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -179,6 +180,53 @@ func (h histogram) minus(before histogram) histogram {
 		}
 	}
 	return out
+}
+
+// quantile is the q-quantile of a cumulative histogram, interpolated
+// linearly inside its bucket as Prometheus' histogram_quantile does, and
+// false without samples or beyond the last finite bucket.
+func (h histogram) quantile(q float64) (time.Duration, bool) {
+	if len(h.counts) == 0 {
+		return 0, false
+	}
+	total := h.counts[len(h.counts)-1]
+	if total <= 0 {
+		return 0, false
+	}
+	rank, lower, below := q*total, 0.0, 0.0
+	for i, b := range h.bounds {
+		upper, err := strconv.ParseFloat(b, 64)
+		if err != nil || math.IsInf(upper, 1) {
+			return 0, false
+		}
+		if h.counts[i] >= rank {
+			in := h.counts[i] - below
+			f := 1.0
+			if in > 0 {
+				f = (rank - below) / in
+			}
+			return time.Duration((lower + f*(upper-lower)) * float64(time.Second)), true
+		}
+		lower, below = upper, h.counts[i]
+	}
+	return 0, false
+}
+
+// maxBound is the upper bound of the highest bucket holding a sample.
+func (h histogram) maxBound() (time.Duration, bool) {
+	for i := len(h.counts) - 1; i >= 0; i-- {
+		if i == 0 || h.counts[i] > h.counts[i-1] {
+			if h.counts[i] == 0 {
+				return 0, false
+			}
+			v, err := strconv.ParseFloat(h.bounds[i], 64)
+			if err != nil || math.IsInf(v, 1) {
+				return 0, false
+			}
+			return time.Duration(v * float64(time.Second)), true
+		}
+	}
+	return 0, false
 }
 
 // plus adds o's counts (same buckets); the zero histogram takes o's buckets.

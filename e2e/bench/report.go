@@ -210,20 +210,24 @@ func writeMemoryPods(w io.Writer, o options, published time.Duration, fleet, fle
 
 func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 	fmt.Fprintf(w, "### Through the real apiserver\n\n")
-	fmt.Fprintf(w, "%s legacy pods (`nvidia.com/gpu: 1`, GFD product selector) created in each of four namespaces: one without "+
-		"the mode label (the webhook is never called), one another webhook configuration sends to a no-op webhook (decode the pod, "+
-		"allow; served in the bench process with claimbridge's certificate and TLS settings: kube-apiserver's own cost of a webhook call), one in `audit` mode (the webhook translates and checks, the pod is "+
-		"admitted with its decision annotations and a warning) and one in `enforce` mode (translated: the pod refers to the template and "+
-		"kube-controller-manager creates its ResourceClaim), all served by the `claimbridge serve` process above (%s-node "+
-		"fleet) behind the chart's MutatingWebhookConfiguration. %d batches of %d pods per namespace, namespaces in "+
-		"rotating order, %d concurrent clients (client QPS 500, burst 1000). The pods carry a scheduling gate, so "+
-		"kube-scheduler does not compete for the CPUs (claimbridge translates gated pods as any other).\n\n", human(o.pods), human(o.nodes), r.batches, r.batchSize, o.clients)
+	fmt.Fprintf(w, "%s legacy pods (`nvidia.com/gpu: 1`, GFD product selector) created in each of six namespaces: one without "+
+		"the mode label (the webhook is never called); three that other webhook configurations send to a no-op webhook served "+
+		"in the bench process with claimbridge's certificate and TLS settings, which decodes the pod and allows it with nothing "+
+		"(kube-apiserver's own cost of a webhook call), with the warning claimbridge gives an audit pod, or with the annotation "+
+		"patch claimbridge gives an audit pod (each part of the audit response priced alone); one in `audit` mode (the webhook "+
+		"translates and checks, the pod is admitted with its decision annotations and a warning) and one in `enforce` mode "+
+		"(translated: the pod refers to the template and kube-controller-manager creates its ResourceClaim), both served by the "+
+		"`claimbridge serve` process above (%s-node fleet) behind the chart's MutatingWebhookConfiguration. %d batches of %d pods "+
+		"per namespace, namespaces in rotating order, %d concurrent clients (client QPS 500, burst 1000). The pods carry a "+
+		"scheduling gate, so kube-scheduler does not compete for the CPUs (claimbridge translates gated pods as any other).\n\n",
+		human(o.pods), human(o.nodes), r.batches, r.batchSize, o.clients)
 	fmt.Fprintln(w, "| namespace | pods | translated | claimbridge's Events | created/s | create p50 | create p99 | create p99.9 | create max |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	rows := []struct {
 		name string
 		cr   creation
 	}{{"no mode label (webhook not called)", r.legacy}, {"no-op webhook (called, allows: no patch, no warning)", r.noop},
+		{"no-op webhook answering with audit's warning", r.noopWarn}, {"no-op webhook answering with audit's annotation patch", r.noopPatch},
 		{"audit (webhook called, decision annotations and a warning)", r.audit}, {"enforce (webhook, pod translated)", r.enforce}}
 	for _, c := range rows {
 		fmt.Fprintf(w, "| %s | %d | %d | %s | %.0f | %s | %s | %s | %s |\n", c.name, len(c.cr.latency.latencies), c.cr.translated, eventsOf(c.cr),
@@ -240,8 +244,8 @@ func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 	fmt.Fprintln(w, "CPU time per pod created, by process, during each namespace's batches (from /proc; the batches of the "+
 		"other namespaces run in between, so asynchronous work such as the ResourceClaims of translated pods can land in any of them):")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| process | no mode label | no-op webhook | audit | enforce |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
+	fmt.Fprintln(w, "| process | no mode label | no-op webhook | no-op, audit's warning | no-op, audit's patch | audit | enforce |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	names := map[string]bool{}
 	for _, c := range rows {
 		for n := range c.cr.cpu {
@@ -263,7 +267,7 @@ func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 		return t
 	}
 	for _, n := range slices.Sorted(maps.Keys(names)) {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", n, perPod(r.legacy, n), perPod(r.noop, n), perPod(r.audit, n), perPod(r.enforce, n))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", n, perPod(r.legacy, n), perPod(r.noop, n), perPod(r.noopWarn, n), perPod(r.noopPatch, n), perPod(r.audit, n), perPod(r.enforce, n))
 	}
 	tp := func(cr creation) string {
 		if len(cr.latency.latencies) == 0 {
@@ -271,7 +275,7 @@ func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 		}
 		return dur(total(cr) / time.Duration(len(cr.latency.latencies)))
 	}
-	fmt.Fprintf(w, "| all | %s | %s | %s | %s |\n\n", tp(r.legacy), tp(r.noop), tp(r.audit), tp(r.enforce))
+	fmt.Fprintf(w, "| all | %s | %s | %s | %s | %s | %s |\n\n", tp(r.legacy), tp(r.noop), tp(r.noopWarn), tp(r.noopPatch), tp(r.audit), tp(r.enforce))
 	writeCPUPerPod(w, r)
 	fmt.Fprintln(w, "Admission latency histograms (requests per bucket) of the audit and enforce batches: kube-apiserver's "+
 		"`apiserver_admission_webhook_admission_duration_seconds` (the call as the apiserver sees it), claimbridge's "+
@@ -282,6 +286,7 @@ func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 	writeHistograms(w, "claimbridge", r.audit.self, r.enforce.self)
 	writeHistograms(w, "feasibility check", r.audit.feasibility, r.enforce.feasibility)
 	writeStages(w, r)
+	writeTail(w, o, r)
 }
 
 // CPU per pod goals (issue 24): the webhook's CPU per admitted pod at most
@@ -318,6 +323,8 @@ func writeCPUPerPod(w io.Writer, r apiserverResult) {
 		{"claimbridge, enforce (translated)", perPod(r.enforce, self), cpuWebhookGoal},
 		{"claimbridge, audit (annotations only)", perPod(r.audit, self), cpuWebhookGoal},
 		{"kube-apiserver, no-op webhook namespace (the cost of any webhook call)", perPod(r.noop, apiserver), 0},
+		{"kube-apiserver, no-op webhook answering with audit's warning", perPod(r.noopWarn, apiserver), 0},
+		{"kube-apiserver, no-op webhook answering with audit's annotation patch", perPod(r.noopPatch, apiserver), 0},
 		{"kube-apiserver, audit namespace (webhook called)", perPod(r.audit, apiserver), cpuAuditGoal},
 		{"kube-apiserver, enforce namespace (webhook called, pod translated)", perPod(r.enforce, apiserver), 0},
 	} {

@@ -161,3 +161,41 @@ func writeStages(w io.Writer, r apiserverResult) {
 		fmt.Fprintln(w)
 	}
 }
+
+// writeTail writes the tail of the admissions inside claimbridge
+// (claimbridge_admission_duration_seconds, buckets ×1.5 apart: a quantile
+// is interpolated inside its bucket, the max is its bucket's bound or, over
+// --slow-admission, the slowest logged) beside the client's create latency.
+func writeTail(w io.Writer, o options, r apiserverResult) {
+	fmt.Fprintf(w, "The tail at %s nodes: the admissions inside claimbridge (`claimbridge_admission_duration_seconds`, quantiles "+
+		"interpolated in buckets ×1.5 apart; the max is the bound of the highest bucket reached, or the slowest admission "+
+		"claimbridge logged over 100 ms) and the pod creations as the bench client saw them (kube-apiserver, etcd and the "+
+		"webhook call):\n\n", human(o.nodes))
+	fmt.Fprintln(w, "| admissions | p50 | p99 | p99.9 | max |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, c := range []struct {
+		name string
+		cr   creation
+	}{{"audit", r.audit}, {"enforce", r.enforce}} {
+		q := func(p float64) string {
+			if d, ok := c.cr.whole.quantile(p); ok {
+				return dur(d)
+			}
+			return "–"
+		}
+		most := "–"
+		if d, ok := c.cr.whole.maxBound(); ok {
+			most = "≤ " + dur(d)
+		}
+		for _, s := range c.cr.slow {
+			if s.total > 100*time.Millisecond {
+				most = dur(slices.MaxFunc(c.cr.slow, func(a, b slowAdmission) int { return int(a.total - b.total) }).total)
+				break
+			}
+		}
+		fmt.Fprintf(w, "| claimbridge, %s | %s | %s | %s | %s |\n", c.name, q(0.5), q(0.99), q(0.999), most)
+		l := c.cr.latency
+		fmt.Fprintf(w, "| pod creation, %s | %s | %s | %s | %s |\n", c.name, dur(l.quantile(0.5)), dur(l.quantile(0.99)), dur(l.quantile(0.999)), dur(l.max()))
+	}
+	fmt.Fprintln(w)
+}

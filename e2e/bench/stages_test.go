@@ -27,3 +27,29 @@ func TestSlowAdmissionsReadsServesLog(t *testing.T) {
 		t.Errorf("read %+v from %q", s, buf.String())
 	}
 }
+
+// TestHistogramTail: quantiles are interpolated inside the bucket that
+// holds the rank, the max is the bound of the highest bucket reached, and a
+// histogram without samples (or with the rank past the last finite bound)
+// gives none.
+func TestHistogramTail(t *testing.T) {
+	h := histogram{bounds: []string{"0.001", "0.002", "0.004", "+Inf"}, counts: []float64{50, 90, 100, 100}}
+	for q, want := range map[float64]time.Duration{0.5: time.Millisecond, 0.7: 1500 * time.Microsecond, 0.95: 3 * time.Millisecond, 1: 4 * time.Millisecond} {
+		if got, ok := h.quantile(q); !ok || got != want {
+			t.Errorf("quantile(%v) = %v %v, want %v", q, got, ok, want)
+		}
+	}
+	if got, ok := h.maxBound(); !ok || got != 4*time.Millisecond {
+		t.Errorf("maxBound = %v %v, want 4ms", got, ok)
+	}
+	over := histogram{bounds: h.bounds, counts: []float64{50, 90, 99, 100}}
+	if _, ok := over.quantile(0.999); ok {
+		t.Error("a rank in the +Inf bucket has a quantile")
+	}
+	if _, ok := over.maxBound(); ok {
+		t.Error("a sample in the +Inf bucket has a finite max")
+	}
+	if _, ok := (histogram{}).quantile(0.5); ok {
+		t.Error("an empty histogram has a quantile")
+	}
+}

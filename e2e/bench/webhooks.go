@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -99,8 +100,12 @@ func admissionReview(pod *corev1.Pod) ([]byte, error) {
 	})
 }
 
-// noopHandler is the floor: decode the pod, allow it.
-type noopHandler struct{ decoder admission.Decoder }
+// noopHandler is the floor: decode the pod, allow it; with an answer, give
+// that answer instead (a canned patch or warnings).
+type noopHandler struct {
+	decoder admission.Decoder
+	answer  *atomic.Pointer[admissionv1.AdmissionResponse]
+}
 
 var _ admission.Handler = noopHandler{}
 
@@ -108,6 +113,11 @@ func (h noopHandler) Handle(_ context.Context, req admission.Request) admission.
 	pod := &corev1.Pod{}
 	if err := h.decoder.Decode(req, pod); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
+	}
+	if h.answer != nil {
+		if a := h.answer.Load(); a != nil {
+			return admission.Response{AdmissionResponse: *a}
+		}
 	}
 	return admission.Allowed("")
 }
@@ -212,7 +222,7 @@ func benchWebhook(ctx context.Context, w io.Writer, o options) error {
 	}
 	nodes := human(o.webhookNodes)
 	targets := []*target{
-		{key: "noop", title: "no-op webhook (decode the pod, allow)", handler: noopHandler{admission.NewDecoder(clientgoscheme.Scheme)}},
+		{key: "noop", title: "no-op webhook (decode the pod, allow)", handler: noopHandler{decoder: admission.NewDecoder(clientgoscheme.Scheme)}},
 		{key: "translate", title: "claimbridge without feasibility (translate; inventory not synced, so no allocator and no patch)", handler: handler(unsynced{static()}, 0, policy)},
 		{key: "placement-off", title: "claimbridge with feasibility, " + nodes + " nodes, verdict cache on, placement proof off (`placement: Off`)", handler: handler(static(), 0, placementOff)},
 		{key: "feasibility", title: "claimbridge with feasibility, " + nodes + " nodes, verdict cache on (translate, cached placement proof and check, patch)", handler: handler(static(), 0, policy)},
