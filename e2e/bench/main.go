@@ -277,6 +277,17 @@ func benchCluster(ctx context.Context, w io.Writer, o options) error {
 	if err != nil {
 		return err
 	}
+	// The chart passes the container's memory limit to the runtime as
+	// GOMEMLIMIT: the same fleet with the limit at the objects' heap.
+	progress("memory: claimbridge with %d nodes, GOMEMLIMIT %s", o.nodes, mib(objects.ObjectsHeap))
+	if srv, err = startServe(ctx, bin, c.Kubeconfig, certDir, fmt.Sprintf("GOMEMLIMIT=%d", objects.ObjectsHeap)); err != nil {
+		return err
+	}
+	limited, err := srv.measure(ctx, memNS.Name, o.nodes, 0)
+	srv.stop()
+	if err != nil {
+		return err
+	}
 	// The same fleet with pods bound to its nodes: a fresh server, so that
 	// its peak RSS is its own.
 	podsPublished, err := publishFleetPods(ctx, c, o.nodes, o.memoryPods)
@@ -303,7 +314,7 @@ func benchCluster(ctx context.Context, w io.Writer, o options) error {
 			return err
 		}
 	}
-	writeMemory(w, o, published, empty, objects, full)
+	writeMemory(w, o, published, empty, objects, full, limited)
 	writeMemoryPods(w, o, podsPublished, full, objects, withPods, objectsPods)
 
 	// The same server, now behind the chart's webhook configuration.

@@ -142,13 +142,13 @@ func writePlacementCost(w io.Writer, o options, targets []*target) {
 		ratio(on.saturated.throughput(), off.saturated.throughput()))
 }
 
-func writeMemory(w io.Writer, o options, published time.Duration, empty, objects, full memSample) {
+func writeMemory(w io.Writer, o options, published time.Duration, empty, objects, full, limited memSample) {
 	fmt.Fprintf(w, "### Memory with %s nodes × 16 devices\n\n", human(o.nodes))
 	fmt.Fprintf(w, "%s Nodes (with status) and %s ResourceSlices holding %s devices (8 H100 GPUs and 8 RDMA NICs per node) published "+
 		"to the control plane in %v. claimbridge is the built binary (`claimbridge serve`, cert-manager mode) in its own process, "+
 		"measured once its inventory holds every node and two pods were admitted (the first builds the inventory snapshot and "+
-		"runs the allocator), 2 s later: RSS and peak RSS from /proc, live heap after its last GC from `GODEBUG=gctrace=1` "+
-		"(MiB resolution). The same binary was measured before the fleet was published. The baseline, the informer objects' own "+
+		"runs the allocator), 2 s later: RSS and peak RSS from /proc, then the live heap after a GC the measurement forces "+
+		"(pprof's `heap?gc=1`; from `GODEBUG=gctrace=1`, MiB resolution). The same binary was measured before the fleet was published. The baseline, the informer objects' own "+
 		"size, is the Go heap that another process holds after listing the same Nodes, ResourceSlices and DeviceClasses with "+
 		"the same client (pages of 500, as an informer) and two full GCs.\n\n",
 		human(objects.Nodes), human(objects.Slices), human(objects.Devices), published.Round(time.Second))
@@ -157,9 +157,15 @@ func writeMemory(w io.Writer, o options, published time.Duration, empty, objects
 	fmt.Fprintf(w, "| claimbridge, empty fleet | %s | %s | %s |\n", mib(empty.HeapAlloc), mib(empty.RSS), mib(empty.HWM))
 	fmt.Fprintf(w, "| claimbridge, %s nodes (every node in the inventory %.1f s after start, first pod translated after %.1f s, in %s) | %s | %s | %s |\n",
 		human(o.nodes), full.SyncSeconds, full.TranslatingSeconds, dur(time.Duration(full.FirstSeconds*float64(time.Second))), mib(full.HeapAlloc), mib(full.RSS), mib(full.HWM))
+	fmt.Fprintf(w, "| claimbridge, %s nodes, `GOMEMLIMIT` at the objects' heap (%s), as the chart sets it from the container's memory limit "+
+		"(%d GCs to the measurement; %d without the limit) | %s | %s | %s |\n",
+		human(o.nodes), mib(objects.ObjectsHeap), limited.GCs, full.GCs, mib(limited.HeapAlloc), mib(limited.RSS), mib(limited.HWM))
 	fmt.Fprintf(w, "| the listed objects (protobuf encoding: %s) | %s held by the objects | – | – |\n", mib(objects.ObjectsProto), mib(objects.ObjectsHeap))
 	fmt.Fprintln(w)
 	writeMemoryRatios(w, empty, "empty fleet", full, objects)
+	q := ratio(float64(limited.RSS), float64(objects.ObjectsHeap))
+	fmt.Fprintf(w, "| webhook RSS with `GOMEMLIMIT` at the objects' heap vs the objects' heap | %s | %s | %.2f× | ≤ %g× | %s |\n",
+		mib(limited.RSS), mib(objects.ObjectsHeap), q, memoryGoal, met(q, memoryGoal, true))
 	fmt.Fprintln(w)
 }
 
