@@ -31,7 +31,8 @@ func reservedClaim(i int, v Verdict) *resourceapi.ResourceClaim {
 // chose before answers every pod as a search over the whole snapshot does
 // — kind, node, devices and reasons — and does ask it, or search from the
 // first node it served when that node is full; and a snapshot of the
-// chain answers as one built anew with the same claims.
+// chain (WithClaimsAfter derives each snapshot from the one before when the
+// reservations only grew) answers as one built anew with the same claims.
 func TestChecksOfABurstAnswerAsTheSearch(t *testing.T) {
 	shapes := [][]*resourceapi.ResourceClaimSpec{
 		{makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1).Obj()},
@@ -78,7 +79,7 @@ func TestChecksOfABurstAnswerAsTheSearch(t *testing.T) {
 					if diff := cmp.Diff(want, got, ignore); diff != "" {
 						t.Fatalf("step %d (shape %d): verdict (-search,+burst):\n%s", step, step%len(shapes), diff)
 					}
-					if chain {
+					{ // Either way, a chain: WithClaimsAfter derives each from the one before.
 						anew := *inv
 						anew.Claims = append(slices.Clone(inv.Claims), held...)
 						built := NewChecker(Options{CacheSize: -1, Timeout: time10s, Parallelism: 1}).Check(t.Context(), mustSnapshot(t, &anew), pod, claims)
@@ -116,6 +117,7 @@ func TestLineageBreaksWhenDevicesComeBack(t *testing.T) {
 	}{
 		"one more claim":        {fleet.WithClaimsAfter(first, held[:3], 3), true},
 		"the same claims":       {fleet.WithClaimsAfter(first, held[:2], 3), true},
+		"in another order":      {fleet.WithClaimsAfter(first, []*resourceapi.ResourceClaim{held[2], held[1], held[0]}, 3), true},
 		"a claim released":      {fleet.WithClaimsAfter(first, held[1:3], 3), false},
 		"the same devices anew": {fleet.WithClaimsAfter(first, append([]*resourceapi.ResourceClaim{held[0].DeepCopy()}, held[1:3]...), 3), false},
 		"another fleet":         {mustSnapshot(t, inventoryFrom(fleetgen.Synthetic(8))).WithClaimsAfter(first, held[:3], 3), false},

@@ -60,28 +60,36 @@ func (x *poolIndex) build(nodes []*nodeInfo) map[[2]string][]int {
 // claims are modified; claims must not be modified afterwards.
 func (s *Snapshot) WithClaims(claims []*resourceapi.ResourceClaim, generation uint64) *Snapshot {
 	d := s.withClaims(slices.Concat(s.claims, claims), claims, generation, withAllocations(s.allocated, claims, s.features))
-	d.parent, d.added = s.id, claims
+	d.root, d.held = s.id, claims
 	return d
 }
 
 // WithClaimsAfter is WithClaims for the snapshot that follows prev. When
-// prev was made by WithClaims (or WithClaimsAfter) from s too and every
-// claim prev added is among claims (the same objects: a claim is never
+// prev was made by WithClaimsAfter (or WithClaims) from s too and every
+// claim prev holds on s is among claims (the same objects: a claim is never
 // modified), the result holds every allocation prev holds, on the same
 // fleet and pods, and continues prev's lineage: a node that could not
 // serve a pod on prev cannot serve it on the result, so a check that chose
-// a node on prev asks that node alone first ([Checker.Check]). The test
-// costs time proportional to the claims. prev may be nil.
+// a node on prev asks that node alone first ([Checker.Check]). When the
+// claims prev holds are the first of claims, in order (a record that only
+// grew), the result is derived from prev: its cost grows with the claims
+// added since and the nodes they touch, not with every claim held. prev
+// may be nil.
 func (s *Snapshot) WithClaimsAfter(prev *Snapshot, claims []*resourceapi.ResourceClaim, generation uint64) *Snapshot {
+	if prev != nil && prev.root == s.id && len(prev.held) <= len(claims) && slices.Equal(prev.held, claims[:len(prev.held)]) {
+		d := prev.Holding(claims[len(prev.held):], generation)
+		d.root, d.held = s.id, claims
+		return d
+	}
 	d := s.WithClaims(claims, generation)
-	if prev == nil || prev.parent != s.id || len(prev.added) > len(claims) {
+	if prev == nil || prev.root != s.id || len(prev.held) > len(claims) {
 		return d
 	}
 	held := make(map[*resourceapi.ResourceClaim]bool, len(claims))
 	for _, c := range claims {
 		held[c] = true
 	}
-	for _, c := range prev.added {
+	for _, c := range prev.held {
 		if !held[c] {
 			return d
 		}

@@ -76,10 +76,12 @@ type Snapshot struct {
 	// lineage: the same fleet and pods, each holding every allocation of
 	// the one before it and maybe more (WithClaimsAfter), so that a node
 	// that could not serve a pod on one cannot serve it on a later one.
-	// parent is the id of the snapshot WithClaims derived this one from and
-	// added the claims it added (0 and nil otherwise).
-	id, epoch, parent uint64
-	added             []*resourceapi.ResourceClaim
+	// root is the id of the snapshot WithClaims derived this one from and
+	// held the claims it holds on top of it (0 and nil otherwise);
+	// WithClaimsAfter keeps them along a chain of snapshots it derived one
+	// from the other.
+	id, epoch, root uint64
+	held            []*resourceapi.ResourceClaim
 
 	mu         sync.Mutex
 	allocators map[*cel.Cache]*allocatorPair

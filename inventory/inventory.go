@@ -81,8 +81,11 @@ type Inventory struct {
 	generation atomic.Uint64 // moves with every change a verdict reads
 	fleetGen   atomic.Uint64 // moves with every change of the fleet but its allocations
 	claimGen   atomic.Uint64 // moves with every change of the allocated claims
-	podGen     atomic.Uint64 // moves with every change of the bound pods
-	synced     atomic.Bool
+	// pendingUnheld moves when a translated pod waiting for its claim shows
+	// up without a reservation of this replica (PendingVersion).
+	pendingUnheld atomic.Uint64
+	podGen        atomic.Uint64 // moves with every change of the bound pods
+	synced        atomic.Bool
 
 	// podNodes are the nodes whose bound pods changed since the fleet
 	// snapshot last summed their usage (podsChangedOn, takePodNodes).
@@ -619,6 +622,11 @@ func (inv *Inventory) podEvent(o, n any) {
 			inv.reserved.Release(id)
 		} else {
 			inv.reserved.Seen(id, p.UID)
+			if !PodDone(p) && !inv.reserved.Held(id, time.Now()) {
+				// Translated, waiting, and not held here: another
+				// replica's, or this one's before a restart.
+				inv.pendingUnheld.Add(1)
+			}
 		}
 	}
 	old, _ := o.(*corev1.Pod)
@@ -671,6 +679,11 @@ func (inv *Inventory) PendingTranslatedWhere(keep func(*corev1.Pod) bool) []*cor
 	slices.SortFunc(out, PendingOrder)
 	return out
 }
+
+// PendingVersion moves when a translated pod waiting for its claim shows
+// up, or changes, without a reservation of this replica holding its
+// devices: a TakeOver then has a pod to look at (Reservations.TakeOver).
+func (inv *Inventory) PendingVersion() uint64 { return inv.pendingUnheld.Load() }
 
 // Allocations implements handler's allocationSource: the claim indexes.
 func (inv *Inventory) Allocations() Allocations { return inv }

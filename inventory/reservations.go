@@ -2,7 +2,6 @@ package inventory
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -36,6 +35,24 @@ type Reservations struct {
 	mu    sync.Mutex
 	byID  map[string]*reservation
 	tried map[string]time.Time // pods of other admissions that could not be taken over, until when
+	// order lists the ids in the order they were reserved (with ids
+	// released since, dropped when the claims are listed next); claims is
+	// the reservations as claims in that order, until they change: the
+	// snapshots of a burst see the claims of the one before first, the
+	// same objects, and pay only for the new ones
+	// (feasibility.Snapshot.WithClaimsAfter).
+	order  []string
+	claims []*resourceapi.ResourceClaim
+	// A sweep has nothing to drop before nextExpiry, while the
+	// allocations' version stays at sweptAt and no reservation learned
+	// its pod's UID (sweptAt 0: sweep).
+	nextExpiry time.Time
+	sweptAt    uint64
+	// removed moves when a reservation or a tried mark ends: the pod it
+	// covered may be taken over. tookOver is what the last TakeOver that
+	// went through the pending pods saw (takeOverState).
+	removed  atomic.Uint64
+	tookOver takeOverState
 }
 
 type reservation struct {
@@ -94,10 +111,22 @@ func (r *Reservations) Reserve(id string, checked *corev1.Pod, claims []*resourc
 	res := &reservation{namespace: checked.Namespace, pod: checked.Name, node: v.Node, results: slices.Clone(v.Results),
 		expires: created.Add(r.ttl), checked: checked, claims: claims}
 	res.asClaim(id)
+	if _, again := r.byID[id]; !again {
+		r.order = append(r.order, id)
+	}
 	r.byID[id] = res
 	delete(r.tried, id)
+	r.claims = nil
+	r.expiresBy(res.expires)
 	r.mu.Unlock()
 	r.version.Add(1)
+}
+
+// expiresBy moves the next sweep no later than t; r.mu is held.
+func (r *Reservations) expiresBy(t time.Time) {
+	if r.nextExpiry.IsZero() || t.Before(r.nextExpiry) {
+		r.nextExpiry = t
+	}
 }
 
 // Conflicting lists the reservations (id, the pod and claims checked) that
@@ -165,6 +194,7 @@ func (r *Reservations) Repick(c Conflict, v feasibility.Verdict) {
 		res.node, res.results = v.Node, slices.Clone(v.Results)
 		res.asClaim(c.ID)
 		res.freeAt = 0
+		r.claims = nil
 	}
 	r.mu.Unlock()
 	if ok {
@@ -218,8 +248,15 @@ func AllocatedOwners(c *resourceapi.ResourceClaim) []types.UID {
 func (r *Reservations) Release(id string) {
 	r.mu.Lock()
 	_, held := r.byID[id]
+	_, tried := r.tried[id]
 	delete(r.byID, id)
 	delete(r.tried, id)
+	if held {
+		r.claims = nil
+	}
+	if held || tried {
+		r.removed.Add(1)
+	}
 	r.mu.Unlock()
 	if held {
 		r.version.Add(1)
@@ -234,6 +271,9 @@ func (r *Reservations) Seen(id string, uid types.UID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if res, ok := r.byID[id]; ok && uid != "" {
+		if res.uid != uid {
+			r.sweptAt = 0 // its claim may be allocated already
+		}
 		res.uid = uid
 	}
 }
@@ -254,6 +294,7 @@ func (r *Reservations) Held(id string, now time.Time) bool {
 func (r *Reservations) Tried(id string, now time.Time) {
 	r.mu.Lock()
 	r.tried[id] = now.Add(r.ttl)
+	r.expiresBy(now.Add(r.ttl))
 	r.mu.Unlock()
 }
 
@@ -281,20 +322,47 @@ func (r *Reservations) Sweep(now time.Time, allocated Allocations) { r.sweep(now
 // reservation held would look free until the inventory's claim handler
 // runs (the informer's index shows a claim before its handler is called).
 func (r *Reservations) sweep(now time.Time, allocated Allocations) (claimed bool) {
+	// The allocations' version, read before they are asked: a claim
+	// allocated after it moves it again, and the next sweep looks.
+	var version uint64
+	versioned, _ := allocated.(interface{ AllocationsVersion() uint64 })
+	if versioned != nil {
+		version = versioned.AllocationsVersion() + 1
+	}
 	r.mu.Lock()
+	if version != 0 && version == r.sweptAt && now.Before(r.nextExpiry) {
+		// Nothing expired, no claim was allocated and no pod's UID came
+		// since the last sweep: it would drop nothing.
+		r.mu.Unlock()
+		return false
+	}
 	expired := false
+	r.nextExpiry = time.Time{}
 	for id, res := range r.byID {
 		byClaim := allocated != nil && res.uid != "" && allocated.PodClaimAllocated(res.uid)
 		if !now.Before(res.expires) || byClaim {
 			delete(r.byID, id)
 			expired = true
 			claimed = claimed || byClaim
+			continue
 		}
+		r.expiresBy(res.expires)
 	}
 	for id, until := range r.tried {
 		if !now.Before(until) {
 			delete(r.tried, id)
+			r.removed.Add(1)
+			continue
 		}
+		r.expiresBy(until)
+	}
+	if r.nextExpiry.IsZero() {
+		r.nextExpiry = now.Add(r.ttl) // nothing held: the next Reserve or Tried moves it
+	}
+	r.sweptAt = version
+	if expired {
+		r.claims = nil
+		r.removed.Add(1)
 	}
 	r.mu.Unlock()
 	if expired {
@@ -304,16 +372,31 @@ func (r *Reservations) sweep(now time.Time, allocated Allocations) (claimed bool
 }
 
 // AsClaims returns the reservations as allocated ResourceClaims, for the
-// inventory to count like any allocation, sorted by id so that the same
-// record gives the same claims.
+// inventory to count like any allocation, in the order they were made (a
+// reservation picked again keeps its place): the same record gives the
+// same claims, and a record that only grew gives the claims it gave
+// before, first. The slice is shared until the record changes: callers do
+// not modify it.
 func (r *Reservations) AsClaims() []*resourceapi.ResourceClaim {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ids := slices.Sorted(maps.Keys(r.byID))
-	out := make([]*resourceapi.ResourceClaim, 0, len(ids))
-	for _, id := range ids {
-		out = append(out, r.byID[id].claim)
+	if len(r.byID) == 0 {
+		r.order = r.order[:0]
+		return nil
 	}
+	if r.claims != nil {
+		return r.claims
+	}
+	order, out := r.order[:0], make([]*resourceapi.ResourceClaim, 0, len(r.byID))
+	seen := make(map[string]bool, len(r.byID))
+	for _, id := range r.order {
+		if res, ok := r.byID[id]; ok && !seen[id] {
+			seen[id] = true
+			order = append(order, id)
+			out = append(out, res.claim)
+		}
+	}
+	r.order, r.claims = order, out
 	return out
 }
 

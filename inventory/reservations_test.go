@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/feasibility"
 )
 
@@ -248,5 +250,181 @@ func TestConflictsAreLookedForOncePerVersionOfTheAllocations(t *testing.T) {
 	asked = 0
 	if got := r.Conflicting(at(2, "gpu-1")); len(got) != 0 || asked != 1 {
 		t.Errorf("after the new pick: conflicts %v after asking about %d devices, want none after 1", got, asked)
+	}
+}
+
+// The claims come in the order the reservations were made, as the same
+// objects while the record does not change: a record that grew gives the
+// claims it gave before, first (what lets a burst's snapshots be derived
+// one from the other). A reservation picked again keeps its place; one
+// released leaves the others in order.
+func TestReservationClaimsKeepTheirOrder(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	r := NewReservations(time.Minute)
+	names := func(claims []*resourceapi.ResourceClaim) string {
+		var out []string
+		for _, c := range claims {
+			out = append(out, c.Name)
+		}
+		return fmt.Sprint(out)
+	}
+	for _, id := range []string{"z", "a", "m"} {
+		r.Reserve(id, podNamed("p-"+id), nil, fitsOn("n1", "gpu-"+id), t0)
+	}
+	first := r.AsClaims()
+	if got, want := names(first), "[claimbridge-reserved-z claimbridge-reserved-a claimbridge-reserved-m]"; got != want {
+		t.Fatalf("claims %s, want %s", got, want)
+	}
+	if again := r.AsClaims(); &again[0] != &first[0] {
+		t.Error("an unchanged record made its claims anew")
+	}
+	r.Reserve("b", podNamed("p-b"), nil, fitsOn("n1", "gpu-b"), t0)
+	grown := r.AsClaims()
+	if len(grown) != 4 || grown[0] != first[0] || grown[1] != first[1] || grown[2] != first[2] {
+		t.Errorf("the grown record's claims %s do not start with the claims before, the same objects", names(grown))
+	}
+	r.Repick(Conflict{ID: "a"}, fitsOn("n2", "gpu-x"))
+	r.Release("z")
+	if got, want := names(r.AsClaims()), "[claimbridge-reserved-a claimbridge-reserved-m claimbridge-reserved-b]"; got != want {
+		t.Errorf("after a repick and a release: %s, want %s", got, want)
+	}
+	if got := r.AsClaims()[0].Status.Allocation.Devices.Results[0].Pool; got != "n2" {
+		t.Errorf("the repicked reservation's claim is on %s, want n2", got)
+	}
+}
+
+// A sweep that cannot drop anything (no expiry due, the allocations'
+// version where it was, no pod's UID learned) asks nothing; an expiry, a
+// new version or a UID learned since makes it look again.
+func TestASweepLooksOnlyWhenSomethingCanHaveEnded(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	r := NewReservations(time.Minute)
+	r.Reserve("a", podNamed("p-a"), nil, fitsOn("n1", "gpu-0"), t0)
+	r.Reserve("b", podNamed("p-b"), nil, fitsOn("n1", "gpu-1"), t0.Add(30*time.Second))
+	r.Seen("a", "uid-a")
+	owners := map[types.UID]bool{}
+	alloc := func(version uint64) versionedAllocations {
+		return versionedAllocations{claimAllocations: claimAllocations{devices: map[string]bool{}, owners: owners}, version: version, asked: new(int)}
+	}
+	held := func(now time.Time, a versionedAllocations) string {
+		r.Sweep(now, a)
+		var ids []string
+		for _, c := range r.AsClaims() {
+			ids = append(ids, c.Name[len("claimbridge-reserved-"):])
+		}
+		return fmt.Sprint(ids)
+	}
+	if got := held(t0, alloc(1)); got != "[a b]" {
+		t.Fatalf("held %s, want [a b]", got)
+	}
+	// The claim of a's pod is allocated, but the version did not move: the
+	// sweep does not look (the version moves after the indexes show it).
+	owners["uid-a"] = true
+	if got := held(t0.Add(time.Second), alloc(1)); got != "[a b]" {
+		t.Errorf("with the version unchanged: held %s, want [a b]", got)
+	}
+	if got := held(t0.Add(time.Second), alloc(2)); got != "[b]" {
+		t.Errorf("once the version moved: held %s, want [b]", got)
+	}
+	// b's pod's UID is learned after its claim was allocated, with no
+	// version move since: the sweep looks again.
+	owners["uid-b"] = true
+	r.Seen("b", "uid-b")
+	if got := held(t0.Add(2*time.Second), alloc(2)); got != "[]" {
+		t.Errorf("after b's UID was seen: held %s, want []", got)
+	}
+	// Expiry: c's reservation ends at its TTL whatever the version.
+	r.Reserve("c", podNamed("p-c"), nil, fitsOn("n1", "gpu-2"), t0)
+	if got := held(t0.Add(59*time.Second), alloc(2)); got != "[c]" {
+		t.Errorf("before c's TTL: held %s, want [c]", got)
+	}
+	if got := held(t0.Add(time.Minute), alloc(2)); got != "[]" {
+		t.Errorf("at c's TTL: held %s, want []", got)
+	}
+}
+
+// pendingSource is a HeldSource whose pending pods have no template: a
+// TakeOver marks each it looks at as tried. It counts the listings.
+type pendingSource struct {
+	pods     []*corev1.Pod
+	pending  uint64 // PendingVersion; 0: the source does not count
+	alloc    versionedAllocations
+	listings int
+}
+
+func (s *pendingSource) Snapshot(time.Time) (*feasibility.Snapshot, error) {
+	return nil, errors.New("no fleet")
+}
+func (s *pendingSource) Allocations() Allocations { return s.alloc }
+func (s *pendingSource) PendingTranslatedWhere(keep func(*corev1.Pod) bool) []*corev1.Pod {
+	s.listings++
+	var out []*corev1.Pod
+	for _, p := range s.pods {
+		if keep(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+func (s *pendingSource) Template(string, string) (*resourceapi.ResourceClaimTemplate, bool) {
+	return nil, false
+}
+
+type countingPendingSource struct{ *pendingSource }
+
+func (s countingPendingSource) PendingVersion() uint64 { return s.pending }
+
+// A TakeOver goes through the pending pods again only when one can have
+// come unheld since the last that did: a pod shown without a reservation
+// here (PendingVersion), a reservation or a tried mark ended, a claim
+// allocated. A source that does not count its pending pods is gone
+// through every time.
+func TestATakeOverLooksAgainOnlyWhenAPodCanHaveComeUnheld(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	pod := func(id string) *corev1.Pod {
+		p := podNamed("p-" + id)
+		p.Annotations = map[string]string{api.AnnotationAdmission: id}
+		return p
+	}
+	src := &pendingSource{pods: []*corev1.Pod{pod("a")}, pending: 1,
+		alloc: versionedAllocations{claimAllocations: newClaimAllocations(nil), version: 1, asked: new(int)}}
+	r := NewReservations(time.Minute)
+	counted := countingPendingSource{src}
+	step := func(name string, now time.Time, wantListings int) {
+		t.Helper()
+		src.listings = 0
+		r.TakeOver(t.Context(), counted, nil, now)
+		if src.listings != wantListings {
+			t.Errorf("%s: listed the pending pods %d times, want %d", name, src.listings, wantListings)
+		}
+	}
+	step("the first", t0, 1)
+	step("nothing changed", t0, 0)
+	src.pods, src.pending = append(src.pods, pod("b")), 2
+	step("a pod shown unheld", t0, 1)
+	if !r.Held("b", t0) {
+		t.Error("the pod shown unheld was not looked at (tried)")
+	}
+	step("nothing changed since", t0, 0)
+	src.alloc.version = 2
+	step("a claim allocated", t0, 1)
+	r.Reserve("c", podNamed("p-c"), nil, fitsOn("n1", "gpu-0"), t0)
+	step("a reservation made", t0, 0)
+	r.Release("c")
+	step("a reservation released", t0, 1)
+	// The tried marks end at the TTL; the sweep that drops them makes the
+	// next TakeOver look, and try the pods again.
+	later := t0.Add(time.Minute)
+	r.Sweep(later, src.alloc)
+	step("the tried marks ended", later, 1)
+	if !r.Held("a", later) || !r.Held("b", later) {
+		t.Error("the pods whose tried marks ended were not tried again")
+	}
+	src.listings = 0
+	for range 3 {
+		r.TakeOver(t.Context(), src, nil, later)
+	}
+	if src.listings != 3 {
+		t.Errorf("a source that does not count its pending pods was listed %d times in 3 TakeOvers, want 3", src.listings)
 	}
 }

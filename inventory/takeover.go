@@ -36,6 +36,22 @@ type HeldSource interface {
 func (r *Reservations) TakeOver(ctx context.Context, src HeldSource, checker *feasibility.Checker, now time.Time) int {
 	r.repickConflicting(ctx, src, checker, now)
 	allocated := src.Allocations()
+	// Read before the pods are listed: what changes while they are gone
+	// through moves it past what is recorded, and the next one looks.
+	state := takeOverStateOf(src, allocated, r)
+	if state.known {
+		r.mu.Lock()
+		same := r.tookOver == state
+		r.mu.Unlock()
+		if same {
+			return 0
+		}
+		defer func() {
+			r.mu.Lock()
+			r.tookOver = state
+			r.mu.Unlock()
+		}()
+	}
 	// kube-scheduler allocated the claim of a pod it has not bound yet:
 	// the inventory counts that claim already (its reservation ended for
 	// that reason); holding devices for it again would count the pod twice.
@@ -62,6 +78,30 @@ func (r *Reservations) TakeOver(ctx context.Context, src HeldSource, checker *fe
 		taken++
 	}
 	return taken
+}
+
+// takeOverState is what can give a TakeOver a pod to take over: a pending
+// translated pod that came unheld (PendingVersion), a reservation or a
+// tried mark that ended (removed), a claim allocated (the allocations'
+// version). While none moves, a TakeOver that went through every pending
+// pod would find the same ones held, tried or allocated: it need not go
+// through them again.
+type takeOverState struct {
+	pending, removed, allocations uint64
+	known                         bool
+}
+
+// pendingVersioned is a HeldSource that counts the pending translated pods
+// that came unheld (the informer-backed Inventory).
+type pendingVersioned interface{ PendingVersion() uint64 }
+
+func takeOverStateOf(src HeldSource, allocated Allocations, r *Reservations) takeOverState {
+	p, ok := src.(pendingVersioned)
+	a, versioned := allocated.(interface{ AllocationsVersion() uint64 })
+	if !ok || !versioned {
+		return takeOverState{}
+	}
+	return takeOverState{pending: p.PendingVersion(), removed: r.removed.Load(), allocations: a.AllocationsVersion(), known: true}
 }
 
 // repickConflicting picks again the devices of reservations that
