@@ -9,6 +9,7 @@ package feasibility
 import (
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/claimbridge/claimbridge/translate"
 	corev1 "k8s.io/api/core/v1"
@@ -102,13 +103,8 @@ type Unservable struct {
 // reports no allocatable at all (a node registering: what it offers is not
 // known yet).
 func (s *Snapshot) LegacyUnservable(pod *corev1.Pod) []Unservable {
-	if len(s.nodes) == 0 {
+	if len(s.nodes) == 0 || s.legacy.registering(s.nodes) {
 		return nil
-	}
-	for _, ni := range s.nodes {
-		if len(ni.node.Status.Allocatable) == 0 {
-			return nil
-		}
 	}
 	requests := podRequests(pod)
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
@@ -117,12 +113,7 @@ func (s *Snapshot) LegacyUnservable(pod *corev1.Pod) []Unservable {
 		if !translate.IsExtendedResource(n) || s.draServes(n) {
 			continue
 		}
-		u := Unservable{Resource: n, Requested: requests[n]}
-		for _, ni := range s.nodes {
-			if have, ok := ni.node.Status.Allocatable[n]; ok && have.Cmp(u.Most) > 0 {
-				u.Most = have.DeepCopy()
-			}
-		}
+		u := Unservable{Resource: n, Requested: requests[n], Most: s.legacy.most(s.nodes, n)}
 		if u.Requested.Cmp(u.Most) > 0 {
 			out = append(out, u)
 			continue
@@ -155,3 +146,47 @@ func (s *Snapshot) excludedOffering(pod *corev1.Pod, required nodeaffinity.Requi
 
 // DRADevices is the number of DRA devices the snapshot's nodes see.
 func (s *Snapshot) DRADevices() int { return s.devices }
+
+// legacyOffers remembers, for the nodes of a fleet snapshot (shared by the
+// snapshots derived from it: their nodes are the same objects), whether a
+// node reports no allocatable yet and the most of each extended resource a
+// node advertises: what LegacyUnservable asks of every node for every pod.
+type legacyOffers struct {
+	once   sync.Once
+	unsure bool
+	mu     sync.Mutex
+	byName map[corev1.ResourceName]resource.Quantity
+}
+
+// registering: a node reports no allocatable at all.
+func (o *legacyOffers) registering(nodes []*nodeInfo) bool {
+	o.once.Do(func() {
+		for _, ni := range nodes {
+			if len(ni.node.Status.Allocatable) == 0 {
+				o.unsure = true
+				return
+			}
+		}
+	})
+	return o.unsure
+}
+
+// most is the most of name a node advertises (zero when none does).
+func (o *legacyOffers) most(nodes []*nodeInfo, name corev1.ResourceName) resource.Quantity {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if q, ok := o.byName[name]; ok {
+		return q.DeepCopy()
+	}
+	var most resource.Quantity
+	for _, ni := range nodes {
+		if have, ok := ni.node.Status.Allocatable[name]; ok && have.Cmp(most) > 0 {
+			most = have.DeepCopy()
+		}
+	}
+	if o.byName == nil {
+		o.byName = map[corev1.ResourceName]resource.Quantity{}
+	}
+	o.byName[name] = most
+	return most.DeepCopy()
+}

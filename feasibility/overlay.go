@@ -162,6 +162,7 @@ func (s *Snapshot) withClaims(all, changed []*resourceapi.ResourceClaim, generat
 		base:       base,
 		pools:      base.pools,
 		nodeSlices: base.nodeSlices,
+		legacy:     base.legacy,
 		replaced:   make(map[int]*nodeInfo, len(s.replaced)),
 		id:         snapshotIDs.Add(1),
 	}

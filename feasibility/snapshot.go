@@ -92,6 +92,10 @@ type Snapshot struct {
 	// unknowns: some device has unknown attributes (a forecast fleet's).
 	unknowns bool
 
+	// legacy answers LegacyUnservable's questions of every node, once per
+	// fleet snapshot (shared by the snapshots derived from it).
+	legacy *legacyOffers
+
 	// selectors remembers what the selectors of the checks answered on the
 	// devices (matchmemo.go); nil in a derived snapshot, which reads its
 	// base's.
@@ -192,6 +196,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		podsListed: inv.PodsListed,
 		pools:      &poolIndex{},
 		nodeSlices: &sliceIndex{},
+		legacy:     &legacyOffers{},
 	}
 	s.id = snapshotIDs.Add(1)
 	s.epoch = s.id
