@@ -413,7 +413,8 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// admit sends an AdmissionReview and reports whether the response patches the pod.
+// admit sends an AdmissionReview and reports whether the response translates
+// the pod (its patch adds resource claims).
 func admit(ctx context.Context, hc *http.Client, url string, body []byte) (bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -438,7 +439,9 @@ func admit(ctx context.Context, hc *http.Client, url string, body []byte) (bool,
 	if err := json.Unmarshal(b, &review); err != nil {
 		return false, fmt.Errorf("decode admission response: %w", err)
 	}
-	return len(review.Response.Patch) > 0, nil
+	// Translated, not only annotated: a pod kept while the inventory is not
+	// synced gets the decision's annotations, a patch too.
+	return bytes.Contains(review.Response.Patch, []byte(`"/spec/resourceClaims`)), nil
 }
 
 // legacyPod asks for one GPU the device-plugin way, with a GPU Feature
