@@ -247,8 +247,10 @@ func writeAPIServer(w io.Writer, o options, r apiserverResult) {
 	fmt.Fprintf(w, "| pod creation throughput, enforce | %.0f/s | %.0f/s | %.2f× | – | – |\n", r.enforce.latency.throughput(), base, q)
 	q = ratio(r.audit.latency.throughput(), base)
 	fmt.Fprintf(w, "| pod creation throughput, audit | %.0f/s | %.0f/s | %.2f× | – | – |\n\n", r.audit.latency.throughput(), base, q)
-	fmt.Fprintln(w, "CPU time per pod created, by process, during each namespace's batches (from /proc; the batches of the "+
-		"other namespaces run in between, so asynchronous work such as the ResourceClaims of translated pods can land in any of them):")
+	fmt.Fprintln(w, "CPU time per pod created, by process, during each namespace's batches (from /proc; an enforce batch ends "+
+		"once kube-controller-manager has created the ResourceClaims of its pods, so that the next batch is not charged for them; "+
+		"other asynchronous work, such as a process's garbage collection or kube-scheduler's periodic passes over the gated pods, "+
+		"lands in whichever batch runs):")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| process | no mode label | no-op webhook | no-op, audit's warning | no-op, audit's patch | audit | enforce |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
