@@ -431,5 +431,39 @@ func NotRunning(p *corev1.Pod) bool {
 // PendingOrder sorts pods of other admissions in creation order, so that
 // they are taken over in the order they were admitted.
 func PendingOrder(a, b *corev1.Pod) int {
-	return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name))
+	return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), compareKeys(a.Namespace, a.Name, b.Namespace, b.Name))
+}
+
+// compareKeys compares the keys "ans/aname" and "bns/bname" as strings,
+// without making them (a sort of every pod in the cache calls it some
+// n·log n times).
+func compareKeys(ans, aname, bns, bname string) int {
+	at := func(ns, name string, i int) (byte, bool) {
+		switch {
+		case i < len(ns):
+			return ns[i], true
+		case i == len(ns):
+			return '/', true
+		case i-len(ns)-1 < len(name):
+			return name[i-len(ns)-1], true
+		}
+		return 0, false
+	}
+	if ans == bns {
+		return strings.Compare(aname, bname)
+	}
+	for i := 0; ; i++ {
+		x, okA := at(ans, aname, i)
+		y, okB := at(bns, bname, i)
+		switch {
+		case !okA && !okB:
+			return 0
+		case !okA:
+			return -1
+		case !okB:
+			return 1
+		case x != y:
+			return cmp.Compare(x, y)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package inventory
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -426,5 +427,23 @@ func TestATakeOverLooksAgainOnlyWhenAPodCanHaveComeUnheld(t *testing.T) {
 	}
 	if src.listings != 3 {
 		t.Errorf("a source that does not count its pending pods was listed %d times in 3 TakeOvers, want 3", src.listings)
+	}
+}
+
+// Pods created in the same second are ordered by "namespace/name", as
+// strings: compareKeys agrees with comparing the joined keys.
+func TestPendingOrderComparesTheJoinedKeys(t *testing.T) {
+	names := []string{"", "a", "a-b", "a/b", "ab", "b", "a.", "a0", "team", "team-a", "teams"}
+	for _, ans := range names {
+		for _, aname := range names {
+			for _, bns := range names {
+				for _, bname := range names {
+					want := strings.Compare(ans+"/"+aname, bns+"/"+bname)
+					if got := compareKeys(ans, aname, bns, bname); got != want {
+						t.Fatalf("compareKeys(%q, %q, %q, %q) = %d, want %d", ans, aname, bns, bname, got, want)
+					}
+				}
+			}
+		}
 	}
 }
