@@ -55,6 +55,8 @@ type options struct {
 	timeout                     time.Duration
 	memProfile                  string
 	serveProfile                string
+	// serveBin: a claimbridge binary to measure instead of this tree's
+	serveBin string
 	// probe subprocess
 	probe, kubeconfig string
 }
@@ -82,6 +84,7 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 125, "cluster: pods per batch; batches alternate between the namespaces")
 	flag.IntVar(&o.clients, "clients", 8, "cluster: concurrent clients creating pods")
 	flag.DurationVar(&o.timeout, "timeout", 25*time.Minute, "bound of the whole run")
+	flag.StringVar(&o.serveBin, "serve-bin", "", "cluster: measure this claimbridge binary (another build, e.g. an earlier release's) instead of building this tree's")
 	flag.StringVar(&o.serveProfile, "serve-cpuprofile", "", "cluster: during each batch of the apiserver part, a CPU profile of claimbridge serve (1 s, from its --pprof-bind-address) to <this>-<namespace kind>-<batch>.pprof; merge them with go tool pprof -top <this>-audit-*.pprof")
 	logFile := flag.String("serve-log", "", "cluster: append the log of every claimbridge serve process (JSON, info level: slow admissions and slow snapshot updates among it) to this file")
 	flag.StringVar(&o.memProfile, "memprofile", "", "cluster: write a heap profile of claimbridge's inventory (its informers and a snapshot, in a process of its own) with the fleet and its pods to this file")
@@ -244,9 +247,11 @@ func benchCluster(ctx context.Context, w io.Writer, o options) error {
 	if err != nil {
 		return err
 	}
-	bin, err := buildClaimbridge(ctx, c.Dir)
-	if err != nil {
-		return err
+	bin := o.serveBin
+	if bin == "" {
+		if bin, err = buildClaimbridge(ctx, c.Dir); err != nil {
+			return err
+		}
 	}
 
 	progress("memory: claimbridge with an empty fleet")
