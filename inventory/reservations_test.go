@@ -385,6 +385,7 @@ func TestATakeOverLooksAgainOnlyWhenAPodCanHaveComeUnheld(t *testing.T) {
 	pod := func(id string) *corev1.Pod {
 		p := podNamed("p-" + id)
 		p.Annotations = map[string]string{api.AnnotationAdmission: id}
+		p.CreationTimestamp = metav1.NewTime(t0.Add(30 * time.Second)) // younger than the TTL throughout
 		return p
 	}
 	src := &pendingSource{pods: []*corev1.Pod{pod("a")}, pending: 1,
@@ -445,5 +446,28 @@ func TestPendingOrderComparesTheJoinedKeys(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A pending pod older than the reservation TTL is not taken over: it
+// would be held from its creation, already expired (the TTL bounds how
+// long a pod's devices are held); a younger one is looked at.
+func TestAPodOlderThanTheTTLIsNotTakenOver(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	pod := func(id string, created time.Time) *corev1.Pod {
+		p := podNamed("p-" + id)
+		p.Annotations = map[string]string{api.AnnotationAdmission: id}
+		p.CreationTimestamp = metav1.NewTime(created)
+		return p
+	}
+	src := &pendingSource{pods: []*corev1.Pod{pod("old", t0.Add(-3*time.Minute)), pod("young", t0.Add(-time.Second))},
+		alloc: versionedAllocations{claimAllocations: newClaimAllocations(nil), version: 1, asked: new(int)}}
+	r := NewReservations(time.Minute)
+	r.TakeOver(t.Context(), src, nil, t0)
+	if r.Held("old", t0) {
+		t.Error("a pod older than the TTL was looked at")
+	}
+	if !r.Held("young", t0) {
+		t.Error("a pod younger than the TTL was not looked at")
 	}
 }

@@ -29,8 +29,9 @@ type HeldSource interface {
 // and that no reservation covers (another replica admitted them, or this
 // one before a restart): each is checked against the fleet as it stands,
 // in creation order, and what the allocator picks for it is held like a
-// pod admitted here. A pod that does not fit now is not tried again before
-// the reservation TTL. First, the reservations that kube-scheduler's
+// pod admitted here, for the TTL from its creation: a pod older than that
+// is not held (nor checked). A pod that does not fit now is not tried
+// again before the reservation TTL. First, the reservations that kube-scheduler's
 // allocations overtook are picked again (Repick). It returns how many pods
 // it took over.
 func (r *Reservations) TakeOver(ctx context.Context, src HeldSource, checker *feasibility.Checker, now time.Time) int {
@@ -55,8 +56,12 @@ func (r *Reservations) TakeOver(ctx context.Context, src HeldSource, checker *fe
 	// kube-scheduler allocated the claim of a pod it has not bound yet:
 	// the inventory counts that claim already (its reservation ended for
 	// that reason); holding devices for it again would count the pod twice.
+	// A pod older than the TTL would be held from its creation, already
+	// expired: its devices are no longer held (the TTL's bound), and a
+	// check of it would be thrown away by the next sweep.
 	unheld := func(p *corev1.Pod) bool {
-		return !r.Held(p.Annotations[api.AnnotationAdmission], now) && (allocated == nil || !allocated.PodClaimAllocated(p.UID))
+		return now.Before(p.CreationTimestamp.Add(r.ttl)) && !r.Held(p.Annotations[api.AnnotationAdmission], now) &&
+			(allocated == nil || !allocated.PodClaimAllocated(p.UID))
 	}
 	taken := 0
 	for _, p := range src.PendingTranslatedWhere(unheld) {
