@@ -129,6 +129,7 @@ func TestDashboardShowsWhatAnOperatorAsks(t *testing.T) {
 		"devices on the device plugin": `claimbridge_migration_devices{served_by="device-plugin"}`,
 		"slow admissions":              "claimbridge_slow_admissions_total",
 		"admission time by stage":      "claimbridge_admission_stage_seconds_sum",
+		"decision p99.9 by mode":       "histogram_quantile(0.999, sum by (le, mode) (rate(claimbridge_admission_duration_seconds_bucket",
 	} {
 		if !strings.Contains(exprs, needle) {
 			t.Errorf("no panel shows %s (%s)", what, needle)
