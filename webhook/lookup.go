@@ -18,30 +18,56 @@ const lookupTTL = 5 * time.Second
 // most 30 s.
 const lookupTimeout = 10 * time.Second
 
-// maxLookups bounds the namespaces remembered; emptied when reached.
+// maxLookups bounds the namespaces remembered.
 const maxLookups = 1024
+
+// recent remembers values with when they were put, up to a bound of keys
+// (emptied when it is reached): what an API call answered a moment ago,
+// until the informer's cache has it.
+type recent[V any] struct {
+	mu sync.Mutex
+	m  map[string]recentValue[V]
+}
+
+type recentValue[V any] struct {
+	v  V
+	at time.Time
+}
+
+// get returns the value put under key less than ttl before now.
+func (r *recent[V]) get(key string, now time.Time, ttl time.Duration) (V, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.m[key]
+	if !ok || now.Before(e.at) || now.Sub(e.at) >= ttl {
+		var zero V
+		return zero, false
+	}
+	return e.v, true
+}
+
+// put remembers v under key from now, keeping at most bound keys.
+func (r *recent[V]) put(key string, v V, now time.Time, bound int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil || len(r.m) >= bound {
+		r.m = map[string]recentValue[V]{}
+	}
+	r.m[key] = recentValue[V]{v: v, at: now}
+}
 
 // namespaceLookups shares the API reads of namespaces the cache does not
 // have yet: concurrent admissions wait for one read, and the admissions
 // of the next lookupTTL take its answer.
 type namespaceLookups struct {
 	group singleflight.Group
-	mu    sync.Mutex
-	read  map[string]lookedUp
-}
-
-type lookedUp struct {
-	ns *corev1.Namespace
-	at time.Time
+	read  recent[*corev1.Namespace]
 }
 
 func (l *namespaceLookups) get(ctx context.Context, name string, now time.Time, read func(context.Context, string) (*corev1.Namespace, error)) (*corev1.Namespace, error) {
-	l.mu.Lock()
-	if r, ok := l.read[name]; ok && now.Sub(r.at) < lookupTTL && !now.Before(r.at) {
-		l.mu.Unlock()
-		return r.ns, nil
+	if ns, ok := l.read.get(name, now, lookupTTL); ok {
+		return ns, nil
 	}
-	l.mu.Unlock()
 	v, err, _ := l.group.Do(name, func() (any, error) {
 		// The read is not the first caller's: one that gives up must not
 		// fail the others waiting for it.
@@ -51,12 +77,7 @@ func (l *namespaceLookups) get(ctx context.Context, name string, now time.Time, 
 		if err != nil {
 			return nil, err
 		}
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.read == nil || len(l.read) >= maxLookups {
-			l.read = map[string]lookedUp{}
-		}
-		l.read[name] = lookedUp{ns: ns, at: now}
+		l.read.put(name, ns, now, maxLookups)
 		return ns, nil
 	})
 	if err != nil {

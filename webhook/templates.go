@@ -41,7 +41,7 @@ func (h *PodHandler) ensureTemplate(ctx context.Context, t *resourceapi.Resource
 	}
 	now := h.now()
 	ensured := t.Namespace + "/" + t.Name
-	if h.templates.ensuredSince(ensured, now) {
+	if _, ok := h.templates.ensured.get(ensured, now, ensuredTTL); ok {
 		return nil
 	}
 	// The admissions of a burst that ask for the same template at once
@@ -50,7 +50,7 @@ func (h *PodHandler) ensureTemplate(ctx context.Context, t *resourceapi.Resource
 	v, _, _ := h.templates.group.Do(ensured, func() (any, error) {
 		r := h.createTemplate(context.WithoutCancel(ctx), t)
 		if r == nil {
-			h.templates.ensure(ensured, now)
+			h.templates.ensured.put(ensured, struct{}{}, now, maxVerified)
 		}
 		return r, nil
 	})
@@ -99,7 +99,7 @@ type verifiedTemplates struct {
 	group   singleflight.Group
 	mu      sync.Mutex
 	keys    map[string]bool
-	ensured map[string]time.Time
+	ensured recent[struct{}]
 }
 
 const maxVerified = 8192
@@ -109,22 +109,6 @@ const maxVerified = 8192
 // deleted since is then the cache's to tell (and the template
 // controller's to recreate).
 const ensuredTTL = 10 * time.Second
-
-func (v *verifiedTemplates) ensuredSince(key string, now time.Time) bool {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	at, ok := v.ensured[key]
-	return ok && !now.Before(at) && now.Sub(at) < ensuredTTL
-}
-
-func (v *verifiedTemplates) ensure(key string, now time.Time) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.ensured == nil || len(v.ensured) >= maxVerified {
-		v.ensured = map[string]time.Time{}
-	}
-	v.ensured[key] = now
-}
 
 func (v *verifiedTemplates) verified(key string) bool {
 	v.mu.Lock()
