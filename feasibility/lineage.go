@@ -16,7 +16,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -106,7 +105,7 @@ func (c *Checker) revalidate(ctx context.Context, snap *Snapshot, pod *corev1.Po
 	if v.Kind == NeverFits {
 		return v, prev.score, true
 	}
-	i, found := slices.BinarySearchFunc(snap.nodes, v.Node, func(ni *nodeInfo, name string) int { return strings.Compare(ni.node.Name, name) })
+	i, found := snap.nodeIndex(v.Node)
 	if !found {
 		return Verdict{}, 0, false
 	}

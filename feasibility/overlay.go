@@ -8,7 +8,6 @@ package feasibility
 // added allocations touch.
 
 import (
-	"cmp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -323,7 +322,7 @@ func (s *Snapshot) podsWith(nodes []string, podsOn func(node string) []*corev1.P
 // nodes s replaces (s is being built), for the caller to sum its usage; nil for a node the
 // fleet does not have.
 func (s *Snapshot) usageCopy(name string) *nodeInfo {
-	i, found := slices.BinarySearchFunc(s.nodes, name, func(ni *nodeInfo, name string) int { return cmp.Compare(ni.node.Name, name) })
+	i, found := s.nodeIndex(name)
 	if !found {
 		return nil
 	}

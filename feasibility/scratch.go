@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -80,7 +79,7 @@ func (x *Scratch) Hold(claim *resourceapi.ResourceClaim, generation uint64) {
 // node can exceed. -1 for a node the fleet does not have.
 func (x *Scratch) Free(node string) int {
 	s := x.snap
-	i, found := slices.BinarySearchFunc(s.nodes, node, func(ni *nodeInfo, name string) int { return strings.Compare(ni.node.Name, name) })
+	i, found := s.nodeIndex(node)
 	if !found {
 		return -1
 	}
@@ -231,7 +230,7 @@ func (p *NodeCheck) On(ctx context.Context, snap *Snapshot, node string) Verdict
 		return *p.invalid
 	}
 	v := Verdict{Kind: NeverFits, Code: ReasonNoCandidateNodes, NodesConsidered: 1}
-	i, found := slices.BinarySearchFunc(snap.nodes, node, func(ni *nodeInfo, name string) int { return strings.Compare(ni.node.Name, name) })
+	i, found := snap.nodeIndex(node)
 	if !found {
 		return v
 	}

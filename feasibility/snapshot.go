@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -589,10 +588,8 @@ func (s *Snapshot) nodeIndex(name string) (int, bool) {
 			root.nameIndex[ni.node.Name] = i
 		}
 	})
-	if i, ok := root.nameIndex[name]; ok && i < len(s.nodes) && s.nodes[i].node.Name == name {
-		return i, true
-	}
-	return slices.BinarySearchFunc(s.nodes, name, func(ni *nodeInfo, name string) int { return strings.Compare(ni.node.Name, name) })
+	i, ok := root.nameIndex[name]
+	return i, ok
 }
 
 // listAttributes reports whether the device has a list-type attribute.
