@@ -446,12 +446,9 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 		// Job done): summing their usage again costs a good part of a
 		// build, which the background does; the checks meanwhile read the
 		// usage before.
+		// (A build running has them already, above; one started below
+		// lists the pods as they are now.)
 		rebuild, why = true, fmt.Sprintf("the bound pods of %d nodes changed", len(podNodes))
-		if inv.building {
-			for _, n := range podNodes {
-				inv.podNodesSince[n] = true
-			}
-		}
 		podNodes = nil
 	}
 	switch {
@@ -539,15 +536,10 @@ func (inv *Inventory) buildInBackground(gen, fleetGen, claimGen, podGen uint64, 
 		}
 		r.err = err
 		d := time.Since(start)
-		if inv.opts.SnapshotUpdates != nil {
-			inv.opts.SnapshotUpdates.WithLabelValues("fleet").Observe(d.Seconds())
-		}
-		log := ctrl.Log.WithName("inventory")
 		if err != nil {
-			log.Error(err, "build the fleet snapshot in the background; the one before stays in use")
-		} else if d >= slowSnapshotUpdate {
-			log.Info("slow snapshot update", "part", "fleet", "why", why, "duration", d, "nodes", inv.NodeCount(), "background", true)
+			ctrl.Log.WithName("inventory").Error(err, "build the fleet snapshot in the background; the one before stays in use")
 		}
+		inv.observeUpdate("fleet", d, why, "background", true)
 		inv.mu.Lock()
 		r.podNodesSince = inv.podNodesSince
 		inv.rebuilt, inv.building, inv.podNodesSince, inv.lastBuild = r, false, nil, d
@@ -589,19 +581,25 @@ func (inv *Inventory) catchUp(snap *feasibility.Snapshot, gen uint64) *feasibili
 const slowSnapshotUpdate = 100 * time.Millisecond
 
 // timer returns a function that observes the time since its last call
-// (or since timer) as the part named, and logs a slow one with why.
+// (or since timer) as the part named (observeUpdate).
 func (inv *Inventory) timer() func(part, why string, args ...any) {
 	last := time.Now()
 	return func(part, why string, args ...any) {
 		now := time.Now()
 		d := now.Sub(last)
 		last = now
-		if inv.opts.SnapshotUpdates != nil {
-			inv.opts.SnapshotUpdates.WithLabelValues(part).Observe(d.Seconds())
-		}
-		if d >= slowSnapshotUpdate {
-			ctrl.Log.WithName("inventory").Info("slow snapshot update", "part", part, "why", fmt.Sprintf(why, args...), "duration", d, "nodes", inv.NodeCount())
-		}
+		inv.observeUpdate(part, d, fmt.Sprintf(why, args...))
+	}
+}
+
+// observeUpdate observes how long a part of a snapshot update took and
+// logs one over slowSnapshotUpdate with why it ran (and kv).
+func (inv *Inventory) observeUpdate(part string, d time.Duration, why string, kv ...any) {
+	if inv.opts.SnapshotUpdates != nil {
+		inv.opts.SnapshotUpdates.WithLabelValues(part).Observe(d.Seconds())
+	}
+	if d >= slowSnapshotUpdate {
+		ctrl.Log.WithName("inventory").Info("slow snapshot update", append([]any{"part", part, "why", why, "duration", d, "nodes", inv.NodeCount()}, kv...)...)
 	}
 }
 
