@@ -114,10 +114,7 @@ func (c *Checker) Autoscaled(ctx context.Context, snap *Snapshot, in AutoscaledI
 // inventory was built as (its nodes and devices), the labels and the two
 // pods' shapes.
 func autoscaledKey(snap *Snapshot, labels []string, legacy, translated *corev1.Pod, claims []*resourceapi.ResourceClaim) (string, error) {
-	root := snap
-	if snap.base != nil {
-		root = snap.base
-	}
+	root := snap.fleetSnapshot()
 	l, err := shapeKey(legacy, nil)
 	if err != nil {
 		return "", err
@@ -206,10 +203,7 @@ func (s *Snapshot) pooled(labels []string) []int {
 	if len(labels) == 0 {
 		return nil
 	}
-	root := s
-	if s.base != nil {
-		root = s.base
-	}
+	root := s.fleetSnapshot()
 	key := strings.Join(labels, "\x00")
 	root.pooledMu.Lock()
 	defer root.pooledMu.Unlock()

@@ -73,10 +73,7 @@ func (f *freeAnswers) allocate(ctx context.Context, alloc structured.Allocator, 
 	if f == nil || claimsKey == "" {
 		return alloc.Allocate(ctx, node, claims)
 	}
-	if snap.base != nil {
-		snap = snap.base
-	}
-	k := freeKey{snap: snap, cc: cc, claims: claimsKey, node: node}
+	k := freeKey{snap: snap.fleetSnapshot(), cc: cc, claims: claimsKey, node: node}
 	f.mu.Lock()
 	a, ok := f.m[k]
 	if ok {

@@ -83,10 +83,7 @@ type exprMemo struct {
 // selectorMemo returns the memo of the snapshot's fleet snapshot, or nil
 // for a snapshot assembled without NewSnapshot (nothing is remembered then).
 func (s *Snapshot) selectorMemo() *selectorMemo {
-	if s.base != nil {
-		return s.base.selectors
-	}
-	return s.selectors
+	return s.fleetSnapshot().selectors
 }
 
 // expr returns the memo of one expression compiled by cc. A nil memo gives

@@ -142,10 +142,7 @@ func (s *Snapshot) Holding(claims []*resourceapi.ResourceClaim, generation uint6
 }
 
 func (s *Snapshot) withClaims(all, changed []*resourceapi.ResourceClaim, generation uint64, allocated structured.AllocatedState) *Snapshot {
-	base := s
-	if s.base != nil {
-		base = s.base
-	}
+	base := s.fleetSnapshot()
 	d := &Snapshot{
 		generation: generation,
 		features:   s.features,

@@ -302,10 +302,7 @@ func (p *NodeCheck) stateKey(snap *Snapshot, ni *nodeInfo) (string, []deviceRef)
 	if ni.class() == "" {
 		return "", nil
 	}
-	fleet := snap
-	if snap.base != nil {
-		fleet = snap.base
-	}
+	fleet := snap.fleetSnapshot()
 	index := fleet.pools.build(fleet.nodes)
 	order := slices.Clone(ni.devices)
 	slices.SortFunc(order, func(a, b deviceRef) int {

@@ -24,10 +24,7 @@ func (c *Checker) Shares(ctx context.Context, snap *Snapshot, p *translate.Polic
 	if snap == nil || p == nil {
 		return out
 	}
-	root := snap
-	if snap.base != nil {
-		root = snap.base
-	}
+	root := snap.fleetSnapshot()
 	key := p.Fingerprint()
 	root.mu.Lock()
 	cached, ok := root.shares[key]

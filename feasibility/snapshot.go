@@ -574,14 +574,21 @@ func publishesListAttributes(slices []*resourceapi.ResourceSlice) bool {
 	return false
 }
 
+// fleetSnapshot is the snapshot NewSnapshot built that s was derived
+// from (s itself for one NewSnapshot built): the fleet, its nodes and the
+// memos they share.
+func (s *Snapshot) fleetSnapshot() *Snapshot {
+	if s.base != nil {
+		return s.base
+	}
+	return s
+}
+
 // nodeIndex returns the position of the named node in s.nodes. A derived
 // snapshot's nodes are at its fleet snapshot's positions: they share one
 // index.
 func (s *Snapshot) nodeIndex(name string) (int, bool) {
-	root := s
-	if s.base != nil {
-		root = s.base
-	}
+	root := s.fleetSnapshot()
 	root.nameOnce.Do(func() {
 		root.nameIndex = make(map[string]int, len(root.nodes))
 		for i, ni := range root.nodes {
