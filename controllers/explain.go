@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"slices"
 	"strings"
@@ -397,7 +398,7 @@ func (c *ExplainController) flush(time.Time) {
 // podEvent is what the pod's Event says.
 type podEvent struct {
 	typ, reason, decision string
-	code                  translate.ReasonCode
+	code                  reason.Code
 	message               string
 }
 
@@ -406,7 +407,7 @@ type podEvent struct {
 // served (a pod kept on the device plugin that runs there, for a reason
 // that asks nothing, is Normal).
 func decidedEvent(p *corev1.Pod, decision string, served bool) podEvent {
-	code := translate.ReasonCode(p.Annotations[api.AnnotationReason])
+	code := reason.Code(p.Annotations[api.AnnotationReason])
 	e := podEvent{typ: explain.Judge(decision, code, served).EventType(), decision: decision, code: code}
 	switch decision {
 	case api.DecisionTranslated:
@@ -432,7 +433,7 @@ func decidedEvent(p *corev1.Pod, decision string, served bool) podEvent {
 }
 
 // undecidedEvent is the Event of a pod admission never decided.
-func undecidedEvent(p *corev1.Pod, code translate.ReasonCode, cause string, pol *translate.Policy) podEvent {
+func undecidedEvent(p *corev1.Pod, code reason.Code, cause string, pol *translate.Policy) podEvent {
 	// Served: the strand controller tells an undecided pod no node serves.
 	e := podEvent{typ: explain.Judge("", code, true).EventType(), reason: EventUndecided, decision: "Undecided", code: code}
 	remedy := explain.WithHardware(explain.Reasons().Remedy(code), report.Row{DevicesRequested: devicesOf(pol, p)})
@@ -479,7 +480,7 @@ type ownerKey struct {
 	namespace string
 	uid       types.UID
 	decision  string
-	code      translate.ReasonCode
+	code      reason.Code
 }
 
 // ownerSummary counts them in an interval, with the first one's message.

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ import (
 
 // explainPod is a pod of a namespace, created at t, with a decision when
 // decision is not empty.
-func explainPod(name, ns string, created time.Time, w *builders.PodWrapper, decision string, code translate.ReasonCode, msg string) *corev1.Pod {
+func explainPod(name, ns string, created time.Time, w *builders.PodWrapper, decision string, code reason.Code, msg string) *corev1.Pod {
 	p := w.Obj()
 	p.Name, p.Namespace, p.UID = name, ns, types.UID("uid-"+name)
 	p.CreationTimestamp = metav1.NewTime(created)

@@ -2,6 +2,7 @@ package decide_test
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 	"testing"
 
@@ -119,7 +120,7 @@ func TestAPodNeverWaitsForDRAInAnAutoscaledPool(t *testing.T) {
 		pod        *corev1.Pod
 		rule       translate.WhenDRABusy
 		autoscale  translate.AutoscalingRule
-		want       translate.ReasonCode
+		want       reason.Code
 		wantSays   []string
 	}{
 		"Wait acts as KeepLegacy where the whole fleet is one Karpenter pool": {
@@ -186,9 +187,9 @@ func TestAPodNeverWaitsForDRAInAnAutoscaledPool(t *testing.T) {
 			if d.Decisive.Code != tc.want {
 				t.Fatalf("decided by %s (%s), want %s", d.Decisive.Code, d.Decisive.Message, tc.want)
 			}
-			wantOutcome := translate.OutcomeKeepLegacy
+			wantOutcome := reason.OutcomeKeepLegacy
 			if tc.want == decide.ReasonDRABusyWaiting {
-				wantOutcome = translate.OutcomeTranslate
+				wantOutcome = reason.OutcomeTranslate
 			}
 			if d.Outcome != wantOutcome {
 				t.Errorf("outcome %s, want %s", d.Outcome, wantOutcome)
@@ -215,7 +216,7 @@ func TestAPodNoDRANodeServesStaysAsSubmittedInAnAutoscaledPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Outcome != translate.OutcomeKeepLegacy || d.Decisive.Code == decide.ReasonAutoscalerIgnoresClaims {
+	if d.Outcome != reason.OutcomeKeepLegacy || d.Decisive.Code == decide.ReasonAutoscalerIgnoresClaims {
 		t.Errorf("outcome %s decided by %s (%s), want KeepLegacy for a pod DRA never serves", d.Outcome, d.Decisive.Code, d.Decisive.Message)
 	}
 }

@@ -2,6 +2,7 @@ package decide_test
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"testing"
 
 	"github.com/claimbridge/claimbridge/decide"
@@ -47,7 +48,7 @@ func BenchmarkDecide(b *testing.B) {
 			}
 			for b.Loop() {
 				d, err := decide.Pod(b.Context(), in)
-				if err != nil || d.Outcome != translate.OutcomeTranslate || d.Verdict == nil || d.Verdict.Cached != warm {
+				if err != nil || d.Outcome != reason.OutcomeTranslate || d.Verdict == nil || d.Verdict.Cached != warm {
 					b.Fatalf("want a translation with a verdict (cached %v), got %+v %v", warm, d, err)
 				}
 			}

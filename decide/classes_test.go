@@ -1,6 +1,7 @@
 package decide_test
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 	"testing"
 
@@ -51,23 +52,23 @@ func TestAFleetWithoutTheDeviceClassNeverFits(t *testing.T) {
 	cases := map[string]struct {
 		classes      []*resourceapi.DeviceClass
 		rule         translate.PlacementRule
-		wantOutcome  translate.Outcome
+		wantOutcome  reason.Outcome
 		wantVerdict  feasibility.VerdictKind
 		wantCode     feasibility.ReasonCode
 		wantDecisive string
 	}{
 		"no class: NeverFits, the class named": {
-			wantOutcome: translate.OutcomeKeepLegacy, wantVerdict: feasibility.NeverFits, wantCode: feasibility.ReasonDeviceClassNotFound,
+			wantOutcome: reason.OutcomeKeepLegacy, wantVerdict: feasibility.NeverFits, wantCode: feasibility.ReasonDeviceClassNotFound,
 			wantDecisive: "NeverFits (DeviceClassNotFound): the fleet has no DeviceClass gpu.amd.com (request app-gpu): install the DRA driver's DeviceClasses",
 		},
 		"no class, placement check off: the same verdict from the allocator pass": {
 			rule:        translate.PlacementOff,
-			wantOutcome: translate.OutcomeKeepLegacy, wantVerdict: feasibility.NeverFits, wantCode: feasibility.ReasonDeviceClassNotFound,
+			wantOutcome: reason.OutcomeKeepLegacy, wantVerdict: feasibility.NeverFits, wantCode: feasibility.ReasonDeviceClassNotFound,
 			wantDecisive: "NeverFits (DeviceClassNotFound): the fleet has no DeviceClass gpu.amd.com (request app-gpu): install the DRA driver's DeviceClasses",
 		},
 		"the class in the fleet: translated": {
 			classes:     []*resourceapi.DeviceClass{amdClass},
-			wantOutcome: translate.OutcomeTranslate, wantVerdict: feasibility.FitsNow, wantCode: feasibility.ReasonFits,
+			wantOutcome: reason.OutcomeTranslate, wantVerdict: feasibility.FitsNow, wantCode: feasibility.ReasonFits,
 		},
 	}
 	for name, tc := range cases {

@@ -35,6 +35,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
 	"time"
@@ -85,7 +86,7 @@ type Input struct {
 type Decision struct {
 	// Outcome: Translate only when translation, the placement proof and the
 	// verdict all agree; KeepLegacy or Skip otherwise.
-	Outcome translate.Outcome
+	Outcome reason.Outcome
 	// Pod is the pod as submitted (the Input's, not a copy), and Requested
 	// the devices it asks for per legacy resource the policy maps
 	// (translate.Policy.DevicesRequested), whatever the outcome.
@@ -103,12 +104,12 @@ type Decision struct {
 	// set when the verdict is FitsWhenFree.
 	Legacy *feasibility.LegacyFit
 	// Reasons: translation's, then the placement proof's and the verdict's.
-	Reasons []translate.Reason
+	Reasons []reason.Reason
 	// Decisive is the reason that decided the outcome: for Translate the
 	// verdict's (DRABusyWaiting when the pod will wait for DRA devices), for a pod the placement check or the verdict kept legacy
 	// the first of theirs, otherwise translation's first warning or, with
 	// none, its last reason.
-	Decisive translate.Reason
+	Decisive reason.Reason
 	// Durations of the stages, for metrics.
 	Durations Durations
 }
@@ -142,9 +143,9 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	}
 	d := &Decision{Outcome: res.Outcome, Pod: in.Pod, Requested: in.Policy.DevicesRequested(in.Pod), Translation: res, Reasons: slices.Clone(res.Reasons), Decisive: decisiveOf(res.Outcome, res.Reasons)}
 	d.Durations.Translate = time.Since(start)
-	if code, why := operatorReadsPod(in.Pod); why != "" && res.Outcome == translate.OutcomeTranslate {
-		d.Reasons = slices.DeleteFunc(d.Reasons, func(r translate.Reason) bool { return r.Code == translate.ReasonTranslated })
-		d.keep(reason(code, translate.SeverityWarning, why))
+	if code, why := operatorReadsPod(in.Pod); why != "" && res.Outcome == reason.OutcomeTranslate {
+		d.Reasons = slices.DeleteFunc(d.Reasons, func(r reason.Reason) bool { return r.Code == translate.ReasonTranslated })
+		d.keep(newReason(code, reason.SeverityWarning, why))
 		return d, nil
 	}
 	if res.Output == translate.OutputExactlyOnly && res.Combinations > 1 {
@@ -153,7 +154,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 		}
 		res = d.Translation
 	} else {
-		if res.Outcome != translate.OutcomeTranslate {
+		if res.Outcome != reason.OutcomeTranslate {
 			return d, nil
 		}
 		if in.Checker == nil {
@@ -233,12 +234,12 @@ func (d *Decision) tolerationHint(ctx context.Context, in Input, res *translate.
 		keys = append(keys, t.Key)
 	}
 	if !in.Policy.ImplicitTolerationsSaid() {
-		d.Reasons = append(d.Reasons, reason(ReasonImplicitTolerationsUnknown, translate.SeverityWarning, fmt.Sprintf(
+		d.Reasons = append(d.Reasons, newReason(ReasonImplicitTolerationsUnknown, reason.SeverityWarning, fmt.Sprintf(
 			"with the tolerations that the ExtendedResourceToleration admission plugin gives pods requesting %s, the translation would fit on node %s: the nodes with its devices are tainted for such pods (as GKE taints GPU and TPU nodes); the policy does not say whether the target cluster runs the plugin (implicitTolerations unset) and the pod requires no label only GKE nodes carry, so it is judged as in a cluster that does not, where the pod as submitted cannot go there either",
 			strings.Join(keys, ", "), v.Node)))
 		return
 	}
-	d.Reasons = append(d.Reasons, reason(ReasonImplicitTolerationsOff, translate.SeverityInfo, fmt.Sprintf(
+	d.Reasons = append(d.Reasons, newReason(ReasonImplicitTolerationsOff, reason.SeverityInfo, fmt.Sprintf(
 		"with the tolerations that the ExtendedResourceToleration admission plugin gives pods requesting %s, the translation would fit on node %s: the nodes with its devices are tainted for such pods (as GKE taints GPU and TPU nodes); the policy says the target cluster does not run the plugin (implicitTolerations: false), and without it the pod as submitted cannot go there either",
 		strings.Join(keys, ", "), v.Node)))
 }
@@ -251,7 +252,7 @@ func (d *Decision) tolerationHint(ctx context.Context, in Input, res *translate.
 // tainted nodes of a cluster where it does (GKE). With a fleet, its taints
 // decide (tolerationHint).
 func (d *Decision) tolerationsUnknown(in Input) {
-	if d.Outcome != translate.OutcomeTranslate || in.Admitted || in.Checker != nil || in.Policy.ImplicitTolerationsSaid() {
+	if d.Outcome != reason.OutcomeTranslate || in.Admitted || in.Checker != nil || in.Policy.ImplicitTolerationsSaid() {
 		return
 	}
 	if runs, _, _ := in.Policy.RunsExtendedResourceToleration(in.Pod); runs {
@@ -271,13 +272,13 @@ func (d *Decision) tolerationsUnknown(in Input) {
 	if len(keys) == 0 {
 		return
 	}
-	d.Reasons = append(d.Reasons, reason(ReasonImplicitTolerationsUnknown, translate.SeverityWarning, fmt.Sprintf(
+	d.Reasons = append(d.Reasons, newReason(ReasonImplicitTolerationsUnknown, reason.SeverityWarning, fmt.Sprintf(
 		"the translation no longer requests %s and carries no toleration for it: neither the policy (implicitTolerations unset) nor the pod's node labels say whether the target cluster runs the ExtendedResourceToleration admission plugin; where it runs (GKE), the pod as submitted tolerates the taint %s:NoSchedule of its devices' nodes and the translation would not",
 		strings.Join(keys, ", "), strings.Join(keys, ":NoSchedule, "))))
 }
 
 func (d *Decision) feasible(v feasibility.Verdict) {
-	d.Decisive = reason(ReasonFeasible, translate.SeverityInfo, fmt.Sprintf("%s on node %s", v.Kind, v.Node))
+	d.Decisive = newReason(ReasonFeasible, reason.SeverityInfo, fmt.Sprintf("%s on node %s", v.Kind, v.Node))
 	d.Reasons = append(d.Reasons, d.Decisive)
 }
 
@@ -293,7 +294,7 @@ func (d *Decision) whenBusy(ctx context.Context, in Input, res *translate.Result
 	legacy := in.Snapshot.LegacyFitsNow(in.admitted(in.Pod))
 	d.Legacy = &legacy
 	if legacy.Node != "" && rule == translate.WhenDRABusyKeepLegacy {
-		d.keep(reason(ReasonDRABusyLegacyFree, translate.SeverityInfo, fmt.Sprintf(
+		d.keep(newReason(ReasonDRABusyLegacyFree, reason.SeverityInfo, fmt.Sprintf(
 			"the DRA devices that could serve the pod are in use or held by pods admitted a moment ago (%s); the device plugin runs it now on %s",
 			nodesLike(1, v.Node), nodesLike(legacy.Nodes, legacy.Node))))
 		return
@@ -322,7 +323,7 @@ func (d *Decision) whenBusy(ctx context.Context, in Input, res *translate.Result
 	}
 	// The translation stands, and what a person needs to know first is that
 	// the pod will wait: this is the reason shown for it.
-	d.Decisive = reason(ReasonDRABusyWaiting, translate.SeverityWarning,
+	d.Decisive = newReason(ReasonDRABusyWaiting, reason.SeverityWarning,
 		fmt.Sprintf("the pod will wait Pending until DRA devices free up on a node such as %s: they are in use or held by pods admitted a moment ago; %s", v.Node, why))
 	d.Reasons = append(d.Reasons, d.Decisive)
 }
@@ -348,7 +349,7 @@ func (d *Decision) autoscaled(pool feasibility.AutoscaledPool, v feasibility.Ver
 	if rule == translate.WhenDRABusyWait {
 		now += "; whenDRABusy: Wait acts as KeepLegacy in an autoscaled pool"
 	}
-	d.keep(reason(ReasonAutoscalerIgnoresClaims, translate.SeverityWarning, fmt.Sprintf(
+	d.keep(newReason(ReasonAutoscalerIgnoresClaims, reason.SeverityWarning, fmt.Sprintf(
 		"the DRA devices that could serve the pod are in use or held by pods admitted a moment ago (%s), and it may run in the autoscaled pool %s=%s (%s), whose autoscaler adds no node for a pod whose devices come from a claim: kept as submitted; %s",
 		nodesLike(1, v.Node), pool.Label, pool.Pool, nodesLike(pool.AsSubmitted, pool.Node), now)))
 }
@@ -417,10 +418,10 @@ func placementRule(p *translate.Policy) translate.PlacementRule {
 // place runs the placement check on a translation. It returns the reasons,
 // the answer (nil when the policy turns the check off) and whether the rule
 // accepts it.
-func (d *Decision) place(ctx context.Context, in Input, res *translate.Result) ([]translate.Reason, *feasibility.Placement, bool) {
+func (d *Decision) place(ctx context.Context, in Input, res *translate.Result) ([]reason.Reason, *feasibility.Placement, bool) {
 	rule := placementRule(in.Policy)
 	if rule == translate.PlacementOff {
-		return []translate.Reason{reason(ReasonPlacementNotChecked, translate.SeverityInfo, "the policy turns the placement check off (placement: Off)")}, nil, true
+		return []reason.Reason{newReason(ReasonPlacementNotChecked, reason.SeverityInfo, "the policy turns the placement check off (placement: Off)")}, nil, true
 	}
 	start := time.Now()
 	pl := in.Checker.Placement(ctx, in.Snapshot, feasibility.PlacementInput{
@@ -460,13 +461,13 @@ func (d *Decision) chooseSingle(ctx context.Context, in Input, tin translate.Inp
 		d.Durations.Translate += time.Since(start)
 		return res, err
 	}
-	use := func(res *translate.Result, extra ...translate.Reason) {
+	use := func(res *translate.Result, extra ...reason.Reason) {
 		d.Outcome, d.Translation = res.Outcome, res
 		d.Reasons = append(slices.Clone(res.Reasons), extra...)
 		d.Decisive = decisiveOf(d.Outcome, d.Reasons)
 	}
-	noneReason := func(why string) translate.Reason {
-		return reason(translate.ReasonNoSingleAlternative, translate.SeverityWarning, fmt.Sprintf(
+	noneReason := func(why string) reason.Reason {
+		return newReason(translate.ReasonNoSingleAlternative, reason.SeverityWarning, fmt.Sprintf(
 			"the pod's scheduler or queue takes no firstAvailable (output ExactlyOnly), and %s; the pod keeps its device-plugin resources", why))
 	}
 	if in.Checker == nil || in.Snapshot == nil || placementRule(in.Policy) == translate.PlacementOff {
@@ -484,7 +485,7 @@ func (d *Decision) chooseSingle(ctx context.Context, in Input, tin translate.Inp
 			return false
 		}
 		use(res)
-		if res.Outcome != translate.OutcomeTranslate {
+		if res.Outcome != reason.OutcomeTranslate {
 			return false
 		}
 		if in.Checker != nil && in.Snapshot != nil {
@@ -500,7 +501,7 @@ func (d *Decision) chooseSingle(ctx context.Context, in Input, tin translate.Inp
 	if faithful >= maxSingleTries {
 		tries = append(tries, faithful)
 	}
-	var rejected []translate.Reason
+	var rejected []reason.Reason
 	var firstPl *feasibility.Placement // the answer for the translation audit shows
 	var missing *feasibility.Verdict   // when the most preferred alternative names a class the fleet lacks
 	for _, i := range tries {
@@ -509,16 +510,16 @@ func (d *Decision) chooseSingle(ctx context.Context, in Input, tin translate.Inp
 			return d.keepWith(first, firstPl, rejected, noneReason(err.Error()))
 		}
 		what := fmt.Sprintf("single alternative %d of %d (%s)", i+1, n, strings.Join(res.Chosen, "; "))
-		if res.Outcome != translate.OutcomeTranslate {
+		if res.Outcome != reason.OutcomeTranslate {
 			w := decisiveOf(res.Outcome, res.Reasons)
-			rejected = append(rejected, reason(ReasonSingleAlternativeRejected, translate.SeverityInfo, fmt.Sprintf("%s: %s: %s", what, w.Code, w.Message)))
+			rejected = append(rejected, newReason(ReasonSingleAlternativeRejected, reason.SeverityInfo, fmt.Sprintf("%s: %s: %s", what, w.Code, w.Message)))
 			continue
 		}
 		if v := in.Snapshot.MissingClasses([]*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}); v != nil {
 			if i == 0 {
 				missing = v
 			}
-			rejected = append(rejected, reason(ReasonSingleAlternativeRejected, translate.SeverityInfo,
+			rejected = append(rejected, newReason(ReasonSingleAlternativeRejected, reason.SeverityInfo,
 				fmt.Sprintf("%s: %s (%s): %s", what, v.Kind, v.Code, strings.Join(v.Reasons, "; "))))
 			continue
 		}
@@ -534,7 +535,7 @@ func (d *Decision) chooseSingle(ctx context.Context, in Input, tin translate.Inp
 		if pl != nil && pl.Unknown == "" {
 			why = fmt.Sprintf("lands on %d, the pod as submitted on %d of the %d DRA nodes", pl.Translated, pl.Legacy, pl.Nodes)
 		}
-		rejected = append(rejected, reason(ReasonSingleAlternativeRejected, translate.SeverityInfo, fmt.Sprintf("%s: %s: %s", what, r[0].Code, why)))
+		rejected = append(rejected, newReason(ReasonSingleAlternativeRejected, reason.SeverityInfo, fmt.Sprintf("%s: %s: %s", what, r[0].Code, why)))
 	}
 	if missing != nil {
 		// The most preferred alternative, the translation audit shows,
@@ -548,7 +549,7 @@ func (d *Decision) chooseSingle(ctx context.Context, in Input, tin translate.Inp
 // keepWith keeps the pod legacy after trying single alternatives: the most
 // preferred translation is what audit shows, with its placement answer and
 // why each was rejected.
-func (d *Decision) keepWith(first *translate.Result, pl *feasibility.Placement, rejected []translate.Reason, why translate.Reason) bool {
+func (d *Decision) keepWith(first *translate.Result, pl *feasibility.Placement, rejected []reason.Reason, why reason.Reason) bool {
 	d.Translation, d.Placement = first, pl
 	d.Reasons = append(slices.Clone(first.Reasons), rejected...)
 	d.keep(why)
@@ -599,8 +600,8 @@ func (in Input) admitted(pod *corev1.Pod) *corev1.Pod {
 }
 
 // keep makes the decision KeepLegacy with these reasons; the first decides.
-func (d *Decision) keep(r ...translate.Reason) {
-	d.Outcome = translate.OutcomeKeepLegacy
+func (d *Decision) keep(r ...reason.Reason) {
+	d.Outcome = reason.OutcomeKeepLegacy
 	d.Reasons = append(d.Reasons, r...)
 	if len(r) > 0 {
 		d.Decisive = r[0]
@@ -613,8 +614,8 @@ func (d *Decision) keep(r ...translate.Reason) {
 // ExtendedResourceMappedByClass before KueueClassNotMapped, does not
 // decide); else, and for a translated pod, the first warning, else the
 // last reason.
-func decisiveOf(outcome translate.Outcome, reasons []translate.Reason) translate.Reason {
-	if outcome != translate.OutcomeTranslate {
+func decisiveOf(outcome reason.Outcome, reasons []reason.Reason) reason.Reason {
+	if outcome != reason.OutcomeTranslate {
 		for _, r := range reasons {
 			if e, ok := catalog.Lookup(r.Code); ok && e.Outcome == outcome {
 				return r
@@ -625,59 +626,59 @@ func decisiveOf(outcome translate.Outcome, reasons []translate.Reason) translate
 }
 
 // firstWarning is the first warning, else the last reason.
-func firstWarning(reasons []translate.Reason) translate.Reason {
+func firstWarning(reasons []reason.Reason) reason.Reason {
 	for _, r := range reasons {
-		if r.Severity == translate.SeverityWarning {
+		if r.Severity == reason.SeverityWarning {
 			return r
 		}
 	}
 	if len(reasons) == 0 {
-		return translate.Reason{}
+		return reason.Reason{}
 	}
 	return reasons[len(reasons)-1]
 }
 
-func reason(code translate.ReasonCode, sev translate.Severity, msg string) translate.Reason {
-	return translate.Reason{Code: code, Severity: sev, Message: msg}
+func newReason(code reason.Code, sev reason.Severity, msg string) reason.Reason {
+	return reason.Reason{Code: code, Severity: sev, Message: msg}
 }
 
 // placementReasons explains the placement answer; ok is false when the
 // rule keeps the pod legacy.
-func placementReasons(pl *feasibility.Placement, rule translate.PlacementRule) ([]translate.Reason, bool) {
+func placementReasons(pl *feasibility.Placement, rule translate.PlacementRule) ([]reason.Reason, bool) {
 	if pl.Unknown != "" {
-		return []translate.Reason{reason(ReasonPlacementUnknown, translate.SeverityWarning,
+		return []reason.Reason{newReason(ReasonPlacementUnknown, reason.SeverityWarning,
 			"could not compare where the translation lands with where the pod lands today: "+pl.Unknown)}, false
 	}
-	var out []translate.Reason
+	var out []reason.Reason
 	if pl.Equal() {
-		return []translate.Reason{reason(ReasonPlacementProven, translate.SeverityInfo,
+		return []reason.Reason{newReason(ReasonPlacementProven, reason.SeverityInfo,
 			fmt.Sprintf("lands on the same %d of %d DRA nodes as the pod as submitted would", pl.Translated, pl.Nodes))}, true
 	}
 	ok := rule == translate.PlacementSubset && pl.Subset()
-	sev := translate.SeverityWarning
+	sev := reason.SeverityWarning
 	if ok {
-		sev = translate.SeverityInfo
+		sev = reason.SeverityInfo
 	}
 	for _, g := range pl.Gained {
-		out = append(out, reason(ReasonPlacementDiffers, sev, "would also land on "+g.String()))
+		out = append(out, newReason(ReasonPlacementDiffers, sev, "would also land on "+g.String()))
 	}
 	for _, g := range pl.Lost {
-		out = append(out, reason(ReasonPlacementDiffers, sev, "could no longer land on "+g.String()))
+		out = append(out, newReason(ReasonPlacementDiffers, sev, "could no longer land on "+g.String()))
 	}
 	if !ok {
 		head := fmt.Sprintf("the translation would not land where the pod as submitted can (%d against %d of the %d DRA nodes; placement rule %s)", pl.Translated, pl.Legacy, pl.Nodes, rule)
-		out = append([]translate.Reason{reason(ReasonPlacementDiffers, translate.SeverityWarning, head)}, out...)
+		out = append([]reason.Reason{newReason(ReasonPlacementDiffers, reason.SeverityWarning, head)}, out...)
 	}
 	return out, ok
 }
 
-func verdictReasons(v *feasibility.Verdict) []translate.Reason {
+func verdictReasons(v *feasibility.Verdict) []reason.Reason {
 	if len(v.Reasons) == 0 {
-		return []translate.Reason{reason(ReasonInfeasible, translate.SeverityWarning, fmt.Sprintf("%s (%s)", v.Kind, v.Code))}
+		return []reason.Reason{newReason(ReasonInfeasible, reason.SeverityWarning, fmt.Sprintf("%s (%s)", v.Kind, v.Code))}
 	}
-	out := make([]translate.Reason, 0, len(v.Reasons))
+	out := make([]reason.Reason, 0, len(v.Reasons))
 	for _, r := range v.Reasons {
-		out = append(out, reason(ReasonInfeasible, translate.SeverityWarning, fmt.Sprintf("%s (%s): %s", v.Kind, v.Code, r)))
+		out = append(out, newReason(ReasonInfeasible, reason.SeverityWarning, fmt.Sprintf("%s (%s): %s", v.Kind, v.Code, r)))
 	}
 	return out
 }

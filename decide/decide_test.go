@@ -1,6 +1,7 @@
 package decide_test
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,12 +44,12 @@ func TestThePlacementCheckIsWhatKeepsAWiderTranslationLegacy(t *testing.T) {
 	pod := gpuPod(1, map[string]string{"nvidia.com/gpu.count": "8"})
 	for name, tc := range map[string]struct {
 		rule         translate.PlacementRule
-		wantOutcome  translate.Outcome
-		wantDecisive translate.ReasonCode
+		wantOutcome  reason.Outcome
+		wantDecisive reason.Code
 	}{
-		"the default rule (Exact) keeps the pod as submitted": {rule: "", wantOutcome: translate.OutcomeKeepLegacy, wantDecisive: decide.ReasonPlacementDiffers},
-		"Subset keeps it too: the translation gains nodes":    {rule: translate.PlacementSubset, wantOutcome: translate.OutcomeKeepLegacy, wantDecisive: decide.ReasonPlacementDiffers},
-		"with the check Off it is translated":                 {rule: translate.PlacementOff, wantOutcome: translate.OutcomeTranslate, wantDecisive: decide.ReasonFeasible},
+		"the default rule (Exact) keeps the pod as submitted": {rule: "", wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: decide.ReasonPlacementDiffers},
+		"Subset keeps it too: the translation gains nodes":    {rule: translate.PlacementSubset, wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: decide.ReasonPlacementDiffers},
+		"with the check Off it is translated":                 {rule: translate.PlacementOff, wantOutcome: reason.OutcomeTranslate, wantDecisive: decide.ReasonFeasible},
 	} {
 		t.Run(name, func(t *testing.T) {
 			d, err := decide.Pod(t.Context(), decide.Input{Pod: pod, Policy: policyWith(t, tc.rule), Classes: inv.Classes,
@@ -78,7 +79,7 @@ func TestWithoutAFleetOnlyTranslationDecides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Outcome != translate.OutcomeTranslate || d.Placement != nil || d.Verdict != nil {
+	if d.Outcome != reason.OutcomeTranslate || d.Placement != nil || d.Verdict != nil {
 		t.Errorf("outcome %s, placement %v, verdict %v; want Translate without checks", d.Outcome, d.Placement, d.Verdict)
 	}
 }
@@ -89,7 +90,7 @@ func TestAnInventoryNotSyncedKeepsThePodLegacy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Outcome != translate.OutcomeKeepLegacy || d.Verdict == nil || d.Verdict.Code != feasibility.ReasonInventoryNotSynced {
+	if d.Outcome != reason.OutcomeKeepLegacy || d.Verdict == nil || d.Verdict.Code != feasibility.ReasonInventoryNotSynced {
 		t.Errorf("outcome %s, verdict %+v; want KeepLegacy with InventoryNotSynced", d.Outcome, d.Verdict)
 	}
 }

@@ -1,6 +1,7 @@
 package decide_test
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
 	"testing"
@@ -104,14 +105,14 @@ func TestNUMAAlignmentOnEitherShape(t *testing.T) {
 		shape       numaShape
 		gpuNUMA     []int64
 		nicNUMA     []int64
-		wantOutcome translate.Outcome
+		wantOutcome reason.Outcome
 		wantNUMA    int64 // of the devices chosen, when translated
 	}{
-		"scalar numaNode: the GPUs of the NIC's node":          {shape: numaScalar, gpuNUMA: []int64{0, 0, 1, 1}, nicNUMA: []int64{1}, wantOutcome: translate.OutcomeTranslate, wantNUMA: 1},
-		"list numaNode: the GPUs of the NIC's node":            {shape: numaList, gpuNUMA: []int64{0, 0, 1, 1}, nicNUMA: []int64{1}, wantOutcome: translate.OutcomeTranslate, wantNUMA: 1},
-		"scalar numaNode, no two GPUs beside the NIC: kept":    {shape: numaScalar, gpuNUMA: []int64{0, 0, 1, 2}, nicNUMA: []int64{1}, wantOutcome: translate.OutcomeKeepLegacy},
-		"list numaNode, no two GPUs beside the NIC: kept":      {shape: numaList, gpuNUMA: []int64{0, 0, 1, 2}, nicNUMA: []int64{1}, wantOutcome: translate.OutcomeKeepLegacy},
-		"list numaNode, two NICs: the node with two GPUs wins": {shape: numaList, gpuNUMA: []int64{0, 1, 1, 2}, nicNUMA: []int64{0, 1}, wantOutcome: translate.OutcomeTranslate, wantNUMA: 1},
+		"scalar numaNode: the GPUs of the NIC's node":          {shape: numaScalar, gpuNUMA: []int64{0, 0, 1, 1}, nicNUMA: []int64{1}, wantOutcome: reason.OutcomeTranslate, wantNUMA: 1},
+		"list numaNode: the GPUs of the NIC's node":            {shape: numaList, gpuNUMA: []int64{0, 0, 1, 1}, nicNUMA: []int64{1}, wantOutcome: reason.OutcomeTranslate, wantNUMA: 1},
+		"scalar numaNode, no two GPUs beside the NIC: kept":    {shape: numaScalar, gpuNUMA: []int64{0, 0, 1, 2}, nicNUMA: []int64{1}, wantOutcome: reason.OutcomeKeepLegacy},
+		"list numaNode, no two GPUs beside the NIC: kept":      {shape: numaList, gpuNUMA: []int64{0, 0, 1, 2}, nicNUMA: []int64{1}, wantOutcome: reason.OutcomeKeepLegacy},
+		"list numaNode, two NICs: the node with two GPUs wins": {shape: numaList, gpuNUMA: []int64{0, 1, 1, 2}, nicNUMA: []int64{0, 1}, wantOutcome: reason.OutcomeTranslate, wantNUMA: 1},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -134,7 +135,7 @@ func TestNUMAAlignmentOnEitherShape(t *testing.T) {
 			}) {
 				t.Fatalf("the claim has no numaNode constraint: %+v", tmpl)
 			}
-			if tc.wantOutcome != translate.OutcomeTranslate {
+			if tc.wantOutcome != reason.OutcomeTranslate {
 				return
 			}
 			byName := map[string]resourceapi.Device{}

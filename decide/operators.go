@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,7 +15,7 @@ import (
 // the multi-host TPU environment only to pods that ask for google.com/tpu
 // (a custom resource's template: internal/offline and the operator table
 // of docs/reference/workloads.md). KeepLegacy.
-const ReasonOperatorReadsLimit translate.ReasonCode = "OperatorReadsLimit"
+const ReasonOperatorReadsLimit reason.Code = "OperatorReadsLimit"
 
 // ReasonMultiHostTPUEnvironment: the pod is a worker of a multi-host TPU
 // slice whose environment the platform gives only to pods that request
@@ -23,7 +24,7 @@ const ReasonOperatorReadsLimit translate.ReasonCode = "OperatorReadsLimit"
 // Indexed) with a subdomain and parallelism above 1; the TPU webhook of
 // GKE's Ray operator add-on to the workers of a multi-host Ray group.
 // Translated, the workers would start without it. KeepLegacy.
-const ReasonMultiHostTPUEnvironment translate.ReasonCode = "MultiHostTPUEnvironment"
+const ReasonMultiHostTPUEnvironment reason.Code = "MultiHostTPUEnvironment"
 
 // Labels and annotations the controllers put on the pods they make.
 const (
@@ -66,7 +67,7 @@ const lwsSetLabel = "leaderworkerset.sigs.k8s.io/name"
 // without the request and start without the environment; and whatever the
 // order, the controller would find a leader that asks for no TPU
 // (OperatorReadsLimit).
-func operatorReadsPod(pod *corev1.Pod) (translate.ReasonCode, string) {
+func operatorReadsPod(pod *corev1.Pod) (reason.Code, string) {
 	if !requestsTPU(pod) {
 		return "", ""
 	}

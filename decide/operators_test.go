@@ -1,6 +1,7 @@
 package decide_test
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"testing"
 
@@ -49,7 +50,7 @@ func TestPodsAnOperatorMadeAreTranslatedAsAnyPod(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Outcome != translate.OutcomeTranslate {
+			if d.Outcome != reason.OutcomeTranslate {
 				t.Fatalf("outcome %s (%s: %s), want Translate", d.Outcome, d.Decisive.Code, d.Decisive.Message)
 			}
 			got := d.Translation.Pod.Spec.Containers[0]
@@ -71,12 +72,12 @@ func TestLeaderWorkerSetTPUPodsStayAsSubmitted(t *testing.T) {
 	}
 	cases := map[string]struct {
 		pod         *corev1.Pod
-		wantOutcome translate.Outcome
-		wantReason  translate.ReasonCode
+		wantOutcome reason.Outcome
+		wantReason  reason.Code
 	}{
-		"a LeaderWorkerSet pod asking for TPUs stays": {pod: lws("google.com/tpu", "4"), wantOutcome: translate.OutcomeKeepLegacy, wantReason: decide.ReasonOperatorReadsLimit},
-		"a LeaderWorkerSet pod asking for GPUs":       {pod: lws("nvidia.com/gpu", "8"), wantOutcome: translate.OutcomeTranslate},
-		"a TPU pod of a JobSet":                       {pod: builders.MakePod("maxtext-0", "ml").Label("jobset.sigs.k8s.io/jobset-name", "maxtext").Container("w").Limit("google.com/tpu", "4").Obj(), wantOutcome: translate.OutcomeTranslate},
+		"a LeaderWorkerSet pod asking for TPUs stays": {pod: lws("google.com/tpu", "4"), wantOutcome: reason.OutcomeKeepLegacy, wantReason: decide.ReasonOperatorReadsLimit},
+		"a LeaderWorkerSet pod asking for GPUs":       {pod: lws("nvidia.com/gpu", "8"), wantOutcome: reason.OutcomeTranslate},
+		"a TPU pod of a JobSet":                       {pod: builders.MakePod("maxtext-0", "ml").Label("jobset.sigs.k8s.io/jobset-name", "maxtext").Container("w").Limit("google.com/tpu", "4").Obj(), wantOutcome: reason.OutcomeTranslate},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -90,7 +91,7 @@ func TestLeaderWorkerSetTPUPodsStayAsSubmitted(t *testing.T) {
 			if tc.wantReason != "" && d.Decisive.Code != tc.wantReason {
 				t.Errorf("decisive %s, want %s", d.Decisive.Code, tc.wantReason)
 			}
-			if tc.wantOutcome == translate.OutcomeKeepLegacy && slices.ContainsFunc(d.Reasons, func(r translate.Reason) bool { return r.Code == translate.ReasonTranslated }) {
+			if tc.wantOutcome == reason.OutcomeKeepLegacy && slices.ContainsFunc(d.Reasons, func(r reason.Reason) bool { return r.Code == translate.ReasonTranslated }) {
 				t.Errorf("a kept pod still says Translated: %v", d.Reasons)
 			}
 		})
@@ -120,14 +121,14 @@ func TestMultiHostTPUWorkersStayAsSubmitted(t *testing.T) {
 	}
 	cases := map[string]struct {
 		pod  *corev1.Pod
-		want translate.Outcome
+		want reason.Outcome
 	}{
-		"a TPU pod of an Indexed Job with a subdomain stays":  {pod: withSubdomain(indexed("google.com/tpu", "4").Obj()), want: translate.OutcomeKeepLegacy},
-		"a TPU pod of an Indexed Job without a subdomain":     {pod: indexed("google.com/tpu", "4").Obj(), want: translate.OutcomeTranslate},
-		"a GPU pod of an Indexed Job with a subdomain":        {pod: withSubdomain(indexed("nvidia.com/gpu", "8").Obj()), want: translate.OutcomeTranslate},
-		"a TPU pod that sets the slice's variables itself":    {pod: withEnv(withSubdomain(indexed("google.com/tpu", "4").Obj())), want: translate.OutcomeTranslate},
-		"a Ray TPU worker of a 4x4 slice, 4 chips, stays":     {pod: ray("4x4"), want: translate.OutcomeKeepLegacy},
-		"a Ray TPU worker of a 2x2 slice, the host's 4 chips": {pod: ray("2x2"), want: translate.OutcomeTranslate},
+		"a TPU pod of an Indexed Job with a subdomain stays":  {pod: withSubdomain(indexed("google.com/tpu", "4").Obj()), want: reason.OutcomeKeepLegacy},
+		"a TPU pod of an Indexed Job without a subdomain":     {pod: indexed("google.com/tpu", "4").Obj(), want: reason.OutcomeTranslate},
+		"a GPU pod of an Indexed Job with a subdomain":        {pod: withSubdomain(indexed("nvidia.com/gpu", "8").Obj()), want: reason.OutcomeTranslate},
+		"a TPU pod that sets the slice's variables itself":    {pod: withEnv(withSubdomain(indexed("google.com/tpu", "4").Obj())), want: reason.OutcomeTranslate},
+		"a Ray TPU worker of a 4x4 slice, 4 chips, stays":     {pod: ray("4x4"), want: reason.OutcomeKeepLegacy},
+		"a Ray TPU worker of a 2x2 slice, the host's 4 chips": {pod: ray("2x2"), want: reason.OutcomeTranslate},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -138,12 +139,12 @@ func TestMultiHostTPUWorkersStayAsSubmitted(t *testing.T) {
 			if d.Outcome != tc.want {
 				t.Fatalf("outcome %s (%s: %s), want %s", d.Outcome, d.Decisive.Code, d.Decisive.Message, tc.want)
 			}
-			if tc.want == translate.OutcomeKeepLegacy {
+			if tc.want == reason.OutcomeKeepLegacy {
 				if d.Decisive.Code != decide.ReasonMultiHostTPUEnvironment {
 					t.Errorf("decisive %s, want %s", d.Decisive.Code, decide.ReasonMultiHostTPUEnvironment)
 				}
 				e, ok := decide.Reasons().Lookup(d.Decisive.Code)
-				if !ok || e.Outcome != translate.OutcomeKeepLegacy || e.Severity != d.Decisive.Severity {
+				if !ok || e.Outcome != reason.OutcomeKeepLegacy || e.Severity != d.Decisive.Severity {
 					t.Errorf("catalog entry %+v (found %v) does not match the reason %+v", e, ok, d.Decisive)
 				}
 			}

@@ -1,6 +1,7 @@
 package decide_test
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"strconv"
 	"testing"
 
@@ -84,15 +85,15 @@ func TestAFabricManagerPartitionIsTheClaimsGPUs(t *testing.T) {
 	}
 	cases := map[string]struct {
 		gpus          int64
-		wantOutcome   translate.Outcome
-		wantDecisive  translate.ReasonCode
+		wantOutcome   reason.Outcome
+		wantDecisive  reason.Code
 		wantNode      string
 		wantPartition string // the attribute the chosen GPUs share
 	}{
-		"2 GPUs: one partition of two on the Fabric Manager node": {gpus: 2, wantOutcome: translate.OutcomeTranslate, wantDecisive: decide.ReasonFeasible, wantNode: "hgx-fm-0", wantPartition: "partition2"},
-		"4 GPUs: one partition of four":                           {gpus: 4, wantOutcome: translate.OutcomeTranslate, wantDecisive: decide.ReasonFeasible, wantNode: "hgx-fm-0", wantPartition: "partition4"},
-		"8 GPUs: the whole board":                                 {gpus: 8, wantOutcome: translate.OutcomeTranslate, wantDecisive: decide.ReasonFeasible, wantNode: "hgx-fm-0", wantPartition: "partition8"},
-		"3 GPUs: no partition of three, kept":                     {gpus: 3, wantOutcome: translate.OutcomeKeepLegacy, wantDecisive: translate.ReasonFabricPartitionUnmatched},
+		"2 GPUs: one partition of two on the Fabric Manager node": {gpus: 2, wantOutcome: reason.OutcomeTranslate, wantDecisive: decide.ReasonFeasible, wantNode: "hgx-fm-0", wantPartition: "partition2"},
+		"4 GPUs: one partition of four":                           {gpus: 4, wantOutcome: reason.OutcomeTranslate, wantDecisive: decide.ReasonFeasible, wantNode: "hgx-fm-0", wantPartition: "partition4"},
+		"8 GPUs: the whole board":                                 {gpus: 8, wantOutcome: reason.OutcomeTranslate, wantDecisive: decide.ReasonFeasible, wantNode: "hgx-fm-0", wantPartition: "partition8"},
+		"3 GPUs: no partition of three, kept":                     {gpus: 3, wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: translate.ReasonFabricPartitionUnmatched},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -104,7 +105,7 @@ func TestAFabricManagerPartitionIsTheClaimsGPUs(t *testing.T) {
 			if d.Outcome != tc.wantOutcome || d.Decisive.Code != tc.wantDecisive {
 				t.Fatalf("outcome %s (%s: %s), want %s (%s)", d.Outcome, d.Decisive.Code, d.Decisive.Message, tc.wantOutcome, tc.wantDecisive)
 			}
-			if tc.wantOutcome != translate.OutcomeTranslate {
+			if tc.wantOutcome != reason.OutcomeTranslate {
 				return
 			}
 			if d.Verdict.Node != tc.wantNode || int64(len(d.Verdict.Results)) != tc.gpus {
@@ -134,7 +135,7 @@ func TestAFabricManagerPartitionIsTheClaimsGPUs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Outcome != translate.OutcomeTranslate || d.Verdict.Node != "pcie-0" {
+		if d.Outcome != reason.OutcomeTranslate || d.Verdict.Node != "pcie-0" {
 			t.Fatalf("outcome %s on %v (%s: %s), want Translate on pcie-0", d.Outcome, d.Verdict, d.Decisive.Code, d.Decisive.Message)
 		}
 	})

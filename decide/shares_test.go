@@ -2,6 +2,7 @@ package decide_test
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 	"testing"
 
@@ -77,7 +78,7 @@ func (b *burst) decide(pod *corev1.Pod) *decide.Decision {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	if d.Outcome == translate.OutcomeTranslate && d.Verdict != nil && d.Verdict.Kind == feasibility.FitsNow {
+	if d.Outcome == reason.OutcomeTranslate && d.Verdict != nil && d.Verdict.Kind == feasibility.FitsNow {
 		b.gen++
 		claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name},
 			Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: d.Verdict.Results}}}}
@@ -101,7 +102,7 @@ func TestSixSharesOfAGPUTimeSlicedFourWays(t *testing.T) {
 	b := newBurst(t)
 	for i := range 6 {
 		d := b.decide(sharePod(fmt.Sprintf("s-%d", i)))
-		if d.Outcome != translate.OutcomeTranslate {
+		if d.Outcome != reason.OutcomeTranslate {
 			t.Fatalf("pod %d: %s (%s: %s), want Translate", i, d.Outcome, d.Decisive.Code, d.Decisive.Message)
 		}
 		if d.Placement == nil || !d.Placement.Equal() || d.Placement.Legacy != 1 {
@@ -135,11 +136,11 @@ func TestAWholeGPUNeverTakesAShare(t *testing.T) {
 	t.Run("whole, whole, then a share", func(t *testing.T) {
 		b := newBurst(t)
 		first := b.decide(whole("w-0"))
-		if first.Outcome != translate.OutcomeTranslate || first.Verdict.Node != "whole-0" {
+		if first.Outcome != reason.OutcomeTranslate || first.Verdict.Node != "whole-0" {
 			t.Fatalf("first whole GPU: %s on %v (%s), want the whole GPU of whole-0", first.Outcome, first.Verdict, first.Decisive.Message)
 		}
 		second := b.decide(whole("w-1"))
-		if second.Outcome != translate.OutcomeTranslate || second.Verdict.Node != "shared-0" {
+		if second.Outcome != reason.OutcomeTranslate || second.Verdict.Node != "shared-0" {
 			t.Fatalf("second whole GPU: %s (%s), want all shares of shared-0", second.Outcome, second.Decisive.Message)
 		}
 		r := second.Verdict.Results[0]
@@ -171,7 +172,7 @@ func TestAWholeGPUNeverTakesAShare(t *testing.T) {
 func TestTwoSharesInAContainerNeedTwoGPUs(t *testing.T) {
 	b := newBurst(t)
 	d := b.decide(builders.MakePod("two", "inference").Container("serve").Limit("nvidia.com/gpu.shared", "2").Obj())
-	if d.Outcome != translate.OutcomeKeepLegacy || d.Decisive.Code != decide.ReasonPlacementDiffers || d.Placement == nil || len(d.Placement.Lost) != 1 {
+	if d.Outcome != reason.OutcomeKeepLegacy || d.Decisive.Code != decide.ReasonPlacementDiffers || d.Placement == nil || len(d.Placement.Lost) != 1 {
 		t.Errorf("%s (%s: %s), placement %+v; want KeepLegacy for PlacementDiffers, shared-0 lost", d.Outcome, d.Decisive.Code, d.Decisive.Message, d.Placement)
 	}
 }

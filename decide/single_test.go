@@ -1,6 +1,7 @@
 package decide_test
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
 	"testing"
@@ -59,8 +60,8 @@ func requires(pod *corev1.Pod, products ...string) *corev1.Pod {
 	return pod
 }
 
-func hasCode(rs []translate.Reason, code translate.ReasonCode) bool {
-	return slices.ContainsFunc(rs, func(r translate.Reason) bool { return r.Code == code })
+func hasCode(rs []reason.Reason, code reason.Code) bool {
+	return slices.ContainsFunc(rs, func(r reason.Reason) bool { return r.Code == code })
 }
 
 // TestExactlyOnlyKeepsTheFirstSingleAlternativeThePlacementCheckAccepts: for
@@ -74,8 +75,8 @@ func TestExactlyOnlyKeepsTheFirstSingleAlternativeThePlacementCheckAccepts(t *te
 	cases := map[string]struct {
 		pod          *corev1.Pod
 		fallback     bool
-		wantOutcome  translate.Outcome
-		wantDecisive translate.ReasonCode
+		wantOutcome  reason.Outcome
+		wantDecisive reason.Code
 		// wantChosen is in Translation.Chosen of a translated pod.
 		wantChosen string
 		// wantRejected single alternatives, in the reasons.
@@ -84,18 +85,18 @@ func TestExactlyOnlyKeepsTheFirstSingleAlternativeThePlacementCheckAccepts(t *te
 		// A preference for H100: the H100 alone would lose every other GPU
 		// node; the plain alternative lands where the pod as submitted does.
 		"a preference: the preferred alternative alone lands on fewer nodes, the plain one is kept": {
-			pod: prefers(volcanoPod(nil), h100), wantOutcome: translate.OutcomeTranslate, wantDecisive: decide.ReasonFeasible,
+			pod: prefers(volcanoPod(nil), h100), wantOutcome: reason.OutcomeTranslate, wantDecisive: decide.ReasonFeasible,
 			wantChosen: "1× gpu.nvidia.com", wantRejected: 1,
 		},
 		// H100 or L4: either alone loses the other's nodes.
 		"an In list: no single product lands where the pod can": {
-			pod: requires(volcanoPod(nil), h100, l4), wantOutcome: translate.OutcomeKeepLegacy, wantDecisive: translate.ReasonNoSingleAlternative,
+			pod: requires(volcanoPod(nil), h100, l4), wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: translate.ReasonNoSingleAlternative,
 			wantRejected: 2,
 		},
 		// The fallback to A100 is not offered to Volcano, so it does not
 		// widen the pod as submitted: the H100 alone is where it lands.
 		"a fallback: the alternative the pod asks for, judged without the fallback": {
-			pod: volcanoPod(map[string]string{"nvidia.com/gpu.product": h100}), fallback: true, wantOutcome: translate.OutcomeTranslate, wantDecisive: decide.ReasonFeasible,
+			pod: volcanoPod(map[string]string{"nvidia.com/gpu.product": h100}), fallback: true, wantOutcome: reason.OutcomeTranslate, wantDecisive: decide.ReasonFeasible,
 			wantChosen: "nvidia.com/gpu.product=" + h100,
 		},
 	}
@@ -117,7 +118,7 @@ func TestExactlyOnlyKeepsTheFirstSingleAlternativeThePlacementCheckAccepts(t *te
 			if rejected != tc.wantRejected {
 				t.Errorf("%d single alternatives rejected, want %d: %v", rejected, tc.wantRejected, d.Reasons)
 			}
-			if tc.wantOutcome != translate.OutcomeTranslate {
+			if tc.wantOutcome != reason.OutcomeTranslate {
 				return
 			}
 			if chosen := strings.Join(d.Translation.Chosen, "; "); !strings.Contains(chosen, tc.wantChosen) {
@@ -143,7 +144,7 @@ func TestExactlyOnlyWithoutAFleetTakesWhatThePodAsksFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Outcome != translate.OutcomeTranslate || strings.Contains(strings.Join(d.Translation.Chosen, ""), "H100") {
+	if d.Outcome != reason.OutcomeTranslate || strings.Contains(strings.Join(d.Translation.Chosen, ""), "H100") {
 		t.Errorf("a preference: %s, chosen %v; want the plain alternative", d.Outcome, d.Translation.Chosen)
 	}
 	if a := d.Translation.Pod.Spec.Affinity; a == nil || a.NodeAffinity == nil || len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 {
@@ -153,7 +154,7 @@ func TestExactlyOnlyWithoutAFleetTakesWhatThePodAsksFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Outcome != translate.OutcomeKeepLegacy || d.Decisive.Code != translate.ReasonNoSingleAlternative {
+	if d.Outcome != reason.OutcomeKeepLegacy || d.Decisive.Code != translate.ReasonNoSingleAlternative {
 		t.Errorf("an In list: %s (%s), want KeepLegacy (NoSingleAlternative)", d.Outcome, d.Decisive.Code)
 	}
 	if !hasCode(d.Reasons, translate.ReasonSingleAlternative) {

@@ -1,6 +1,7 @@
 package decide_test
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
 	"testing"
@@ -87,7 +88,7 @@ func TestATranslationAddsNoTolerationTheClusterWouldNotAdd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Outcome != translate.OutcomeTranslate || d.Placement == nil || !d.Placement.Equal() {
+			if d.Outcome != reason.OutcomeTranslate || d.Placement == nil || !d.Placement.Equal() {
 				t.Fatalf("outcome %s (%s: %s), placement %+v; want Translate, placement proven", d.Outcome, d.Decisive.Code, d.Decisive.Message, d.Placement)
 			}
 			tolerations := d.Translation.Pod.Spec.Tolerations
@@ -150,7 +151,7 @@ func TestWithOnlyTaintedNodesAPlainGPUPodStaysAsSubmitted(t *testing.T) {
 	for name, tc := range map[string]struct {
 		policy   *translate.Policy
 		admitted bool
-		want     translate.ReasonCode // "" for no hint
+		want     reason.Code // "" for no hint
 	}{
 		"offline, a policy that says nothing: a warning":          {policy: translate.DefaultPolicy(), want: decide.ReasonImplicitTolerationsUnknown},
 		"offline, a policy that says the plugin does not run":     {policy: saysNo, want: decide.ReasonImplicitTolerationsOff},
@@ -163,7 +164,7 @@ func TestWithOnlyTaintedNodesAPlainGPUPodStaysAsSubmitted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Outcome != translate.OutcomeKeepLegacy || d.Verdict == nil || d.Verdict.Kind == feasibility.FitsNow {
+			if d.Outcome != reason.OutcomeKeepLegacy || d.Verdict == nil || d.Verdict.Kind == feasibility.FitsNow {
 				t.Fatalf("outcome %s (%s: %s), verdict %+v; want KeepLegacy, not fitting", d.Outcome, d.Decisive.Code, d.Decisive.Message, d.Verdict)
 			}
 			if d.Placement == nil || len(d.Placement.LegacyNodes) != 0 || len(d.Placement.TranslatedNodes) != 0 {
@@ -171,7 +172,7 @@ func TestWithOnlyTaintedNodesAPlainGPUPodStaysAsSubmitted(t *testing.T) {
 			}
 			// Offline, the reason says what the plugin would change; the
 			// webhook's pod has been through the cluster's admission.
-			var got translate.ReasonCode
+			var got reason.Code
 			for _, r := range d.Reasons {
 				if (r.Code == decide.ReasonImplicitTolerationsOff || r.Code == decide.ReasonImplicitTolerationsUnknown) &&
 					strings.Contains(r.Message, "nvidia.com/gpu") && strings.Contains(r.Message, "dgx-h100-") {
@@ -217,12 +218,12 @@ func TestAGKEOnlyLabelSaysThePodRunsOnGKE(t *testing.T) {
 	for name, tc := range map[string]struct {
 		policy  *translate.Policy
 		fleet   bool
-		want    translate.Outcome
+		want    reason.Outcome
 		toleary bool
 	}{
-		"with the fleet: translated onto the tainted node pool, placement proven": {policy: translate.DefaultPolicy(), fleet: true, want: translate.OutcomeTranslate, toleary: true},
-		"without a fleet: translated with the toleration, no warning":             {policy: translate.DefaultPolicy(), want: translate.OutcomeTranslate, toleary: true},
-		"a policy that says the plugin does not run: no toleration, kept":         {policy: saysNo, fleet: true, want: translate.OutcomeKeepLegacy},
+		"with the fleet: translated onto the tainted node pool, placement proven": {policy: translate.DefaultPolicy(), fleet: true, want: reason.OutcomeTranslate, toleary: true},
+		"without a fleet: translated with the toleration, no warning":             {policy: translate.DefaultPolicy(), want: reason.OutcomeTranslate, toleary: true},
+		"a policy that says the plugin does not run: no toleration, kept":         {policy: saysNo, fleet: true, want: reason.OutcomeKeepLegacy},
 	} {
 		t.Run(name, func(t *testing.T) {
 			in := decide.Input{Pod: pod, Policy: tc.policy, Classes: inv.Classes, ListNodes: true}
@@ -240,10 +241,10 @@ func TestAGKEOnlyLabelSaysThePodRunsOnGKE(t *testing.T) {
 			if has != tc.toleary {
 				t.Errorf("translation's tolerations %v, want the plugin's: %v", d.Translation.Pod.Spec.Tolerations, tc.toleary)
 			}
-			if slices.ContainsFunc(d.Reasons, func(r translate.Reason) bool { return r.Code == decide.ReasonImplicitTolerationsUnknown }) {
+			if slices.ContainsFunc(d.Reasons, func(r reason.Reason) bool { return r.Code == decide.ReasonImplicitTolerationsUnknown }) {
 				t.Errorf("the pod tells its cluster, yet %s: %v", decide.ReasonImplicitTolerationsUnknown, d.Reasons)
 			}
-			if tc.fleet && tc.want == translate.OutcomeTranslate && (!d.Placement.Equal() || !anyTainted(d.Placement.LegacyNodes)) {
+			if tc.fleet && tc.want == reason.OutcomeTranslate && (!d.Placement.Equal() || !anyTainted(d.Placement.LegacyNodes)) {
 				t.Errorf("placement %+v: want both sides on the tainted node pool", d.Placement)
 			}
 			admitted := decide.AsAdmitted(pod, tc.policy)
@@ -283,11 +284,11 @@ func TestWithoutAFleetAnUnknownClusterIsSaid(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Outcome != translate.OutcomeTranslate {
+			if d.Outcome != reason.OutcomeTranslate {
 				t.Fatalf("outcome %s (%s: %s)", d.Outcome, d.Decisive.Code, d.Decisive.Message)
 			}
-			got := slices.ContainsFunc(d.Reasons, func(r translate.Reason) bool {
-				return r.Code == decide.ReasonImplicitTolerationsUnknown && r.Severity == translate.SeverityWarning
+			got := slices.ContainsFunc(d.Reasons, func(r reason.Reason) bool {
+				return r.Code == decide.ReasonImplicitTolerationsUnknown && r.Severity == reason.SeverityWarning
 			})
 			if got != tc.want {
 				t.Errorf("%s given: %v, want %v; reasons %v", decide.ReasonImplicitTolerationsUnknown, got, tc.want, d.Reasons)

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -12,7 +13,7 @@ import (
 // placement check against (`claimbridge translate`, `explain`, `audit`,
 // `krm` without --fleet): the pod could land on nodes the label excluded,
 // and nothing would say so. KeepLegacy.
-const ReasonNodeLabelUnchecked translate.ReasonCode = "NodeLabelUnchecked"
+const ReasonNodeLabelUnchecked reason.Code = "NodeLabelUnchecked"
 
 // uncheckedLabels keeps a translated pod legacy when no fleet checks its
 // placement (in.Checker nil) and the translation removed labels no device
@@ -25,15 +26,15 @@ const ReasonNodeLabelUnchecked translate.ReasonCode = "NodeLabelUnchecked"
 // difference; neither is kept here. One reason per label, the first
 // decides.
 func (d *Decision) uncheckedLabels(in Input) {
-	if d.Outcome != translate.OutcomeTranslate || in.Checker != nil || placementRule(in.Policy) == translate.PlacementOff {
+	if d.Outcome != reason.OutcomeTranslate || in.Checker != nil || placementRule(in.Policy) == translate.PlacementOff {
 		return
 	}
-	var out []translate.Reason
+	var out []reason.Reason
 	for _, r := range d.Translation.Reasons {
 		if r.Code != translate.ReasonNodeLabelDropped {
 			continue
 		}
-		out = append(out, translate.Reason{Code: ReasonNodeLabelUnchecked, Severity: translate.SeverityWarning, Field: r.Field,
+		out = append(out, reason.Reason{Code: ReasonNodeLabelUnchecked, Severity: reason.SeverityWarning, Field: r.Field,
 			Message: fmt.Sprintf("no device attribute expresses this label, so the translation would remove it and the pod could land on nodes it excludes; with no fleet to run the placement check against (--fleet), nothing checks where the translation lands, and the pod keeps its device-plugin resources (placement rule %s)", placementRule(in.Policy))})
 	}
 	if len(out) > 0 {

@@ -1,6 +1,7 @@
 package decide_test
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"testing"
 
 	"github.com/claimbridge/claimbridge/decide"
@@ -25,33 +26,33 @@ func TestOfflineWithoutAFleetNeverWidens(t *testing.T) {
 	for name, tc := range map[string]struct {
 		selector     map[string]string
 		policy       *translate.Policy
-		wantOutcome  translate.Outcome
-		wantDecisive translate.ReasonCode
+		wantOutcome  reason.Outcome
+		wantDecisive reason.Code
 		wantField    string
 	}{
 		"a GPU count keeps the pod as submitted": {
 			selector: map[string]string{"nvidia.com/gpu.count": "8"}, policy: policyWith(t, ""),
-			wantOutcome: translate.OutcomeKeepLegacy, wantDecisive: decide.ReasonNodeLabelUnchecked, wantField: "spec.nodeSelector[nvidia.com/gpu.count]",
+			wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: decide.ReasonNodeLabelUnchecked, wantField: "spec.nodeSelector[nvidia.com/gpu.count]",
 		},
 		"so does the MIG strategy mixed": {
 			selector: map[string]string{"nvidia.com/mig.strategy": "mixed"}, policy: policyWith(t, ""),
-			wantOutcome: translate.OutcomeKeepLegacy, wantDecisive: decide.ReasonNodeLabelUnchecked, wantField: "spec.nodeSelector[nvidia.com/mig.strategy]",
+			wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: decide.ReasonNodeLabelUnchecked, wantField: "spec.nodeSelector[nvidia.com/mig.strategy]",
 		},
 		"under Subset too: dropping a label can only gain nodes": {
 			selector: map[string]string{"nvidia.com/gpu.count": "8"}, policy: policyWith(t, translate.PlacementSubset),
-			wantOutcome: translate.OutcomeKeepLegacy, wantDecisive: decide.ReasonNodeLabelUnchecked, wantField: "spec.nodeSelector[nvidia.com/gpu.count]",
+			wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: decide.ReasonNodeLabelUnchecked, wantField: "spec.nodeSelector[nvidia.com/gpu.count]",
 		},
 		"with the placement check Off it is translated": {
 			selector: map[string]string{"nvidia.com/gpu.count": "8"}, policy: policyWith(t, translate.PlacementOff),
-			wantOutcome: translate.OutcomeTranslate, wantDecisive: translate.ReasonTranslated,
+			wantOutcome: reason.OutcomeTranslate, wantDecisive: translate.ReasonTranslated,
 		},
 		"with keepTranslatedNodeLabels the label stays on the pod, which is translated": {
 			selector: map[string]string{"nvidia.com/gpu.count": "8"}, policy: keep,
-			wantOutcome: translate.OutcomeTranslate, wantDecisive: translate.ReasonTranslated,
+			wantOutcome: reason.OutcomeTranslate, wantDecisive: translate.ReasonTranslated,
 		},
 		"a label a device attribute expresses is translated": {
 			selector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.present": "true"}, policy: policyWith(t, ""),
-			wantOutcome: translate.OutcomeTranslate, wantDecisive: translate.ReasonTranslated,
+			wantOutcome: reason.OutcomeTranslate, wantDecisive: translate.ReasonTranslated,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -62,7 +63,7 @@ func TestOfflineWithoutAFleetNeverWidens(t *testing.T) {
 			if d.Outcome != tc.wantOutcome || d.Decisive.Code != tc.wantDecisive || d.Decisive.Field != tc.wantField {
 				t.Errorf("outcome %s (%s at %q: %s), want %s (%s at %q)", d.Outcome, d.Decisive.Code, d.Decisive.Field, d.Decisive.Message, tc.wantOutcome, tc.wantDecisive, tc.wantField)
 			}
-			if tc.wantOutcome == translate.OutcomeTranslate {
+			if tc.wantOutcome == reason.OutcomeTranslate {
 				if got := d.Translation.Pod.Spec.NodeSelector["nvidia.com/gpu.count"]; tc.policy == keep && got != "8" {
 					t.Errorf("keepTranslatedNodeLabels: the translated pod's gpu.count is %q, want 8", got)
 				}

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"time"
 
@@ -18,18 +19,18 @@ const (
 	// matchConditions would have sent it: it was created before the
 	// namespace opted in or claimbridge ran, or while the webhook could
 	// not be reached (failurePolicy Ignore).
-	ReasonNotSeenByWebhook translate.ReasonCode = "NotSeenByWebhook"
+	ReasonNotSeenByWebhook reason.Code = "NotSeenByWebhook"
 )
 
 // DecisionOf maps an admission outcome in a mode to the annotation value.
-func DecisionOf(mode api.Mode, outcome translate.Outcome) string {
+func DecisionOf(mode api.Mode, outcome reason.Outcome) string {
 	switch outcome {
-	case translate.OutcomeTranslate:
+	case reason.OutcomeTranslate:
 		if mode == api.ModeEnforce {
 			return api.DecisionTranslated
 		}
 		return api.DecisionWouldTranslate
-	case translate.OutcomeKeepLegacy:
+	case reason.OutcomeKeepLegacy:
 		return api.DecisionKeptLegacy
 	default:
 		return api.DecisionSkipped
@@ -44,7 +45,7 @@ func DecisionOf(mode api.Mode, outcome translate.Outcome) string {
 // started is when the webhook began watching: a pod bound to a node and
 // created after it, with no decision, was bound at creation (a pod bound
 // by kube-scheduler would have been sent first).
-func Unseen(p *corev1.Pod, pol *translate.Policy, started time.Time) (code translate.ReasonCode, cause string, ok bool) {
+func Unseen(p *corev1.Pod, pol *translate.Policy, started time.Time) (code reason.Code, cause string, ok bool) {
 	if p.Annotations[api.AnnotationDecision] != "" || p.Annotations[api.AnnotationTemplate] != "" {
 		return "", "", false
 	}
@@ -72,14 +73,14 @@ func Unseen(p *corev1.Pod, pol *translate.Policy, started time.Time) (code trans
 }
 
 // OutcomeOf is the outcome of a decision annotation.
-func OutcomeOf(decision string) translate.Outcome {
+func OutcomeOf(decision string) reason.Outcome {
 	switch decision {
 	case api.DecisionTranslated, api.DecisionWouldTranslate:
-		return translate.OutcomeTranslate
+		return reason.OutcomeTranslate
 	case api.DecisionKeptLegacy:
-		return translate.OutcomeKeepLegacy
+		return reason.OutcomeKeepLegacy
 	}
-	return translate.OutcomeSkip
+	return reason.OutcomeSkip
 }
 
 // excludedNamespaces are never decided, whatever their labels say.

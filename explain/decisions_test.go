@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func TestUnseenTellsABoundPodFromAnOldOne(t *testing.T) {
 	started := time.Date(2026, 12, 6, 4, 58, 9, 449_000_000, time.UTC)
 	for name, c := range map[string]struct {
 		created time.Time
-		want    translate.ReasonCode
+		want    reason.Code
 	}{
 		"created a minute after":           {started.Add(time.Minute), translate.ReasonNodeNamePreset},
 		"created in the second it started": {started.Truncate(time.Second), translate.ReasonNodeNamePreset},

@@ -1,10 +1,10 @@
 package explain
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/api"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // Result is what a decision about a pod comes to for whoever reads it:
@@ -50,9 +50,9 @@ type Judgement struct {
 // pod that will not run without someone acting: kept or never decided and
 // no node serves what it asks for (LegacyUnservable), or translated and
 // waiting for its devices past --stranded-after.
-func Judge(decision string, code translate.ReasonCode, served bool) Judgement {
+func Judge(decision string, code reason.Code, served bool) Judgement {
 	e, known := catalog[code]
-	warning := e.Severity == translate.SeverityWarning || (!known && decision == api.DecisionKeptLegacy)
+	warning := e.Severity == reason.SeverityWarning || (!known && decision == api.DecisionKeptLegacy)
 	switch {
 	case !served:
 		return Judgement{Result: ResultFail, Warning: true}

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
 	"unicode"
@@ -46,7 +47,7 @@ const moreInEvents = "… (details: the pod's Events)"
 // fits of the rest, cut at maxWarningRunes with a pointer to the Event.
 // Control characters become spaces and invalid UTF-8 is replaced, so that
 // kube-apiserver never drops the line.
-func WarningLine(prefix string, code translate.ReasonCode, rest string) string {
+func WarningLine(prefix string, code reason.Code, rest string) string {
 	return fitRunes(OneLine(prefix+string(code)+": "+rest), MaxWarningRunes, moreInEvents)
 }
 
@@ -80,7 +81,7 @@ func fitRunes(s string, n int, tail string) string {
 
 // RemedyOf is the catalog's remedy of the code that decided a row
 // (report.RowRemedy).
-func RemedyOf(code translate.ReasonCode, row report.Row) string {
+func RemedyOf(code reason.Code, row report.Row) string {
 	return report.RowRemedy(catalog, code, row)
 }
 
@@ -88,7 +89,7 @@ func RemedyOf(code translate.ReasonCode, row report.Row) string {
 func WithHardware(remedy string, row report.Row) string { return report.WithHardware(remedy, row) }
 
 // details is a reason's message without the code the line starts with.
-func details(r *translate.Reason) string {
+func details(r *reason.Reason) string {
 	if r == nil {
 		return ""
 	}
@@ -102,26 +103,26 @@ func details(r *translate.Reason) string {
 // attention, each leading with the reason code and its remedy, the
 // details after them as far as they fit (the Event on the pod has them
 // whole). In audit mode the would-be change is one line.
-func Warnings(mode api.Mode, outcome translate.Outcome, row report.Row, dryRun bool) []string {
+func Warnings(mode api.Mode, outcome reason.Outcome, row report.Row, dryRun bool) []string {
 	var out []string
 	prefix := WarningPrefix(mode)
 	switch outcome {
-	case translate.OutcomeTranslate:
+	case reason.OutcomeTranslate:
 		out = append(out, WarningLine(prefix, translate.ReasonTranslated, translatedLine(mode, row, dryRun)))
 	}
 	decisive := Decisive(row)
-	if outcome == translate.OutcomeKeepLegacy && decisive != nil {
+	if outcome == reason.OutcomeKeepLegacy && decisive != nil {
 		out = append(out, keptLine(prefix, *decisive, row))
 	}
 	// A code's remedy is said once: the lines after the first of a code
 	// (the verdict's per-node-group details) carry their details only.
-	told := map[translate.ReasonCode]bool{}
-	if outcome == translate.OutcomeKeepLegacy && decisive != nil {
+	told := map[reason.Code]bool{}
+	if outcome == reason.OutcomeKeepLegacy && decisive != nil {
 		told[decisive.Code] = true
 	}
 	for _, r := range row.Reasons {
 		// The decisive reason of a kept pod is its first line already.
-		if r.Severity != translate.SeverityWarning || (outcome == translate.OutcomeKeepLegacy && decisive != nil && sameReason(r, *decisive)) {
+		if r.Severity != reason.SeverityWarning || (outcome == reason.OutcomeKeepLegacy && decisive != nil && sameReason(r, *decisive)) {
 			continue
 		}
 		if told[r.Code] {
@@ -159,17 +160,17 @@ func fitNote(row report.Row) string {
 
 // keptLine is the warning of a pod kept as submitted: the decisive code,
 // its remedy, then the reason's details.
-func keptLine(prefix string, decisive translate.Reason, row report.Row) string {
+func keptLine(prefix string, decisive reason.Reason, row report.Row) string {
 	return WarningLine(prefix, decisive.Code, "kept as submitted; "+RemedyOf(decisive.Code, row)+"; "+details(&decisive))
 }
 
-func sameReason(a, b translate.Reason) bool {
+func sameReason(a, b reason.Reason) bool {
 	return a.Code == b.Code && a.Field == b.Field && a.Message == b.Message
 }
 
 // ReasonLine is the warning of one more reason: the code, its remedy (out
 // of the message where the message ends with it), then the details.
-func ReasonLine(prefix string, r translate.Reason, row report.Row) string {
+func ReasonLine(prefix string, r reason.Reason, row report.Row) string {
 	rest := details(&r)
 	if remedy := RemedyOf(r.Code, row); remedy != "" {
 		for _, sep := range []string{": ", "; ", " — "} {
@@ -204,7 +205,7 @@ func withinBudget(lines []string) []string {
 // Explanation is the one-line account of a decision that the Event on the
 // pod carries (annotation claimbridge.io/decision-message): the code, its
 // remedy and the details, whole up to maxExplanation bytes.
-func Explanation(decision string, code translate.ReasonCode, row report.Row) string {
+func Explanation(decision string, code reason.Code, row report.Row) string {
 	var b strings.Builder
 	b.WriteString(string(code))
 	b.WriteString(": ")
@@ -230,7 +231,7 @@ func Explanation(decision string, code translate.ReasonCode, row report.Row) str
 	}
 	// The other warnings, whole: what admission warnings had to cut.
 	for _, r := range row.Reasons {
-		if r.Severity == translate.SeverityWarning && r.Code != code {
+		if r.Severity == reason.SeverityWarning && r.Code != code {
 			b.WriteString("; also ")
 			b.WriteString(r.String())
 		}
@@ -266,12 +267,12 @@ func Truncate(s string, n int) string {
 
 // Decisive is the reason that decided a row: its decisive reason, else
 // the first warning, else the last reason (as report.Row.Headline).
-func Decisive(row report.Row) *translate.Reason {
+func Decisive(row report.Row) *reason.Reason {
 	if row.Decisive != nil && row.Decisive.Code != "" {
 		return row.Decisive
 	}
 	for i := range row.Reasons {
-		if row.Reasons[i].Severity == translate.SeverityWarning {
+		if row.Reasons[i].Severity == reason.SeverityWarning {
 			return &row.Reasons[i]
 		}
 	}

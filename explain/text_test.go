@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -13,13 +14,13 @@ import (
 // details are longer than a warning keeps its code and remedy, and says
 // where the rest is.
 func TestWarningLinesAreCutWithTheirCodeAndRemedyFirst(t *testing.T) {
-	long := translate.Reason{Code: translate.ReasonNodeNamePreset, Severity: translate.SeverityWarning, Message: strings.Repeat("détail ", 100)}
+	long := reason.Reason{Code: translate.ReasonNodeNamePreset, Severity: reason.SeverityWarning, Message: strings.Repeat("détail ", 100)}
 	got := ReasonLine("claimbridge: ", long, report.Row{})
 	want := "claimbridge: NodeNamePreset: " + catalog.Remedy(translate.ReasonNodeNamePreset) + "; détail"
 	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, moreInEvents) || utf8.RuneCountInString(got) != MaxWarningRunes {
 		t.Errorf("line %q (%d runes), want it to start with %q and end with %q at %d runes", got, utf8.RuneCountInString(got), want, moreInEvents, MaxWarningRunes)
 	}
-	short := translate.Reason{Code: translate.ReasonOptedOut, Message: "the pod opted out\r\nX: 1\xff"}
+	short := reason.Reason{Code: translate.ReasonOptedOut, Message: "the pod opted out\r\nX: 1\xff"}
 	if got, want := ReasonLine("claimbridge: ", short, report.Row{}), "claimbridge: OptedOut: "+catalog.Remedy(translate.ReasonOptedOut)+"; the pod opted out  X: 1\uFFFD"; got != want {
 		t.Errorf("line %q, want %q", got, want)
 	}

@@ -2,6 +2,7 @@ package feasibility
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"testing"
 	"time"
@@ -168,7 +169,7 @@ func placementInput(b *testing.B) PlacementInput {
 		b.Fatal(err)
 	}
 	res, err := translate.Pod(translate.Input{Pod: pod, Policy: policy})
-	if err != nil || res.Outcome != translate.OutcomeTranslate {
+	if err != nil || res.Outcome != reason.OutcomeTranslate {
 		b.Fatalf("translate: %v %v", err, res.Reasons)
 	}
 	return PlacementInput{Policy: policy, Legacy: pod, Translated: res.Pod, Claims: []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}}

@@ -2,6 +2,7 @@ package feasibility
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -98,7 +99,7 @@ func TestHAMiCapacitiesAreAllocatedByTheUpstreamAllocator(t *testing.T) {
 			// No DeviceClasses given to translation: a whole-GPU pod is translated
 			// too (with HAMi's class in view it is left to KEP-5004).
 			res, err := translate.Pod(translate.Input{Pod: tc.pod, Policy: policy})
-			if err != nil || res.Outcome != translate.OutcomeTranslate {
+			if err != nil || res.Outcome != reason.OutcomeTranslate {
 				t.Fatalf("translate: %v %v %v", res.Outcome, err, res.Reasons)
 			}
 			inv := inventoryOf(t, "hami-t4")
@@ -145,7 +146,7 @@ func TestHAMiPlacementIsProven(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			res, err := translate.Pod(translate.Input{Pod: tc.pod, Policy: policy})
-			if err != nil || res.Outcome != translate.OutcomeTranslate {
+			if err != nil || res.Outcome != reason.OutcomeTranslate {
 				t.Fatalf("translate: %v %v", res.Outcome, err)
 			}
 			pl := NewChecker(Options{}).Placement(t.Context(), snap, PlacementInput{

@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"path/filepath"
 	"testing"
 
@@ -132,7 +133,7 @@ func TestTranslatedPodsFitTheForecast(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tr.Outcome != translate.OutcomeTranslate {
+			if tr.Outcome != reason.OutcomeTranslate {
 				t.Fatalf("outcome %s, want Translate: %v", tr.Outcome, tr.Reasons)
 			}
 			if tc.wantClass != "" {

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"slices"
 	"strings"
@@ -451,7 +452,7 @@ func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool, k *k
 	pl.pool = k.poolOf(today)
 	d := w.Decision
 	switch {
-	case d.Outcome == translate.OutcomeTranslate && d.Translation != nil && d.Translation.Template != nil:
+	case d.Outcome == reason.OutcomeTranslate && d.Translation != nil && d.Translation.Template != nil:
 		pl.mode, pl.result = modeDRA, CutoverMoves
 		pl.pod, pl.claims = decide.AsAdmittedLike(d.Translation.Pod, w.Pod, j.policy), []*resourceapi.ResourceClaimSpec{&d.Translation.Template.Spec.Spec}
 		pl.after = 1

@@ -3,6 +3,7 @@ package forecast
 import (
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
 	"testing"
@@ -63,7 +64,7 @@ func judgeJobs(t *testing.T, before *feasibility.Inventory, jobs []job, opts Opt
 		for _, jb := range jobs {
 			w := Workload{Key: jb.key, Pod: jb.pod, Pods: jb.pods, Priority: jb.priority}
 			if jb.pod == nil {
-				w.Decision = &decide.Decision{Outcome: translate.OutcomeKeepLegacy, Requested: map[corev1.ResourceName]int64{"nvidia.com/gpu": 8}}
+				w.Decision = &decide.Decision{Outcome: reason.OutcomeKeepLegacy, Requested: map[corev1.ResourceName]int64{"nvidia.com/gpu": 8}}
 				out = append(out, w)
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"slices"
 	"strings"
@@ -78,18 +79,18 @@ type livePod struct {
 	pod        *corev1.Pod
 	kind, name string
 	status     report.Status
-	outcome    translate.Outcome
-	reason     translate.ReasonCode
+	outcome    reason.Outcome
+	reason     reason.Code
 	cause      string // why an unseen pod was not decided
 	unseen     bool   // asks for mapped devices, never decided
 	// unservable: kept as submitted (or never decided), it does not run,
 	// and no node it may run on offers what it asks for (after the switch
 	// to DRA, a pod bound at creation to a node that lost the device
 	// plugin): it is Blocked, and its devices are served by no one.
-	unservable *translate.Reason
+	unservable *reason.Reason
 	// away: for an unseen pod that is unservable, the reason the webhook
 	// never saw it.
-	away     *translate.Reason
+	away     *reason.Reason
 	admitted *report.Row // the admission's row, when the store has it
 }
 
@@ -117,7 +118,7 @@ func indexAdmissions(rows []admitted) admissions {
 // of finds the admission row of a pod with that outcome ("": any): by
 // admission id, else by name, else by generateName (the pods of one
 // template share it, and admission names such a pod "<generateName>*").
-func (ix admissions) of(p *corev1.Pod, outcome translate.Outcome) *report.Row {
+func (ix admissions) of(p *corev1.Pod, outcome reason.Outcome) *report.Row {
 	if r, ok := ix.byID[p.Annotations[api.AnnotationAdmission]]; ok && (outcome == "" || r.Outcome == outcome) {
 		ix.used[r] = true
 		return r
@@ -136,15 +137,15 @@ func (ix admissions) of(p *corev1.Pod, outcome translate.Outcome) *report.Row {
 // device).
 func (s *ReportStore) classify(p *corev1.Pod, pol *translate.Policy, ix admissions, snap *feasibility.Snapshot) (livePod, bool) {
 	lp, ok := s.classified(p, pol, ix)
-	if !ok || snap == nil || lp.outcome == translate.OutcomeTranslate || !inventory.NotRunning(p) {
+	if !ok || snap == nil || lp.outcome == reason.OutcomeTranslate || !inventory.NotRunning(p) {
 		return lp, ok
 	}
 	if gaps := explain.Judged(pol, snap.LegacyUnservable(p)); len(gaps) > 0 {
 		msg := explain.UnservableMessage(gaps, snap.DRADevices() > 0) + explain.Consequence(p, false) + ": " + explain.Reasons().Remedy(explain.ReasonLegacyUnservable)
-		lp.unservable = &translate.Reason{Code: explain.ReasonLegacyUnservable, Severity: translate.SeverityWarning, Message: msg}
+		lp.unservable = &reason.Reason{Code: explain.ReasonLegacyUnservable, Severity: reason.SeverityWarning, Message: msg}
 		if lp.unseen {
 			// Why the webhook never saw it stays among the row's reasons.
-			lp.away = &translate.Reason{Code: lp.reason, Severity: catalogSeverity(lp.reason, false), Message: lp.cause}
+			lp.away = &reason.Reason{Code: lp.reason, Severity: catalogSeverity(lp.reason, false), Message: lp.cause}
 		}
 		lp.status, lp.reason, lp.cause = report.StatusBlocked, explain.ReasonLegacyUnservable, msg
 	}
@@ -159,7 +160,7 @@ func (s *ReportStore) classified(p *corev1.Pod, pol *translate.Policy, ix admiss
 	lp := livePod{pod: p}
 	lp.kind, lp.name = workloadOf(p)
 	decision := p.Annotations[api.AnnotationDecision]
-	lp.reason = translate.ReasonCode(p.Annotations[api.AnnotationReason])
+	lp.reason = reason.Code(p.Annotations[api.AnnotationReason])
 	if decision == "" && p.Annotations[api.AnnotationTemplate] != "" {
 		decision = api.DecisionTranslated // translated before pods carried their decision
 	}
@@ -167,7 +168,7 @@ func (s *ReportStore) classified(p *corev1.Pod, pol *translate.Policy, ix admiss
 		// Decided by a version that did not annotate: the admission's row
 		// says what (the pod is not translated, so Translate is audit's).
 		if r := ix.of(p, ""); r != nil {
-			decision = map[translate.Outcome]string{translate.OutcomeTranslate: api.DecisionWouldTranslate, translate.OutcomeKeepLegacy: api.DecisionKeptLegacy}[r.Outcome]
+			decision = map[reason.Outcome]string{reason.OutcomeTranslate: api.DecisionWouldTranslate, reason.OutcomeKeepLegacy: api.DecisionKeptLegacy}[r.Outcome]
 			decision = cmp.Or(decision, api.DecisionSkipped)
 			if r.Decisive != nil {
 				lp.reason = r.Decisive.Code
@@ -179,7 +180,7 @@ func (s *ReportStore) classified(p *corev1.Pod, pol *translate.Policy, ix admiss
 		if !ok {
 			return livePod{}, false
 		}
-		lp.status, lp.outcome, lp.reason, lp.cause, lp.unseen = report.StatusSkipped, translate.OutcomeSkip, code, cause, true
+		lp.status, lp.outcome, lp.reason, lp.cause, lp.unseen = report.StatusSkipped, reason.OutcomeSkip, code, cause, true
 		return lp, true
 	}
 	lp.outcome = explain.OutcomeOf(decision)
@@ -207,7 +208,7 @@ func (s *ReportStore) classified(p *corev1.Pod, pol *translate.Policy, ix admiss
 // serves it (classify makes one that no node serves Blocked): Kept when
 // its reason asks nothing of anyone (explain.Judge passes it), else
 // Blocked — the page's Blocked means someone must act.
-func keptStatus(code translate.ReasonCode) report.Status {
+func keptStatus(code reason.Code) report.Status {
 	if explain.Judge(api.DecisionKeptLegacy, code, true).Result == explain.ResultPass {
 		return report.StatusKept
 	}
@@ -270,7 +271,7 @@ func (s *ReportStore) notCached(adm []admitted, ix admissions) []report.Row {
 		row := a.row
 		row.Reasons = slices.Clone(row.Reasons)
 		switch row.Outcome {
-		case translate.OutcomeTranslate:
+		case reason.OutcomeTranslate:
 			row.Status = report.StatusReadyNow
 			if m, _ := s.Live.NamespaceMode(row.Namespace); m == api.ModeEnforce {
 				row.Status = report.StatusWaiting
@@ -279,8 +280,8 @@ func (s *ReportStore) notCached(adm []admitted, ix admissions) []report.Row {
 			} else if row.Verdict == "FitsWhenFree" {
 				row.Status = report.StatusReadyWhenFree
 			}
-		case translate.OutcomeKeepLegacy:
-			var code translate.ReasonCode
+		case reason.OutcomeKeepLegacy:
+			var code reason.Code
 			if row.Decisive != nil {
 				code = row.Decisive.Code
 			}
@@ -350,14 +351,14 @@ func (s *ReportStore) groupRow(ns, kind, name string, status report.Status, g []
 	}
 	if row.Decisive == nil || first.unseen {
 		// The catalog's severity, as admission reported it.
-		r := translate.Reason{Code: first.reason, Severity: catalogSeverity(first.reason, status == report.StatusBlocked), Message: first.cause}
+		r := reason.Reason{Code: first.reason, Severity: catalogSeverity(first.reason, status == report.StatusBlocked), Message: first.cause}
 		if r.Message == "" {
 			r.Message = restartedMessage(status, first)
 		}
 		if r.Code != "" {
-			row.Decisive, row.Reasons = &r, []translate.Reason{r}
+			row.Decisive, row.Reasons = &r, []reason.Reason{r}
 			if first.away != nil {
-				row.Reasons = []translate.Reason{*first.away, r}
+				row.Reasons = []reason.Reason{*first.away, r}
 			}
 		}
 	}
@@ -435,7 +436,7 @@ func advise(row *report.Row) {
 	if len(row.BoundTo) > 0 {
 		msg = fmt.Sprintf("%s at admission; its pods run on %s", row.Verdict, strings.Join(row.BoundTo, ", "))
 	}
-	reword := func(r translate.Reason) translate.Reason {
+	reword := func(r reason.Reason) reason.Reason {
 		if r.Code == decide.ReasonFeasible {
 			r.Message = msg
 		}
@@ -647,9 +648,9 @@ func (s *ReportStore) NeedLeaderElection() bool { return false }
 
 // catalogSeverity is the reason's severity in the catalog, as admission
 // reports it; a code the catalog lacks is a Warning when it blocks.
-func catalogSeverity(code translate.ReasonCode, blocked bool) translate.Severity {
-	if e, ok := explain.Reasons().Lookup(code); (ok && e.Severity == translate.SeverityWarning) || (!ok && blocked) {
-		return translate.SeverityWarning
+func catalogSeverity(code reason.Code, blocked bool) reason.Severity {
+	if e, ok := explain.Reasons().Lookup(code); (ok && e.Severity == reason.SeverityWarning) || (!ok && blocked) {
+		return reason.SeverityWarning
 	}
-	return translate.SeverityInfo
+	return reason.SeverityInfo
 }

@@ -1,6 +1,7 @@
 package livereport
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func ownedPod(w *builders.PodWrapper, apiVersion, kind, owner, name string, crea
 }
 
 // decided is a pod as admission left it: its decision and reason.
-func decided(ns, decision string, reason translate.ReasonCode) *builders.PodWrapper {
+func decided(ns, decision string, reason reason.Code) *builders.PodWrapper {
 	return builders.MakePod("", ns).Annotation(api.AnnotationDecision, decision).Annotation(api.AnnotationReason, string(reason))
 }
 
@@ -119,22 +120,22 @@ func liveObjects() []runtime.Object {
 // trainer's and the embed's (by generateName), the db's (which names the
 // template its translation would have had).
 func admittedRows() map[string][]report.Row {
-	feasible := translate.Reason{Code: decide.ReasonFeasible, Severity: translate.SeverityInfo, Message: "FitsNow on node a100-mig-0"}
+	feasible := reason.Reason{Code: decide.ReasonFeasible, Severity: reason.SeverityInfo, Message: "FitsNow on node a100-mig-0"}
 	return map[string][]report.Row{
 		"prod": {
-			{Kind: "Pod", Namespace: "prod", Name: "trainer-5d8f7-*", Outcome: translate.OutcomeTranslate, Verdict: "FitsNow", VerdictCode: "Fits", Node: "dgx-h100-0",
+			{Kind: "Pod", Namespace: "prod", Name: "trainer-5d8f7-*", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", VerdictCode: "Fits", Node: "dgx-h100-0",
 				Template: "claimbridge-abc", Alternatives: []string{"train-gpu"}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Hardware: "nvidia.com/gpu, any model",
-				Decisive: &translate.Reason{Code: decide.ReasonFeasible, Severity: translate.SeverityInfo, Message: "FitsNow on node dgx-h100-0"},
-				Reasons:  []translate.Reason{{Code: decide.ReasonFeasible, Severity: translate.SeverityInfo, Message: "FitsNow on node dgx-h100-0"}}},
-			{Kind: "Pod", Namespace: "prod", Name: "db-0", Outcome: translate.OutcomeKeepLegacy, Verdict: "NeverFits", VerdictCode: "NoMatchingDevices", Template: "claimbridge-never",
+				Decisive: &reason.Reason{Code: decide.ReasonFeasible, Severity: reason.SeverityInfo, Message: "FitsNow on node dgx-h100-0"},
+				Reasons:  []reason.Reason{{Code: decide.ReasonFeasible, Severity: reason.SeverityInfo, Message: "FitsNow on node dgx-h100-0"}}},
+			{Kind: "Pod", Namespace: "prod", Name: "db-0", Outcome: reason.OutcomeKeepLegacy, Verdict: "NeverFits", VerdictCode: "NoMatchingDevices", Template: "claimbridge-never",
 				DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Hardware: "NVIDIA-A100-SXM4-40GB",
-				Decisive: &translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "NeverFits (NoMatchingDevices): no DRA node publishes NVIDIA-A100-SXM4-40GB"}},
+				Decisive: &reason.Reason{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "NeverFits (NoMatchingDevices): no DRA node publishes NVIDIA-A100-SXM4-40GB"}},
 		},
 		"staging": {
-			{Kind: "Pod", Namespace: "staging", Name: "embed-6b7c8-*", Outcome: translate.OutcomeTranslate, Verdict: "FitsNow", VerdictCode: "Fits", Node: "a100-mig-0",
+			{Kind: "Pod", Namespace: "staging", Name: "embed-6b7c8-*", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", VerdictCode: "Fits", Node: "a100-mig-0",
 				Template: "claimbridge-def", DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Hardware: "nvidia.com/gpu, any model",
 				Placement: &report.Placement{Result: report.PlacementEqual, Nodes: 10, Legacy: 6, Translated: 6},
-				Decisive:  &feasible, Reasons: []translate.Reason{feasible}},
+				Decisive:  &feasible, Reasons: []reason.Reason{feasible}},
 		},
 	}
 }
@@ -160,7 +161,7 @@ type liveRow struct {
 	Devices  int64
 	Template string
 	BoundTo  []string
-	Code     translate.ReasonCode
+	Code     reason.Code
 	Unseen   bool
 }
 
@@ -281,7 +282,7 @@ func TestLiveReportProgressIsSampledAndBounded(t *testing.T) {
 func TestKeptLegacyLiveRowsNameNoTemplate(t *testing.T) {
 	rep := newLiveStore(start(t, liveObjects()), true).Report(t.Context(), "prod", "default")
 	for _, r := range rep.Items {
-		if r.Outcome != translate.OutcomeTranslate && r.Template != "" {
+		if r.Outcome != reason.OutcomeTranslate && r.Template != "" {
 			t.Errorf("%s/%s (%s) names template %q, which does not exist", r.Kind, r.Name, r.Status, r.Template)
 		}
 	}
@@ -335,12 +336,12 @@ func TestLiveReportRowsOfAdmissionsTheCacheDoesNotShow(t *testing.T) {
 	legacy.CreationTimestamp = at(2)
 	inv := start(t, append(liveObjects(), legacy))
 	s := newLiveStore(inv, true)
-	kept := &translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "NeverFits"}
-	s.Add("prod", report.Row{Kind: "Pod", Namespace: "prod", Name: "legacy", Outcome: translate.OutcomeKeepLegacy, Template: "claimbridge-never", Decisive: kept,
+	kept := &reason.Reason{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "NeverFits"}
+	s.Add("prod", report.Row{Kind: "Pod", Namespace: "prod", Name: "legacy", Outcome: reason.OutcomeKeepLegacy, Template: "claimbridge-never", Decisive: kept,
 		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow)
-	s.Add("staging", report.Row{Kind: "Pod", Namespace: "staging", Name: "fresh", Outcome: translate.OutcomeTranslate, Verdict: "FitsNow", Node: "l4-0",
+	s.Add("staging", report.Row{Kind: "Pod", Namespace: "staging", Name: "fresh", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", Node: "l4-0",
 		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow.Add(-time.Second))
-	s.Add("staging", report.Row{Kind: "Pod", Namespace: "staging", Name: "gone", Outcome: translate.OutcomeTranslate, Verdict: "FitsNow", Node: "l4-0",
+	s.Add("staging", report.Row{Kind: "Pod", Namespace: "staging", Name: "gone", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", Node: "l4-0",
 		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow.Add(-time.Hour))
 	got := map[string]liveRow{}
 	for _, r := range liveRowsOf(s.Report(t.Context(), "", "default")) {
@@ -390,11 +391,11 @@ func TestLiveReportPutsAPodNoNodeServesWhereItIs(t *testing.T) {
 		t.Errorf("rows (-want,+got):\n%s", diff)
 	}
 	// Why the webhook never saw it stays among the reasons.
-	var codes []translate.ReasonCode
+	var codes []reason.Code
 	for _, r := range rep.Items[0].Reasons {
 		codes = append(codes, r.Code)
 	}
-	if want := []translate.ReasonCode{translate.ReasonNodeNamePreset, explain.ReasonLegacyUnservable}; !slices.Equal(codes, want) {
+	if want := []reason.Code{translate.ReasonNodeNamePreset, explain.ReasonLegacyUnservable}; !slices.Equal(codes, want) {
 		t.Errorf("reasons %v, want %v", codes, want)
 	}
 	if p := rep.Progress; p == nil || p.DevicePlugin != 0 || p.Unservable != 2 {
@@ -434,8 +435,8 @@ func TestLiveReportKeepsPodsTheDevicePluginRunsOutOfBlocked(t *testing.T) {
 	inv := start(t, objs)
 	s := newLiveStore(inv, false)
 	s.Fleet = inv
-	s.Add("prod", report.Row{Kind: "Pod", Namespace: "prod", Name: "fresh", Outcome: translate.OutcomeKeepLegacy,
-		Decisive:         &translate.Reason{Code: decide.ReasonDRABusyLegacyFree, Severity: translate.SeverityInfo, Message: "the device plugin runs it now"},
+	s.Add("prod", report.Row{Kind: "Pod", Namespace: "prod", Name: "fresh", Outcome: reason.OutcomeKeepLegacy,
+		Decisive:         &reason.Reason{Code: decide.ReasonDRABusyLegacyFree, Severity: reason.SeverityInfo, Message: "the device plugin runs it now"},
 		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow.Add(-time.Second))
 	rep := s.Report(t.Context(), "", "default")
 	want := []liveRow{

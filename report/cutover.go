@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"slices"
 
@@ -20,7 +21,7 @@ import (
 
 // cutoverRemedies replace the remedies that count on the device plugin
 // staying, for the rows that break at the switch.
-var cutoverRemedies = map[translate.ReasonCode]string{
+var cutoverRemedies = map[reason.Code]string{
 	translate.ReasonNodeNamePreset: "after the switch the node no longer offers the device plugin's resource: let a scheduler place the pod " +
 		"(a node selector on kubernetes.io/hostname instead of spec.nodeName) so that it is translated, or pin it to a node the switch leaves alone",
 }
@@ -124,7 +125,7 @@ func newCutoverPage(r *Report) *cutoverPage {
 type shortRow struct {
 	Object  string
 	Cutover *forecast.Cutover
-	Code    translate.ReasonCode
+	Code    reason.Code
 	Remedy  string
 }
 

@@ -13,10 +13,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claimbridge/claimbridge/reason"
+
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/forecast"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // The HTML page is rendered from the Report alone (the JSON form holds
@@ -131,13 +132,13 @@ func categoryKey(row Row) string {
 
 func categoryOf(row Row) Category {
 	switch {
-	case row.Outcome == translate.OutcomeTranslate && row.WaitingSince != nil:
+	case row.Outcome == reason.OutcomeTranslate && row.WaitingSince != nil:
 		return categories[2]
-	case row.Outcome == translate.OutcomeTranslate && row.Verdict == string(feasibility.FitsWhenFree):
+	case row.Outcome == reason.OutcomeTranslate && row.Verdict == string(feasibility.FitsWhenFree):
 		return categories[1]
-	case row.Outcome == translate.OutcomeTranslate:
+	case row.Outcome == reason.OutcomeTranslate:
 		return categories[0]
-	case row.Outcome == translate.OutcomeKeepLegacy:
+	case row.Outcome == reason.OutcomeKeepLegacy:
 		return categories[3]
 	}
 	return categories[4]
@@ -300,7 +301,7 @@ func newTableRow(row Row, c Category) tableRow {
 	}
 	t.PerPod = parts
 	for _, r := range row.Reasons {
-		if r.Severity == translate.SeverityWarning {
+		if r.Severity == reason.SeverityWarning {
 			t.Warnings++
 		}
 	}
@@ -309,7 +310,7 @@ func newTableRow(row Row, c Category) tableRow {
 
 // blocker is one reason that keeps rows of one hardware kind legacy.
 type blocker struct {
-	Code        translate.ReasonCode
+	Code        reason.Code
 	VerdictCode string
 	Hardware    string
 	count
@@ -333,14 +334,14 @@ func (b blocker) Label() string {
 // (the webhook's: the device plugin serves them, nothing to do) hold
 // nothing back.
 func blockers(r *Report) []blocker {
-	return blockersOf(r, func(row Row) bool { return row.Outcome == translate.OutcomeKeepLegacy && row.Status != StatusKept })
+	return blockersOf(r, func(row Row) bool { return row.Outcome == reason.OutcomeKeepLegacy && row.Status != StatusKept })
 }
 
 // blockersOf ranks, like blockers, the deciding reasons of the rows keep
 // selects.
 func blockersOf(r *Report, keep func(Row) bool) []blocker {
 	type key struct {
-		code            translate.ReasonCode
+		code            reason.Code
 		verdict, hwKind string
 	}
 	byKey := map[key]*blocker{}
@@ -384,13 +385,13 @@ func blockersOf(r *Report, keep func(Row) bool) []blocker {
 // decidingReasons are the reasons that keep a row legacy: the decisive one,
 // else (a report of an older version) its warnings that lead to an outcome
 // of their own (the catalog's), or its last reason.
-func decidingReasons(reasons translate.Catalog, row Row) []translate.Reason {
+func decidingReasons(reasons reason.Catalog, row Row) []reason.Reason {
 	if row.Decisive != nil && row.Decisive.Code != "" {
-		return []translate.Reason{*row.Decisive}
+		return []reason.Reason{*row.Decisive}
 	}
-	var out []translate.Reason
+	var out []reason.Reason
 	for _, rs := range row.Reasons {
-		if e, known := reasons.Lookup(rs.Code); rs.Severity == translate.SeverityWarning && (!known || e.Outcome != "") {
+		if e, known := reasons.Lookup(rs.Code); rs.Severity == reason.SeverityWarning && (!known || e.Outcome != "") {
 			out = append(out, rs)
 		}
 	}

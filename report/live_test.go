@@ -5,19 +5,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimbridge/claimbridge/reason"
+
 	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/report"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 func TestLiveTableCountsWorkloadsPodsAndSaysWherePodsRun(t *testing.T) {
 	rows := []report.Row{
-		{Kind: "Deployment", Namespace: "prod", Name: "trainer", Outcome: translate.OutcomeTranslate, Status: report.StatusMigrated, Verdict: "FitsNow", Node: "a100-0",
+		{Kind: "Deployment", Namespace: "prod", Name: "trainer", Outcome: reason.OutcomeTranslate, Status: report.StatusMigrated, Verdict: "FitsNow", Node: "a100-0",
 			BoundTo: []string{"h100-0", "h100-1"}, Replicas: ptr.To[int32](2), DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}},
-		{Kind: "Deployment", Namespace: "prod", Name: "trainer", Outcome: translate.OutcomeTranslate, Status: report.StatusWaiting, Verdict: "FitsNow", Node: "a100-0",
+		{Kind: "Deployment", Namespace: "prod", Name: "trainer", Outcome: reason.OutcomeTranslate, Status: report.StatusWaiting, Verdict: "FitsNow", Node: "a100-0",
 			Replicas: ptr.To[int32](1), DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}},
-		{Kind: "Pod", Namespace: "prod", Name: "pinned", Outcome: translate.OutcomeSkip, Status: report.StatusSkipped, Unseen: true, Replicas: ptr.To[int32](1)},
+		{Kind: "Pod", Namespace: "prod", Name: "pinned", Outcome: reason.OutcomeSkip, Status: report.StatusSkipped, Unseen: true, Replicas: ptr.To[int32](1)},
 	}
 	var b bytes.Buffer
 	if err := report.New("live", "default", rows).Write(&b, "table"); err != nil {

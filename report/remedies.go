@@ -6,15 +6,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/claimbridge/claimbridge/reason"
+
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // remedy is the one-line remedy of a blocking reason for rows of one
 // hardware kind, from the catalog: Infeasible is split by the verdict's
 // code, whose remedies name the hardware (%[1]s).
-func remedy(reasons translate.Catalog, code translate.ReasonCode, verdictCode, hardware string, fleet *FleetSummary) string {
+func remedy(reasons reason.Catalog, code reason.Code, verdictCode, hardware string, fleet *FleetSummary) string {
 	hw := hardware
 	if hw == "" {
 		hw = "these devices"
@@ -33,7 +34,7 @@ func remedy(reasons translate.Catalog, code translate.ReasonCode, verdictCode, h
 	if verdictCode == "" {
 		verdictCode = string(feasibility.ReasonNoMatchingDevices)
 	}
-	if r := reasons.Remedy(translate.ReasonCode(verdictCode)); r != "" {
+	if r := reasons.Remedy(reason.Code(verdictCode)); r != "" {
 		return fmt.Sprintf(r, hw)
 	}
 	return "see the reasons of the rows (claimbridge explain shows the whole decision)"
@@ -64,9 +65,9 @@ func devicePluginNodes(fleet *FleetSummary, hardware string) string {
 // RowRemedy is the catalog's remedy of the code that decided a row: for
 // Infeasible, the remedy of the verdict's code, which names the devices
 // the row asks for.
-func RowRemedy(catalog translate.Catalog, code translate.ReasonCode, row Row) string {
+func RowRemedy(catalog reason.Catalog, code reason.Code, row Row) string {
 	if code == decide.ReasonInfeasible && row.VerdictCode != "" {
-		if r := catalog.Remedy(translate.ReasonCode(row.VerdictCode)); r != "" {
+		if r := catalog.Remedy(reason.Code(row.VerdictCode)); r != "" {
 			return WithHardware(r, row)
 		}
 	}

@@ -15,13 +15,14 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/claimbridge/claimbridge/reason"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/forecast"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // Report is the whole audit.
@@ -46,11 +47,11 @@ type Report struct {
 	// Reasons is the catalog the remedies come from: decide's when nil
 	// (every code of a decision); the webhook and the offline runs give
 	// theirs, which add their own codes.
-	Reasons translate.Catalog `json:"-"`
+	Reasons reason.Catalog `json:"-"`
 }
 
 // reasons is the report's catalog.
-func (r *Report) reasons() translate.Catalog {
+func (r *Report) reasons() reason.Catalog {
 	if r.Reasons != nil {
 		return r.Reasons
 	}
@@ -88,7 +89,7 @@ type Row struct {
 	// nobody listed). Empty for Pods and built-in workloads.
 	Rule string `json:"rule,omitempty"`
 	// Outcome after feasibility: Translate, KeepLegacy or Skip.
-	Outcome translate.Outcome `json:"outcome"`
+	Outcome reason.Outcome `json:"outcome"`
 	// Verdict of the allocator pass (FitsNow, FitsWhenFree, NeverFits,
 	// Unknown), empty when translation did not get that far.
 	Verdict string `json:"verdict,omitempty"`
@@ -102,7 +103,7 @@ type Row struct {
 	// Placement is the placement check's answer, absent when it did not run.
 	Placement *Placement `json:"placement,omitempty"`
 	// Decisive is the reason that decided the outcome (one of Reasons).
-	Decisive *translate.Reason `json:"decisive,omitempty"`
+	Decisive *reason.Reason `json:"decisive,omitempty"`
 	// Admission is the id of the admission that translated the pod (its
 	// claimbridge.io/admission annotation); live reports only.
 	Admission string `json:"admission,omitempty"`
@@ -112,7 +113,7 @@ type Row struct {
 	WaitingSince *metav1.Time `json:"waitingSince,omitempty"`
 	Waiting      string       `json:"waiting,omitempty"`
 	// Reasons of translation, then of the placement check and the verdict.
-	Reasons []translate.Reason `json:"reasons"`
+	Reasons []reason.Reason `json:"reasons"`
 	// VerdictCode classifies the verdict (feasibility.ReasonCode:
 	// NoMatchingDevices, DevicesInUse, …), empty when there is none.
 	VerdictCode string `json:"verdictCode,omitempty"`
@@ -293,9 +294,9 @@ func New(fleet, policy string, rows []Row) *Report {
 	r.Summary.Total = len(rows)
 	for _, row := range rows {
 		switch row.Outcome {
-		case translate.OutcomeTranslate:
+		case reason.OutcomeTranslate:
 			r.Summary.Translate++
-		case translate.OutcomeKeepLegacy:
+		case reason.OutcomeKeepLegacy:
 			r.Summary.KeepLegacy++
 		default:
 			r.Summary.Skip++
@@ -359,7 +360,7 @@ func (row Row) Headline() string {
 		return string(row.Decisive.Code) + ": " + row.Decisive.Message
 	}
 	for _, r := range row.Reasons {
-		if r.Severity == translate.SeverityWarning {
+		if r.Severity == reason.SeverityWarning {
 			return string(r.Code) + ": " + r.Message
 		}
 	}
@@ -533,7 +534,7 @@ func NewRow(kind string, obj metav1.Object, source string, d *decide.Decision) R
 	}
 	// Only a translated object names its template: a kept one's would
 	// never exist.
-	if t := d.Translation; t != nil && t.Template != nil && d.Outcome == translate.OutcomeTranslate {
+	if t := d.Translation; t != nil && t.Template != nil && d.Outcome == reason.OutcomeTranslate {
 		row.Template = t.Template.Name
 	}
 	if t := d.Translation; t != nil && len(t.Charge) > 0 {

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"slices"
 	"strings"
@@ -107,7 +108,7 @@ func (t *translation) keepAmbiguous(all []labelReq) bool {
 
 // sayAmbiguous is the reason of a requirement kept on the pod because the
 // devices cannot tell its values apart.
-func sayAmbiguous(path, groups string, amb []string) Reason {
+func sayAmbiguous(path, groups string, amb []string) reason.Reason {
 	return sayAt(ReasonNodeLabelAmbiguous, path, "became a device selector on %s and stays on the pod: the devices cannot tell %s, only the node's own label can",
 		groups, strings.Join(amb, "; "))
 }

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,7 +42,7 @@ func BenchmarkTranslate(b *testing.B) {
 	pod := realisticPod()
 	policy := benchPolicy(b)
 	b.Run("realistic-pod", func(b *testing.B) {
-		if res, err := Pod(Input{Pod: pod, Policy: policy}); err != nil || res.Outcome != OutcomeTranslate {
+		if res, err := Pod(Input{Pod: pod, Policy: policy}); err != nil || res.Outcome != reason.OutcomeTranslate {
 			b.Fatalf("%v %v", res.Outcome, err)
 		}
 		for b.Loop() {

@@ -1,9 +1,7 @@
 package translate
 
 import (
-	"fmt"
-	"maps"
-	"slices"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // The reason catalog: what claimbridge says about each reason code, in one
@@ -24,35 +22,35 @@ import (
 // the CLI's explain output and the webhook's warnings, Events and metrics
 // all use them.
 const (
-	ReasonTranslated                    ReasonCode = "Translated"
-	ReasonOptedOut                      ReasonCode = "OptedOut"
-	ReasonMirrorPod                     ReasonCode = "MirrorPod"
-	ReasonAlreadyTranslated             ReasonCode = "AlreadyTranslated"
-	ReasonNoLegacyResources             ReasonCode = "NoLegacyResources"
-	ReasonUnmappedResource              ReasonCode = "UnmappedResource"
-	ReasonInvalidQuantity               ReasonCode = "InvalidQuantity"
-	ReasonRequestLimitMismatch          ReasonCode = "RequestLimitMismatch"
-	ReasonTooManyDevices                ReasonCode = "TooManyDevices"
-	ReasonTooManyRequests               ReasonCode = "TooManyRequests"
-	ReasonTooManyAlternatives           ReasonCode = "TooManyAlternatives"
-	ReasonAlternativesDropped           ReasonCode = "AlternativesDropped"
-	ReasonDeferToExtendedResource       ReasonCode = "DeferToExtendedResource"
-	ReasonExtendedResourceMappedByClass ReasonCode = "ExtendedResourceMappedByClass"
-	ReasonQuotaNotCovered               ReasonCode = "QuotaNotCovered"
-	ReasonNodeLabelTranslated           ReasonCode = "NodeLabelTranslated"
-	ReasonNodeLabelImplied              ReasonCode = "NodeLabelImplied"
-	ReasonNodeLabelDropped              ReasonCode = "NodeLabelDropped"
-	ReasonNodeLabelKept                 ReasonCode = "NodeLabelKept"
-	ReasonNodeLabelAmbiguous            ReasonCode = "NodeLabelAmbiguous"
-	ReasonNodeLabelUntranslatable       ReasonCode = "NodeLabelUntranslatable"
-	ReasonAffinityNotTranslatable       ReasonCode = "AffinityNotTranslatable"
-	ReasonFallbackApplied               ReasonCode = "FallbackApplied"
-	ReasonAlignmentApplied              ReasonCode = "AlignmentApplied"
-	ReasonAlignmentNotApplied           ReasonCode = "AlignmentNotApplied"
-	ReasonInitContainerSharesDevices    ReasonCode = "InitContainerSharesDevices"
-	ReasonInitContainerHoldsDevices     ReasonCode = "InitContainerHoldsDevices"
-	ReasonCompanionNotAdded             ReasonCode = "CompanionNotAdded"
-	ReasonInvalidSelector               ReasonCode = "InvalidSelector"
+	ReasonTranslated                    reason.Code = "Translated"
+	ReasonOptedOut                      reason.Code = "OptedOut"
+	ReasonMirrorPod                     reason.Code = "MirrorPod"
+	ReasonAlreadyTranslated             reason.Code = "AlreadyTranslated"
+	ReasonNoLegacyResources             reason.Code = "NoLegacyResources"
+	ReasonUnmappedResource              reason.Code = "UnmappedResource"
+	ReasonInvalidQuantity               reason.Code = "InvalidQuantity"
+	ReasonRequestLimitMismatch          reason.Code = "RequestLimitMismatch"
+	ReasonTooManyDevices                reason.Code = "TooManyDevices"
+	ReasonTooManyRequests               reason.Code = "TooManyRequests"
+	ReasonTooManyAlternatives           reason.Code = "TooManyAlternatives"
+	ReasonAlternativesDropped           reason.Code = "AlternativesDropped"
+	ReasonDeferToExtendedResource       reason.Code = "DeferToExtendedResource"
+	ReasonExtendedResourceMappedByClass reason.Code = "ExtendedResourceMappedByClass"
+	ReasonQuotaNotCovered               reason.Code = "QuotaNotCovered"
+	ReasonNodeLabelTranslated           reason.Code = "NodeLabelTranslated"
+	ReasonNodeLabelImplied              reason.Code = "NodeLabelImplied"
+	ReasonNodeLabelDropped              reason.Code = "NodeLabelDropped"
+	ReasonNodeLabelKept                 reason.Code = "NodeLabelKept"
+	ReasonNodeLabelAmbiguous            reason.Code = "NodeLabelAmbiguous"
+	ReasonNodeLabelUntranslatable       reason.Code = "NodeLabelUntranslatable"
+	ReasonAffinityNotTranslatable       reason.Code = "AffinityNotTranslatable"
+	ReasonFallbackApplied               reason.Code = "FallbackApplied"
+	ReasonAlignmentApplied              reason.Code = "AlignmentApplied"
+	ReasonAlignmentNotApplied           reason.Code = "AlignmentNotApplied"
+	ReasonInitContainerSharesDevices    reason.Code = "InitContainerSharesDevices"
+	ReasonInitContainerHoldsDevices     reason.Code = "InitContainerHoldsDevices"
+	ReasonCompanionNotAdded             reason.Code = "CompanionNotAdded"
+	ReasonInvalidSelector               reason.Code = "InvalidSelector"
 )
 
 // Reason codes of the rules that keep a pod from being stranded: a
@@ -63,66 +61,66 @@ const (
 	// ReasonNodeNamePreset: spec.nodeName is set at creation; no scheduler
 	// runs, so no one would allocate the claim. The pod asks for devices and
 	// stays on the device plugin: KeepLegacy.
-	ReasonNodeNamePreset ReasonCode = "NodeNamePreset"
+	ReasonNodeNamePreset reason.Code = "NodeNamePreset"
 	// ReasonSchedulerNotListed: the pod's schedulerName is not in the
 	// policy's schedulers, the schedulers known to allocate DRA claims.
 	// KeepLegacy.
-	ReasonSchedulerNotListed ReasonCode = "SchedulerNotListed"
+	ReasonSchedulerNotListed reason.Code = "SchedulerNotListed"
 	// ReasonUnmappedCompanionResource: the pod asks for an extended resource
 	// the policy does not map, in the domain of one it does (HAMi's
 	// nvidia.com/gpumem beside nvidia.com/gpu); translated, the device
 	// would lose it and no node would offer the rest. KeepLegacy.
-	ReasonUnmappedCompanionResource ReasonCode = "UnmappedCompanionResource"
+	ReasonUnmappedCompanionResource reason.Code = "UnmappedCompanionResource"
 	// ReasonCapacityNotTranslatable: a capacity of a device (capacityOf)
 	// cannot go with its device: the container does not ask for the device,
 	// an init container holds it, or the quantity is not a whole number.
 	// KeepLegacy.
-	ReasonCapacityNotTranslatable ReasonCode = "CapacityNotTranslatable"
+	ReasonCapacityNotTranslatable reason.Code = "CapacityNotTranslatable"
 	// ReasonSharedDeviceNotMapped: the pod asks for a share of a device (a
 	// shared resource, or a node-label value of a shared product) and the
 	// policy does not say how to share it under DRA. KeepLegacy.
-	ReasonSharedDeviceNotMapped ReasonCode = "SharedDeviceNotMapped"
+	ReasonSharedDeviceNotMapped reason.Code = "SharedDeviceNotMapped"
 	// ReasonSharesUnavailable: the pod asks for a share of a time-sliced
 	// GPU (a shared resource of sharing mode ConsumableShares, or a
 	// device the pod's node labels show to be shared), and nothing says
 	// the DRA devices are shared: no device of the fleet publishes the
 	// family's share capacity, or, without a fleet, the policy's
 	// consumableShares does not name the family. KeepLegacy.
-	ReasonSharesUnavailable ReasonCode = "SharesUnavailable"
+	ReasonSharesUnavailable reason.Code = "SharesUnavailable"
 	// ReasonSharedMPSNotMapped: the pod selects GPUs shared by MPS, and
 	// the policy translates the family's shares as consumable shares, which
 	// time-slice: the NVIDIA DRA driver runs MPS only within one claim and
 	// refuses it on shared devices. KeepLegacy.
-	ReasonSharedMPSNotMapped ReasonCode = "SharedMPSNotMapped"
+	ReasonSharedMPSNotMapped reason.Code = "SharedMPSNotMapped"
 	// ReasonSharesOnDistinctDevices: a container asks for several shares;
 	// its claim takes one share of as many distinct devices, where the
 	// device plugin may hand it several replicas of one GPU. Warning.
-	ReasonSharesOnDistinctDevices ReasonCode = "SharesOnDistinctDevices"
+	ReasonSharesOnDistinctDevices reason.Code = "SharesOnDistinctDevices"
 	// ReasonWholeDeviceOnShares: the pod asks for whole devices of a family
 	// whose devices are shared; its request takes devices that one claim
 	// holds, or all the shares of a shared device, never one share. Info.
-	ReasonWholeDeviceOnShares ReasonCode = "WholeDeviceOnShares"
+	ReasonWholeDeviceOnShares reason.Code = "WholeDeviceOnShares"
 	// ReasonSharedDevicePerPod: a shared resource translated with a claim
 	// configuration (sharing mode ClaimConfig): the pod gets a device of its
 	// own, shared only among its containers. Warning.
-	ReasonSharedDevicePerPod ReasonCode = "SharedDevicePerPod"
+	ReasonSharedDevicePerPod reason.Code = "SharedDevicePerPod"
 	// ReasonPreemptionLost: the pod may preempt (priority above 0, policy
 	// not Never), and a pod whose devices come from a claim cannot preempt
 	// for them in Kubernetes 1.37. Warning; KeepLegacy above the policy's
 	// preemption.keepLegacyAbovePriority.
-	ReasonPreemptionLost ReasonCode = "PreemptionLost"
+	ReasonPreemptionLost reason.Code = "PreemptionLost"
 	// ReasonImplicitToleration: the toleration that admission adds for a
 	// requested extended resource was added for one translation removed.
-	ReasonImplicitToleration ReasonCode = "ImplicitToleration"
+	ReasonImplicitToleration reason.Code = "ImplicitToleration"
 	// ReasonCardTypeTranslated: HAMi's card-type annotations
 	// (nvidia.com/use-gputype, nouse-gputype) became a selector on the
 	// devices' type (cardtype.go). Info.
-	ReasonCardTypeTranslated ReasonCode = "CardTypeTranslated"
+	ReasonCardTypeTranslated reason.Code = "CardTypeTranslated"
 	// ReasonCardTypeNotTranslatable: the pod carries HAMi's card-type
 	// annotations for a resource whose rule does not read them
 	// (resources[].cardType), or an entry a selector cannot compare as HAMi
 	// does. KeepLegacy.
-	ReasonCardTypeNotTranslatable ReasonCode = "CardTypeNotTranslatable"
+	ReasonCardTypeNotTranslatable reason.Code = "CardTypeNotTranslatable"
 )
 
 // Reason codes of the risks a translation takes that no check proves or
@@ -131,23 +129,23 @@ const (
 	// ReasonMultiHostTPUSlice: the pod selects a TPU slice topology of more
 	// chips than it asks for (a multi-host slice), and is translated per
 	// device. Warning.
-	ReasonMultiHostTPUSlice ReasonCode = "MultiHostTPUSlice"
+	ReasonMultiHostTPUSlice reason.Code = "MultiHostTPUSlice"
 	// ReasonAutoscalingLabelRemoved: translation removed a node-label
 	// requirement that node autoscalers read to choose what to scale up
 	// (GKE's gke-accelerator, the instance type, Karpenter's labels).
 	// Warning.
-	ReasonAutoscalingLabelRemoved ReasonCode = "AutoscalingLabelRemoved"
+	ReasonAutoscalingLabelRemoved reason.Code = "AutoscalingLabelRemoved"
 	// ReasonTopologyAlignmentLost: a NIC resource (EFA, RDMA) stays on its
 	// device plugin while the pod's devices move to a claim, so the
 	// kubelet's Topology Manager no longer aligns them. Warning.
-	ReasonTopologyAlignmentLost ReasonCode = "TopologyAlignmentLost"
+	ReasonTopologyAlignmentLost reason.Code = "TopologyAlignmentLost"
 )
 
 // ReasonFabricPartitionUnmatched: the policy's partition rule (Fabric
 // Manager's GPU partitions) cannot be met: the pod asks for a count no
 // partition has, or for the devices in several requests; on a partitioned
 // node the claim could never be prepared. KeepLegacy.
-const ReasonFabricPartitionUnmatched ReasonCode = "FabricPartitionUnmatched"
+const ReasonFabricPartitionUnmatched reason.Code = "FabricPartitionUnmatched"
 
 // Reason codes of the rest of the stack: what the pod's scheduler, Kueue
 // and the namespace's quota accept (schedulers.go, output.go, quota.go).
@@ -157,114 +155,39 @@ const (
 	// allocate claims), or Kueue manages the pod and spec.kueue.output is
 	// Skip. The pod asks for devices and stays on the device plugin:
 	// KeepLegacy.
-	ReasonSchedulerSkipped ReasonCode = "SchedulerSkipped"
+	ReasonSchedulerSkipped reason.Code = "SchedulerSkipped"
 	// ReasonSingleAlternative: the output profile is ExactlyOnly, and a
 	// request keeps one of its alternatives. Info.
-	ReasonSingleAlternative ReasonCode = "SingleAlternative"
+	ReasonSingleAlternative reason.Code = "SingleAlternative"
 	// ReasonNoSingleAlternative: the output profile is ExactlyOnly and no
 	// single alternative is acceptable (decide: none lands where the pod
 	// as submitted can; without a fleet, a request has several mandatory
 	// alternatives). KeepLegacy.
-	ReasonNoSingleAlternative ReasonCode = "NoSingleAlternative"
+	ReasonNoSingleAlternative reason.Code = "NoSingleAlternative"
 	// ReasonClassNotCountedByScheduler: the scheduler accounts the legacy
 	// resource only on classes whose name contains a string
 	// (classNameContains; KAI-Scheduler's "gpu"), and the translation uses
 	// another class. KeepLegacy.
-	ReasonClassNotCountedByScheduler ReasonCode = "ClassNotCountedByScheduler"
+	ReasonClassNotCountedByScheduler reason.Code = "ClassNotCountedByScheduler"
 	// ReasonCapacityNotSupported: the scheduler's allocator ignores
 	// consumable capacity (consumableCapacity: false; KAI-Scheduler), and
 	// the translation requests capacities or a shared device. KeepLegacy.
-	ReasonCapacityNotSupported ReasonCode = "CapacityNotSupported"
+	ReasonCapacityNotSupported reason.Code = "CapacityNotSupported"
 	// ReasonKueueClassNotMapped: Kueue manages the pod and a class of its
 	// claim is not in Kueue's deviceClassMappings. KeepLegacy.
-	ReasonKueueClassNotMapped ReasonCode = "KueueClassNotMapped"
+	ReasonKueueClassNotMapped reason.Code = "KueueClassNotMapped"
 	// ReasonQuotaCharge: what the claim would be charged against a
 	// ResourceQuota that limits it, within what is left. Info.
-	ReasonQuotaCharge ReasonCode = "QuotaCharge"
+	ReasonQuotaCharge reason.Code = "QuotaCharge"
 	// ReasonQuotaWouldBlockClaim: the claim's charge is over what a
 	// ResourceQuota has left, so the resourceclaim controller could not
 	// create it and the pod would wait Pending (FailedResourceClaimCreation).
 	// KeepLegacy.
-	ReasonQuotaWouldBlockClaim ReasonCode = "QuotaWouldBlockClaim"
+	ReasonQuotaWouldBlockClaim reason.Code = "QuotaWouldBlockClaim"
 )
 
-// Entry describes one reason code.
-type Entry struct {
-	// Severity the reason is reported with: Warning reasons become
-	// admission warnings and count as the decisive reason.
-	Severity Severity
-	// Outcome the reason leads to when it is the one that decides
-	// (decide.Decision.Decisive): Skip or KeepLegacy for the reasons that
-	// keep a pod as submitted, Translate for those that let it go through;
-	// empty for a reason that only records what translation did.
-	Outcome Outcome
-	// Remedy says what to do about it, in one line. In the feasibility
-	// catalog, %[1]s stands for the kind of hardware of the rows.
-	Remedy string
-	// Doc is the section of the docs that explains it: a page relative to
-	// the repository's root and the anchor of one of its headings
-	// ("docs/concepts/translation.md#how-a-pod-is-translated").
-	Doc string
-}
-
-// NewEntry is an Entry, for the catalogs of other packages.
-func NewEntry(severity Severity, outcome Outcome, remedy, doc string) Entry {
-	return Entry{Severity: severity, Outcome: outcome, Remedy: remedy, Doc: doc}
-}
-
-// Catalog maps reason codes to their entries. A package's catalog is
-// built once and never changed.
-type Catalog map[ReasonCode]Entry
-
-// Lookup returns the entry of a code.
-func (c Catalog) Lookup(code ReasonCode) (Entry, bool) {
-	e, ok := c[code]
-	return e, ok
-}
-
-// Remedy is the remedy of a code, "" when the catalog has none.
-func (c Catalog) Remedy(code ReasonCode) string {
-	return c[code].Remedy
-}
-
-// Codes lists the catalog's codes in sorted order.
-func (c Catalog) Codes() []ReasonCode {
-	return slices.Sorted(maps.Keys(c))
-}
-
-// With returns a new catalog of c's entries and others'. A code declared
-// twice is a programming error: it panics, at package initialization.
-func (c Catalog) With(others ...Catalog) Catalog {
-	out := maps.Clone(c)
-	for _, o := range others {
-		for code, e := range o {
-			if _, dup := out[code]; dup {
-				panic(fmt.Sprintf("reason code %s is declared twice", code))
-			}
-			out[code] = e
-		}
-	}
-	return out
-}
-
-// Union returns a new catalog of c's entries and others', for a reader of
-// reports from several sources: catalogs built on the same ones below share
-// their entries. A code with two different entries panics.
-func (c Catalog) Union(others ...Catalog) Catalog {
-	out := maps.Clone(c)
-	for _, o := range others {
-		for code, e := range o {
-			if have, ok := out[code]; ok && have != e {
-				panic(fmt.Sprintf("reason code %s has two different entries", code))
-			}
-			out[code] = e
-		}
-	}
-	return out
-}
-
 // Reasons is the translator's catalog.
-func Reasons() Catalog { return reasons }
+func Reasons() reason.Catalog { return reasons }
 
 // Sections of the docs that explain reasons.
 const (
@@ -286,76 +209,76 @@ const (
 	docAmbiguous   = "docs/concepts/translation.md#values-the-devices-cannot-tell-apart"
 )
 
-var reasons = Catalog{
+var reasons = reason.Catalog{
 	// Skip: not claimbridge's business.
-	ReasonTranslated:        {SeverityInfo, OutcomeTranslate, "nothing to do: the pod uses a ResourceClaimTemplate", docHow},
-	ReasonOptedOut:          {SeverityInfo, OutcomeSkip, "nothing to do; remove the annotation claimbridge.io/skip to have the pod translated", docModes},
-	ReasonMirrorPod:         {SeverityInfo, OutcomeSkip, "nothing to do: a mirror pod is the kubelet's copy of a static pod and cannot change", docNever},
-	ReasonAlreadyTranslated: {SeverityInfo, OutcomeSkip, "nothing to do: the pod is translated already", docHow},
-	ReasonNoLegacyResources: {SeverityInfo, OutcomeSkip, "nothing to do: the pod asks for no extended resource the policy maps", docHow},
-	ReasonUnmappedResource:  {SeverityInfo, "", "add a resources rule for the extended resource to the TranslationPolicy (or a profile that maps it)", docPolicy},
+	ReasonTranslated:        reason.NewEntry(reason.SeverityInfo, reason.OutcomeTranslate, "nothing to do: the pod uses a ResourceClaimTemplate", docHow),
+	ReasonOptedOut:          reason.NewEntry(reason.SeverityInfo, reason.OutcomeSkip, "nothing to do; remove the annotation claimbridge.io/skip to have the pod translated", docModes),
+	ReasonMirrorPod:         reason.NewEntry(reason.SeverityInfo, reason.OutcomeSkip, "nothing to do: a mirror pod is the kubelet's copy of a static pod and cannot change", docNever),
+	ReasonAlreadyTranslated: reason.NewEntry(reason.SeverityInfo, reason.OutcomeSkip, "nothing to do: the pod is translated already", docHow),
+	ReasonNoLegacyResources: reason.NewEntry(reason.SeverityInfo, reason.OutcomeSkip, "nothing to do: the pod asks for no extended resource the policy maps", docHow),
+	ReasonUnmappedResource:  reason.NewEntry(reason.SeverityInfo, "", "add a resources rule for the extended resource to the TranslationPolicy (or a profile that maps it)", docPolicy),
 
 	// KeepLegacy: the request cannot be a claim.
-	ReasonInvalidQuantity:      {SeverityWarning, OutcomeKeepLegacy, "ask for whole devices: extended resources take integer quantities", docHow},
-	ReasonRequestLimitMismatch: {SeverityWarning, OutcomeKeepLegacy, "set the device request equal to the limit (or give only the limit), as extended resources require", docHow},
-	ReasonTooManyDevices:       {SeverityWarning, OutcomeKeepLegacy, "split the pod or ask for fewer devices per container: the request is over DRA's per-request maximum", docHow},
-	ReasonTooManyRequests:      {SeverityWarning, OutcomeKeepLegacy, "use fewer containers with devices or fewer device kinds: the claim would be over DRA's request limit", docHow},
-	ReasonTooManyAlternatives:  {SeverityWarning, OutcomeKeepLegacy, "narrow the node-affinity terms or In lists: they make more alternatives than firstAvailable allows", docHow},
-	ReasonAlternativesDropped:  {SeverityWarning, "", "narrow the node-affinity terms or fallbacks: lower-priority alternatives were dropped", docHow},
-	ReasonInvalidSelector:      {SeverityWarning, OutcomeKeepLegacy, "fix the policy: a selector it generates does not compile (run claimbridge policy check)", docPolicy},
+	ReasonInvalidQuantity:      reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "ask for whole devices: extended resources take integer quantities", docHow),
+	ReasonRequestLimitMismatch: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "set the device request equal to the limit (or give only the limit), as extended resources require", docHow),
+	ReasonTooManyDevices:       reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "split the pod or ask for fewer devices per container: the request is over DRA's per-request maximum", docHow),
+	ReasonTooManyRequests:      reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "use fewer containers with devices or fewer device kinds: the claim would be over DRA's request limit", docHow),
+	ReasonTooManyAlternatives:  reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "narrow the node-affinity terms or In lists: they make more alternatives than firstAvailable allows", docHow),
+	ReasonAlternativesDropped:  reason.NewEntry(reason.SeverityWarning, "", "narrow the node-affinity terms or fallbacks: lower-priority alternatives were dropped", docHow),
+	ReasonInvalidSelector:      reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "fix the policy: a selector it generates does not compile (run claimbridge policy check)", docPolicy),
 
 	// KEP-5004 and quota continuity.
-	ReasonDeferToExtendedResource:       {SeverityInfo, OutcomeKeepLegacy, "nothing to do: a DeviceClass serves the resource through extendedResourceName (KEP-5004)", docPolicy},
-	ReasonExtendedResourceMappedByClass: {SeverityWarning, "", "nothing to do: a DeviceClass already maps this extended resource (KEP-5004)", docPolicy},
-	ReasonQuotaNotCovered:               {SeverityWarning, OutcomeKeepLegacy, "add a ResourceQuota on the DeviceClass's devices (<class>.deviceclass.resource.k8s.io/devices) next to the legacy one", docStack},
+	ReasonDeferToExtendedResource:       reason.NewEntry(reason.SeverityInfo, reason.OutcomeKeepLegacy, "nothing to do: a DeviceClass serves the resource through extendedResourceName (KEP-5004)", docPolicy),
+	ReasonExtendedResourceMappedByClass: reason.NewEntry(reason.SeverityWarning, "", "nothing to do: a DeviceClass already maps this extended resource (KEP-5004)", docPolicy),
+	ReasonQuotaNotCovered:               reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "add a ResourceQuota on the DeviceClass's devices (<class>.deviceclass.resource.k8s.io/devices) next to the legacy one", docStack),
 
 	// Node labels and affinity.
-	ReasonNodeLabelTranslated:     {SeverityInfo, "", "nothing to do: the label became a device selector", docHow},
-	ReasonNodeLabelImplied:        {SeverityInfo, "", "nothing to do: the claim implies the label", docHow},
-	ReasonNodeLabelDropped:        {SeverityInfo, "", "nothing to do: no device attribute expresses the label, and the placement check compares where the pod lands without it (with no fleet to check against, the pod stays as submitted: NodeLabelUnchecked)", docHow},
-	ReasonNodeLabelKept:           {SeverityInfo, "", "nothing to do: the label stays on the pod", docHow},
-	ReasonNodeLabelAmbiguous:      {SeverityInfo, "", "nothing to do where the DRA nodes carry the label as the device-plugin nodes did (GKE sets its node-pool labels on every node): the device attribute cannot tell the label's values apart, so the label stays on the pod beside the selector", docAmbiguous},
-	ReasonNodeLabelUntranslatable: {SeverityWarning, OutcomeKeepLegacy, "add a nodeLabels rule for the label to the policy, or drop the label from the pod", docPolicy},
-	ReasonAffinityNotTranslatable: {SeverityWarning, OutcomeKeepLegacy, "rewrite the node affinity with In/NotIn/Exists on labels the policy maps, or move it to labels the DRA nodes carry", docHow},
+	ReasonNodeLabelTranslated:     reason.NewEntry(reason.SeverityInfo, "", "nothing to do: the label became a device selector", docHow),
+	ReasonNodeLabelImplied:        reason.NewEntry(reason.SeverityInfo, "", "nothing to do: the claim implies the label", docHow),
+	ReasonNodeLabelDropped:        reason.NewEntry(reason.SeverityInfo, "", "nothing to do: no device attribute expresses the label, and the placement check compares where the pod lands without it (with no fleet to check against, the pod stays as submitted: NodeLabelUnchecked)", docHow),
+	ReasonNodeLabelKept:           reason.NewEntry(reason.SeverityInfo, "", "nothing to do: the label stays on the pod", docHow),
+	ReasonNodeLabelAmbiguous:      reason.NewEntry(reason.SeverityInfo, "", "nothing to do where the DRA nodes carry the label as the device-plugin nodes did (GKE sets its node-pool labels on every node): the device attribute cannot tell the label's values apart, so the label stays on the pod beside the selector", docAmbiguous),
+	ReasonNodeLabelUntranslatable: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "add a nodeLabels rule for the label to the policy, or drop the label from the pod", docPolicy),
+	ReasonAffinityNotTranslatable: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "rewrite the node affinity with In/NotIn/Exists on labels the policy maps, or move it to labels the DRA nodes carry", docHow),
 
 	// Alternatives, alignment, init containers, companions.
-	ReasonFallbackApplied:            {SeverityInfo, "", "nothing to do: the policy's fallback adds alternatives", docPolicy},
-	ReasonAlignmentApplied:           {SeverityInfo, "", "nothing to do: the devices are aligned as the policy says", docPolicy},
-	ReasonAlignmentNotApplied:        {SeverityInfo, "", "check the policy's alignment rules if these devices should be aligned", docPolicy},
-	ReasonInitContainerSharesDevices: {SeverityInfo, "", "nothing to do: the init container uses the devices of a later container, as with the device plugin", docHow},
-	ReasonInitContainerHoldsDevices:  {SeverityInfo, "", "give the init container the same device count as a later app container, so that it can share theirs", docHow},
-	ReasonCompanionNotAdded:          {SeverityInfo, "", "check the companion rule's onlyWith families and the pod's CPU requests", docPolicy},
+	ReasonFallbackApplied:            reason.NewEntry(reason.SeverityInfo, "", "nothing to do: the policy's fallback adds alternatives", docPolicy),
+	ReasonAlignmentApplied:           reason.NewEntry(reason.SeverityInfo, "", "nothing to do: the devices are aligned as the policy says", docPolicy),
+	ReasonAlignmentNotApplied:        reason.NewEntry(reason.SeverityInfo, "", "check the policy's alignment rules if these devices should be aligned", docPolicy),
+	ReasonInitContainerSharesDevices: reason.NewEntry(reason.SeverityInfo, "", "nothing to do: the init container uses the devices of a later container, as with the device plugin", docHow),
+	ReasonInitContainerHoldsDevices:  reason.NewEntry(reason.SeverityInfo, "", "give the init container the same device count as a later app container, so that it can share theirs", docHow),
+	ReasonCompanionNotAdded:          reason.NewEntry(reason.SeverityInfo, "", "check the companion rule's onlyWith families and the pod's CPU requests", docPolicy),
 
 	// Never strand a pod.
-	ReasonNodeNamePreset:            {SeverityWarning, OutcomeKeepLegacy, "let a scheduler place the pod (a node selector on kubernetes.io/hostname instead of spec.nodeName) to have it translated; bound at creation, it stays on the device plugin", docNever},
-	ReasonSchedulerNotListed:        {SeverityWarning, OutcomeKeepLegacy, "if the pod's scheduler allocates DRA claims, add it to the policy's schedulers (the docs list which do); otherwise the pod stays legacy", docNever},
-	ReasonUnmappedCompanionResource: {SeverityWarning, OutcomeKeepLegacy, "map the companion resource in the policy (capacityOf; the hami profile maps HAMi's gpumem and gpucores), or drop it from the pod", docNever},
-	ReasonCapacityNotTranslatable:   {SeverityWarning, OutcomeKeepLegacy, "ask for the device in the same app container as its capacities (HAMi's gpumem, gpucores), not in an init container", docCapacities},
-	ReasonSharedDeviceNotMapped:     {SeverityWarning, OutcomeKeepLegacy, "say in the policy how the shared device is shared under DRA (resources[].sharing: ConsumableCapacity on devices that allow multiple allocations, or ClaimConfig), or keep these pods on device-plugin nodes", docShared},
-	ReasonSharedDevicePerPod:        {SeverityWarning, "", "nothing to do if a device per pod is what you want; otherwise share it with sharing: ConsumableCapacity", docShared},
-	ReasonSharesUnavailable:         {SeverityWarning, OutcomeKeepLegacy, "publish the GPUs as consumable shares: NVIDIA DRA driver v0.5.0+ with its ConsumableShares gate and --consumable-shares=N (the device plugin's replicas), on Kubernetes 1.36+ (DRAConsumableCapacity); offline, say so in the policy (consumableShares)", docSharesNone},
-	ReasonSharedMPSNotMapped:        {SeverityWarning, OutcomeKeepLegacy, "keep MPS workloads on device-plugin nodes; to move them, select time-sliced GPUs instead (nvidia.com/gpu.sharing-strategy: time-slicing, or no sharing label) if MPS's per-client limits are not needed, or share one ResourceClaim with a GpuConfig of sharing strategy MPS among the pods of one namespace", docSharesMPS},
-	ReasonSharesOnDistinctDevices:   {SeverityWarning, "", "nothing to do if the container can use shares of several GPUs; ask for one share per container otherwise", docSharesTwo},
-	ReasonWholeDeviceOnShares:       {SeverityInfo, "", "nothing to do: a whole device stays whole where devices are shared", docSharesWhole},
-	ReasonPreemptionLost:            {SeverityWarning, OutcomeKeepLegacy, "raise preemption.keepLegacyAbovePriority, or accept that a translated pod cannot preempt for devices in Kubernetes 1.37", docPreemption},
-	ReasonImplicitToleration:        {SeverityInfo, "", "nothing to do: the toleration admission would have added stays on the pod", docTolerations},
-	ReasonCardTypeTranslated:        {SeverityInfo, "", "nothing to do: the claim selects the card types the annotations admit, as HAMi's scheduler did", docCapacities},
-	ReasonCardTypeNotTranslatable:   {SeverityWarning, OutcomeKeepLegacy, "map the annotations in the resource's rule (resources[].cardType, as the nvidia and hami profiles do for nvidia.com/gpu), write the card types in ASCII, or drop the annotations from the pod", docCapacities},
+	ReasonNodeNamePreset:            reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "let a scheduler place the pod (a node selector on kubernetes.io/hostname instead of spec.nodeName) to have it translated; bound at creation, it stays on the device plugin", docNever),
+	ReasonSchedulerNotListed:        reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "if the pod's scheduler allocates DRA claims, add it to the policy's schedulers (the docs list which do); otherwise the pod stays legacy", docNever),
+	ReasonUnmappedCompanionResource: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "map the companion resource in the policy (capacityOf; the hami profile maps HAMi's gpumem and gpucores), or drop it from the pod", docNever),
+	ReasonCapacityNotTranslatable:   reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "ask for the device in the same app container as its capacities (HAMi's gpumem, gpucores), not in an init container", docCapacities),
+	ReasonSharedDeviceNotMapped:     reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "say in the policy how the shared device is shared under DRA (resources[].sharing: ConsumableCapacity on devices that allow multiple allocations, or ClaimConfig), or keep these pods on device-plugin nodes", docShared),
+	ReasonSharedDevicePerPod:        reason.NewEntry(reason.SeverityWarning, "", "nothing to do if a device per pod is what you want; otherwise share it with sharing: ConsumableCapacity", docShared),
+	ReasonSharesUnavailable:         reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "publish the GPUs as consumable shares: NVIDIA DRA driver v0.5.0+ with its ConsumableShares gate and --consumable-shares=N (the device plugin's replicas), on Kubernetes 1.36+ (DRAConsumableCapacity); offline, say so in the policy (consumableShares)", docSharesNone),
+	ReasonSharedMPSNotMapped:        reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "keep MPS workloads on device-plugin nodes; to move them, select time-sliced GPUs instead (nvidia.com/gpu.sharing-strategy: time-slicing, or no sharing label) if MPS's per-client limits are not needed, or share one ResourceClaim with a GpuConfig of sharing strategy MPS among the pods of one namespace", docSharesMPS),
+	ReasonSharesOnDistinctDevices:   reason.NewEntry(reason.SeverityWarning, "", "nothing to do if the container can use shares of several GPUs; ask for one share per container otherwise", docSharesTwo),
+	ReasonWholeDeviceOnShares:       reason.NewEntry(reason.SeverityInfo, "", "nothing to do: a whole device stays whole where devices are shared", docSharesWhole),
+	ReasonPreemptionLost:            reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "raise preemption.keepLegacyAbovePriority, or accept that a translated pod cannot preempt for devices in Kubernetes 1.37", docPreemption),
+	ReasonImplicitToleration:        reason.NewEntry(reason.SeverityInfo, "", "nothing to do: the toleration admission would have added stays on the pod", docTolerations),
+	ReasonCardTypeTranslated:        reason.NewEntry(reason.SeverityInfo, "", "nothing to do: the claim selects the card types the annotations admit, as HAMi's scheduler did", docCapacities),
+	ReasonCardTypeNotTranslatable:   reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "map the annotations in the resource's rule (resources[].cardType, as the nvidia and hami profiles do for nvidia.com/gpu), write the card types in ASCII, or drop the annotations from the pod", docCapacities),
 
 	// Risks of a translation, said out loud.
-	ReasonMultiHostTPUSlice:       {SeverityWarning, "", "check that the slice's pods land on the hosts of one slice (JobSet's exclusive-topology on cloud.google.com/gke-nodepool) and that the TPU DRA driver publishes the slice's topology on every host, or keep multi-host TPU workloads on the device plugin (claimbridge.io/skip)", docRisks},
-	ReasonAutoscalingLabelRemoved: {SeverityWarning, "", "keep the label on the pod where the DRA nodes still carry it (keepTranslatedNodeLabels: true), or keep a node of the group running so that the autoscaler need not scale it from zero", docRisks},
-	ReasonTopologyAlignmentLost:   {SeverityWarning, "", "move the NIC to its DRA driver too (map the resource to the NIC's DeviceClass; an alignment rule on resource.kubernetes.io/pcieRoot or numaNode ties it to the GPUs), or keep such pods on the device plugin (claimbridge.io/skip)", docRisks},
+	ReasonMultiHostTPUSlice:       reason.NewEntry(reason.SeverityWarning, "", "check that the slice's pods land on the hosts of one slice (JobSet's exclusive-topology on cloud.google.com/gke-nodepool) and that the TPU DRA driver publishes the slice's topology on every host, or keep multi-host TPU workloads on the device plugin (claimbridge.io/skip)", docRisks),
+	ReasonAutoscalingLabelRemoved: reason.NewEntry(reason.SeverityWarning, "", "keep the label on the pod where the DRA nodes still carry it (keepTranslatedNodeLabels: true), or keep a node of the group running so that the autoscaler need not scale it from zero", docRisks),
+	ReasonTopologyAlignmentLost:   reason.NewEntry(reason.SeverityWarning, "", "move the NIC to its DRA driver too (map the resource to the NIC's DeviceClass; an alignment rule on resource.kubernetes.io/pcieRoot or numaNode ties it to the GPUs), or keep such pods on the device plugin (claimbridge.io/skip)", docRisks),
 
-	ReasonFabricPartitionUnmatched: {SeverityWarning, OutcomeKeepLegacy, "ask for a count the partitions come in (1, 2, 4 or 8 GPUs on an 8-GPU NVSwitch system), in one container; or keep the pod off partitioned nodes and drop the partition rule (the nvidia-fabric-manager profile) from the policy", docPartitions},
+	ReasonFabricPartitionUnmatched: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "ask for a count the partitions come in (1, 2, 4 or 8 GPUs on an 8-GPU NVSwitch system), in one container; or keep the pod off partitioned nodes and drop the partition rule (the nvidia-fabric-manager profile) from the policy", docPartitions),
 
 	// The rest of the stack: schedulers, Kueue, quota.
-	ReasonSchedulerSkipped:           {SeverityWarning, OutcomeKeepLegacy, "nothing to do while the scheduler does not allocate DRA claims (the docs' schedulers table says why); list it with output: Full (or ExactlyOnly) once it does", docStack},
-	ReasonSingleAlternative:          {SeverityInfo, "", "nothing to do: the scheduler or Kueue takes one alternative, and this one was kept", docStack},
-	ReasonNoSingleAlternative:        {SeverityWarning, OutcomeKeepLegacy, "the scheduler or Kueue takes no firstAvailable: narrow the pod's In lists, ORed terms or preferences to one choice, or run the placement check against the fleet (--fleet) so that claimbridge can pick one", docStack},
-	ReasonClassNotCountedByScheduler: {SeverityWarning, OutcomeKeepLegacy, "map the resource to a DeviceClass whose name the scheduler's accounting counts (KAI-Scheduler: a name containing \"gpu\"), or set the scheduler's classNameContains in the policy", docStack},
-	ReasonCapacityNotSupported:       {SeverityWarning, OutcomeKeepLegacy, "keep these pods on the device plugin until the scheduler's allocator honours consumable capacity, or schedule them with kube-scheduler", docStack},
-	ReasonKueueClassNotMapped:        {SeverityWarning, OutcomeKeepLegacy, "add the DeviceClass to Kueue's resources.deviceClassMappings and give claimbridge the mappings (spec.kueue.deviceClassMappings, or --kueue-config with Kueue's Configuration)", docStack},
-	ReasonQuotaCharge:                {SeverityInfo, "", "nothing to do: the claim fits what the namespace's quota has left", docStack},
-	ReasonQuotaWouldBlockClaim:       {SeverityWarning, OutcomeKeepLegacy, "raise the namespace's ResourceQuota on the DeviceClass's devices (the row's charge says what one claim needs; firstAvailable is charged its largest alternative), or narrow the pod's alternatives", docStack},
+	ReasonSchedulerSkipped:           reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "nothing to do while the scheduler does not allocate DRA claims (the docs' schedulers table says why); list it with output: Full (or ExactlyOnly) once it does", docStack),
+	ReasonSingleAlternative:          reason.NewEntry(reason.SeverityInfo, "", "nothing to do: the scheduler or Kueue takes one alternative, and this one was kept", docStack),
+	ReasonNoSingleAlternative:        reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "the scheduler or Kueue takes no firstAvailable: narrow the pod's In lists, ORed terms or preferences to one choice, or run the placement check against the fleet (--fleet) so that claimbridge can pick one", docStack),
+	ReasonClassNotCountedByScheduler: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "map the resource to a DeviceClass whose name the scheduler's accounting counts (KAI-Scheduler: a name containing \"gpu\"), or set the scheduler's classNameContains in the policy", docStack),
+	ReasonCapacityNotSupported:       reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "keep these pods on the device plugin until the scheduler's allocator honours consumable capacity, or schedule them with kube-scheduler", docStack),
+	ReasonKueueClassNotMapped:        reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "add the DeviceClass to Kueue's resources.deviceClassMappings and give claimbridge the mappings (spec.kueue.deviceClassMappings, or --kueue-config with Kueue's Configuration)", docStack),
+	ReasonQuotaCharge:                reason.NewEntry(reason.SeverityInfo, "", "nothing to do: the claim fits what the namespace's quota has left", docStack),
+	ReasonQuotaWouldBlockClaim:       reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "raise the namespace's ResourceQuota on the DeviceClass's devices (the row's charge says what one claim needs; firstAvailable is charged its largest alternative), or narrow the pod's alternatives", docStack),
 }

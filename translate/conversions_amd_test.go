@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 	"testing"
 
@@ -39,7 +40,7 @@ func amdSelectors(t *testing.T, reqs ...corev1.NodeSelectorRequirement) []string
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != OutcomeTranslate {
+	if res.Outcome != reason.OutcomeTranslate {
 		t.Fatalf("outcome %s: %v", res.Outcome, res.Reasons)
 	}
 	if a := res.Pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
@@ -125,7 +126,7 @@ func TestAMDLabelsNotTranslatable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Outcome == OutcomeTranslate {
+			if res.Outcome == reason.OutcomeTranslate {
 				t.Errorf("translated with %v", res.Template.Spec.Spec.Devices.Requests[0].Exactly.Selectors)
 			}
 		})

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"github.com/claimbridge/claimbridge/reason"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,7 +111,7 @@ func checkResultInvariants(t testing.TB, in Input, res *Result) {
 	if len(res.Reasons) == 0 {
 		t.Error("no reason given")
 	}
-	if res.Outcome != OutcomeTranslate {
+	if res.Outcome != reason.OutcomeTranslate {
 		if diff := cmp.Diff(in.Pod, res.Pod); diff != "" {
 			t.Fatalf("outcome %s changed the pod (-in,+out):\n%s", res.Outcome, diff)
 		}

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +36,7 @@ type goldenCase struct {
 
 // goldenResult is what a case must produce, stored as <case>.golden.yaml.
 type goldenResult struct {
-	Outcome  Outcome                            `json:"outcome"`
+	Outcome  reason.Outcome                     `json:"outcome"`
 	Reasons  []string                           `json:"reasons"`
 	Pod      *corev1.Pod                        `json:"pod"`
 	Template *resourceapi.ResourceClaimTemplate `json:"template,omitempty"`
@@ -119,7 +120,7 @@ func TestGolden(t *testing.T) {
 			golden.Check(t, goldenPath, gotYAML)
 
 			// A pod that is not translated is left exactly as submitted.
-			if res.Outcome != OutcomeTranslate {
+			if res.Outcome != reason.OutcomeTranslate {
 				if diff := cmp.Diff(in.Pod, res.Pod); diff != "" {
 					t.Errorf("outcome %s changed the pod (-submitted,+result):\n%s", res.Outcome, diff)
 				}
@@ -144,7 +145,7 @@ func TestGolden(t *testing.T) {
 // translator and checks the references between pod and template.
 func checkTemplate(t testing.TB, res *Result) {
 	t.Helper()
-	if res.Outcome != OutcomeTranslate {
+	if res.Outcome != reason.OutcomeTranslate {
 		if res.Template != nil {
 			t.Errorf("outcome %s with a template", res.Outcome)
 		}
@@ -209,8 +210,8 @@ func checkIdempotent(t testing.TB, in Input, res *Result) {
 	if diff := cmp.Diff(res.Pod, again.Pod); diff != "" {
 		t.Errorf("second translation changed the pod (-first,+second):\n%s", diff)
 	}
-	if res.Outcome == OutcomeTranslate && again.Outcome != OutcomeSkip {
-		t.Errorf("second translation: outcome %s, want %s", again.Outcome, OutcomeSkip)
+	if res.Outcome == reason.OutcomeTranslate && again.Outcome != reason.OutcomeSkip {
+		t.Errorf("second translation: outcome %s, want %s", again.Outcome, reason.OutcomeSkip)
 	}
 }
 
@@ -247,7 +248,7 @@ func checkLabelReasons(t testing.TB, res *Result) {
 
 // checkLabelGroup checks one group of a NodeLabelTranslated reason: each
 // request named has a selector on each attribute (or the class) named.
-func checkLabelGroup(t testing.TB, res *Result, r Reason, whats, reqs string) {
+func checkLabelGroup(t testing.TB, res *Result, r reason.Reason, whats, reqs string) {
 	t.Helper()
 	for _, name := range strings.Split(reqs, ", ") {
 		sub, found := findSubrequest(res.Template.Spec.Spec, name)
@@ -317,11 +318,11 @@ func checkCatalog(t *testing.T, res *Result) {
 			t.Errorf("reason %s is reported as %s, the catalog says %s", r.Code, r.Severity, e.Severity)
 		}
 	}
-	if res.Outcome == OutcomeTranslate || len(res.Reasons) == 0 {
+	if res.Outcome == reason.OutcomeTranslate || len(res.Reasons) == 0 {
 		return
 	}
 	// decide takes the first reason whose entry leads to the outcome.
-	if !slices.ContainsFunc(res.Reasons, func(r Reason) bool { return Reasons()[r.Code].Outcome == res.Outcome }) {
+	if !slices.ContainsFunc(res.Reasons, func(r reason.Reason) bool { return Reasons()[r.Code].Outcome == res.Outcome }) {
 		t.Errorf("outcome %s, and no reason's catalog entry leads to it: %v", res.Outcome, res.Reasons)
 	}
 }

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"slices"
 	"strings"
@@ -152,7 +153,7 @@ func legacyDevices(devs []resourceapi.Device) FamilyDevices {
 
 // labelEffect is what translation did with the node-label requirement on
 // key: the code of its reason.
-func labelEffect(res *Result, key string) ReasonCode {
+func labelEffect(res *Result, key string) reason.Code {
 	for _, r := range res.Reasons {
 		switch r.Code {
 		case ReasonNodeLabelTranslated, ReasonNodeLabelImplied, ReasonNodeLabelDropped, ReasonNodeLabelKept, ReasonNodeLabelUntranslatable:
@@ -202,7 +203,7 @@ func TestEveryGFDLabelSelectsItsModelsDevices(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res.Outcome != OutcomeTranslate {
+				if res.Outcome != reason.OutcomeTranslate {
 					t.Errorf("%s=%s: %s (%v), want Translate", key, value, res.Outcome, res.Reasons)
 					continue
 				}
@@ -291,7 +292,7 @@ func TestWhereTheVocabulariesDiffer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Outcome != OutcomeTranslate {
+		if res.Outcome != reason.OutcomeTranslate {
 			t.Fatalf("%s %v: %s (%v), want Translate", resource, selector, res.Outcome, res.Reasons)
 		}
 		return res
@@ -485,7 +486,7 @@ func TestTimeSlicedLabelsSelectTheSharedDevices(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Outcome != OutcomeTranslate {
+			if res.Outcome != reason.OutcomeTranslate {
 				t.Fatalf("%s (%v), want Translate", res.Outcome, res.Reasons)
 			}
 			e := res.Template.Spec.Spec.Devices.Requests[0].Exactly
@@ -518,7 +519,7 @@ func TestTimeSlicedLabelsSelectTheSharedDevices(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Outcome != OutcomeTranslate {
+		if res.Outcome != reason.OutcomeTranslate {
 			t.Fatalf("%s (%v), want Translate", res.Outcome, res.Reasons)
 		}
 		for _, d := range plain {
@@ -565,7 +566,7 @@ func TestTimeSlicedLabelsSelectTheSharedDevices(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Outcome != OutcomeKeepLegacy || res.Reasons[len(res.Reasons)-1].Code != ReasonSharedMPSNotMapped {
+			if res.Outcome != reason.OutcomeKeepLegacy || res.Reasons[len(res.Reasons)-1].Code != ReasonSharedMPSNotMapped {
 				t.Errorf("%s=%s: %s (%v), want KeepLegacy for SharedMPSNotMapped", key, mps[key], res.Outcome, res.Reasons)
 			}
 		}

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 	"testing"
 
@@ -86,7 +87,7 @@ func selectorsFor(t *testing.T, p *Policy, reqs ...corev1.NodeSelectorRequiremen
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != OutcomeTranslate {
+	if res.Outcome != reason.OutcomeTranslate {
 		t.Fatalf("outcome %s: %v", res.Outcome, res.Reasons)
 	}
 	r := res.Template.Spec.Spec.Devices.Requests[0]
@@ -228,7 +229,7 @@ func TestMissingAttributesAreNotRuntimeErrors(t *testing.T) {
 		NodeSelector("cloud.google.com/gke-tpu-topology", "2x4").
 		NodeSelector("cloud.google.com/gke-accelerator-count", "8").Obj()
 	res, err := Pod(Input{Pod: pod, Policy: DefaultPolicy()})
-	if err != nil || res.Outcome != OutcomeTranslate {
+	if err != nil || res.Outcome != reason.OutcomeTranslate {
 		t.Fatalf("outcome %v, err %v", res.Outcome, err)
 	}
 	noTopology := device{driver: "tpu.google.com", attrs: map[string]any{"tpuGen": "v5lite"}}

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
 	"testing"
@@ -172,7 +173,7 @@ func TestKueueMappingsFromAConfigurationTranslateKueuePods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != OutcomeKeepLegacy || !slices.ContainsFunc(res.Reasons, func(r Reason) bool { return r.Code == ReasonKueueClassNotMapped }) {
+	if res.Outcome != reason.OutcomeKeepLegacy || !slices.ContainsFunc(res.Reasons, func(r reason.Reason) bool { return r.Code == ReasonKueueClassNotMapped }) {
 		t.Fatalf("without mappings: %s %v", res.Outcome, res.Reasons)
 	}
 	withMappings := base.WithKueueMappings([]KueueDeviceClassMapping{{Name: "nvidia.com/gpu", DeviceClassNames: []string{"gpu.nvidia.com"}}})
@@ -186,7 +187,7 @@ func TestKueueMappingsFromAConfigurationTranslateKueuePods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != OutcomeTranslate || res.Output != OutputExactlyOnly {
+	if res.Outcome != reason.OutcomeTranslate || res.Output != OutputExactlyOnly {
 		t.Fatalf("with mappings: %s %s %v", res.Outcome, res.Output, res.Reasons)
 	}
 	// A MIG slice's class is not mapped.
@@ -194,7 +195,7 @@ func TestKueueMappingsFromAConfigurationTranslateKueuePods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != OutcomeKeepLegacy {
+	if res.Outcome != reason.OutcomeKeepLegacy {
 		t.Fatalf("MIG with only gpu.nvidia.com mapped: %s %v", res.Outcome, res.Reasons)
 	}
 }
@@ -217,7 +218,7 @@ func TestSingleAlternativeCombinationsFollowTheAllocatorsOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Outcome != OutcomeTranslate || res.Combinations != 4 || res.FaithfulCombination != -1 {
+		if res.Outcome != reason.OutcomeTranslate || res.Combinations != 4 || res.FaithfulCombination != -1 {
 			t.Fatalf("alternative %d: %s, %d combinations, faithful %d: %v", i, res.Outcome, res.Combinations, res.FaithfulCombination, res.Reasons)
 		}
 		for _, r := range res.Template.Spec.Spec.Devices.Requests {
@@ -241,7 +242,7 @@ func TestSingleAlternativeCombinationsFollowTheAllocatorsOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != OutcomeKeepLegacy || res.Reasons[len(res.Reasons)-1].Code != ReasonNoSingleAlternative {
+	if res.Outcome != reason.OutcomeKeepLegacy || res.Reasons[len(res.Reasons)-1].Code != ReasonNoSingleAlternative {
 		t.Errorf("alternative out of range: %s %v", res.Outcome, res.Reasons)
 	}
 }
@@ -265,7 +266,7 @@ func TestPreferredAlignmentUnderExactlyOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Outcome != OutcomeTranslate || first.Combinations != 2 || first.FaithfulCombination != 1 {
+	if first.Outcome != reason.OutcomeTranslate || first.Combinations != 2 || first.FaithfulCombination != 1 {
 		t.Fatalf("%s, %d combinations, faithful %d: %v", first.Outcome, first.Combinations, first.FaithfulCombination, first.Reasons)
 	}
 	cs := first.Template.Spec.Spec.Devices.Constraints
@@ -276,7 +277,7 @@ func TestPreferredAlignmentUnderExactlyOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.Outcome != OutcomeTranslate || len(second.Template.Spec.Spec.Devices.Constraints) != 0 {
+	if second.Outcome != reason.OutcomeTranslate || len(second.Template.Spec.Spec.Devices.Constraints) != 0 {
 		t.Errorf("unaligned alternative: %s, constraints %+v", second.Outcome, second.Template.Spec.Spec.Devices.Constraints)
 	}
 }

@@ -1,6 +1,7 @@
 package translate_test
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -75,7 +76,7 @@ func TestAdmittedPodGetsNoImplicitToleration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Outcome != translate.OutcomeTranslate {
+		if res.Outcome != reason.OutcomeTranslate {
 			t.Fatalf("admitted %v: outcome %s", admitted, res.Outcome)
 		}
 		var want []corev1.Toleration
@@ -174,7 +175,7 @@ func TestAGKEOnlyLabelBringsTheImplicitToleration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Outcome != translate.OutcomeTranslate {
+			if res.Outcome != reason.OutcomeTranslate {
 				t.Fatalf("outcome %s: %v", res.Outcome, res.Reasons)
 			}
 			if diff := cmp.Diff(tc.want, res.Pod.Spec.Tolerations); diff != "" {

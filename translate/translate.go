@@ -2,6 +2,7 @@ package translate
 
 import (
 	"errors"
+	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"slices"
 
@@ -62,14 +63,14 @@ type Input struct {
 
 // Result is the outcome of translating one pod.
 type Result struct {
-	Outcome Outcome
+	Outcome reason.Outcome
 	// Pod is the translated pod for OutcomeTranslate, else an unchanged copy.
 	Pod *corev1.Pod
 	// Template is the ResourceClaimTemplate the pod refers to, only for
 	// OutcomeTranslate. Its name is derived from its spec.
 	Template *resourceapi.ResourceClaimTemplate
 	// Reasons explain every decision, in a stable order.
-	Reasons []Reason
+	Reasons []reason.Reason
 	// ImplicitTolerations are the tolerations added to the translated pod
 	// because the policy says the target cluster's admission adds them
 	// (PolicySpec.ImplicitTolerations: the ExtendedResourceToleration
@@ -130,7 +131,7 @@ type translation struct {
 	in      Input
 	p       *Policy
 	pod     *corev1.Pod
-	reasons []Reason // appended to by every stage, in pipeline order
+	reasons []reason.Reason // appended to by every stage, in pipeline order
 
 	uses         []*use          // collectUses (device uses); shareInitRequests, buildRequests set req
 	companions   []*use          // collectUses (companion uses); addCompanions sets req
@@ -172,7 +173,7 @@ type translation struct {
 func (t *translation) run() *Result {
 	pod := t.pod
 	t.faithful = -1
-	keep := func(o Outcome) *Result {
+	keep := func(o reason.Outcome) *Result {
 		return &Result{Outcome: o, Pod: pod.DeepCopy(), Reasons: t.reasons, Output: t.out.profile,
 			Combinations: t.combinations, FaithfulCombination: t.faithful, Chosen: t.chosen, Charge: t.charge}
 	}
@@ -180,18 +181,18 @@ func (t *translation) run() *Result {
 	switch {
 	case pod.Annotations[api.AnnotationSkip] == "true":
 		t.add(say(ReasonOptedOut, field.NewPath("metadata", "annotations").Key(api.AnnotationSkip), "the pod opted out"))
-		return keep(OutcomeSkip)
+		return keep(reason.OutcomeSkip)
 	case pod.Annotations[mirrorPodAnnotation] != "":
 		t.add(say(ReasonMirrorPod, field.NewPath("metadata", "annotations").Key(mirrorPodAnnotation), "mirror pods cannot use resource claims"))
-		return keep(OutcomeSkip)
+		return keep(reason.OutcomeSkip)
 	case pod.Annotations[api.AnnotationTemplate] != "":
 		t.add(say(ReasonAlreadyTranslated, field.NewPath("metadata", "annotations").Key(api.AnnotationTemplate), "the pod was translated already"))
-		return keep(OutcomeSkip)
+		return keep(reason.OutcomeSkip)
 	}
 	for i, c := range pod.Spec.ResourceClaims {
 		if c.Name == api.ClaimName {
 			t.add(say(ReasonAlreadyTranslated, field.NewPath("spec", "resourceClaims").Index(i), "the pod already has a claim named %q", api.ClaimName))
-			return keep(OutcomeSkip)
+			return keep(reason.OutcomeSkip)
 		}
 	}
 
@@ -199,17 +200,17 @@ func (t *translation) run() *Result {
 	// A pod kept for its scheduler or nodeName asks for devices and stays
 	// on the device plugin: KeepLegacy, not Skip.
 	if !t.scheduledWithClaims() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// uses.go, capacity.go, shared.go: which containers ask for which mapped
 	// devices, how many, with which capacities, and whether they are shares.
 	invalid := t.collectUses()
 	if invalid {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	if len(t.uses) == 0 {
 		t.add(say(ReasonNoLegacyResources, nil, "no container asks for an extended resource the policy maps"))
-		return keep(OutcomeSkip)
+		return keep(reason.OutcomeSkip)
 	}
 	// The device families of the pod decide which label rules apply.
 	t.families = make(map[string]bool, 4)
@@ -218,29 +219,29 @@ func (t *translation) run() *Result {
 	}
 	// shared.go: a node label that selects shared GPUs is a sharing intent.
 	if !t.sharedProductIntent() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// shares.go: a share of a device needs devices that something says are shared.
 	if !t.sharesAvailable() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// cardtype.go: HAMi's card-type annotations become selectors.
 	if !t.cardTypes() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// nodelabels.go: node-label requirements become scenarios (one per alternative).
 	if !t.analyzeLabels() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// initcontainers.go: which init containers reuse the devices of another container.
 	t.shareInitRequests()
 	// requests.go, fallbacks.go: one request per owning use, one alternative per scenario, plus fallbacks.
 	if !t.buildRequests() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// shares.go: shares ask for a share of a shared device.
 	if !t.shares() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// companions.go: companion requests (CPUs) tied to the devices by alignment.
 	t.addCompanions()
@@ -248,17 +249,17 @@ func (t *translation) run() *Result {
 	t.align()
 	// partitions.go: on partitioned devices, a claim's devices are one partition.
 	if !t.partition() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// shares.go: where devices are shared, whole devices take all their shares.
 	t.exclusive()
 	// limits.go: at most 8 alternatives per request, dropping optional ones from the end.
 	if !t.limitAlternatives() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// output.go: one alternative per request where the scheduler or Kueue takes no firstAvailable.
 	if !t.singleAlternative() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// nodelabels.go: preferred terms no alternative expresses any more stay on the pod.
 	t.keepDroppedPreferences()
@@ -268,23 +269,23 @@ func (t *translation) run() *Result {
 	t.nameAll()
 	// limits.go: the claim fits the API's limits and every selector compiles.
 	if !t.checkLimits() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// deference.go: a DeviceClass already serves the resources and translation adds nothing (KEP-5004).
 	if t.defer5004() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// output.go: the classes and capacities the scheduler and Kueue can serve and count.
 	if !t.stackAccepts() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// quota.go: translation must not let the pod escape a ResourceQuota, nor its claim be refused by one.
 	if !t.quotaCovered() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// scheduling.go: a pod that could preempt cannot preempt for claims.
 	if !t.keepsPreemption() {
-		return keep(OutcomeKeepLegacy)
+		return keep(reason.OutcomeKeepLegacy)
 	}
 	// template.go: the content-addressed template and the pod that refers to it.
 	tmpl := t.template()
@@ -298,14 +299,14 @@ func (t *translation) run() *Result {
 	t.sayRisks(out)
 	// summary.go: one reason that says what the pod got.
 	t.add(say(ReasonTranslated, nil, "%s", t.summary(tmpl.Name)))
-	return &Result{Outcome: OutcomeTranslate, Pod: out, Template: tmpl, Reasons: t.reasons, ImplicitTolerations: tolerations,
+	return &Result{Outcome: reason.OutcomeTranslate, Pod: out, Template: tmpl, Reasons: t.reasons, ImplicitTolerations: tolerations,
 		Output: t.out.profile, Combinations: t.combinations, FaithfulCombination: t.faithful, Chosen: t.chosen, Charge: t.charge}
 }
 
-func (t *translation) add(r ...Reason) {
+func (t *translation) add(r ...reason.Reason) {
 	if t.reasons == nil && len(r) > 0 {
 		// Room for the reasons of a translated pod, which has several.
-		t.reasons = make([]Reason, 0, max(12, len(r)))
+		t.reasons = make([]reason.Reason, 0, max(12, len(r)))
 	}
 	t.reasons = append(t.reasons, r...)
 }

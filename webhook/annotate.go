@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 
 	"gomodules.xyz/jsonpatch/v2"
@@ -19,7 +20,7 @@ import (
 const maxAllowedMessage = 240
 
 // setDecision writes the decision's annotations on pod.
-func setDecision(pod *corev1.Pod, decision string, code translate.ReasonCode, message string) {
+func setDecision(pod *corev1.Pod, decision string, code reason.Code, message string) {
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
@@ -37,8 +38,8 @@ func setDecision(pod *corev1.Pod, decision string, code translate.ReasonCode, me
 // translated already (its claimbridge.io/template says so), and a pod that
 // carries a decision when the new outcome is a Skip — the apiserver
 // reinvoking the webhook on a pod it decided.
-func annotate(submitted *corev1.Pod, mode api.Mode, outcome translate.Outcome, code translate.ReasonCode, row report.Row, resp admission.Response) admission.Response {
-	if outcome == translate.OutcomeSkip {
+func annotate(submitted *corev1.Pod, mode api.Mode, outcome reason.Outcome, code reason.Code, row report.Row, resp admission.Response) admission.Response {
+	if outcome == reason.OutcomeSkip {
 		switch code {
 		case translate.ReasonNoLegacyResources, translate.ReasonMirrorPod, translate.ReasonAlreadyTranslated:
 			return resp
@@ -63,7 +64,7 @@ var decisionKeys = []string{api.AnnotationDecision, api.AnnotationReason, api.An
 // decisionPatch adds (or replaces: JSON Patch's add does both on an object
 // member) the decision's annotations; a pod without annotations gets the
 // whole map; annotations that hold their value already are left out.
-func decisionPatch(submitted *corev1.Pod, decision string, code translate.ReasonCode, message string) []jsonpatch.JsonPatchOperation {
+func decisionPatch(submitted *corev1.Pod, decision string, code reason.Code, message string) []jsonpatch.JsonPatchOperation {
 	values := []string{decision, string(code), message}
 	if len(submitted.Annotations) == 0 {
 		m := make(map[string]string, len(values))

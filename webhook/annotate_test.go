@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"encoding/json"
+	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"slices"
 	"strings"
@@ -90,7 +91,7 @@ func TestEveryDecidedPodCarriesItsDecision(t *testing.T) {
 		pod          *corev1.Pod
 		dryRun       bool
 		wantDecision string // "" for no annotation
-		wantReason   translate.ReasonCode
+		wantReason   reason.Code
 		wantOnly     bool // the patch adds the annotations and nothing else
 		wantMessage  []string
 	}{

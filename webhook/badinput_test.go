@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -363,8 +364,8 @@ func TestConflictingPolicyRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Outcome != translate.OutcomeTranslate {
-				t.Fatalf("outcome %s, want %s: %v", res.Outcome, translate.OutcomeTranslate, res.Reasons)
+			if res.Outcome != reason.OutcomeTranslate {
+				t.Fatalf("outcome %s, want %s: %v", res.Outcome, reason.OutcomeTranslate, res.Reasons)
 			}
 			var classes []string
 			for _, r := range res.Template.Spec.Spec.Devices.Requests {

@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/claimbridge/claimbridge/reason"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -199,7 +200,7 @@ func patchedPod(tb testing.TB, raw []byte, resp *admissionv1.AdmissionResponse) 
 // the submitted pod.
 func checkTranslatedPod(tb testing.TB, in, got *corev1.Pod, want *translate.Result, policy *translate.Policy) {
 	tb.Helper()
-	if want.Outcome != translate.OutcomeTranslate {
+	if want.Outcome != reason.OutcomeTranslate {
 		tb.Fatalf("patched, but the translation's outcome is %s", want.Outcome)
 	}
 	if !equality.Semantic.DeepEqual(want.Pod, got) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"net/http"
 	"slices"
 	"sync"
@@ -123,7 +124,7 @@ var _ admission.Handler = &PodHandler{}
 type decision struct {
 	mode    api.Mode
 	outcome string
-	reason  translate.ReasonCode
+	reason  reason.Code
 	message string
 }
 
@@ -204,7 +205,7 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request, t *trace
 	if err != nil {
 		msg := fmt.Sprintf("translation failed: %v", err)
 		// Admitted as submitted: kept, and annotated so.
-		row := report.Row{Decisive: &translate.Reason{Code: explain.ReasonDecideError, Severity: translate.SeverityWarning, Message: msg}}
+		row := report.Row{Decisive: &reason.Reason{Code: explain.ReasonDecideError, Severity: reason.SeverityWarning, Message: msg}}
 		resp := admission.Allowed("claimbridge: " + msg)
 		resp.Patches = decisionPatch(submitted, api.DecisionKeptLegacy, explain.ReasonDecideError, explain.Explanation(api.DecisionKeptLegacy, explain.ReasonDecideError, row))
 		return resp, decision{mode: mode, outcome: "Error", reason: explain.ReasonDecideError, message: msg}
@@ -213,7 +214,7 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request, t *trace
 	row := report.NewRow("Pod", pod, "", dec)
 	row.Reasons = slices.Clone(dec.Reasons)
 	var resp admission.Response
-	if mode == api.ModeEnforce && dec.Outcome == translate.OutcomeTranslate {
+	if mode == api.ModeEnforce && dec.Outcome == reason.OutcomeTranslate {
 		var failed *decision
 		if resp, failed = h.mutate(ctx, req, pod, dec, &row, holding, dryRun, now, release, t); failed != nil {
 			return resp, *failed
@@ -224,7 +225,7 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request, t *trace
 	}
 	row.Name = podName(pod)
 	var unserved *unservable
-	if row.Outcome != translate.OutcomeTranslate {
+	if row.Outcome != reason.OutcomeTranslate {
 		rule, source := h.unservableRule(req.Namespace, looked)
 		unserved = h.checkUnservable(pod, snap, mode, rule, source)
 	}
@@ -242,8 +243,8 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request, t *trace
 // namespace's mode, and the namespace when it had to be read (newer than
 // the cache).
 func (h *PodHandler) screen(ctx context.Context, req admission.Request) (api.Mode, *corev1.Namespace, bool, decision) {
-	skip := func(mode api.Mode, code translate.ReasonCode, format string, args ...any) (api.Mode, *corev1.Namespace, bool, decision) {
-		return mode, nil, true, decision{mode: mode, outcome: string(translate.OutcomeSkip), reason: code, message: fmt.Sprintf(format, args...)}
+	skip := func(mode api.Mode, code reason.Code, format string, args ...any) (api.Mode, *corev1.Namespace, bool, decision) {
+		return mode, nil, true, decision{mode: mode, outcome: string(reason.OutcomeSkip), reason: code, message: fmt.Sprintf(format, args...)}
 	}
 	if req.Operation != admissionv1.Create {
 		return skip(api.ModeOff, explain.ReasonNotCreate, "operation %s", req.Operation)
@@ -273,18 +274,18 @@ func (h *PodHandler) screen(ctx context.Context, req admission.Request) (api.Mod
 func (h *PodHandler) mutate(ctx context.Context, req admission.Request, pod *corev1.Pod, dec *decide.Decision, row *report.Row, holding, dryRun bool, now time.Time, release func(), t *trace) (admission.Response, *decision) {
 	res := dec.Translation
 	if dryRun {
-		row.Reasons = append(row.Reasons, translate.Reason{Code: explain.ReasonDryRun, Severity: translate.SeverityInfo, Message: "dry run: the template was not created"})
+		row.Reasons = append(row.Reasons, reason.Reason{Code: explain.ReasonDryRun, Severity: reason.SeverityInfo, Message: "dry run: the template was not created"})
 	} else {
 		r := h.ensureTemplate(ctx, res.Template)
 		t.mark(StageTemplate)
 		if r != nil {
-			row.Outcome, row.Decisive = translate.OutcomeKeepLegacy, r
+			row.Outcome, row.Decisive = reason.OutcomeKeepLegacy, r
 			row.Reasons = append(row.Reasons, *r)
 			return admission.Allowed("claimbridge: " + r.Message), nil
 		}
 	}
 	// The translation is this request's own copy of the pod.
-	decided := explain.DecisionOf(api.ModeEnforce, translate.OutcomeTranslate)
+	decided := explain.DecisionOf(api.ModeEnforce, reason.OutcomeTranslate)
 	setDecision(res.Pod, decided, translate.ReasonTranslated, explain.Explanation(decided, translate.ReasonTranslated, report.NewRow("Pod", pod, "", dec)))
 	if holding {
 		res.Pod.Annotations[api.AnnotationAdmission] = string(req.UID)
@@ -333,7 +334,7 @@ func (h *PodHandler) tell(submitted *corev1.Pod, mode api.Mode, row *report.Row,
 		d = decision{mode: mode, outcome: OutcomeDeny, reason: explain.ReasonLegacyUnservable, message: unserved.reason.Message}
 		return unserved.denied(withoutLine(ws, explain.ReasonLine(explain.WarningPrefix(mode), unserved.reason, *row))), d
 	}
-	if row.Outcome != translate.OutcomeTranslate || mode != api.ModeEnforce {
+	if row.Outcome != reason.OutcomeTranslate || mode != api.ModeEnforce {
 		// Audit mode, kept as submitted, skipped: only the decision's
 		// annotations change.
 		resp = annotate(submitted, mode, row.Outcome, d.reason, *row, resp)
@@ -397,8 +398,8 @@ func (h *PodHandler) observe(d *decide.Decision) {
 
 // primaryReason is the reason code a metric counts: Translated, else the
 // reason that decided.
-func primaryReason(outcome translate.Outcome, row report.Row) translate.ReasonCode {
-	if outcome == translate.OutcomeTranslate {
+func primaryReason(outcome reason.Outcome, row report.Row) reason.Code {
+	if outcome == reason.OutcomeTranslate {
 		return translate.ReasonTranslated
 	}
 	if row.Decisive != nil {

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 	"testing"
 	"time"
@@ -319,7 +320,7 @@ func TestHandlerReportsDecisionsPerNamespace(t *testing.T) {
 	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("staging"), false))
 	f.handler.Handle(t.Context(), request(t, admissionv1.Create, l4Pod("prod"), true)) // dry runs are not reported
 	rep := f.store.Report(t.Context(), "prod", "p")
-	if rep.Summary.Total != 1 || rep.Items[0].Outcome != translate.OutcomeTranslate || rep.Items[0].Verdict != "FitsNow" {
+	if rep.Summary.Total != 1 || rep.Items[0].Outcome != reason.OutcomeTranslate || rep.Items[0].Verdict != "FitsNow" {
 		t.Fatalf("prod report: %+v", rep)
 	}
 	if all := f.store.Report(t.Context(), "", "p"); all.Summary.Total != 2 {

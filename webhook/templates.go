@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/claimbridge/claimbridge/reason"
+
 	"golang.org/x/sync/singleflight"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -13,7 +15,6 @@ import (
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/explain"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // ensureTemplate makes sure the template exists with this spec: the cache
@@ -24,7 +25,7 @@ import (
 // equal a moment ago answers until the cache has it, so the pods of a
 // burst after the first do not each call the API while the informer
 // catches up.
-func (h *PodHandler) ensureTemplate(ctx context.Context, t *resourceapi.ResourceClaimTemplate) *translate.Reason {
+func (h *PodHandler) ensureTemplate(ctx context.Context, t *resourceapi.ResourceClaimTemplate) *reason.Reason {
 	if h.Recent != nil {
 		h.Recent.Remember(t)
 	}
@@ -54,12 +55,12 @@ func (h *PodHandler) ensureTemplate(ctx context.Context, t *resourceapi.Resource
 		}
 		return r, nil
 	})
-	return v.(*translate.Reason)
+	return v.(*reason.Reason)
 }
 
 // createTemplate creates t through the API; AlreadyExists is success when
 // the one that exists is claimbridge's with the same spec.
-func (h *PodHandler) createTemplate(ctx context.Context, t *resourceapi.ResourceClaimTemplate) *translate.Reason {
+func (h *PodHandler) createTemplate(ctx context.Context, t *resourceapi.ResourceClaimTemplate) *reason.Reason {
 	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
 	err := h.Templates.Create(ctx, t)
@@ -70,22 +71,22 @@ func (h *PodHandler) createTemplate(ctx context.Context, t *resourceapi.Resource
 		return nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
-		return &translate.Reason{Code: explain.ReasonTemplateError, Severity: translate.SeverityWarning,
+		return &reason.Reason{Code: explain.ReasonTemplateError, Severity: reason.SeverityWarning,
 			Message: fmt.Sprintf("cannot create ResourceClaimTemplate %s/%s: %v; the pod stays as submitted", t.Namespace, t.Name, err)}
 	}
 	have, err := h.Templates.Get(ctx, t.Namespace, t.Name)
 	if err != nil {
-		return &translate.Reason{Code: explain.ReasonTemplateError, Severity: translate.SeverityWarning,
+		return &reason.Reason{Code: explain.ReasonTemplateError, Severity: reason.SeverityWarning,
 			Message: fmt.Sprintf("cannot read ResourceClaimTemplate %s/%s: %v; the pod stays as submitted", t.Namespace, t.Name, err)}
 	}
 	return conflict(have, t)
 }
 
-func conflict(have, want *resourceapi.ResourceClaimTemplate) *translate.Reason {
+func conflict(have, want *resourceapi.ResourceClaimTemplate) *reason.Reason {
 	if have.Labels[api.LabelManagedBy] == api.ManagedByValue && equality.Semantic.DeepEqual(have.Spec.Spec, want.Spec.Spec) {
 		return nil
 	}
-	return &translate.Reason{Code: explain.ReasonTemplateConflict, Severity: translate.SeverityWarning,
+	return &reason.Reason{Code: explain.ReasonTemplateConflict, Severity: reason.SeverityWarning,
 		Message: fmt.Sprintf("ResourceClaimTemplate %s/%s exists with another spec or was not created by claimbridge; the pod stays as submitted", want.Namespace, want.Name)}
 }
 

@@ -9,6 +9,7 @@ package webhook
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -33,7 +34,7 @@ const OutcomeDeny = "Deny"
 // unservable is what admission found about a pod no node can serve.
 type unservable struct {
 	gaps   []feasibility.Unservable
-	reason translate.Reason
+	reason reason.Reason
 	// deny: the pod is refused (onUnservable: Deny in an enforce
 	// namespace); status is the refusal, with a field path per resource.
 	deny   bool
@@ -87,7 +88,7 @@ func (h *PodHandler) checkUnservable(pod *corev1.Pod, snap *feasibility.Snapshot
 		msg += "; it would be denied in enforce mode (" + source + ")"
 	}
 	msg += ": " + explain.Reasons().Remedy(explain.ReasonLegacyUnservable)
-	u.reason = translate.Reason{Code: explain.ReasonLegacyUnservable, Severity: translate.SeverityWarning, Message: msg}
+	u.reason = reason.Reason{Code: explain.ReasonLegacyUnservable, Severity: reason.SeverityWarning, Message: msg}
 	if u.deny {
 		// kubectl prints an Invalid status by its causes alone ("The Pod
 		// "x" is invalid: <field>: Forbidden: <detail>"; the message is

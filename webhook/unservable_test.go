@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
 	"testing"
@@ -269,7 +270,7 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 			}
 			rows := f.store.Report(t.Context(), tc.pod.Namespace, "p").Items
 			told := slices.ContainsFunc(rows, func(r report.Row) bool {
-				return slices.ContainsFunc(r.Reasons, func(r translate.Reason) bool { return r.Code == explain.ReasonLegacyUnservable })
+				return slices.ContainsFunc(r.Reasons, func(r reason.Reason) bool { return r.Code == explain.ReasonLegacyUnservable })
 			})
 			// The row says what the warning or the denial said; a dry run
 			// leaves no row.

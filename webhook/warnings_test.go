@@ -12,6 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/claimbridge/claimbridge/reason"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -26,7 +28,6 @@ import (
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/metrics"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // warningCode is how every warning starts: the prefix of the mode, then a
@@ -49,7 +50,7 @@ func checkWarnings(t testing.TB, ws []string) {
 			t.Errorf("warning does not start with the prefix and a reason code: %q", w)
 			continue
 		}
-		if _, ok := explain.Reasons().Lookup(translate.ReasonCode(m[2])); !ok {
+		if _, ok := explain.Reasons().Lookup(reason.Code(m[2])); !ok {
 			t.Errorf("warning starts with %q, not a code of the catalog: %q", m[2], w)
 		}
 	}

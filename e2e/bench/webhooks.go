@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"io"
 	"net/http"
 	"os"
@@ -173,7 +174,7 @@ func benchWebhook(ctx context.Context, w io.Writer, o options) error {
 		return err
 	}
 	res, err := translate.Pod(translate.Input{Pod: pod, Policy: policy.Get(), Classes: fleet.Classes})
-	if err != nil || res.Outcome != translate.OutcomeTranslate {
+	if err != nil || res.Outcome != reason.OutcomeTranslate {
 		return fmt.Errorf("translate the benchmark pod: %v %w", res.Outcome, err)
 	}
 	body, err := admissionReview(pod)

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimbridge/claimbridge/reason"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -27,7 +29,6 @@ import (
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/report"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 const indexAnnotation = "faults.claimbridge.io/index"
@@ -305,7 +306,7 @@ func TestWebhookKilledMidBurstFailsOpenAndTranslationResumesAfterRestart(t *test
 	rep := audit(t, ns)
 	var reported []string
 	for _, r := range rep.Items {
-		if r.Outcome == translate.OutcomeTranslate {
+		if r.Outcome == reason.OutcomeTranslate {
 			reported = append(reported, r.Name)
 		}
 	}

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"context"
+	"github.com/claimbridge/claimbridge/reason"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,7 +46,7 @@ func TestLiveReportCountsWorkloadsMigratedReadyNowAndUnseenPods(t *testing.T) {
 	type row struct {
 		Status   report.Status
 		Replicas int32
-		Code     translate.ReasonCode
+		Code     reason.Code
 		Unseen   bool
 	}
 	rowsOf := func(rep report.Report) map[string]row {

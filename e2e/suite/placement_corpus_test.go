@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"net/http"
 	"path/filepath"
@@ -293,7 +294,7 @@ func runCorpusCase(t *testing.T, ns string, fleet *corpusFleet, c corpusCase, wa
 	if createErr != nil {
 		// The webhook decided, then kube-apiserver's validation refused the
 		// pod. That is right only if it refuses the pod as submitted, too.
-		if want.Outcome == translate.OutcomeTranslate || !apierrors.IsInvalid(createErr) {
+		if want.Outcome == reason.OutcomeTranslate || !apierrors.IsInvalid(createErr) {
 			t.Fatalf("create pod: %v", createErr)
 		}
 		if err := invalidAsSubmitted(t, submitted, createErr); err != nil {
@@ -324,11 +325,11 @@ func runCorpusCase(t *testing.T, ns string, fleet *corpusFleet, c corpusCase, wa
 		}
 	}
 
-	if want.Outcome != translate.OutcomeTranslate {
+	if want.Outcome != reason.OutcomeTranslate {
 		if diff := unchanged(submitted, got); diff != "" {
 			t.Errorf("pod kept as submitted was changed: %s", diff)
 		}
-		if want.Outcome == translate.OutcomeKeepLegacy && !warned(ws, want.Reason+": kept as submitted; ") {
+		if want.Outcome == reason.OutcomeKeepLegacy && !warned(ws, want.Reason+": kept as submitted; ") {
 			t.Errorf("admission warnings %q do not name the reason %s", ws, want.Reason)
 		}
 		tally.kept++

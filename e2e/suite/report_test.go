@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimbridge/claimbridge/reason"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
@@ -16,7 +18,6 @@ import (
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/internal/testing/reportpage"
 	"github.com/claimbridge/claimbridge/report"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // get reads a URL of the metrics server.
@@ -85,11 +86,11 @@ func TestWebhookReportPageShowsTheDecisionsOfTheNamespace(t *testing.T) {
 	if page != fromJSON.String() {
 		t.Errorf("the served page is not the page rendered from the served JSON")
 	}
-	outcomes := map[string]translate.Outcome{}
+	outcomes := map[string]reason.Outcome{}
 	for _, row := range rep.Items {
 		outcomes[row.Name] = row.Outcome
 	}
-	want := map[string]translate.Outcome{"infer": translate.OutcomeTranslate, "notebook": translate.OutcomeTranslate, "eval": translate.OutcomeKeepLegacy}
+	want := map[string]reason.Outcome{"infer": reason.OutcomeTranslate, "notebook": reason.OutcomeTranslate, "eval": reason.OutcomeKeepLegacy}
 	if diff := cmp.Diff(want, outcomes); diff != "" {
 		t.Errorf("outcomes in the report (-want,+got):\n%s", diff)
 	}

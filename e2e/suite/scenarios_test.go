@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -324,7 +325,7 @@ func TestAuditNamespaceKeepsPodsUnchangedAndWarns(t *testing.T) {
 	if err != nil || len(list.Items) != 0 {
 		t.Errorf("audit mode created templates: %v %v", list, err)
 	}
-	if rep := liveReport(t, ns); rep.Summary.Total != 1 || rep.Items[0].Outcome != translate.OutcomeTranslate {
+	if rep := liveReport(t, ns); rep.Summary.Total != 1 || rep.Items[0].Outcome != reason.OutcomeTranslate {
 		t.Errorf("report of %s: %+v", ns, rep.Summary)
 	}
 	if got.Annotations["claimbridge.io/decision"] != "WouldTranslate" {

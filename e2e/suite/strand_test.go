@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"testing"
 
@@ -59,7 +60,7 @@ func TestPodsATranslationWouldStrandAreAdmittedUnchangedInAnEnforceNamespace(t *
 		// row's reasons; no node of this fleet offers nvidia.com/gpu, so
 		// the decisive one is LegacyUnservable.
 		sent   bool
-		reason translate.ReasonCode
+		reason reason.Code
 	}{
 		{pod: gpu("bound-at-creation").NodeName(fl[0].NodeName("l4-inference-0")).Obj(), reason: translate.ReasonNodeNamePreset},
 		{pod: gpu("for-volcano").SchedulerName("volcano").Obj(), reason: translate.ReasonSchedulerNotListed},
@@ -91,8 +92,8 @@ func TestPodsATranslationWouldStrandAreAdmittedUnchangedInAnEnforceNamespace(t *
 		return len(rep.Items) == len(cases), nil
 	})
 	type row struct {
-		outcome translate.Outcome
-		code    translate.ReasonCode
+		outcome reason.Outcome
+		code    reason.Code
 		unseen  bool
 		kept    bool // the reason that kept it away is among the row's
 	}
@@ -104,15 +105,15 @@ func TestPodsATranslationWouldStrandAreAdmittedUnchangedInAnEnforceNamespace(t *
 		}
 		for _, c := range cases {
 			if c.pod.Name == r.Name {
-				got.kept = slices.ContainsFunc(r.Reasons, func(x translate.Reason) bool { return x.Code == c.reason })
+				got.kept = slices.ContainsFunc(r.Reasons, func(x reason.Reason) bool { return x.Code == c.reason })
 			}
 		}
 		rows[r.Name] = got
 	}
 	for _, c := range cases {
-		want := row{outcome: translate.OutcomeKeepLegacy, code: c.reason, kept: true}
+		want := row{outcome: reason.OutcomeKeepLegacy, code: c.reason, kept: true}
 		if !c.sent {
-			want = row{outcome: translate.OutcomeSkip, code: explain.ReasonLegacyUnservable, unseen: true, kept: true}
+			want = row{outcome: reason.OutcomeSkip, code: explain.ReasonLegacyUnservable, unseen: true, kept: true}
 		}
 		if got := rows[c.pod.Name]; got != want {
 			t.Errorf("report: %s is %+v, want %+v", c.pod.Name, got, want)

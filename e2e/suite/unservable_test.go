@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimbridge/claimbridge/reason"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,7 +21,6 @@ import (
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // sharedGPU asks for one time-slicing replica of a GPU: where no DRA GPU
@@ -174,7 +175,7 @@ func TestAPodNoNodeCanServeAfterTheSwitchIsToldOrRefused(t *testing.T) {
 	}
 }
 
-func reasonCodes(rs []translate.Reason) []string {
+func reasonCodes(rs []reason.Reason) []string {
 	out := make([]string, 0, len(rs))
 	for _, r := range rs {
 		out = append(out, string(r.Code))

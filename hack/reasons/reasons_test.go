@@ -7,6 +7,7 @@
 package reasons
 
 import (
+	"github.com/claimbridge/claimbridge/reason"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -35,7 +36,7 @@ const reasonsPage = "docs/reference/reasons.md"
 
 // catalogs: the catalog of each package that declares reason codes. A
 // package's codes must be in its own catalog (the lowest that emits them).
-var catalogs = map[string]translate.Catalog{
+var catalogs = map[string]reason.Catalog{
 	"translate":        translate.Reasons(),
 	"feasibility":      feasibility.Reasons(),
 	"decide":           decide.Reasons(),
@@ -46,7 +47,7 @@ var catalogs = map[string]translate.Catalog{
 // code is a reason code constant as declared.
 type code struct {
 	pkg, name string
-	value     translate.ReasonCode
+	value     reason.Code
 	pos       string
 }
 
@@ -84,13 +85,15 @@ func sources(t *testing.T) (map[string][]*ast.File, *token.FileSet) {
 	return files, fset
 }
 
-// isReasonCodeType: ReasonCode, translate.ReasonCode or feasibility.ReasonCode.
+// isReasonCodeType: reason.Code, or a package's own ReasonCode
+// (feasibility.ReasonCode, a verdict's).
 func isReasonCodeType(e ast.Expr) bool {
 	switch x := e.(type) {
 	case *ast.Ident:
 		return x.Name == "ReasonCode"
 	case *ast.SelectorExpr:
-		return x.Sel.Name == "ReasonCode"
+		pkg, ok := x.X.(*ast.Ident)
+		return x.Sel.Name == "ReasonCode" || ok && pkg.Name == "reason" && x.Sel.Name == "Code"
 	}
 	return false
 }
@@ -118,7 +121,7 @@ func declared(t *testing.T) ([]code, map[string][]*ast.File, *token.FileSet) {
 							continue
 						}
 						v, _ := strconv.Unquote(lit.Value)
-						out = append(out, code{pkg: dir, name: n.Name, value: translate.ReasonCode(v), pos: fset.Position(n.Pos()).String()})
+						out = append(out, code{pkg: dir, name: n.Name, value: reason.Code(v), pos: fset.Position(n.Pos()).String()})
 					}
 				}
 			}
@@ -151,7 +154,7 @@ func TestEveryCodeHasAnEntry(t *testing.T) {
 // the anchor of one of its headings), and names a declared code.
 func TestEveryEntryIsComplete(t *testing.T) {
 	codes, _, _ := declared(t)
-	values := map[translate.ReasonCode]bool{}
+	values := map[reason.Code]bool{}
 	for _, c := range codes {
 		values[c.value] = true
 	}
@@ -165,10 +168,10 @@ func TestEveryEntryIsComplete(t *testing.T) {
 			if strings.TrimSpace(e.Remedy) == "" {
 				t.Errorf("%s's catalog: %s has no remedy", pkg, c)
 			}
-			if e.Severity != translate.SeverityInfo && e.Severity != translate.SeverityWarning {
+			if e.Severity != reason.SeverityInfo && e.Severity != reason.SeverityWarning {
 				t.Errorf("%s's catalog: %s has severity %q", pkg, c, e.Severity)
 			}
-			if !slices.Contains([]translate.Outcome{"", translate.OutcomeSkip, translate.OutcomeKeepLegacy, translate.OutcomeTranslate}, e.Outcome) {
+			if !slices.Contains([]reason.Outcome{"", reason.OutcomeSkip, reason.OutcomeKeepLegacy, reason.OutcomeTranslate}, e.Outcome) {
 				t.Errorf("%s's catalog: %s has outcome %q", pkg, c, e.Outcome)
 			}
 			if why := anchors(e.Doc); why != "" {
@@ -248,7 +251,7 @@ func TestReasonTableIsTheCatalog(t *testing.T) {
 // reasonTable is the table of every catalog's codes; each code links to
 // its entry's Doc, relative to the page of the table.
 func reasonTable() string {
-	all := translate.Catalog{}
+	all := reason.Catalog{}
 	for _, cat := range catalogs {
 		maps.Copy(all, cat)
 	}

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -167,9 +168,9 @@ func result(it offline.Item, cfg *Config) (*framework.Result, bool) {
 	}
 	var sev framework.Severity
 	switch res.Outcome {
-	case translate.OutcomeTranslate:
+	case reason.OutcomeTranslate:
 		sev = framework.Info
-	case translate.OutcomeKeepLegacy:
+	case reason.OutcomeKeepLegacy:
 		sev = framework.Warning
 		if cfg.FailOnUntranslatable {
 			sev = framework.Error
@@ -182,7 +183,7 @@ func result(it offline.Item, cfg *Config) (*framework.Result, bool) {
 	}
 	var msg []string
 	for _, r := range res.Reasons {
-		if r.Severity == translate.SeverityWarning || r.Code == translate.ReasonTranslated || res.Outcome == translate.OutcomeSkip {
+		if r.Severity == reason.SeverityWarning || r.Code == translate.ReasonTranslated || res.Outcome == reason.OutcomeSkip {
 			msg = append(msg, r.String())
 		}
 	}
@@ -205,7 +206,7 @@ func result(it offline.Item, cfg *Config) (*framework.Result, bool) {
 }
 
 // decision is the code of the last reason (the decision), or "".
-func decision(rs []translate.Reason) translate.ReasonCode {
+func decision(rs []reason.Reason) reason.Code {
 	if len(rs) == 0 {
 		return ""
 	}

@@ -8,6 +8,7 @@ package offline
 import (
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"io"
 	"maps"
 	"slices"
@@ -31,7 +32,7 @@ const (
 	// ReasonUnsupported: an object asks for legacy devices where claimbridge
 	// cannot write a claim (no pod template it can locate, or one it cannot
 	// write back to). The object is kept as it is.
-	ReasonUnsupported translate.ReasonCode = "Unsupported"
+	ReasonUnsupported reason.Code = "Unsupported"
 	// ReasonOperatorReadsLimit (declared by decide, which emits it for
 	// pods too): the operator that makes the workload reads the template's
 	// device count when it sizes it (Kubeflow Trainer's processes per node,
@@ -43,7 +44,7 @@ const (
 	// before the device limit (KubeRay's rayStartParams.num-gpus, Kubeflow
 	// Trainer's mlPolicy.mpi.numProcPerNode); translation wrote the count
 	// there, so that the operator sizes the workload as before.
-	ReasonOperatorCountWritten translate.ReasonCode = "OperatorCountWritten"
+	ReasonOperatorCountWritten reason.Code = "OperatorCountWritten"
 	// ReasonTimeSlicingUnchecked: offline without a fleet, the input or the
 	// policy shows that the cluster shares devices of a family among pods
 	// (time-slicing or MPS: a shared resource, a -SHARED product, a sharing
@@ -51,7 +52,7 @@ const (
 	// family as whole ones is translated: if its nodes share their devices,
 	// the device plugin gave it a share, and its claim gives it a device of
 	// its own. Nothing without the nodes tells. Warning.
-	ReasonTimeSlicingUnchecked translate.ReasonCode = "TimeSlicingUnchecked"
+	ReasonTimeSlicingUnchecked reason.Code = "TimeSlicingUnchecked"
 )
 
 // Sections of the docs that explain reasons.
@@ -63,14 +64,14 @@ const (
 
 // Reasons is the catalog of every code an offline run reports: the
 // decision's and its own.
-func Reasons() translate.Catalog { return catalog }
+func Reasons() reason.Catalog { return catalog }
 
-var catalog = decide.Reasons().With(translate.Catalog{
-	ReasonUnsupported: translate.NewEntry(translate.SeverityWarning, translate.OutcomeKeepLegacy,
+var catalog = decide.Reasons().With(reason.Catalog{
+	ReasonUnsupported: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy,
 		"translate the object that holds the pod template (the docs list where claimbridge finds them), or let the webhook translate its pods", docFound),
-	ReasonTimeSlicingUnchecked: translate.NewEntry(translate.SeverityWarning, "",
+	ReasonTimeSlicingUnchecked: reason.NewEntry(reason.SeverityWarning, "",
 		"run with --fleet (the nodes say whether their GPUs are shared: nvidia.com/gpu.replicas, GKE's gke-max-shared-clients-per-gpu); if this pod's nodes share their GPUs, keep it on the device plugin (claimbridge.io/skip) or ask for the shared resource, which the policy's sharing rule translates", docShared),
-	ReasonOperatorCountWritten: translate.NewEntry(translate.SeverityInfo, "",
+	ReasonOperatorCountWritten: reason.NewEntry(reason.SeverityInfo, "",
 		"nothing to do: the count the operator read from the device limit is written where it reads it first", docOperators),
 })
 
@@ -148,17 +149,17 @@ func Translate(ctx context.Context, docs []manifest.Document, opts Options) ([]I
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %s: %w", d.Where(), t.Path, err)
 			}
-			if dec.Outcome == translate.OutcomeTranslate && t.Unsupported != "" {
+			if dec.Outcome == reason.OutcomeTranslate && t.Unsupported != "" {
 				dec = unwritable(dec, t)
 			}
 			var sizing *podtemplates.Sizing
-			if dec.Outcome == translate.OutcomeTranslate {
+			if dec.Outcome == reason.OutcomeTranslate {
 				if sizing = t.Sizing(dec.Translation.Pod); sizing != nil {
 					dec = sized(dec, t, sizing)
 				}
 			}
 			it.Decision = dec
-			if dec.Outcome == translate.OutcomeTranslate {
+			if dec.Outcome == reason.OutcomeTranslate {
 				res := dec.Translation
 				if res.Pod.Spec.SchedulerName == t.InheritedScheduler && t.Pod().Spec.SchedulerName == "" {
 					// The controller sets it; the template stays as written.
@@ -222,7 +223,7 @@ func sharingUnchecked(items []Item, p *translate.Policy) {
 	}
 	for _, it := range items {
 		d := it.Decision
-		if d == nil || d.Outcome != translate.OutcomeTranslate {
+		if d == nil || d.Outcome != reason.OutcomeTranslate {
 			continue
 		}
 		var whole []string
@@ -239,7 +240,7 @@ func sharingUnchecked(items []Item, p *translate.Policy) {
 		if len(whole) == 0 {
 			continue
 		}
-		d.Reasons = append(d.Reasons, translate.Reason{Code: ReasonTimeSlicingUnchecked, Severity: translate.SeverityWarning, Message: fmt.Sprintf(
+		d.Reasons = append(d.Reasons, reason.Reason{Code: ReasonTimeSlicingUnchecked, Severity: reason.SeverityWarning, Message: fmt.Sprintf(
 			"%s becomes whole devices of the pod's own claim, and the manifests or the policy show that such devices are shared among pods (%s): if this pod's nodes share their GPUs by time-slicing or MPS, the device plugin gives it a share and the translation a GPU of its own, so fewer pods fit; with no fleet (--fleet), nothing shows which nodes share",
 			strings.Join(whole, ", "), why)})
 	}
@@ -289,9 +290,9 @@ func decidePod(ctx context.Context, pod *corev1.Pod, opts Options) (*decide.Deci
 // The would-be translation's reasons stay, but for the one that says it
 // happened.
 func unwritable(dec *decide.Decision, t *podtemplates.Template) *decide.Decision {
-	r := translate.Reason{Code: ReasonUnsupported, Severity: translate.SeverityWarning, Field: t.Path, Message: t.Unsupported}
+	r := reason.Reason{Code: ReasonUnsupported, Severity: reason.SeverityWarning, Field: t.Path, Message: t.Unsupported}
 	out := *dec
-	out.Outcome = translate.OutcomeKeepLegacy
+	out.Outcome = reason.OutcomeKeepLegacy
 	out.Reasons = append(slices.DeleteFunc(slices.Clone(dec.Reasons), translatedOnly), r)
 	out.Decisive = r
 	return &out
@@ -300,7 +301,7 @@ func unwritable(dec *decide.Decision, t *podtemplates.Template) *decide.Decision
 // translatedOnly: a reason that says what happened to a pod because it was
 // translated (Translated) or warns about the translation as it is written
 // (ImplicitTolerationsUnknown), moot for a template kept as it is.
-func translatedOnly(r translate.Reason) bool {
+func translatedOnly(r reason.Reason) bool {
 	return r.Code == translate.ReasonTranslated || r.Code == decide.ReasonImplicitTolerationsUnknown
 }
 
@@ -316,15 +317,15 @@ func sized(dec *decide.Decision, t *podtemplates.Template, s *podtemplates.Sizin
 		if code == "" {
 			code = ReasonOperatorReadsLimit
 		}
-		r := translate.Reason{Code: code, Severity: translate.SeverityWarning, Field: t.Path,
+		r := reason.Reason{Code: code, Severity: reason.SeverityWarning, Field: t.Path,
 			Message: s.Keep + "; the template is kept as it is"}
-		out.Outcome = translate.OutcomeKeepLegacy
+		out.Outcome = reason.OutcomeKeepLegacy
 		out.Reasons = append(slices.DeleteFunc(out.Reasons, translatedOnly), r)
 		out.Decisive = r
 		return &out
 	}
 	for _, w := range s.Writes {
-		out.Reasons = append(out.Reasons, translate.Reason{Code: ReasonOperatorCountWritten, Severity: translate.SeverityInfo, Field: w.Field,
+		out.Reasons = append(out.Reasons, reason.Reason{Code: ReasonOperatorCountWritten, Severity: reason.SeverityInfo, Field: w.Field,
 			Message: fmt.Sprintf("set to %s, the count of the device limits that translation removes: %s reads it first", w.Value, s.Operator)})
 	}
 	return &out
@@ -347,20 +348,20 @@ func deployed(t *resourceapi.ResourceClaimTemplate) *resourceapi.ResourceClaimTe
 // that are outside any template claimbridge can locate, or nil if there are
 // none.
 func unsupported(f *podtemplates.Found, p *translate.Policy) *decide.Decision {
-	var reasons []translate.Reason
+	var reasons []reason.Reason
 	requested := map[corev1.ResourceName]int64{}
 	for _, s := range f.Stray {
 		if !mapped(p, s.Resource) {
 			continue
 		}
-		reasons = append(reasons, translate.Reason{Code: ReasonUnsupported, Severity: translate.SeverityWarning, Field: s.Field,
+		reasons = append(reasons, reason.Reason{Code: ReasonUnsupported, Severity: reason.SeverityWarning, Field: s.Field,
 			Message: fmt.Sprintf("%s is asked for outside any pod template claimbridge can locate; the object is kept as it is", s.Resource)})
 		requested[corev1.ResourceName(s.Resource)] = max(requested[corev1.ResourceName(s.Resource)], s.Count)
 	}
 	if len(reasons) == 0 {
 		return nil
 	}
-	return &decide.Decision{Outcome: translate.OutcomeKeepLegacy, Reasons: reasons, Decisive: reasons[0], Requested: requested}
+	return &decide.Decision{Outcome: reason.OutcomeKeepLegacy, Reasons: reasons, Decisive: reasons[0], Requested: requested}
 }
 
 // mapped reports whether the policy maps an extended resource (companions

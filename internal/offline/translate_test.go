@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,7 +70,7 @@ func TestCRDGolden(t *testing.T) {
 				t.Errorf("translating the output again changed it:\n%s", cmp.Diff(out, out2))
 			}
 			for _, it := range again {
-				if it.Decision.Outcome == translate.OutcomeTranslate {
+				if it.Decision.Outcome == reason.OutcomeTranslate {
 					t.Errorf("%s translated a second time", it.Name())
 				}
 			}
@@ -234,7 +235,7 @@ func checkPodsSkipped(t *testing.T, output []byte, items []Item) {
 	}
 	translated := map[string]bool{}
 	for _, it := range items {
-		if it.Decision.Outcome == translate.OutcomeTranslate {
+		if it.Decision.Outcome == reason.OutcomeTranslate {
 			translated[it.Name()] = true
 		}
 	}
@@ -258,7 +259,7 @@ func checkPodsSkipped(t *testing.T, output []byte, items []Item) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Outcome != translate.OutcomeSkip || !slices.ContainsFunc(res.Reasons, func(r translate.Reason) bool { return r.Code == translate.ReasonAlreadyTranslated }) {
+			if res.Outcome != reason.OutcomeSkip || !slices.ContainsFunc(res.Reasons, func(r reason.Reason) bool { return r.Code == translate.ReasonAlreadyTranslated }) {
 				t.Errorf("%s: a pod created from the translated template is not skipped: %v", it.Name(), res.Reasons)
 			}
 			if !slices.ContainsFunc(pod.Spec.ResourceClaims, func(c corev1.PodResourceClaim) bool { return c.Name == api.ClaimName }) {
@@ -326,12 +327,12 @@ func TestVolcanoJobPodsAreDecidedForTheScheduler(t *testing.T) {
 	cases := map[string]struct {
 		input       []byte
 		policy      *translate.Policy
-		wantOutcome translate.Outcome
+		wantOutcome reason.Outcome
 	}{
-		"no schedulerName: Volcano's default, not listed": {input: job(""), policy: translate.DefaultPolicy(), wantOutcome: translate.OutcomeKeepLegacy},
-		"schedulerName volcano, not listed":               {input: job("volcano"), policy: translate.DefaultPolicy(), wantOutcome: translate.OutcomeKeepLegacy},
-		"schedulerName default-scheduler":                 {input: job("default-scheduler"), policy: translate.DefaultPolicy(), wantOutcome: translate.OutcomeTranslate},
-		"a policy that lists volcano translates":          {input: job(""), policy: volcano, wantOutcome: translate.OutcomeTranslate},
+		"no schedulerName: Volcano's default, not listed": {input: job(""), policy: translate.DefaultPolicy(), wantOutcome: reason.OutcomeKeepLegacy},
+		"schedulerName volcano, not listed":               {input: job("volcano"), policy: translate.DefaultPolicy(), wantOutcome: reason.OutcomeKeepLegacy},
+		"schedulerName default-scheduler":                 {input: job("default-scheduler"), policy: translate.DefaultPolicy(), wantOutcome: reason.OutcomeTranslate},
+		"a policy that lists volcano translates":          {input: job(""), policy: volcano, wantOutcome: reason.OutcomeTranslate},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -360,20 +361,20 @@ func TestKueueWorkloadsAreDecidedAsKueueManaged(t *testing.T) {
 	mapped := translate.DefaultPolicy().WithKueueMappings([]translate.KueueDeviceClassMapping{{Name: "nvidia.com/gpu", DeviceClassNames: []string{"gpu.nvidia.com"}}})
 	cases := map[string]struct {
 		policy      *translate.Policy
-		wantOutcome translate.Outcome
-		wantReason  translate.ReasonCode
+		wantOutcome reason.Outcome
+		wantReason  reason.Code
 	}{
-		"no mappings known: kept as submitted":  {policy: translate.DefaultPolicy(), wantOutcome: translate.OutcomeKeepLegacy, wantReason: translate.ReasonKueueClassNotMapped},
-		"the class mapped: one exactly request": {policy: mapped, wantOutcome: translate.OutcomeTranslate, wantReason: decide.ReasonFeasible},
+		"no mappings known: kept as submitted":  {policy: translate.DefaultPolicy(), wantOutcome: reason.OutcomeKeepLegacy, wantReason: translate.ReasonKueueClassNotMapped},
+		"the class mapped: one exactly request": {policy: mapped, wantOutcome: reason.OutcomeTranslate, wantReason: decide.ReasonFeasible},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			docs, items, templates := translateOne(t, job, tc.policy, tc.wantOutcome)
 			d := items[0].Decision
-			if tc.wantOutcome == translate.OutcomeKeepLegacy && d.Decisive.Code != tc.wantReason {
+			if tc.wantOutcome == reason.OutcomeKeepLegacy && d.Decisive.Code != tc.wantReason {
 				t.Errorf("decisive %s, want %s", d.Decisive.Code, tc.wantReason)
 			}
-			if tc.wantOutcome != translate.OutcomeTranslate {
+			if tc.wantOutcome != reason.OutcomeTranslate {
 				return
 			}
 			for _, r := range templates[0].Spec.Spec.Devices.Requests {
@@ -393,7 +394,7 @@ func TestKueueWorkloadsAreDecidedAsKueueManaged(t *testing.T) {
 }
 
 // translateOne translates one document and expects one item with outcome want.
-func translateOne(t *testing.T, input []byte, policy *translate.Policy, want translate.Outcome) ([]manifest.Document, []Item, []*resourceapi.ResourceClaimTemplate) {
+func translateOne(t *testing.T, input []byte, policy *translate.Policy, want reason.Outcome) ([]manifest.Document, []Item, []*resourceapi.ResourceClaimTemplate) {
 	t.Helper()
 	docs, err := manifest.Read([]string{"-"}, bytes.NewReader(input))
 	if err != nil {

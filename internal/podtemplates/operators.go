@@ -8,12 +8,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claimbridge/claimbridge/reason"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/claimbridge/claimbridge/decide"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // Operators that size a workload from the device count of a pod template.
@@ -44,7 +45,7 @@ type operator struct {
 	check func(t *Template, before, after *corev1.Pod) ([]write, string)
 	// code is the reason a template kept as it is gets; "" for
 	// OperatorReadsLimit.
-	code translate.ReasonCode
+	code reason.Code
 }
 
 // write sets a scalar below a mapping of the object, creating the
@@ -70,7 +71,7 @@ type Sizing struct {
 	// operator would read differently, with no field to say it otherwise;
 	// Code is its reason code, "" for OperatorReadsLimit.
 	Keep   string
-	Code   translate.ReasonCode
+	Code   reason.Code
 	writes []write
 }
 

@@ -2,6 +2,7 @@ package policyreport
 
 import (
 	"context"
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strconv"
 	"testing"
@@ -25,43 +26,43 @@ import (
 	"github.com/claimbridge/claimbridge/translate"
 )
 
-func row(ns, name string, outcome translate.Outcome, reasons ...translate.Reason) report.Row {
+func row(ns, name string, outcome reason.Outcome, reasons ...reason.Reason) report.Row {
 	return report.Row{Kind: "Pod", Namespace: ns, Name: name, Outcome: outcome, Reasons: reasons,
 		DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}}
 }
 
 func TestResults(t *testing.T) {
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
-	translated := translate.Reason{Code: translate.ReasonTranslated, Severity: translate.SeverityInfo, Message: "translated"}
-	blocked := translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "no DRA device fits"}
-	migrated := row("ns", "a-migrated", translate.OutcomeTranslate, translated)
+	translated := reason.Reason{Code: translate.ReasonTranslated, Severity: reason.SeverityInfo, Message: "translated"}
+	blocked := reason.Reason{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "no DRA device fits"}
+	migrated := row("ns", "a-migrated", reason.OutcomeTranslate, translated)
 	migrated.Admission, migrated.Template, migrated.Node = "uid-1", "claimbridge-abc", "node-1"
-	ready := row("ns", "b-ready", translate.OutcomeTranslate, translated)
+	ready := row("ns", "b-ready", reason.OutcomeTranslate, translated)
 	ready.Template = "claimbridge-abc"
-	waiting := row("ns", "c-waiting", translate.OutcomeTranslate, translated)
+	waiting := row("ns", "c-waiting", reason.OutcomeTranslate, translated)
 	waiting.Admission, waiting.WaitingSince, waiting.Waiting = "uid-2", &metav1.Time{Time: now.Add(-3 * time.Second)}, "3s"
-	stuck := row("ns", "c-waiting-long", translate.OutcomeTranslate, translated)
+	stuck := row("ns", "c-waiting-long", reason.OutcomeTranslate, translated)
 	stuck.Admission, stuck.WaitingSince, stuck.Waiting = "uid-3", &metav1.Time{Time: now.Add(-3 * time.Minute)}, "3m0s"
-	kept := row("ns", "d-blocked", translate.OutcomeKeepLegacy, blocked)
+	kept := row("ns", "d-blocked", reason.OutcomeKeepLegacy, blocked)
 	kept.Template = "claimbridge-never"
-	unservable := row("ns", "d-unservable", translate.OutcomeKeepLegacy, translate.Reason{Code: explain.ReasonLegacyUnservable, Severity: translate.SeverityWarning, Message: "no node offers nvidia.com/gpu any more"})
+	unservable := row("ns", "d-unservable", reason.OutcomeKeepLegacy, reason.Reason{Code: explain.ReasonLegacyUnservable, Severity: reason.SeverityWarning, Message: "no node offers nvidia.com/gpu any more"})
 	unservable.Status = report.StatusBlocked
-	busy := row("ns", "d-kept", translate.OutcomeKeepLegacy, translate.Reason{Code: decide.ReasonDRABusyLegacyFree, Severity: translate.SeverityInfo, Message: "the device plugin runs it now"})
+	busy := row("ns", "d-kept", reason.OutcomeKeepLegacy, reason.Reason{Code: decide.ReasonDRABusyLegacyFree, Severity: reason.SeverityInfo, Message: "the device plugin runs it now"})
 	busy.Status = report.StatusKept
-	skipped := report.Row{Kind: "Pod", Namespace: "ns", Name: "e-skipped", Outcome: translate.OutcomeSkip}
-	pinned := row("ns", "e-pinned", translate.OutcomeSkip, translate.Reason{Code: translate.ReasonNodeNamePreset, Severity: translate.SeverityWarning, Message: "bound at creation"})
+	skipped := report.Row{Kind: "Pod", Namespace: "ns", Name: "e-skipped", Outcome: reason.OutcomeSkip}
+	pinned := row("ns", "e-pinned", reason.OutcomeSkip, reason.Reason{Code: translate.ReasonNodeNamePreset, Severity: reason.SeverityWarning, Message: "bound at creation"})
 	pinned.Status, pinned.Unseen = report.StatusSkipped, true
 	two, one, six, sixteen := int32(2), int32(1), int32(6), int32(16)
-	trainerMigrated := row("ns", "trainer", translate.OutcomeTranslate, translated)
+	trainerMigrated := row("ns", "trainer", reason.OutcomeTranslate, translated)
 	trainerMigrated.Kind, trainerMigrated.Status, trainerMigrated.Replicas, trainerMigrated.BoundTo = "Deployment", report.StatusMigrated, &two, []string{"n1", "n2"}
 	trainerMigrated.Template = "claimbridge-t"
-	trainerWaiting := row("ns", "trainer", translate.OutcomeTranslate, translated)
+	trainerWaiting := row("ns", "trainer", reason.OutcomeTranslate, translated)
 	trainerWaiting.Kind, trainerWaiting.Status, trainerWaiting.Replicas, trainerWaiting.Waiting = "Deployment", report.StatusWaiting, &one, "5s"
 	trainerWaiting.Template = "claimbridge-t"
 	// A burst: 16 pods on DRA, 6 kept on the device plugin that runs them.
-	burstMigrated := row("ns", "burst", translate.OutcomeTranslate, translated)
+	burstMigrated := row("ns", "burst", reason.OutcomeTranslate, translated)
 	burstMigrated.Kind, burstMigrated.Status, burstMigrated.Replicas, burstMigrated.BoundTo = "Deployment", report.StatusMigrated, &sixteen, []string{"dra-0"}
-	burstKept := row("ns", "burst", translate.OutcomeKeepLegacy, translate.Reason{Code: decide.ReasonDRABusyLegacyFree, Severity: translate.SeverityInfo, Message: "the device plugin runs it now"})
+	burstKept := row("ns", "burst", reason.OutcomeKeepLegacy, reason.Reason{Code: decide.ReasonDRABusyLegacyFree, Severity: reason.SeverityInfo, Message: "the device plugin runs it now"})
 	burstKept.Kind, burstKept.Status, burstKept.Replicas, burstKept.BoundTo = "Deployment", report.StatusKept, &six, []string{"legacy-0"}
 
 	rep := report.New("live", "default", []report.Row{skipped, pinned, kept, unservable, busy, waiting, stuck, ready, migrated, trainerMigrated, trainerWaiting, burstMigrated, burstKept})
@@ -149,7 +150,7 @@ func TestEventTypeAndSeverityAgree(t *testing.T) {
 	}
 }
 
-func remedyOf(c translate.Catalog, code translate.ReasonCode) string {
+func remedyOf(c reason.Catalog, code reason.Code) string {
 	if r := c.Remedy(code); r != "" {
 		return " — " + r
 	}
@@ -188,9 +189,9 @@ func newFixture(reports API, existing ...runtime.Object) *fixture {
 		WGPolicyGVR: "PolicyReportList", OpenReportsGVR: "ReportList",
 	}, existing...)
 	src := source{
-		"team-a": {row("team-a", "train", translate.OutcomeKeepLegacy, translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "no fit"})},
-		"team-b": {row("team-b", "infer", translate.OutcomeTranslate)},
-		"plain":  {row("plain", "x", translate.OutcomeTranslate)},
+		"team-a": {row("team-a", "train", reason.OutcomeKeepLegacy, reason.Reason{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "no fit"})},
+		"team-b": {row("team-b", "infer", reason.OutcomeTranslate)},
+		"plain":  {row("plain", "x", reason.OutcomeTranslate)},
 	}
 	clock := time.Unix(1000, 0)
 	return &fixture{
@@ -270,7 +271,7 @@ func TestWriterKeepsOneReportPerOptedInNamespace(t *testing.T) {
 	}
 
 	// A second workload in team-a: one update, the first result keeps its time.
-	f.src["team-a"] = append(f.src["team-a"], row("team-a", "serve", translate.OutcomeTranslate))
+	f.src["team-a"] = append(f.src["team-a"], row("team-a", "serve", reason.OutcomeTranslate))
 	f.writer.Now = func() time.Time { return time.Unix(2000, 0) }
 	if err := f.writer.Sync(t.Context()); err != nil {
 		t.Fatal(err)
@@ -350,8 +351,8 @@ func TestBoundKeepsWhatNeedsAttention(t *testing.T) {
 func TestMessageSaysTheRemedyOnce(t *testing.T) {
 	catalog := explain.Reasons()
 	remedy := catalog.Remedy(decide.ReasonInfeasible)
-	told := translate.Reason{Code: decide.ReasonInfeasible, Severity: translate.SeverityWarning, Message: "KeptLegacy at admission — " + remedy}
-	rep := report.New("live", "default", []report.Row{row("ns", "eval", translate.OutcomeKeepLegacy, told)})
+	told := reason.Reason{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "KeptLegacy at admission — " + remedy}
+	rep := report.New("live", "default", []report.Row{row("ns", "eval", reason.OutcomeKeepLegacy, told)})
 	got := Results(rep, 0, time.Time{})[0].Description
 	if want := "Infeasible: " + told.Message; got != want {
 		t.Errorf("message %q, want %q", got, want)

@@ -9,13 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/claimbridge/claimbridge/reason"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/report"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // Names of what claimbridge writes.
@@ -104,7 +105,7 @@ func (j judging) judge(row report.Row) explain.Judgement {
 }
 
 // result is the result of one workload's rows.
-func (j judging) result(rows []report.Row, catalog translate.Catalog) PolicyReportResult {
+func (j judging) result(rows []report.Row, catalog reason.Catalog) PolicyReportResult {
 	// The last row of the highest rank speaks: among rows of one result
 	// and status, the newest admission (the store's order).
 	top, judged := rows[0], j.judge(rows[0])
@@ -115,11 +116,11 @@ func (j judging) result(rows []report.Row, catalog translate.Catalog) PolicyRepo
 		}
 	}
 	status := StatusOf(top)
-	reason := decisiveReason(top)
+	decisive := decisiveReason(top)
 	msg := top.Headline()
 	// The remedy follows the headline unless the headline says it already
 	// (the live report's reasons of pods decided elsewhere do).
-	if remedy := report.RowRemedy(catalog, reason.Code, top); remedy != "" && !strings.Contains(msg, remedy) {
+	if remedy := report.RowRemedy(catalog, decisive.Code, top); remedy != "" && !strings.Contains(msg, remedy) {
 		if msg != "" {
 			msg += " — "
 		}
@@ -175,7 +176,7 @@ func (j judging) result(rows []report.Row, catalog translate.Catalog) PolicyRepo
 	return PolicyReportResult{
 		Source:      SourceName,
 		Policy:      PolicyName,
-		Rule:        string(cmpOr(reason.Code, translate.ReasonCode(top.Outcome))),
+		Rule:        string(cmpOr(decisive.Code, reason.Code(top.Outcome))),
 		Category:    Category,
 		Severity:    severityOf(judged),
 		Result:      PolicyResult(judged.Result),
@@ -205,17 +206,17 @@ func StatusOf(row report.Row) report.Status {
 		return row.Status
 	}
 	switch {
-	case row.Outcome == translate.OutcomeTranslate && row.WaitingSince != nil:
+	case row.Outcome == reason.OutcomeTranslate && row.WaitingSince != nil:
 		return report.StatusWaiting
-	case row.Outcome == translate.OutcomeTranslate && row.Admission != "":
+	case row.Outcome == reason.OutcomeTranslate && row.Admission != "":
 		return report.StatusMigrated
-	case row.Outcome == translate.OutcomeTranslate && row.Verdict == string(feasibility.FitsWhenFree):
+	case row.Outcome == reason.OutcomeTranslate && row.Verdict == string(feasibility.FitsWhenFree):
 		return report.StatusReadyWhenFree
-	case row.Outcome == translate.OutcomeTranslate:
+	case row.Outcome == reason.OutcomeTranslate:
 		return report.StatusReadyNow
-	case row.Outcome == translate.OutcomeKeepLegacy && explain.Judge(api.DecisionKeptLegacy, decisiveReason(row).Code, true).Result == explain.ResultPass:
+	case row.Outcome == reason.OutcomeKeepLegacy && explain.Judge(api.DecisionKeptLegacy, decisiveReason(row).Code, true).Result == explain.ResultPass:
 		return report.StatusKept
-	case row.Outcome == translate.OutcomeKeepLegacy:
+	case row.Outcome == reason.OutcomeKeepLegacy:
 		return report.StatusBlocked
 	}
 	return report.StatusSkipped
@@ -249,19 +250,19 @@ func severityOf(j explain.Judgement) PolicyResultSeverity {
 
 // decisiveReason is the reason Headline shows: the one that decided, else
 // the first warning, else the last reason.
-func decisiveReason(row report.Row) translate.Reason {
+func decisiveReason(row report.Row) reason.Reason {
 	if row.Decisive != nil && row.Decisive.Code != "" {
 		return *row.Decisive
 	}
 	for _, r := range row.Reasons {
-		if r.Severity == translate.SeverityWarning {
+		if r.Severity == reason.SeverityWarning {
 			return r
 		}
 	}
 	if n := len(row.Reasons); n > 0 {
 		return row.Reasons[n-1]
 	}
-	return translate.Reason{}
+	return reason.Reason{}
 }
 
 // devices says what one pod asks for: "2× nvidia.com/gpu, 1× rdma/ib".

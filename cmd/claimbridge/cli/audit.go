@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
 	"time"
@@ -214,7 +215,7 @@ func failure(rep *report.Report, failOn []string) error {
 		if slices.Contains(failOn, failNever) && row.Verdict == string(feasibility.NeverFits) {
 			return exitError{exitInvalid}
 		}
-		if slices.Contains(failOn, failUntranslatable) && row.Outcome == translate.OutcomeKeepLegacy {
+		if slices.Contains(failOn, failUntranslatable) && row.Outcome == reason.OutcomeKeepLegacy {
 			return exitError{exitInvalid}
 		}
 		if slices.Contains(failOn, failBreaks) && row.Cutover != nil && row.Cutover.Result == forecast.CutoverBreaks {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/base64"
+	"github.com/claimbridge/claimbridge/reason"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,7 +48,7 @@ func TestForecastExamples(t *testing.T) {
 	}
 	served := map[string][2]int64{"trainer": {3, 3}, "notebook": {2, 2}, "finetune-h100": {2, 2}, "mig-serve": {2, 3}, "embeddings": {4, 4},
 		"debug-a100": {0, 1}, "k80-batch": {0, 1}, "legacy-serving": {1, 1}}
-	outcomes := map[string]translate.Outcome{}
+	outcomes := map[string]reason.Outcome{}
 	for _, row := range rep.Items {
 		outcomes[row.Name] = row.Outcome
 		if row.Cutover == nil || row.Cutover.Result != want[row.Name] {

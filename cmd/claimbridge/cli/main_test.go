@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"os"
 	"path/filepath"
 	"slices"
@@ -159,7 +160,7 @@ func TestAuditReportAgainstShippedFleets(t *testing.T) {
 			got := map[string]row{}
 			for _, r := range rep.Items {
 				got[r.Kind+"/"+r.Name] = row{string(r.Outcome), r.Verdict}
-				if r.Kind+"/"+r.Name == "Job/pretrain" && !slices.ContainsFunc(r.Reasons, func(x translate.Reason) bool { return x.Code == translate.ReasonSharedDeviceNotMapped }) {
+				if r.Kind+"/"+r.Name == "Job/pretrain" && !slices.ContainsFunc(r.Reasons, func(x reason.Reason) bool { return x.Code == translate.ReasonSharedDeviceNotMapped }) {
 					t.Errorf("Job/pretrain is not kept legacy for its shared NIC: %+v", r.Reasons)
 				}
 			}
@@ -449,7 +450,7 @@ spec:
 	if err := yaml.Unmarshal([]byte(out), &rep); err != nil || len(rep.Items) != 1 {
 		t.Fatalf("report: %v\n%s", err, out)
 	}
-	if row := rep.Items[0]; row.Outcome != translate.OutcomeTranslate || row.Verdict != string(feasibility.FitsNow) {
+	if row := rep.Items[0]; row.Outcome != reason.OutcomeTranslate || row.Verdict != string(feasibility.FitsNow) {
 		t.Errorf("with the class in the input: %s %s, %q", row.Outcome, row.Verdict, row.Headline())
 	}
 	if out, err := run(t, "", "translate", "-f", demo, "--fleet", fleet); err != nil || !strings.Contains(out, "kind: ResourceClaimTemplate") {

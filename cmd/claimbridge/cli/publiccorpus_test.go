@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"os"
 	"path/filepath"
@@ -46,8 +47,8 @@ type corpusTally struct {
 	fleetDecisions, proven, fleetKept int // decisions against the example fleets
 	forecastRows, forecastMoves       int
 	fleets                            []string
-	byOutcome                         map[translate.Outcome]int
-	decisive                          map[translate.ReasonCode]int
+	byOutcome                         map[reason.Outcome]int
+	decisive                          map[reason.Code]int
 }
 
 // TestPublicCorpus runs `translate`, `explain`, `audit` (against a fleet of
@@ -81,7 +82,7 @@ func TestPublicCorpus(t *testing.T) {
 		t.Fatalf("no corpus: %v", err)
 	}
 	fleets := openExampleFleets(t)
-	tally := &corpusTally{byOutcome: map[translate.Outcome]int{}, decisive: map[translate.ReasonCode]int{}}
+	tally := &corpusTally{byOutcome: map[reason.Outcome]int{}, decisive: map[reason.Code]int{}}
 	for name := range fleets {
 		tally.fleets = append(tally.fleets, name)
 	}
@@ -242,14 +243,14 @@ func corpusOffline(t *testing.T, file, input, output string, policy *translate.P
 		tally.byOutcome[d.Outcome]++
 		tally.decisive[d.Decisive.Code]++
 		switch d.Outcome {
-		case translate.OutcomeTranslate:
+		case reason.OutcomeTranslate:
 			tally.translated++
 			checkDevices(t, it, policy, tally)
 			checkTolerations(t, it, policy, tally)
-		case translate.OutcomeKeepLegacy:
+		case reason.OutcomeKeepLegacy:
 			tally.kept++
 			checkReasoned(t, it.Name(), d.Outcome, d.Decisive, d.Reasons, tally)
-		case translate.OutcomeSkip:
+		case reason.OutcomeSkip:
 			tally.skipped++
 			checkReasoned(t, it.Name(), d.Outcome, d.Decisive, d.Reasons, tally)
 		default:
@@ -271,7 +272,7 @@ func corpusOffline(t *testing.T, file, input, output string, policy *translate.P
 		if err != nil {
 			t.Fatal(err)
 		}
-		if slices.ContainsFunc(got, func(it offline.Item) bool { return it.Decision.Outcome == translate.OutcomeTranslate }) {
+		if slices.ContainsFunc(got, func(it offline.Item) bool { return it.Decision.Outcome == reason.OutcomeTranslate }) {
 			continue
 		}
 		tally.unchanged++
@@ -370,7 +371,7 @@ func checkTolerations(t *testing.T, it offline.Item, policy *translate.Policy, t
 // checkReasoned: a pod kept as submitted or skipped says why, with a code
 // of the catalog whose entry leads to that outcome; every reason it carries
 // is in the catalog.
-func checkReasoned(t *testing.T, name string, outcome translate.Outcome, decisive translate.Reason, reasons []translate.Reason, tally *corpusTally) {
+func checkReasoned(t *testing.T, name string, outcome reason.Outcome, decisive reason.Reason, reasons []reason.Reason, tally *corpusTally) {
 	t.Helper()
 	tally.reasoned++
 	catalog := offline.Reasons()
@@ -411,7 +412,7 @@ func corpusFleets(t *testing.T, file string, policy *translate.Policy, fleets ma
 		for _, it := range items {
 			d := it.Decision
 			tally.fleetDecisions++
-			if d.Outcome != translate.OutcomeTranslate {
+			if d.Outcome != reason.OutcomeTranslate {
 				tally.fleetKept++
 				checkReasoned(t, name+": "+it.Name(), d.Outcome, d.Decisive, d.Reasons, tally)
 				continue
@@ -443,8 +444,8 @@ func corpusForecast(t *testing.T, file string, policy *translate.Policy, tally *
 	for _, row := range rows {
 		tally.forecastRows++
 		name := "forecast: " + row.Kind + " " + row.Name + " " + row.Path
-		if row.Outcome != translate.OutcomeTranslate {
-			decisive := translate.Reason{}
+		if row.Outcome != reason.OutcomeTranslate {
+			decisive := reason.Reason{}
 			if row.Decisive != nil {
 				decisive = *row.Decisive
 			}

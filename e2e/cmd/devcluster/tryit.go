@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"path/filepath"
 	"strings"
 
@@ -49,7 +50,7 @@ func chooseTryIt(ctx context.Context, root, fleetDir string) (tryIt, error) {
 			return tryIt{}, fmt.Errorf("decide %s: %w", path, err)
 		}
 		for _, it := range items {
-			if it.Decision != nil && it.Decision.Outcome == translate.OutcomeTranslate {
+			if it.Decision != nil && it.Decision.Outcome == reason.OutcomeTranslate {
 				return tryIt{Workload: path, Namespace: it.Pod.Namespace}, nil
 			}
 		}

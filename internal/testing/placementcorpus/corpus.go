@@ -8,6 +8,7 @@ package placementcorpus
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"os"
 	"path/filepath"
@@ -41,8 +42,8 @@ type Case struct {
 // Result is what the decision made of one case (a golden file holds one
 // per case, in the order of the cases).
 type Result struct {
-	Name    string            `json:"name"`
-	Outcome translate.Outcome `json:"outcome"`
+	Name    string         `json:"name"`
+	Outcome reason.Outcome `json:"outcome"`
 	// Reason is the code of the reason that decided (decide.Decision.Decisive).
 	Reason string `json:"reason"`
 	// Placement holds the node sets of the placement check, absent when it did not run.

@@ -13,11 +13,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claimbridge/claimbridge/reason"
+
 	"golang.org/x/net/html"
 
 	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/report"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // Page is a parsed DOM.
@@ -139,13 +140,13 @@ func readiness(row report.Row) string {
 		return cutoverKeys[row.Cutover.Result]
 	}
 	switch {
-	case row.Outcome == translate.OutcomeTranslate && row.WaitingSince != nil:
+	case row.Outcome == reason.OutcomeTranslate && row.WaitingSince != nil:
 		return "waiting"
-	case row.Outcome == translate.OutcomeTranslate && row.Verdict == "FitsWhenFree":
+	case row.Outcome == reason.OutcomeTranslate && row.Verdict == "FitsWhenFree":
 		return "free"
-	case row.Outcome == translate.OutcomeTranslate:
+	case row.Outcome == reason.OutcomeTranslate:
 		return "now"
-	case row.Outcome == translate.OutcomeKeepLegacy:
+	case row.Outcome == reason.OutcomeKeepLegacy:
 		return "blocked"
 	}
 	return "skip"
