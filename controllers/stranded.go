@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -280,7 +281,7 @@ func (c *StrandController) waits(ns string) bool {
 	if rule == "" && c.Policy != nil {
 		rule = c.Policy().Spec().WhenDRABusy
 	}
-	return rule == translate.WhenDRABusyWait
+	return rule == v1alpha1.WhenDRABusyWait
 }
 
 // event records a Warning on the pod and on its controller.

@@ -2,6 +2,7 @@ package decide_test
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 	"testing"
@@ -82,11 +83,11 @@ func busyPool(t *testing.T, pools map[string]map[string]string, legacyFull, cpu,
 	return inv, snap
 }
 
-func autoscalingPolicy(t *testing.T, rule translate.AutoscalingRule) *translate.Policy {
+func autoscalingPolicy(t *testing.T, rule v1alpha1.AutoscalingRule) *translate.Policy {
 	t.Helper()
-	p, err := translate.NewPolicy(&translate.TranslationPolicy{
-		APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
-		Spec: translate.PolicySpec{Profiles: translate.DefaultProfileNames(), Autoscaling: rule},
+	p, err := translate.NewPolicy(&v1alpha1.TranslationPolicy{
+		APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind,
+		Spec: v1alpha1.PolicySpec{Profiles: v1alpha1.DefaultProfileNames(), Autoscaling: rule},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +108,7 @@ func autoscalingPolicy(t *testing.T, rule translate.AutoscalingRule) *translate.
 // test fails if the decision ignores the pool, its devices or the pod's
 // node selection.
 func TestAPodNeverWaitsForDRAInAnAutoscaledPool(t *testing.T) {
-	karpenter := map[string]string{translate.KarpenterNodePoolLabel: "gpu"}
+	karpenter := map[string]string{v1alpha1.KarpenterNodePoolLabel: "gpu"}
 	eks := map[string]string{"eks.amazonaws.com/nodegroup": "gpu-ng"}
 	pod := builders.MakePod("p", "ns").Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
 	tolerant := pod.DeepCopy()
@@ -118,13 +119,13 @@ func TestAPodNeverWaitsForDRAInAnAutoscaledPool(t *testing.T) {
 		legacyFull bool
 		cpu, tpu   bool
 		pod        *corev1.Pod
-		rule       translate.WhenDRABusy
-		autoscale  translate.AutoscalingRule
+		rule       v1alpha1.WhenDRABusy
+		autoscale  v1alpha1.AutoscalingRule
 		want       reason.Code
 		wantSays   []string
 	}{
 		"Wait acts as KeepLegacy where the whole fleet is one Karpenter pool": {
-			pools: map[string]map[string]string{"dgx-": karpenter, "legacy-": karpenter}, rule: translate.WhenDRABusyWait,
+			pools: map[string]map[string]string{"dgx-": karpenter, "legacy-": karpenter}, rule: v1alpha1.WhenDRABusyWait,
 			want: decide.ReasonAutoscalerIgnoresClaims, wantSays: []string{"karpenter.sh/nodepool=gpu (2 nodes such as legacy-gfd-0)", "the device plugin runs it now on 2 nodes such as legacy-gfd-0", "Wait acts as KeepLegacy"},
 		},
 		"with no device-plugin room the pod waits as submitted, for the autoscaler": {
@@ -132,7 +133,7 @@ func TestAPodNeverWaitsForDRAInAnAutoscaledPool(t *testing.T) {
 			want: decide.ReasonAutoscalerIgnoresClaims, wantSays: []string{"no device-plugin node has room for it now", "the autoscaler adds a node"},
 		},
 		"device-plugin nodes of a Karpenter pool count": {
-			pools: map[string]map[string]string{"legacy-": karpenter}, rule: translate.WhenDRABusyWait,
+			pools: map[string]map[string]string{"legacy-": karpenter}, rule: v1alpha1.WhenDRABusyWait,
 			want: decide.ReasonAutoscalerIgnoresClaims, wantSays: []string{"(2 nodes such as legacy-gfd-0)"},
 		},
 		"a pool whose nodes run only the translation does not grow for the pod as submitted either: it waits, and is told": {
@@ -140,29 +141,29 @@ func TestAPodNeverWaitsForDRAInAnAutoscaledPool(t *testing.T) {
 			want: decide.ReasonDRABusyWaiting, wantSays: []string{"the autoscaled pool karpenter.sh/nodepool=gpu (2 nodes such as dgx-h100-0) adds no node for it"},
 		},
 		"the pool labels the policy names count": {
-			pools: map[string]map[string]string{"legacy-": eks}, rule: translate.WhenDRABusyWait,
-			autoscale: translate.AutoscalingRule{PoolLabels: []string{"eks.amazonaws.com/nodegroup"}},
+			pools: map[string]map[string]string{"legacy-": eks}, rule: v1alpha1.WhenDRABusyWait,
+			autoscale: v1alpha1.AutoscalingRule{PoolLabels: []string{"eks.amazonaws.com/nodegroup"}},
 			want:      decide.ReasonAutoscalerIgnoresClaims, wantSays: []string{"eks.amazonaws.com/nodegroup=gpu-ng"},
 		},
 		"a node-group label the policy does not name does not count": {
-			pools: map[string]map[string]string{"dgx-": eks, "legacy-": eks}, rule: translate.WhenDRABusyWait,
+			pools: map[string]map[string]string{"dgx-": eks, "legacy-": eks}, rule: v1alpha1.WhenDRABusyWait,
 			want: decide.ReasonDRABusyWaiting,
 		},
 		"a Karpenter pool without GPUs does not count": {
-			pools: map[string]map[string]string{"cpu-": karpenter}, cpu: true, rule: translate.WhenDRABusyWait,
+			pools: map[string]map[string]string{"cpu-": karpenter}, cpu: true, rule: v1alpha1.WhenDRABusyWait,
 			want: decide.ReasonDRABusyWaiting,
 		},
 		"a Karpenter pool of TPUs does not count for a GPU pod that tolerates its taint": {
-			pools: map[string]map[string]string{"tpu-": karpenter}, tpu: true, pod: tolerant, rule: translate.WhenDRABusyWait,
+			pools: map[string]map[string]string{"tpu-": karpenter}, tpu: true, pod: tolerant, rule: v1alpha1.WhenDRABusyWait,
 			want: decide.ReasonDRABusyWaiting,
 		},
 		"a pool the pod's node selector excludes does not count": {
-			pools: map[string]map[string]string{"legacy-": karpenter}, pod: h100Pod, rule: translate.WhenDRABusyWait,
+			pools: map[string]map[string]string{"legacy-": karpenter}, pod: h100Pod, rule: v1alpha1.WhenDRABusyWait,
 			want: decide.ReasonDRABusyWaiting,
 		},
 		"autoscalers that provision for claims: the pod waits for DRA": {
-			pools: map[string]map[string]string{"dgx-": karpenter, "legacy-": karpenter}, rule: translate.WhenDRABusyWait,
-			autoscale: translate.AutoscalingRule{DRAAware: true},
+			pools: map[string]map[string]string{"dgx-": karpenter, "legacy-": karpenter}, rule: v1alpha1.WhenDRABusyWait,
+			autoscale: v1alpha1.AutoscalingRule{DRAAware: true},
 			want:      decide.ReasonDRABusyWaiting,
 		},
 		"the device plugin's room still decides first under KeepLegacy": {
@@ -208,11 +209,11 @@ func TestAPodNeverWaitsForDRAInAnAutoscaledPool(t *testing.T) {
 // submitted, for the device plugin and the autoscaler, as anywhere
 // (Infeasible): the pool changes nothing there.
 func TestAPodNoDRANodeServesStaysAsSubmittedInAnAutoscaledPool(t *testing.T) {
-	karpenter := map[string]string{translate.KarpenterNodePoolLabel: "gpu"}
+	karpenter := map[string]string{v1alpha1.KarpenterNodePoolLabel: "gpu"}
 	inv, snap := busyPool(t, map[string]map[string]string{"dgx-": karpenter, "legacy-": karpenter}, true, false, false)
 	a100 := builders.MakePod("p", "ns").Container("trainer").Limit("nvidia.com/gpu", "2").NodeSelector("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB").Obj()
 	d, err := decide.Pod(t.Context(), decide.Input{Pod: a100, Policy: translate.DefaultPolicy(), Classes: inv.Classes,
-		Checker: feasibility.NewChecker(feasibility.Options{}), Snapshot: snap, WhenDRABusy: translate.WhenDRABusyWait, Admitted: true})
+		Checker: feasibility.NewChecker(feasibility.Options{}), Snapshot: snap, WhenDRABusy: v1alpha1.WhenDRABusyWait, Admitted: true})
 	if err != nil {
 		t.Fatal(err)
 	}

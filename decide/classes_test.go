@@ -1,9 +1,11 @@
 package decide_test
 
 import (
-	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/reason"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -13,7 +15,6 @@ import (
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // amdFleet is one node whose AMD DRA driver publishes two GPUs; the fleet
@@ -51,7 +52,7 @@ func amdPod() *corev1.Pod {
 func TestAFleetWithoutTheDeviceClassNeverFits(t *testing.T) {
 	cases := map[string]struct {
 		classes      []*resourceapi.DeviceClass
-		rule         translate.PlacementRule
+		rule         v1alpha1.PlacementRule
 		wantOutcome  reason.Outcome
 		wantVerdict  feasibility.VerdictKind
 		wantCode     feasibility.ReasonCode
@@ -62,7 +63,7 @@ func TestAFleetWithoutTheDeviceClassNeverFits(t *testing.T) {
 			wantDecisive: "NeverFits (DeviceClassNotFound): the fleet has no DeviceClass gpu.amd.com (request app-gpu): install the DRA driver's DeviceClasses",
 		},
 		"no class, placement check off: the same verdict from the allocator pass": {
-			rule:        translate.PlacementOff,
+			rule:        v1alpha1.PlacementOff,
 			wantOutcome: reason.OutcomeKeepLegacy, wantVerdict: feasibility.NeverFits, wantCode: feasibility.ReasonDeviceClassNotFound,
 			wantDecisive: "NeverFits (DeviceClassNotFound): the fleet has no DeviceClass gpu.amd.com (request app-gpu): install the DRA driver's DeviceClasses",
 		},

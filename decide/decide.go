@@ -35,6 +35,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
@@ -71,7 +72,7 @@ type Input struct {
 	// WhenDRABusy overrides the policy's rule for a pod that DRA can serve
 	// only once devices free up (the namespace's label); "" takes the
 	// policy's, KeepLegacy when the policy has none.
-	WhenDRABusy translate.WhenDRABusy
+	WhenDRABusy v1alpha1.WhenDRABusy
 	// Admitted says the pod comes from the cluster's admission chain (the
 	// webhook): it carries every toleration the cluster's built-in plugins
 	// give (translate.Input.Admitted). Translation adds none, and the
@@ -148,7 +149,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 		d.keep(newReason(code, reason.SeverityWarning, why))
 		return d, nil
 	}
-	if res.Output == translate.OutputExactlyOnly && res.Combinations > 1 {
+	if res.Output == v1alpha1.OutputExactlyOnly && res.Combinations > 1 {
 		if !d.chooseSingle(ctx, in, tin) {
 			return d, nil
 		}
@@ -293,7 +294,7 @@ func (d *Decision) whenBusy(ctx context.Context, in Input, res *translate.Result
 	rule := whenDRABusy(in)
 	legacy := in.Snapshot.LegacyFitsNow(in.admitted(in.Pod))
 	d.Legacy = &legacy
-	if legacy.Node != "" && rule == translate.WhenDRABusyKeepLegacy {
+	if legacy.Node != "" && rule == v1alpha1.WhenDRABusyKeepLegacy {
 		d.keep(newReason(ReasonDRABusyLegacyFree, reason.SeverityInfo, fmt.Sprintf(
 			"the DRA devices that could serve the pod are in use or held by pods admitted a moment ago (%s); the device plugin runs it now on %s",
 			nodesLike(1, v.Node), nodesLike(legacy.Nodes, legacy.Node))))
@@ -336,7 +337,7 @@ func (d *Decision) whenBusy(ctx context.Context, in Input, res *translate.Result
 // submitted, it runs on the device plugin now, or waits Pending on its
 // extended resources, for which the autoscaler adds a node like them.
 // whenDRABusy: Wait acts as KeepLegacy there.
-func (d *Decision) autoscaled(pool feasibility.AutoscaledPool, v feasibility.Verdict, rule translate.WhenDRABusy) {
+func (d *Decision) autoscaled(pool feasibility.AutoscaledPool, v feasibility.Verdict, rule v1alpha1.WhenDRABusy) {
 	var now string
 	switch {
 	case d.Legacy.Node != "":
@@ -346,7 +347,7 @@ func (d *Decision) autoscaled(pool feasibility.AutoscaledPool, v feasibility.Ver
 	default:
 		now = "no device-plugin node has room for it now: it waits Pending on its extended resources, for which the autoscaler adds a node"
 	}
-	if rule == translate.WhenDRABusyWait {
+	if rule == v1alpha1.WhenDRABusyWait {
 		now += "; whenDRABusy: Wait acts as KeepLegacy in an autoscaled pool"
 	}
 	d.keep(newReason(ReasonAutoscalerIgnoresClaims, reason.SeverityWarning, fmt.Sprintf(
@@ -356,14 +357,14 @@ func (d *Decision) autoscaled(pool feasibility.AutoscaledPool, v feasibility.Ver
 
 // whenDRABusy is the rule for the pod: the namespace's, else the policy's,
 // else KeepLegacy.
-func whenDRABusy(in Input) translate.WhenDRABusy {
+func whenDRABusy(in Input) v1alpha1.WhenDRABusy {
 	if in.WhenDRABusy != "" {
 		return in.WhenDRABusy
 	}
 	if r := in.Policy.Spec().WhenDRABusy; r != "" {
 		return r
 	}
-	return translate.WhenDRABusyKeepLegacy
+	return v1alpha1.WhenDRABusyKeepLegacy
 }
 
 // nodesLike names n nodes by one of them.
@@ -408,11 +409,11 @@ func (d *Decision) notSynced() {
 }
 
 // placementRule is the policy's placement rule, Exact when unset.
-func placementRule(p *translate.Policy) translate.PlacementRule {
+func placementRule(p *translate.Policy) v1alpha1.PlacementRule {
 	if rule := p.Spec().Placement; rule != "" {
 		return rule
 	}
-	return translate.PlacementExact
+	return v1alpha1.PlacementExact
 }
 
 // place runs the placement check on a translation. It returns the reasons,
@@ -420,14 +421,14 @@ func placementRule(p *translate.Policy) translate.PlacementRule {
 // accepts it.
 func (d *Decision) place(ctx context.Context, in Input, res *translate.Result) ([]reason.Reason, *feasibility.Placement, bool) {
 	rule := placementRule(in.Policy)
-	if rule == translate.PlacementOff {
+	if rule == v1alpha1.PlacementOff {
 		return []reason.Reason{newReason(ReasonPlacementNotChecked, reason.SeverityInfo, "the policy turns the placement check off (placement: Off)")}, nil, true
 	}
 	start := time.Now()
 	pl := in.Checker.Placement(ctx, in.Snapshot, feasibility.PlacementInput{
 		Policy: in.Policy, Legacy: in.admitted(in.Pod), Translated: in.admitted(res.Pod),
 		Claims: []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}, ListNodes: in.ListNodes,
-		NoFallbacks: res.Output == translate.OutputExactlyOnly,
+		NoFallbacks: res.Output == v1alpha1.OutputExactlyOnly,
 	})
 	d.Placement = &pl
 	d.Durations.Placement += time.Since(start)
@@ -470,7 +471,7 @@ func (d *Decision) chooseSingle(ctx context.Context, in Input, tin translate.Inp
 		return newReason(translate.ReasonNoSingleAlternative, reason.SeverityWarning, fmt.Sprintf(
 			"the pod's scheduler or queue takes no firstAvailable (output ExactlyOnly), and %s; the pod keeps its device-plugin resources", why))
 	}
-	if in.Checker == nil || in.Snapshot == nil || placementRule(in.Policy) == translate.PlacementOff {
+	if in.Checker == nil || in.Snapshot == nil || placementRule(in.Policy) == v1alpha1.PlacementOff {
 		pick := faithful
 		if in.Checker != nil {
 			pick = 0 // the check is off or the inventory not synced: the verdict decides
@@ -644,7 +645,7 @@ func newReason(code reason.Code, sev reason.Severity, msg string) reason.Reason 
 
 // placementReasons explains the placement answer; ok is false when the
 // rule keeps the pod legacy.
-func placementReasons(pl *feasibility.Placement, rule translate.PlacementRule) ([]reason.Reason, bool) {
+func placementReasons(pl *feasibility.Placement, rule v1alpha1.PlacementRule) ([]reason.Reason, bool) {
 	if pl.Unknown != "" {
 		return []reason.Reason{newReason(ReasonPlacementUnknown, reason.SeverityWarning,
 			"could not compare where the translation lands with where the pod lands today: "+pl.Unknown)}, false
@@ -654,7 +655,7 @@ func placementReasons(pl *feasibility.Placement, rule translate.PlacementRule) (
 		return []reason.Reason{newReason(ReasonPlacementProven, reason.SeverityInfo,
 			fmt.Sprintf("lands on the same %d of %d DRA nodes as the pod as submitted would", pl.Translated, pl.Nodes))}, true
 	}
-	ok := rule == translate.PlacementSubset && pl.Subset()
+	ok := rule == v1alpha1.PlacementSubset && pl.Subset()
 	sev := reason.SeverityWarning
 	if ok {
 		sev = reason.SeverityInfo

@@ -1,6 +1,7 @@
 package decide_test
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"testing"
 
@@ -23,11 +24,11 @@ func gpuPod(n int64, selector map[string]string) *corev1.Pod {
 	}
 }
 
-func policyWith(t *testing.T, rule translate.PlacementRule) *translate.Policy {
+func policyWith(t *testing.T, rule v1alpha1.PlacementRule) *translate.Policy {
 	t.Helper()
-	p, err := translate.NewPolicy(&translate.TranslationPolicy{
-		APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
-		Spec: translate.PolicySpec{Profiles: translate.DefaultProfileNames(), Placement: rule},
+	p, err := translate.NewPolicy(&v1alpha1.TranslationPolicy{
+		APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind,
+		Spec: v1alpha1.PolicySpec{Profiles: v1alpha1.DefaultProfileNames(), Placement: rule},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -43,13 +44,13 @@ func TestThePlacementCheckIsWhatKeepsAWiderTranslationLegacy(t *testing.T) {
 	inv, snap := gpusFleet(t)
 	pod := gpuPod(1, map[string]string{"nvidia.com/gpu.count": "8"})
 	for name, tc := range map[string]struct {
-		rule         translate.PlacementRule
+		rule         v1alpha1.PlacementRule
 		wantOutcome  reason.Outcome
 		wantDecisive reason.Code
 	}{
 		"the default rule (Exact) keeps the pod as submitted": {rule: "", wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: decide.ReasonPlacementDiffers},
-		"Subset keeps it too: the translation gains nodes":    {rule: translate.PlacementSubset, wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: decide.ReasonPlacementDiffers},
-		"with the check Off it is translated":                 {rule: translate.PlacementOff, wantOutcome: reason.OutcomeTranslate, wantDecisive: decide.ReasonFeasible},
+		"Subset keeps it too: the translation gains nodes":    {rule: v1alpha1.PlacementSubset, wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: decide.ReasonPlacementDiffers},
+		"with the check Off it is translated":                 {rule: v1alpha1.PlacementOff, wantOutcome: reason.OutcomeTranslate, wantDecisive: decide.ReasonFeasible},
 	} {
 		t.Run(name, func(t *testing.T) {
 			d, err := decide.Pod(t.Context(), decide.Input{Pod: pod, Policy: policyWith(t, tc.rule), Classes: inv.Classes,
@@ -60,7 +61,7 @@ func TestThePlacementCheckIsWhatKeepsAWiderTranslationLegacy(t *testing.T) {
 			if d.Outcome != tc.wantOutcome || d.Decisive.Code != tc.wantDecisive {
 				t.Errorf("outcome %s (%s: %s), want %s (%s)", d.Outcome, d.Decisive.Code, d.Decisive.Message, tc.wantOutcome, tc.wantDecisive)
 			}
-			if tc.rule != translate.PlacementOff {
+			if tc.rule != v1alpha1.PlacementOff {
 				if d.Placement == nil || d.Placement.Equal() || len(d.Placement.Gained) == 0 {
 					t.Fatalf("placement %+v, want gained nodes", d.Placement)
 				}

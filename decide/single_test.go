@@ -1,6 +1,7 @@
 package decide_test
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
@@ -22,18 +23,18 @@ const (
 // default profiles, and with fallback, a fallback from H100 to A100.
 func volcanoPolicy(t *testing.T, fallback bool) *translate.Policy {
 	t.Helper()
-	spec := translate.PolicySpec{
-		Profiles:   translate.DefaultProfileNames(),
-		Schedulers: translate.SchedulerNames(translate.DefaultScheduler, "volcano"),
+	spec := v1alpha1.PolicySpec{
+		Profiles:   v1alpha1.DefaultProfileNames(),
+		Schedulers: v1alpha1.SchedulerNames(v1alpha1.DefaultScheduler, "volcano"),
 	}
 	if fallback {
-		spec.Fallbacks = []translate.FallbackRule{{
+		spec.Fallbacks = []v1alpha1.FallbackRule{{
 			Name:         "h100-then-a100",
-			Match:        translate.LegacyShape{Resource: "nvidia.com/gpu", NodeSelector: map[string]string{"nvidia.com/gpu.product": h100}},
-			Alternatives: []translate.LegacyShape{{NodeSelector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}}},
+			Match:        v1alpha1.LegacyShape{Resource: "nvidia.com/gpu", NodeSelector: map[string]string{"nvidia.com/gpu.product": h100}},
+			Alternatives: []v1alpha1.LegacyShape{{NodeSelector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}}},
 		}}
 	}
-	p, err := translate.NewPolicy(&translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind, Spec: spec})
+	p, err := translate.NewPolicy(&v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind, Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package decide_test
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
@@ -48,7 +49,7 @@ func taintedH100Fleet(t *testing.T, onlyTainted bool) (*feasibility.Inventory, *
 
 func gkePolicy(t *testing.T) *translate.Policy {
 	t.Helper()
-	p, err := translate.ProfilePolicy(translate.DefaultProfileNames()...)
+	p, err := translate.ProfilePolicy(v1alpha1.DefaultProfileNames()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +144,8 @@ func TestThePlacementCheckCatchesAnInventedToleration(t *testing.T) {
 func TestWithOnlyTaintedNodesAPlainGPUPodStaysAsSubmitted(t *testing.T) {
 	inv, snap := taintedH100Fleet(t, true)
 	off := false
-	saysNo, err := translate.NewPolicy(&translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
-		Spec: translate.PolicySpec{Profiles: []string{"nvidia"}, ImplicitTolerations: &off}})
+	saysNo, err := translate.NewPolicy(&v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind,
+		Spec: v1alpha1.PolicySpec{Profiles: []string{"nvidia"}, ImplicitTolerations: &off}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,8 +211,8 @@ func TestAGKEOnlyLabelSaysThePodRunsOnGKE(t *testing.T) {
 	}
 	pod := gpuPod(1, map[string]string{"cloud.google.com/gke-nodepool": "a3-high"})
 	off := false
-	saysNo, err := translate.NewPolicy(&translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
-		Spec: translate.PolicySpec{Profiles: translate.DefaultProfileNames(), ImplicitTolerations: &off}})
+	saysNo, err := translate.NewPolicy(&v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind,
+		Spec: v1alpha1.PolicySpec{Profiles: v1alpha1.DefaultProfileNames(), ImplicitTolerations: &off}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,8 +262,8 @@ func TestAGKEOnlyLabelSaysThePodRunsOnGKE(t *testing.T) {
 // either way does not.
 func TestWithoutAFleetAnUnknownClusterIsSaid(t *testing.T) {
 	off := false
-	saysNo, err := translate.NewPolicy(&translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
-		Spec: translate.PolicySpec{Profiles: []string{"nvidia"}, ImplicitTolerations: &off}})
+	saysNo, err := translate.NewPolicy(&v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind,
+		Spec: v1alpha1.PolicySpec{Profiles: []string{"nvidia"}, ImplicitTolerations: &off}})
 	if err != nil {
 		t.Fatal(err)
 	}

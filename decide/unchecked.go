@@ -2,6 +2,7 @@ package decide
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/claimbridge/claimbridge/translate"
@@ -26,7 +27,7 @@ const ReasonNodeLabelUnchecked reason.Code = "NodeLabelUnchecked"
 // difference; neither is kept here. One reason per label, the first
 // decides.
 func (d *Decision) uncheckedLabels(in Input) {
-	if d.Outcome != reason.OutcomeTranslate || in.Checker != nil || placementRule(in.Policy) == translate.PlacementOff {
+	if d.Outcome != reason.OutcomeTranslate || in.Checker != nil || placementRule(in.Policy) == v1alpha1.PlacementOff {
 		return
 	}
 	var out []reason.Reason

@@ -1,6 +1,7 @@
 package decide_test
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"testing"
 
@@ -16,9 +17,9 @@ import (
 // pod or turns the placement check off. Labels a device attribute
 // expresses are translated as before.
 func TestOfflineWithoutAFleetNeverWidens(t *testing.T) {
-	keep, err := translate.NewPolicy(&translate.TranslationPolicy{
-		APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
-		Spec: translate.PolicySpec{Profiles: translate.DefaultProfileNames(), KeepTranslatedNodeLabels: true},
+	keep, err := translate.NewPolicy(&v1alpha1.TranslationPolicy{
+		APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind,
+		Spec: v1alpha1.PolicySpec{Profiles: v1alpha1.DefaultProfileNames(), KeepTranslatedNodeLabels: true},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -39,11 +40,11 @@ func TestOfflineWithoutAFleetNeverWidens(t *testing.T) {
 			wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: decide.ReasonNodeLabelUnchecked, wantField: "spec.nodeSelector[nvidia.com/mig.strategy]",
 		},
 		"under Subset too: dropping a label can only gain nodes": {
-			selector: map[string]string{"nvidia.com/gpu.count": "8"}, policy: policyWith(t, translate.PlacementSubset),
+			selector: map[string]string{"nvidia.com/gpu.count": "8"}, policy: policyWith(t, v1alpha1.PlacementSubset),
 			wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: decide.ReasonNodeLabelUnchecked, wantField: "spec.nodeSelector[nvidia.com/gpu.count]",
 		},
 		"with the placement check Off it is translated": {
-			selector: map[string]string{"nvidia.com/gpu.count": "8"}, policy: policyWith(t, translate.PlacementOff),
+			selector: map[string]string{"nvidia.com/gpu.count": "8"}, policy: policyWith(t, v1alpha1.PlacementOff),
 			wantOutcome: reason.OutcomeTranslate, wantDecisive: translate.ReasonTranslated,
 		},
 		"with keepTranslatedNodeLabels the label stays on the pod, which is translated": {

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"time"
@@ -54,7 +55,7 @@ func Unseen(p *corev1.Pod, pol *translate.Policy, started time.Time) (code reaso
 	}
 	scheduler := p.Spec.SchedulerName
 	if scheduler == "" {
-		scheduler = translate.DefaultScheduler
+		scheduler = v1alpha1.DefaultScheduler
 	}
 	switch {
 	case p.Annotations[api.AnnotationSkip] == "true":

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strings"
 
@@ -15,7 +16,7 @@ import (
 func Judged(p *translate.Policy, gaps []feasibility.Unservable) []feasibility.Unservable {
 	rules := p.Spec().Resources
 	return slices.DeleteFunc(gaps, func(g feasibility.Unservable) bool {
-		return slices.ContainsFunc(rules, func(r translate.ResourceRule) bool {
+		return slices.ContainsFunc(rules, func(r v1alpha1.ResourceRule) bool {
 			return r.CapacityOf != "" && matchesResource(r.Name, g.Resource)
 		})
 	})

@@ -3,11 +3,12 @@ package feasibility
 import (
 	"testing"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // TestAutoscaledAnswersAreCachedPerSnapshotAndShape: one Checker answers
@@ -20,7 +21,7 @@ func TestAutoscaledAnswersAreCachedPerSnapshotAndShape(t *testing.T) {
 		f := fleetgen.Synthetic(nodes)
 		if pooled {
 			for _, n := range f.Nodes {
-				n.Labels[translate.KarpenterNodePoolLabel] = "gpu"
+				n.Labels[v1alpha1.KarpenterNodePoolLabel] = "gpu"
 			}
 		}
 		snap, err := NewSnapshot(inventoryFrom(f), 1, DefaultFeatures())
@@ -31,13 +32,13 @@ func TestAutoscaledAnswersAreCachedPerSnapshotAndShape(t *testing.T) {
 	}
 	legacy := makePod("p", "ns").Obj()
 	legacy.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}}
-	in := AutoscaledInput{Labels: []string{translate.KarpenterNodePoolLabel}, Legacy: legacy, Translated: makePod("p", "ns").Obj(), Claims: alignedH100()}
+	in := AutoscaledInput{Labels: []string{v1alpha1.KarpenterNodePoolLabel}, Legacy: legacy, Translated: makePod("p", "ns").Obj(), Claims: alignedH100()}
 	pinned := in
 	pinned.Translated = makePod("p", "ns").NodeSelector(hostnameLabel, "node-00001").Obj() // an A100 node: no H100 there
 
 	c := NewChecker(Options{})
 	pooled := build(8, true)
-	want := AutoscaledPool{Label: translate.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2}
+	want := AutoscaledPool{Label: v1alpha1.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2}
 	for name, tc := range map[string]struct {
 		snap *Snapshot
 		in   AutoscaledInput
@@ -46,7 +47,7 @@ func TestAutoscaledAnswersAreCachedPerSnapshotAndShape(t *testing.T) {
 		"the pool's DGX nodes serve the pod":               {snap: pooled, in: in, want: want},
 		"a snapshot derived from it shares the answer":     {snap: pooled.WithClaims(nil, 2), in: in, want: want},
 		"a pod pinned to a node without H100 gets no pool": {snap: pooled, in: pinned},
-		"a new snapshot of other nodes has its own":        {snap: build(4, true), in: in, want: AutoscaledPool{Label: translate.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 1}},
+		"a new snapshot of other nodes has its own":        {snap: build(4, true), in: in, want: AutoscaledPool{Label: v1alpha1.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 1}},
 		"a new snapshot of nodes in no pool has none":      {snap: build(8, false), in: in},
 		"labels the nodes do not carry name no pool":       {snap: pooled, in: AutoscaledInput{Labels: []string{"eks.amazonaws.com/nodegroup"}, Legacy: legacy, Translated: in.Translated, Claims: in.Claims}},
 	} {
@@ -76,7 +77,7 @@ func TestAutoscaledNodesRunThePodAsSubmitted(t *testing.T) {
 		inv := inventoryFrom(f)
 		for i, n := range inv.Nodes {
 			n = n.DeepCopy()
-			n.Labels[translate.KarpenterNodePoolLabel] = "gpu"
+			n.Labels[v1alpha1.KarpenterNodePoolLabel] = "gpu"
 			if devicePlugin && n.Name == "node-00002" { // an L4 node: no H100 for the translation
 				n.Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("8")
 			}
@@ -100,10 +101,10 @@ func TestAutoscaledNodesRunThePodAsSubmitted(t *testing.T) {
 		want                 AutoscaledPool
 	}{
 		"DRA nodes alone run only the translation": {
-			legacy: gpu("1"), want: AutoscaledPool{Label: translate.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2},
+			legacy: gpu("1"), want: AutoscaledPool{Label: v1alpha1.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2},
 		},
 		"a class that maps nvidia.com/gpu makes them run the pod as submitted": {
-			mapped: true, legacy: gpu("1"), want: AutoscaledPool{Label: translate.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2, AsSubmitted: 2},
+			mapped: true, legacy: gpu("1"), want: AutoscaledPool{Label: v1alpha1.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2, AsSubmitted: 2},
 		},
 		"not where the pod as submitted selects other nodes": {
 			mapped: true, legacy: func() *corev1.Pod {
@@ -111,17 +112,17 @@ func TestAutoscaledNodesRunThePodAsSubmitted(t *testing.T) {
 				p.Spec.NodeSelector = map[string]string{hostnameLabel: "node-00001"}
 				return p
 			}(),
-			want: AutoscaledPool{Label: translate.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2},
+			want: AutoscaledPool{Label: v1alpha1.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2},
 		},
 		"a device-plugin node of the pool runs it as submitted, and is named first": {
-			devicePlugin: true, legacy: gpu("1"), want: AutoscaledPool{Label: translate.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00002", Nodes: 3, AsSubmitted: 1},
+			devicePlugin: true, legacy: gpu("1"), want: AutoscaledPool{Label: v1alpha1.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00002", Nodes: 3, AsSubmitted: 1},
 		},
 		"not when it offers less than the pod asks": {
-			devicePlugin: true, legacy: gpu("9"), want: AutoscaledPool{Label: translate.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2},
+			devicePlugin: true, legacy: gpu("9"), want: AutoscaledPool{Label: v1alpha1.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			in := AutoscaledInput{Labels: []string{translate.KarpenterNodePoolLabel}, Legacy: tc.legacy, Translated: makePod("p", "ns").Obj(), Claims: alignedH100()}
+			in := AutoscaledInput{Labels: []string{v1alpha1.KarpenterNodePoolLabel}, Legacy: tc.legacy, Translated: makePod("p", "ns").Obj(), Claims: alignedH100()}
 			if got := NewChecker(Options{}).Autoscaled(t.Context(), build(t, tc.mapped, tc.devicePlugin), in); got != tc.want {
 				t.Errorf("%+v, want %+v", got, tc.want)
 			}

@@ -2,6 +2,7 @@ package feasibility
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"testing"
@@ -468,7 +469,7 @@ func BenchmarkAutoscaled(b *testing.B) {
 			f := fleetgen.Synthetic(n)
 			if pooled {
 				for _, node := range f.Nodes {
-					node.Labels[translate.KarpenterNodePoolLabel] = "gpu"
+					node.Labels[v1alpha1.KarpenterNodePoolLabel] = "gpu"
 				}
 			}
 			inv := inventoryFrom(f)
@@ -477,7 +478,7 @@ func BenchmarkAutoscaled(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			in := AutoscaledInput{Labels: []string{translate.KarpenterNodePoolLabel}, Legacy: legacy, Translated: translated, Claims: claims}
+			in := AutoscaledInput{Labels: []string{v1alpha1.KarpenterNodePoolLabel}, Legacy: legacy, Translated: translated, Claims: claims}
 			want := 0
 			if pooled {
 				want = n / 4 // the DGX H100 nodes: the others have no H100 for the claim

@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"os"
 	"slices"
@@ -170,11 +171,11 @@ func TestAMDNamesAreTheDriversOwn(t *testing.T) {
 		}
 	}
 
-	data, err := os.ReadFile("../translate/profiles/amd.yaml")
+	data, err := os.ReadFile("../api/v1alpha1/profiles/amd.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var profile translate.TranslationPolicy
+	var profile v1alpha1.TranslationPolicy
 	if err := yaml.UnmarshalStrict(data, &profile); err != nil {
 		t.Fatal(err)
 	}

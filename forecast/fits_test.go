@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"path/filepath"
 	"testing"
@@ -111,7 +112,7 @@ func TestTranslatedPodsFitTheForecast(t *testing.T) {
 			wantKind: feasibility.NeverFits,
 		},
 	}
-	p, err := translate.ProfilePolicy(translate.DefaultProfileNames()...)
+	p, err := translate.ProfilePolicy(v1alpha1.DefaultProfileNames()...)
 	if err != nil {
 		t.Fatal(err)
 	}

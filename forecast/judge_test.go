@@ -3,6 +3,7 @@ package forecast
 import (
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
@@ -296,7 +297,7 @@ func TestAutoscalingLostIsMarked(t *testing.T) {
 		inv := legacyNodes(t, map[string]string{"cutover-a100-0": "c-a100-0", "cutover-a100-1": "c-a100-1", "cutover-h100-0": "c-h100-0"})
 		for _, n := range inv.Nodes {
 			if strings.HasPrefix(n.Name, "c-a100-") {
-				n.Labels[translate.KarpenterNodePoolLabel] = "gpu"
+				n.Labels[v1alpha1.KarpenterNodePoolLabel] = "gpu"
 			}
 		}
 		return inv
@@ -308,8 +309,8 @@ func TestAutoscalingLostIsMarked(t *testing.T) {
 		{key: "short-h100", pod: h100("8").Obj(), pods: 2}, // short, on no pool's node
 		{key: "pinned", pod: gpus("1").NodeName("c-a100-0").Obj(), pods: 1},
 	}
-	draAware, err := translate.NewPolicy(&translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
-		Spec: translate.PolicySpec{Profiles: translate.DefaultProfileNames(), Autoscaling: translate.AutoscalingRule{DRAAware: true}}})
+	draAware, err := translate.NewPolicy(&v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind,
+		Spec: v1alpha1.PolicySpec{Profiles: v1alpha1.DefaultProfileNames(), Autoscaling: v1alpha1.AutoscalingRule{DRAAware: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,7 +12,7 @@ import (
 
 // WhenDRABusy is the namespace's rule from its label, "" when it has none
 // (or an unknown value: the policy's rule then applies).
-func (inv *Inventory) WhenDRABusy(namespace string) translate.WhenDRABusy {
+func (inv *Inventory) WhenDRABusy(namespace string) v1alpha1.WhenDRABusy {
 	obj, ok, err := inv.namespaces.GetStore().GetByKey(namespace)
 	if err != nil || !ok {
 		return ""
@@ -21,7 +22,7 @@ func (inv *Inventory) WhenDRABusy(namespace string) translate.WhenDRABusy {
 
 // OnUnservable is the namespace's rule from its label, "" when it has none
 // (or an unknown value: the policy's rule then applies).
-func (inv *Inventory) OnUnservable(namespace string) translate.OnUnservable {
+func (inv *Inventory) OnUnservable(namespace string) v1alpha1.OnUnservable {
 	obj, ok, err := inv.namespaces.GetStore().GetByKey(namespace)
 	if err != nil || !ok {
 		return ""
@@ -40,8 +41,8 @@ func (inv *Inventory) Repair(namespace string) string {
 
 // WhenDRABusyOf is a namespace's rule from its label, "" when it has none
 // (or an unknown value: the policy's rule then applies).
-func WhenDRABusyOf(ns *corev1.Namespace) translate.WhenDRABusy {
-	r, _ := translate.ParseWhenDRABusy(ns.Labels[api.LabelWhenDRABusy])
+func WhenDRABusyOf(ns *corev1.Namespace) v1alpha1.WhenDRABusy {
+	r, _ := v1alpha1.ParseWhenDRABusy(ns.Labels[api.LabelWhenDRABusy])
 	return r
 }
 
@@ -69,8 +70,8 @@ func ModeOf(ns *corev1.Namespace) api.Mode {
 
 // OnUnservableOf is a namespace's rule from its label, "" when it has none
 // (or an unknown value: the policy's rule then applies).
-func OnUnservableOf(ns *corev1.Namespace) translate.OnUnservable {
-	r, _ := translate.ParseOnUnservable(ns.Labels[api.LabelOnUnservable])
+func OnUnservableOf(ns *corev1.Namespace) v1alpha1.OnUnservable {
+	r, _ := v1alpha1.ParseOnUnservable(ns.Labels[api.LabelOnUnservable])
 	return r
 }
 

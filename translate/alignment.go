@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 )
 
@@ -13,7 +14,7 @@ func (t *translation) align() {
 		ar := &t.p.spec.Alignment[i]
 		mode := ar.Mode
 		if mode == "" {
-			mode = AlignPreferred
+			mode = v1alpha1.AlignPreferred
 		}
 		group = group[:0]
 		for _, r := range t.requests {
@@ -28,7 +29,7 @@ func (t *translation) align() {
 			}
 		}
 		if len(ar.Families) == 1 {
-			if mode == AlignRequired {
+			if mode == v1alpha1.AlignRequired {
 				t.alignInitDevices(ar)
 			}
 			for _, r := range group {
@@ -39,7 +40,7 @@ func (t *translation) align() {
 				if ar.MaxCount > 0 && mc > ar.MaxCount {
 					continue
 				}
-				if mode == AlignRequired {
+				if mode == v1alpha1.AlignRequired {
 					t.constraints = append(t.constraints, &constraint{rule: ar, whole: []*request{r}})
 				} else {
 					t.constraints = append(t.constraints, &constraint{rule: ar, variantOf: r, variants: r.addVariants(ar.Name)})
@@ -55,7 +56,7 @@ func (t *translation) align() {
 			t.add(say(ReasonAlignmentNotApplied, nil, "%s: applies only when each request asks for at most %d device(s)", ar.Name, ar.MaxCount))
 			continue
 		}
-		if mode == AlignRequired {
+		if mode == v1alpha1.AlignRequired {
 			t.constraints = append(t.constraints, &constraint{rule: ar, whole: slices.Clone(group)})
 			t.crossAlign = true
 			t.add(say(ReasonAlignmentApplied, nil, "%s: all devices of %s share %s (Required)", ar.Name, requestLabels(group), ar.Attribute))
@@ -105,7 +106,7 @@ func (r *request) addVariants(rule string) []*alt {
 // alignInitDevices applies a required single-family rule (several GPUs of
 // one product) to the devices of an init container that refers to several
 // requests: they are one container's devices, as with one request.
-func (t *translation) alignInitDevices(ar *AlignmentRule) {
+func (t *translation) alignInitDevices(ar *v1alpha1.AlignmentRule) {
 	for _, u := range t.uses {
 		if len(u.also) == 0 && !slices.ContainsFunc(t.uses, func(x *use) bool { return x.extraOf == u }) {
 			continue

@@ -2,10 +2,12 @@ package translate
 
 import (
 	"fmt"
-	"github.com/claimbridge/claimbridge/reason"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -33,7 +35,7 @@ import (
 
 // mapTwins lists, sorted, the other values of the rule's table that map to
 // an attribute value v maps to; none when v is not in the table.
-func mapTwins(rule *NodeLabelRule, v string) []string {
+func mapTwins(rule *v1alpha1.NodeLabelRule, v string) []string {
 	mine, ok := rule.Values[v]
 	if !ok {
 		return nil
@@ -57,7 +59,7 @@ func (t *translation) ambiguousValues(r labelReq) []string {
 	}
 	for _, f := range t.sortedFamilies() {
 		rule, _, ok := t.p.labelRule(r.key, f)
-		if !ok || rule.Conversion != ConvMap {
+		if !ok || rule.Conversion != v1alpha1.ConvMap {
 			continue
 		}
 		var out []string

@@ -1,8 +1,10 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/reason"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -28,8 +30,8 @@ func realisticPod() *corev1.Pod {
 // legacy), so that the benchmark translates GPUs and a NIC.
 func benchPolicy(b *testing.B) *Policy {
 	b.Helper()
-	p, err := NewPolicy(&TranslationPolicy{APIVersion: PolicyAPIVersion, Kind: PolicyKind, Metadata: PolicyMetadata{Name: "bench"},
-		Spec: PolicySpec{Profiles: DefaultProfileNames(), Resources: []ResourceRule{{Name: "rdma/hca", Family: "rdma-nic", DeviceClassName: "dranet-rdma", RequestName: "nic"}}}})
+	p, err := NewPolicy(&v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind, Metadata: v1alpha1.PolicyMetadata{Name: "bench"},
+		Spec: v1alpha1.PolicySpec{Profiles: v1alpha1.DefaultProfileNames(), Resources: []v1alpha1.ResourceRule{{Name: "rdma/hca", Family: "rdma-nic", DeviceClassName: "dranet-rdma", RequestName: "nic"}}}})
 	if err != nil {
 		b.Fatal(err)
 	}

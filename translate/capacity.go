@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"math"
 	"slices"
@@ -117,8 +118,8 @@ func (t *translation) attachCapacities() (invalid bool) {
 
 // capacityRules are the capacityOf rules in force for a device resource, in
 // policy order.
-func (p *Policy) capacityRules(resourceName string) []*ResourceRule {
-	var out []*ResourceRule
+func (p *Policy) capacityRules(resourceName string) []*v1alpha1.ResourceRule {
+	var out []*v1alpha1.ResourceRule
 	for i := range p.spec.Resources {
 		r := &p.spec.Resources[i]
 		if r.CapacityOf != resourceName {
@@ -196,8 +197,8 @@ func (t *translation) stripCapacities(out *corev1.Pod) {
 // itself. The view cannot count that either: a node with devices of the
 // counted resource offers "as many as asked" (Shared), and the allocator
 // decides whether a device has the capacity.
-func (p *Policy) capacityLegacyResource(rule *ResourceRule, name corev1.ResourceName) (DeviceRule, bool) {
-	counted, why := countedRule(p.spec.Resources, rule.CapacityOf)
+func (p *Policy) capacityLegacyResource(rule *v1alpha1.ResourceRule, name corev1.ResourceName) (DeviceRule, bool) {
+	counted, why := v1alpha1.CountedRule(p.spec.Resources, rule.CapacityOf)
 	if why != "" {
 		return DeviceRule{}, false
 	}

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strings"
@@ -37,7 +38,7 @@ var cardTypeSuffixes = []string{"/use-gputype", "/nouse-gputype"}
 // false to keep the pod.
 func (t *translation) cardTypes() bool {
 	ann := t.pod.Annotations
-	seen := map[*ResourceRule]bool{}
+	seen := map[*v1alpha1.ResourceRule]bool{}
 	for _, u := range t.uses {
 		r := u.rule
 		if seen[r] {
@@ -74,7 +75,7 @@ func (t *translation) cardTypes() bool {
 			return false
 		}
 		if t.cardSel == nil {
-			t.cardSel = map[*ResourceRule]string{}
+			t.cardSel = map[*v1alpha1.ResourceRule]string{}
 		}
 		t.cardSel[r] = expr
 		var what []string
@@ -112,7 +113,7 @@ func cardTypeEntries(v string) []string {
 // of use, if any, and none of noUse. HAMi folds case with Go's Unicode upper
 // case, CEL's lowerAscii only ASCII letters, so an entry must be printable
 // ASCII.
-func cardTypeSelector(c *CardTypeRule, use, noUse []string) (string, error) {
+func cardTypeSelector(c *v1alpha1.CardTypeRule, use, noUse []string) (string, error) {
 	a := splitAttr(c.Attribute)
 	typ := a.ref()
 	if c.Prefix != "" {
@@ -159,7 +160,7 @@ func cardTypeSelector(c *CardTypeRule, use, noUse []string) (string, error) {
 }
 
 // cardTypeText says how the type is made of the attribute.
-func cardTypeText(c *CardTypeRule) string {
+func cardTypeText(c *v1alpha1.CardTypeRule) string {
 	if c.Prefix == "" {
 		return "the attribute's value"
 	}

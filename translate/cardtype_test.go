@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // hamiCheckType is HAMi's card-type test (Project-HAMi/HAMi
@@ -39,7 +41,7 @@ func hamiNVIDIAType(name string) string {
 // NVML names below, the selector translation generates admits a device
 // exactly when HAMi's scheduler admits the card (issue 27, item 6).
 func TestCardTypeSelectorIsHAMisCheckType(t *testing.T) {
-	rule := &CardTypeRule{Use: "nvidia.com/use-gputype", NoUse: "nvidia.com/nouse-gputype", Attribute: "gpu.nvidia.com/productName", Prefix: "NVIDIA"}
+	rule := &v1alpha1.CardTypeRule{Use: "nvidia.com/use-gputype", NoUse: "nvidia.com/nouse-gputype", Attribute: "gpu.nvidia.com/productName", Prefix: "NVIDIA"}
 	names := []string{"NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB", "NVIDIA H100 80GB HBM3", "Tesla T4", "NVIDIA L4", "NVIDIA L40S",
 		"NVIDIA GeForce RTX 4090", "NVIDIA GeForce GTX 1080 Ti", "Tesla V100-SXM2-16GB", "NVIDIA RTX A6000"}
 	annotations := []map[string]string{
@@ -76,48 +78,5 @@ func TestCardTypeSelectorIsHAMisCheckType(t *testing.T) {
 	}
 	if matches(t, expr, device{driver: "gpu.nvidia.com", attrs: map[string]any{"type": "gpu"}}) {
 		t.Errorf("a device without productName is admitted")
-	}
-}
-
-// TestCardTypeRuleValidation: cardType needs its annotation and attribute,
-// and belongs to device-count rules.
-func TestCardTypeRuleValidation(t *testing.T) {
-	for name, tc := range map[string]struct {
-		rule     ResourceRule
-		wantErrs []string
-	}{
-		"a complete rule is valid": {
-			rule: ResourceRule{Name: "nvidia.com/gpu", Family: "nvidia-gpu", DeviceClassName: "gpu.nvidia.com",
-				CardType: &CardTypeRule{Use: "nvidia.com/use-gputype", Attribute: "gpu.nvidia.com/productName", Prefix: "NVIDIA"}},
-		},
-		"use and attribute are required": {
-			rule:     ResourceRule{Name: "nvidia.com/gpu", Family: "nvidia-gpu", DeviceClassName: "gpu.nvidia.com", CardType: &CardTypeRule{}},
-			wantErrs: []string{"cardType.use: Required value", "cardType.attribute: Required value"},
-		},
-		"a capacityOf rule takes none": {
-			rule:     ResourceRule{Name: "nvidia.com/gpumem", CapacityOf: "nvidia.com/gpu", Capacity: "memory", CardType: &CardTypeRule{Use: "nvidia.com/use-gputype", Attribute: "gpu.nvidia.com/productName"}},
-			wantErrs: []string{"cardType: Forbidden"},
-		},
-		"the annotation is a qualified name": {
-			rule: ResourceRule{Name: "nvidia.com/gpu", Family: "nvidia-gpu", DeviceClassName: "gpu.nvidia.com",
-				CardType: &CardTypeRule{Use: "use gpu type", Attribute: "gpu.nvidia.com/productName"}},
-			wantErrs: []string{"cardType.use: Invalid value"},
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			errs := validateResourceRule(nil, &tc.rule)
-			var got []string
-			for _, e := range errs {
-				got = append(got, e.Error())
-			}
-			if len(got) != len(tc.wantErrs) {
-				t.Fatalf("errors %q, want %d matching %q", got, len(tc.wantErrs), tc.wantErrs)
-			}
-			for i, w := range tc.wantErrs {
-				if !strings.Contains(got[i], w) {
-					t.Errorf("error %d is %q, want it to contain %q", i, got[i], w)
-				}
-			}
-		})
 	}
 }

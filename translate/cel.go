@@ -3,6 +3,7 @@ package translate
 import (
 	"errors"
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,54 +128,27 @@ func semverLit(major, minor, patch int64) string {
 }
 
 // literalFor checks that v is a valid value of type t and returns its CEL literal.
-func literalFor(t AttributeType, v string) (string, error) {
+func literalFor(t v1alpha1.AttributeType, v string) (string, error) {
+	if err := t.CheckValue(v); err != nil {
+		return "", err
+	}
 	switch t {
-	case AttrInt:
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return "", errors.New("not an integer")
-		}
+	case v1alpha1.AttrInt:
+		n, _ := strconv.ParseInt(v, 10, 64)
 		return strconv.FormatInt(n, 10), nil
-	case AttrBool:
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return "", errors.New("not a boolean")
-		}
+	case v1alpha1.AttrBool:
+		b, _ := strconv.ParseBool(v)
 		return strconv.FormatBool(b), nil
-	case AttrVersion:
-		ma, mi, pa, err := parseVersion(v)
-		if err != nil {
-			return "", err
-		}
+	case v1alpha1.AttrVersion:
+		ma, mi, pa, _ := v1alpha1.ParseVersion(v)
 		return semverLit(ma, mi, pa), nil
 	default:
-		if len(v) > 64 {
-			return "", errors.New("longer than 64 characters, the limit of a device attribute")
-		}
 		return celString(v)
 	}
 }
 
-// parseVersion reads "1", "1.2" or "1.2.3" (leading zeros dropped, as the
-// NVIDIA driver normalises "550.107.02" to "550.107.2").
-func parseVersion(v string) (major, minor, patch int64, err error) {
-	parts := strings.Split(v, ".")
-	if len(parts) == 0 || len(parts) > 3 {
-		return 0, 0, 0, errors.New("not a version of the form N[.N[.N]]")
-	}
-	nums := make([]int64, 3)
-	for i, p := range parts {
-		n, perr := strconv.ParseInt(p, 10, 64)
-		if perr != nil || n < 0 {
-			return 0, 0, 0, errors.New("not a version of the form N[.N[.N]]")
-		}
-		nums[i] = n
-	}
-	return nums[0], nums[1], nums[2], nil
-}
-
 // requirementExpr turns a typed attribute requirement into CEL.
-func requirementExpr(a attrPath, t AttributeType, op string, values []string) (string, error) {
+func requirementExpr(a attrPath, t v1alpha1.AttributeType, op string, values []string) (string, error) {
 	if op == "" {
 		op = "In"
 	}
@@ -198,12 +172,12 @@ func requirementExpr(a attrPath, t AttributeType, op string, values []string) (s
 	var pred string
 	switch {
 	case op == "Gt" || op == "Lt":
-		if t == AttrVersion {
+		if t == v1alpha1.AttrVersion {
 			pred = a.ref() + ".compareTo(" + lits[0] + ") " + cmpOp(op) + " 0"
 		} else {
 			pred = a.ref() + " " + cmpOp(op) + " " + lits[0]
 		}
-	case t == AttrVersion:
+	case t == v1alpha1.AttrVersion:
 		parts := make([]string, 0, len(lits))
 		for _, l := range lits {
 			parts = append(parts, a.ref()+".compareTo("+l+") == 0")

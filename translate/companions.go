@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 )
 
@@ -9,7 +10,7 @@ import (
 func (t *translation) addCompanions() {
 	for _, u := range t.companions {
 		with := slices.ContainsFunc(u.rule.OnlyWith, func(f string) bool { return t.families[f] })
-		tied := slices.ContainsFunc(t.p.spec.Alignment, func(ar AlignmentRule) bool {
+		tied := slices.ContainsFunc(t.p.spec.Alignment, func(ar v1alpha1.AlignmentRule) bool {
 			return slices.Contains(ar.Families, u.rule.Family) && slices.ContainsFunc(ar.Families, func(f string) bool { return t.families[f] })
 		})
 		if !with || !tied {

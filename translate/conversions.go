@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strconv"
@@ -17,9 +18,9 @@ import (
 // conversions_gfd.go.
 
 // forwardScalar compares the value with a string, int or bool attribute.
-func forwardScalar(t AttributeType) func(*Policy, *NodeLabelRule, string, labelReq, string) (effect, error) {
-	return func(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
-		if (req.op == corev1.NodeSelectorOpGt || req.op == corev1.NodeSelectorOpLt) && t != AttrInt {
+func forwardScalar(t v1alpha1.AttributeType) func(*Policy, *v1alpha1.NodeLabelRule, string, labelReq, string) (effect, error) {
+	return func(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+		if (req.op == corev1.NodeSelectorOpGt || req.op == corev1.NodeSelectorOpLt) && t != v1alpha1.AttrInt {
 			return effect{}, notTranslatable("%s compares a %s attribute with %s", req.key, t, req.op)
 		}
 		expr, err := requirementExpr(splitAttr(rule.Attribute), t, string(req.op), req.values)
@@ -31,7 +32,7 @@ func forwardScalar(t AttributeType) func(*Policy, *NodeLabelRule, string, labelR
 }
 
 // forwardMap maps label values to attribute values through the rule's table.
-func forwardMap(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+func forwardMap(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
 	a := splitAttr(rule.Attribute)
 	switch req.op {
 	case corev1.NodeSelectorOpExists:
@@ -70,12 +71,12 @@ func forwardMap(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string
 }
 
 // forwardVersion compares a full dotted version (leading zeros dropped).
-func forwardVersion(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+func forwardVersion(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
 	if req.op == corev1.NodeSelectorOpGt || req.op == corev1.NodeSelectorOpLt {
 		// Gt/Lt on labels compare integers; a full version is not one.
 		return effect{}, notTranslatable("%s %s compares integers, not versions", req.key, req.op)
 	}
-	expr, err := requirementExpr(splitAttr(rule.Attribute), AttrVersion, string(req.op), req.values)
+	expr, err := requirementExpr(splitAttr(rule.Attribute), v1alpha1.AttrVersion, string(req.op), req.values)
 	if err != nil {
 		return effect{}, notTranslatable("%s: %v", req.key, err)
 	}
@@ -84,8 +85,8 @@ func forwardVersion(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ st
 
 // forwardVersionPart compares one component (major, minor, patch) of a
 // version attribute.
-func forwardVersionPart(fn string) func(*Policy, *NodeLabelRule, string, labelReq, string) (effect, error) {
-	return func(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+func forwardVersionPart(fn string) func(*Policy, *v1alpha1.NodeLabelRule, string, labelReq, string) (effect, error) {
+	return func(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
 		return convertVersionPart(rule, req, fn)
 	}
 }
@@ -101,7 +102,7 @@ func presence(req labelReq, guard string) (effect, bool) {
 	return effect{}, false
 }
 
-func convertVersionPart(rule *NodeLabelRule, req labelReq, fn string) (effect, error) {
+func convertVersionPart(rule *v1alpha1.NodeLabelRule, req labelReq, fn string) (effect, error) {
 	a := splitAttr(rule.Attribute)
 	if eff, ok := presence(req, a.guard()); ok {
 		return eff, nil
@@ -132,7 +133,7 @@ func convertVersionPart(rule *NodeLabelRule, req labelReq, fn string) (effect, e
 
 // forwardPresent: the label says the node has devices of the family, which
 // a request for such a device implies.
-func forwardPresent(_ *Policy, _ *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+func forwardPresent(_ *Policy, _ *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
 	if (req.op == corev1.NodeSelectorOpIn && slices.Equal(req.values, []string{"true"})) || req.op == corev1.NodeSelectorOpExists {
 		return effect{implied: true}, nil
 	}
@@ -142,7 +143,7 @@ func forwardPresent(_ *Policy, _ *NodeLabelRule, _ string, req labelReq, _ strin
 // forwardCount: no device attribute holds the number of devices of a node.
 // The label leaves the pod without a selector, and the placement check
 // compares the nodes the pod can land on with and without it.
-func forwardCount(_ *Policy, _ *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+func forwardCount(_ *Policy, _ *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
 	if req.op == corev1.NodeSelectorOpDoesNotExist || req.op == corev1.NodeSelectorOpNotIn {
 		return effect{}, notTranslatable("%s asks for nodes without devices of the family, which contradicts the device request", req)
 	}
@@ -151,7 +152,7 @@ func forwardCount(_ *Policy, _ *NodeLabelRule, _ string, req labelReq, _ string)
 
 // forwardPCIPresent: an NFD PCI presence label, satisfied when the request's
 // family is one the rule lists for the vendor ID in the key.
-func forwardPCIPresent(_ *Policy, rule *NodeLabelRule, wildcard string, req labelReq, family string) (effect, error) {
+func forwardPCIPresent(_ *Policy, rule *v1alpha1.NodeLabelRule, wildcard string, req labelReq, family string) (effect, error) {
 	if !slices.Contains(rule.Values[pciVendor(wildcard)], family) {
 		return effect{notForUs: true}, nil
 	}
@@ -172,7 +173,7 @@ func pciVendor(wildcard string) string {
 
 // backwardAttribute reads the attribute of the first device, in the order of
 // the rule's families, that has it: GFD labels what its first GPU reports.
-func backwardAttribute(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+func backwardAttribute(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	for _, f := range rule.Families {
 		for _, d := range n.devices(f) {
 			if a, ok := d.attribute(rule.Attribute); ok {
@@ -184,21 +185,21 @@ func backwardAttribute(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) (
 }
 
 // attributeLabel formats an attribute as the label shows it.
-func (p *Policy) attributeLabel(rule *NodeLabelRule, a resourceapi.DeviceAttribute) (string, bool) {
+func (p *Policy) attributeLabel(rule *v1alpha1.NodeLabelRule, a resourceapi.DeviceAttribute) (string, bool) {
 	switch rule.Conversion {
-	case ConvString:
+	case v1alpha1.ConvString:
 		if a.StringValue != nil {
 			return *a.StringValue, true
 		}
-	case ConvInt:
+	case v1alpha1.ConvInt:
 		if a.IntValue != nil {
 			return strconv.FormatInt(*a.IntValue, 10), true
 		}
-	case ConvBool:
+	case v1alpha1.ConvBool:
 		if a.BoolValue != nil {
 			return strconv.FormatBool(*a.BoolValue), true
 		}
-	case ConvVersion, ConvVersionMajor, ConvVersionMinor, ConvVersionPatch, ConvGFDFamily:
+	case v1alpha1.ConvVersion, v1alpha1.ConvVersionMajor, v1alpha1.ConvVersionMinor, v1alpha1.ConvVersionPatch, v1alpha1.ConvGFDFamily:
 		if a.VersionValue == nil {
 			return "", false
 		}
@@ -207,13 +208,13 @@ func (p *Policy) attributeLabel(rule *NodeLabelRule, a resourceapi.DeviceAttribu
 			return "", false
 		}
 		switch rule.Conversion {
-		case ConvVersionMajor:
+		case v1alpha1.ConvVersionMajor:
 			return strconv.FormatInt(major, 10), true
-		case ConvVersionMinor:
+		case v1alpha1.ConvVersionMinor:
 			return strconv.FormatInt(minor, 10), true
-		case ConvVersionPatch:
+		case v1alpha1.ConvVersionPatch:
 			return strconv.FormatInt(patch, 10), true
-		case ConvGFDFamily:
+		case v1alpha1.ConvGFDFamily:
 			return gfdFamilyOf(major, minor, p.spec.GFDFamilyScheme), true
 		}
 		return strconv.FormatInt(major, 10) + "." + strconv.FormatInt(minor, 10) + "." + strconv.FormatInt(patch, 10), true
@@ -222,7 +223,7 @@ func (p *Policy) attributeLabel(rule *NodeLabelRule, a resourceapi.DeviceAttribu
 }
 
 // backwardPresent: "true" when the node has a device of one of the rule's families.
-func backwardPresent(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+func backwardPresent(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	for _, f := range rule.Families {
 		if len(n.devices(f)) > 0 {
 			return "true", true
@@ -238,7 +239,7 @@ func backwardPresent(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (st
 // of a node whose GPUs are all MIG with one profile (the resource is the
 // slice), and writes 0 for any other layout with MIG devices (see
 // singleMIGLayout).
-func backwardCount(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+func backwardCount(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	if p.migStrategy(n) == migSingle {
 		switch migs, _, invalid := p.singleMIGLayout(rule.Families, n); {
 		case invalid:
@@ -269,7 +270,7 @@ func backwardCount(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) (stri
 
 // backwardPCIPresent: "true" when the node has a device of a family the rule
 // lists for the key's vendor.
-func backwardPCIPresent(_ *Policy, rule *NodeLabelRule, wildcard string, n legacyNode) (string, bool) {
+func backwardPCIPresent(_ *Policy, rule *v1alpha1.NodeLabelRule, wildcard string, n legacyNode) (string, bool) {
 	for _, f := range rule.Values[pciVendor(wildcard)] {
 		if len(n.devices(f)) > 0 {
 			return "true", true
@@ -278,10 +279,10 @@ func backwardPCIPresent(_ *Policy, rule *NodeLabelRule, wildcard string, n legac
 	return "", false
 }
 
-func asIs(_ *NodeLabelRule, v string) string { return v }
+func asIs(_ *v1alpha1.NodeLabelRule, v string) string { return v }
 
 // canonicalInt drops leading zeros of a number ("06" is "6").
-func canonicalInt(_ *NodeLabelRule, v string) string {
+func canonicalInt(_ *v1alpha1.NodeLabelRule, v string) string {
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 		return strconv.FormatInt(n, 10)
 	}
@@ -290,8 +291,8 @@ func canonicalInt(_ *NodeLabelRule, v string) string {
 
 // canonicalVersion writes a version as major.minor.patch without leading
 // zeros, as the DRA drivers publish it.
-func canonicalVersion(_ *NodeLabelRule, v string) string {
-	if major, minor, patch, err := parseVersion(v); err == nil {
+func canonicalVersion(_ *v1alpha1.NodeLabelRule, v string) string {
+	if major, minor, patch, err := v1alpha1.ParseVersion(v); err == nil {
 		return strconv.FormatInt(major, 10) + "." + strconv.FormatInt(minor, 10) + "." + strconv.FormatInt(patch, 10)
 	}
 	return v
@@ -301,12 +302,12 @@ func canonicalVersion(_ *NodeLabelRule, v string) string {
 // that map to a common attribute value (nvidia-h100-80gb and
 // nvidia-h100-mega-80gb are both the H100) are different nodes, which only
 // the node's own label tells apart (ambiguous.go).
-func canonicalMap(_ *NodeLabelRule, v string) string { return v }
+func canonicalMap(_ *v1alpha1.NodeLabelRule, v string) string { return v }
 
 // backwardMap is the label value that maps to the first device's attribute
 // value; none when several do (the devices cannot tell which: only a node's
 // real label says) or none does.
-func backwardMap(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+func backwardMap(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	for _, f := range rule.Families {
 		for _, d := range n.devices(f) {
 			a, ok := d.attribute(rule.Attribute)
@@ -333,24 +334,24 @@ func backwardMap(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string
 func parseSemver(v string) (major, minor, patch int64, err error) {
 	v, _, _ = strings.Cut(v, "+")
 	v, _, _ = strings.Cut(v, "-")
-	return parseVersion(v)
+	return v1alpha1.ParseVersion(v)
 }
 
 // The device direction of the generic conversions (see ForecastDevices in
 // vocabulary.go).
 
 // deviceScalar reads the value as a string, int or bool attribute.
-func deviceScalar(t AttributeType) func(*Policy, *NodeLabelRule, string, string) (deviceFact, error) {
-	return func(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+func deviceScalar(t v1alpha1.AttributeType) func(*Policy, *v1alpha1.NodeLabelRule, string, string) (deviceFact, error) {
+	return func(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, v string) (deviceFact, error) {
 		var a resourceapi.DeviceAttribute
 		switch t {
-		case AttrInt:
+		case v1alpha1.AttrInt:
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
 				return deviceFact{}, fmt.Errorf("%q is not an integer", v)
 			}
 			a.IntValue = &n
-		case AttrBool:
+		case v1alpha1.AttrBool:
 			b, err := strconv.ParseBool(v)
 			if err != nil || (v != "true" && v != "false") {
 				return deviceFact{}, fmt.Errorf("%q is not true or false", v)
@@ -367,7 +368,7 @@ func deviceScalar(t AttributeType) func(*Policy, *NodeLabelRule, string, string)
 // Several values that are one name up to spacing (GFD's sanitising) are
 // that name, written as the first; several others narrow the attribute
 // down, which other labels may settle.
-func deviceMap(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+func deviceMap(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, v string) (deviceFact, error) {
 	vals, ok := rule.Values[v]
 	if !ok || len(vals) == 0 {
 		return deviceFact{}, fmt.Errorf("the policy maps no value for %q", v)
@@ -392,8 +393,8 @@ func deviceMap(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, 
 
 // deviceVersion: a full dotted version, as the driver writes it (leading
 // zeros dropped, missing components 0: "12.4" is 12.4.0).
-func deviceVersion(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
-	major, minor, patch, err := parseVersion(v)
+func deviceVersion(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, v string) (deviceFact, error) {
+	major, minor, patch, err := v1alpha1.ParseVersion(v)
 	if err != nil {
 		return deviceFact{}, fmt.Errorf("%q is not a version", v)
 	}
@@ -402,8 +403,8 @@ func deviceVersion(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFa
 }
 
 // deviceVersionPart: one component of a version, joined with the others.
-func deviceVersionPart(part versionPart) func(*Policy, *NodeLabelRule, string, string) (deviceFact, error) {
-	return func(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+func deviceVersionPart(part versionPart) func(*Policy, *v1alpha1.NodeLabelRule, string, string) (deviceFact, error) {
+	return func(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, v string) (deviceFact, error) {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
 			return deviceFact{}, fmt.Errorf("%q is not a version component", v)
@@ -414,6 +415,6 @@ func deviceVersionPart(part versionPart) func(*Policy, *NodeLabelRule, string, s
 
 // deviceNothing: the label says nothing of a device's attributes (the
 // number of devices, their presence, the device plugin's strategy).
-func deviceNothing(*Policy, *NodeLabelRule, string, string) (deviceFact, error) {
+func deviceNothing(*Policy, *v1alpha1.NodeLabelRule, string, string) (deviceFact, error) {
 	return deviceFact{}, nil
 }

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"math"
 	"regexp"
 	"strconv"
@@ -36,7 +37,7 @@ func hexValue(v string) (string, bool) {
 
 // forwardHexID compares a hexadecimal ID written without "0x" with a string
 // attribute that has it, in either case.
-func forwardHexID(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+func forwardHexID(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
 	a := splitAttr(rule.Attribute)
 	if eff, ok := presence(req, a.guard()); ok {
 		return eff, nil
@@ -60,7 +61,7 @@ func forwardHexID(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ stri
 }
 
 // backwardHexID is the first device's ID without "0x", in lower case.
-func backwardHexID(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+func backwardHexID(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	for _, f := range rule.Families {
 		for _, d := range n.devices(f) {
 			if a, ok := d.attribute(rule.Attribute); ok && a.StringValue != nil {
@@ -74,7 +75,7 @@ func backwardHexID(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (stri
 }
 
 // canonicalHexID writes an ID in lower case without "0x".
-func canonicalHexID(_ *NodeLabelRule, v string) string {
+func canonicalHexID(_ *v1alpha1.NodeLabelRule, v string) string {
 	if h, ok := hexValue(v); ok {
 		return h
 	}
@@ -82,7 +83,7 @@ func canonicalHexID(_ *NodeLabelRule, v string) string {
 }
 
 // deviceHexID: the driver writes sysfs's device file, "0x" and lower case.
-func deviceHexID(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+func deviceHexID(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, v string) (deviceFact, error) {
 	h, ok := hexValue(v)
 	if !ok {
 		return deviceFact{}, fmt.Errorf("%q is not a hexadecimal ID", v)
@@ -108,7 +109,7 @@ func gibRange(n int64) (lo, hi int64) {
 
 // forwardRoundedGiB compares a rounded number of GiB with a byte capacity:
 // the exact sizes the labeller rounds to it.
-func forwardRoundedGiB(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+func forwardRoundedGiB(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
 	c := splitAttr(rule.Capacity)
 	if eff, ok := presence(req, c.capGuard()); ok {
 		return eff, nil
@@ -131,7 +132,7 @@ func forwardRoundedGiB(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _
 
 // backwardRoundedGiB writes the first device's capacity as the labeller
 // does: whole MiB, then the nearest whole GiB.
-func backwardRoundedGiB(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+func backwardRoundedGiB(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	for _, f := range rule.Families {
 		for _, d := range n.devices(f) {
 			if q, ok := d.capacity(rule.Capacity); ok {
@@ -144,7 +145,7 @@ func backwardRoundedGiB(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) 
 }
 
 // canonicalRoundedGiB drops leading zeros ("0192G" is "192G").
-func canonicalRoundedGiB(_ *NodeLabelRule, v string) string {
+func canonicalRoundedGiB(_ *v1alpha1.NodeLabelRule, v string) string {
 	if n, ok := roundedGiB(v); ok {
 		return strconv.FormatInt(n, 10) + "G"
 	}
@@ -154,7 +155,7 @@ func canonicalRoundedGiB(_ *NodeLabelRule, v string) string {
 // deviceRoundedGiB: n G is written n Gi, the middle of the sizes the
 // labeller rounds to it: the driver publishes the exact size, within 512Mi
 // of it (the note says so).
-func deviceRoundedGiB(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+func deviceRoundedGiB(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, v string) (deviceFact, error) {
 	n, ok := roundedGiB(v)
 	if !ok {
 		return deviceFact{}, fmt.Errorf("%q is not a whole number of GiB", v)

@@ -1,9 +1,10 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"

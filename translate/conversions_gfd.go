@@ -3,6 +3,7 @@ package translate
 import (
 	"cmp"
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"regexp"
 	"slices"
@@ -18,7 +19,7 @@ import (
 // MIG partitions.
 
 // familyOfMIGRule is the family whose requests already use the MIG class.
-func familyOfMIGRule(p *Policy, rule *NodeLabelRule) string {
+func familyOfMIGRule(p *Policy, rule *v1alpha1.NodeLabelRule) string {
 	for _, r := range p.spec.Resources {
 		if r.DeviceClassName == rule.MIGDeviceClassName {
 			return r.Family
@@ -44,7 +45,7 @@ func parseGFDProduct(v string) (product, migProfile string) {
 
 // forwardGFDProduct compares a GFD product label (spaces as dashes, an
 // optional -MIG-<profile> suffix of the single strategy) with productName.
-func forwardGFDProduct(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+func forwardGFDProduct(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
 	a := splitAttr(rule.Attribute)
 	switch req.op {
 	case corev1.NodeSelectorOpExists:
@@ -109,7 +110,7 @@ func forwardGFDProduct(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _
 // other layout. For a pod that asks for shares of the family under its
 // plain resource name (time-slicing without renaming), a shared GPU's
 // product ends in -SHARED, as GFD writes it.
-func backwardGFDProduct(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+func backwardGFDProduct(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	if p.migStrategy(n) == migSingle {
 		migs, profile, invalid := p.singleMIGLayout(rule.Families, n)
 		if len(migs) > 0 || invalid {
@@ -165,9 +166,9 @@ const (
 
 // migStrategyRule is the policy's rule for GFD's MIG strategy label
 // (nvidia.com/mig.strategy); nil when it has none.
-func (p *Policy) migStrategyRule() *NodeLabelRule {
+func (p *Policy) migStrategyRule() *v1alpha1.NodeLabelRule {
 	for _, r := range p.labels {
-		if r.Conversion == ConvMIGStrategy && !strings.Contains(r.Key, "*") {
+		if r.Conversion == v1alpha1.ConvMIGStrategy && !strings.Contains(r.Key, "*") {
 			return r
 		}
 	}
@@ -317,7 +318,7 @@ func gfdSanitise(s string) string {
 
 // forwardMIGProfile says the device is a MIG slice of the given profile
 // (GKE's gke-gpu-partition-size).
-func forwardMIGProfile(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+func forwardMIGProfile(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
 	prof := splitAttr(rule.MIGProfileAttribute)
 	switch req.op {
 	case corev1.NodeSelectorOpExists:
@@ -334,7 +335,7 @@ func forwardMIGProfile(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _
 }
 
 // backwardMIGProfile is the profile of the node's first MIG device.
-func backwardMIGProfile(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+func backwardMIGProfile(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	for _, d := range n.devices(familyOfMIGRule(p, rule)) {
 		if a, ok := d.attribute(rule.MIGProfileAttribute); ok && a.StringValue != nil {
 			return *a.StringValue, true
@@ -344,7 +345,7 @@ func backwardMIGProfile(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) 
 }
 
 // forwardMIGStrategy: under "single" the legacy GPU resource is a MIG slice.
-func forwardMIGStrategy(p *Policy, rule *NodeLabelRule, _ string, req labelReq, family string) (effect, error) {
+func forwardMIGStrategy(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, family string) (effect, error) {
 	if req.op != corev1.NodeSelectorOpIn || len(req.values) != 1 {
 		return effect{}, notTranslatable("%s: only a single value can be translated", req)
 	}
@@ -369,7 +370,7 @@ func forwardMIGStrategy(p *Policy, rule *NodeLabelRule, _ string, req labelReq, 
 // placement check reads a node once per strategy it may have run with,
 // [Policy.LegacyMIGStrategies]); otherwise a node with MIG devices is read
 // as "mixed", and without, GFD sets no label.
-func backwardMIGStrategy(p *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+func backwardMIGStrategy(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	if s := p.migStrategy(n); s != "" {
 		return s, true
 	}
@@ -380,7 +381,7 @@ func backwardMIGStrategy(p *Policy, rule *NodeLabelRule, _ string, n legacyNode)
 }
 
 // forwardMiB compares GFD's memory in MiB with a capacity in bytes.
-func forwardMiB(_ *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+func forwardMiB(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
 	c := splitAttr(rule.Capacity)
 	if eff, ok := presence(req, c.capGuard()); ok {
 		return eff, nil
@@ -419,7 +420,7 @@ func capacityEffect(c attrPath, req labelReq, parts []string) (effect, error) {
 
 // backwardMiB is the first device's capacity in whole MiB, rounded down as
 // GFD labels it.
-func backwardMiB(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+func backwardMiB(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	for _, f := range rule.Families {
 		for _, d := range n.devices(f) {
 			if q, ok := d.capacity(rule.Capacity); ok {
@@ -438,7 +439,7 @@ type ccRange struct{ loMajor, loMinor, hiMajor, hiMinor int64 }
 // 8.0–8.8 ampere, 8.9 ada-lovelace, 9 hopper, 10 and 12 blackwell, 13 rubin
 // (NVIDIA/k8s-device-plugin internal/lm/resource.go at 1b826acc6). Releases
 // before ada-lovelace existed label every 8.x "ampere" (the Legacy scheme).
-func gfdFamilies(scheme GFDFamilyScheme) map[string][]ccRange {
+func gfdFamilies(scheme v1alpha1.GFDFamilyScheme) map[string][]ccRange {
 	m := map[string][]ccRange{
 		"tesla":        {{1, 0, 2, 0}},
 		"fermi":        {{2, 0, 3, 0}},
@@ -453,7 +454,7 @@ func gfdFamilies(scheme GFDFamilyScheme) map[string][]ccRange {
 		"blackwell":    {{10, 0, 11, 0}, {12, 0, 13, 0}},
 		"rubin":        {{13, 0, 14, 0}},
 	}
-	if scheme == GFDFamilyLegacy {
+	if scheme == v1alpha1.GFDFamilyLegacy {
 		m["ampere"] = []ccRange{{8, 0, 9, 0}}
 		delete(m, "ada-lovelace")
 		delete(m, "blackwell")
@@ -464,7 +465,7 @@ func gfdFamilies(scheme GFDFamilyScheme) map[string][]ccRange {
 
 // forwardGFDFamily maps an architecture family to its compute-capability
 // ranges under the policy's GFD scheme.
-func forwardGFDFamily(p *Policy, rule *NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
+func forwardGFDFamily(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
 	scheme := p.spec.GFDFamilyScheme
 	a := splitAttr(rule.Attribute)
 	switch req.op {
@@ -495,7 +496,7 @@ func forwardGFDFamily(p *Policy, rule *NodeLabelRule, _ string, req labelReq, _ 
 
 // gfdFamilyOf is the GFD family of a compute capability (GFD's getArchFamily
 // says "undefined" for the rest).
-func gfdFamilyOf(major, minor int64, scheme GFDFamilyScheme) string {
+func gfdFamilyOf(major, minor int64, scheme v1alpha1.GFDFamilyScheme) string {
 	cc := major*1000 + minor
 	fams := gfdFamilies(scheme)
 	for _, name := range slices.Sorted(maps.Keys(fams)) {
@@ -538,7 +539,7 @@ func (p *Policy) knownProductNames(attr, labelForm string) []string {
 		}
 	}
 	for _, r := range p.labels {
-		if r.Conversion != ConvMap || r.Attribute != attr {
+		if r.Conversion != v1alpha1.ConvMap || r.Attribute != attr {
 			continue
 		}
 		for _, vals := range r.Values {
@@ -559,7 +560,7 @@ func (p *Policy) knownProductNames(attr, labelForm string) []string {
 // (knownProductNames) is written as NVML spells it; any other is written as
 // the label spells it (loose), which claimbridge's selectors match because
 // they compare with spaces as dashes.
-func deviceGFDProduct(p *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+func deviceGFDProduct(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, v string) (deviceFact, error) {
 	product, profile := parseGFDProduct(v)
 	if product == "" {
 		return deviceFact{}, fmt.Errorf("no product name")
@@ -605,7 +606,7 @@ func GFDProfileOfMIG(profile string) string {
 
 // deviceMiB: GFD's memory in MiB is a capacity of as many Mi (the driver
 // writes 40960 MiB as 40Gi).
-func deviceMiB(_ *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+func deviceMiB(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, v string) (deviceFact, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 || n > 1<<40 {
 		return deviceFact{}, fmt.Errorf("%q is not a number of MiB", v)
@@ -633,7 +634,7 @@ var nvmlArchitectures = map[string]string{
 
 // architectureOf is the architecture attribute in the domain of a GFDFamily
 // rule's compute-capability attribute.
-func architectureOf(rule *NodeLabelRule) string {
+func architectureOf(rule *v1alpha1.NodeLabelRule) string {
 	domain, _, _ := strings.Cut(rule.Attribute, "/")
 	return domain + "/architecture"
 }
@@ -641,20 +642,20 @@ func architectureOf(rule *NodeLabelRule) string {
 // architectureOfCC is the architecture the NVIDIA driver publishes for a
 // compute capability, "" when it names none.
 func architectureOfCC(major, minor int64) string {
-	return nvmlArchitectures[gfdFamilyOf(major, minor, GFDFamilyCurrent)]
+	return nvmlArchitectures[gfdFamilyOf(major, minor, v1alpha1.GFDFamilyCurrent)]
 }
 
 // deviceGFDFamily: the architectures of the family's compute-capability
 // ranges under the policy's GFD scheme (one, except the Legacy scheme's
 // ampere, which covers Ampere and Ada Lovelace; the compute capability then
 // settles it).
-func deviceGFDFamily(p *Policy, rule *NodeLabelRule, _ string, v string) (deviceFact, error) {
+func deviceGFDFamily(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, v string) (deviceFact, error) {
 	scheme := p.spec.GFDFamilyScheme
 	ranges, ok := gfdFamilies(scheme)[v]
 	if !ok {
-		return deviceFact{}, fmt.Errorf("not a GPU family that GFD (%s scheme) produces", cmp.Or(scheme, GFDFamilyCurrent))
+		return deviceFact{}, fmt.Errorf("not a GPU family that GFD (%s scheme) produces", cmp.Or(scheme, v1alpha1.GFDFamilyCurrent))
 	}
-	current := gfdFamilies(GFDFamilyCurrent)
+	current := gfdFamilies(v1alpha1.GFDFamilyCurrent)
 	f := deviceFact{attribute: architectureOf(rule)}
 	for _, name := range slices.Sorted(maps.Keys(current)) {
 		arch, ok := nvmlArchitectures[name]
@@ -678,7 +679,7 @@ func deviceGFDFamily(p *Policy, rule *NodeLabelRule, _ string, v string) (device
 
 // deviceMIGProfile: GKE's partition size is the MIG profile of the node's
 // GPUs, as the driver spells it.
-func deviceMIGProfile(_ *Policy, _ *NodeLabelRule, _ string, v string) (deviceFact, error) {
+func deviceMIGProfile(_ *Policy, _ *v1alpha1.NodeLabelRule, _ string, v string) (deviceFact, error) {
 	if v == "" {
 		return deviceFact{}, fmt.Errorf("no MIG profile")
 	}

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"strconv"
 	"strings"
 
@@ -48,7 +49,7 @@ func negated(pred string) string {
 // forwardReplicas: replicas N > 1 is a device shared N ways, 1 (or 0) a
 // device that is not shared; Gt and Lt compare the shares of shared
 // devices (a device that is not shared has 1).
-func forwardReplicas(p *Policy, rule *NodeLabelRule, _ string, req labelReq, family string) (effect, error) {
+func forwardReplicas(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, family string) (effect, error) {
 	if p.sharesRule(family) == nil {
 		return effect{notForUs: true}, nil
 	}
@@ -106,7 +107,7 @@ func partsEffect(parts []string, op corev1.NodeSelectorOperator) effect {
 }
 
 // backwardReplicas is the first device's shares, "1" when it is not shared.
-func backwardReplicas(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+func backwardReplicas(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	d, ok := firstDevice(rule.Families, n)
 	if !ok {
 		return "", false
@@ -139,7 +140,7 @@ const (
 // forwardSharingStrategy: time-slicing is a shared device, none one that is
 // not shared; MPS has no device counterpart (the pod is kept before labels
 // are converted, SharedMPSNotMapped, when the policy translates its shares).
-func forwardSharingStrategy(p *Policy, rule *NodeLabelRule, _ string, req labelReq, family string) (effect, error) {
+func forwardSharingStrategy(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, family string) (effect, error) {
 	if p.sharesRule(family) == nil {
 		return effect{notForUs: true}, nil
 	}
@@ -176,7 +177,7 @@ func forwardSharingStrategy(p *Policy, rule *NodeLabelRule, _ string, req labelR
 
 // backwardSharingStrategy is time-slicing for a shared first device, none
 // otherwise.
-func backwardSharingStrategy(_ *Policy, rule *NodeLabelRule, _ string, n legacyNode) (string, bool) {
+func backwardSharingStrategy(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
 	d, ok := firstDevice(rule.Families, n)
 	if !ok {
 		return "", false
@@ -189,7 +190,7 @@ func backwardSharingStrategy(_ *Policy, rule *NodeLabelRule, _ string, n legacyN
 
 // canonicalReplicas: GFD writes 0 replicas where sharing is disabled, which
 // is a GPU that is not shared, as 1 is.
-func canonicalReplicas(_ *NodeLabelRule, v string) string {
+func canonicalReplicas(_ *v1alpha1.NodeLabelRule, v string) string {
 	n, err := strconv.ParseInt(v, 10, 64)
 	switch {
 	case err != nil:

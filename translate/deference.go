@@ -40,7 +40,7 @@ func (t *translation) defer5004() bool {
 	adds := t.fromLabels || t.crossAlign || len(t.companions) > 0 || len(t.cardSel) > 0
 	for _, r := range t.requests {
 		// Capacities (HAMi's gpumem, a sharing mode's) are more than a count.
-		if len(r.alts) > 1 || len(r.use.rule.Config) > 0 || len(r.use.capacities) > 0 || r.use.rule.sharedBySelector() || r.hasShares() {
+		if len(r.alts) > 1 || len(r.use.rule.Config) > 0 || len(r.use.capacities) > 0 || sharedBySelector(r.use.rule) || r.hasShares() {
 			adds = true
 		}
 	}

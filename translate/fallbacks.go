@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 
@@ -65,7 +66,7 @@ func (t *translation) applyFallbacks(r *request) {
 	r.alts = dedup
 }
 
-func fallbackMatches(fb *FallbackRule, a *alt) bool {
+func fallbackMatches(fb *v1alpha1.FallbackRule, a *alt) bool {
 	if string(a.resource) != fb.Match.Resource {
 		return false
 	}

@@ -2,10 +2,12 @@ package translate
 
 import (
 	"encoding/json"
-	"github.com/claimbridge/claimbridge/reason"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -16,8 +18,8 @@ import (
 // The seed corpora run in every `go test`; `make fuzz` explores further.
 
 func FuzzLoadPolicy(f *testing.F) {
-	for _, name := range ProfileNames() {
-		src, err := ProfileSource(name)
+	for _, name := range v1alpha1.ProfileNames() {
+		src, err := v1alpha1.ProfileSource(name)
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -1,12 +1,14 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/reason"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -20,11 +22,11 @@ import (
 // goldenCase is one file under testdata/cases: a pod and what it is
 // translated with.
 type goldenCase struct {
-	Pod      *corev1.Pod                `json:"pod"`
-	Profiles []string                   `json:"profiles,omitempty"`
-	Policy   *TranslationPolicy         `json:"policy,omitempty"`
-	Classes  []*resourceapi.DeviceClass `json:"classes,omitempty"`
-	Quotas   []*corev1.ResourceQuota    `json:"quotas,omitempty"`
+	Pod      *corev1.Pod                 `json:"pod"`
+	Profiles []string                    `json:"profiles,omitempty"`
+	Policy   *v1alpha1.TranslationPolicy `json:"policy,omitempty"`
+	Classes  []*resourceapi.DeviceClass  `json:"classes,omitempty"`
+	Quotas   []*corev1.ResourceQuota     `json:"quotas,omitempty"`
 	// Alternative is Input.Alternative (ExactlyOnly output).
 	Alternative int `json:"alternative,omitempty"`
 	// Admitted is Input.Admitted: the pod as the webhook sees it.
@@ -45,7 +47,7 @@ type goldenResult struct {
 	// Output, Combinations and FaithfulCombination are Result's, shown
 	// when the output profile is not Full; Charge is shown for cases with
 	// quotas.
-	Output              OutputProfile                 `json:"output,omitempty"`
+	Output              v1alpha1.OutputProfile        `json:"output,omitempty"`
 	Combinations        int                           `json:"combinations,omitempty"`
 	FaithfulCombination *int                          `json:"faithfulCombination,omitempty"`
 	Charge              map[corev1.ResourceName]int64 `json:"charge,omitempty"`
@@ -99,7 +101,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := goldenResult{Outcome: res.Outcome, Pod: res.Pod, Template: res.Template, ImplicitTolerations: res.ImplicitTolerations}
-			if res.Output != "" && res.Output != OutputFull {
+			if res.Output != "" && res.Output != v1alpha1.OutputFull {
 				got.Output, got.Combinations = res.Output, res.Combinations
 				if res.Combinations > 0 {
 					got.FaithfulCombination = &res.FaithfulCombination

@@ -1,11 +1,12 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"

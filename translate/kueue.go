@@ -3,6 +3,7 @@ package translate
 import (
 	"errors"
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strings"
@@ -32,7 +33,7 @@ type kueueConfiguration struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Resources  *struct {
-		DeviceClassMappings []KueueDeviceClassMapping `json:"deviceClassMappings"`
+		DeviceClassMappings []v1alpha1.KueueDeviceClassMapping `json:"deviceClassMappings"`
 	} `json:"resources"`
 	Data map[string]string `json:"data"`
 }
@@ -42,14 +43,14 @@ type kueueConfiguration struct {
 // Configuration), or of the ConfigMap that holds one in a value (as
 // kueue-manager-config does). A Configuration without mappings gives none.
 // An error names what is wrong.
-func ParseKueueConfiguration(data []byte) ([]KueueDeviceClassMapping, error) {
+func ParseKueueConfiguration(data []byte) ([]v1alpha1.KueueDeviceClassMapping, error) {
 	var c kueueConfiguration
 	if err := yaml.Unmarshal(data, &c); err != nil {
 		return nil, fmt.Errorf("decode Kueue configuration: %w", err)
 	}
 	if c.Kind == "ConfigMap" && c.APIVersion == "v1" {
 		var found []string
-		var out []KueueDeviceClassMapping
+		var out []v1alpha1.KueueDeviceClassMapping
 		for _, k := range slices.Sorted(maps.Keys(c.Data)) {
 			var inner kueueConfiguration
 			if yaml.Unmarshal([]byte(c.Data[k]), &inner) != nil || inner.Kind != "Configuration" || !strings.HasPrefix(inner.APIVersion, KueueConfigGroup+"/") {
@@ -77,7 +78,7 @@ func ParseKueueConfiguration(data []byte) ([]KueueDeviceClassMapping, error) {
 	if c.Resources == nil {
 		return nil, nil
 	}
-	if errs := validateKueueMappings(field.NewPath("resources", "deviceClassMappings"), c.Resources.DeviceClassMappings); len(errs) > 0 {
+	if errs := v1alpha1.ValidateKueueMappings(field.NewPath("resources", "deviceClassMappings"), c.Resources.DeviceClassMappings); len(errs) > 0 {
 		return nil, fmt.Errorf("invalid Kueue configuration: %w", errs.ToAggregate())
 	}
 	return c.Resources.DeviceClassMappings, nil
@@ -86,7 +87,7 @@ func ParseKueueConfiguration(data []byte) ([]KueueDeviceClassMapping, error) {
 // WithKueueMappings returns the policy with these deviceClassMappings added
 // to its kueue rule (those of a Kueue Configuration, for `--kueue-config`).
 // The policy itself is not changed.
-func (p *Policy) WithKueueMappings(m []KueueDeviceClassMapping) *Policy {
+func (p *Policy) WithKueueMappings(m []v1alpha1.KueueDeviceClassMapping) *Policy {
 	if len(m) == 0 {
 		return p
 	}

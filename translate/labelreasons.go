@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strings"
 )
@@ -167,9 +168,9 @@ func joinOne(list []string, sep string) string {
 // expressedBy names the attribute or capacity a rule's selectors read
 // (for the sharing labels, whether the device allows multiple
 // allocations, and its share capacity where a selector reads it).
-func expressedBy(rule *NodeLabelRule, eff effect) string {
+func expressedBy(rule *v1alpha1.NodeLabelRule, eff effect) string {
 	switch {
-	case rule.Conversion == ConvReplicas || rule.Conversion == ConvSharingStrategy:
+	case rule.Conversion == v1alpha1.ConvReplicas || rule.Conversion == v1alpha1.ConvSharingStrategy:
 		ref := splitAttr(rule.Capacity).capRef()
 		if slices.ContainsFunc(eff.selectors, func(s string) bool { return strings.Contains(s, ref) }) {
 			return "allowMultipleAllocations and capacity " + rule.Capacity

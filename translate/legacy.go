@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strings"
@@ -151,10 +152,10 @@ func (p *Policy) LegacyResource(name corev1.ResourceName, nodeLabels map[string]
 	return dr, true
 }
 
-func deviceRule(r *ResourceRule, name, suffix string) (DeviceRule, error) {
-	dr := DeviceRule{Resource: name, Family: r.Family, DeviceClassName: r.DeviceClassName, Shared: r.sharedDevice()}
+func deviceRule(r *v1alpha1.ResourceRule, name, suffix string) (DeviceRule, error) {
+	dr := DeviceRule{Resource: name, Family: r.Family, DeviceClassName: r.DeviceClassName, Shared: sharedDevice(r)}
 	for _, s := range r.Selectors {
-		expr, err := requirementExpr(splitAttr(s.Attribute), s.typeOrDefault(), s.Operator, s.Values)
+		expr, err := requirementExpr(splitAttr(s.Attribute), s.ValueType(), s.Operator, s.Values)
 		if err != nil {
 			return DeviceRule{}, err
 		}
@@ -162,7 +163,7 @@ func deviceRule(r *ResourceRule, name, suffix string) (DeviceRule, error) {
 	}
 	if suffix != "" && r.SuffixAttribute != "" {
 		attr := splitAttr(r.SuffixAttribute)
-		pred, err := stringIn(attr.ref(), []string{r.suffixValue(suffix)})
+		pred, err := stringIn(attr.ref(), []string{suffixValue(r, suffix)})
 		if err != nil {
 			return DeviceRule{}, err
 		}
@@ -173,7 +174,7 @@ func deviceRule(r *ResourceRule, name, suffix string) (DeviceRule, error) {
 
 // sharedDevice: the resource is a share of a device. The NVIDIA device
 // plugin names time-sliced GPUs <resource>.shared.
-func (r *ResourceRule) sharedDevice() bool {
+func sharedDevice(r *v1alpha1.ResourceRule) bool {
 	return r.Shared || strings.HasSuffix(r.Name, ".shared")
 }
 
@@ -182,7 +183,7 @@ func (r *ResourceRule) sharedDevice() bool {
 // depend on the policy key on it.
 func (p *Policy) Fingerprint() string { return p.fingerprint }
 
-func specFingerprint(spec *PolicySpec) string {
+func specFingerprint(spec *v1alpha1.PolicySpec) string {
 	data, err := json.Marshal(spec)
 	if err != nil {
 		panic(err) // plain data types always marshal

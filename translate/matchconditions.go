@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strings"
 
@@ -71,7 +72,7 @@ func (p *Policy) MatchConditions() []MatchCondition {
 		schedulers = append(schedulers, mustCELString(s))
 	}
 	scheduler := "(has(object.spec.schedulerName) && object.spec.schedulerName != \"\" ? object.spec.schedulerName : " +
-		mustCELString(DefaultScheduler) + ") in [" + strings.Join(schedulers, ", ") + "]"
+		mustCELString(v1alpha1.DefaultScheduler) + ") in [" + strings.Join(schedulers, ", ") + "]"
 	return []MatchCondition{
 		{Name: "requests-mapped-devices", Expression: devices},
 		{Name: "not-opted-out", Expression: optOut},

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +18,7 @@ type use struct {
 	init     bool // a non-restartable init container
 	sidecar  bool // a restartable init container
 	resource corev1.ResourceName
-	rule     *ResourceRule
+	rule     *v1alpha1.ResourceRule
 	suffix   string
 	count    int64 // devices; 1 for capacity rules
 	capacity int64 // for capacity rules
@@ -57,7 +58,7 @@ func (r *request) maxCount() int64 {
 // alt is one alternative of a request (a subrequest when there are several).
 type alt struct {
 	resource  corev1.ResourceName
-	rule      *ResourceRule
+	rule      *v1alpha1.ResourceRule
 	class     string
 	selectors []string
 	count     int64
@@ -93,7 +94,7 @@ type scenario struct {
 }
 
 type constraint struct {
-	rule      *AlignmentRule
+	rule      *v1alpha1.AlignmentRule
 	whole     []*request // requests named as a whole
 	variantOf *request   // request whose variants are named
 	variants  []*alt     // of variantOf

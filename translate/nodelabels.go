@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strings"
@@ -303,7 +304,7 @@ func (t *translation) varyingFamilies() []string {
 // whose node affinity keeps requirements on labels the DRA nodes lack.
 func (t *translation) losesNodesOK() bool {
 	r := t.p.spec.Placement
-	return r == PlacementSubset || r == PlacementOff
+	return r == v1alpha1.PlacementSubset || r == v1alpha1.PlacementOff
 }
 
 // termKeys lists the keys of the known requirements of ORed terms, sorted.
@@ -357,7 +358,7 @@ type effectOf struct {
 }
 
 type convResult struct {
-	rule *NodeLabelRule
+	rule *v1alpha1.NodeLabelRule
 	eff  effect
 	err  error
 	ok   bool // a rule serves the family

@@ -116,7 +116,7 @@ func (t *translation) stackAccepts() bool {
 				ok = false
 			}
 		}
-		if cc := t.out.scheduler.ConsumableCapacity; cc != nil && !*cc && (len(r.use.capacities) > 0 || r.use.rule.sharedBySelector() || r.readsSharing()) {
+		if cc := t.out.scheduler.ConsumableCapacity; cc != nil && !*cc && (len(r.use.capacities) > 0 || sharedBySelector(r.use.rule) || r.readsSharing()) {
 			t.add(say(ReasonCapacityNotSupported, r.use.limitPath(),
 				"scheduler %s's allocator does not honour consumable capacity (its profile's consumableCapacity: false): it would ignore the capacity requests of %s and hand the device out whole; the pod keeps its device-plugin resources",
 				t.out.scheduler.Name, requestLabel(r)))

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strconv"
@@ -72,7 +73,7 @@ func (t *translation) partition() bool {
 		}
 		r.alts = alts
 		for _, n := range slices.Sorted(maps.Keys(byCount)) {
-			rule := &AlignmentRule{Name: pr.Name, Families: pr.Families, Attribute: pr.AttributePrefix + strconv.FormatInt(n, 10), Mode: AlignRequired}
+			rule := &v1alpha1.AlignmentRule{Name: pr.Name, Families: pr.Families, Attribute: pr.AttributePrefix + strconv.FormatInt(n, 10), Mode: v1alpha1.AlignRequired}
 			t.constraints = append(t.constraints, &constraint{rule: rule, variantOf: r, variants: byCount[n]})
 		}
 		t.add(say(ReasonAlignmentApplied, r.use.path,

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strings"
 	"testing"
@@ -275,9 +276,9 @@ func TestLoadPolicyPlacementOffUnquoted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("placement: %s: %v", v, err)
 		}
-		want := PlacementOff
+		want := v1alpha1.PlacementOff
 		if v == "Subset" {
-			want = PlacementSubset
+			want = v1alpha1.PlacementSubset
 		}
 		if got := p.spec.Placement; got != want {
 			t.Errorf("placement: %s read as %q, want %q", v, got, want)
@@ -292,10 +293,10 @@ func TestLoadPolicyKeepsItsRulesForPodsDRACannotServeNow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Spec().WhenDRABusy; got != WhenDRABusyWait {
+	if got := p.Spec().WhenDRABusy; got != v1alpha1.WhenDRABusyWait {
 		t.Errorf("whenDRABusy read as %q, want Wait", got)
 	}
-	if got := p.Spec().OnUnservable; got != OnUnservableDeny {
+	if got := p.Spec().OnUnservable; got != v1alpha1.OnUnservableDeny {
 		t.Errorf("onUnservable read as %q, want Deny", got)
 	}
 }
@@ -326,13 +327,13 @@ func TestAutoscaledPoolLabels(t *testing.T) {
 			}
 		})
 	}
-	if diff := cmp.Diff([]string{KarpenterNodePoolLabel}, DefaultPolicy().AutoscaledPoolLabels()); diff != "" {
+	if diff := cmp.Diff([]string{v1alpha1.KarpenterNodePoolLabel}, DefaultPolicy().AutoscaledPoolLabels()); diff != "" {
 		t.Errorf("the default policy's pool labels (-want,+got):\n%s", diff)
 	}
 }
 
 func TestBuiltinProfiles(t *testing.T) {
-	for _, name := range ProfileNames() {
+	for _, name := range v1alpha1.ProfileNames() {
 		t.Run(name, func(t *testing.T) {
 			// Profiles may refer to families of other profiles; alone they
 			// still load.
@@ -342,26 +343,26 @@ func TestBuiltinProfiles(t *testing.T) {
 		})
 	}
 	want := []string{"nvidia", "amd", "gke", "intel", "nfd", "rdma", "tpu"} // not dra-cpu, hami
-	if diff := cmp.Diff(want, DefaultProfileNames()); diff != "" {
+	if diff := cmp.Diff(want, v1alpha1.DefaultProfileNames()); diff != "" {
 		t.Errorf("default profiles (-want,+got):\n%s", diff)
 	}
-	if slices.Contains(DefaultProfileNames(), "dra-cpu") || slices.Contains(DefaultProfileNames(), "hami") {
+	if slices.Contains(v1alpha1.DefaultProfileNames(), "dra-cpu") || slices.Contains(v1alpha1.DefaultProfileNames(), "hami") {
 		t.Error("dra-cpu and hami must be opt-in")
 	}
-	if _, err := ProfileSource("nope"); err == nil {
+	if _, err := v1alpha1.ProfileSource("nope"); err == nil {
 		t.Error("unknown profile accepted")
 	}
 }
 
 func TestPolicyDefaultsOfTheStrandingRules(t *testing.T) {
 	def := DefaultPolicy()
-	if diff := cmp.Diff([]string{DefaultScheduler}, def.Schedulers()); diff != "" {
+	if diff := cmp.Diff([]string{v1alpha1.DefaultScheduler}, def.Schedulers()); diff != "" {
 		t.Errorf("default schedulers (-want,+got):\n%s", diff)
 	}
 	if it := def.Spec().ImplicitTolerations; it != nil || def.ImplicitTolerations() || def.ImplicitTolerationsSaid() {
 		t.Error("the default policy says nothing about the cluster's admission: implicit tolerations must be unset")
 	}
-	gke, err := ProfilePolicy(DefaultProfileNames()...)
+	gke, err := ProfilePolicy(v1alpha1.DefaultProfileNames()...)
 	if err != nil {
 		t.Fatal(err)
 	}

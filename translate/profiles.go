@@ -1,78 +1,11 @@
 package translate
 
 import (
-	"embed"
-	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
-	"path"
 	"slices"
 	"strings"
 )
-
-//go:embed profiles/*.yaml
-var profileFS embed.FS
-
-// defaultOff lists the built-in profiles that the default policy leaves out:
-// dra-cpu turns CPU requests into claims, hami replaces the NVIDIA driver's
-// nvidia.com/gpu rule, and nvidia-fabric-manager holds GPU claims to Fabric
-// Manager's partitions (an alpha driver gate): each must be chosen
-// deliberately.
-var defaultOff = []string{"dra-cpu", "hami", "nvidia-fabric-manager"}
-
-// ProfileNames lists the built-in profiles, sorted.
-func ProfileNames() []string {
-	entries, err := profileFS.ReadDir("profiles")
-	if err != nil {
-		panic(err) // embedded at build time
-	}
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
-	}
-	slices.Sort(names)
-	return names
-}
-
-// DefaultProfileNames are the profiles of [DefaultPolicy], in order.
-func DefaultProfileNames() []string {
-	var names []string
-	for _, n := range ProfileNames() {
-		if !slices.Contains(defaultOff, n) {
-			names = append(names, n)
-		}
-	}
-	// nvidia first so that other profiles' rules may override it.
-	slices.SortStableFunc(names, func(a, b string) int {
-		switch {
-		case a == "nvidia" && b != "nvidia":
-			return -1
-		case b == "nvidia" && a != "nvidia":
-			return 1
-		}
-		return 0
-	})
-	return names
-}
-
-// ProfileSource returns the YAML text of a built-in profile, as shipped.
-func ProfileSource(name string) ([]byte, error) {
-	if !slices.Contains(ProfileNames(), name) {
-		return nil, fmt.Errorf("unknown profile %q (known: %s)", name, strings.Join(ProfileNames(), ", "))
-	}
-	return profileFS.ReadFile(path.Join("profiles", name+".yaml"))
-}
-
-func builtinProfile(name string) (*TranslationPolicy, error) {
-	data, err := ProfileSource(name)
-	if err != nil {
-		return nil, err
-	}
-	var tp TranslationPolicy
-	if err := decodeStrict(data, &tp); err != nil {
-		return nil, fmt.Errorf("built-in profile %s: %w", name, err)
-	}
-	return &tp, nil
-}
 
 // DefaultPolicy is the policy used when none is given: every built-in
 // profile except the opt-in ones ([DefaultProfileNames]), for their rules.
@@ -83,13 +16,13 @@ func builtinProfile(name string) (*TranslationPolicy, error) {
 // that requires a label only GKE nodes carry still tells
 // ([Policy.RunsExtendedResourceToleration]).
 func DefaultPolicy() *Policy {
-	names := DefaultProfileNames()
-	p, err := newPolicy(&TranslationPolicy{
-		APIVersion: PolicyAPIVersion,
-		Kind:       PolicyKind,
-		Metadata:   PolicyMetadata{Name: "profiles:" + strings.Join(names, ",")},
-		Spec:       PolicySpec{Profiles: names},
-	}, false)
+	names := v1alpha1.DefaultProfileNames()
+	p, err := newPolicy(&v1alpha1.TranslationPolicy{
+		APIVersion: v1alpha1.PolicyAPIVersion,
+		Kind:       v1alpha1.PolicyKind,
+		Metadata:   v1alpha1.PolicyMetadata{Name: "profiles:" + strings.Join(names, ",")},
+		Spec:       v1alpha1.PolicySpec{Profiles: names},
+	}, v1alpha1.ResolveRules)
 	if err != nil {
 		panic(err) // the built-in profiles are tested
 	}
@@ -98,42 +31,42 @@ func DefaultPolicy() *Policy {
 
 // ProfilePolicy is a policy made of the named built-in profiles.
 func ProfilePolicy(names ...string) (*Policy, error) {
-	return NewPolicy(&TranslationPolicy{
-		APIVersion: PolicyAPIVersion,
-		Kind:       PolicyKind,
-		Metadata:   PolicyMetadata{Name: "profiles:" + strings.Join(names, ",")},
-		Spec:       PolicySpec{Profiles: names},
+	return NewPolicy(&v1alpha1.TranslationPolicy{
+		APIVersion: v1alpha1.PolicyAPIVersion,
+		Kind:       v1alpha1.PolicyKind,
+		Metadata:   v1alpha1.PolicyMetadata{Name: "profiles:" + strings.Join(names, ",")},
+		Spec:       v1alpha1.PolicySpec{Profiles: names},
 	})
 }
 
 // Policy is a validated, compiled TranslationPolicy, safe for concurrent use.
 type Policy struct {
 	name     string
-	spec     PolicySpec
-	exact    map[string]*ResourceRule
-	patterns []*ResourceRule // longest prefix first
-	labels   []*NodeLabelRule
-	byKey    map[string][]*NodeLabelRule // exact keys, in rule order
-	wild     []*NodeLabelRule            // keys with "*"
+	spec     v1alpha1.PolicySpec
+	exact    map[string]*v1alpha1.ResourceRule
+	patterns []*v1alpha1.ResourceRule // longest prefix first
+	labels   []*v1alpha1.NodeLabelRule
+	byKey    map[string][]*v1alpha1.NodeLabelRule // exact keys, in rule order
+	wild     []*v1alpha1.NodeLabelRule            // keys with "*"
 	cel      *celChecker
 	convs    *convMemo
 	// fingerprint identifies the effective rules (see Fingerprint).
 	fingerprint string
 }
 
-func compilePolicy(name string, spec PolicySpec) *Policy {
-	p := &Policy{name: name, spec: spec, exact: map[string]*ResourceRule{}, cel: &celChecker{}, convs: &convMemo{}, fingerprint: specFingerprint(&spec)}
+func compilePolicy(name string, spec v1alpha1.PolicySpec) *Policy {
+	p := &Policy{name: name, spec: spec, exact: map[string]*v1alpha1.ResourceRule{}, cel: &celChecker{}, convs: &convMemo{}, fingerprint: specFingerprint(&spec)}
 	for i := range p.spec.Resources {
 		r := &p.spec.Resources[i]
 		if strings.HasSuffix(r.Name, "*") {
-			p.patterns = slices.DeleteFunc(p.patterns, func(o *ResourceRule) bool { return o.Name == r.Name })
+			p.patterns = slices.DeleteFunc(p.patterns, func(o *v1alpha1.ResourceRule) bool { return o.Name == r.Name })
 			p.patterns = append(p.patterns, r)
 			continue
 		}
 		p.exact[r.Name] = r // a later rule wins
 	}
-	slices.SortStableFunc(p.patterns, func(a, b *ResourceRule) int { return len(b.Name) - len(a.Name) })
-	p.byKey = map[string][]*NodeLabelRule{}
+	slices.SortStableFunc(p.patterns, func(a, b *v1alpha1.ResourceRule) int { return len(b.Name) - len(a.Name) })
+	p.byKey = map[string][]*v1alpha1.NodeLabelRule{}
 	for i := range p.spec.NodeLabels {
 		r := &p.spec.NodeLabels[i]
 		p.labels = append(p.labels, r)
@@ -151,7 +84,7 @@ func (p *Policy) Name() string { return p.name }
 
 // Spec returns the effective rules: those of the included profiles followed
 // by the policy's own.
-func (p *Policy) Spec() PolicySpec { return p.spec }
+func (p *Policy) Spec() v1alpha1.PolicySpec { return p.spec }
 
 // AutoscaledPoolLabels are the node-label keys that put a node in a pool
 // an autoscaler grows for Pending pods without provisioning for claims
@@ -165,7 +98,7 @@ func (p *Policy) AutoscaledPoolLabels() []string {
 	case len(a.PoolLabels) > 0:
 		return a.PoolLabels
 	}
-	return []string{KarpenterNodePoolLabel}
+	return []string{v1alpha1.KarpenterNodePoolLabel}
 }
 
 // Families returns the device families the policy maps, sorted.
@@ -179,7 +112,7 @@ func (p *Policy) Families() []string {
 
 // resourceRule finds the rule for an extended resource: an exact rule first,
 // then the pattern with the longest prefix. suffix is what "*" matched.
-func (p *Policy) resourceRule(name string) (rule *ResourceRule, suffix string, ok bool) {
+func (p *Policy) resourceRule(name string) (rule *v1alpha1.ResourceRule, suffix string, ok bool) {
 	if r, ok := p.exact[name]; ok {
 		return r, "", true
 	}
@@ -192,17 +125,11 @@ func (p *Policy) resourceRule(name string) (rule *ResourceRule, suffix string, o
 	return nil, "", false
 }
 
-func matchResourceRule(rules []ResourceRule, name string) (*ResourceRule, bool) {
-	p := compilePolicy("", PolicySpec{Resources: rules})
-	r, _, ok := p.resourceRule(name)
-	return r, ok
-}
-
 // labelRule finds the last rule for a label key that serves family. The
 // key of a rule may hold one "*"; wildcard is what it matched.
-func (p *Policy) labelRule(key, family string) (rule *NodeLabelRule, wildcard string, ok bool) {
+func (p *Policy) labelRule(key, family string) (rule *v1alpha1.NodeLabelRule, wildcard string, ok bool) {
 	// The last rule wins; exact keys and patterns compete by rule order.
-	best, bestIdx := (*NodeLabelRule)(nil), -1
+	best, bestIdx := (*v1alpha1.NodeLabelRule)(nil), -1
 	exact := p.byKey[key]
 	for i := len(exact) - 1; i >= 0; i-- {
 		if slices.Contains(exact[i].Families, family) {

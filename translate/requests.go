@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -50,7 +51,7 @@ func (r *request) addAlt(a *alt) {
 }
 
 // alternative translates one resource under a set of label requirements.
-func (t *translation) alternative(res corev1.ResourceName, rule *ResourceRule, suffix string, count int64, reqs []labelReq) (*alt, error) {
+func (t *translation) alternative(res corev1.ResourceName, rule *v1alpha1.ResourceRule, suffix string, count int64, reqs []labelReq) (*alt, error) {
 	a := &alt{resource: res, rule: rule, class: rule.DeviceClassName, count: count}
 	if len(reqs) > 0 {
 		// The requirements it was made for and those it shows share one
@@ -60,13 +61,13 @@ func (t *translation) alternative(res corev1.ResourceName, rule *ResourceRule, s
 		a.selectors = make([]string, 0, len(rule.Selectors)+len(reqs)+2)
 	}
 	for _, s := range rule.Selectors {
-		expr, err := requirementExpr(splitAttr(s.Attribute), s.typeOrDefault(), s.Operator, s.Values)
+		expr, err := requirementExpr(splitAttr(s.Attribute), s.ValueType(), s.Operator, s.Values)
 		if err != nil {
 			return nil, fmt.Errorf("policy selector on %s: %w", s.Attribute, err)
 		}
 		a.selectors = append(a.selectors, expr)
 	}
-	if rule.sharedBySelector() {
+	if sharedBySelector(rule) {
 		a.selectors = append(a.selectors, allowsMultipleAllocations) // shared.go
 	}
 	if sel, ok := t.cardSel[rule]; ok {
@@ -74,7 +75,7 @@ func (t *translation) alternative(res corev1.ResourceName, rule *ResourceRule, s
 	}
 	if suffix != "" && rule.SuffixAttribute != "" {
 		attr := splitAttr(rule.SuffixAttribute)
-		pred, err := stringIn(attr.ref(), []string{rule.suffixValue(suffix)})
+		pred, err := stringIn(attr.ref(), []string{suffixValue(rule, suffix)})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", res, err)
 		}
@@ -110,4 +111,14 @@ func (t *translation) alternative(res corev1.ResourceName, rule *ResourceRule, s
 		}
 	}
 	return a, nil
+}
+
+// suffixValue is the value of SuffixAttribute that the suffix of a pattern
+// name selects.
+func suffixValue(r *v1alpha1.ResourceRule, suffix string) string {
+	switch r.SuffixConversion {
+	case v1alpha1.SuffixGFDMIGProfile:
+		return MIGProfileOfGFD(suffix)
+	}
+	return suffix
 }

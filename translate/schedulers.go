@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strings"
 
@@ -18,7 +19,7 @@ import (
 
 // knownScheduler is the built-in profile of one scheduler and why.
 type knownScheduler struct {
-	entry SchedulerEntry
+	entry v1alpha1.SchedulerEntry
 	// why says, in one line with its source, what makes the profile.
 	why string
 }
@@ -33,40 +34,40 @@ var (
 
 // knownSchedulers are the built-in profiles, by schedulerName.
 var knownSchedulers = map[string]knownScheduler{
-	DefaultScheduler: {
-		entry: SchedulerEntry{Output: OutputFull},
+	v1alpha1.DefaultScheduler: {
+		entry: v1alpha1.SchedulerEntry{Output: v1alpha1.OutputFull},
 		why:   "kube-scheduler's DynamicResources plugin allocates every request claimbridge makes",
 	},
 	"volcano": {
-		entry: SchedulerEntry{Output: OutputExactlyOnly},
+		entry: v1alpha1.SchedulerEntry{Output: v1alpha1.OutputExactlyOnly},
 		why:   "Volcano (v1.15+) allocates claims with the upstream plugin, but its queue quota skips firstAvailable and allocationMode All requests (pkg/scheduler/cache/cache.go)",
 	},
 	"kai-scheduler": {
-		entry: SchedulerEntry{
-			Output:             OutputExactlyOnly,
-			ClassNameContains:  []ClassNameRule{{Resources: kaiGPUResources, Value: "gpu"}},
+		entry: v1alpha1.SchedulerEntry{
+			Output:             v1alpha1.OutputExactlyOnly,
+			ClassNameContains:  []v1alpha1.ClassNameRule{{Resources: kaiGPUResources, Value: "gpu"}},
 			ConsumableCapacity: &noConsumableCapacity,
 		},
 		why: "KAI-Scheduler's allocator runs with every DRA feature off (structured.Features{}: no firstAvailable, consumable capacity or device taints), and its queue accounting counts GPUs only on classes whose name contains \"gpu\" (pkg/common/resources/dra.go)",
 	},
 	"yunikorn": {
-		entry: SchedulerEntry{Output: OutputSkip},
+		entry: v1alpha1.SchedulerEntry{Output: v1alpha1.OutputSkip},
 		why:   "YuniKorn runs only the DRA PreFilter and Filter and never allocates a claim (yunikorn-k8shim pkg/plugin/predicates/predicate_manager.go)",
 	},
 	"kube-batch": {
-		entry: SchedulerEntry{Output: OutputSkip},
+		entry: v1alpha1.SchedulerEntry{Output: v1alpha1.OutputSkip},
 		why:   "kube-batch has no DRA code",
 	},
 	"koord-scheduler": {
-		entry: SchedulerEntry{Output: OutputSkip},
+		entry: v1alpha1.SchedulerEntry{Output: v1alpha1.OutputSkip},
 		why:   "Koordinator's scheduler role cannot write resourceclaims/binding (config/rbac/scheduler_role.yaml), and its node agents do not support DRA (koordinator#2855)",
 	},
 	"scheduler-plugins-scheduler": {
-		entry: SchedulerEntry{Output: OutputSkip},
+		entry: v1alpha1.SchedulerEntry{Output: v1alpha1.OutputSkip},
 		why:   "the scheduler-plugins chart's ClusterRole can only read claims, not write their status or binding (manifests/install/charts/as-a-second-scheduler/templates/rbac.yaml)",
 	},
 	"hami-scheduler": {
-		entry: SchedulerEntry{Output: OutputSkip},
+		entry: v1alpha1.SchedulerEntry{Output: v1alpha1.OutputSkip},
 		why:   "HAMi's scheduler extender places device-plugin resources and does not allocate claims",
 	},
 }
@@ -74,13 +75,13 @@ var knownSchedulers = map[string]knownScheduler{
 // resolve fills the fields an entry leaves unset from the built-in profile
 // of its scheduler (Full, no class rules, consumable capacity when there is
 // none).
-func resolve(e SchedulerEntry) SchedulerEntry {
+func resolve(e v1alpha1.SchedulerEntry) v1alpha1.SchedulerEntry {
 	k := knownSchedulers[e.Name].entry
 	if e.Output == "" {
 		e.Output = k.Output
 	}
 	if e.Output == "" {
-		e.Output = OutputFull
+		e.Output = v1alpha1.OutputFull
 	}
 	if e.ClassNameContains == nil {
 		e.ClassNameContains = k.ClassNameContains
@@ -93,16 +94,16 @@ func resolve(e SchedulerEntry) SchedulerEntry {
 
 // SchedulerProfile returns the resolved entry of a schedulerName ("" is
 // default-scheduler) and whether the policy lists it.
-func (p *Policy) SchedulerProfile(name string) (SchedulerEntry, bool) {
+func (p *Policy) SchedulerProfile(name string) (v1alpha1.SchedulerEntry, bool) {
 	if name == "" {
-		name = DefaultScheduler
+		name = v1alpha1.DefaultScheduler
 	}
 	for _, e := range p.spec.Schedulers {
 		if e.Name == name {
 			return resolve(e), true
 		}
 	}
-	return SchedulerEntry{Name: name}, false
+	return v1alpha1.SchedulerEntry{Name: name}, false
 }
 
 // Schedulers returns the schedulerName values whose pods may be translated:
@@ -110,7 +111,7 @@ func (p *Policy) SchedulerProfile(name string) (SchedulerEntry, bool) {
 func (p *Policy) Schedulers() []string {
 	var out []string
 	for _, e := range p.spec.Schedulers {
-		if resolve(e).Output != OutputSkip {
+		if resolve(e).Output != v1alpha1.OutputSkip {
 			out = append(out, e.Name)
 		}
 	}
@@ -147,20 +148,20 @@ func kueueManaged(pod *corev1.Pod) (who, label string) {
 
 // output is what the rest of the stack allows a translation of one pod.
 type output struct {
-	profile   OutputProfile
-	scheduler SchedulerEntry // resolved
-	kueue     string         // how the pod shows Kueue manages it (kueueManaged), "" when not
-	kueueKey  string         // the label that shows it
+	profile   v1alpha1.OutputProfile
+	scheduler v1alpha1.SchedulerEntry // resolved
+	kueue     string                  // how the pod shows Kueue manages it (kueueManaged), "" when not
+	kueueKey  string                  // the label that shows it
 }
 
 // single reports whether requests get one alternative each.
-func (o *output) single() bool { return o.profile == OutputExactlyOnly }
+func (o *output) single() bool { return o.profile == v1alpha1.OutputExactlyOnly }
 
 // takesNo says who takes no firstAvailable, for reasons:
 // "scheduler volcano takes", "Kueue (queue research) takes".
 func (o *output) takesNo() string {
 	var who []string
-	if o.scheduler.Output == OutputExactlyOnly {
+	if o.scheduler.Output == v1alpha1.OutputExactlyOnly {
 		who = append(who, "scheduler "+o.scheduler.Name)
 	}
 	if o.kueue != "" {
@@ -188,9 +189,9 @@ func (t *translation) resolveOutput() bool {
 		t.add(say(ReasonSchedulerNotListed, field.NewPath("spec", "schedulerName"), msg, args...))
 		return false
 	}
-	if entry.Output == OutputSkip {
+	if entry.Output == v1alpha1.OutputSkip {
 		why := "the policy says so"
-		if k, ok := knownSchedulers[name]; ok && slices.ContainsFunc(t.p.spec.Schedulers, func(e SchedulerEntry) bool { return e.Name == name && e.Output == "" }) {
+		if k, ok := knownSchedulers[name]; ok && slices.ContainsFunc(t.p.spec.Schedulers, func(e v1alpha1.SchedulerEntry) bool { return e.Name == name && e.Output == "" }) {
 			why = "claimbridge's built-in profile: " + k.why
 		}
 		t.add(say(ReasonSchedulerSkipped, field.NewPath("spec", "schedulerName"),
@@ -202,9 +203,9 @@ func (t *translation) resolveOutput() bool {
 		t.out.kueue, t.out.kueueKey = who, key
 		kq := t.p.spec.Kueue.Output
 		if kq == "" {
-			kq = OutputExactlyOnly
+			kq = v1alpha1.OutputExactlyOnly
 		}
-		if kq == OutputSkip {
+		if kq == v1alpha1.OutputSkip {
 			t.add(say(ReasonSchedulerSkipped, field.NewPath("metadata", "labels").Key(key),
 				"the pod is managed by Kueue (%s) and the policy does not translate such pods (spec.kueue.output: Skip); it keeps its device-plugin resources", who))
 			return false
@@ -235,4 +236,21 @@ func matchesResource(patterns []string, n corev1.ResourceName) bool {
 		}
 	}
 	return false
+}
+
+// stricter is the profile of the two that allows less.
+func stricter(a, b v1alpha1.OutputProfile) v1alpha1.OutputProfile {
+	rank := func(o v1alpha1.OutputProfile) int {
+		switch o {
+		case v1alpha1.OutputSkip:
+			return 2
+		case v1alpha1.OutputExactlyOnly:
+			return 1
+		}
+		return 0
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
 }

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -17,7 +18,7 @@ import (
 // schedulerName is kube-scheduler's.
 func schedulerName(pod *corev1.Pod) string {
 	if pod.Spec.SchedulerName == "" {
-		return DefaultScheduler
+		return v1alpha1.DefaultScheduler
 	}
 	return pod.Spec.SchedulerName
 }

@@ -1,9 +1,11 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/reason"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"strings"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -102,7 +104,7 @@ func selectorsFor(t *testing.T, p *Policy, reqs ...corev1.NodeSelectorRequiremen
 }
 
 func TestLabelConversionsSelectTheRightDevices(t *testing.T) {
-	legacy, err := NewPolicy(&TranslationPolicy{APIVersion: PolicyAPIVersion, Kind: PolicyKind, Spec: PolicySpec{Profiles: []string{"nvidia"}, GFDFamilyScheme: GFDFamilyLegacy}})
+	legacy, err := NewPolicy(&v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind, Spec: v1alpha1.PolicySpec{Profiles: []string{"nvidia"}, GFDFamilyScheme: v1alpha1.GFDFamilyLegacy}})
 	if err != nil {
 		t.Fatal(err)
 	}

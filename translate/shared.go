@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strconv"
@@ -39,7 +40,7 @@ func (t *translation) sharedUse(u *use) bool {
 	}
 	lp := u.path.Child("resources", "limits").Key(string(u.resource))
 	switch {
-	case r.Sharing != nil && r.Sharing.Mode == SharingConsumableShares:
+	case r.Sharing != nil && r.Sharing.Mode == v1alpha1.SharingConsumableShares:
 		// shares.go: one share per replica, where the devices are shared.
 		u.share = true
 	case r.Sharing == nil:
@@ -50,10 +51,10 @@ func (t *translation) sharedUse(u *use) bool {
 		t.add(say(ReasonSharedDeviceNotMapped, lp,
 			"%s %d asks for several shares, which the device plugin may hand out from one device; a claim would need %d distinct devices", u.resource, u.count, u.count))
 		return false
-	case r.Sharing.Mode == SharingClaimConfig:
+	case r.Sharing.Mode == v1alpha1.SharingClaimConfig:
 		t.add(say(ReasonSharedDevicePerPod, lp,
 			"%s becomes a device of the pod's own claim with the policy's sharing configuration: it is shared only among the pod's containers, and every pod gets a device of its own", u.resource))
-	case r.Sharing.Mode == SharingConsumableCapacity:
+	case r.Sharing.Mode == v1alpha1.SharingConsumableCapacity:
 		for _, k := range slices.Sorted(maps.Keys(r.Sharing.CapacityRequests)) {
 			if u.capacities == nil {
 				u.capacities = map[resourceapi.QualifiedName]resource.Quantity{}
@@ -70,8 +71,8 @@ const allowsMultipleAllocations = "device.allowMultipleAllocations"
 
 // sharedBySelector reports whether the rule's alternatives need the
 // allowsMultipleAllocations selector.
-func (r *ResourceRule) sharedBySelector() bool {
-	return r.Shared && r.Sharing != nil && r.Sharing.Mode == SharingConsumableCapacity
+func sharedBySelector(r *v1alpha1.ResourceRule) bool {
+	return r.Shared && r.Sharing != nil && r.Sharing.Mode == v1alpha1.SharingConsumableCapacity
 }
 
 // gfdSharedSuffix is what GPU Feature Discovery appends to
@@ -170,7 +171,7 @@ func (p *Policy) selectsShared(family, key string, op corev1.NodeSelectorOperato
 		return ""
 	}
 	rule, _, ok := p.labelRule(key, family)
-	product := ok && rule.Conversion == ConvGFDProduct
+	product := ok && rule.Conversion == v1alpha1.ConvGFDProduct
 	if !product && !p.gfdLabels(family) {
 		return ""
 	}
@@ -302,7 +303,7 @@ func selectsMPS(key string, op corev1.NodeSelectorOperator, values []string) str
 // family's devices: the policy reads a GFD product label for it.
 func (p *Policy) gfdLabels(family string) bool {
 	for _, r := range p.labels {
-		if r.Conversion == ConvGFDProduct && slices.Contains(r.Families, family) {
+		if r.Conversion == v1alpha1.ConvGFDProduct && slices.Contains(r.Families, family) {
 			return true
 		}
 	}
@@ -343,7 +344,7 @@ func (p *Policy) SharingShown(pod *corev1.Pod) map[string]string {
 		for _, c := range list {
 			for _, rl := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
 				for _, n := range slices.Sorted(maps.Keys(rl)) {
-					if r, _, ok := p.resourceRule(string(n)); ok && r.sharedDevice() {
+					if r, _, ok := p.resourceRule(string(n)); ok && sharedDevice(r) {
 						note(r.Family, fmt.Sprintf("a container asks for %s, a share of a device", n))
 					}
 				}
@@ -376,7 +377,7 @@ func (p *Policy) SharingConfigured() map[string]string {
 	for _, r := range p.spec.Resources {
 		// The nvidia profile's ConsumableShares rule says how a share
 		// translates, not that the site shares devices.
-		if r.Sharing != nil && r.Sharing.Mode != SharingConsumableShares {
+		if r.Sharing != nil && r.Sharing.Mode != v1alpha1.SharingConsumableShares {
 			if _, ok := out[r.Family]; !ok {
 				out[r.Family] = fmt.Sprintf("the policy says how %s is shared (resources[].sharing: %s)", r.Name, r.Sharing.Mode)
 			}
@@ -393,5 +394,5 @@ func (p *Policy) ResourceFamily(name corev1.ResourceName) (family string, shared
 	if !ok {
 		return "", false, false
 	}
-	return r.Family, r.sharedDevice(), true
+	return r.Family, sharedDevice(r), true
 }

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strconv"
 	"strings"
@@ -131,10 +132,10 @@ func (p *Policy) familyOfClass(class, def string) string {
 
 // sharesRule is the family's shared resource rule of sharing mode
 // ConsumableShares, nil when it has none.
-func (p *Policy) sharesRule(family string) *ResourceRule {
+func (p *Policy) sharesRule(family string) *v1alpha1.ResourceRule {
 	for i := range p.spec.Resources {
 		r := &p.spec.Resources[i]
-		if r.Family == family && r.Shared && r.Sharing != nil && r.Sharing.Mode == SharingConsumableShares {
+		if r.Family == family && r.Shared && r.Sharing != nil && r.Sharing.Mode == v1alpha1.SharingConsumableShares {
 			if eff, _, ok := p.resourceRule(r.Name); ok && eff == r {
 				return r
 			}
@@ -336,7 +337,7 @@ func (p *Policy) LegacyShares(pod *corev1.Pod) (shares, plain map[string]bool) {
 			continue
 		}
 		switch {
-		case rule.Shared && rule.Sharing != nil && rule.Sharing.Mode == SharingConsumableShares:
+		case rule.Shared && rule.Sharing != nil && rule.Sharing.Mode == v1alpha1.SharingConsumableShares:
 			shares[rule.Family] = true
 		case !rule.Shared && byLabel[rule.Family]:
 			shares[rule.Family], plain[rule.Family] = true, true

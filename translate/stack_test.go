@@ -2,10 +2,12 @@ package translate
 
 import (
 	"encoding/json"
-	"github.com/claimbridge/claimbridge/reason"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -34,15 +36,15 @@ func TestSchedulerEntriesReadAsNamesOrObjects(t *testing.T) {
   - koord-scheduler
   - {name: my-scheduler, consumableCapacity: false}
 `)
-	want := map[string]SchedulerEntry{
-		"default-scheduler": {Name: "default-scheduler", Output: OutputFull},
-		"volcano":           {Name: "volcano", Output: OutputExactlyOnly},
+	want := map[string]v1alpha1.SchedulerEntry{
+		"default-scheduler": {Name: "default-scheduler", Output: v1alpha1.OutputFull},
+		"volcano":           {Name: "volcano", Output: v1alpha1.OutputExactlyOnly},
 		// An explicit empty list turns the built-in class rule off; the
 		// rest of KAI's profile stays.
-		"kai-scheduler":   {Name: "kai-scheduler", Output: OutputExactlyOnly, ClassNameContains: []ClassNameRule{}, ConsumableCapacity: &noConsumableCapacity},
-		"yunikorn":        {Name: "yunikorn", Output: OutputFull},
-		"koord-scheduler": {Name: "koord-scheduler", Output: OutputSkip},
-		"my-scheduler":    {Name: "my-scheduler", Output: OutputFull, ConsumableCapacity: &noConsumableCapacity},
+		"kai-scheduler":   {Name: "kai-scheduler", Output: v1alpha1.OutputExactlyOnly, ClassNameContains: []v1alpha1.ClassNameRule{}, ConsumableCapacity: &noConsumableCapacity},
+		"yunikorn":        {Name: "yunikorn", Output: v1alpha1.OutputFull},
+		"koord-scheduler": {Name: "koord-scheduler", Output: v1alpha1.OutputSkip},
+		"my-scheduler":    {Name: "my-scheduler", Output: v1alpha1.OutputFull, ConsumableCapacity: &noConsumableCapacity},
 	}
 	for name, w := range want {
 		got, listed := p.SchedulerProfile(name)
@@ -57,7 +59,7 @@ func TestSchedulerEntriesReadAsNamesOrObjects(t *testing.T) {
 	if kai.ClassNameContains != nil {
 		t.Errorf("an unlisted scheduler has no profile: %+v", kai)
 	}
-	if k := resolve(SchedulerEntry{Name: "kai-scheduler"}); len(k.ClassNameContains) != 1 || k.ClassNameContains[0].Value != "gpu" {
+	if k := resolve(v1alpha1.SchedulerEntry{Name: "kai-scheduler"}); len(k.ClassNameContains) != 1 || k.ClassNameContains[0].Value != "gpu" {
 		t.Errorf("KAI's built-in profile counts GPUs on classes named gpu: %+v", k)
 	}
 	// Skip entries are not schedulers whose pods are translated.
@@ -77,14 +79,14 @@ func TestSchedulerEntriesSurviveARoundTrip(t *testing.T) {
 	if diff := cmp.Diff(want, string(data)); diff != "" {
 		t.Errorf("YAML (-want,+got):\n%s", diff)
 	}
-	var back []SchedulerEntry
+	var back []v1alpha1.SchedulerEntry
 	if err := yaml.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(spec.Schedulers, back); diff != "" {
 		t.Errorf("round trip (-want,+got):\n%s", diff)
 	}
-	if _, err := json.Marshal(SchedulerEntry{Name: "x", ClassNameContains: []ClassNameRule{}}); err != nil {
+	if _, err := json.Marshal(v1alpha1.SchedulerEntry{Name: "x", ClassNameContains: []v1alpha1.ClassNameRule{}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -115,12 +117,12 @@ resources:
   - name: example.com/gpu
     deviceClassNames: [gpu.nvidia.com, mig.nvidia.com]
 `
-	want := []KueueDeviceClassMapping{{Name: "example.com/gpu", DeviceClassNames: []string{"gpu.nvidia.com", "mig.nvidia.com"}}}
+	want := []v1alpha1.KueueDeviceClassMapping{{Name: "example.com/gpu", DeviceClassNames: []string{"gpu.nvidia.com", "mig.nvidia.com"}}}
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kueue-manager-config, namespace: kueue-system}\ndata:\n  controller_manager_config.yaml: |\n" +
 		indent(config, "    ")
 	cases := map[string]struct {
 		data    string
-		want    []KueueDeviceClassMapping
+		want    []v1alpha1.KueueDeviceClassMapping
 		wantErr string
 	}{
 		"a Configuration":                     {data: config, want: want},
@@ -176,7 +178,7 @@ func TestKueueMappingsFromAConfigurationTranslateKueuePods(t *testing.T) {
 	if res.Outcome != reason.OutcomeKeepLegacy || !slices.ContainsFunc(res.Reasons, func(r reason.Reason) bool { return r.Code == ReasonKueueClassNotMapped }) {
 		t.Fatalf("without mappings: %s %v", res.Outcome, res.Reasons)
 	}
-	withMappings := base.WithKueueMappings([]KueueDeviceClassMapping{{Name: "nvidia.com/gpu", DeviceClassNames: []string{"gpu.nvidia.com"}}})
+	withMappings := base.WithKueueMappings([]v1alpha1.KueueDeviceClassMapping{{Name: "nvidia.com/gpu", DeviceClassNames: []string{"gpu.nvidia.com"}}})
 	if withMappings.Fingerprint() == base.Fingerprint() {
 		t.Error("the mappings must change the policy's fingerprint (placement cache keys)")
 	}
@@ -187,7 +189,7 @@ func TestKueueMappingsFromAConfigurationTranslateKueuePods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != reason.OutcomeTranslate || res.Output != OutputExactlyOnly {
+	if res.Outcome != reason.OutcomeTranslate || res.Output != v1alpha1.OutputExactlyOnly {
 		t.Fatalf("with mappings: %s %s %v", res.Outcome, res.Output, res.Reasons)
 	}
 	// A MIG slice's class is not mapped.

@@ -1,8 +1,10 @@
 package translate_test
 
 import (
-	"github.com/claimbridge/claimbridge/reason"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -158,8 +160,8 @@ func TestAGKEOnlyLabelBringsTheImplicitToleration(t *testing.T) {
 	pod := builders.MakePod("p", "ml").Container("app").Limit("google.com/tpu", "4").
 		NodeSelector("cloud.google.com/gke-tpu-accelerator", "tpu-v5-lite-podslice").NodeSelector("cloud.google.com/gke-tpu-topology", "2x2").Obj()
 	off := false
-	saysNo, err := translate.NewPolicy(&translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
-		Spec: translate.PolicySpec{Profiles: translate.DefaultProfileNames(), ImplicitTolerations: &off}})
+	saysNo, err := translate.NewPolicy(&v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind,
+		Spec: v1alpha1.PolicySpec{Profiles: v1alpha1.DefaultProfileNames(), ImplicitTolerations: &off}})
 	if err != nil {
 		t.Fatal(err)
 	}

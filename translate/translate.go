@@ -2,9 +2,11 @@ package translate
 
 import (
 	"errors"
-	"github.com/claimbridge/claimbridge/reason"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -83,7 +85,7 @@ type Result struct {
 	// Output is the output profile the pod was translated under (its
 	// scheduler's, made stricter by Kueue's for a Kueue-managed pod);
 	// empty when the pod was skipped before it was known.
-	Output OutputProfile
+	Output v1alpha1.OutputProfile
 	// Combinations is, for the ExactlyOnly profile, how many
 	// single-alternative translations the pod has (Input.Alternative
 	// ranges over 0..Combinations-1): the product of the alternatives of
@@ -157,7 +159,7 @@ type translation struct {
 
 	effects []effectOf // memo of convert, by family and requirement
 
-	cardSel map[*ResourceRule]string // cardTypes: the card-type selector of a rule's alternatives
+	cardSel map[*v1alpha1.ResourceRule]string // cardTypes: the card-type selector of a rule's alternatives
 
 	out          output                        // resolveOutput: what the scheduler and Kueue accept
 	combinations int                           // singleAlternative

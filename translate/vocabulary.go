@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strconv"
@@ -44,42 +45,40 @@ import (
 
 // conversion is one entry of the vocabulary.
 type conversion struct {
-	// reads is what the rule must name: "attribute", "capacity" or "".
-	reads     string
-	forward   func(p *Policy, rule *NodeLabelRule, wildcard string, req labelReq, family string) (effect, error)
-	backward  func(p *Policy, rule *NodeLabelRule, wildcard string, n legacyNode) (string, bool)
-	canonical func(rule *NodeLabelRule, value string) string
-	device    func(p *Policy, rule *NodeLabelRule, wildcard string, value string) (deviceFact, error)
+	forward   func(p *Policy, rule *v1alpha1.NodeLabelRule, wildcard string, req labelReq, family string) (effect, error)
+	backward  func(p *Policy, rule *v1alpha1.NodeLabelRule, wildcard string, n legacyNode) (string, bool)
+	canonical func(rule *v1alpha1.NodeLabelRule, value string) string
+	device    func(p *Policy, rule *v1alpha1.NodeLabelRule, wildcard string, value string) (deviceFact, error)
 }
 
 // vocabulary maps every Conversion to its functions.
-var vocabulary = map[Conversion]conversion{
-	ConvString:       {reads: "attribute", forward: forwardScalar(AttrString), backward: backwardAttribute, canonical: asIs, device: deviceScalar(AttrString)},
-	ConvInt:          {reads: "attribute", forward: forwardScalar(AttrInt), backward: backwardAttribute, canonical: canonicalInt, device: deviceScalar(AttrInt)},
-	ConvBool:         {reads: "attribute", forward: forwardScalar(AttrBool), backward: backwardAttribute, canonical: asIs, device: deviceScalar(AttrBool)},
-	ConvMap:          {reads: "attribute", forward: forwardMap, backward: backwardMap, canonical: canonicalMap, device: deviceMap},
-	ConvVersion:      {reads: "attribute", forward: forwardVersion, backward: backwardAttribute, canonical: canonicalVersion, device: deviceVersion},
-	ConvVersionMajor: {reads: "attribute", forward: forwardVersionPart("major"), backward: backwardAttribute, canonical: canonicalInt, device: deviceVersionPart(partMajor)},
-	ConvVersionMinor: {reads: "attribute", forward: forwardVersionPart("minor"), backward: backwardAttribute, canonical: canonicalInt, device: deviceVersionPart(partMinor)},
-	ConvVersionPatch: {reads: "attribute", forward: forwardVersionPart("patch"), backward: backwardAttribute, canonical: canonicalInt, device: deviceVersionPart(partPatch)},
-	ConvGFDProduct:   {reads: "attribute", forward: forwardGFDProduct, backward: backwardGFDProduct, canonical: asIs, device: deviceGFDProduct},
-	ConvMiB:          {reads: "capacity", forward: forwardMiB, backward: backwardMiB, canonical: canonicalInt, device: deviceMiB},
-	ConvGFDFamily:    {reads: "attribute", forward: forwardGFDFamily, backward: backwardAttribute, canonical: asIs, device: deviceGFDFamily},
-	ConvMIGProfile:   {forward: forwardMIGProfile, backward: backwardMIGProfile, canonical: asIs, device: deviceMIGProfile},
-	ConvMIGStrategy:  {forward: forwardMIGStrategy, backward: backwardMIGStrategy, canonical: asIs, device: deviceNothing},
-	ConvPCIPresent:   {forward: forwardPCIPresent, backward: backwardPCIPresent, canonical: asIs, device: deviceNothing},
-	ConvPresent:      {forward: forwardPresent, backward: backwardPresent, canonical: asIs, device: deviceNothing},
-	ConvImplied:      {forward: forwardPresent, backward: backwardPresent, canonical: asIs, device: deviceNothing},
-	ConvCount:        {forward: forwardCount, backward: backwardCount, canonical: canonicalInt, device: deviceNothing},
-	ConvReplicas:     {reads: "capacity", forward: forwardReplicas, backward: backwardReplicas, canonical: canonicalReplicas, device: deviceNothing},
-	ConvSharingStrategy: {reads: "capacity", forward: forwardSharingStrategy, backward: backwardSharingStrategy, canonical: asIs,
+var vocabulary = map[v1alpha1.Conversion]conversion{
+	v1alpha1.ConvString:       {forward: forwardScalar(v1alpha1.AttrString), backward: backwardAttribute, canonical: asIs, device: deviceScalar(v1alpha1.AttrString)},
+	v1alpha1.ConvInt:          {forward: forwardScalar(v1alpha1.AttrInt), backward: backwardAttribute, canonical: canonicalInt, device: deviceScalar(v1alpha1.AttrInt)},
+	v1alpha1.ConvBool:         {forward: forwardScalar(v1alpha1.AttrBool), backward: backwardAttribute, canonical: asIs, device: deviceScalar(v1alpha1.AttrBool)},
+	v1alpha1.ConvMap:          {forward: forwardMap, backward: backwardMap, canonical: canonicalMap, device: deviceMap},
+	v1alpha1.ConvVersion:      {forward: forwardVersion, backward: backwardAttribute, canonical: canonicalVersion, device: deviceVersion},
+	v1alpha1.ConvVersionMajor: {forward: forwardVersionPart("major"), backward: backwardAttribute, canonical: canonicalInt, device: deviceVersionPart(partMajor)},
+	v1alpha1.ConvVersionMinor: {forward: forwardVersionPart("minor"), backward: backwardAttribute, canonical: canonicalInt, device: deviceVersionPart(partMinor)},
+	v1alpha1.ConvVersionPatch: {forward: forwardVersionPart("patch"), backward: backwardAttribute, canonical: canonicalInt, device: deviceVersionPart(partPatch)},
+	v1alpha1.ConvGFDProduct:   {forward: forwardGFDProduct, backward: backwardGFDProduct, canonical: asIs, device: deviceGFDProduct},
+	v1alpha1.ConvMiB:          {forward: forwardMiB, backward: backwardMiB, canonical: canonicalInt, device: deviceMiB},
+	v1alpha1.ConvGFDFamily:    {forward: forwardGFDFamily, backward: backwardAttribute, canonical: asIs, device: deviceGFDFamily},
+	v1alpha1.ConvMIGProfile:   {forward: forwardMIGProfile, backward: backwardMIGProfile, canonical: asIs, device: deviceMIGProfile},
+	v1alpha1.ConvMIGStrategy:  {forward: forwardMIGStrategy, backward: backwardMIGStrategy, canonical: asIs, device: deviceNothing},
+	v1alpha1.ConvPCIPresent:   {forward: forwardPCIPresent, backward: backwardPCIPresent, canonical: asIs, device: deviceNothing},
+	v1alpha1.ConvPresent:      {forward: forwardPresent, backward: backwardPresent, canonical: asIs, device: deviceNothing},
+	v1alpha1.ConvImplied:      {forward: forwardPresent, backward: backwardPresent, canonical: asIs, device: deviceNothing},
+	v1alpha1.ConvCount:        {forward: forwardCount, backward: backwardCount, canonical: canonicalInt, device: deviceNothing},
+	v1alpha1.ConvReplicas:     {forward: forwardReplicas, backward: backwardReplicas, canonical: canonicalReplicas, device: deviceNothing},
+	v1alpha1.ConvSharingStrategy: {forward: forwardSharingStrategy, backward: backwardSharingStrategy, canonical: asIs,
 		device: deviceNothing},
-	ConvHexID:      {reads: "attribute", forward: forwardHexID, backward: backwardHexID, canonical: canonicalHexID, device: deviceHexID},
-	ConvRoundedGiB: {reads: "capacity", forward: forwardRoundedGiB, backward: backwardRoundedGiB, canonical: canonicalRoundedGiB, device: deviceRoundedGiB},
+	v1alpha1.ConvHexID:      {forward: forwardHexID, backward: backwardHexID, canonical: canonicalHexID, device: deviceHexID},
+	v1alpha1.ConvRoundedGiB: {forward: forwardRoundedGiB, backward: backwardRoundedGiB, canonical: canonicalRoundedGiB, device: deviceRoundedGiB},
 }
 
 // convert turns a label requirement into an effect on a request of family.
-func (p *Policy) convert(rule *NodeLabelRule, wildcard string, req labelReq, family string) (effect, error) {
+func (p *Policy) convert(rule *v1alpha1.NodeLabelRule, wildcard string, req labelReq, family string) (effect, error) {
 	c, ok := vocabulary[rule.Conversion]
 	if !ok {
 		return effect{}, notTranslatable("conversion %q is not implemented", rule.Conversion)
@@ -152,7 +151,7 @@ func (p *Policy) KnowsLabel(key string) bool { return p.knowsLabel(key) }
 
 // labelRuleAny is the rule for key of the first family (in name order) that
 // has one.
-func (p *Policy) labelRuleAny(key string) (*NodeLabelRule, string, bool) {
+func (p *Policy) labelRuleAny(key string) (*v1alpha1.NodeLabelRule, string, bool) {
 	for _, f := range p.Families() {
 		if r, w, ok := p.labelRule(key, f); ok {
 			return r, w, true
@@ -264,7 +263,7 @@ func (p *Policy) ForecastDevices(family string, nodeLabels map[string]string) De
 	// The architecture also follows from the compute capability.
 	derived := map[string]string{} // architecture attribute → compute-capability attribute
 	for _, r := range p.labels {
-		if r.Conversion == ConvGFDFamily && slices.Contains(r.Families, family) {
+		if r.Conversion == v1alpha1.ConvGFDFamily && slices.Contains(r.Families, family) {
 			derived[architectureOf(r)] = r.Attribute
 		}
 	}
@@ -490,11 +489,11 @@ func (p *Policy) joinVersion(family, attr string, got map[versionPart][]attrClai
 			continue
 		}
 		switch r.Conversion {
-		case ConvVersionMajor:
+		case v1alpha1.ConvVersionMajor:
 			ruled[partMajor] = true
-		case ConvVersionMinor:
+		case v1alpha1.ConvVersionMinor:
 			ruled[partMinor] = true
-		case ConvVersionPatch:
+		case v1alpha1.ConvVersionPatch:
 			ruled[partPatch] = true
 		}
 	}

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strings"
@@ -14,7 +15,7 @@ import (
 // its forward, backward, canonical and device functions, and the table holds no
 // conversion a policy cannot name.
 func TestEveryConversionHasBothDirections(t *testing.T) {
-	for _, c := range conversions {
+	for _, c := range v1alpha1.Conversions() {
 		v, ok := vocabulary[c]
 		if !ok {
 			t.Errorf("conversion %s has no entry in the vocabulary table", c)
@@ -25,7 +26,7 @@ func TestEveryConversionHasBothDirections(t *testing.T) {
 		}
 	}
 	for c := range vocabulary {
-		if !slices.Contains(conversions, c) {
+		if !slices.Contains(v1alpha1.Conversions(), c) {
 			t.Errorf("the vocabulary table has %s, which policies cannot name", c)
 		}
 	}
@@ -50,8 +51,8 @@ func TestForecastDevices(t *testing.T) {
 	ver := func(s string) resourceapi.DeviceAttribute { return resourceapi.DeviceAttribute{VersionValue: &s} }
 	num := func(n int64) resourceapi.DeviceAttribute { return resourceapi.DeviceAttribute{IntValue: &n} }
 	type attrs = map[resourceapi.QualifiedName]resourceapi.DeviceAttribute
-	legacy, err := NewPolicy(&TranslationPolicy{APIVersion: PolicyAPIVersion, Kind: PolicyKind,
-		Spec: PolicySpec{Profiles: []string{"nvidia"}, GFDFamilyScheme: GFDFamilyLegacy}})
+	legacy, err := NewPolicy(&v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind,
+		Spec: v1alpha1.PolicySpec{Profiles: []string{"nvidia"}, GFDFamilyScheme: v1alpha1.GFDFamilyLegacy}})
 	if err != nil {
 		t.Fatal(err)
 	}

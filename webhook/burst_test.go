@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strings"
 	"sync"
@@ -184,7 +185,7 @@ func TestReleasedDevicesServeTheNextPod(t *testing.T) {
 // has the pod translated while DRA is busy, with a warning that it waits.
 func TestWhenDRABusyWait(t *testing.T) {
 	f := reservingFixture(t)
-	f.inv.Namespaces["prod"].Labels[api.LabelWhenDRABusy] = string(translate.WhenDRABusyWait)
+	f.inv.Namespaces["prod"].Labels[api.LabelWhenDRABusy] = string(v1alpha1.WhenDRABusyWait)
 	holds := draHolds(t, f)
 	if got := burst(t, f, holds+2, 1); len(got) != holds+2 {
 		t.Fatalf("translated %d pods, want all %d in a Wait namespace", len(got), holds+2)
@@ -207,7 +208,7 @@ func TestAPodOfAWaitNamespaceInAKarpenterPoolStaysAsSubmitted(t *testing.T) {
 	karpenter := func(f *fixture) {
 		for i, n := range f.inv.Fleet.Nodes {
 			n = n.DeepCopy()
-			n.Labels[translate.KarpenterNodePoolLabel] = "gpu"
+			n.Labels[v1alpha1.KarpenterNodePoolLabel] = "gpu"
 			f.inv.Fleet.Nodes[i] = n
 		}
 	}
@@ -221,9 +222,9 @@ func TestAPodOfAWaitNamespaceInAKarpenterPoolStaysAsSubmitted(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := reservingFixture(t)
 			karpenter(f)
-			f.inv.Namespaces["prod"].Labels[api.LabelWhenDRABusy] = string(translate.WhenDRABusyWait)
-			policy, err := translate.NewPolicy(&translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
-				Spec: translate.PolicySpec{Profiles: translate.DefaultProfileNames(), Autoscaling: translate.AutoscalingRule{DRAAware: tc.draAware}}})
+			f.inv.Namespaces["prod"].Labels[api.LabelWhenDRABusy] = string(v1alpha1.WhenDRABusyWait)
+			policy, err := translate.NewPolicy(&v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind,
+				Spec: v1alpha1.PolicySpec{Profiles: v1alpha1.DefaultProfileNames(), Autoscaling: v1alpha1.AutoscalingRule{DRAAware: tc.draAware}}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"net/http"
 	"slices"
@@ -41,10 +42,10 @@ type InventoryReader interface {
 	Template(namespace, name string) (*resourceapi.ResourceClaimTemplate, bool)
 	// WhenDRABusy is the namespace's rule for pods DRA serves only once
 	// devices free up; "" for the policy's.
-	WhenDRABusy(namespace string) translate.WhenDRABusy
+	WhenDRABusy(namespace string) v1alpha1.WhenDRABusy
 	// OnUnservable is the namespace's rule for pods kept as submitted that
 	// no node can serve; "" for the policy's.
-	OnUnservable(namespace string) translate.OnUnservable
+	OnUnservable(namespace string) v1alpha1.OnUnservable
 }
 
 // DeviceHolder holds the devices of the pods admission translates until

@@ -4,12 +4,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // TestTheWebhookNeverAddsAToleration: kube-apiserver runs its built-in
@@ -26,7 +27,7 @@ func TestTheWebhookNeverAddsAToleration(t *testing.T) {
 	tpu := func() *builders.PodWrapper {
 		return builders.MakePod("jax", "prod").Container("jax").Limit("google.com/tpu", "8")
 	}
-	gke := policyOf(t, "", translate.DefaultProfileNames()...) // names gke and tpu: implicitTolerations on
+	gke := policyOf(t, "", v1alpha1.DefaultProfileNames()...) // names gke and tpu: implicitTolerations on
 	cases := map[string]struct {
 		fleet           string
 		mutate          func(*fixture)

@@ -9,8 +9,10 @@ package webhook
 
 import (
 	"fmt"
-	"github.com/claimbridge/claimbridge/reason"
 	"slices"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/reason"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +26,6 @@ import (
 	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/inventory"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // OutcomeDeny is the outcome of a denied admission in the metric
@@ -44,7 +45,7 @@ type unservable struct {
 // unservableRule is the namespace's onUnservable rule (its label, read from
 // the namespace looked up when the cache did not have it yet), else the
 // policy's, else Admit; and where it comes from, for the messages.
-func (h *PodHandler) unservableRule(ns string, looked *corev1.Namespace) (translate.OnUnservable, string) {
+func (h *PodHandler) unservableRule(ns string, looked *corev1.Namespace) (v1alpha1.OnUnservable, string) {
 	r := h.Inventory.OnUnservable(ns)
 	if looked != nil {
 		r = inventory.OnUnservableOf(looked)
@@ -55,7 +56,7 @@ func (h *PodHandler) unservableRule(ns string, looked *corev1.Namespace) (transl
 	if r = h.Policy().Spec().OnUnservable; r != "" {
 		return r, "policy onUnservable: " + string(r)
 	}
-	return translate.OnUnservableAdmit, ""
+	return v1alpha1.OnUnservableAdmit, ""
 }
 
 // checkUnservable: a pod admitted without translation (any outcome but
@@ -67,7 +68,7 @@ func (h *PodHandler) unservableRule(ns string, looked *corev1.Namespace) (transl
 // HAMi's gpumem) are no node's allocatable where they are served, so they
 // are not judged either. A pod that opted out (claimbridge.io/skip) is
 // warned but never denied.
-func (h *PodHandler) checkUnservable(pod *corev1.Pod, snap *feasibility.Snapshot, mode api.Mode, rule translate.OnUnservable, source string) *unservable {
+func (h *PodHandler) checkUnservable(pod *corev1.Pod, snap *feasibility.Snapshot, mode api.Mode, rule v1alpha1.OnUnservable, source string) *unservable {
 	if snap == nil || pod.Annotations[corev1.MirrorPodAnnotationKey] != "" {
 		return nil
 	}
@@ -76,10 +77,10 @@ func (h *PodHandler) checkUnservable(pod *corev1.Pod, snap *feasibility.Snapshot
 		return nil
 	}
 	optedOut := pod.Annotations[api.AnnotationSkip] == "true"
-	u := &unservable{gaps: gaps, deny: rule == translate.OnUnservableDeny && mode == api.ModeEnforce && !optedOut}
+	u := &unservable{gaps: gaps, deny: rule == v1alpha1.OnUnservableDeny && mode == api.ModeEnforce && !optedOut}
 	msg := explain.UnservableMessage(gaps, snap.DRADevices() > 0) + explain.Consequence(pod, u.deny)
 	switch {
-	case rule != translate.OnUnservableDeny:
+	case rule != v1alpha1.OnUnservableDeny:
 	case optedOut:
 		msg += "; not denied: the pod opted out (" + api.AnnotationSkip + ")"
 	case mode == api.ModeEnforce:

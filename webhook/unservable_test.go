@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
@@ -21,10 +22,10 @@ import (
 )
 
 // policyOf is a policy of these profiles and onUnservable rule.
-func policyOf(t *testing.T, rule translate.OnUnservable, profiles ...string) func(*fixture) {
+func policyOf(t *testing.T, rule v1alpha1.OnUnservable, profiles ...string) func(*fixture) {
 	t.Helper()
-	p, err := translate.NewPolicy(&translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
-		Spec: translate.PolicySpec{Profiles: profiles, OnUnservable: rule}})
+	p, err := translate.NewPolicy(&v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind,
+		Spec: v1alpha1.PolicySpec{Profiles: profiles, OnUnservable: rule}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func policyOf(t *testing.T, rule translate.OnUnservable, profiles ...string) fun
 
 // denyPolicy is the default policy with onUnservable: Deny.
 func denyPolicy(t *testing.T) func(*fixture) {
-	return policyOf(t, translate.OnUnservableDeny, translate.DefaultProfileNames()...)
+	return policyOf(t, v1alpha1.OnUnservableDeny, v1alpha1.DefaultProfileNames()...)
 }
 
 // advertising gives the fleet's first node n of an extended resource in its
@@ -190,7 +191,7 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 			wantNot:      []string{"LegacyUnservable"},
 		},
 		"a pod that a DeviceClass serves through extendedResourceName (KEP-5004) is not unservable": {
-			fleet: "hami-t4", mutate: policyOf(t, translate.OnUnservableDeny, "nvidia", "hami"),
+			fleet: "hami-t4", mutate: policyOf(t, v1alpha1.OnUnservableDeny, "nvidia", "hami"),
 			pod:           builders.MakePod("plain", "prod").Container("app").Limit("nvidia.com/gpu", "1").Obj(),
 			wantNot:       []string{"LegacyUnservable"},
 			wantAdmission: []string{"enforce", "KeepLegacy", "DeferToExtendedResource"},

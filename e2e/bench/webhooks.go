@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"io"
 	"net/http"
@@ -73,7 +74,7 @@ kind: TranslationPolicy
 metadata:
   name: bench
 spec:
-  profiles: [` + strings.Join(translate.DefaultProfileNames(), ", ") + `]
+  profiles: [` + strings.Join(v1alpha1.DefaultProfileNames(), ", ") + `]
   resources:
   - name: rdma/hca
     family: rdma-nic

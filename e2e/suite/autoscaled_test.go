@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // karpenterPool publishes the fleets with every node labelled as Karpenter
@@ -31,7 +32,7 @@ func karpenterPool(t *testing.T, fleets ...string) []map[string]bool {
 			t.Fatal(err)
 		}
 		for _, n := range inv.Nodes {
-			n.Labels[translate.KarpenterNodePoolLabel] = "gpu"
+			n.Labels[v1alpha1.KarpenterNodePoolLabel] = "gpu"
 		}
 		fleet, err := tc.PublishInventory(t.Context(), inv, cluster.WithNamePrefix(prefix))
 		if err != nil {
@@ -71,7 +72,7 @@ func TestAPodInAKarpenterPoolNeverWaitsForDRA(t *testing.T) {
 		}
 	}
 
-	waitNS := tc.Namespace(t, "karpenter-wait-", map[string]string{cluster.ModeLabel: "enforce", api.LabelWhenDRABusy: string(translate.WhenDRABusyWait)})
+	waitNS := tc.Namespace(t, "karpenter-wait-", map[string]string{cluster.ModeLabel: "enforce", api.LabelWhenDRABusy: string(v1alpha1.WhenDRABusyWait)})
 	pod := builders.MakePod("late", waitNS).Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
 	got, warns := create(t, pod)
 	if _, ok := got.Annotations[api.AnnotationTemplate]; ok || len(got.Spec.ResourceClaims) > 0 {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +19,6 @@ import (
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // trainerTemplate is a pod template that asks for two GPUs the
@@ -210,7 +211,7 @@ func TestAPodStaysOnTheDevicePluginWhileDRAIsFullUnlessItsNamespaceWaits(t *test
 		t.Errorf("late was bound to %s, not a device-plugin node", p.Spec.NodeName)
 	}
 
-	waitNS := tc.Namespace(t, "burst-wait-", map[string]string{cluster.ModeLabel: "enforce", api.LabelWhenDRABusy: string(translate.WhenDRABusyWait)})
+	waitNS := tc.Namespace(t, "burst-wait-", map[string]string{cluster.ModeLabel: "enforce", api.LabelWhenDRABusy: string(v1alpha1.WhenDRABusyWait)})
 	pod = builders.MakePod("waits", waitNS).Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
 	got, warns = create(t, pod)
 	if _, ok := got.Annotations[api.AnnotationTemplate]; !ok {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"net/http"
@@ -44,7 +45,7 @@ type (
 
 // policyDocument is the file's policy as the server's policy file would
 // hold it: its own, its profiles, or the default policy.
-func policyDocument(f *corpusFile) *translate.TranslationPolicy {
+func policyDocument(f *corpusFile) *v1alpha1.TranslationPolicy {
 	if doc := f.PolicyDocument(); doc != nil {
 		return doc
 	}

@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,18 +17,18 @@ import (
 
 // defaultPolicyDocument is translate.DefaultPolicy as a file: the same
 // profiles under the same name.
-func defaultPolicyDocument() *translate.TranslationPolicy {
-	return &translate.TranslationPolicy{
-		APIVersion: translate.PolicyAPIVersion,
-		Kind:       translate.PolicyKind,
-		Metadata:   translate.PolicyMetadata{Name: translate.DefaultPolicy().Name()},
-		Spec:       translate.PolicySpec{Profiles: translate.DefaultProfileNames()},
+func defaultPolicyDocument() *v1alpha1.TranslationPolicy {
+	return &v1alpha1.TranslationPolicy{
+		APIVersion: v1alpha1.PolicyAPIVersion,
+		Kind:       v1alpha1.PolicyKind,
+		Metadata:   v1alpha1.PolicyMetadata{Name: translate.DefaultPolicy().Name()},
+		Spec:       v1alpha1.PolicySpec{Profiles: v1alpha1.DefaultProfileNames()},
 	}
 }
 
 // writePolicy replaces the server's policy file in one rename, so that the
 // reloader never reads half a file.
-func writePolicy(tp *translate.TranslationPolicy) error {
+func writePolicy(tp *v1alpha1.TranslationPolicy) error {
 	data, err := yaml.Marshal(tp)
 	if err != nil {
 		return fmt.Errorf("encode policy: %w", err)
@@ -52,7 +53,7 @@ func writePolicy(tp *translate.TranslationPolicy) error {
 // usePolicy puts a policy in force on the server (through its policy file,
 // which it reloads every 2s) and waits until /report names it. The default
 // policy is back in force when the test ends.
-func usePolicy(t *testing.T, tp *translate.TranslationPolicy) {
+func usePolicy(t *testing.T, tp *v1alpha1.TranslationPolicy) {
 	t.Helper()
 	if err := writePolicy(tp); err != nil {
 		t.Fatal(err)

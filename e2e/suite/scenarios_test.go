@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"net/http"
 	"os/exec"
@@ -212,8 +213,8 @@ func TestGPUAndNICAreAllocatedOnOnePCIeRoot(t *testing.T) {
 		t.Errorf("a shared RDMA NIC was not kept legacy: %q", warnings.since(mark))
 	}
 	// A site whose rdma/hca is one NIC per pod says so in its policy.
-	usePolicy(t, policyOf("e2e-exclusive-nic", translate.PolicySpec{Profiles: translate.DefaultProfileNames(),
-		Resources: []translate.ResourceRule{{Name: "rdma/hca", Family: "rdma-nic", DeviceClassName: "dranet-rdma", RequestName: "nic"}}}))
+	usePolicy(t, policyOf("e2e-exclusive-nic", v1alpha1.PolicySpec{Profiles: v1alpha1.DefaultProfileNames(),
+		Resources: []v1alpha1.ResourceRule{{Name: "rdma/hca", Family: "rdma-nic", DeviceClassName: "dranet-rdma", RequestName: "nic"}}}))
 	// Take the first NIC of every node, so that the first free GPU's own NIC
 	// is busy: only the constraint makes the allocator skip to an aligned pair.
 	for i := range 2 {

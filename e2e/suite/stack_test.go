@@ -2,6 +2,7 @@ package suite
 
 import (
 	"context"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strings"
 	"testing"
@@ -24,12 +25,12 @@ const gpuDevicesQuota corev1.ResourceName = "gpu.nvidia.com.deviceclass.resource
 // quotaPolicy is the default policy with a fallback from one L4 to two: a
 // pod asking for one L4 gets the claim [1× L4 | 2× L4], which quota charges
 // the worst case, 2.
-var quotaPolicy = policyOf("e2e-quota", translate.PolicySpec{
-	Profiles: translate.DefaultProfileNames(),
-	Fallbacks: []translate.FallbackRule{{
+var quotaPolicy = policyOf("e2e-quota", v1alpha1.PolicySpec{
+	Profiles: v1alpha1.DefaultProfileNames(),
+	Fallbacks: []v1alpha1.FallbackRule{{
 		Name:         "l4-then-two",
-		Match:        translate.LegacyShape{Resource: "nvidia.com/gpu", NodeSelector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-L4"}},
-		Alternatives: []translate.LegacyShape{{CountMultiplier: 2}},
+		Match:        v1alpha1.LegacyShape{Resource: "nvidia.com/gpu", NodeSelector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-L4"}},
+		Alternatives: []v1alpha1.LegacyShape{{CountMultiplier: 2}},
 	}},
 })
 

@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"testing"
@@ -125,13 +126,13 @@ func TestPodsATranslationWouldStrandAreAdmittedUnchangedInAnEnforceNamespace(t *
 }
 
 // policyOf is a policy document named name.
-func policyOf(name string, spec translate.PolicySpec) *translate.TranslationPolicy {
-	return &translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
-		Metadata: translate.PolicyMetadata{Name: name}, Spec: spec}
+func policyOf(name string, spec v1alpha1.PolicySpec) *v1alpha1.TranslationPolicy {
+	return &v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind,
+		Metadata: v1alpha1.PolicyMetadata{Name: name}, Spec: spec}
 }
 
 // hamiPolicy is the nvidia profile with HAMi's DRA driver on top.
-var hamiPolicy = policyOf("e2e-hami", translate.PolicySpec{Profiles: []string{"nvidia", "hami"}})
+var hamiPolicy = policyOf("e2e-hami", v1alpha1.PolicySpec{Profiles: []string{"nvidia", "hami"}})
 
 func TestHAMiGpumemPodsShareOneGPUThroughConsumableCapacity(t *testing.T) {
 	usePolicy(t, hamiPolicy)

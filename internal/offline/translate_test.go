@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"os"
 	"path/filepath"
@@ -358,7 +359,7 @@ func TestKueueWorkloadsAreDecidedAsKueueManaged(t *testing.T) {
 		"      restartPolicy: Never\n      affinity:\n        nodeAffinity:\n          preferredDuringSchedulingIgnoredDuringExecution:\n" +
 		"          - weight: 10\n            preference: {matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB-HBM3]}]}\n" +
 		"      containers:\n      - name: w\n        image: x\n        resources: {limits: {nvidia.com/gpu: 1}}\n")
-	mapped := translate.DefaultPolicy().WithKueueMappings([]translate.KueueDeviceClassMapping{{Name: "nvidia.com/gpu", DeviceClassNames: []string{"gpu.nvidia.com"}}})
+	mapped := translate.DefaultPolicy().WithKueueMappings([]v1alpha1.KueueDeviceClassMapping{{Name: "nvidia.com/gpu", DeviceClassNames: []string{"gpu.nvidia.com"}}})
 	cases := map[string]struct {
 		policy      *translate.Policy
 		wantOutcome reason.Outcome

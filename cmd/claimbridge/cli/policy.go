@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
-
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 func newPolicyCommand() *cobra.Command {
@@ -18,8 +18,8 @@ func newPolicyCommand() *cobra.Command {
 		Short: "List the built-in profiles",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			def := translate.DefaultProfileNames()
-			for _, n := range translate.ProfileNames() {
+			def := v1alpha1.DefaultProfileNames()
+			for _, n := range v1alpha1.ProfileNames() {
 				mark := "default"
 				if !contains(def, n) {
 					mark = "opt-in"
@@ -40,7 +40,7 @@ included profiles expanded.`,
 			out := c.OutOrStdout()
 			if len(args) > 0 {
 				for i, n := range args {
-					src, err := translate.ProfileSource(n)
+					src, err := v1alpha1.ProfileSource(n)
 					if err != nil {
 						return usagef("%v", err)
 					}
@@ -55,8 +55,8 @@ included profiles expanded.`,
 			if err != nil {
 				return err
 			}
-			doc := translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
-				Metadata: translate.PolicyMetadata{Name: p.Name()}, Spec: p.Spec()}
+			doc := v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind,
+				Metadata: v1alpha1.PolicyMetadata{Name: p.Name()}, Spec: p.Spec()}
 			data, err := yaml.Marshal(doc)
 			if err != nil {
 				return err

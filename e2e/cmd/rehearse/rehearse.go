@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"io"
 	"maps"
 	"os"
@@ -269,10 +270,10 @@ func loadPolicy(o Options) (*translate.Policy, []byte, error) {
 		p, err := translate.LoadPolicy(data)
 		return p, data, err
 	}
-	tp := &translate.TranslationPolicy{APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind, Spec: translate.PolicySpec{Profiles: o.Profiles}}
+	tp := &v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind, Spec: v1alpha1.PolicySpec{Profiles: o.Profiles}}
 	tp.Metadata.Name = "rehearsal"
 	if len(o.Profiles) == 0 {
-		tp.Spec.Profiles = translate.DefaultProfileNames()
+		tp.Spec.Profiles = v1alpha1.DefaultProfileNames()
 	}
 	p, err := translate.NewPolicy(tp)
 	if err != nil {

@@ -8,6 +8,7 @@ package placementcorpus
 
 import (
 	"fmt"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"os"
@@ -26,9 +27,9 @@ type File struct {
 	// Fleet is a directory under <dir>/fleets.
 	Fleet string `json:"fleet"`
 	// Profiles or Policy choose the policy; the default policy otherwise.
-	Profiles []string                     `json:"profiles,omitempty"`
-	Policy   *translate.TranslationPolicy `json:"policy,omitempty"`
-	Cases    []Case                       `json:"cases"`
+	Profiles []string                    `json:"profiles,omitempty"`
+	Policy   *v1alpha1.TranslationPolicy `json:"policy,omitempty"`
+	Cases    []Case                      `json:"cases"`
 }
 
 // Case is one pod.
@@ -119,15 +120,15 @@ func LoadGolden(dir string, files map[string]*File) (map[string]Result, error) {
 
 // PolicyDocument is the file's policy: its own, its profiles, or nil for
 // the default policy.
-func (f *File) PolicyDocument() *translate.TranslationPolicy {
+func (f *File) PolicyDocument() *v1alpha1.TranslationPolicy {
 	switch {
 	case f.Policy != nil:
 		return f.Policy
 	case len(f.Profiles) > 0:
-		return &translate.TranslationPolicy{
-			APIVersion: translate.PolicyAPIVersion, Kind: translate.PolicyKind,
-			Metadata: translate.PolicyMetadata{Name: "profiles:" + strings.Join(f.Profiles, ",")},
-			Spec:     translate.PolicySpec{Profiles: f.Profiles},
+		return &v1alpha1.TranslationPolicy{
+			APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind,
+			Metadata: v1alpha1.PolicyMetadata{Name: "profiles:" + strings.Join(f.Profiles, ",")},
+			Spec:     v1alpha1.PolicySpec{Profiles: f.Profiles},
 		}
 	}
 	return nil

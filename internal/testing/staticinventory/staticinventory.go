@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,7 +18,6 @@ import (
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/inventory"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // StaticInventory answers from objects listed once.
@@ -150,7 +151,7 @@ func (s *StaticInventory) Reserve(id string, checked *corev1.Pod, claims []*reso
 }
 
 // WhenDRABusy implements InventoryReader.
-func (s *StaticInventory) WhenDRABusy(name string) translate.WhenDRABusy {
+func (s *StaticInventory) WhenDRABusy(name string) v1alpha1.WhenDRABusy {
 	if ns, ok := s.Namespaces[name]; ok {
 		return inventory.WhenDRABusyOf(ns)
 	}
@@ -158,7 +159,7 @@ func (s *StaticInventory) WhenDRABusy(name string) translate.WhenDRABusy {
 }
 
 // OnUnservable implements InventoryReader.
-func (s *StaticInventory) OnUnservable(name string) translate.OnUnservable {
+func (s *StaticInventory) OnUnservable(name string) v1alpha1.OnUnservable {
 	if ns, ok := s.Namespaces[name]; ok {
 		return inventory.OnUnservableOf(ns)
 	}

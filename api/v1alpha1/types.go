@@ -1,4 +1,4 @@
-package translate
+package v1alpha1
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package translate
+package v1alpha1
 
 // The policy's alignment and fallback rules: which devices of a pod must
 // share an attribute, and which alternatives follow a matching request.

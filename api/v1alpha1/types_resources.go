@@ -1,6 +1,11 @@
-package translate
+package v1alpha1
 
 import (
+	"errors"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -194,7 +199,9 @@ type AttributeRequirement struct {
 	Values []string `json:"values,omitempty"`
 }
 
-func (a *AttributeRequirement) typeOrDefault() AttributeType {
+// ValueType is the type of the requirement's values: Type, String when
+// unset.
+func (a *AttributeRequirement) ValueType() AttributeType {
 	if a.Type == "" {
 		return AttrString
 	}
@@ -211,6 +218,51 @@ const (
 	AttrBool    AttributeType = "Bool"
 	AttrVersion AttributeType = "Version"
 )
+
+// CheckValue says why v is not a value of type t (String when t is unset):
+// an integer, a boolean, a version N[.N[.N]], or a valid UTF-8 string of at
+// most 64 characters, the limit of a device attribute.
+func (t AttributeType) CheckValue(v string) error {
+	switch t {
+	case AttrInt:
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			return errors.New("not an integer")
+		}
+	case AttrBool:
+		if _, err := strconv.ParseBool(v); err != nil {
+			return errors.New("not a boolean")
+		}
+	case AttrVersion:
+		_, _, _, err := ParseVersion(v)
+		return err
+	default:
+		if len(v) > 64 {
+			return errors.New("longer than 64 characters, the limit of a device attribute")
+		}
+		if !utf8.ValidString(v) {
+			return errors.New("not valid UTF-8")
+		}
+	}
+	return nil
+}
+
+// ParseVersion reads a value of type Version: "1", "1.2" or "1.2.3" (leading zeros dropped, as the
+// NVIDIA driver normalises "550.107.02" to "550.107.2").
+func ParseVersion(v string) (major, minor, patch int64, err error) {
+	parts := strings.Split(v, ".")
+	if len(parts) == 0 || len(parts) > 3 {
+		return 0, 0, 0, errors.New("not a version of the form N[.N[.N]]")
+	}
+	nums := make([]int64, 3)
+	for i, p := range parts {
+		n, perr := strconv.ParseInt(p, 10, 64)
+		if perr != nil || n < 0 {
+			return 0, 0, 0, errors.New("not a version of the form N[.N[.N]]")
+		}
+		nums[i] = n
+	}
+	return nums[0], nums[1], nums[2], nil
+}
 
 // OpaqueConfig is driver configuration passed through to the claim.
 type OpaqueConfig struct {
@@ -236,13 +288,3 @@ const (
 
 // suffixConversions are the values a policy may name.
 var suffixConversions = []SuffixConversion{SuffixAsIs, SuffixGFDMIGProfile}
-
-// suffixValue is the value of SuffixAttribute that the suffix of a pattern
-// name selects.
-func (r *ResourceRule) suffixValue(suffix string) string {
-	switch r.SuffixConversion {
-	case SuffixGFDMIGProfile:
-		return MIGProfileOfGFD(suffix)
-	}
-	return suffix
-}

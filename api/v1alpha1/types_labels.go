@@ -1,4 +1,4 @@
-package translate
+package v1alpha1
 
 // The policy's node-label rules: which node-label keys become which
 // requirements on device attributes, and how their values convert
@@ -115,6 +115,53 @@ const (
 	ConvRoundedGiB Conversion = "RoundedGiB"
 )
 
-var conversions = []Conversion{ConvString, ConvInt, ConvBool, ConvGFDProduct, ConvMiB, ConvGFDFamily,
-	ConvVersionMajor, ConvVersionMinor, ConvVersionPatch, ConvVersion, ConvMap, ConvMIGProfile,
-	ConvMIGStrategy, ConvPCIPresent, ConvImplied, ConvPresent, ConvCount, ConvReplicas, ConvSharingStrategy, ConvHexID, ConvRoundedGiB}
+// conversions lists every Conversion a rule may name, with what the rule
+// must then name beside it: "attribute" (the device attribute it compares),
+// "capacity" (the capacity it compares) or "" (neither).
+var conversions = []struct {
+	conversion Conversion
+	reads      string
+}{
+	{ConvString, "attribute"},
+	{ConvInt, "attribute"},
+	{ConvBool, "attribute"},
+	{ConvGFDProduct, "attribute"},
+	{ConvMiB, "capacity"},
+	{ConvGFDFamily, "attribute"},
+	{ConvVersionMajor, "attribute"},
+	{ConvVersionMinor, "attribute"},
+	{ConvVersionPatch, "attribute"},
+	{ConvVersion, "attribute"},
+	{ConvMap, "attribute"},
+	{ConvMIGProfile, ""},
+	{ConvMIGStrategy, ""},
+	{ConvPCIPresent, ""},
+	{ConvImplied, ""},
+	{ConvPresent, ""},
+	{ConvCount, ""},
+	{ConvReplicas, "capacity"},
+	{ConvSharingStrategy, "capacity"},
+	{ConvHexID, "attribute"},
+	{ConvRoundedGiB, "capacity"},
+}
+
+// Conversions lists the conversions a node-label rule may name.
+func Conversions() []Conversion {
+	out := make([]Conversion, len(conversions))
+	for i, c := range conversions {
+		out[i] = c.conversion
+	}
+	return out
+}
+
+// Reads is what a rule of the conversion must name: "attribute" (the
+// device attribute it compares), "capacity" (the capacity it compares) or
+// "" (neither, or an unknown conversion).
+func (c Conversion) Reads() string {
+	for _, e := range conversions {
+		if e.conversion == c {
+			return e.reads
+		}
+	}
+	return ""
+}

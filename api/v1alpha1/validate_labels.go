@@ -1,4 +1,4 @@
-package translate
+package v1alpha1
 
 import (
 	"fmt"
@@ -46,7 +46,7 @@ func validateAttributeRequirement(p *field.Path, a *AttributeRequirement) field.
 		errs = append(errs, field.NotSupported(p.Child("operator"), op, []string{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}))
 	}
 	for i, v := range a.Values {
-		if _, err := literalFor(a.typeOrDefault(), v); err != nil {
+		if err := a.ValueType().CheckValue(v); err != nil {
 			errs = append(errs, field.Invalid(p.Child("values").Index(i), v, err.Error()))
 		}
 	}
@@ -71,11 +71,11 @@ func validateNodeLabelRule(p *field.Path, r *NodeLabelRule) field.ErrorList {
 	for i, f := range r.Families {
 		errs = append(errs, validateDNSLabel(p.Child("families").Index(i), f)...)
 	}
-	if !slices.Contains(conversions, r.Conversion) {
-		errs = append(errs, field.NotSupported(p.Child("conversion"), r.Conversion, conversions))
+	if !slices.Contains(Conversions(), r.Conversion) {
+		errs = append(errs, field.NotSupported(p.Child("conversion"), r.Conversion, Conversions()))
 		return errs
 	}
-	switch vocabulary[r.Conversion].reads {
+	switch r.Conversion.Reads() {
 	case "attribute":
 		if r.Attribute == "" {
 			errs = append(errs, field.Required(p.Child("attribute"), "conversion "+string(r.Conversion)+" compares an attribute"))
@@ -197,8 +197,8 @@ func validateFallbackRule(p *field.Path, r *FallbackRule) field.ErrorList {
 	if len(r.Alternatives) == 0 {
 		errs = append(errs, field.Required(p.Child("alternatives"), ""))
 	}
-	if len(r.Alternatives) > maxAlternatives-1 {
-		errs = append(errs, field.TooMany(p.Child("alternatives"), len(r.Alternatives), maxAlternatives-1))
+	if len(r.Alternatives) > maxFirstAvailable-1 {
+		errs = append(errs, field.TooMany(p.Child("alternatives"), len(r.Alternatives), maxFirstAvailable-1))
 	}
 	for i, a := range r.Alternatives {
 		if a.CountMultiplier < 0 || a.CountMultiplier > 32 {

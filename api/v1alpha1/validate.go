@@ -1,4 +1,4 @@
-package translate
+package v1alpha1
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -69,7 +70,11 @@ func validateShareCapacityRule(p *field.Path, r *ShareCapacityRule, seen map[str
 // maxShareCounts: a request for a whole device where devices are shared N
 // ways takes one alternative per N besides the one for devices that are
 // not shared, within firstAvailable's 8.
-const maxShareCounts = maxAlternatives - 1
+const maxShareCounts = maxFirstAvailable - 1
+
+// maxFirstAvailable is the most subrequests one firstAvailable list holds
+// (the DRA API's limit).
+const maxFirstAvailable = resourceapi.FirstAvailableDeviceRequestMaxSize
 
 func validateConsumableSharesRule(p *field.Path, r *ConsumableSharesRule, seen map[string]bool) field.ErrorList {
 	errs := validateFamilies(p.Child("families"), r.Families, seen)
@@ -180,7 +185,7 @@ func validateResourceRule(p *field.Path, r *ResourceRule) field.ErrorList {
 		} else {
 			errs = append(errs, validateQualifiedAttribute(cp.Child("attribute"), c.Attribute)...)
 		}
-		if c.Prefix != "" && !printableASCII(c.Prefix) {
+		if c.Prefix != "" && strings.ContainsFunc(c.Prefix, func(r rune) bool { return r < 0x20 || r >= 0x7f }) {
 			errs = append(errs, field.Invalid(cp.Child("prefix"), c.Prefix, "must be printable ASCII"))
 		}
 	}

@@ -1,4 +1,4 @@
-package translate
+package v1alpha1
 
 import (
 	"bytes"
@@ -34,23 +34,6 @@ const (
 )
 
 var outputProfiles = []OutputProfile{OutputFull, OutputExactlyOnly, OutputSkip}
-
-// stricter is the profile of the two that allows less.
-func stricter(a, b OutputProfile) OutputProfile {
-	rank := func(o OutputProfile) int {
-		switch o {
-		case OutputSkip:
-			return 2
-		case OutputExactlyOnly:
-			return 1
-		}
-		return 0
-	}
-	if rank(b) > rank(a) {
-		return b
-	}
-	return a
-}
 
 // SchedulerEntry is one scheduler of PolicySpec.Schedulers. In YAML it is
 // the schedulerName alone ("volcano"), which takes claimbridge's built-in

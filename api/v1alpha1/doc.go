@@ -1,0 +1,17 @@
+// Package v1alpha1 is the TranslationPolicy API, claimbridge.io/v1alpha1:
+// the document that says how legacy device requests (extended resources and
+// node labels) map to DRA device requests.
+//
+// It holds the types, with each field's default said on the field; [Decode]
+// (YAML or JSON, unknown and duplicate fields rejected with their paths);
+// validation, every error with its field path; [Resolve], which merges the
+// rules of the built-in profiles a policy names with its own and fills in
+// the defaults; and the built-in profiles themselves (profiles/*.yaml,
+// [ProfileNames], [ProfileSource]).
+//
+// The package is plain data and checks: no client, no CEL, no translation.
+// The translator (package translate) compiles a resolved policy. The doc
+// comments of the types are the policy reference: docs/reference/policy.md
+// is generated from them (go run ./hack/policydocs), and a test fails when
+// the page and the comments differ.
+package v1alpha1
