@@ -3,12 +3,14 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/claimbridge/claimbridge/decisions"
+	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -21,7 +23,6 @@ import (
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/inventory"
-	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -423,7 +424,7 @@ func decidedEvent(p *corev1.Pod, decision string, served bool) podEvent {
 	if msg == "" {
 		// Decided without the message (another version of claimbridge):
 		// the code and its remedy.
-		msg = string(code) + ": " + explain.WithHardware(explain.Reasons().Remedy(code), report.Row{DevicesRequested: devices(p)})
+		msg = string(code) + ": " + explain.WithHardware(explain.Reasons().Remedy(code), decisions.Row{DevicesRequested: devices(p)})
 	}
 	if t := p.Annotations[api.AnnotationTemplate]; decision == api.DecisionTranslated && t != "" && !strings.Contains(msg, t) {
 		msg += "; ResourceClaimTemplate " + t
@@ -436,7 +437,7 @@ func decidedEvent(p *corev1.Pod, decision string, served bool) podEvent {
 func undecidedEvent(p *corev1.Pod, code reason.Code, cause string, pol *translate.Policy) podEvent {
 	// Served: the strand controller tells an undecided pod no node serves.
 	e := podEvent{typ: explain.Judge("", code, true).EventType(), reason: EventUndecided, decision: "Undecided", code: code}
-	remedy := explain.WithHardware(explain.Reasons().Remedy(code), report.Row{DevicesRequested: devicesOf(pol, p)})
+	remedy := explain.WithHardware(explain.Reasons().Remedy(code), decisions.Row{DevicesRequested: devicesOf(pol, p)})
 	e.message = explain.Truncate(explain.OneLine(fmt.Sprintf("%s: %s — %s", code, cause, remedy)), explain.MaxExplanation)
 	return e
 }

@@ -3,8 +3,9 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"time"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"

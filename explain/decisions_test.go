@@ -1,9 +1,10 @@
 package explain
 
 import (
-	"github.com/claimbridge/claimbridge/reason"
 	"testing"
 	"time"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 

@@ -2,14 +2,15 @@ package explain
 
 import (
 	"fmt"
-	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/claimbridge/claimbridge/decisions"
+	"github.com/claimbridge/claimbridge/reason"
+
 	"github.com/claimbridge/claimbridge/api"
-	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -81,12 +82,14 @@ func fitRunes(s string, n int, tail string) string {
 
 // RemedyOf is the catalog's remedy of the code that decided a row
 // (report.RowRemedy).
-func RemedyOf(code reason.Code, row report.Row) string {
-	return report.RowRemedy(catalog, code, row)
+func RemedyOf(code reason.Code, row decisions.Row) string {
+	return row.Remedy(catalog, code)
 }
 
 // WithHardware fills a remedy's %[1]s with the resources the row asks for.
-func WithHardware(remedy string, row report.Row) string { return report.WithHardware(remedy, row) }
+func WithHardware(remedy string, row decisions.Row) string {
+	return decisions.WithHardware(remedy, row)
+}
 
 // details is a reason's message without the code the line starts with.
 func details(r *reason.Reason) string {
@@ -103,7 +106,7 @@ func details(r *reason.Reason) string {
 // attention, each leading with the reason code and its remedy, the
 // details after them as far as they fit (the Event on the pod has them
 // whole). In audit mode the would-be change is one line.
-func Warnings(mode api.Mode, outcome reason.Outcome, row report.Row, dryRun bool) []string {
+func Warnings(mode api.Mode, outcome reason.Outcome, row decisions.Row, dryRun bool) []string {
 	var out []string
 	prefix := WarningPrefix(mode)
 	switch outcome {
@@ -137,7 +140,7 @@ func Warnings(mode api.Mode, outcome reason.Outcome, row report.Row, dryRun bool
 
 // translatedLine says which template the pod uses (or would use) and where
 // the allocator found room for it.
-func translatedLine(mode api.Mode, row report.Row, dryRun bool) string {
+func translatedLine(mode api.Mode, row decisions.Row, dryRun bool) string {
 	verb := "uses"
 	switch {
 	case mode == api.ModeAudit:
@@ -150,7 +153,7 @@ func translatedLine(mode api.Mode, row report.Row, dryRun bool) string {
 
 // fitNote says where the allocator found room and with which
 // alternatives, as advice: kube-scheduler picks the node, not claimbridge.
-func fitNote(row report.Row) string {
+func fitNote(row decisions.Row) string {
 	alts := strings.Join(row.Alternatives, ",")
 	if row.Node == "" {
 		return row.Verdict + ": " + alts
@@ -160,7 +163,7 @@ func fitNote(row report.Row) string {
 
 // keptLine is the warning of a pod kept as submitted: the decisive code,
 // its remedy, then the reason's details.
-func keptLine(prefix string, decisive reason.Reason, row report.Row) string {
+func keptLine(prefix string, decisive reason.Reason, row decisions.Row) string {
 	return WarningLine(prefix, decisive.Code, "kept as submitted; "+RemedyOf(decisive.Code, row)+"; "+details(&decisive))
 }
 
@@ -170,7 +173,7 @@ func sameReason(a, b reason.Reason) bool {
 
 // ReasonLine is the warning of one more reason: the code, its remedy (out
 // of the message where the message ends with it), then the details.
-func ReasonLine(prefix string, r reason.Reason, row report.Row) string {
+func ReasonLine(prefix string, r reason.Reason, row decisions.Row) string {
 	rest := details(&r)
 	if remedy := RemedyOf(r.Code, row); remedy != "" {
 		for _, sep := range []string{": ", "; ", " — "} {
@@ -205,7 +208,7 @@ func withinBudget(lines []string) []string {
 // Explanation is the one-line account of a decision that the Event on the
 // pod carries (annotation claimbridge.io/decision-message): the code, its
 // remedy and the details, whole up to maxExplanation bytes.
-func Explanation(decision string, code reason.Code, row report.Row) string {
+func Explanation(decision string, code reason.Code, row decisions.Row) string {
 	var b strings.Builder
 	b.WriteString(string(code))
 	b.WriteString(": ")
@@ -266,8 +269,8 @@ func Truncate(s string, n int) string {
 }
 
 // Decisive is the reason that decided a row: its decisive reason, else
-// the first warning, else the last reason (as report.Row.Headline).
-func Decisive(row report.Row) *reason.Reason {
+// the first warning, else the last reason (as decisions.Row.Headline).
+func Decisive(row decisions.Row) *reason.Reason {
 	if row.Decisive != nil && row.Decisive.Code != "" {
 		return row.Decisive
 	}

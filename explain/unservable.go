@@ -2,9 +2,10 @@ package explain
 
 import (
 	"fmt"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strings"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"slices"
@@ -78,7 +79,7 @@ func workloadOf(p *corev1.Pod) (kind, name string) {
 type livePod struct {
 	pod        *corev1.Pod
 	kind, name string
-	status     report.Status
+	status     decisions.Status
 	outcome    reason.Outcome
 	reason     reason.Code
 	cause      string // why an unseen pod was not decided
@@ -91,19 +92,19 @@ type livePod struct {
 	// away: for an unseen pod that is unservable, the reason the webhook
 	// never saw it.
 	away     *reason.Reason
-	admitted *report.Row // the admission's row, when the store has it
+	admitted *decisions.Row // the admission's row, when the store has it
 }
 
 // admissions indexes the admission rows by what a pod shows of them, and
 // remembers those a pod of the cache was found for.
 type admissions struct {
-	byID   map[string]*report.Row
-	byName map[string]*report.Row // namespace, pod name or generateName*, outcome ("" any)
-	used   map[*report.Row]bool
+	byID   map[string]*decisions.Row
+	byName map[string]*decisions.Row // namespace, pod name or generateName*, outcome ("" any)
+	used   map[*decisions.Row]bool
 }
 
 func indexAdmissions(rows []admitted) admissions {
-	ix := admissions{byID: map[string]*report.Row{}, byName: map[string]*report.Row{}, used: map[*report.Row]bool{}}
+	ix := admissions{byID: map[string]*decisions.Row{}, byName: map[string]*decisions.Row{}, used: map[*decisions.Row]bool{}}
 	for i := range rows { // oldest first: the latest decision wins
 		r := &rows[i].row
 		if r.Admission != "" {
@@ -118,7 +119,7 @@ func indexAdmissions(rows []admitted) admissions {
 // of finds the admission row of a pod with that outcome ("": any): by
 // admission id, else by name, else by generateName (the pods of one
 // template share it, and admission names such a pod "<generateName>*").
-func (ix admissions) of(p *corev1.Pod, outcome reason.Outcome) *report.Row {
+func (ix admissions) of(p *corev1.Pod, outcome reason.Outcome) *decisions.Row {
 	if r, ok := ix.byID[p.Annotations[api.AnnotationAdmission]]; ok && (outcome == "" || r.Outcome == outcome) {
 		ix.used[r] = true
 		return r
@@ -147,7 +148,7 @@ func (s *ReportStore) classify(p *corev1.Pod, pol *translate.Policy, ix admissio
 			// Why the webhook never saw it stays among the row's reasons.
 			lp.away = &reason.Reason{Code: lp.reason, Severity: catalogSeverity(lp.reason, false), Message: lp.cause}
 		}
-		lp.status, lp.reason, lp.cause = report.StatusBlocked, explain.ReasonLegacyUnservable, msg
+		lp.status, lp.reason, lp.cause = decisions.StatusBlocked, explain.ReasonLegacyUnservable, msg
 	}
 	return lp, ok
 }
@@ -180,26 +181,26 @@ func (s *ReportStore) classified(p *corev1.Pod, pol *translate.Policy, ix admiss
 		if !ok {
 			return livePod{}, false
 		}
-		lp.status, lp.outcome, lp.reason, lp.cause, lp.unseen = report.StatusSkipped, reason.OutcomeSkip, code, cause, true
+		lp.status, lp.outcome, lp.reason, lp.cause, lp.unseen = decisions.StatusSkipped, reason.OutcomeSkip, code, cause, true
 		return lp, true
 	}
 	lp.outcome = explain.OutcomeOf(decision)
 	lp.admitted = ix.of(p, lp.outcome)
 	switch decision {
 	case api.DecisionTranslated:
-		lp.status = report.StatusWaiting
+		lp.status = decisions.StatusWaiting
 		if p.Spec.NodeName != "" {
-			lp.status = report.StatusMigrated
+			lp.status = decisions.StatusMigrated
 		}
 	case api.DecisionWouldTranslate:
-		lp.status = report.StatusReadyNow
+		lp.status = decisions.StatusReadyNow
 		if lp.admitted != nil && lp.admitted.Verdict == "FitsWhenFree" {
-			lp.status = report.StatusReadyWhenFree
+			lp.status = decisions.StatusReadyWhenFree
 		}
 	case api.DecisionKeptLegacy:
 		lp.status = keptStatus(lp.reason)
 	default:
-		lp.status = report.StatusSkipped
+		lp.status = decisions.StatusSkipped
 	}
 	return lp, true
 }
@@ -208,11 +209,11 @@ func (s *ReportStore) classified(p *corev1.Pod, pol *translate.Policy, ix admiss
 // serves it (classify makes one that no node serves Blocked): Kept when
 // its reason asks nothing of anyone (explain.Judge passes it), else
 // Blocked — the page's Blocked means someone must act.
-func keptStatus(code reason.Code) report.Status {
+func keptStatus(code reason.Code) decisions.Status {
 	if explain.Judge(api.DecisionKeptLegacy, code, true).Result == explain.ResultPass {
-		return report.StatusKept
+		return decisions.StatusKept
 	}
-	return report.StatusBlocked
+	return decisions.StatusBlocked
 }
 
 func (s *ReportStore) started() time.Time {
@@ -260,9 +261,9 @@ const NotCachedFor = 30 * time.Second
 
 // notCached are the rows of the latest admissions whose pods the cache
 // does not show yet, as admission recorded them, with their status.
-func (s *ReportStore) notCached(adm []admitted, ix admissions) []report.Row {
+func (s *ReportStore) notCached(adm []admitted, ix admissions) []decisions.Row {
 	now := s.now()
-	var out []report.Row
+	var out []decisions.Row
 	for i := range adm {
 		a := &adm[i]
 		if ix.used[&a.row] || now.Sub(a.at) > NotCachedFor || !s.optedIn(a.row.Namespace) {
@@ -272,13 +273,13 @@ func (s *ReportStore) notCached(adm []admitted, ix admissions) []report.Row {
 		row.Reasons = slices.Clone(row.Reasons)
 		switch row.Outcome {
 		case reason.OutcomeTranslate:
-			row.Status = report.StatusReadyNow
+			row.Status = decisions.StatusReadyNow
 			if m, _ := s.Live.NamespaceMode(row.Namespace); m == api.ModeEnforce {
-				row.Status = report.StatusWaiting
+				row.Status = decisions.StatusWaiting
 				mt := metav1.NewTime(a.at)
 				row.WaitingSince, row.Waiting = &mt, now.Sub(a.at).Round(time.Second).String()
 			} else if row.Verdict == "FitsWhenFree" {
-				row.Status = report.StatusReadyWhenFree
+				row.Status = decisions.StatusReadyWhenFree
 			}
 		case reason.OutcomeKeepLegacy:
 			var code reason.Code
@@ -287,7 +288,7 @@ func (s *ReportStore) notCached(adm []admitted, ix admissions) []report.Row {
 			}
 			row.Status, row.Template, row.Alternatives, row.Devices = keptStatus(code), "", nil, nil
 		default:
-			row.Status, row.Template = report.StatusSkipped, ""
+			row.Status, row.Template = decisions.StatusSkipped, ""
 		}
 		advise(&row)
 		out = append(out, row)
@@ -296,10 +297,10 @@ func (s *ReportStore) notCached(adm []admitted, ix admissions) []report.Row {
 }
 
 // liveRows groups the pods into rows: one per workload and status.
-func (s *ReportStore) liveRows(pods []livePod, now time.Time) []report.Row {
+func (s *ReportStore) liveRows(pods []livePod, now time.Time) []decisions.Row {
 	type key struct {
 		ns, kind, name string
-		status         report.Status
+		status         decisions.Status
 	}
 	groups := map[key][]livePod{}
 	for _, lp := range pods {
@@ -311,7 +312,7 @@ func (s *ReportStore) liveRows(pods []livePod, now time.Time) []report.Row {
 		pending = s.Pending.PendingSince()
 	}
 	pol := s.Policy()
-	rows := make([]report.Row, 0, len(groups))
+	rows := make([]decisions.Row, 0, len(groups))
 	for _, k := range slices.SortedFunc(maps.Keys(groups), func(a, b key) int {
 		return cmp.Or(strings.Compare(a.ns, b.ns), strings.Compare(a.kind, b.kind), strings.Compare(a.name, b.name), strings.Compare(string(a.status), string(b.status)))
 	}) {
@@ -325,9 +326,9 @@ func (s *ReportStore) liveRows(pods []livePod, now time.Time) []report.Row {
 	return rows
 }
 
-func (s *ReportStore) groupRow(ns, kind, name string, status report.Status, g []livePod, pol *translate.Policy, pending map[string]time.Time, now time.Time) report.Row {
+func (s *ReportStore) groupRow(ns, kind, name string, status decisions.Status, g []livePod, pol *translate.Policy, pending map[string]time.Time, now time.Time) decisions.Row {
 	first := g[0]
-	row := report.Row{Kind: kind, Namespace: ns, Name: name, Outcome: first.outcome, Status: status, Replicas: ptr.To(int32(len(g))), Unseen: first.unseen}
+	row := decisions.Row{Kind: kind, Namespace: ns, Name: name, Outcome: first.outcome, Status: status, Replicas: ptr.To(int32(len(g))), Unseen: first.unseen}
 	for _, lp := range g {
 		if lp.admitted == nil {
 			continue
@@ -347,11 +348,11 @@ func (s *ReportStore) groupRow(ns, kind, name string, status report.Status, g []
 		if sub, ok := explain.Submitted(first.pod); ok {
 			submitted = sub
 		}
-		row.Hardware = report.PodHardware(row.DevicesRequested, submitted)
+		row.Hardware = decisions.PodHardware(row.DevicesRequested, submitted)
 	}
 	if row.Decisive == nil || first.unseen {
 		// The catalog's severity, as admission reported it.
-		r := reason.Reason{Code: first.reason, Severity: catalogSeverity(first.reason, status == report.StatusBlocked), Message: first.cause}
+		r := reason.Reason{Code: first.reason, Severity: catalogSeverity(first.reason, status == decisions.StatusBlocked), Message: first.cause}
 		if r.Message == "" {
 			r.Message = restartedMessage(status, first)
 		}
@@ -366,17 +367,17 @@ func (s *ReportStore) groupRow(ns, kind, name string, status report.Status, g []
 	// plugin or skipped references none, and the name its translation
 	// would have had is a template that does not exist.
 	switch status {
-	case report.StatusMigrated, report.StatusWaiting:
+	case decisions.StatusMigrated, decisions.StatusWaiting:
 		if t := first.pod.Annotations[api.AnnotationTemplate]; t != "" {
 			row.Template = t
 		}
 		// The newest pod's admission, when it holds devices (enforce mode).
 		row.Admission = first.pod.Annotations[api.AnnotationAdmission]
-	case report.StatusKept, report.StatusBlocked, report.StatusSkipped:
+	case decisions.StatusKept, decisions.StatusBlocked, decisions.StatusSkipped:
 		row.Template, row.Alternatives, row.Devices = "", nil, nil
 	}
 	switch status {
-	case report.StatusMigrated, report.StatusKept:
+	case decisions.StatusMigrated, decisions.StatusKept:
 		bound := map[string]bool{}
 		for _, lp := range g {
 			if lp.pod.Spec.NodeName != "" {
@@ -384,7 +385,7 @@ func (s *ReportStore) groupRow(ns, kind, name string, status report.Status, g []
 			}
 		}
 		row.BoundTo = slices.Sorted(maps.Keys(bound))
-	case report.StatusWaiting:
+	case decisions.StatusWaiting:
 		var since time.Time
 		for _, lp := range g {
 			t, ok := pending[lp.pod.Annotations[api.AnnotationAdmission]]
@@ -405,12 +406,12 @@ func (s *ReportStore) groupRow(ns, kind, name string, status report.Status, g []
 // restartedMessage says what a pod's annotations tell of a decision whose
 // details this replica does not have (it was decided before a restart, or
 // by another replica).
-func restartedMessage(status report.Status, lp livePod) string {
+func restartedMessage(status decisions.Status, lp livePod) string {
 	const lost = "the verdict and reasons were not kept (decided by another replica or before a restart)"
 	switch status {
-	case report.StatusMigrated, report.StatusWaiting:
+	case decisions.StatusMigrated, decisions.StatusWaiting:
 		return fmt.Sprintf("translated at admission to ResourceClaimTemplate %s; %s", lp.pod.Annotations[api.AnnotationTemplate], lost)
-	case report.StatusReadyNow, report.StatusReadyWhenFree:
+	case decisions.StatusReadyNow, decisions.StatusReadyWhenFree:
 		return "would be translated (audit mode); " + lost
 	}
 	// Kept or skipped: the pod's own account (code, remedy, details).
@@ -428,7 +429,7 @@ func restartedMessage(status report.Status, lp livePod) string {
 // admission is one place the pod could go, not where it went
 // ("FitsNow on node a100-mig-0" → "FitsNow: could run on 6 nodes, e.g.
 // a100-mig-0"); a Migrated row says where its pods run.
-func advise(row *report.Row) {
+func advise(row *decisions.Row) {
 	if row.Node == "" {
 		return
 	}
@@ -455,7 +456,7 @@ func advise(row *report.Row) {
 // policy maps: as submitted (a translated pod's from its
 // claimbridge.io/submitted annotation, or from the admission's row), else
 // per DeviceClass of its template's requests.
-func (s *ReportStore) devicesOf(p *corev1.Pod, pol *translate.Policy, admitted *report.Row) map[string]int64 {
+func (s *ReportStore) devicesOf(p *corev1.Pod, pol *translate.Policy, admitted *decisions.Row) map[string]int64 {
 	from := p
 	if sub, ok := explain.Submitted(p); ok {
 		from = sub
@@ -529,7 +530,7 @@ func (s *ReportStore) progressByNamespace(pods []livePod) map[string]report.Prog
 		}
 		p := out[lp.pod.Namespace]
 		switch {
-		case lp.status == report.StatusMigrated:
+		case lp.status == decisions.StatusMigrated:
 			p.DRA += sum(s.devicesOf(lp.pod, pol, lp.admitted))
 		case lp.unservable != nil:
 			// Bound where its resource is gone: no one serves it.

@@ -1,6 +1,7 @@
 package livereport
 
 import (
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"testing"
@@ -119,9 +120,9 @@ func liveObjects() []runtime.Object {
 // admittedRows are the rows admission recorded for some of the pods: the
 // trainer's and the embed's (by generateName), the db's (which names the
 // template its translation would have had).
-func admittedRows() map[string][]report.Row {
+func admittedRows() map[string][]decisions.Row {
 	feasible := reason.Reason{Code: decide.ReasonFeasible, Severity: reason.SeverityInfo, Message: "FitsNow on node a100-mig-0"}
-	return map[string][]report.Row{
+	return map[string][]decisions.Row{
 		"prod": {
 			{Kind: "Pod", Namespace: "prod", Name: "trainer-5d8f7-*", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", VerdictCode: "Fits", Node: "dgx-h100-0",
 				Template: "claimbridge-abc", Alternatives: []string{"train-gpu"}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Hardware: "nvidia.com/gpu, any model",
@@ -134,7 +135,7 @@ func admittedRows() map[string][]report.Row {
 		"staging": {
 			{Kind: "Pod", Namespace: "staging", Name: "embed-6b7c8-*", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", VerdictCode: "Fits", Node: "a100-mig-0",
 				Template: "claimbridge-def", DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Hardware: "nvidia.com/gpu, any model",
-				Placement: &report.Placement{Result: report.PlacementEqual, Nodes: 10, Legacy: 6, Translated: 6},
+				Placement: &decisions.Placement{Result: decisions.PlacementEqual, Nodes: 10, Legacy: 6, Translated: 6},
 				Decisive:  &feasible, Reasons: []reason.Reason{feasible}},
 		},
 	}
@@ -156,7 +157,7 @@ func newLiveStore(inv *inventory.Inventory, withAdmissions bool) *ReportStore {
 // liveRow is what the tests compare of a row.
 type liveRow struct {
 	Object   string
-	Status   report.Status
+	Status   decisions.Status
 	Replicas int32
 	Devices  int64
 	Template string
@@ -181,28 +182,28 @@ func liveRowsOf(rep *report.Report) []liveRow {
 func TestLiveReportCountsWorkloadsWithTheirStatus(t *testing.T) {
 	inv := start(t, liveObjects())
 	want := []liveRow{
-		{Object: "prod/Deployment/trainer", Status: report.StatusMigrated, Replicas: 2, Devices: 4, Template: "claimbridge-abc", BoundTo: []string{"dgx-h100-0", "dgx-h100-1"}, Code: decide.ReasonFeasible},
-		{Object: "prod/Deployment/trainer", Status: report.StatusWaiting, Replicas: 1, Devices: 2, Template: "claimbridge-abc", Code: decide.ReasonFeasible},
-		{Object: "prod/Pod/pinned", Status: report.StatusSkipped, Replicas: 1, Devices: 1, Code: translate.ReasonNodeNamePreset, Unseen: true},
-		{Object: "prod/StatefulSet/db", Status: report.StatusBlocked, Replicas: 1, Devices: 1, Code: decide.ReasonInfeasible},
-		{Object: "staging/Deployment/embed", Status: report.StatusReadyNow, Replicas: 2, Devices: 2, Template: "claimbridge-def", Code: decide.ReasonFeasible},
-		{Object: "staging/Job/eval", Status: report.StatusSkipped, Replicas: 2, Devices: 4, Code: translate.ReasonSchedulerNotListed, Unseen: true},
+		{Object: "prod/Deployment/trainer", Status: decisions.StatusMigrated, Replicas: 2, Devices: 4, Template: "claimbridge-abc", BoundTo: []string{"dgx-h100-0", "dgx-h100-1"}, Code: decide.ReasonFeasible},
+		{Object: "prod/Deployment/trainer", Status: decisions.StatusWaiting, Replicas: 1, Devices: 2, Template: "claimbridge-abc", Code: decide.ReasonFeasible},
+		{Object: "prod/Pod/pinned", Status: decisions.StatusSkipped, Replicas: 1, Devices: 1, Code: translate.ReasonNodeNamePreset, Unseen: true},
+		{Object: "prod/StatefulSet/db", Status: decisions.StatusBlocked, Replicas: 1, Devices: 1, Code: decide.ReasonInfeasible},
+		{Object: "staging/Deployment/embed", Status: decisions.StatusReadyNow, Replicas: 2, Devices: 2, Template: "claimbridge-def", Code: decide.ReasonFeasible},
+		{Object: "staging/Job/eval", Status: decisions.StatusSkipped, Replicas: 2, Devices: 4, Code: translate.ReasonSchedulerNotListed, Unseen: true},
 	}
 	rep := newLiveStore(inv, true).Report(t.Context(), "", "default")
 	if diff := cmp.Diff(want, liveRowsOf(rep)); diff != "" {
 		t.Errorf("rows (-want,+got):\n%s", diff)
 	}
-	byStatus := map[report.Status]report.Row{}
+	byStatus := map[decisions.Status]decisions.Row{}
 	for _, r := range rep.Items {
-		byStatus[r.Status] = r
+		byStatus[r.Status] = r.Row
 	}
-	if r := byStatus[report.StatusReadyNow]; r.Decisive.Message != "FitsNow: could run on 6 nodes, e.g. a100-mig-0" {
+	if r := byStatus[decisions.StatusReadyNow]; r.Decisive.Message != "FitsNow: could run on 6 nodes, e.g. a100-mig-0" {
 		t.Errorf("a Ready-now row's verdict reads %q, want it said as advice with the number of nodes", r.Decisive.Message)
 	}
-	if r := byStatus[report.StatusMigrated]; r.Decisive.Message != "FitsNow at admission; its pods run on dgx-h100-0, dgx-h100-1" {
+	if r := byStatus[decisions.StatusMigrated]; r.Decisive.Message != "FitsNow at admission; its pods run on dgx-h100-0, dgx-h100-1" {
 		t.Errorf("a Migrated row's verdict reads %q, want it to name the nodes its pods are bound to", r.Decisive.Message)
 	}
-	if r := byStatus[report.StatusWaiting]; r.Waiting != "35h48m0s" {
+	if r := byStatus[decisions.StatusWaiting]; r.Waiting != "35h48m0s" {
 		t.Errorf("the Waiting row waits for %q, want 35h48m0s (since the pod's creation)", r.Waiting)
 	}
 
@@ -337,19 +338,19 @@ func TestLiveReportRowsOfAdmissionsTheCacheDoesNotShow(t *testing.T) {
 	inv := start(t, append(liveObjects(), legacy))
 	s := newLiveStore(inv, true)
 	kept := &reason.Reason{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "NeverFits"}
-	s.Add("prod", report.Row{Kind: "Pod", Namespace: "prod", Name: "legacy", Outcome: reason.OutcomeKeepLegacy, Template: "claimbridge-never", Decisive: kept,
+	s.Add("prod", decisions.Row{Kind: "Pod", Namespace: "prod", Name: "legacy", Outcome: reason.OutcomeKeepLegacy, Template: "claimbridge-never", Decisive: kept,
 		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow)
-	s.Add("staging", report.Row{Kind: "Pod", Namespace: "staging", Name: "fresh", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", Node: "l4-0",
+	s.Add("staging", decisions.Row{Kind: "Pod", Namespace: "staging", Name: "fresh", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", Node: "l4-0",
 		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow.Add(-time.Second))
-	s.Add("staging", report.Row{Kind: "Pod", Namespace: "staging", Name: "gone", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", Node: "l4-0",
+	s.Add("staging", decisions.Row{Kind: "Pod", Namespace: "staging", Name: "gone", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", Node: "l4-0",
 		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow.Add(-time.Hour))
 	got := map[string]liveRow{}
 	for _, r := range liveRowsOf(s.Report(t.Context(), "", "default")) {
 		got[r.Object] = r
 	}
 	want := map[string]liveRow{
-		"prod/Pod/legacy":   {Object: "prod/Pod/legacy", Status: report.StatusBlocked, Replicas: 1, Devices: 1, Code: decide.ReasonInfeasible},
-		"staging/Pod/fresh": {Object: "staging/Pod/fresh", Status: report.StatusReadyNow, Replicas: 1, Devices: 1},
+		"prod/Pod/legacy":   {Object: "prod/Pod/legacy", Status: decisions.StatusBlocked, Replicas: 1, Devices: 1, Code: decide.ReasonInfeasible},
+		"staging/Pod/fresh": {Object: "staging/Pod/fresh", Status: decisions.StatusReadyNow, Replicas: 1, Devices: 1},
 	}
 	for k, w := range want {
 		if diff := cmp.Diff(w, got[k]); diff != "" {
@@ -386,7 +387,7 @@ func TestLiveReportPutsAPodNoNodeServesWhereItIs(t *testing.T) {
 	s.Fleet, s.MigrationDevices = inv, m.MigrationDevices
 	rep := s.Report(t.Context(), "", "default")
 	rows := liveRowsOf(rep)
-	want := []liveRow{{Object: "prod/Pod/pinned", Status: report.StatusBlocked, Replicas: 1, Devices: 2, Code: explain.ReasonLegacyUnservable, Unseen: true}}
+	want := []liveRow{{Object: "prod/Pod/pinned", Status: decisions.StatusBlocked, Replicas: 1, Devices: 2, Code: explain.ReasonLegacyUnservable, Unseen: true}}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("rows (-want,+got):\n%s", diff)
 	}
@@ -435,15 +436,15 @@ func TestLiveReportKeepsPodsTheDevicePluginRunsOutOfBlocked(t *testing.T) {
 	inv := start(t, objs)
 	s := newLiveStore(inv, false)
 	s.Fleet = inv
-	s.Add("prod", report.Row{Kind: "Pod", Namespace: "prod", Name: "fresh", Outcome: reason.OutcomeKeepLegacy,
+	s.Add("prod", decisions.Row{Kind: "Pod", Namespace: "prod", Name: "fresh", Outcome: reason.OutcomeKeepLegacy,
 		Decisive:         &reason.Reason{Code: decide.ReasonDRABusyLegacyFree, Severity: reason.SeverityInfo, Message: "the device plugin runs it now"},
 		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow.Add(-time.Second))
 	rep := s.Report(t.Context(), "", "default")
 	want := []liveRow{
-		{Object: "prod/Deployment/burst", Status: report.StatusKept, Replicas: 2, Devices: 2, BoundTo: []string{"legacy-0"}, Code: decide.ReasonDRABusyLegacyFree},
-		{Object: "prod/Deployment/burst", Status: report.StatusMigrated, Replicas: 1, Template: "claimbridge-abc", BoundTo: []string{"l4-inference-0"}, Code: translate.ReasonTranslated},
-		{Object: "prod/Job/shared", Status: report.StatusBlocked, Replicas: 1, Devices: 1, Code: explain.ReasonLegacyUnservable},
-		{Object: "prod/Pod/fresh", Status: report.StatusKept, Replicas: 1, Devices: 1, Code: decide.ReasonDRABusyLegacyFree},
+		{Object: "prod/Deployment/burst", Status: decisions.StatusKept, Replicas: 2, Devices: 2, BoundTo: []string{"legacy-0"}, Code: decide.ReasonDRABusyLegacyFree},
+		{Object: "prod/Deployment/burst", Status: decisions.StatusMigrated, Replicas: 1, Template: "claimbridge-abc", BoundTo: []string{"l4-inference-0"}, Code: translate.ReasonTranslated},
+		{Object: "prod/Job/shared", Status: decisions.StatusBlocked, Replicas: 1, Devices: 1, Code: explain.ReasonLegacyUnservable},
+		{Object: "prod/Pod/fresh", Status: decisions.StatusKept, Replicas: 1, Devices: 1, Code: decide.ReasonDRABusyLegacyFree},
 	}
 	if diff := cmp.Diff(want, liveRowsOf(rep)); diff != "" {
 		t.Errorf("rows (-want,+got):\n%s", diff)

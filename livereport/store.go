@@ -2,6 +2,7 @@ package livereport
 
 import (
 	"context"
+	"github.com/claimbridge/claimbridge/decisions"
 	"maps"
 	"net/http"
 	"slices"
@@ -93,7 +94,7 @@ type ring struct {
 
 // admitted is a row admission recorded, and when.
 type admitted struct {
-	row report.Row
+	row decisions.Row
 	at  time.Time
 }
 
@@ -112,7 +113,7 @@ func (r *ring) ordered() []admitted {
 }
 
 // Add records a decision.
-func (s *ReportStore) Add(namespace string, row report.Row, now time.Time) {
+func (s *ReportStore) Add(namespace string, row decisions.Row, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.rows == nil {
@@ -164,7 +165,7 @@ func (s *ReportStore) Report(ctx context.Context, namespace, policy string) *rep
 	s.mu.Lock()
 	adm := s.admittedRows(namespace)
 	s.mu.Unlock()
-	var rows []report.Row
+	var rows []decisions.Row
 	var progress *report.Progress
 	if s.Live != nil && s.Policy != nil {
 		pods, ix := s.livePods(namespace, adm)
@@ -177,7 +178,7 @@ func (s *ReportStore) Report(ctx context.Context, namespace, policy string) *rep
 		}
 		s.markWaiting(rows)
 	}
-	rep := report.New("live", policy, rows)
+	rep := report.New("live", policy, report.Rows(rows))
 	rep.Progress = progress
 	rep.Reasons = explain.Reasons()
 	rep.FleetSummary = s.fleetSummary(ctx)
@@ -186,7 +187,7 @@ func (s *ReportStore) Report(ctx context.Context, namespace, policy string) *rep
 
 // markWaiting marks the rows of translated pods that are still Pending
 // with their claims not allocated (rows is a copy; the store is unchanged).
-func (s *ReportStore) markWaiting(rows []report.Row) {
+func (s *ReportStore) markWaiting(rows []decisions.Row) {
 	if s.Pending == nil {
 		return
 	}

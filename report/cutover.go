@@ -3,9 +3,10 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"slices"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/forecast"
@@ -107,7 +108,7 @@ func newCutoverPage(r *Report) *cutoverPage {
 	for _, row := range r.Items {
 		switch cutoverOf(row) {
 		case forecast.CutoverPartial, forecast.CutoverOrderDependent, forecast.CutoverUnjudged:
-			sr := shortRow{Object: row.object(), Cutover: row.Cutover}
+			sr := shortRow{Object: objectOf(row), Cutover: row.Cutover}
 			if row.Cutover.AutoscalingLost != nil {
 				sr.Code = decide.ReasonAutoscalerIgnoresClaims
 				sr.Remedy = r.reasons().Remedy(sr.Code)
@@ -298,7 +299,7 @@ func newRehearsal(r *Report) *rehearsal {
 		if row.Rehearsed.Agrees {
 			x.Agree++
 		} else {
-			x.Disagree = append(x.Disagree, row.object())
+			x.Disagree = append(x.Disagree, objectOf(row))
 		}
 	}
 	if x.Rows == 0 {

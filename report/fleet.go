@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/feasibility"
 )
 
@@ -38,7 +39,7 @@ type FleetGroup struct {
 	// ("8× NVIDIA H100 80GB HBM3"), for device plugins the extended
 	// resources ("8× nvidia.com/gpu").
 	Hardware string `json:"hardware"`
-	// Kind is the HardwareKind of a device-plugin node, from its labels
+	// Kind is the decisions.HardwareKind of a device-plugin node, from its labels
 	// and its largest extended resource ("NVIDIA-A100-SXM4-40GB").
 	Kind string `json:"kind,omitempty"`
 	// Nodes is how many; Names the first ten of them in name order.
@@ -103,7 +104,7 @@ func NewFleetSummary(s feasibility.Summary) *FleetSummary {
 		for k, v := range n.Labels {
 			labels[k] = []string{v}
 		}
-		add(groupKey{via: ViaDevicePlugin, hardware: strings.Join(parts, ", "), kind: HardwareKind(counts, labels)}, n.Name)
+		add(groupKey{via: ViaDevicePlugin, hardware: strings.Join(parts, ", "), kind: decisions.HardwareKind(counts, labels)}, n.Name)
 	}
 	for _, g := range groups {
 		out.Groups = append(out.Groups, *g)

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"fmt"
+	"github.com/claimbridge/claimbridge/decisions"
 	"html/template"
 	"io"
 	"maps"
@@ -43,7 +44,7 @@ var (
 		"pct":    func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + "%" },
 		"plural": plural,
 		"join":   strings.Join,
-		"short":  func(p *Placement) string { return p.short() },
+		"short":  func(p *decisions.Placement) string { return placementShort(p) },
 		"add1":   func(i int) int { return i + 1 },
 		"int64":  func(i int) int64 { return int64(i) },
 		"servableTable": func(title, key string, rows []servable) servableTable {
@@ -113,9 +114,9 @@ var forecastKeys = map[forecast.CutoverResult]string{
 }
 
 // statusKeys are the category keys of the live statuses.
-var statusKeys = map[Status]string{
-	StatusMigrated: "migrated", StatusReadyNow: "now", StatusReadyWhenFree: "free",
-	StatusWaiting: "waiting", StatusKept: "kept", StatusBlocked: "blocked", StatusSkipped: "skip",
+var statusKeys = map[decisions.Status]string{
+	decisions.StatusMigrated: "migrated", decisions.StatusReadyNow: "now", decisions.StatusReadyWhenFree: "free",
+	decisions.StatusWaiting: "waiting", decisions.StatusKept: "kept", decisions.StatusBlocked: "blocked", decisions.StatusSkipped: "skip",
 }
 
 // categoryKey is the key of the row's category: its live status when it
@@ -235,8 +236,8 @@ func newPage(r *Report) *page {
 		}
 		namespaces[row.Namespace] = true
 		p.Rows = append(p.Rows, newTableRow(row, c))
-		if pl := row.Placement; pl != nil && pl.Result != PlacementEqual {
-			p.Placements = append(p.Placements, placementRow{Object: row.object(), Placement: pl})
+		if pl := row.Placement; pl != nil && pl.Result != decisions.PlacementEqual {
+			p.Placements = append(p.Placements, placementRow{Object: objectOf(row), Placement: pl})
 		}
 	}
 	if p.Total.Devices > 0 {
@@ -277,7 +278,7 @@ func newPage(r *Report) *page {
 
 type placementRow struct {
 	Object    string
-	Placement *Placement
+	Placement *decisions.Placement
 }
 
 type tableRow struct {
@@ -294,7 +295,7 @@ type tableRow struct {
 }
 
 func newTableRow(row Row, c Category) tableRow {
-	t := tableRow{Row: row, Advisory: row.Advisory(), Object: row.object(), Category: c, Demand: row.Demand(), Pods: row.Pods(), Headline: row.Headline()}
+	t := tableRow{Row: row, Advisory: row.Advisory(), Object: objectOf(row), Category: c, Demand: row.Demand(), Pods: row.Pods(), Headline: row.Headline()}
 	var parts []string
 	for _, n := range slices.Sorted(maps.Keys(row.DevicesRequested)) {
 		parts = append(parts, fmt.Sprintf("%d× %s", row.DevicesRequested[n], n))
@@ -334,7 +335,9 @@ func (b blocker) Label() string {
 // (the webhook's: the device plugin serves them, nothing to do) hold
 // nothing back.
 func blockers(r *Report) []blocker {
-	return blockersOf(r, func(row Row) bool { return row.Outcome == reason.OutcomeKeepLegacy && row.Status != StatusKept })
+	return blockersOf(r, func(row Row) bool {
+		return row.Outcome == reason.OutcomeKeepLegacy && row.Status != decisions.StatusKept
+	})
 }
 
 // blockersOf ranks, like blockers, the deciding reasons of the rows keep
@@ -369,7 +372,7 @@ func blockersOf(r *Report, keep func(Row) bool) []blocker {
 				order = append(order, k)
 			}
 			b.add(row)
-			b.Objects = append(b.Objects, row.object())
+			b.Objects = append(b.Objects, objectOf(row))
 		}
 	}
 	out := make([]blocker, 0, len(order))

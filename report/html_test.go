@@ -3,10 +3,12 @@ package report_test
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/claimbridge/claimbridge/reason"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/decisions"
+	"github.com/claimbridge/claimbridge/reason"
 
 	"k8s.io/utils/ptr"
 
@@ -21,31 +23,18 @@ import (
 // train row has no decisive reason, as in reports of older versions.
 func smallReport() *report.Report {
 	rows := []report.Row{
-		{Kind: "Deployment", Namespace: "serving", Name: "llm", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", VerdictCode: "Fits",
-			Node: "l4-0", Alternatives: []string{"server-gpu"}, Devices: []string{"gpu.nvidia.com/l4-0/gpu-0"}, Template: "claimbridge-2d94f1216dd6",
-			Placement:        &report.Placement{Result: report.PlacementEqual, Nodes: 6, Legacy: 4, Translated: 4},
-			DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Replicas: ptr.To[int32](3), Hardware: "NVIDIA-L4",
-			Reasons: []reason.Reason{{Code: decide.ReasonFeasible, Severity: reason.SeverityInfo, Message: "FitsNow on node l4-0"}}},
-		{Kind: "Pod", Namespace: "notebooks", Name: "alice", Outcome: reason.OutcomeTranslate, Verdict: "FitsWhenFree", VerdictCode: "DevicesInUse",
-			Node: "a100-mig-0", Template: "claimbridge-0e877efde135", DevicesRequested: map[string]int64{"nvidia.com/mig-1g.10gb": 1}, Hardware: "MIG 1g.10gb",
-			Reasons: []reason.Reason{{Code: decide.ReasonFeasible, Severity: reason.SeverityInfo, Message: "FitsWhenFree on node a100-mig-0"}}},
-		{Kind: "CronJob", Namespace: "research", Name: "eval", Outcome: reason.OutcomeKeepLegacy, Verdict: "NeverFits", VerdictCode: "NoMatchingDevices",
-			Template: "claimbridge-ba93c6a33a3b", DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Replicas: ptr.To[int32](1), Hardware: "NVIDIA-A100-SXM4-40GB",
-			Decisive: &reason.Reason{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "NeverFits (NoMatchingDevices): 2 nodes (legacy-0, legacy-1) publish no DRA devices"},
-			Reasons: []reason.Reason{
-				{Code: translate.ReasonNodeLabelTranslated, Severity: reason.SeverityInfo, Message: "spec.nodeSelector[nvidia.com/gpu.product] became a device selector"},
-				{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "NeverFits (NoMatchingDevices): 2 nodes (legacy-0, legacy-1) publish no DRA devices"},
-			}},
-		{Kind: "Job", Namespace: "research", Name: "train", Outcome: reason.OutcomeKeepLegacy, Template: "claimbridge-91ab7f7c6a25",
-			DevicesRequested: map[string]int64{"nvidia.com/gpu": 8, "rdma/hca": 1}, Replicas: ptr.To[int32](2), Hardware: "NVIDIA hopper",
-			Placement: &report.Placement{Result: report.PlacementDiffers, Nodes: 6, Legacy: 2, Translated: 3,
-				Gained: []feasibility.NodeGroup{{Nodes: 1, Example: "h200-0", Hardware: "8× NVIDIA H200", Why: `the legacy pod needs label nvidia.com/gpu.memory > 80000 <b>&"quoted"`}}},
-			Reasons: []reason.Reason{
-				{Code: decide.ReasonPlacementDiffers, Severity: reason.SeverityWarning, Message: "the translation would land on 3 DRA nodes, the pod as submitted on 2 of them or others (placement: Exact); kept as submitted"},
-				{Code: decide.ReasonPlacementDiffers, Severity: reason.SeverityWarning, Message: "would also land on 1 node like h200-0 (8× NVIDIA H200): <script>alert(1)</script>"},
-			}},
-		{Kind: "Pod", Namespace: "serving", Name: "web", Outcome: reason.OutcomeSkip,
-			Reasons: []reason.Reason{{Code: translate.ReasonNoLegacyResources, Severity: reason.SeverityInfo, Message: "no container asks for an extended resource the policy maps"}}},
+		{Row: decisions.Row{Kind: "Deployment", Namespace: "serving", Name: "llm", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", VerdictCode: "Fits", Node: "l4-0", Alternatives: []string{"server-gpu"}, Devices: []string{"gpu.nvidia.com/l4-0/gpu-0"}, Template: "claimbridge-2d94f1216dd6", Placement: &decisions.Placement{Result: decisions.PlacementEqual, Nodes: 6, Legacy: 4, Translated: 4}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Replicas: ptr.To[int32](3), Hardware: "NVIDIA-L4", Reasons: []reason.Reason{{Code: decide.ReasonFeasible, Severity: reason.SeverityInfo, Message: "FitsNow on node l4-0"}}}},
+		{Row: decisions.Row{Kind: "Pod", Namespace: "notebooks", Name: "alice", Outcome: reason.OutcomeTranslate, Verdict: "FitsWhenFree", VerdictCode: "DevicesInUse", Node: "a100-mig-0", Template: "claimbridge-0e877efde135", DevicesRequested: map[string]int64{"nvidia.com/mig-1g.10gb": 1}, Hardware: "MIG 1g.10gb", Reasons: []reason.Reason{{Code: decide.ReasonFeasible, Severity: reason.SeverityInfo, Message: "FitsWhenFree on node a100-mig-0"}}}},
+		{Row: decisions.Row{Kind: "CronJob", Namespace: "research", Name: "eval", Outcome: reason.OutcomeKeepLegacy, Verdict: "NeverFits", VerdictCode: "NoMatchingDevices", Template: "claimbridge-ba93c6a33a3b", DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Replicas: ptr.To[int32](1), Hardware: "NVIDIA-A100-SXM4-40GB", Decisive: &reason.Reason{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "NeverFits (NoMatchingDevices): 2 nodes (legacy-0, legacy-1) publish no DRA devices"}, Reasons: []reason.Reason{
+			{Code: translate.ReasonNodeLabelTranslated, Severity: reason.SeverityInfo, Message: "spec.nodeSelector[nvidia.com/gpu.product] became a device selector"},
+			{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "NeverFits (NoMatchingDevices): 2 nodes (legacy-0, legacy-1) publish no DRA devices"},
+		}}},
+		{Row: decisions.Row{Kind: "Job", Namespace: "research", Name: "train", Outcome: reason.OutcomeKeepLegacy, Template: "claimbridge-91ab7f7c6a25", DevicesRequested: map[string]int64{"nvidia.com/gpu": 8, "rdma/hca": 1}, Replicas: ptr.To[int32](2), Hardware: "NVIDIA hopper", Placement: &decisions.Placement{Result: decisions.PlacementDiffers, Nodes: 6, Legacy: 2, Translated: 3,
+			Gained: []feasibility.NodeGroup{{Nodes: 1, Example: "h200-0", Hardware: "8× NVIDIA H200", Why: `the legacy pod needs label nvidia.com/gpu.memory > 80000 <b>&"quoted"`}}}, Reasons: []reason.Reason{
+			{Code: decide.ReasonPlacementDiffers, Severity: reason.SeverityWarning, Message: "the translation would land on 3 DRA nodes, the pod as submitted on 2 of them or others (placement: Exact); kept as submitted"},
+			{Code: decide.ReasonPlacementDiffers, Severity: reason.SeverityWarning, Message: "would also land on 1 node like h200-0 (8× NVIDIA H200): <script>alert(1)</script>"},
+		}}},
+		{Row: decisions.Row{Kind: "Pod", Namespace: "serving", Name: "web", Outcome: reason.OutcomeSkip, Reasons: []reason.Reason{{Code: translate.ReasonNoLegacyResources, Severity: reason.SeverityInfo, Message: "no container asks for an extended resource the policy maps"}}}},
 	}
 	r := report.New("fleet/small", "profiles:nvidia,rdma", rows)
 	r.FleetSummary = &report.FleetSummary{Nodes: 9, DRANodes: 7, DevicePluginNodes: 2, Devices: 40,

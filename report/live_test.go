@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/reason"
 
 	"k8s.io/utils/ptr"
@@ -14,11 +15,9 @@ import (
 
 func TestLiveTableCountsWorkloadsPodsAndSaysWherePodsRun(t *testing.T) {
 	rows := []report.Row{
-		{Kind: "Deployment", Namespace: "prod", Name: "trainer", Outcome: reason.OutcomeTranslate, Status: report.StatusMigrated, Verdict: "FitsNow", Node: "a100-0",
-			BoundTo: []string{"h100-0", "h100-1"}, Replicas: ptr.To[int32](2), DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}},
-		{Kind: "Deployment", Namespace: "prod", Name: "trainer", Outcome: reason.OutcomeTranslate, Status: report.StatusWaiting, Verdict: "FitsNow", Node: "a100-0",
-			Replicas: ptr.To[int32](1), DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}},
-		{Kind: "Pod", Namespace: "prod", Name: "pinned", Outcome: reason.OutcomeSkip, Status: report.StatusSkipped, Unseen: true, Replicas: ptr.To[int32](1)},
+		{Row: decisions.Row{Kind: "Deployment", Namespace: "prod", Name: "trainer", Outcome: reason.OutcomeTranslate, Status: decisions.StatusMigrated, Verdict: "FitsNow", Node: "a100-0", BoundTo: []string{"h100-0", "h100-1"}, Replicas: ptr.To[int32](2), DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}}},
+		{Row: decisions.Row{Kind: "Deployment", Namespace: "prod", Name: "trainer", Outcome: reason.OutcomeTranslate, Status: decisions.StatusWaiting, Verdict: "FitsNow", Node: "a100-0", Replicas: ptr.To[int32](1), DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}}},
+		{Row: decisions.Row{Kind: "Pod", Namespace: "prod", Name: "pinned", Outcome: reason.OutcomeSkip, Status: decisions.StatusSkipped, Unseen: true, Replicas: ptr.To[int32](1)}},
 	}
 	var b bytes.Buffer
 	if err := report.New("live", "default", rows).Write(&b, "table"); err != nil {
@@ -42,22 +41,22 @@ func TestAdvisoryNodesSaySo(t *testing.T) {
 		want string
 	}{
 		"the placement check counted the nodes": {
-			row:  report.Row{Verdict: "FitsNow", Node: "a100-mig-0", Placement: &report.Placement{Result: report.PlacementEqual, Translated: 6}},
+			row:  report.Row{Row: decisions.Row{Verdict: "FitsNow", Node: "a100-mig-0", Placement: &decisions.Placement{Result: decisions.PlacementEqual, Translated: 6}}},
 			want: "could run on 6 nodes, e.g. a100-mig-0",
 		},
 		"once devices are free": {
-			row:  report.Row{Verdict: "FitsWhenFree", Node: "a100-mig-0", Placement: &report.Placement{Result: report.PlacementEqual, Translated: 6}},
+			row:  report.Row{Row: decisions.Row{Verdict: "FitsWhenFree", Node: "a100-mig-0", Placement: &decisions.Placement{Result: decisions.PlacementEqual, Translated: 6}}},
 			want: "could run on 6 nodes once devices are free, e.g. a100-mig-0",
 		},
 		"only the verdict's node is known": {
-			row:  report.Row{Verdict: "FitsNow", Node: "a100-mig-0"},
+			row:  report.Row{Row: decisions.Row{Verdict: "FitsNow", Node: "a100-mig-0"}},
 			want: "could run on a100-mig-0 (first node found)",
 		},
 		"the placement check did not finish": {
-			row:  report.Row{Verdict: "FitsNow", Node: "a100-mig-0", Placement: &report.Placement{Result: report.PlacementUnknown, Unknown: "deadline", Translated: 6}},
+			row:  report.Row{Row: decisions.Row{Verdict: "FitsNow", Node: "a100-mig-0", Placement: &decisions.Placement{Result: decisions.PlacementUnknown, Unknown: "deadline", Translated: 6}}},
 			want: "could run on a100-mig-0 (first node found)",
 		},
-		"no node": {row: report.Row{Verdict: "NeverFits"}},
+		"no node": {row: report.Row{Row: decisions.Row{Verdict: "NeverFits"}}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

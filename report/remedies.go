@@ -2,8 +2,6 @@ package report
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/claimbridge/claimbridge/reason"
@@ -60,29 +58,4 @@ func devicePluginNodes(fleet *FleetSummary, hardware string) string {
 		return fmt.Sprintf("%s and %d more", strings.Join(names, ", "), n-len(names))
 	}
 	return strings.Join(names, ", ")
-}
-
-// RowRemedy is the catalog's remedy of the code that decided a row: for
-// Infeasible, the remedy of the verdict's code, which names the devices
-// the row asks for.
-func RowRemedy(catalog reason.Catalog, code reason.Code, row Row) string {
-	if code == decide.ReasonInfeasible && row.VerdictCode != "" {
-		if r := catalog.Remedy(reason.Code(row.VerdictCode)); r != "" {
-			return WithHardware(r, row)
-		}
-	}
-	return WithHardware(catalog.Remedy(code), row)
-}
-
-// WithHardware fills the feasibility catalog's %[1]s with the resources
-// the row asks for.
-func WithHardware(remedy string, row Row) string {
-	if !strings.Contains(remedy, "%[1]s") {
-		return remedy
-	}
-	hw := strings.Join(slices.Sorted(maps.Keys(row.DevicesRequested)), ", ")
-	if hw == "" {
-		hw = "these devices"
-	}
-	return fmt.Sprintf(remedy, hw)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/reason"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +21,7 @@ import (
 // webhook admitted (no source) an object of its own.
 func TestSummaryLineCountsObjectsBySource(t *testing.T) {
 	row := func(kind, ns, name, source, path string) report.Row {
-		return report.Row{Kind: kind, Namespace: ns, Name: name, Source: source, Path: path, Outcome: reason.OutcomeSkip}
+		return report.Row{Row: decisions.Row{Kind: kind, Namespace: ns, Name: name, Source: source, Path: path, Outcome: reason.OutcomeSkip}}
 	}
 	cases := map[string]struct {
 		rows []report.Row
@@ -70,7 +71,7 @@ func TestNewRowNamesGenerateName(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			pod := &corev1.Pod{ObjectMeta: tc.meta}
-			row := report.NewRow("Pod", pod, "p.yaml#0", &decide.Decision{Outcome: reason.OutcomeSkip})
+			row := decisions.NewRow("Pod", pod, "p.yaml#0", &decide.Decision{Outcome: reason.OutcomeSkip})
 			if row.Name != tc.want {
 				t.Errorf("Name = %q, want %q", row.Name, tc.want)
 			}

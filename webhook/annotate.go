@@ -1,8 +1,10 @@
 package webhook
 
 import (
-	"github.com/claimbridge/claimbridge/reason"
 	"strings"
+
+	"github.com/claimbridge/claimbridge/decisions"
+	"github.com/claimbridge/claimbridge/reason"
 
 	"gomodules.xyz/jsonpatch/v2"
 
@@ -11,7 +13,6 @@ import (
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/explain"
-	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -38,7 +39,7 @@ func setDecision(pod *corev1.Pod, decision string, code reason.Code, message str
 // translated already (its claimbridge.io/template says so), and a pod that
 // carries a decision when the new outcome is a Skip — the apiserver
 // reinvoking the webhook on a pod it decided.
-func annotate(submitted *corev1.Pod, mode api.Mode, outcome reason.Outcome, code reason.Code, row report.Row, resp admission.Response) admission.Response {
+func annotate(submitted *corev1.Pod, mode api.Mode, outcome reason.Outcome, code reason.Code, row decisions.Row, resp admission.Response) admission.Response {
 	if outcome == reason.OutcomeSkip {
 		switch code {
 		case translate.ReasonNoLegacyResources, translate.ReasonMirrorPod, translate.ReasonAlreadyTranslated:

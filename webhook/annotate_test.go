@@ -2,11 +2,12 @@ package webhook
 
 import (
 	"encoding/json"
-	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"

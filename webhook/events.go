@@ -4,11 +4,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/claimbridge/claimbridge/decisions"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/explain"
-	"github.com/claimbridge/claimbridge/report"
 )
 
 // event records a Denied Event in the namespace: a denied pod never
@@ -16,7 +17,7 @@ import (
 // Event says so on the owner). Every pod admitted gets its Event from the
 // leader's ExplainController instead. At most one per namespace and reason
 // per EventInterval (default 10s), then client-go's correlator.
-func (h *PodHandler) event(ns string, mode api.Mode, d decision, row report.Row, dryRun bool) {
+func (h *PodHandler) event(ns string, mode api.Mode, d decision, row decisions.Row, dryRun bool) {
 	if h.Recorder == nil || dryRun || d.outcome != OutcomeDeny {
 		return
 	}

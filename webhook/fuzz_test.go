@@ -3,7 +3,6 @@ package webhook
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/claimbridge/claimbridge/reason"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"

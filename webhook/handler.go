@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
-	"github.com/claimbridge/claimbridge/reason"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/decisions"
+	"github.com/claimbridge/claimbridge/reason"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,7 +27,6 @@ import (
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/inventory"
 	"github.com/claimbridge/claimbridge/metrics"
-	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -65,7 +66,7 @@ type DeviceHolder interface {
 // RowRecorder keeps the row of each decision for the report
 // (livereport.ReportStore).
 type RowRecorder interface {
-	Add(namespace string, row report.Row, now time.Time)
+	Add(namespace string, row decisions.Row, now time.Time)
 }
 
 // TemplateClient creates and reads ResourceClaimTemplates (the API).
@@ -206,13 +207,13 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request, t *trace
 	if err != nil {
 		msg := fmt.Sprintf("translation failed: %v", err)
 		// Admitted as submitted: kept, and annotated so.
-		row := report.Row{Decisive: &reason.Reason{Code: explain.ReasonDecideError, Severity: reason.SeverityWarning, Message: msg}}
+		row := decisions.Row{Decisive: &reason.Reason{Code: explain.ReasonDecideError, Severity: reason.SeverityWarning, Message: msg}}
 		resp := admission.Allowed("claimbridge: " + msg)
 		resp.Patches = decisionPatch(submitted, api.DecisionKeptLegacy, explain.ReasonDecideError, explain.Explanation(api.DecisionKeptLegacy, explain.ReasonDecideError, row))
 		return resp, decision{mode: mode, outcome: "Error", reason: explain.ReasonDecideError, message: msg}
 	}
 	h.observe(dec)
-	row := report.NewRow("Pod", pod, "", dec)
+	row := decisions.NewRow("Pod", pod, "", dec)
 	row.Reasons = slices.Clone(dec.Reasons)
 	var resp admission.Response
 	if mode == api.ModeEnforce && dec.Outcome == reason.OutcomeTranslate {
@@ -272,7 +273,7 @@ func (h *PodHandler) screen(ctx context.Context, req admission.Request) (api.Mod
 // response is the patch, and the verdict's devices are held. A template
 // that cannot be ensured keeps the pod as submitted: row then says so. A
 // failure is the decision of a request that fails.
-func (h *PodHandler) mutate(ctx context.Context, req admission.Request, pod *corev1.Pod, dec *decide.Decision, row *report.Row, holding, dryRun bool, now time.Time, release func(), t *trace) (admission.Response, *decision) {
+func (h *PodHandler) mutate(ctx context.Context, req admission.Request, pod *corev1.Pod, dec *decide.Decision, row *decisions.Row, holding, dryRun bool, now time.Time, release func(), t *trace) (admission.Response, *decision) {
 	res := dec.Translation
 	if dryRun {
 		row.Reasons = append(row.Reasons, reason.Reason{Code: explain.ReasonDryRun, Severity: reason.SeverityInfo, Message: "dry run: the template was not created"})
@@ -287,7 +288,7 @@ func (h *PodHandler) mutate(ctx context.Context, req admission.Request, pod *cor
 	}
 	// The translation is this request's own copy of the pod.
 	decided := explain.DecisionOf(api.ModeEnforce, reason.OutcomeTranslate)
-	setDecision(res.Pod, decided, translate.ReasonTranslated, explain.Explanation(decided, translate.ReasonTranslated, report.NewRow("Pod", pod, "", dec)))
+	setDecision(res.Pod, decided, translate.ReasonTranslated, explain.Explanation(decided, translate.ReasonTranslated, decisions.NewRow("Pod", pod, "", dec)))
 	if holding {
 		res.Pod.Annotations[api.AnnotationAdmission] = string(req.UID)
 		if sub, err := explain.EncodeSubmitted(pod); err == nil {
@@ -317,7 +318,7 @@ func (h *PodHandler) mutate(ctx context.Context, req admission.Request, pod *cor
 // can serve where the rule is Deny, and, for a pod admission does not
 // otherwise change, the decision's annotations. row gets what the report
 // keeps of it (the unservable reason, the refusal).
-func (h *PodHandler) tell(submitted *corev1.Pod, mode api.Mode, row *report.Row, unserved *unservable, resp admission.Response, dryRun bool) (admission.Response, decision) {
+func (h *PodHandler) tell(submitted *corev1.Pod, mode api.Mode, row *decisions.Row, unserved *unservable, resp admission.Response, dryRun bool) (admission.Response, decision) {
 	if unserved != nil {
 		row.Reasons = append(row.Reasons, unserved.reason)
 		if h.Metrics != nil && !dryRun {
@@ -399,7 +400,7 @@ func (h *PodHandler) observe(d *decide.Decision) {
 
 // primaryReason is the reason code a metric counts: Translated, else the
 // reason that decided.
-func primaryReason(outcome reason.Outcome, row report.Row) reason.Code {
+func primaryReason(outcome reason.Outcome, row decisions.Row) reason.Code {
 	if outcome == reason.OutcomeTranslate {
 		return translate.ReasonTranslated
 	}

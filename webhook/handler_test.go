@@ -3,11 +3,12 @@ package webhook
 import (
 	"context"
 	"encoding/json"
-	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"

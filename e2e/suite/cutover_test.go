@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/feasibility"
@@ -327,7 +328,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 			return false, err
 		}
 		for _, row := range rep.Items {
-			if row.Name == "pinned-a100" && (row.Status != report.StatusBlocked || row.Decisive == nil || row.Decisive.Code != explain.ReasonLegacyUnservable) {
+			if row.Name == "pinned-a100" && (row.Status != decisions.StatusBlocked || row.Decisive == nil || row.Decisive.Code != explain.ReasonLegacyUnservable) {
 				return false, fmt.Errorf("row %s %+v, want Blocked by LegacyUnservable", row.Status, row.Decisive)
 			}
 		}

@@ -2,12 +2,14 @@ package suite
 
 import (
 	"context"
-	"github.com/claimbridge/claimbridge/reason"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/decisions"
+	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -44,7 +46,7 @@ func TestLiveReportCountsWorkloadsMigratedReadyNowAndUnseenPods(t *testing.T) {
 	create(t, builders.MakePod("for-volcano", ns).Container("c").Limit("nvidia.com/gpu", "2").SchedulerName("volcano").Obj())
 
 	type row struct {
-		Status   report.Status
+		Status   decisions.Status
 		Replicas int32
 		Code     reason.Code
 		Unseen   bool
@@ -61,9 +63,9 @@ func TestLiveReportCountsWorkloadsMigratedReadyNowAndUnseenPods(t *testing.T) {
 		return out
 	}
 	want := map[string]row{
-		"Deployment/trainer": {Status: report.StatusMigrated, Replicas: 3},
-		"Pod/pinned":         {Status: report.StatusSkipped, Replicas: 1, Code: translate.ReasonNodeNamePreset, Unseen: true},
-		"Pod/for-volcano":    {Status: report.StatusSkipped, Replicas: 1, Code: translate.ReasonSchedulerNotListed, Unseen: true},
+		"Deployment/trainer": {Status: decisions.StatusMigrated, Replicas: 3},
+		"Pod/pinned":         {Status: decisions.StatusSkipped, Replicas: 1, Code: translate.ReasonNodeNamePreset, Unseen: true},
+		"Pod/for-volcano":    {Status: decisions.StatusSkipped, Replicas: 1, Code: translate.ReasonSchedulerNotListed, Unseen: true},
 	}
 	var rep report.Report
 	eventually(t, "the trainer's three replicas migrated, in one row", func(context.Context) (bool, error) {
@@ -71,13 +73,13 @@ func TestLiveReportCountsWorkloadsMigratedReadyNowAndUnseenPods(t *testing.T) {
 		return cmp.Equal(want, rowsOf(rep)), nil
 	})
 	for _, r := range rep.Items {
-		if r.Status == report.StatusMigrated && len(r.BoundTo) == 0 {
+		if r.Status == decisions.StatusMigrated && len(r.BoundTo) == 0 {
 			t.Errorf("the Migrated row names no node its pods run on")
 		}
 	}
 	eventually(t, "the audit namespace's pod ready to move", func(context.Context) (bool, error) {
 		got := rowsOf(liveReport(t, auditNS))
-		return cmp.Equal(map[string]row{"Pod/infer": {Status: report.StatusReadyNow, Replicas: 1}}, got), nil
+		return cmp.Equal(map[string]row{"Pod/infer": {Status: decisions.StatusReadyNow, Replicas: 1}}, got), nil
 	})
 
 	reportURL := metricsURL + "/report?namespace=" + ns

@@ -20,12 +20,12 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/e2e/binary"
 	"github.com/claimbridge/claimbridge/e2e/chart"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/policyreport"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
-	"github.com/claimbridge/claimbridge/report"
 )
 
 // TestPolicyReportsPerNamespaceSurviveARestart installs the PolicyReport CRD
@@ -225,7 +225,7 @@ func TestABurstThatRunsIsNoFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, row := range rep.Items {
-		if row.Status == report.StatusBlocked {
+		if row.Status == decisions.StatusBlocked {
 			t.Errorf("a row of the live report is Blocked: %s %s (%d pods): %s", row.Kind, row.Name, row.Pods(), row.Headline())
 		}
 	}

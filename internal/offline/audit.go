@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"github.com/claimbridge/claimbridge/decisions"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +25,7 @@ func Rows(items []Item) []report.Row {
 		if !ok {
 			continue
 		}
-		row := report.NewRow(it.Doc.Object.GetObjectKind().GroupVersionKind().Kind, obj, it.Doc.Where(), it.Decision)
+		row := decisions.NewRow(it.Doc.Object.GetObjectKind().GroupVersionKind().Kind, obj, it.Doc.Where(), it.Decision)
 		row.Path = it.Path
 		if it.Replicas != nil {
 			row.Replicas = it.Replicas
@@ -32,7 +33,7 @@ func Rows(items []Item) []report.Row {
 		if it.Rule != podtemplates.RuleBuiltin {
 			row.Rule = string(it.Rule)
 		}
-		rows = append(rows, row)
+		rows = append(rows, report.Row{Row: row})
 	}
 	return rows
 }

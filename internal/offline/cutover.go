@@ -2,6 +2,7 @@ package offline
 
 import (
 	"context"
+	"github.com/claimbridge/claimbridge/decisions"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -94,7 +95,7 @@ func workloadsOf(items []Item, priorities map[string]int32) []forecast.Workload 
 			continue
 		}
 		obj := it.Doc.Object.(metav1.Object)
-		row := report.NewRow(it.Doc.Object.GetObjectKind().GroupVersionKind().Kind, obj, it.Doc.Where(), it.Decision)
+		row := decisions.NewRow(it.Doc.Object.GetObjectKind().GroupVersionKind().Kind, obj, it.Doc.Where(), it.Decision)
 		if it.Replicas != nil {
 			row.Replicas = it.Replicas
 		}
@@ -109,7 +110,7 @@ func workloadsOf(items []Item, priorities map[string]int32) []forecast.Workload 
 
 // rowKey is "namespace/Kind/name", with ": path" for a template inside an
 // object, as the report names a row.
-func rowKey(row report.Row, it Item) string {
+func rowKey(row decisions.Row, it Item) string {
 	k := row.Namespace + "/" + row.Kind + "/" + row.Name
 	if it.Path != "" {
 		k += ": " + it.Path

@@ -2,11 +2,13 @@ package policyreport
 
 import (
 	"context"
-	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/claimbridge/claimbridge/decisions"
+	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/google/go-cmp/cmp"
 	openreportsv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
@@ -27,8 +29,7 @@ import (
 )
 
 func row(ns, name string, outcome reason.Outcome, reasons ...reason.Reason) report.Row {
-	return report.Row{Kind: "Pod", Namespace: ns, Name: name, Outcome: outcome, Reasons: reasons,
-		DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}}
+	return report.Row{Row: decisions.Row{Kind: "Pod", Namespace: ns, Name: name, Outcome: outcome, Reasons: reasons, DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}}}
 }
 
 func TestResults(t *testing.T) {
@@ -46,24 +47,24 @@ func TestResults(t *testing.T) {
 	kept := row("ns", "d-blocked", reason.OutcomeKeepLegacy, blocked)
 	kept.Template = "claimbridge-never"
 	unservable := row("ns", "d-unservable", reason.OutcomeKeepLegacy, reason.Reason{Code: explain.ReasonLegacyUnservable, Severity: reason.SeverityWarning, Message: "no node offers nvidia.com/gpu any more"})
-	unservable.Status = report.StatusBlocked
+	unservable.Status = decisions.StatusBlocked
 	busy := row("ns", "d-kept", reason.OutcomeKeepLegacy, reason.Reason{Code: decide.ReasonDRABusyLegacyFree, Severity: reason.SeverityInfo, Message: "the device plugin runs it now"})
-	busy.Status = report.StatusKept
-	skipped := report.Row{Kind: "Pod", Namespace: "ns", Name: "e-skipped", Outcome: reason.OutcomeSkip}
+	busy.Status = decisions.StatusKept
+	skipped := report.Row{Row: decisions.Row{Kind: "Pod", Namespace: "ns", Name: "e-skipped", Outcome: reason.OutcomeSkip}}
 	pinned := row("ns", "e-pinned", reason.OutcomeSkip, reason.Reason{Code: translate.ReasonNodeNamePreset, Severity: reason.SeverityWarning, Message: "bound at creation"})
-	pinned.Status, pinned.Unseen = report.StatusSkipped, true
+	pinned.Status, pinned.Unseen = decisions.StatusSkipped, true
 	two, one, six, sixteen := int32(2), int32(1), int32(6), int32(16)
 	trainerMigrated := row("ns", "trainer", reason.OutcomeTranslate, translated)
-	trainerMigrated.Kind, trainerMigrated.Status, trainerMigrated.Replicas, trainerMigrated.BoundTo = "Deployment", report.StatusMigrated, &two, []string{"n1", "n2"}
+	trainerMigrated.Kind, trainerMigrated.Status, trainerMigrated.Replicas, trainerMigrated.BoundTo = "Deployment", decisions.StatusMigrated, &two, []string{"n1", "n2"}
 	trainerMigrated.Template = "claimbridge-t"
 	trainerWaiting := row("ns", "trainer", reason.OutcomeTranslate, translated)
-	trainerWaiting.Kind, trainerWaiting.Status, trainerWaiting.Replicas, trainerWaiting.Waiting = "Deployment", report.StatusWaiting, &one, "5s"
+	trainerWaiting.Kind, trainerWaiting.Status, trainerWaiting.Replicas, trainerWaiting.Waiting = "Deployment", decisions.StatusWaiting, &one, "5s"
 	trainerWaiting.Template = "claimbridge-t"
 	// A burst: 16 pods on DRA, 6 kept on the device plugin that runs them.
 	burstMigrated := row("ns", "burst", reason.OutcomeTranslate, translated)
-	burstMigrated.Kind, burstMigrated.Status, burstMigrated.Replicas, burstMigrated.BoundTo = "Deployment", report.StatusMigrated, &sixteen, []string{"dra-0"}
+	burstMigrated.Kind, burstMigrated.Status, burstMigrated.Replicas, burstMigrated.BoundTo = "Deployment", decisions.StatusMigrated, &sixteen, []string{"dra-0"}
 	burstKept := row("ns", "burst", reason.OutcomeKeepLegacy, reason.Reason{Code: decide.ReasonDRABusyLegacyFree, Severity: reason.SeverityInfo, Message: "the device plugin runs it now"})
-	burstKept.Kind, burstKept.Status, burstKept.Replicas, burstKept.BoundTo = "Deployment", report.StatusKept, &six, []string{"legacy-0"}
+	burstKept.Kind, burstKept.Status, burstKept.Replicas, burstKept.BoundTo = "Deployment", decisions.StatusKept, &six, []string{"legacy-0"}
 
 	rep := report.New("live", "default", []report.Row{skipped, pinned, kept, unservable, busy, waiting, stuck, ready, migrated, trainerMigrated, trainerWaiting, burstMigrated, burstKept})
 	rep.Reasons = explain.Reasons()

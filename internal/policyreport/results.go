@@ -3,6 +3,7 @@ package policyreport
 import (
 	"cmp"
 	"fmt"
+	"github.com/claimbridge/claimbridge/decisions"
 	"maps"
 	"slices"
 	"strconv"
@@ -72,9 +73,9 @@ func Results(rep *report.Report, strandedAfter time.Duration, now time.Time) []P
 }
 
 // rank orders the statuses by how much they need attention.
-var rank = map[report.Status]int{
-	report.StatusSkipped: 0, report.StatusMigrated: 1, report.StatusKept: 2, report.StatusReadyNow: 3,
-	report.StatusReadyWhenFree: 4, report.StatusWaiting: 5, report.StatusBlocked: 6,
+var rank = map[decisions.Status]int{
+	decisions.StatusSkipped: 0, decisions.StatusMigrated: 1, decisions.StatusKept: 2, decisions.StatusReadyNow: 3,
+	decisions.StatusReadyWhenFree: 4, decisions.StatusWaiting: 5, decisions.StatusBlocked: 6,
 }
 
 // resultRank orders the results by how much they need attention.
@@ -94,7 +95,7 @@ func (j judging) judge(row report.Row) explain.Judgement {
 	status := StatusOf(row)
 	code := decisiveReason(row).Code
 	served := code != explain.ReasonLegacyUnservable
-	if status == report.StatusWaiting && j.strandedAfter > 0 && row.WaitingSince != nil && j.now.Sub(row.WaitingSince.Time) >= j.strandedAfter {
+	if status == decisions.StatusWaiting && j.strandedAfter > 0 && row.WaitingSince != nil && j.now.Sub(row.WaitingSince.Time) >= j.strandedAfter {
 		served = false
 	}
 	decision := decisionOf(status)
@@ -120,7 +121,7 @@ func (j judging) result(rows []report.Row, catalog reason.Catalog) PolicyReportR
 	msg := top.Headline()
 	// The remedy follows the headline unless the headline says it already
 	// (the live report's reasons of pods decided elsewhere do).
-	if remedy := report.RowRemedy(catalog, decisive.Code, top); remedy != "" && !strings.Contains(msg, remedy) {
+	if remedy := top.Remedy(catalog, decisive.Code); remedy != "" && !strings.Contains(msg, remedy) {
 		if msg != "" {
 			msg += " — "
 		}
@@ -135,7 +136,7 @@ func (j judging) result(rows []report.Row, catalog reason.Catalog) PolicyReportR
 		"decision": decisionOf(status),
 		"status":   string(status),
 	}
-	if top.Template != "" && (status == report.StatusMigrated || status == report.StatusWaiting) {
+	if top.Template != "" && (status == decisions.StatusMigrated || status == decisions.StatusWaiting) {
 		props["template"] = top.Template
 	}
 	if d := devices(top.DevicesRequested); d != "" {
@@ -143,7 +144,7 @@ func (j judging) result(rows []report.Row, catalog reason.Catalog) PolicyReportR
 	}
 	var replicas int64
 	counted := false
-	byStatus := map[report.Status]int64{}
+	byStatus := map[decisions.Status]int64{}
 	bound := map[string]bool{}
 	for _, r := range rows {
 		byStatus[StatusOf(r)] += r.Pods()
@@ -160,17 +161,17 @@ func (j judging) result(rows []report.Row, catalog reason.Catalog) PolicyReportR
 	}
 	if len(byStatus) > 1 {
 		var parts []string
-		for _, st := range slices.SortedFunc(maps.Keys(byStatus), func(a, b report.Status) int { return rank[b] - rank[a] }) {
+		for _, st := range slices.SortedFunc(maps.Keys(byStatus), func(a, b decisions.Status) int { return rank[b] - rank[a] }) {
 			parts = append(parts, fmt.Sprintf("%d %s", byStatus[st], st))
 		}
 		props["statuses"] = strings.Join(parts, ", ")
 	}
 	if len(bound) > 0 {
 		props["node"] = strings.Join(slices.Sorted(maps.Keys(bound)), ",")
-	} else if top.Node != "" && status != report.StatusKept && status != report.StatusBlocked && status != report.StatusSkipped {
+	} else if top.Node != "" && status != decisions.StatusKept && status != decisions.StatusBlocked && status != decisions.StatusSkipped {
 		props["advice"] = top.Advisory()
 	}
-	if top.Waiting != "" && status == report.StatusWaiting {
+	if top.Waiting != "" && status == decisions.StatusWaiting {
 		props["waiting"] = top.Waiting
 	}
 	return PolicyReportResult{
@@ -201,36 +202,36 @@ func cmpOr[T comparable](a, b T) T {
 // translated), Kept (stays on the device plugin for a reason that asks
 // nothing), Blocked (stays on the device plugin, someone must act) or
 // Skipped.
-func StatusOf(row report.Row) report.Status {
+func StatusOf(row report.Row) decisions.Status {
 	if row.Status != "" {
 		return row.Status
 	}
 	switch {
 	case row.Outcome == reason.OutcomeTranslate && row.WaitingSince != nil:
-		return report.StatusWaiting
+		return decisions.StatusWaiting
 	case row.Outcome == reason.OutcomeTranslate && row.Admission != "":
-		return report.StatusMigrated
+		return decisions.StatusMigrated
 	case row.Outcome == reason.OutcomeTranslate && row.Verdict == string(feasibility.FitsWhenFree):
-		return report.StatusReadyWhenFree
+		return decisions.StatusReadyWhenFree
 	case row.Outcome == reason.OutcomeTranslate:
-		return report.StatusReadyNow
+		return decisions.StatusReadyNow
 	case row.Outcome == reason.OutcomeKeepLegacy && explain.Judge(api.DecisionKeptLegacy, decisiveReason(row).Code, true).Result == explain.ResultPass:
-		return report.StatusKept
+		return decisions.StatusKept
 	case row.Outcome == reason.OutcomeKeepLegacy:
-		return report.StatusBlocked
+		return decisions.StatusBlocked
 	}
-	return report.StatusSkipped
+	return decisions.StatusSkipped
 }
 
 // decisionOf is a status in the words of the pod annotation
 // claimbridge.io/decision.
-func decisionOf(status report.Status) string {
+func decisionOf(status decisions.Status) string {
 	switch status {
-	case report.StatusMigrated, report.StatusWaiting:
+	case decisions.StatusMigrated, decisions.StatusWaiting:
 		return api.DecisionTranslated
-	case report.StatusReadyNow, report.StatusReadyWhenFree:
+	case decisions.StatusReadyNow, decisions.StatusReadyWhenFree:
 		return api.DecisionWouldTranslate
-	case report.StatusKept, report.StatusBlocked:
+	case decisions.StatusKept, decisions.StatusBlocked:
 		return api.DecisionKeptLegacy
 	}
 	return api.DecisionSkipped

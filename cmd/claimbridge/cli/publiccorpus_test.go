@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,12 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimbridge/claimbridge/decisions"
+	"github.com/claimbridge/claimbridge/reason"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
-	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -452,7 +453,7 @@ func corpusForecast(t *testing.T, file string, policy *translate.Policy, tally *
 			checkReasoned(t, name, row.Outcome, decisive, row.Reasons, tally)
 			continue
 		}
-		if row.Placement == nil || row.Placement.Result != report.PlacementEqual {
+		if row.Placement == nil || row.Placement.Result != decisions.PlacementEqual {
 			t.Errorf("%s: translated on the forecast fleet, and its placement is not proven equal: %+v", name, row.Placement)
 			continue
 		}

@@ -8,6 +8,7 @@ package reportpage
 import (
 	"errors"
 	"fmt"
+	"github.com/claimbridge/claimbridge/decisions"
 	"maps"
 	"slices"
 	"strconv"
@@ -118,9 +119,9 @@ type expected struct {
 }
 
 // statusKeys are the categories of the webhook's rows, by status.
-var statusKeys = map[report.Status]string{
-	report.StatusMigrated: "migrated", report.StatusReadyNow: "now", report.StatusReadyWhenFree: "free",
-	report.StatusWaiting: "waiting", report.StatusKept: "kept", report.StatusBlocked: "blocked", report.StatusSkipped: "skip",
+var statusKeys = map[decisions.Status]string{
+	decisions.StatusMigrated: "migrated", decisions.StatusReadyNow: "now", decisions.StatusReadyWhenFree: "free",
+	decisions.StatusWaiting: "waiting", decisions.StatusKept: "kept", decisions.StatusBlocked: "blocked", decisions.StatusSkipped: "skip",
 }
 
 // cutoverKeys are the categories of a cutover forecast's rows: what the

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/claimbridge/claimbridge/internal/testing/reportpage"
@@ -24,8 +25,8 @@ func page(t *testing.T, rep *report.Report) string {
 // with the page as rendered, and it finds a number changed on the page.
 func TestCheckFindsWhatThePageGetsWrong(t *testing.T) {
 	rep := report.New("f", "p", []report.Row{
-		{Kind: "Pod", Namespace: "a", Name: "x", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Hardware: "NVIDIA-L4"},
-		{Kind: "Pod", Namespace: "b", Name: "y", Outcome: reason.OutcomeKeepLegacy, Verdict: "NeverFits", DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Hardware: "NVIDIA-A10G"},
+		{Row: decisions.Row{Kind: "Pod", Namespace: "a", Name: "x", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Hardware: "NVIDIA-L4"}},
+		{Row: decisions.Row{Kind: "Pod", Namespace: "b", Name: "y", Outcome: reason.OutcomeKeepLegacy, Verdict: "NeverFits", DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Hardware: "NVIDIA-A10G"}},
 	})
 	rep.FleetSummary = &report.FleetSummary{Nodes: 3, DRANodes: 1, DevicePluginNodes: 2, Devices: 8, DevicesByClass: map[string]int{"gpu.nvidia.com": 8}}
 	html := page(t, rep)

@@ -1,7 +1,8 @@
-package report
+package decisions
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // Node-label keys that name hardware, in the order HardwareKind reads them.
@@ -185,4 +187,29 @@ func (row Row) Demand() int64 {
 // and the node labels of its nodeSelector and required node affinity.
 func PodHardware(devices map[string]int64, pod *corev1.Pod) string {
 	return HardwareKind(devices, podLabels(pod))
+}
+
+// Remedy is the catalog's remedy of the code that decided a row: for
+// Infeasible, the remedy of the verdict's code, which names the devices
+// the row asks for.
+func (row Row) Remedy(catalog reason.Catalog, code reason.Code) string {
+	if code == decide.ReasonInfeasible && row.VerdictCode != "" {
+		if r := catalog.Remedy(reason.Code(row.VerdictCode)); r != "" {
+			return WithHardware(r, row)
+		}
+	}
+	return WithHardware(catalog.Remedy(code), row)
+}
+
+// WithHardware fills the feasibility catalog's %[1]s with the resources
+// the row asks for.
+func WithHardware(remedy string, row Row) string {
+	if !strings.Contains(remedy, "%[1]s") {
+		return remedy
+	}
+	hw := strings.Join(slices.Sorted(maps.Keys(row.DevicesRequested)), ", ")
+	if hw == "" {
+		hw = "these devices"
+	}
+	return fmt.Sprintf(remedy, hw)
 }
