@@ -179,19 +179,27 @@ func (row Row) Advisory() string {
 	return fmt.Sprintf("could run on %s%s (first node found)", row.Node, when)
 }
 
-// Headline is the main reason of a row, for one-line displays: the reason
-// that decided, else the first warning, else the last reason.
-func (row Row) Headline() string {
+// Deciding is the reason that decided a row: its decisive reason, else
+// the first warning, else the last reason; nil when it has none.
+func (row Row) Deciding() *reason.Reason {
 	if row.Decisive != nil && row.Decisive.Code != "" {
-		return string(row.Decisive.Code) + ": " + row.Decisive.Message
+		return row.Decisive
 	}
-	for _, r := range row.Reasons {
-		if r.Severity == reason.SeverityWarning {
-			return string(r.Code) + ": " + r.Message
+	for i := range row.Reasons {
+		if row.Reasons[i].Severity == reason.SeverityWarning {
+			return &row.Reasons[i]
 		}
 	}
 	if n := len(row.Reasons); n > 0 {
-		return string(row.Reasons[n-1].Code) + ": " + row.Reasons[n-1].Message
+		return &row.Reasons[n-1]
+	}
+	return nil
+}
+
+// Headline is the main reason of a row (Deciding), for one-line displays.
+func (row Row) Headline() string {
+	if r := row.Deciding(); r != nil {
+		return string(r.Code) + ": " + r.Message
 	}
 	return ""
 }

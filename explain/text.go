@@ -113,7 +113,7 @@ func Warnings(mode api.Mode, outcome reason.Outcome, row decisions.Row, dryRun b
 	case reason.OutcomeTranslate:
 		out = append(out, WarningLine(prefix, translate.ReasonTranslated, translatedLine(mode, row, dryRun)))
 	}
-	decisive := Decisive(row)
+	decisive := row.Deciding()
 	if outcome == reason.OutcomeKeepLegacy && decisive != nil {
 		out = append(out, keptLine(prefix, *decisive, row))
 	}
@@ -226,7 +226,7 @@ func Explanation(decision string, code reason.Code, row decisions.Row) string {
 		if remedy := RemedyOf(code, row); remedy != "" {
 			b.WriteString(remedy)
 		}
-		if r := Decisive(row); r != nil && r.Code == code && details(r) != "" {
+		if r := row.Deciding(); r != nil && r.Code == code && details(r) != "" {
 			d := details(r)
 			b.WriteString(" — ")
 			b.WriteString(d)
@@ -266,21 +266,4 @@ func Truncate(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + ellipsis
-}
-
-// Decisive is the reason that decided a row: its decisive reason, else
-// the first warning, else the last reason (as decisions.Row.Headline).
-func Decisive(row decisions.Row) *reason.Reason {
-	if row.Decisive != nil && row.Decisive.Code != "" {
-		return row.Decisive
-	}
-	for i := range row.Reasons {
-		if row.Reasons[i].Severity == reason.SeverityWarning {
-			return &row.Reasons[i]
-		}
-	}
-	if n := len(row.Reasons); n > 0 {
-		return &row.Reasons[n-1]
-	}
-	return nil
 }

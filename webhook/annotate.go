@@ -50,7 +50,7 @@ func annotate(submitted *corev1.Pod, mode api.Mode, outcome reason.Outcome, code
 		}
 	}
 	if code == "" {
-		if r := explain.Decisive(row); r != nil {
+		if r := row.Deciding(); r != nil {
 			code = r.Code
 		}
 	}

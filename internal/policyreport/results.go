@@ -3,12 +3,13 @@ package policyreport
 import (
 	"cmp"
 	"fmt"
-	"github.com/claimbridge/claimbridge/decisions"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/claimbridge/claimbridge/decisions"
 
 	"github.com/claimbridge/claimbridge/reason"
 
@@ -93,7 +94,7 @@ type judging struct {
 // them (LegacyUnservable), nor when translated and waiting too long.
 func (j judging) judge(row report.Row) explain.Judgement {
 	status := StatusOf(row)
-	code := decisiveReason(row).Code
+	code := deciding(row.Row).Code
 	served := code != explain.ReasonLegacyUnservable
 	if status == decisions.StatusWaiting && j.strandedAfter > 0 && row.WaitingSince != nil && j.now.Sub(row.WaitingSince.Time) >= j.strandedAfter {
 		served = false
@@ -117,7 +118,7 @@ func (j judging) result(rows []report.Row, catalog reason.Catalog) PolicyReportR
 		}
 	}
 	status := StatusOf(top)
-	decisive := decisiveReason(top)
+	decisive := deciding(top.Row)
 	msg := top.Headline()
 	// The remedy follows the headline unless the headline says it already
 	// (the live report's reasons of pods decided elsewhere do).
@@ -215,7 +216,7 @@ func StatusOf(row report.Row) decisions.Status {
 		return decisions.StatusReadyWhenFree
 	case row.Outcome == reason.OutcomeTranslate:
 		return decisions.StatusReadyNow
-	case row.Outcome == reason.OutcomeKeepLegacy && explain.Judge(api.DecisionKeptLegacy, decisiveReason(row).Code, true).Result == explain.ResultPass:
+	case row.Outcome == reason.OutcomeKeepLegacy && explain.Judge(api.DecisionKeptLegacy, deciding(row.Row).Code, true).Result == explain.ResultPass:
 		return decisions.StatusKept
 	case row.Outcome == reason.OutcomeKeepLegacy:
 		return decisions.StatusBlocked
@@ -247,23 +248,6 @@ func severityOf(j explain.Judgement) PolicyResultSeverity {
 		return SeverityMedium
 	}
 	return SeverityInfo
-}
-
-// decisiveReason is the reason Headline shows: the one that decided, else
-// the first warning, else the last reason.
-func decisiveReason(row report.Row) reason.Reason {
-	if row.Decisive != nil && row.Decisive.Code != "" {
-		return *row.Decisive
-	}
-	for _, r := range row.Reasons {
-		if r.Severity == reason.SeverityWarning {
-			return r
-		}
-	}
-	if n := len(row.Reasons); n > 0 {
-		return row.Reasons[n-1]
-	}
-	return reason.Reason{}
 }
 
 // devices says what one pod asks for: "2× nvidia.com/gpu, 1× rdma/ib".
@@ -305,4 +289,13 @@ func Summarize(results []PolicyReportResult) PolicyReportSummary {
 		}
 	}
 	return s
+}
+
+// deciding is the reason the headline shows (decisions.Row.Deciding), an
+// empty one when the row has none.
+func deciding(row decisions.Row) reason.Reason {
+	if r := row.Deciding(); r != nil {
+		return *r
+	}
+	return reason.Reason{}
 }
