@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/reason"
 
@@ -374,7 +375,7 @@ func (c *ExplainController) unservable(p *corev1.Pod, now time.Time) bool {
 		return false
 	}
 	snap, err := c.Inventory.Snapshot(now)
-	return err == nil && len(explain.Judged(c.policy(), snap.LegacyUnservable(p))) > 0
+	return err == nil && decide.JudgeUnservable(c.policy(), snap, p) != nil
 }
 
 // flush records the owners' Events of the interval, in a stable order.

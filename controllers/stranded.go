@@ -226,7 +226,6 @@ func (c *StrandController) tellUnservable(snap *feasibility.Snapshot, seen map[s
 	if c.Policy != nil {
 		policy = c.Policy()
 	}
-	dra := snap.DRADevices() > 0
 	count := 0
 	for _, p := range c.Inventory.NotRunning() {
 		if explain.Excluded(p.Namespace, c.Namespace) {
@@ -235,12 +234,12 @@ func (c *StrandController) tellUnservable(snap *feasibility.Snapshot, seen map[s
 		if mode, ok := c.Inventory.NamespaceMode(p.Namespace); !ok || mode == api.ModeOff {
 			continue
 		}
-		gaps := explain.Judged(policy, snap.LegacyUnservable(p))
-		if len(gaps) == 0 {
+		u := decide.JudgeUnservable(policy, snap, p)
+		if u == nil {
 			continue
 		}
 		count++
-		msg := explain.UnservableMessage(gaps, dra) + explain.Consequence(p, false) + ": " + explain.Reasons().Remedy(explain.ReasonLegacyUnservable)
+		msg := explain.Unservable(u, p, "", "", "").Message
 		c.tellOnce(p, corev1.EventTypeWarning, string(explain.ReasonLegacyUnservable), msg, "pod "+p.Name+": "+msg, seen, now)
 	}
 	c.forgetFullBuckets(now)
@@ -278,11 +277,11 @@ func (c *StrandController) recordAs(ref *corev1.ObjectReference, typ, reason, ms
 
 // waits: the namespace (or the policy) chose to wait for DRA.
 func (c *StrandController) waits(ns string) bool {
-	rule := c.Inventory.WhenDRABusy(ns)
-	if rule == "" && c.Policy != nil {
-		rule = c.Policy().Spec().WhenDRABusy
+	var p *translate.Policy
+	if c.Policy != nil {
+		p = c.Policy()
 	}
-	return rule == v1alpha1.WhenDRABusyWait
+	return decide.WhenDRABusy(p, c.Inventory.WhenDRABusy(ns)) == v1alpha1.WhenDRABusyWait
 }
 
 // event records a Warning on the pod and on its controller.

@@ -35,11 +35,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
-	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/reason"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -291,7 +292,7 @@ func (d *Decision) feasible(v feasibility.Verdict) {
 // told that it waits (and, in such a pool whose nodes run only its
 // translation, that the pool will not grow for it).
 func (d *Decision) whenBusy(ctx context.Context, in Input, res *translate.Result, v feasibility.Verdict) {
-	rule := whenDRABusy(in)
+	rule := WhenDRABusy(in.Policy, in.WhenDRABusy)
 	legacy := in.Snapshot.LegacyFitsNow(in.admitted(in.Pod))
 	d.Legacy = &legacy
 	if legacy.Node != "" && rule == v1alpha1.WhenDRABusyKeepLegacy {
@@ -353,18 +354,6 @@ func (d *Decision) autoscaled(pool feasibility.AutoscaledPool, v feasibility.Ver
 	d.keep(newReason(ReasonAutoscalerIgnoresClaims, reason.SeverityWarning, fmt.Sprintf(
 		"the DRA devices that could serve the pod are in use or held by pods admitted a moment ago (%s), and it may run in the autoscaled pool %s=%s (%s), whose autoscaler adds no node for a pod whose devices come from a claim: kept as submitted; %s",
 		nodesLike(1, v.Node), pool.Label, pool.Pool, nodesLike(pool.AsSubmitted, pool.Node), now)))
-}
-
-// whenDRABusy is the rule for the pod: the namespace's, else the policy's,
-// else KeepLegacy.
-func whenDRABusy(in Input) v1alpha1.WhenDRABusy {
-	if in.WhenDRABusy != "" {
-		return in.WhenDRABusy
-	}
-	if r := in.Policy.Spec().WhenDRABusy; r != "" {
-		return r
-	}
-	return v1alpha1.WhenDRABusyKeepLegacy
 }
 
 // nodesLike names n nodes by one of them.

@@ -4,12 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/claimbridge/claimbridge/decisions"
-	"github.com/claimbridge/claimbridge/reason"
 	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/claimbridge/claimbridge/decisions"
+	"github.com/claimbridge/claimbridge/reason"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -141,9 +142,10 @@ func (s *ReportStore) classify(p *corev1.Pod, pol *translate.Policy, ix admissio
 	if !ok || snap == nil || lp.outcome == reason.OutcomeTranslate || !inventory.NotRunning(p) {
 		return lp, ok
 	}
-	if gaps := explain.Judged(pol, snap.LegacyUnservable(p)); len(gaps) > 0 {
-		msg := explain.UnservableMessage(gaps, snap.DRADevices() > 0) + explain.Consequence(p, false) + ": " + explain.Reasons().Remedy(explain.ReasonLegacyUnservable)
-		lp.unservable = &reason.Reason{Code: explain.ReasonLegacyUnservable, Severity: reason.SeverityWarning, Message: msg}
+	if u := decide.JudgeUnservable(pol, snap, p); u != nil {
+		r := explain.Unservable(u, p, "", "", "")
+		msg := r.Message
+		lp.unservable = &r
 		if lp.unseen {
 			// Why the webhook never saw it stays among the row's reasons.
 			lp.away = &reason.Reason{Code: lp.reason, Severity: catalogSeverity(lp.reason, false), Message: lp.cause}

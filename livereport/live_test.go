@@ -1,11 +1,12 @@
 package livereport
 
 import (
-	"github.com/claimbridge/claimbridge/decisions"
-	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/claimbridge/claimbridge/decisions"
+	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"

@@ -2,13 +2,14 @@ package livereport
 
 import (
 	"context"
-	"github.com/claimbridge/claimbridge/decisions"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/claimbridge/claimbridge/decisions"
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -3,7 +3,6 @@ package webhook
 import (
 	"strings"
 
-	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/reason"
 
 	"gomodules.xyz/jsonpatch/v2"
@@ -39,9 +38,9 @@ func setDecision(pod *corev1.Pod, decision string, code reason.Code, message str
 // translated already (its claimbridge.io/template says so), and a pod that
 // carries a decision when the new outcome is a Skip — the apiserver
 // reinvoking the webhook on a pod it decided.
-func annotate(submitted *corev1.Pod, mode api.Mode, outcome reason.Outcome, code reason.Code, row decisions.Row, resp admission.Response) admission.Response {
+func annotate(submitted *corev1.Pod, outcome reason.Outcome, said explain.Said, resp admission.Response) admission.Response {
 	if outcome == reason.OutcomeSkip {
-		switch code {
+		switch said.Code {
 		case translate.ReasonNoLegacyResources, translate.ReasonMirrorPod, translate.ReasonAlreadyTranslated:
 			return resp
 		}
@@ -49,13 +48,7 @@ func annotate(submitted *corev1.Pod, mode api.Mode, outcome reason.Outcome, code
 			return resp
 		}
 	}
-	if code == "" {
-		if r := row.Deciding(); r != nil {
-			code = r.Code
-		}
-	}
-	decided := explain.DecisionOf(mode, outcome)
-	resp.Patches = decisionPatch(submitted, decided, code, explain.Explanation(decided, code, row))
+	resp.Patches = decisionPatch(submitted, said.Decision, said.Code, said.Message)
 	return resp
 }
 

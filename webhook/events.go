@@ -18,7 +18,7 @@ import (
 // leader's ExplainController instead. At most one per namespace and reason
 // per EventInterval (default 10s), then client-go's correlator.
 func (h *PodHandler) event(ns string, mode api.Mode, d decision, row decisions.Row, dryRun bool) {
-	if h.Recorder == nil || dryRun || d.outcome != OutcomeDeny {
+	if h.Recorder == nil || dryRun || d.outcome != explain.OutcomeDeny {
 		return
 	}
 	obj := &corev1.ObjectReference{Kind: "Namespace", APIVersion: "v1", Name: ns, Namespace: ns}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -122,7 +121,7 @@ type PodHandler struct {
 
 var _ admission.Handler = &PodHandler{}
 
-// decision is what Handle decided, for metrics, events and the report.
+// decision is what Handle decided, for metrics, events and the log.
 type decision struct {
 	mode    api.Mode
 	outcome string
@@ -149,94 +148,237 @@ func (h *PodHandler) Handle(ctx context.Context, req admission.Request) admissio
 	return resp
 }
 
+// handle is decode → decide → reserve → respond.
 func (h *PodHandler) handle(ctx context.Context, req admission.Request, t *trace) (admission.Response, decision) {
-	mode, looked, skipped, d := h.screen(ctx, req)
+	a, early := h.admit(ctx, req, t)
+	if a == nil {
+		return early.resp, early.d
+	}
+	defer func() { a.release() }()
+	if failed := h.decide(ctx, a, t); failed != nil {
+		return failed.resp, failed.d
+	}
+	if failed := h.reserve(ctx, a, t); failed != nil {
+		return failed.resp, failed.d
+	}
+	return h.respond(a)
+}
+
+// admitting is one pod creation on its way through handle.
+type admitting struct {
+	req  admission.Request
+	mode api.Mode
+	// looked is the namespace when it had to be read (newer than the
+	// cache), for its other labels.
+	looked *corev1.Namespace
+	// pod is the pod as decided (its namespace filled in); submitted the
+	// pod as it came, which the annotations are added to.
+	pod, submitted *corev1.Pod
+	dryRun         bool
+	// holding: the decision may hold devices (enforce mode, a Holder, not
+	// a dry run); release ends its serialized part.
+	holding bool
+	release func()
+	now     time.Time
+	snap    *feasibility.Snapshot
+	dec     *decide.Decision
+	row     decisions.Row
+	said    explain.Said
+	// resp is the response as reserve left it: the patch of a translated
+	// pod, or what a translation that could not be applied says.
+	resp admission.Response
+}
+
+// answered is a request answered before the end: skipped, or failed.
+type answered struct {
+	resp admission.Response
+	d    decision
+}
+
+// admit screens the request (skipped with a reason) and decodes the pod.
+func (h *PodHandler) admit(ctx context.Context, req admission.Request, t *trace) (*admitting, *answered) {
+	mode, looked, skipped := h.screen(ctx, req)
 	t.mark(StageLookup)
-	if skipped {
-		return admission.Allowed("claimbridge: " + d.message + "; not mutated"), d
+	if skipped != nil {
+		return nil, &answered{admission.Allowed("claimbridge: " + skipped.message + "; not mutated"), *skipped}
 	}
 	pod := &corev1.Pod{}
 	if err := h.Decoder.Decode(req, pod); err != nil {
 		msg := fmt.Sprintf("cannot decode the pod: %v", err)
 		warning := explain.WarningLine(explain.WarningPrefix(mode), explain.ReasonDecodeError, explain.Reasons().Remedy(explain.ReasonDecodeError)+"; "+msg)
-		return admission.Allowed("claimbridge: " + msg + "; not mutated").WithWarnings(warning),
-			decision{mode: mode, outcome: "Error", reason: explain.ReasonDecodeError, message: msg}
+		return nil, &answered{admission.Allowed("claimbridge: " + msg + "; not mutated").WithWarnings(warning),
+			decision{mode: mode, outcome: "Error", reason: explain.ReasonDecodeError, message: msg}}
 	}
-	// What the annotations are added to: the pod as it came, before the
-	// decision fills in its namespace.
-	submitted := pod.DeepCopy()
+	a := &admitting{req: req, mode: mode, looked: looked, pod: pod, submitted: pod.DeepCopy(), release: func() {}}
 	if pod.Namespace == "" {
 		pod.Namespace = req.Namespace
 	}
 	t.mark(StageDecode)
-	dryRun := req.DryRun != nil && *req.DryRun
-	holding := mode == api.ModeEnforce && h.Holder != nil && !dryRun
-	// release ends the serialized part of a holding decision: once its
-	// devices are reserved (or it holds none), the next decision can see
-	// them; the patch, warnings, report row and Event are its own.
-	release := func() {}
-	if holding {
+	a.dryRun = req.DryRun != nil && *req.DryRun
+	a.holding = mode == api.ModeEnforce && h.Holder != nil && !a.dryRun
+	return a, nil
+}
+
+// decide decides for the pod. A holding decision waits for those before it
+// and takes over what other replicas hold: the devices held and the
+// verdicts are as of this decision, not of when the request came. A
+// decision that does not translate in enforce mode releases at once.
+func (h *PodHandler) decide(ctx context.Context, a *admitting, t *trace) *answered {
+	if a.holding {
 		h.admitting.Lock()
-		release = sync.OnceFunc(h.admitting.Unlock)
-		defer release()
+		a.release = sync.OnceFunc(h.admitting.Unlock)
 		t.mark(StageWait)
 	}
-	// Read after the wait: the devices held and the verdicts are as of
-	// this decision, not of when the request came.
-	now := h.now()
-	if holding {
-		if n := h.Holder.TakeOver(ctx, h.Checker, now); n > 0 && h.Metrics != nil {
+	a.now = h.now()
+	if a.holding {
+		if n := h.Holder.TakeOver(ctx, h.Checker, a.now); n > 0 && h.Metrics != nil {
 			h.Metrics.ReservationsTakenOver.Add(float64(n))
 		}
 		t.mark(StageTakeOver)
 	}
-	snap, err := h.Inventory.Snapshot(now)
-	if err != nil {
-		snap = nil // the decision then says the inventory is not synced
+	if snap, err := h.Inventory.Snapshot(a.now); err == nil {
+		a.snap = snap // nil: the decision then says the inventory is not synced
 	}
 	t.mark(StageSnapshot)
 	// Admitted: kube-apiserver's built-in mutating plugins ran before this
 	// webhook; the pod carries the tolerations its cluster gives (the
 	// ExtendedResourceToleration plugin's, where it runs) and gets none
 	// from claimbridge.
-	dec, err := decide.Pod(ctx, decide.Input{Pod: pod, Policy: h.Policy(), Classes: h.Inventory.Classes(), Quotas: h.Inventory.Quotas(req.Namespace),
-		Checker: h.Checker, Snapshot: snap, WhenDRABusy: h.Inventory.WhenDRABusy(req.Namespace), Admitted: true})
+	dec, err := decide.Pod(ctx, decide.Input{Pod: a.pod, Policy: h.Policy(), Classes: h.Inventory.Classes(), Quotas: h.Inventory.Quotas(a.req.Namespace),
+		Checker: h.Checker, Snapshot: a.snap, WhenDRABusy: h.Inventory.WhenDRABusy(a.req.Namespace), Admitted: true})
 	if dec != nil {
 		t.decided(dec.Durations)
 	}
 	if err != nil {
-		msg := fmt.Sprintf("translation failed: %v", err)
-		// Admitted as submitted: kept, and annotated so.
-		row := decisions.Row{Decisive: &reason.Reason{Code: explain.ReasonDecideError, Severity: reason.SeverityWarning, Message: msg}}
-		resp := admission.Allowed("claimbridge: " + msg)
-		resp.Patches = decisionPatch(submitted, api.DecisionKeptLegacy, explain.ReasonDecideError, explain.Explanation(api.DecisionKeptLegacy, explain.ReasonDecideError, row))
-		return resp, decision{mode: mode, outcome: "Error", reason: explain.ReasonDecideError, message: msg}
+		return h.failed(a, err)
 	}
 	h.observe(dec)
-	row := decisions.NewRow("Pod", pod, "", dec)
-	row.Reasons = slices.Clone(dec.Reasons)
-	var resp admission.Response
-	if mode == api.ModeEnforce && dec.Outcome == reason.OutcomeTranslate {
-		var failed *decision
-		if resp, failed = h.mutate(ctx, req, pod, dec, &row, holding, dryRun, now, release, t); failed != nil {
-			return resp, *failed
-		}
+	a.dec, a.row = dec, decisions.NewRow("Pod", a.pod, "", dec)
+	if !a.translating() {
+		a.release()
+	}
+	return nil
+}
+
+// failed answers a decision that refused the pod: admitted as submitted,
+// kept, and annotated so.
+func (h *PodHandler) failed(a *admitting, err error) *answered {
+	msg := fmt.Sprintf("translation failed: %v", err)
+	row := decisions.Row{Decisive: &reason.Reason{Code: explain.ReasonDecideError, Severity: reason.SeverityWarning, Message: msg}}
+	resp := admission.Allowed("claimbridge: " + msg)
+	resp.Patches = decisionPatch(a.submitted, api.DecisionKeptLegacy, explain.ReasonDecideError, explain.Explanation(api.DecisionKeptLegacy, explain.ReasonDecideError, row))
+	return &answered{resp, decision{mode: a.mode, outcome: "Error", reason: explain.ReasonDecideError, message: msg}}
+}
+
+// translating: enforce mode, and the decision translates.
+func (a *admitting) translating() bool {
+	return a.mode == api.ModeEnforce && a.row.Outcome == reason.OutcomeTranslate
+}
+
+// reserve applies a translation in enforce mode: the template is ensured
+// (none on a dry run), the pod as translated carries what Tell says of its
+// decision and, when devices are held, its admission id and the pod as
+// submitted, and the verdict's devices are held. A template that cannot be
+// ensured keeps the pod as submitted. Any other decision is told here.
+func (h *PodHandler) reserve(ctx context.Context, a *admitting, t *trace) *answered {
+	if !a.translating() {
+		h.tell(a)
+		return nil
+	}
+	res := a.dec.Translation
+	if a.dryRun {
+		a.row.Reasons = append(a.row.Reasons, reason.Reason{Code: explain.ReasonDryRun, Severity: reason.SeverityInfo, Message: "dry run: the template was not created"})
+	} else if r := h.ensureTemplate(ctx, res.Template); r != nil {
+		t.mark(StageTemplate)
+		a.row.Outcome, a.row.Decisive = reason.OutcomeKeepLegacy, r
+		a.row.Reasons = append(a.row.Reasons, *r)
+		a.resp = admission.Allowed("claimbridge: " + r.Message)
+		a.release()
+		h.tell(a)
+		return nil
 	} else {
-		release()
-		resp = admission.Allowed("claimbridge: " + string(row.Outcome) + ": " + explain.Truncate(row.Headline(), maxAllowedMessage) + "; not mutated")
+		t.mark(StageTemplate)
 	}
-	row.Name = podName(pod)
-	var unserved *unservable
-	if row.Outcome != reason.OutcomeTranslate {
-		rule, source := h.unservableRule(req.Namespace, looked)
-		unserved = h.checkUnservable(pod, snap, mode, rule, source)
+	h.tell(a)
+	// The translation is this request's own copy of the pod.
+	setDecision(res.Pod, a.said.Decision, a.said.Code, a.said.Message)
+	if a.holding {
+		res.Pod.Annotations[api.AnnotationAdmission] = string(a.req.UID)
+		if sub, err := explain.EncodeSubmitted(a.pod); err == nil {
+			res.Pod.Annotations[api.AnnotationSubmitted] = sub
+		}
+		a.row.Admission = string(a.req.UID)
 	}
-	resp, d = h.tell(submitted, mode, &row, unserved, resp, dryRun)
-	if h.Report != nil && !dryRun {
-		h.Report.Add(req.Namespace, row, now)
+	raw, err := json.Marshal(res.Pod)
+	if err != nil {
+		return &answered{admission.Errored(http.StatusInternalServerError, err), decision{mode: api.ModeEnforce, outcome: "Error", reason: explain.ReasonPatchError, message: err.Error()}}
 	}
-	h.event(req.Namespace, mode, d, row, dryRun)
-	return resp, d
+	if a.holding && a.dec.Verdict != nil {
+		checked := res.Pod
+		if checked.Name == "" {
+			checked = checked.DeepCopy()
+			checked.Name = podName(a.pod)
+		}
+		h.Holder.Reserve(string(a.req.UID), checked, []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}, *a.dec.Verdict, a.now)
+	}
+	// Held: the patch (a diff of the pod as submitted and as translated)
+	// is this request's alone.
+	a.release()
+	a.resp = admission.PatchResponseFromRaw(a.req.Object.Raw, raw)
+	return nil
+}
+
+// tell says what was decided (explain.Tell): for a pod kept as submitted,
+// whether any node can serve it, under the namespace's onUnservable rule.
+// Mirror pods (the kubelet's copies of static pods) are never judged.
+func (h *PodHandler) tell(a *admitting) {
+	a.row.Name = podName(a.pod)
+	in := explain.Admission{Mode: a.mode, Row: &a.row, Pod: a.pod, DryRun: a.dryRun}
+	if a.row.Outcome != reason.OutcomeTranslate && a.pod.Annotations[corev1.MirrorPodAnnotationKey] == "" {
+		in.Unservable = decide.JudgeUnservable(h.Policy(), a.snap, a.pod)
+		in.Rule, in.RuleFrom = decide.OnUnservable(h.Policy(), h.namespaceOnUnservable(a))
+	}
+	a.said = explain.Tell(in)
+	if u := in.Unservable; u != nil && h.Metrics != nil && !a.dryRun {
+		for _, g := range u.Gaps {
+			h.Metrics.Unservable.WithLabelValues(string(a.mode), string(g.Resource)).Inc()
+		}
+	}
+}
+
+// namespaceOnUnservable is the namespace's onUnservable label, read from
+// the namespace looked up when the cache did not have it yet.
+func (h *PodHandler) namespaceOnUnservable(a *admitting) v1alpha1.OnUnservable {
+	if a.looked != nil {
+		return inventory.OnUnservableOf(a.looked)
+	}
+	return h.Inventory.OnUnservable(a.req.Namespace)
+}
+
+// respond answers with what was told: the refusal, the translation's
+// patch, or the decision's annotations on a pod admission does not
+// otherwise change; the warnings; the report's row and the Event.
+func (h *PodHandler) respond(a *admitting) (admission.Response, decision) {
+	s := a.said
+	d := decision{mode: a.mode, outcome: s.Outcome, reason: s.Code, message: s.Headline}
+	resp := a.resp
+	switch {
+	case s.Refusal != nil:
+		resp = admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: s.Refusal}}
+	case a.row.Outcome == reason.OutcomeTranslate && a.mode == api.ModeEnforce:
+	default:
+		// Audit mode, kept as submitted, skipped: only the decision's
+		// annotations change.
+		if resp.Result == nil {
+			resp = admission.Allowed("claimbridge: " + string(a.row.Outcome) + ": " + explain.Truncate(s.Headline, maxAllowedMessage) + "; not mutated")
+		}
+		resp = annotate(a.submitted, a.row.Outcome, s, resp)
+	}
+	if h.Report != nil && !a.dryRun {
+		h.Report.Add(a.req.Namespace, a.row, a.now)
+	}
+	h.event(a.req.Namespace, a.mode, d, a.row, a.dryRun)
+	return resp.WithWarnings(s.Warnings...), d
 }
 
 // screen answers the requests that are no pod creation to decide (not a
@@ -244,104 +386,27 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request, t *trace
 // in): skipped, with the decision that says why. Otherwise it returns the
 // namespace's mode, and the namespace when it had to be read (newer than
 // the cache).
-func (h *PodHandler) screen(ctx context.Context, req admission.Request) (api.Mode, *corev1.Namespace, bool, decision) {
-	skip := func(mode api.Mode, code reason.Code, format string, args ...any) (api.Mode, *corev1.Namespace, bool, decision) {
-		return mode, nil, true, decision{mode: mode, outcome: string(reason.OutcomeSkip), reason: code, message: fmt.Sprintf(format, args...)}
+func (h *PodHandler) screen(ctx context.Context, req admission.Request) (api.Mode, *corev1.Namespace, *decision) {
+	skip := func(code reason.Code, format string, args ...any) (api.Mode, *corev1.Namespace, *decision) {
+		return api.ModeOff, nil, &decision{mode: api.ModeOff, outcome: string(reason.OutcomeSkip), reason: code, message: fmt.Sprintf(format, args...)}
 	}
 	if req.Operation != admissionv1.Create {
-		return skip(api.ModeOff, explain.ReasonNotCreate, "operation %s", req.Operation)
+		return skip(explain.ReasonNotCreate, "operation %s", req.Operation)
 	}
 	// Only core/v1 pods are decoded and patched; a pod of another version
 	// would be read, and patched, with the wrong schema.
 	if req.Kind.Group != "" || req.Kind.Version != "v1" || req.Kind.Kind != "Pod" || req.SubResource != "" {
 		gvk := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
-		return skip(api.ModeOff, explain.ReasonNotPod, "not a v1 Pod (%s) %s", gvk, req.SubResource)
+		return skip(explain.ReasonNotPod, "not a v1 Pod (%s) %s", gvk, req.SubResource)
 	}
 	if explain.Excluded(req.Namespace, h.Namespace) {
-		return skip(api.ModeOff, explain.ReasonExcludedNS, "namespace %s is excluded", req.Namespace)
+		return skip(explain.ReasonExcludedNS, "namespace %s is excluded", req.Namespace)
 	}
 	mode, looked := h.mode(ctx, req.Namespace)
 	if mode == api.ModeOff {
-		return skip(api.ModeOff, explain.ReasonNamespaceOff, "namespace %s is not opted in (label %s)", req.Namespace, api.LabelMode)
+		return skip(explain.ReasonNamespaceOff, "namespace %s is not opted in (label %s)", req.Namespace, api.LabelMode)
 	}
-	return mode, looked, false, decision{}
-}
-
-// mutate applies a translation in enforce mode: the template is ensured
-// (none on a dry run), the pod as translated carries its decision and,
-// when devices are held, its admission id and the pod as submitted; the
-// response is the patch, and the verdict's devices are held. A template
-// that cannot be ensured keeps the pod as submitted: row then says so. A
-// failure is the decision of a request that fails.
-func (h *PodHandler) mutate(ctx context.Context, req admission.Request, pod *corev1.Pod, dec *decide.Decision, row *decisions.Row, holding, dryRun bool, now time.Time, release func(), t *trace) (admission.Response, *decision) {
-	res := dec.Translation
-	if dryRun {
-		row.Reasons = append(row.Reasons, reason.Reason{Code: explain.ReasonDryRun, Severity: reason.SeverityInfo, Message: "dry run: the template was not created"})
-	} else {
-		r := h.ensureTemplate(ctx, res.Template)
-		t.mark(StageTemplate)
-		if r != nil {
-			row.Outcome, row.Decisive = reason.OutcomeKeepLegacy, r
-			row.Reasons = append(row.Reasons, *r)
-			return admission.Allowed("claimbridge: " + r.Message), nil
-		}
-	}
-	// The translation is this request's own copy of the pod.
-	decided := explain.DecisionOf(api.ModeEnforce, reason.OutcomeTranslate)
-	setDecision(res.Pod, decided, translate.ReasonTranslated, explain.Explanation(decided, translate.ReasonTranslated, decisions.NewRow("Pod", pod, "", dec)))
-	if holding {
-		res.Pod.Annotations[api.AnnotationAdmission] = string(req.UID)
-		if sub, err := explain.EncodeSubmitted(pod); err == nil {
-			res.Pod.Annotations[api.AnnotationSubmitted] = sub
-		}
-		row.Admission = string(req.UID)
-	}
-	raw, err := json.Marshal(res.Pod)
-	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, err), &decision{mode: api.ModeEnforce, outcome: "Error", reason: explain.ReasonPatchError, message: err.Error()}
-	}
-	if holding && dec.Verdict != nil {
-		checked := res.Pod
-		if checked.Name == "" {
-			checked = checked.DeepCopy()
-			checked.Name = podName(pod)
-		}
-		h.Holder.Reserve(string(req.UID), checked, []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}, *dec.Verdict, now)
-	}
-	// Held: the patch (a diff of the pod as submitted and as translated)
-	// is this request's alone.
-	release()
-	return admission.PatchResponseFromRaw(req.Object.Raw, raw), nil
-}
-
-// tell says what was decided: the warnings, the refusal of a pod no node
-// can serve where the rule is Deny, and, for a pod admission does not
-// otherwise change, the decision's annotations. row gets what the report
-// keeps of it (the unservable reason, the refusal).
-func (h *PodHandler) tell(submitted *corev1.Pod, mode api.Mode, row *decisions.Row, unserved *unservable, resp admission.Response, dryRun bool) (admission.Response, decision) {
-	if unserved != nil {
-		row.Reasons = append(row.Reasons, unserved.reason)
-		if h.Metrics != nil && !dryRun {
-			for _, g := range unserved.gaps {
-				h.Metrics.Unservable.WithLabelValues(string(mode), string(g.Resource)).Inc()
-			}
-		}
-	}
-	d := decision{mode: mode, outcome: string(row.Outcome), reason: primaryReason(row.Outcome, *row), message: row.Headline()}
-	ws := explain.Warnings(mode, row.Outcome, *row, dryRun)
-	if unserved != nil && unserved.deny {
-		// Refused: the denial says what the warning would; the pod's other
-		// warnings (why it was not translated) stay.
-		row.Decisive = &unserved.reason
-		d = decision{mode: mode, outcome: OutcomeDeny, reason: explain.ReasonLegacyUnservable, message: unserved.reason.Message}
-		return unserved.denied(withoutLine(ws, explain.ReasonLine(explain.WarningPrefix(mode), unserved.reason, *row))), d
-	}
-	if row.Outcome != reason.OutcomeTranslate || mode != api.ModeEnforce {
-		// Audit mode, kept as submitted, skipped: only the decision's
-		// annotations change.
-		resp = annotate(submitted, mode, row.Outcome, d.reason, *row, resp)
-	}
-	return resp.WithWarnings(ws...), d
+	return mode, looked, nil
 }
 
 // podName is the pod's name, or its generateName with a star.
@@ -396,16 +461,4 @@ func (h *PodHandler) observe(d *decide.Decision) {
 	if d.Verdict != nil {
 		h.Metrics.FeasibilityDuration.WithLabelValues(string(d.Verdict.Kind)).Observe(d.Durations.Verdict.Seconds())
 	}
-}
-
-// primaryReason is the reason code a metric counts: Translated, else the
-// reason that decided.
-func primaryReason(outcome reason.Outcome, row decisions.Row) reason.Code {
-	if outcome == reason.OutcomeTranslate {
-		return translate.ReasonTranslated
-	}
-	if row.Decisive != nil {
-		return row.Decisive.Code
-	}
-	return ""
 }

@@ -140,7 +140,7 @@ func TestAPodNoNodeCanServeIsTold(t *testing.T) {
 			wantDenied:     denied + "policy onUnservable: Deny): make the pod translatable",
 			wantField:      "spec.containers[0].resources.limits[nvidia.com/gpu.shared]",
 			wantUnservable: map[[2]string]float64{{"enforce", "nvidia.com/gpu.shared"}: 1},
-			wantAdmission:  []string{"enforce", OutcomeDeny, "LegacyUnservable"},
+			wantAdmission:  []string{"enforce", explain.OutcomeDeny, "LegacyUnservable"},
 		},
 		"a server-side dry run is refused alike and counts nothing": {
 			fleet: "l4-inference", mutate: denyPolicy(t), pod: shared("prod").Obj(), dryRun: true,
