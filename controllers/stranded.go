@@ -190,13 +190,20 @@ func (c *StrandController) tellWaiting(p *corev1.Pod, fit feasibility.LegacyFit,
 	msg := fmt.Sprintf("translated pod %s has waited %s for DRA devices (in use, or held for other pods); %s: %s",
 		p.Name, now.Sub(p.CreationTimestamp.Time).Round(time.Second), why, explain.Reasons().Remedy(decide.ReasonDRABusyWaiting))
 	typ := explain.Judge(api.DecisionTranslated, decide.ReasonDRABusyWaiting, false).EventType()
-	c.tellOnce(p, typ, reason, msg, msg, seen, now)
+	c.tellOnce(p, telling{typ: typ, reason: reason, msg: msg, ownerMsg: msg}, seen, now)
+}
+
+// telling is one Event of a pod and its owner's: its type, reason and
+// note on each.
+type telling struct {
+	typ, reason, msg, ownerMsg string
 }
 
 // tellOnce records the Event on the pod once (within its shape's limit: a
 // pod over it is told by its owner's Event and is not tried again) and on
 // its owner once while the owner has such pods; it marks both in seen.
-func (c *StrandController) tellOnce(p *corev1.Pod, typ, reason, msg, ownerMsg string, seen map[string]bool, now time.Time) {
+func (c *StrandController) tellOnce(p *corev1.Pod, e telling, seen map[string]bool, now time.Time) {
+	typ, reason, msg, ownerMsg := e.typ, e.reason, e.msg, e.ownerMsg
 	owner := metav1.GetControllerOf(p)
 	key := reason + "/" + p.Namespace + "/" + p.Name + "/" + string(p.UID)
 	seen[key] = true
@@ -240,7 +247,7 @@ func (c *StrandController) tellUnservable(snap *feasibility.Snapshot, seen map[s
 		}
 		count++
 		msg := explain.Unservable(u, p, "", "", "").Message
-		c.tellOnce(p, corev1.EventTypeWarning, string(explain.ReasonLegacyUnservable), msg, "pod "+p.Name+": "+msg, seen, now)
+		c.tellOnce(p, telling{typ: corev1.EventTypeWarning, reason: string(explain.ReasonLegacyUnservable), msg: msg, ownerMsg: "pod " + p.Name + ": " + msg}, seen, now)
 	}
 	c.forgetFullBuckets(now)
 	return count

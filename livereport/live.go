@@ -300,22 +300,18 @@ func (s *ReportStore) notCached(adm []admitted, ix admissions) []decisions.Row {
 
 // liveRows groups the pods into rows: one per workload and status.
 func (s *ReportStore) liveRows(pods []livePod, now time.Time) []decisions.Row {
-	type key struct {
-		ns, kind, name string
-		status         decisions.Status
-	}
-	groups := map[key][]livePod{}
+	groups := map[groupKey][]livePod{}
 	for _, lp := range pods {
-		k := key{lp.pod.Namespace, lp.kind, lp.name, lp.status}
+		k := groupKey{lp.pod.Namespace, lp.kind, lp.name, lp.status}
 		groups[k] = append(groups[k], lp)
 	}
 	var pending map[string]time.Time
 	if s.Pending != nil {
 		pending = s.Pending.PendingSince()
 	}
-	pol := s.Policy()
+	in := grouping{pol: s.Policy(), pending: pending, now: now}
 	rows := make([]decisions.Row, 0, len(groups))
-	for _, k := range slices.SortedFunc(maps.Keys(groups), func(a, b key) int {
+	for _, k := range slices.SortedFunc(maps.Keys(groups), func(a, b groupKey) int {
 		return cmp.Or(strings.Compare(a.ns, b.ns), strings.Compare(a.kind, b.kind), strings.Compare(a.name, b.name), strings.Compare(string(a.status), string(b.status)))
 	}) {
 		g := groups[k]
@@ -323,14 +319,30 @@ func (s *ReportStore) liveRows(pods []livePod, now time.Time) []decisions.Row {
 		slices.SortFunc(g, func(a, b livePod) int {
 			return cmp.Or(b.pod.CreationTimestamp.Compare(a.pod.CreationTimestamp.Time), strings.Compare(a.pod.Name, b.pod.Name))
 		})
-		rows = append(rows, s.groupRow(k.ns, k.kind, k.name, k.status, g, pol, pending, now))
+		rows = append(rows, s.groupRow(k, g, in))
 	}
 	return rows
 }
 
-func (s *ReportStore) groupRow(ns, kind, name string, status decisions.Status, g []livePod, pol *translate.Policy, pending map[string]time.Time, now time.Time) decisions.Row {
-	first := g[0]
-	row := decisions.Row{Kind: kind, Namespace: ns, Name: name, Outcome: first.outcome, Status: status, Replicas: ptr.To(int32(len(g))), Unseen: first.unseen}
+// groupKey is a row of the live report: one workload in one status.
+type groupKey struct {
+	ns, kind, name string
+	status         decisions.Status
+}
+
+// grouping is what every row of one report reads: the policy, when the
+// pending translated pods started waiting, and the report's time.
+type grouping struct {
+	pol     *translate.Policy
+	pending map[string]time.Time
+	now     time.Time
+}
+
+// groupRow is the row of the pods of one workload in one status, newest
+// first.
+func (s *ReportStore) groupRow(k groupKey, g []livePod, in grouping) decisions.Row {
+	first, status, pol, pending, now := g[0], k.status, in.pol, in.pending, in.now
+	row := decisions.Row{Kind: k.kind, Namespace: k.ns, Name: k.name, Outcome: first.outcome, Status: status, Replicas: ptr.To(int32(len(g))), Unseen: first.unseen}
 	for _, lp := range g {
 		if lp.admitted == nil {
 			continue
