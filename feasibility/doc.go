@@ -14,7 +14,6 @@
 //	func (c *Checker) Check(ctx, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaimSpec) Verdict
 //	func (c *Checker) Placement(ctx, snap *Snapshot, in PlacementInput) Placement  // the placement check
 //	func (s *Snapshot) MissingClasses(claims []*resourceapi.ResourceClaimSpec) *Verdict  // NeverFits: a class the fleet lacks
-//	func OpenFleet(opts Options, classes []*DeviceClass, paths ...string) (*Fleet, error) // LoadInventory, WithClasses, NewFleet
 //	func NewFleet(inv *Inventory, opts Options) (*Fleet, error)           // Fleet{Inventory, Snapshot, Checker}, for the CLI
 //
 // A [Verdict] is FitsNow (node and devices named; a firstAvailable request shows the winning
@@ -54,7 +53,7 @@
 // only.
 //
 // The package is pure: no API client, no logger, no global state. An error from LoadInventory,
-// NewSnapshot, OpenFleet or NewFleet means invalid input; "does not fit" is a Verdict, never an
+// NewSnapshot or NewFleet means invalid input; "does not fit" is a Verdict, never an
 // error, and fatal allocator errors (CEL runtime errors, unknown classes) become NeverFits with a
 // reason.
 package feasibility

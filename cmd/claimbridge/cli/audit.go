@@ -3,10 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
@@ -50,7 +51,8 @@ func newAuditCommand() *cobra.Command {
 resources, as translate finds them) and checks the result with the DRA
 allocator against a fleet inventory (Nodes, ResourceSlices, DeviceClasses,
 allocated ResourceClaims, DeviceTaintRules as YAML; DeviceClasses in the input
-files join it, a class of the same name replacing the fleet's). One row per pod template
+files join it, a class of the same name replacing the fleet's, with --forecast
+too). One row per pod template
 (a custom resource's rows name the template's path): Translate (the fleet can
 serve it), KeepLegacy (it stays on the device plugin, with the reason) or Skip.
 An object that asks for devices where no template can be located is a
@@ -140,71 +142,47 @@ func (o *auditOptions) validate() (forecast.Options, error) {
 	return fopts, nil
 }
 
-// auditInput is what an audit reads: the workloads, and the fleet from the
-// cluster when no --fleet is given (nil otherwise); source names the fleet.
-type auditInput struct {
-	docs    []manifest.Document
-	cluster *feasibility.Inventory
-	source  string
-}
-
-// read reads the manifests, or the workloads (and, without --fleet, the
-// inventory) of the cluster.
-func (o *auditOptions) read(c *cobra.Command) (auditInput, error) {
-	in := auditInput{source: strings.Join(o.fleets, ",")}
+// read opens what the audit reads: the manifests and the --fleet files, or
+// the workloads of the cluster and, without --fleet, its inventory.
+func (o *auditOptions) read(c *cobra.Command) (*offline.Input, error) {
+	src := offline.Sources{FleetPaths: o.fleets, Source: strings.Join(o.fleets, ","), Timeout: o.timeout}
 	if o.kubeconfig == "" {
 		docs, err := manifest.Read(o.files, c.InOrStdin())
-		in.docs = docs
-		return in, err
+		if err != nil {
+			return nil, err
+		}
+		src.Docs = docs
+		return offline.Open(src)
 	}
 	cs, err := clientFor(o.kubeconfig)
 	if err != nil {
-		return in, err
+		return nil, err
 	}
-	if in.docs, err = livepkg.Workloads(c.Context(), cs, o.namespaces); err != nil {
-		return in, err
+	if src.Docs, err = livepkg.Workloads(c.Context(), cs, o.namespaces); err != nil {
+		return nil, err
 	}
 	if len(o.fleets) == 0 {
-		if in.cluster, err = livepkg.Inventory(c.Context(), cs); err != nil {
-			return in, err
+		if src.Cluster, err = livepkg.Inventory(c.Context(), cs); err != nil {
+			return nil, err
 		}
-		in.source = "cluster"
+		src.Source = "cluster"
 	}
-	return in, nil
-}
-
-// fleet opens the fleet the audit checks against: the --fleet files, or the
-// cluster's inventory, with the DeviceClasses of the input's own files (the
-// DRA drivers' demos ship them beside the pods).
-func (o *auditOptions) fleet(in auditInput) (*feasibility.Fleet, error) {
-	opts, classes := feasibility.Options{Timeout: o.timeout}, offline.ClassesOf(in.docs)
-	var fleet *feasibility.Fleet
-	var err error
-	if in.cluster != nil {
-		fleet, err = feasibility.NewFleet(in.cluster.WithClasses(classes...), opts)
-	} else {
-		fleet, err = feasibility.OpenFleet(opts, classes, o.fleets...)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("fleet: %w", err)
-	}
-	return fleet, nil
+	return offline.Open(src)
 }
 
 // run audits the workloads against the fleet as it is.
-func (o *auditOptions) run(ctx context.Context, in auditInput, policy *translate.Policy) (*report.Report, error) {
-	fleet, err := o.fleet(in)
+func (o *auditOptions) run(ctx context.Context, in *offline.Input, policy *translate.Policy) (*report.Report, error) {
+	fleet, err := in.Check()
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout*time.Duration(max(1, len(in.docs))))
+	ctx, cancel := in.Deadline(ctx)
 	defer cancel()
-	items, _, err := offline.Translate(ctx, in.docs, offline.Options{Policy: policy, Classes: fleet.Inventory.Classes, Quotas: offline.QuotasOf(in.docs),
-		Checker: fleet.Checker, Snapshot: fleet.Snapshot})
+	items, _, err := offline.Translate(ctx, in.Docs, in.Options(policy, fleet))
 	if err != nil {
 		return nil, err
 	}
-	rep := report.New(in.source, policy.Name(), offline.Rows(items))
+	rep := report.New(in.Source, policy.Name(), offline.Rows(items))
 	rep.Reasons = offline.Reasons()
 	rep.FleetSummary = report.NewFleetSummary(fleet.Snapshot.Summary(ctx))
 	return rep, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 	resourceapi "k8s.io/api/resource/v1"
@@ -75,18 +74,15 @@ func (f *forecastFlags) options() (forecast.Options, error) {
 
 // runForecast is audit --forecast: the workloads decided against the fleet
 // as it will be after the switch to DRA.
-func (o *auditOptions) runForecast(ctx context.Context, in auditInput, policy *translate.Policy, fopts forecast.Options) (*report.Report, error) {
-	before := in.cluster
-	if before == nil {
-		var err error
-		if before, err = feasibility.LoadInventory(o.fleets...); err != nil {
-			return nil, fmt.Errorf("fleet: %w", err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout*time.Duration(max(1, len(in.docs))))
+//
+// The fleet it starts from has the DeviceClasses the manifests ship, as
+// audit's does: applied with the workloads, they are there after the switch
+// too.
+func (o *auditOptions) runForecast(ctx context.Context, in *offline.Input, policy *translate.Policy, fopts forecast.Options) (*report.Report, error) {
+	ctx, cancel := in.Deadline(ctx)
 	defer cancel()
-	rows, f, after, err := offline.Cutover(ctx, in.docs, offline.CutoverOptions{Policy: policy, Before: before, Forecast: fopts,
-		Quotas: offline.QuotasOf(in.docs), Check: feasibility.Options{Timeout: o.timeout}})
+	rows, f, after, err := offline.Cutover(ctx, in.Docs, offline.CutoverOptions{Policy: policy, Before: in.Fleet, Forecast: fopts,
+		Quotas: in.Quotas, Check: feasibility.Options{Timeout: in.Timeout}})
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +91,7 @@ func (o *auditOptions) runForecast(ctx context.Context, in auditInput, policy *t
 			return nil, fmt.Errorf("--forecast-out: %w", err)
 		}
 	}
-	rep := report.New(in.source+" (forecast after the switch to DRA)", policy.Name(), rows)
+	rep := report.New(in.Source+" (forecast after the switch to DRA)", policy.Name(), rows)
 	rep.Reasons = offline.Reasons()
 	rep.Forecast = f
 	rep.FleetSummary = report.NewFleetSummary(after.Snapshot.Summary(ctx))

@@ -2,13 +2,14 @@ package cli
 
 import (
 	"encoding/base64"
-	"github.com/claimbridge/claimbridge/reason"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/forecast"

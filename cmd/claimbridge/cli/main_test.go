@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/claimbridge/claimbridge/reason"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
 	"github.com/claimbridge/claimbridge/translate"
@@ -128,19 +127,20 @@ or 1 with the reason on stderr (Helm then fails the release).`,
 			if err != nil {
 				return err
 			}
-			// DeviceClasses in the input are part of the fleet (and, without
-			// one, the classes KEP-5004 deference knows).
-			shipped := offline.ClassesOf(docs)
-			opts := offline.Options{Policy: policy, Classes: shipped, Quotas: offline.QuotasOf(docs), ListNodes: true}
+			in, err := offline.Open(offline.Sources{Docs: docs, FleetPaths: fleets, Timeout: timeout})
+			if err != nil {
+				return err
+			}
+			fleet, err := in.Check()
+			if err != nil {
+				return err
+			}
+			opts := in.Options(policy, fleet)
+			opts.ListNodes = true
 			ctx := c.Context()
-			if len(fleets) > 0 {
-				fleet, err := feasibility.OpenFleet(feasibility.Options{Timeout: timeout}, shipped, fleets...)
-				if err != nil {
-					return fmt.Errorf("fleet: %w", err)
-				}
-				opts.Classes, opts.Snapshot, opts.Checker = fleet.Inventory.Classes, fleet.Snapshot, fleet.Checker
+			if fleet != nil {
 				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, timeout*time.Duration(max(1, len(docs))))
+				ctx, cancel = in.Deadline(ctx)
 				defer cancel()
 			}
 			items, templates, err := offline.Translate(ctx, docs, opts)

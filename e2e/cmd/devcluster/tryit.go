@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/claimbridge/claimbridge/reason"
 	"path/filepath"
 	"strings"
 
-	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/reason"
+
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
 	"github.com/claimbridge/claimbridge/translate"
@@ -31,7 +31,11 @@ type tryIt struct {
 // no DRA device suggests the cutover forecast; else the first example workload that the
 // default policy translates against the fleet, as the webhook would decide it.
 func chooseTryIt(ctx context.Context, root, fleetDir string) (tryIt, error) {
-	fleet, err := feasibility.OpenFleet(feasibility.Options{}, nil, fleetDir)
+	in, err := offline.Open(offline.Sources{FleetPaths: []string{fleetDir}})
+	if err != nil {
+		return tryIt{}, fmt.Errorf("read fleet %s: %w", fleetDir, err)
+	}
+	fleet, err := in.Check()
 	if err != nil {
 		return tryIt{}, fmt.Errorf("read fleet %s: %w", fleetDir, err)
 	}
