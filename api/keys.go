@@ -2,6 +2,13 @@
 // back: every claimbridge.io/* label and annotation, the values they take,
 // and the apiVersion of claimbridge's own documents. It is the one place
 // for them; every other package refers to these constants.
+//
+// The comments are the reference of the labels and annotations:
+// docs/reference/labels.md is generated from them (go run ./hack/apidocs),
+// and a test fails when the page and the comments differ. Keys are named
+// Label… and Annotation…, in blocks whose comment says what they are on
+// ("Labels of a namespace."); a value names its key in the comment of its
+// block ("Values of AnnotationDecision."), of its type, or its own.
 package api
 
 // GroupVersion is the apiVersion of claimbridge's documents: the
