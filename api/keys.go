@@ -48,7 +48,8 @@ const (
 	// pods that wait for their claim while a device-plugin node has room for
 	// them as submitted (docs/concepts/dra-busy.md#when-dra-is-busy).
 	// Without it, or with another value, a stranded pod is only told (an
-	// Event and a metric).
+	// Event and a metric). With the chart, the repair also needs
+	// "controller.repair: true", which lets claimbridge delete pods.
 	LabelRepair = "claimbridge.io/repair"
 )
 
