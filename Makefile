@@ -13,7 +13,7 @@ COMMIT    := $(shell c="$$(git rev-parse HEAD 2>/dev/null)" || c=unknown; \
 LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .DEFAULT_GOAL := build
-.PHONY: build version image chart example dashboard clidocs deadcode test unit verify lint fmt fmt-check vet tidy-check import-check fuzz bench bench-unit bench-e2e bench-smoke help
+.PHONY: build version image chart example dashboard clidocs apidocs deadcode test unit verify lint fmt fmt-check vet tidy-check import-check fuzz bench bench-unit bench-e2e bench-smoke help
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -105,6 +105,9 @@ dashboard: ## render docs/dashboard.png from the panels of charts/claimbridge/fi
 
 clidocs: ## regenerate docs/reference/cli from the cobra commands (hack/clidocs; its test checks for drift)
 	$(GO) run ./hack/clidocs
+
+apidocs: ## regenerate the policy's field reference and docs/reference/labels.md from the comments of api/ (hack/apidocs; its test checks for drift)
+	$(GO) run ./hack/apidocs
 
 # deadcode lists the functions no binary of the module reaches; internal/testing/ is test
 # support (only tests, hack/ and e2e/ use it), everything else must be reached.

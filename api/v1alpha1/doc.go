@@ -11,7 +11,13 @@
 //
 // The package is plain data and checks: no client, no CEL, no translation.
 // The translator (package translate) compiles a resolved policy. The doc
-// comments of the types are the policy reference: docs/reference/policy.md
-// is generated from them (go run ./hack/policydocs), and a test fails when
-// the page and the comments differ.
+// comments of the types are the policy reference: the field reference of
+// docs/reference/policy.md is generated from them (go run ./hack/apidocs),
+// and a test fails when the page and the comments differ. They are written
+// for a reader of that page as much as of the code: a field's comment
+// starts with its Go name, which the page writes as its YAML name; other
+// fields are named [Type.Field] (or, in their own type, by a Go name of
+// more than one word),
+// constants by their Go name, which the page writes as their value; and
+// literals are "quoted".
 package v1alpha1

@@ -13,17 +13,23 @@ const (
 )
 
 // TranslationPolicy says how legacy device requests (extended resources and
-// node labels) map to DRA device requests. It is read from YAML with
-// [LoadPolicy]; unknown fields are rejected.
+// node labels) map to DRA device requests. It is read from YAML or JSON:
+// unknown and duplicate fields are rejected, and every error names the
+// path of its field.
 type TranslationPolicy struct {
-	APIVersion string         `json:"apiVersion"`
-	Kind       string         `json:"kind"`
-	Metadata   PolicyMetadata `json:"metadata,omitempty"`
-	Spec       PolicySpec     `json:"spec"`
+	// APIVersion is "claimbridge.io/v1alpha1". Required.
+	APIVersion string `json:"apiVersion"`
+	// Kind is "TranslationPolicy". Required.
+	Kind string `json:"kind"`
+	// Metadata names the policy.
+	Metadata PolicyMetadata `json:"metadata,omitempty"`
+	// Spec holds the rules.
+	Spec PolicySpec `json:"spec"`
 }
 
 // PolicyMetadata names a policy. Only the name is used (in reasons and logs).
 type PolicyMetadata struct {
+	// Name of the policy, as reasons and logs show it. Optional.
 	Name string `json:"name,omitempty"`
 }
 
@@ -32,8 +38,10 @@ type PolicyMetadata struct {
 // map, the later rule wins.
 type PolicySpec struct {
 	// Profiles are built-in profiles whose rules are included, in this order.
-	// Default: none. A policy file that names no profile and has no rules is
-	// rejected; use [DefaultPolicy] for "all built-in profiles".
+	// Default: none. A policy that names no profile and has no resource rule
+	// is rejected. Without a policy at all, claimbridge uses every built-in
+	// profile but the opt-in ones ("dra-cpu", "hami",
+	// "nvidia-fabric-manager").
 	Profiles []string `json:"profiles,omitempty"`
 
 	// KeepTranslatedNodeLabels leaves node-label requirements in the pod after
@@ -43,8 +51,8 @@ type PolicySpec struct {
 
 	// GFDFamilyScheme says which GPU Feature Discovery release labelled the
 	// nodes, because nvidia.com/gpu.family changed meaning: "Current" (default)
-	// labels compute capability 8.9 as ada-lovelace, "Legacy" labels every 8.x
-	// as ampere.
+	// labels compute capability 8.9 as "ada-lovelace", "Legacy" labels every
+	// 8.x as "ampere".
 	GFDFamilyScheme GFDFamilyScheme `json:"gfdFamilyScheme,omitempty"`
 
 	// Resources map extended-resource names to device requests.
@@ -53,7 +61,7 @@ type PolicySpec struct {
 	// NodeLabels map node-label keys to device attributes or capacities.
 	NodeLabels []NodeLabelRule `json:"nodeLabels,omitempty"`
 
-	// Alignment rules add matchAttribute constraints.
+	// Alignment rules add "matchAttribute" constraints.
 	Alignment []AlignmentRule `json:"alignment,omitempty"`
 
 	// Fallbacks add prioritized alternatives after a matching one.
@@ -61,7 +69,7 @@ type PolicySpec struct {
 
 	// Partitions say which devices come in fixed partitions that a claim
 	// must match (Fabric Manager's GPU partitions; the opt-in
-	// nvidia-fabric-manager profile).
+	// "nvidia-fabric-manager" profile).
 	Partitions []PartitionRule `json:"partitions,omitempty"`
 
 	// ShareCapacities say how a DRA driver marks the devices of some
@@ -69,15 +77,16 @@ type PolicySpec struct {
 	// allocations and publishes a capacity that counts its shares, of which
 	// each claim consumes a part (DRA consumable capacity, KEP-5075). The
 	// nvidia profile names the NVIDIA DRA driver's (gpu.nvidia.com/shares,
-	// published with its ConsumableShares feature). Vocabulary: with it a
-	// shared resource of sharing mode ConsumableShares becomes a share of a
-	// device, and a whole device a request for all of its shares.
+	// published with its "ConsumableShares" feature gate). Vocabulary: with
+	// it a shared resource of sharing mode [SharingConsumableShares] becomes
+	// a share of a device, and a whole device a request for all of its
+	// shares.
 	ShareCapacities []ShareCapacityRule `json:"shareCapacities,omitempty"`
 
-	// ConsumableShares says, for translating without a fleet (translate,
-	// explain, audit, krm and the post-renderer without --fleet), that
-	// the DRA devices of these families will be shared, and how many
-	// shares each will publish (the NVIDIA DRA driver's
+	// ConsumableShares says, for translating without a fleet (claimbridge
+	// translate, explain, audit, krm and the post-renderer without
+	// --fleet), that the DRA devices of these families will be shared, and
+	// how many shares each will publish (the NVIDIA DRA driver's
 	// --consumable-shares=N). With a fleet (the webhook, --fleet, the
 	// cutover forecast) the devices say it themselves and this is not
 	// read. Default: none, so that a share of a device is translated only
@@ -86,26 +95,28 @@ type PolicySpec struct {
 
 	// Schedulers lists the schedulerName values of the schedulers that
 	// allocate DRA claims in this cluster, each with the output its pods
-	// get (SchedulerEntry: a plain name takes claimbridge's built-in
+	// get ([SchedulerEntry]: a plain name takes claimbridge's built-in
 	// profile for it); a pod for any other scheduler is not translated
 	// (SchedulerNotListed), because nothing would allocate its claim. An
 	// empty schedulerName is "default-scheduler", as API defaulting makes
-	// it. Default: [default-scheduler].
+	// it. Default: "[default-scheduler]".
 	//
-	// As of Kubernetes 1.37 (sources in docs/reference/policy.md): Volcano ≥ v1.15
-	// ("volcano") and KAI-Scheduler ("kai-scheduler") allocate claims, and
-	// their built-in profiles are ExactlyOnly (Volcano's queue quota skips
-	// firstAvailable; KAI's allocator runs without it, without consumable
-	// capacity, and counts GPUs only on classes named "…gpu…");
-	// scheduler-plugins and Koordinator run the upstream plugin but their
-	// shipped RBAC cannot write claim status, and YuniKorn, kube-batch and
-	// HAMi's scheduler extender do not allocate claims: their profiles are
-	// Skip. None but default-scheduler is listed by default.
+	// As of Kubernetes 1.37 (sources in the schedulers table,
+	// docs/reference/policy.md#schedulers-queues-and-quota): Volcano ≥
+	// v1.15 ("volcano") and KAI-Scheduler ("kai-scheduler") allocate
+	// claims, and their built-in profiles are [OutputExactlyOnly]
+	// (Volcano's queue quota skips firstAvailable; KAI's allocator runs
+	// without it, without consumable capacity, and counts GPUs only on
+	// classes named "…gpu…"); scheduler-plugins and Koordinator run the
+	// upstream plugin but their shipped RBAC cannot write claim status, and
+	// YuniKorn, kube-batch and HAMi's scheduler extender do not allocate
+	// claims: their profiles are [OutputSkip]. None but "default-scheduler"
+	// is listed by default.
 	Schedulers []SchedulerEntry `json:"schedulers,omitempty"`
 
 	// Kueue says how pods that Kueue manages (label
-	// kueue.x-k8s.io/queue-name) are translated. Default: ExactlyOnly, and
-	// only to DeviceClasses that Kueue's deviceClassMappings list (none
+	// kueue.x-k8s.io/queue-name) are translated. Default: [OutputExactlyOnly],
+	// and only to DeviceClasses that Kueue's deviceClassMappings list (none
 	// known by default, so such pods stay as submitted).
 	Kueue KueueRule `json:"kueue,omitempty"`
 
@@ -120,9 +131,9 @@ type PolicySpec struct {
 
 	// ImplicitTolerations says that the target cluster runs the
 	// ExtendedResourceToleration admission plugin (GKE does), which adds,
-	// for each extended resource a container requests, the toleration {key:
-	// <resource>, operator: Exists, effect: NoSchedule}. When true,
-	// translation offline (translate, audit, explain, krm, the
+	// for each extended resource a container requests, the toleration
+	// "{key: <resource>, operator: Exists, effect: NoSchedule}". When true,
+	// translation offline (claimbridge translate, audit, explain, krm, the
 	// post-renderer) adds that toleration for every extended resource it
 	// removes from the pod (none when an equal or broader toleration is
 	// there), so the pod still tolerates the taints of the nodes that have
@@ -130,7 +141,7 @@ type PolicySpec struct {
 	// plugin's tolerations. The webhook never adds one: the plugin runs
 	// before it, and the pod it sees carries what the cluster gives. False
 	// says the cluster does not run it. Default: true when the policy names
-	// a profile that turns it on (gke, tpu); else unset, as in the default
+	// a profile that turns it on ("gke", "tpu"); else unset, as in the default
 	// policy: then a pod whose required node selection names a label only
 	// GKE nodes carry (cloud.google.com/gke-accelerator, gke-nodepool, …)
 	// is taken to run on GKE, which runs the plugin, and any other pod to
@@ -151,7 +162,7 @@ type PolicySpec struct {
 	// (default) keeps it as submitted, so that it runs now on the device
 	// plugin; "Wait" translates it, and its warning says it waits for DRA
 	// devices (for a namespace that drains the device plugin). A namespace
-	// may set its own with the label claimbridge.io/when-dra-busy.
+	// may set its own with the label [api.LabelWhenDRABusy].
 	WhenDRABusy WhenDRABusy `json:"whenDRABusy,omitempty"`
 
 	// OnUnservable says what happens to a pod that is not translated and
@@ -161,14 +172,14 @@ type PolicySpec struct {
 	// forever): "Admit" (default) admits it with a warning; "Deny" refuses
 	// its creation in enforce namespaces (audit namespaces only say that it
 	// would be refused). A namespace may set its own with the label
-	// claimbridge.io/on-unservable.
+	// [api.LabelOnUnservable].
 	OnUnservable OnUnservable `json:"onUnservable,omitempty"`
 
 	// Autoscaling says which nodes belong to pools that an autoscaler
 	// grows for the pods it sees Pending, and whether it grows them for
 	// pods whose devices come from claims. Default: a node labelled
-	// karpenter.sh/nodepool is in such a pool, and its autoscaler does not
-	// provision for claims.
+	// [KarpenterNodePoolLabel] is in such a pool, and its autoscaler does
+	// not provision for claims.
 	Autoscaling AutoscalingRule `json:"autoscaling,omitempty"`
 }
 
@@ -189,15 +200,16 @@ type AutoscalingRule struct {
 	// DRAAware says that the autoscalers of the cluster add nodes for
 	// pods whose devices come from claims. Then no pool is treated as
 	// autoscaled: a pod waits for DRA devices there as anywhere
-	// (whenDRABusy), and the cutover forecast marks no workload
-	// "autoscaling lost". Default false.
+	// ([PolicySpec.WhenDRABusy]), and the cutover forecast marks no
+	// workload "autoscaling lost". Default false; with it, poolLabels must
+	// be empty.
 	DRAAware bool `json:"draAware,omitempty"`
 
 	// PoolLabels are the node-label keys that put a node in a pool an
 	// autoscaler grows without provisioning for claims: a node that carries
 	// one of them (whatever its value, which names the pool). Listing keys
-	// replaces the default, [karpenter.sh/nodepool], which Karpenter sets
-	// on every node it launches. Node-group labels that clouds set on every
+	// replaces the default, [KarpenterNodePoolLabel] alone, which Karpenter
+	// sets on every node it launches. Node-group labels that clouds set on every
 	// node of a group (eks.amazonaws.com/nodegroup,
 	// cloud.google.com/gke-nodepool, kubernetes.azure.com/agentpool) say
 	// nothing of whether the group is autoscaled, nor by what: list them
@@ -213,13 +225,18 @@ type AutoscalingRule struct {
 const KarpenterNodePoolLabel = "karpenter.sh/nodepool"
 
 // OnUnservable is the rule for a pod kept as submitted that no node can
-// serve.
+// serve: the policy's [PolicySpec.OnUnservable], or a namespace's own with
+// the label [api.LabelOnUnservable], which wins over the policy's.
 type OnUnservable string
 
 // OnUnservable rules.
 const (
+	// OnUnservableAdmit admits the pod with a warning (LegacyUnservable);
+	// the policy's default.
 	OnUnservableAdmit OnUnservable = "Admit"
-	OnUnservableDeny  OnUnservable = "Deny"
+	// OnUnservableDeny refuses the pod's creation in an enforce namespace;
+	// an audit namespace only says that it would.
+	OnUnservableDeny OnUnservable = "Deny"
 )
 
 // ParseOnUnservable reads a rule; ok is false for anything else, "" is not
@@ -232,13 +249,20 @@ func ParseOnUnservable(s string) (OnUnservable, bool) {
 	return "", false
 }
 
-// WhenDRABusy is the rule for a pod that DRA cannot serve now.
+// WhenDRABusy is the rule for a pod that DRA can serve only once devices
+// free up while a device-plugin node has room for it now: the policy's
+// [PolicySpec.WhenDRABusy], or a namespace's own with the label
+// [api.LabelWhenDRABusy], which wins over the policy's.
 type WhenDRABusy string
 
 // WhenDRABusy rules.
 const (
+	// WhenDRABusyKeepLegacy keeps the pod as submitted, so that it runs now
+	// on the device plugin; the policy's default.
 	WhenDRABusyKeepLegacy WhenDRABusy = "KeepLegacy"
-	WhenDRABusyWait       WhenDRABusy = "Wait"
+	// WhenDRABusyWait translates the pod, and its warning says that it
+	// waits for DRA devices: for a namespace that drains the device plugin.
+	WhenDRABusyWait WhenDRABusy = "Wait"
 )
 
 // ParseWhenDRABusy reads a rule; ok is false for anything else, "" is
@@ -260,7 +284,7 @@ const DefaultScheduler = "default-scheduler"
 type PreemptionRule struct {
 	// KeepLegacyAbovePriority, when set, keeps a pod as submitted
 	// (PreemptionLost) when its spec.priority is greater than this value
-	// and its preemptionPolicy is not Never; a pod whose priority is not
+	// and its preemptionPolicy is not "Never"; a pod whose priority is not
 	// resolved (a priorityClassName without spec.priority, as in a
 	// manifest) counts as above. Unset (default): such pods are translated
 	// with the warning PreemptionLost, because most GPU workloads are not
@@ -269,7 +293,7 @@ type PreemptionRule struct {
 	KeepLegacyAbovePriority *int32 `json:"keepLegacyAbovePriority,omitempty"`
 
 	// DRAPreemption says that the cluster's scheduler preempts for devices
-	// of claims (KEP-5690, feature gate DRAPreemption of kube-scheduler):
+	// of claims (KEP-5690, feature gate "DRAPreemption" of kube-scheduler):
 	// then translation costs no pod its preemption, so there is no
 	// PreemptionLost warning and KeepLegacyAbovePriority is not applied.
 	// Default false: Kubernetes 1.37 has no such gate (its
@@ -334,7 +358,7 @@ type ShareCapacityRule struct {
 // shared, and how many shares each will publish.
 type ConsumableSharesRule struct {
 	// Families whose devices are shared; each must have a share capacity
-	// (shareCapacities). Required.
+	// ([PolicySpec.ShareCapacities]). Required.
 	Families []string `json:"families"`
 	// Shares are the numbers of shares a device publishes: one per DRA
 	// driver installation (the NVIDIA driver takes one --consumable-shares

@@ -15,8 +15,8 @@ type AlignmentRule struct {
 	// Attribute is the fully qualified attribute, e.g.
 	// "resource.kubernetes.io/pcieRoot". Required.
 	Attribute string `json:"attribute"`
-	// Mode: Required, or Preferred (default): an aligned alternative first,
-	// then the unaligned one.
+	// Mode is "Required" (only aligned devices), or "Preferred" (default):
+	// an aligned alternative first, then the unaligned one.
 	Mode AlignmentMode `json:"mode,omitempty"`
 	// MaxCount, when set, applies the rule only if no involved request asks
 	// for more devices than this (a pcieRoot is shared by one GPU and one
@@ -36,7 +36,7 @@ const (
 // PartitionRule says that devices of some families come in fixed
 // partitions, and that a claim's devices must be exactly one of them: NVIDIA
 // GPUs on NVSwitch systems whose Fabric Manager partitions them (the NVIDIA
-// DRA driver's FabricManagerPartitioning gate, alpha in v0.5). The driver
+// DRA driver's "FabricManagerPartitioning" gate, alpha in v0.5). The driver
 // publishes on each partitioned GPU the id of the partition of each size it
 // belongs to (gpu.nvidia.com/partition1 … partition8) and its module id
 // (gpu.nvidia.com/gpuModuleID), and refuses to prepare a claim whose GPUs
@@ -44,13 +44,14 @@ const (
 // cmd/gpu-kubelet-plugin/deviceinfo.go addFabricManagerAttributes,
 // device_state.go resolveFabricPartition).
 //
-// A request of N devices of the families, N one of Sizes, gets before each
-// alternative a variant on partitioned devices, with a matchAttribute
-// constraint on <AttributePrefix><N> (one partition of N), and the
-// alternative itself keeps to devices without MemberAttribute (not
-// partitioned). A pod whose devices of the families are not one request of
-// one of the Sizes stays as submitted (FabricPartitionUnmatched): its claim
-// could never be prepared on a partitioned node.
+// A request of N devices of the families, N one of the
+// [PartitionRule.Sizes], gets before each alternative a variant on
+// partitioned devices, with a "matchAttribute" constraint on the attribute
+// AttributePrefix followed by N (one partition of N), and the alternative
+// itself keeps to devices without MemberAttribute (not partitioned). A pod
+// whose devices of the families are not one request of one of the sizes
+// stays as submitted (FabricPartitionUnmatched): its claim could never be
+// prepared on a partitioned node.
 type PartitionRule struct {
 	// Name identifies the rule in reasons and names the variants.
 	// Required, DNS label.
@@ -83,11 +84,12 @@ type FallbackRule struct {
 
 // LegacyShape describes a device request the legacy way.
 type LegacyShape struct {
-	// Resource is the extended resource name. In Match it is required; in an
-	// alternative the default is the matched one.
+	// Resource is the extended resource name. In [FallbackRule.Match] it is
+	// required; in an alternative the default is the matched one.
 	Resource string `json:"resource,omitempty"`
-	// NodeSelector: in Match, labels the alternative must have been selected
-	// with; in an alternative, labels that replace those of Match.
+	// NodeSelector: in [FallbackRule.Match], labels the alternative must
+	// have been selected with; in an alternative, labels that replace those
+	// of the match.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// CountMultiplier multiplies the container's device count (alternatives
 	// only). Default 1.

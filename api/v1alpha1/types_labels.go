@@ -18,27 +18,34 @@ type NodeLabelRule struct {
 	Conversion Conversion `json:"conversion"`
 
 	// Attribute is the device attribute "<domain>/<name>" the conversion
-	// compares against. Required unless the conversion is Capacity-based,
-	// Implied, PCIPresent or MIGStrategy.
+	// compares against. Required for the conversions that compare an
+	// attribute: ConvString, ConvInt, ConvBool, ConvGFDProduct,
+	// ConvGFDFamily, ConvVersion, ConvVersionMajor, ConvVersionMinor,
+	// ConvVersionPatch, ConvMap and ConvHexID.
 	Attribute string `json:"attribute,omitempty"`
 
-	// Capacity is the device capacity "<domain>/<name>" for MiB and
-	// RoundedGiB.
+	// Capacity is the device capacity "<domain>/<name>" the conversion
+	// compares against. Required for the conversions that compare a
+	// capacity: ConvMiB and ConvRoundedGiB (a size in bytes), ConvReplicas
+	// and ConvSharingStrategy (the capacity that counts a device's shares).
 	Capacity string `json:"capacity,omitempty"`
 
-	// Values maps label values to attribute values for Map and PCIPresent
-	// (PCI vendor ID → driver names).
+	// Values maps label values to attribute values for ConvMap, and PCI
+	// vendor IDs to driver names for ConvPCIPresent; required for both.
 	Values map[string][]string `json:"values,omitempty"`
 
 	// MIGDeviceClassName is the DeviceClass a request moves to when the label
-	// says the device is a MIG slice (MIGProfile, MIGStrategy, GFDProduct with
-	// a "-MIG-<profile>" value).
+	// says the device is a MIG slice (ConvMIGProfile, ConvMIGStrategy,
+	// ConvGFDProduct with a "-MIG-<profile>" value). Required for
+	// ConvMIGProfile and ConvMIGStrategy; with ConvGFDProduct, set together
+	// with MIGProfileAttribute or not at all.
 	MIGDeviceClassName string `json:"migDeviceClassName,omitempty"`
 
-	// MIGProfileAttribute is the attribute holding the MIG profile.
+	// MIGProfileAttribute is the attribute holding the MIG profile. Required
+	// for ConvMIGProfile.
 	MIGProfileAttribute string `json:"migProfileAttribute,omitempty"`
 
-	// Alternatives turns an In list into prioritized alternatives, in list
+	// Alternatives turns an "In" list into prioritized alternatives, in list
 	// order, instead of one selector. Default false.
 	Alternatives bool `json:"alternatives,omitempty"`
 
@@ -56,13 +63,14 @@ type Conversion string
 const (
 	// ConvString compares the value with a string attribute.
 	ConvString Conversion = "String"
-	// ConvInt compares the value with an int attribute (Gt/Lt allowed).
+	// ConvInt compares the value with an int attribute ("Gt" and "Lt"
+	// allowed).
 	ConvInt Conversion = "Int"
 	// ConvBool compares "true"/"false" with a bool attribute.
 	ConvBool Conversion = "Bool"
 	// ConvGFDProduct compares a GPU Feature Discovery product label
-	// (spaces as dashes, optional -MIG-<profile> or -SHARED suffix) with the
-	// productName attribute.
+	// (spaces as dashes, optional "-MIG-<profile>" or "-SHARED" suffix) with
+	// the productName attribute.
 	ConvGFDProduct Conversion = "GFDProduct"
 	// ConvMiB compares a MiB number with a byte capacity.
 	ConvMiB Conversion = "MiB"
@@ -75,14 +83,16 @@ const (
 	ConvVersionPatch Conversion = "VersionPatch"
 	// ConvVersion compares a full dotted version (leading zeros dropped).
 	ConvVersion Conversion = "Version"
-	// ConvMap maps label values to attribute values through Values.
+	// ConvMap maps label values to attribute values through
+	// [NodeLabelRule.Values].
 	ConvMap Conversion = "Map"
 	// ConvMIGProfile says the device is a MIG slice of the given profile.
 	ConvMIGProfile Conversion = "MIGProfile"
 	// ConvMIGStrategy: "single" means the legacy GPU resource is a MIG slice.
 	ConvMIGStrategy Conversion = "MIGStrategy"
 	// ConvPCIPresent: an NFD PCI presence label, satisfied when a request's
-	// driver is one that Values lists for the vendor ID in the key.
+	// driver is one that [NodeLabelRule.Values] lists for the vendor ID in
+	// the key.
 	ConvPCIPresent Conversion = "PCIPresent"
 	// ConvPresent: the label says the node has devices of the family
 	// ("true"); a request for such a device implies it, so it is removed
@@ -97,14 +107,14 @@ const (
 	ConvCount Conversion = "Count"
 	// ConvReplicas: the replicas the device plugin advertises per GPU
 	// (nvidia.com/gpu.replicas): N > 1 is a device shared N ways, whose
-	// Capacity (the share capacity, "<domain>/<name>") is N; 1 or 0 a
-	// device that is not shared (one that does not allow multiple
-	// allocations).
+	// [NodeLabelRule.Capacity] (the share capacity, "<domain>/<name>") is
+	// N; 1 or 0 a device that is not shared (one that does not allow
+	// multiple allocations).
 	ConvReplicas Conversion = "Replicas"
 	// ConvSharingStrategy: the device plugin's sharing strategy
-	// (nvidia.com/gpu.sharing-strategy): time-slicing is a device shared
-	// through Capacity, none one that is not shared; mps has no device
-	// counterpart.
+	// (nvidia.com/gpu.sharing-strategy): "time-slicing" is a device shared
+	// through [NodeLabelRule.Capacity], "none" one that is not shared;
+	// "mps" has no device counterpart.
 	ConvSharingStrategy Conversion = "SharingStrategy"
 	// ConvHexID compares a hexadecimal ID written without "0x" (AMD's node
 	// labeller's device-id: 74a1) with a string attribute that has it (the

@@ -23,29 +23,29 @@ type ResourceRule struct {
 
 	// Family groups resources of one kind of device. Node-label rules,
 	// alignment rules and fallbacks refer to families. Required (except for
-	// capacityOf rules, which take their rule's), DNS label.
+	// CapacityOf rules, which take their rule's), DNS label.
 	Family string `json:"family,omitempty"`
 
 	// DeviceClassName is the DeviceClass of the generated request. Required
-	// (except for capacityOf rules, which take their rule's).
+	// (except for CapacityOf rules, which take their rule's).
 	DeviceClassName string `json:"deviceClassName,omitempty"`
 
 	// RequestName is the short name used in generated request names
-	// ("<container>-<requestName>"). Default: the part of Name after "/",
-	// made a DNS label.
+	// ("<container>-<requestName>"). Default: the part of the resource name
+	// after "/", made a DNS label.
 	RequestName string `json:"requestName,omitempty"`
 
 	// SuffixAttribute is the device attribute ("<domain>/<name>") that must
-	// equal the suffix matched by a pattern Name. Only for patterns; without
+	// equal the suffix matched by a pattern name. Only for patterns; without
 	// it the suffix does not narrow the devices.
 	SuffixAttribute string `json:"suffixAttribute,omitempty"`
 
 	// SuffixConversion says how the suffix is spelled as the attribute's
-	// value, when the resource name spells it otherwise. Default AsIs.
-	// GFDMIGProfile: the device plugin writes a MIG profile's "+" as "."
-	// (resource names allow no "+"), so nvidia.com/mig-1g.10gb.me selects
-	// profile "1g.10gb+me", as the NVIDIA DRA driver publishes it
-	// ([MIGProfileOfGFD]). Only with SuffixAttribute.
+	// value, when the resource name spells it otherwise. Default
+	// SuffixAsIs. SuffixGFDMIGProfile: the device plugin writes a MIG
+	// profile's "+" as "." (resource names allow no "+"), so
+	// nvidia.com/mig-1g.10gb.me selects profile "1g.10gb+me", as the NVIDIA
+	// DRA driver publishes it. Only with SuffixAttribute.
 	SuffixConversion SuffixConversion `json:"suffixConversion,omitempty"`
 
 	// Selectors are extra requirements on device attributes, ANDed.
@@ -64,32 +64,33 @@ type ResourceRule struct {
 
 	// CapacityOf makes the rule a capacity of the devices of another
 	// resource rule: the container's quantity of this resource, times
-	// Unit, becomes the capacity request named by Capacity on each device
-	// of the request that the container's quantity of CapacityOf makes
-	// (DRA consumable capacity; the devices must allow multiple
-	// allocations for others to share them). HAMi's nvidia.com/gpumem is a
-	// capacity of nvidia.com/gpu. Family and DeviceClassName are those of
-	// the CapacityOf rule and must not be set. A container that asks for
-	// this resource without CapacityOf stays as submitted.
+	// [ResourceRule.Unit], becomes the capacity request named by
+	// [ResourceRule.Capacity] on each device of the request that the
+	// container's quantity of CapacityOf makes (DRA consumable capacity;
+	// the devices must allow multiple allocations for others to share
+	// them). HAMi's nvidia.com/gpumem is a capacity of nvidia.com/gpu.
+	// [ResourceRule.Family] and DeviceClassName are those of the CapacityOf
+	// rule and must not be set. A container that asks for this resource
+	// without CapacityOf stays as submitted.
 	CapacityOf string `json:"capacityOf,omitempty"`
 
-	// Unit is the capacity one unit of the resource stands for (capacityOf
+	// Unit is the capacity one unit of the resource stands for (CapacityOf
 	// rules only), e.g. "1Mi" for HAMi's gpumem, which counts MiB while the
 	// driver's memory capacity is in bytes. Default "1".
 	Unit *resource.Quantity `json:"unit,omitempty"`
 
-	// AbsentValue is the capacity requested (capacityOf rules only) when the
+	// AbsentValue is the capacity requested (CapacityOf rules only) when the
 	// container asks for another capacity of the same device but not for
 	// this one. Unset: the device's default applies (its request policy's
 	// default, often all of it). HAMi gives a container that sets gpumem but
-	// not gpucores no share of the cores, so the hami profile sets 0.
+	// not gpucores no share of the cores, so the hami profile sets "0".
 	AbsentValue *resource.Quantity `json:"absentValue,omitempty"`
 
 	// Shared marks the resource as a share of a device rather than a
 	// device: GPU time-slicing or MPS replicas (nvidia.com/gpu.shared), the
-	// RDMA shared device plugin's rdma/* resources. A shared resource is
-	// never made an exclusive device: without Sharing the pod stays as
-	// submitted (SharedDeviceNotMapped).
+	// RDMA shared device plugin's "rdma/*" resources. A shared resource is
+	// never made an exclusive device: without [ResourceRule.Sharing] the
+	// pod stays as submitted (SharedDeviceNotMapped).
 	Shared bool `json:"shared,omitempty"`
 
 	// Sharing says how a shared resource is translated (shared rules only).
@@ -121,7 +122,8 @@ type ResourceRule struct {
 // pkg/device/devices.go, CheckType): each is a comma-separated list of
 // types, an entry matches a device whose type contains it, ignoring case
 // (empty entries and empty annotations are ignored); a device qualifies
-// when it matches an entry of Use (if set) and none of NoUse.
+// when it matches an entry of [CardTypeRule.Use] (if set) and none of
+// NoUse.
 type CardTypeRule struct {
 	// Use is the annotation listing the types the pod may use, e.g.
 	// "nvidia.com/use-gputype". Required.
@@ -132,9 +134,9 @@ type CardTypeRule struct {
 	// Attribute is the string device attribute ("<domain>/<name>") that
 	// holds the card's type, e.g. "gpu.nvidia.com/productName". Required.
 	Attribute string `json:"attribute"`
-	// Prefix: the type is the attribute's value preceded by "<Prefix>-"
-	// unless the value starts with Prefix. HAMi names an NVIDIA card by its
-	// NVML name so ("NVIDIA-Tesla T4", "NVIDIA A100-SXM4-40GB";
+	// Prefix: the type is the attribute's value preceded by the prefix and
+	// "-" unless the value starts with the prefix. HAMi names an NVIDIA
+	// card by its NVML name so ("NVIDIA-Tesla T4", "NVIDIA A100-SXM4-40GB";
 	// pkg/device-plugin/nvidiadevice/nvinternal/plugin/register.go):
 	// "NVIDIA". Default: none, the type is the attribute's value.
 	Prefix string `json:"prefix,omitempty"`
@@ -142,10 +144,11 @@ type CardTypeRule struct {
 
 // SharingRule says how a shared resource carries its sharing over to DRA.
 type SharingRule struct {
-	// Mode is ConsumableShares, ConsumableCapacity or ClaimConfig. Required.
+	// Mode is SharingConsumableShares, SharingConsumableCapacity or
+	// SharingClaimConfig. Required.
 	Mode SharingMode `json:"mode"`
 	// CapacityRequests are fixed capacity requests on the device, for
-	// ConsumableCapacity, e.g. {shares: "1"} for the NVIDIA driver's
+	// SharingConsumableCapacity, e.g. "{shares: 1}" for the NVIDIA driver's
 	// consumable shares. Keys are capacity names as the driver publishes
 	// them ("<name>" in the driver's domain, or "<domain>/<name>"). Empty:
 	// the device's default request.
@@ -159,16 +162,17 @@ type SharingMode string
 const (
 	// SharingConsumableCapacity: the request goes to devices that allow
 	// multiple allocations (DRA consumable capacity, KEP-5075), with
-	// CapacityRequests; pods' claims share a device as replicas did. The
-	// request gets the selector device.allowMultipleAllocations, so an
-	// exclusive device never serves it. For the NVIDIA driver this needs its
-	// ConsumableShares feature (alpha, off by default).
+	// [SharingRule.CapacityRequests]; pods' claims share a device as
+	// replicas did. The request gets the selector
+	// "device.allowMultipleAllocations", so an exclusive device never serves
+	// it. For the NVIDIA driver this needs its "ConsumableShares" feature
+	// gate (alpha, off by default).
 	SharingConsumableCapacity SharingMode = "ConsumableCapacity"
-	// SharingClaimConfig: the request gets the rule's Config (for example a
-	// GpuConfig with TimeSlicing or MPS). The NVIDIA driver shares a GPU so
-	// configured only among the containers and pods of one claim, and every
-	// pod gets a claim of its own from the template: each pod gets a GPU of
-	// its own (warning SharedDevicePerPod).
+	// SharingClaimConfig: the request gets the rule's [ResourceRule.Config]
+	// (for example a GpuConfig with TimeSlicing or MPS). The NVIDIA driver
+	// shares a GPU so configured only among the containers and pods of one
+	// claim, and every pod gets a claim of its own from the template: each
+	// pod gets a GPU of its own (warning SharedDevicePerPod).
 	SharingClaimConfig SharingMode = "ClaimConfig"
 	// SharingConsumableShares: each share the container asks for becomes
 	// one share of a device of the family's share capacity
@@ -176,7 +180,7 @@ const (
 	// that publishes it, where the fleet's devices (or, without a fleet,
 	// the policy's consumableShares) say the devices are shared; elsewhere
 	// the pod stays as submitted (SharesUnavailable). A pod that selects
-	// the family's shared GPUs by node label (a -SHARED product, GFD's or
+	// the family's shared GPUs by node label (a "-SHARED" product, GFD's or
 	// GKE's time-slicing labels) asks for shares with the family's plain
 	// resource too; one that selects MPS stays as submitted
 	// (SharedMPSNotMapped). Where devices of the family are shared, a
@@ -190,12 +194,14 @@ const (
 type AttributeRequirement struct {
 	// Attribute is "<domain>/<name>", e.g. "gpu.intel.com/driver". Required.
 	Attribute string `json:"attribute"`
-	// Type of the attribute: String (default), Int, Bool or Version.
+	// Type of the attribute: "String" (default), "Int", "Bool" or "Version".
 	Type AttributeType `json:"type,omitempty"`
-	// Operator: In (default), NotIn, Exists, DoesNotExist, Gt, Lt.
+	// Operator: "In" (default), "NotIn", "Exists", "DoesNotExist", "Gt" or
+	// "Lt" (these two with type "Int" or "Version").
 	Operator string `json:"operator,omitempty"`
-	// Values compared against; one or more for In/NotIn, exactly one for
-	// Gt/Lt, none for Exists/DoesNotExist.
+	// Values compared against: one or more for "In" and "NotIn", exactly
+	// one for "Gt" and "Lt", none for "Exists" and "DoesNotExist"; each a
+	// value of the type (a string: at most 64 characters).
 	Values []string `json:"values,omitempty"`
 }
 
@@ -273,7 +279,7 @@ type OpaqueConfig struct {
 }
 
 // SuffixConversion turns the suffix of a pattern resource name into the
-// value of the rule's SuffixAttribute.
+// value of the rule's [ResourceRule.SuffixAttribute].
 type SuffixConversion string
 
 // Suffix conversions.

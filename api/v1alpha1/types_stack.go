@@ -26,8 +26,8 @@ const (
 	// OutputExactlyOnly: no firstAvailable (and no allocationMode All,
 	// which claimbridge never makes): each request is one `exactly`
 	// request, the best single alternative that the placement check
-	// accepts (decide tries them in preference order), or the pod stays
-	// as submitted.
+	// accepts (tried in their order of preference), or the pod stays as
+	// submitted.
 	OutputExactlyOnly OutputProfile = "ExactlyOnly"
 	// OutputSkip: the pods are not translated (SchedulerSkipped).
 	OutputSkip OutputProfile = "Skip"
@@ -37,17 +37,17 @@ var outputProfiles = []OutputProfile{OutputFull, OutputExactlyOnly, OutputSkip}
 
 // SchedulerEntry is one scheduler of PolicySpec.Schedulers. In YAML it is
 // the schedulerName alone ("volcano"), which takes claimbridge's built-in
-// profile for that scheduler (Full for default-scheduler and for any
-// scheduler claimbridge has no row for; see the schedulers table of
-// docs/reference/policy.md), or an
-// object whose fields, when set, replace the built-in ones.
+// profile for that scheduler (OutputFull for "default-scheduler" and for
+// any scheduler claimbridge has no row for; see the schedulers table,
+// docs/reference/policy.md#schedulers-queues-and-quota), or an object
+// whose fields, when set, replace the built-in ones.
 type SchedulerEntry struct {
 	// Name is the schedulerName. Required, a DNS subdomain.
 	Name string `json:"name"`
 
 	// Output is what translation may produce for the scheduler's pods:
-	// Full, ExactlyOnly or Skip. Default: the built-in profile of the
-	// scheduler, Full when there is none.
+	// OutputFull, OutputExactlyOnly or OutputSkip. Default: the built-in
+	// profile of the scheduler, OutputFull when there is none.
 	Output OutputProfile `json:"output,omitempty"`
 
 	// ClassNameContains constrains the DeviceClasses that requests for some
@@ -55,8 +55,8 @@ type SchedulerEntry struct {
 	// on classes whose name contains a string (KAI-Scheduler counts GPUs of
 	// a claim only on classes whose name contains "gpu", case-insensitive).
 	// A translation to another class keeps the pod as submitted
-	// (ClassNotCountedByScheduler). Unset (nil): the built-in profile's;
-	// an empty list: none.
+	// (ClassNotCountedByScheduler). Unset: the built-in profile's; an
+	// empty list ("[]"): none.
 	ClassNameContains []ClassNameRule `json:"classNameContains,omitempty"`
 
 	// ConsumableCapacity says whether the scheduler's allocator honours
@@ -70,7 +70,7 @@ type SchedulerEntry struct {
 }
 
 // ClassNameRule: requests for these legacy resources must use a class whose
-// name contains Value (compared case-insensitively).
+// name contains [ClassNameRule.Value] (compared case-insensitively).
 type ClassNameRule struct {
 	// Resources are extended-resource names or patterns with one trailing
 	// "*" (nvidia.com/mig-*), matched against the resource a container asks
@@ -146,10 +146,10 @@ func SchedulerNames(names ...string) []SchedulerEntry {
 // the labels Kueue puts on the pods it manages: kueue.x-k8s.io/podset (on
 // the pod template of a workload it admitted) or kueue.x-k8s.io/managed.
 type KueueRule struct {
-	// Output for Kueue-managed pods: ExactlyOnly (default) or Skip. Kueue
-	// rejects a pod set whose claims use firstAvailable or allocationMode
-	// All, so Full is not accepted. The stricter of this and the pod's
-	// scheduler's output applies.
+	// Output for Kueue-managed pods: OutputExactlyOnly (default) or
+	// OutputSkip. Kueue rejects a pod set whose claims use firstAvailable
+	// or allocationMode All, so OutputFull is not accepted. The stricter of
+	// this and the pod's scheduler's output applies.
 	Output OutputProfile `json:"output,omitempty"`
 
 	// DeviceClassMappings are Kueue's resources.deviceClassMappings (its

@@ -1,6 +1,6 @@
 // Package certmanager runs a real cert-manager next to an e2e control plane: the CRDs of the
 // pinned release, its controller and its cainjector, built from cert-manager's Go modules by
-// hack/cert-manager-bins.sh (see e2e/tools/cert-manager). Its tests install the chart in
+// hack/cert-manager-bins.sh (see e2e/third_party/cert-manager). Its tests install the chart in
 // cert-manager TLS mode and check that claimbridge serves with what cert-manager issues.
 //
 // There is no cert-manager webhook (it only validates and defaults cert-manager's own
