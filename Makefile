@@ -13,7 +13,7 @@ COMMIT    := $(shell c="$$(git rev-parse HEAD 2>/dev/null)" || c=unknown; \
 LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .DEFAULT_GOAL := build
-.PHONY: build version image chart example dashboard clidocs apidocs deadcode test unit verify lint fmt fmt-check vet tidy-check import-check fuzz bench bench-unit bench-e2e bench-smoke help
+.PHONY: build version image chart example dashboard clidocs apidocs deadcode test unit verify lint fmt fmt-check vet tidy-check import-check size-check fuzz bench bench-unit bench-e2e bench-smoke help
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -115,7 +115,7 @@ deadcode: ## fail when a function outside internal/testing/ is unreachable from 
 	@dc="$$(hack/tools.sh deadcode | tail -n1)" && out="$$($$dc ./... | grep -v '^internal/testing/' || true)"; \
 		test -z "$$out" || { echo "deadcode: unreachable outside internal/testing/:"; echo "$$out"; exit 1; }
 
-verify: fmt-check vet lint tidy-check import-check deadcode ## gofmt, go vet, golangci-lint, go mod tidy drift, import rules, untracked files
+verify: fmt-check vet lint tidy-check import-check size-check deadcode ## gofmt, go vet, golangci-lint, go mod tidy drift, import rules, function and package sizes, untracked files
 	@test -z "$$(git status --porcelain --untracked-files=all)" || { echo "verify: the tree has changes or untracked files:"; git status --short; exit 1; }
 
 fmt: ## gofmt -w every tracked .go file (both modules)
@@ -143,5 +143,10 @@ tidy-check: ## fail when go mod tidy would change go.mod or go.sum of either mod
 import-check: ## translate/ stays pure (no client, context, logger or clock), the packages keep their layers, every reason code has its catalog entry
 	$(GO) test -count=1 -run TestTranslateIsPure ./translate/
 	$(GO) test -count=1 ./hack/layers/ ./hack/reasons/
+
+# Function literals count as part of the function that holds them; the product code is every
+# non-test .go file outside hack/, internal/testing/, e2e/ and testdata/ (hack/sizes says how it counts).
+size-check: ## no product function over 120 lines or 6 parameters, translate/ ≤ 8,000 lines and every other package ≤ 5,000 (hack/sizes)
+	$(GO) run ./hack/sizes
 
 include e2e/Makefile.inc
