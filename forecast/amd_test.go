@@ -207,7 +207,7 @@ func TestAMDNamesAreTheDriversOwn(t *testing.T) {
 // switch needs (the operator's version, the driver's version attribute);
 // one without AMD nodes does not.
 func TestAMDCaveats(t *testing.T) {
-	amd := func(j *Judgment) int {
+	amd := func(j *CutoverForecast) int {
 		n := 0
 		for _, c := range j.Summary.Caveats {
 			if strings.Contains(c.Text, "AMD") {
@@ -217,7 +217,7 @@ func TestAMDCaveats(t *testing.T) {
 		return n
 	}
 	n := gpuNode("mi300x", mi300xLabels(), map[corev1.ResourceName]int64{"amd.com/gpu": 8})
-	j := judgeJobs(t, &feasibility.Inventory{Nodes: []*corev1.Node{n}}, nil, Options{})
+	j := forecastJobs(t, &feasibility.Inventory{Nodes: []*corev1.Node{n}}, nil, Options{})
 	if got := amd(j); got != len(driverCaveats[DriverAMD]) {
 		t.Errorf("%d AMD caveats, want %d: %+v", got, len(driverCaveats[DriverAMD]), j.Summary.Caveats)
 	}
@@ -227,7 +227,7 @@ func TestAMDCaveats(t *testing.T) {
 	if !slices.ContainsFunc(j.Summary.Caveats, func(c Caveat) bool { return strings.Contains(c.Text, "not semver 2.0") }) {
 		t.Error("no caveat says a version that is not semver loses the whole ResourceSlice")
 	}
-	if got := amd(judgeJobs(t, legacyNodes(t, map[string]string{"cutover-a100-0": "a"}), nil, Options{})); got != 0 {
+	if got := amd(forecastJobs(t, legacyNodes(t, map[string]string{"cutover-a100-0": "a"}), nil, Options{})); got != 0 {
 		t.Errorf("%d AMD caveats on a fleet without AMD GPUs", got)
 	}
 }

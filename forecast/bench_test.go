@@ -58,10 +58,10 @@ func benchCluster(tb testing.TB, nodes, pods int) (*feasibility.Inventory, []job
 	return inv, jobs
 }
 
-// BenchmarkJudge: the whole-cluster cutover forecast — the fleet
-// forecast, every workload decided, every pod placed, each placed alone
-// and after the workloads that can take its nodes — of a cluster of nodes
-// and pods. make bench compares 5,000 nodes and 20,000 pods with 1,000 and
+// BenchmarkJudge: the whole-cluster cutover forecast (ForecastCutover) —
+// the fleet forecast, every workload decided, every pod placed, each
+// placed alone and after the workloads that can take its nodes — of a
+// cluster of nodes and pods. make bench compares 5,000 nodes and 20,000 pods with 1,000 and
 // 4,000 (hack/benchratio/ratios.txt).
 func BenchmarkJudge(b *testing.B) {
 	for _, size := range []struct{ nodes, pods int }{{1000, 4000}, {5000, 20000}} {
@@ -80,7 +80,7 @@ func BenchmarkJudge(b *testing.B) {
 				return out, nil
 			}
 			for b.Loop() {
-				j, err := Judge(b.Context(), JudgeInput{Before: before, Options: Options{Policy: policy}, Decide: decideAll})
+				j, err := ForecastCutover(b.Context(), CutoverInput{Before: before, Options: Options{Policy: policy}, Decide: decideAll})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -34,7 +34,7 @@ type goldenOptions struct {
 // is a fleet feasibility accepts, leaves its input as it was, and forecasts
 // nothing more when run again on After. A directory with workloads.yaml
 // (pods, one workload each) also has cutover.yaml: what the switch does to
-// each, judged with the whole cluster (Judge, each pod decided by
+// each, judged with the whole cluster (ForecastCutover, each pod decided by
 // decide.Pod against the forecast fleet as audit --forecast decides it).
 func TestGolden(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/golden/*")
@@ -135,7 +135,7 @@ func goldenCutover(t *testing.T, before *feasibility.Inventory, path string, opt
 		}
 		jobs = append(jobs, job{key: pod.Namespace + "/Pod/" + pod.Name, pod: &pod, pods: 1})
 	}
-	j := judgeJobs(t, before, jobs, opts)
+	j := forecastJobs(t, before, jobs, opts)
 	type row struct {
 		Workload  string   `json:"workload"`
 		Result    string   `json:"result"`

@@ -54,8 +54,8 @@ type Workload struct {
 	Decision *decide.Decision
 }
 
-// JudgeInput is what a cutover forecast needs.
-type JudgeInput struct {
+// CutoverInput is what a cutover forecast needs.
+type CutoverInput struct {
 	// Before is the fleet as it is today. Required.
 	Before *feasibility.Inventory
 	// Options of the fleet forecast; its Policy is required.
@@ -64,14 +64,14 @@ type JudgeInput struct {
 	Check feasibility.Options
 	// Decide decides every workload against a fleet after the switch (the
 	// manifests' or the cluster's pod templates, each through decide.Pod).
-	// Judge calls it once per fleet it forecasts: once, and once more per
-	// DeviceClass it suggests. Required.
+	// ForecastCutover calls it once per fleet it forecasts: once, and once
+	// more per DeviceClass it suggests. Required.
 	Decide func(ctx context.Context, after *feasibility.Fleet) ([]Workload, error)
 }
 
-// Judgment is a cutover forecast: the fleet after the switch, the
+// CutoverForecast is a cutover forecast: the fleet after the switch, the
 // workloads decided against it and what the switch does to each.
-type Judgment struct {
+type CutoverForecast struct {
 	// Forecast of the fleet, and the fleets before and after, as checked.
 	Forecast      *Result
 	Before, After *feasibility.Fleet
@@ -89,18 +89,18 @@ const placementOrder = "every pod of every workload placed on the forecast fleet
 	"by priority (the PriorityClass value, highest first), then creation time (oldest first), then the order of the input, as kube-scheduler's queue takes them; " +
 	"kube-scheduler scores nodes its own way, so a workload whose result depends on the order is OrderDependent; the CPU and memory of the pods placed are not counted"
 
-// Judge forecasts the fleet after the switch, decides the workloads
-// against it (in.Decide), places the whole cluster and says what the
-// switch does to each workload; then, for the extended resources of the
-// workloads not served, it forecasts again with a DeviceClass that maps
-// the resource (extendedResourceName) and keeps each class whose re-run
-// serves more of them. An error means the input is invalid or a decision
-// failed.
-func Judge(ctx context.Context, in JudgeInput) (*Judgment, error) {
+// ForecastCutover forecasts the fleet after the switch, decides the
+// workloads against it (in.Decide), places the whole cluster and says what
+// the switch does to each workload; then, for the extended resources of
+// the workloads not served, it forecasts again with a DeviceClass that
+// maps the resource (extendedResourceName) and keeps each class whose
+// re-run serves more of them. An error means the input is invalid or a
+// decision failed.
+func ForecastCutover(ctx context.Context, in CutoverInput) (*CutoverForecast, error) {
 	if in.Decide == nil {
 		return nil, errors.New("cutover forecast: no decision function")
 	}
-	j, err := judge(ctx, in, in.Options, false)
+	j, err := forecastAndPlace(ctx, in, in.Options, false)
 	if err != nil {
 		return nil, err
 	}
@@ -115,10 +115,12 @@ func Judge(ctx context.Context, in JudgeInput) (*Judgment, error) {
 	return j, nil
 }
 
-// judge is one forecast, decision and placement, without the summary.
-// With light, the workloads are only placed together (not alone nor after
-// their rivals): what a suggestion's re-run compares.
-func judge(ctx context.Context, in JudgeInput, opts Options, light bool) (*Judgment, error) {
+// forecastAndPlace is one pass of the cutover forecast without the
+// summary: the fleet forecast with opts, the workloads decided against it
+// and the whole cluster placed on it. With light, the workloads are only
+// placed together (not alone nor after their rivals): what a suggestion's
+// re-run compares.
+func forecastAndPlace(ctx context.Context, in CutoverInput, opts Options, light bool) (*CutoverForecast, error) {
 	fc, err := Forecast(in.Before, opts)
 	if err != nil {
 		return nil, err
@@ -140,7 +142,7 @@ func judge(ctx context.Context, in JudgeInput, opts Options, light bool) (*Judgm
 	if err != nil {
 		return nil, err
 	}
-	j := &Judgment{Forecast: fc, Before: before, After: after, Workloads: ws, policy: opts.Policy}
+	j := &CutoverForecast{Forecast: fc, Before: before, After: after, Workloads: ws, policy: opts.Policy}
 	j.Cutovers = place(ctx, j, switched, light)
 	return j, nil
 }
@@ -184,7 +186,7 @@ type plan struct {
 // the workloads that can take devices on the nodes it takes alone placed
 // there first, then it (after others): a workload that gets fewer pods
 // after others than alone depends on the order.
-func place(ctx context.Context, j *Judgment, switched map[corev1.ResourceName]bool, light bool) []Cutover {
+func place(ctx context.Context, j *CutoverForecast, switched map[corev1.ResourceName]bool, light bool) []Cutover {
 	plans := make([]plan, len(j.Workloads))
 	k := newKnown(j)
 	for i, w := range j.Workloads {
@@ -256,7 +258,7 @@ type rivalGroup struct {
 
 // groupsOf groups the workloads by plan key, the groups in the queue's
 // order of their first member.
-func groupsOf(j *Judgment, plans []plan, order []int) []*rivalGroup {
+func groupsOf(j *CutoverForecast, plans []plan, order []int) []*rivalGroup {
 	var out []*rivalGroup
 	by := map[string]*rivalGroup{}
 	for _, i := range order {
@@ -285,7 +287,7 @@ const maxCompetes = 10
 // gets after them, and — when that is less than alone — the rivals that
 // took devices there, which it competes with (the first maxCompetes
 // named, how many more).
-func order2(j *Judgment, fl *fleetNodes, plans []plan, groups []*rivalGroup, i int, nodes []string, alone int64) (int64, []string, int) {
+func order2(j *CutoverForecast, fl *fleetNodes, plans []plan, groups []*rivalGroup, i int, nodes []string, alone int64) (int64, []string, int) {
 	on := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
 		on[n] = true
@@ -417,7 +419,7 @@ func poolToday(offers []feasibility.LegacyOffer, labels []string, nodes map[stri
 
 // planOf decides how a workload's pods are placed after the switch, and
 // what it is when all are served.
-func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool, k *known) plan {
+func planOf(w Workload, j *CutoverForecast, switched map[corev1.ResourceName]bool, k *known) plan {
 	var asks []corev1.ResourceName
 	if w.Pod != nil {
 		asks = extendedAsks(w.Pod)
@@ -572,7 +574,7 @@ type known struct {
 	pools      map[*offers]*AutoscaledPool
 }
 
-func newKnown(j *Judgment) *known {
+func newKnown(j *CutoverForecast) *known {
 	k := &known{before: &offersOf{snap: j.Before.Snapshot, by: map[string]*offers{}},
 		after: &offersOf{snap: j.After.Snapshot, by: map[string]*offers{}}, why: map[string]string{},
 		pools: map[*offers]*AutoscaledPool{}}

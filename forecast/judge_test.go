@@ -53,14 +53,15 @@ type job struct {
 	priority int32
 }
 
-// judgeJobs judges the jobs, each decided by decide.Pod against the fleet
-// after the switch (as audit --forecast decides manifests).
-func judgeJobs(t *testing.T, before *feasibility.Inventory, jobs []job, opts Options) *Judgment {
+// forecastJobs forecasts the cutover of the jobs, each decided by
+// decide.Pod against the fleet after the switch (as audit --forecast
+// decides manifests).
+func forecastJobs(t *testing.T, before *feasibility.Inventory, jobs []job, opts Options) *CutoverForecast {
 	t.Helper()
 	if opts.Policy == nil {
 		opts.Policy = translate.DefaultPolicy()
 	}
-	j, err := Judge(t.Context(), JudgeInput{Before: before, Options: opts, Decide: func(ctx context.Context, after *feasibility.Fleet) ([]Workload, error) {
+	j, err := ForecastCutover(t.Context(), CutoverInput{Before: before, Options: opts, Decide: func(ctx context.Context, after *feasibility.Fleet) ([]Workload, error) {
 		var out []Workload
 		for _, jb := range jobs {
 			w := Workload{Key: jb.key, Pod: jb.pod, Pods: jb.pods, Priority: jb.priority}
@@ -86,7 +87,7 @@ func judgeJobs(t *testing.T, before *feasibility.Inventory, jobs []job, opts Opt
 
 // got is what the tests compare of a judgment: key → result, served/pods
 // (alone), competitors.
-func got(j *Judgment) map[string]string {
+func got(j *CutoverForecast) map[string]string {
 	out := map[string]string{}
 	for i, w := range j.Workloads {
 		c := j.Cutovers[i]
@@ -187,7 +188,7 @@ func TestTheWholeClusterIsPlacedTogether(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			j := judgeJobs(t, legacyNodes(t, tc.nodes), tc.jobs, Options{})
+			j := forecastJobs(t, legacyNodes(t, tc.nodes), tc.jobs, Options{})
 			if diff := cmp.Diff(tc.want, got(j)); diff != "" {
 				t.Errorf("(-want,+got):\n%s", diff)
 			}
@@ -211,7 +212,7 @@ func TestASuggestedClassIsConfirmedByARerun(t *testing.T) {
 	before := legacyNodes(t, map[string]string{"cutover-a100-0": "c-a100-0"})
 	optedOut := gpus("2").Annotation(api.AnnotationSkip, "true").Obj()
 	pinned := gpus("1").NodeName("c-a100-0").Obj()
-	j := judgeJobs(t, before, []job{
+	j := forecastJobs(t, before, []job{
 		{key: "opted-out", pod: optedOut, pods: 2},
 		{key: "pinned", pod: pinned, pods: 1},
 		{key: "moves", pod: gpus("2").Obj(), pods: 1},
@@ -234,7 +235,7 @@ func TestASuggestedClassIsConfirmedByARerun(t *testing.T) {
 	}
 
 	// Nothing to serve: no class is promised.
-	j = judgeJobs(t, before, []job{{key: "k80", pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-K80").Obj(), pods: 1},
+	j = forecastJobs(t, before, []job{{key: "k80", pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-K80").Obj(), pods: 1},
 		{key: "pinned", pod: pinned, pods: 1}}, Options{})
 	if len(j.Summary.Suggested) != 0 {
 		t.Errorf("suggested %+v for workloads no class serves", j.Summary.Suggested)
@@ -245,7 +246,7 @@ func TestASuggestedClassIsConfirmedByARerun(t *testing.T) {
 // fleet of 8 GPUs serves four 2-GPU pods and no fifth, and placing alone
 // starts from a free fleet again.
 func TestHoldingPlacesEveryPodOnce(t *testing.T) {
-	j := judgeJobs(t, legacyNodes(t, map[string]string{"cutover-a100-0": "c-a100-0"}), []job{
+	j := forecastJobs(t, legacyNodes(t, map[string]string{"cutover-a100-0": "c-a100-0"}), []job{
 		{key: "pairs", pod: gpus("2").Obj(), pods: 5},
 		{key: "single", pod: gpus("1").Obj(), pods: 1, priority: -1},
 	}, Options{})
@@ -266,7 +267,7 @@ func TestManyRivalsAreCountedNotListed(t *testing.T) {
 	for i := range 20 {
 		jobs = append(jobs, job{key: fmt.Sprintf("single-%02d", i), pod: gpus("1").Obj(), pods: 1})
 	}
-	j := judgeJobs(t, before, jobs, Options{})
+	j := forecastJobs(t, before, jobs, Options{})
 	var whole Cutover
 	for i, w := range j.Workloads {
 		if w.Key == "whole" {
@@ -326,7 +327,7 @@ func TestAutoscalingLostIsMarked(t *testing.T) {
 		"autoscaling.draAware: nothing is lost": {policy: draAware},
 	} {
 		t.Run(name, func(t *testing.T) {
-			j := judgeJobs(t, pooled(t), jobs, Options{Policy: tc.policy})
+			j := forecastJobs(t, pooled(t), jobs, Options{Policy: tc.policy})
 			res := got(j)
 			for key, want := range map[string]string{"big": "Partial 1/2 alone 1 []", "fits": "Moves 2/2 alone 0 []", "short-h100": "Partial 1/2 alone 1 []", "pinned": "Breaks 0/1 alone 0 []"} {
 				if res[key] != want {

@@ -18,7 +18,7 @@ import (
 )
 
 // summaryOf is what the report says of the forecast (Suggested aside).
-func summaryOf(opts Options, j *Judgment) (*Summary, error) {
+func summaryOf(opts Options, j *CutoverForecast) (*Summary, error) {
 	fc := j.Forecast
 	s := &Summary{GFDLabels: string(cmp.Or(opts.GFDLabels, GFDLabelsDrop)), Nodes: len(fc.Nodes), Devices: map[string]int{}, Order: placementOrder}
 	switched := map[string]bool{}
@@ -66,7 +66,7 @@ func summaryOf(opts Options, j *Judgment) (*Summary, error) {
 // autoscaler grows and does not grow for pods with claims (the policy's
 // autoscaling rule): the workloads that move keep the nodes the pools have
 // at the switch, and no scale-up adds to them.
-func autoscalingCaveat(p *translate.Policy, j *Judgment) (Caveat, bool) {
+func autoscalingCaveat(p *translate.Policy, j *CutoverForecast) (Caveat, bool) {
 	if p == nil {
 		return Caveat{}, false
 	}
@@ -116,7 +116,7 @@ func unserved(c Cutover) bool {
 // keeps it only for what a re-run of the whole forecast with that class
 // added shows: the pods of those workloads served more, and every other
 // result it changes.
-func suggest(ctx context.Context, in JudgeInput, j *Judgment) ([]SuggestedClass, error) {
+func suggest(ctx context.Context, in CutoverInput, j *CutoverForecast) ([]SuggestedClass, error) {
 	mapped := map[string]bool{}
 	for _, c := range j.Forecast.After.Classes {
 		if c.Spec.ExtendedResourceName != nil {
@@ -142,7 +142,7 @@ func suggest(ctx context.Context, in JudgeInput, j *Judgment) ([]SuggestedClass,
 		}
 		opts := in.Options
 		opts.Classes = append(slices.Clone(j.Forecast.After.Classes), class)
-		again, err := judge(ctx, in, opts, true)
+		again, err := forecastAndPlace(ctx, in, opts, true)
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +162,7 @@ func suggest(ctx context.Context, in JudgeInput, j *Judgment) ([]SuggestedClass,
 
 // confirmed compares the re-run with the class with the first run, workload
 // by workload.
-func confirmed(j, again *Judgment, res string) SuggestedClass {
+func confirmed(j, again *CutoverForecast, res string) SuggestedClass {
 	s := SuggestedClass{Resource: res}
 	byKey := map[string]int{}
 	for i, w := range again.Workloads {

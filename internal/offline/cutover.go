@@ -59,7 +59,7 @@ func Cutover(ctx context.Context, docs []manifest.Document, opts CutoverOptions)
 		}
 		return workloadsOf(got, priorities), nil
 	}
-	j, err := forecast.Judge(ctx, forecast.JudgeInput{Before: opts.Before, Options: fopts, Check: opts.Check, Decide: decideAll})
+	j, err := forecast.ForecastCutover(ctx, forecast.CutoverInput{Before: opts.Before, Options: fopts, Check: opts.Check, Decide: decideAll})
 	if err != nil {
 		return nil, nil, nil, err
 	}
