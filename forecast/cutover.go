@@ -2,7 +2,8 @@ package forecast
 
 // What the switch to DRA does to each workload of the cluster, and what
 // the forecast assumed and produced: the per-workload results of a
-// whole-cluster placement (judge.go) and the summary the report renders.
+// whole-cluster placement (place.go, results.go) and the summary the
+// report renders.
 
 // CutoverResult is what the switch to DRA does to a workload.
 type CutoverResult string

@@ -1,0 +1,116 @@
+package forecast
+
+// What planning each workload reads of the fleets, worked out once per
+// shape of pod and forecast: the device-plugin offers, the autoscaled pool
+// and why a resource breaks.
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/claimbridge/claimbridge/feasibility"
+)
+
+// known remembers, for one forecast, what the workloads of one shape share:
+// the device-plugin offers before and after the switch, the autoscaled
+// pool of the offers before, and why a resource breaks. A cluster has
+// thousands of workloads and few shapes.
+type known struct {
+	before, after *offersOf
+	why           map[string]string
+	// poolLabels: the policy's autoscaled pool labels; nodes: the nodes
+	// before the switch by name; pools: poolToday by the offers it read.
+	poolLabels []string
+	nodes      map[string]*corev1.Node
+	pools      map[*offers]*AutoscaledPool
+}
+
+func newKnown(j *CutoverForecast) *known {
+	k := &known{before: &offersOf{snap: j.Before.Snapshot, by: map[string]*offers{}},
+		after: &offersOf{snap: j.After.Snapshot, by: map[string]*offers{}}, why: map[string]string{},
+		pools: map[*offers]*AutoscaledPool{}}
+	if j.policy != nil {
+		k.poolLabels = j.policy.AutoscaledPoolLabels()
+	}
+	if len(k.poolLabels) > 0 {
+		k.nodes = make(map[string]*corev1.Node, len(j.Before.Inventory.Nodes))
+		for _, n := range j.Before.Inventory.Nodes {
+			k.nodes[n.Name] = n
+		}
+	}
+	return k
+}
+
+// poolOf is poolToday of the offers, once per shape.
+func (k *known) poolOf(o *offers) *AutoscaledPool {
+	if len(k.poolLabels) == 0 {
+		return nil
+	}
+	if p, ok := k.pools[o]; ok {
+		return p
+	}
+	p := poolToday(o.offers, k.poolLabels, k.nodes)
+	k.pools[o] = p
+	return p
+}
+
+// poolToday is the autoscaled pool of the first of the nodes where a pod as
+// submitted may run today (the offers), and how many of them are in such
+// pools; nil when none is or the policy names no pool label.
+func poolToday(offers []feasibility.LegacyOffer, labels []string, nodes map[string]*corev1.Node) *AutoscaledPool {
+	var out *AutoscaledPool
+	for _, o := range offers {
+		n := nodes[o.Node]
+		if n == nil {
+			continue
+		}
+		for _, k := range labels {
+			v, ok := n.Labels[k]
+			if !ok {
+				continue
+			}
+			if out == nil {
+				out = &AutoscaledPool{Label: k, Name: v}
+			}
+			out.Nodes++
+			break
+		}
+	}
+	return out
+}
+
+// offersOf is feasibility.Snapshot.LegacyOffers by placement shape.
+type offersOf struct {
+	snap *feasibility.Snapshot
+	by   map[string]*offers
+}
+
+type offers struct {
+	want    corev1.ResourceList
+	offers  []feasibility.LegacyOffer
+	offered map[string]corev1.ResourceList
+}
+
+func (o *offersOf) of(pod *corev1.Pod) *offers {
+	key := keyOf(placementShape(pod))
+	if a, ok := o.by[key]; ok {
+		return a
+	}
+	a := &offers{offered: map[string]corev1.ResourceList{}}
+	a.want, a.offers = o.snap.LegacyOffers(pod)
+	for _, x := range a.offers {
+		a.offered[x.Node] = x.Offered
+	}
+	o.by[key] = a
+	return a
+}
+
+// whyBreaks is the package's whyBreaks, once per set of resources.
+func (k *known) whyBreaks(asks []corev1.ResourceName, switched map[corev1.ResourceName]bool, nodes []*corev1.Node) string {
+	key := names(asks, switched)
+	if w, ok := k.why[key]; ok {
+		return w
+	}
+	w := whyBreaks(asks, switched, nodes)
+	k.why[key] = w
+	return w
+}
