@@ -376,6 +376,15 @@ var ErrNotSynced = errors.New("inventory not synced")
 
 // Snapshot returns the fleet as a feasibility snapshot. A new one is built
 // when the fleet changed, at most once per MinRebuildInterval.
+//
+// The fleet snapshot (without reservations) is rebuilt only when the fleet
+// changed; the reservations are added to it in time proportional to them
+// (feasibility.Snapshot.WithClaims), so that a burst's admissions do not
+// each index the whole fleet again. A change of the allocated claims alone
+// replaces its claims (ReplaceClaims), in time proportional to them and
+// the nodes they are on; a change of the bound pods sums the usage of the
+// nodes the pod events named again, from their pods (UpdatePods): not the
+// fleet's.
 func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	if !inv.Synced() {
 		return nil, ErrNotSynced
@@ -394,108 +403,151 @@ func (inv *Inventory) Snapshot(now time.Time) (*feasibility.Snapshot, error) {
 	if inv.snap != nil && res == inv.snapRes && (inv.snap.Generation() == gen || now.Sub(inv.builtAt) < inv.opts.MinRebuildInterval) {
 		return inv.snap, inv.snapErr
 	}
-	// The fleet snapshot (without reservations) is rebuilt only when the
-	// fleet changed; the reservations are added to it in time proportional
-	// to them (feasibility.Snapshot.WithClaims), so that a burst's
-	// admissions do not each index the whole fleet again.
-	// A change of the allocated claims alone replaces its claims
-	// (ReplaceClaims), in time proportional to them and the nodes they are
-	// on; a change of the bound pods sums the usage of the nodes the pod
-	// events named again, from their pods (UpdatePods): not the fleet's.
-	// Those nodes are taken after gen was read and before the pods'
-	// generation: a change that gen counts was recorded before it moved
-	// it, and one recorded after they are taken stays for the next
-	// snapshot, whose generation it moved.
-	podNodes := inv.takePodNodes()
+	// The nodes whose pods changed are taken after gen was read and before
+	// the pods' generation (in decideUpdate): a change that gen counts was
+	// recorded before it moved it, and one recorded after they are taken
+	// stays for the next snapshot, whose generation it moved.
+	podNodes, swapped := inv.takeChanges()
+	u := inv.decideUpdate(gen, claimed, podNodes, swapped)
+	if err := inv.updateFleet(u); err != nil {
+		return nil, err
+	}
+	snap := inv.withReservations(u)
+	inv.snap, inv.snapErr, inv.builtAt, inv.snapRes = snap, nil, now, res
+	return snap, nil
+}
+
+// fleetUpdate is how one Snapshot brings the fleet snapshot up to date.
+type fleetUpdate struct {
+	// gen is the snapshot's generation; fleetGen, claimGen and podGen those
+	// of the fleet, the allocated claims and the bound pods it reads.
+	gen, fleetGen, claimGen, podGen uint64
+	// podNodes are the nodes whose bound pods changed, to sum again.
+	podNodes []string
+	// claimed: a reservation was dropped for its pod's allocated claim.
+	claimed bool
+	// rebuild the fleet snapshot, in the background or at once, and why.
+	rebuild, background bool
+	why                 string
+	// timed observes the parts of the update (inv.timer).
+	timed func(part, why string, args ...any)
+}
+
+// takeChanges takes the nodes whose bound pods changed, and the fleet
+// snapshot a background build finished (swapped) with the nodes whose pods
+// changed while it ran; inv.mu is held.
+func (inv *Inventory) takeChanges() (podNodes []string, swapped bool) {
+	podNodes = inv.takePodNodes()
 	if inv.building {
 		for _, n := range podNodes {
 			inv.podNodesSince[n] = true
 		}
 	}
-	swapped := false
-	if r := inv.rebuilt; r != nil {
-		// Built in the background: it summed the usage of every node as
-		// its pods were when it listed them, and holds the claims and the
-		// fleet of the generations read before; what changed since is
-		// brought up to date below.
-		inv.rebuilt = nil
-		if r.err == nil {
-			swapped = true
-			inv.fleetSnap = r.snap
-			inv.fleetSnapGen, inv.fleetSnapClaims, inv.fleetSnapPods = r.fleetGen, r.claimGen, r.podGen
-			for n := range r.podNodesSince {
-				podNodes = append(podNodes, n)
-			}
-		}
+	r := inv.rebuilt
+	if r == nil {
+		return podNodes, false
 	}
-	fleetGen, claimGen, podGen := inv.fleetGen.Load(), inv.claimGen.Load(), inv.podGen.Load()
-	timed := inv.timer()
-	rebuild := inv.fleetSnap == nil || inv.fleetSnapGen != fleetGen || inv.fleetSnap.Stale()
-	background := inv.fleetSnap != nil && inv.opts.BackgroundBuild >= 0 && inv.lastBuild >= inv.opts.BackgroundBuild && inv.opts.MinRebuildInterval >= 0
-	why := "the fleet changed"
+	// Built in the background: it summed the usage of every node as its
+	// pods were when it listed them, and holds the claims and the fleet of
+	// the generations read before; what changed since is brought up to
+	// date by updateFleet.
+	inv.rebuilt = nil
+	if r.err != nil {
+		return podNodes, false
+	}
+	inv.fleetSnap = r.snap
+	inv.fleetSnapGen, inv.fleetSnapClaims, inv.fleetSnapPods = r.fleetGen, r.claimGen, r.podGen
+	for n := range r.podNodesSince {
+		podNodes = append(podNodes, n)
+	}
+	return podNodes, true
+}
+
+// decideUpdate reads the generations and decides whether the fleet
+// snapshot is rebuilt, in the background or at once, or brought up to
+// date (claimed: a reservation was dropped for its pod's allocated claim);
+// inv.mu is held.
+func (inv *Inventory) decideUpdate(gen uint64, claimed bool, podNodes []string, swapped bool) fleetUpdate {
+	u := fleetUpdate{gen: gen, fleetGen: inv.fleetGen.Load(), claimGen: inv.claimGen.Load(), podGen: inv.podGen.Load(), podNodes: podNodes, claimed: claimed}
+	u.timed = inv.timer()
+	u.rebuild = inv.fleetSnap == nil || inv.fleetSnapGen != u.fleetGen || inv.fleetSnap.Stale()
+	u.background = inv.fleetSnap != nil && inv.opts.BackgroundBuild >= 0 && inv.lastBuild >= inv.opts.BackgroundBuild && inv.opts.MinRebuildInterval >= 0
+	u.why = "the fleet changed"
 	switch {
 	case inv.fleetSnap == nil:
-		why = "first"
-	case inv.fleetSnapGen == fleetGen:
-		why = "updates replaced half the nodes"
+		u.why = "first"
+	case inv.fleetSnapGen == u.fleetGen:
+		u.why = "updates replaced half the nodes"
 	}
 	// Not when a build was just taken: the pods that changed while it ran
 	// are brought up to date here, or builds would follow one another.
-	if background && !rebuild && !swapped && len(podNodes) > catchUpNodes && len(podNodes) > inv.NodeCount()/16 {
+	if u.background && !u.rebuild && !swapped && len(u.podNodes) > catchUpNodes && len(u.podNodes) > inv.NodeCount()/16 {
 		// The pods of many nodes changed at once (nodes drained, a large
 		// Job done): summing their usage again costs a good part of a
 		// build, which the background does; the checks meanwhile read the
 		// usage before.
-		// (A build running has them already, above; one started below
-		// lists the pods as they are now.)
-		rebuild, why = true, fmt.Sprintf("the bound pods of %d nodes changed", len(podNodes))
-		podNodes = nil
+		// (A build running has them already, in takeChanges; one started
+		// by updateFleet lists the pods as they are now.)
+		u.rebuild, u.why = true, fmt.Sprintf("the bound pods of %d nodes changed", len(u.podNodes))
+		u.podNodes = nil
 	}
+	return u
+}
+
+// updateFleet rebuilds the fleet snapshot at once, or starts a background
+// build and brings the one in use up to date with the claims and the pods
+// that changed; inv.mu is held.
+func (inv *Inventory) updateFleet(u fleetUpdate) error {
 	switch {
-	case rebuild && !background:
+	case u.rebuild && !u.background:
 		start := time.Now()
 		fleet, err := inv.fleet()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		// It lists every pod: the nodes taken need no update of their own.
-		base, err := feasibility.NewSnapshot(fleet, gen, *inv.opts.Features)
+		base, err := feasibility.NewSnapshot(fleet, u.gen, *inv.opts.Features)
 		if err != nil {
-			return nil, fmt.Errorf("build inventory snapshot: %w", err)
+			return fmt.Errorf("build inventory snapshot: %w", err)
 		}
 		inv.fleetSnap, inv.lastBuild = base, time.Since(start)
-		timed("fleet", why)
+		u.timed("fleet", u.why)
 	default:
-		if rebuild {
-			inv.buildInBackground(gen, fleetGen, claimGen, podGen, why)
+		if u.rebuild {
+			inv.buildInBackground(u.gen, u.fleetGen, u.claimGen, u.podGen, u.why)
 		}
 		// A reservation dropped for its pod's allocated claim: the claim is
 		// in the informer's store, and maybe not yet in claimGen.
-		if inv.fleetSnapClaims != claimGen || claimed {
-			inv.fleetSnap = inv.fleetSnap.ReplaceClaims(listAs[*resourceapi.ResourceClaim](inv.claims), gen)
-			timed("claims", "allocations changed")
+		if inv.fleetSnapClaims != u.claimGen || u.claimed {
+			inv.fleetSnap = inv.fleetSnap.ReplaceClaims(listAs[*resourceapi.ResourceClaim](inv.claims), u.gen)
+			u.timed("claims", "allocations changed")
 		}
-		if inv.fleetSnapPods != podGen || len(podNodes) > 0 {
-			inv.fleetSnap = inv.fleetSnap.UpdatePods(podNodes, inv.podsOn, gen)
-			timed("pods", "the bound pods of %d nodes changed", len(podNodes))
+		if inv.fleetSnapPods != u.podGen || len(u.podNodes) > 0 {
+			inv.fleetSnap = inv.fleetSnap.UpdatePods(u.podNodes, inv.podsOn, u.gen)
+			u.timed("pods", "the bound pods of %d nodes changed", len(u.podNodes))
 		}
 	}
 	if !inv.building {
 		// While a build runs, the fleet snapshot in use is older than
 		// fleetGen: a build that fails leaves it so, to be tried again.
-		inv.fleetSnapGen = fleetGen
+		inv.fleetSnapGen = u.fleetGen
 	}
-	inv.fleetSnapClaims, inv.fleetSnapPods = claimGen, podGen
+	inv.fleetSnapClaims, inv.fleetSnapPods = u.claimGen, u.podGen
+	return nil
+}
+
+// withReservations is the fleet snapshot with the reservations held now;
+// inv.mu is held.
+func (inv *Inventory) withReservations(u fleetUpdate) *feasibility.Snapshot {
 	snap := inv.fleetSnap
-	if claims := inv.reserved.AsClaims(); len(claims) > 0 || snap.Generation() != gen {
+	if claims := inv.reserved.AsClaims(); len(claims) > 0 || snap.Generation() != u.gen {
 		// Reservations only added since the last snapshot, on the same
 		// fleet: the checks of a burst ask the node they chose before
 		// first (feasibility.Snapshot.WithClaimsAfter).
-		snap = snap.WithClaimsAfter(inv.snap, claims, gen)
-		timed("reservations", "%d reservations", len(claims))
+		snap = snap.WithClaimsAfter(inv.snap, claims, u.gen)
+		u.timed("reservations", "%d reservations", len(claims))
 	}
-	inv.snap, inv.snapErr, inv.builtAt, inv.snapRes = snap, nil, now, res
-	return snap, nil
+	return snap
 }
 
 // DefaultBackgroundBuild is Options.BackgroundBuild's default.
