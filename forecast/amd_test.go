@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"os"
@@ -221,10 +222,10 @@ func TestAMDCaveats(t *testing.T) {
 	if got := amd(j); got != len(driverCaveats[DriverAMD]) {
 		t.Errorf("%d AMD caveats, want %d: %+v", got, len(driverCaveats[DriverAMD]), j.Summary.Caveats)
 	}
-	if !slices.ContainsFunc(j.Summary.Caveats, func(c Caveat) bool { return strings.Contains(c.Text, "AMD GPU Operator v1.5") }) {
+	if !slices.ContainsFunc(j.Summary.Caveats, func(c cutover.Caveat) bool { return strings.Contains(c.Text, "AMD GPU Operator v1.5") }) {
 		t.Error("no caveat names the operator version the AMD switch needs")
 	}
-	if !slices.ContainsFunc(j.Summary.Caveats, func(c Caveat) bool { return strings.Contains(c.Text, "not semver 2.0") }) {
+	if !slices.ContainsFunc(j.Summary.Caveats, func(c cutover.Caveat) bool { return strings.Contains(c.Text, "not semver 2.0") }) {
 		t.Error("no caveat says a version that is not semver loses the whole ResourceSlice")
 	}
 	if got := amd(forecastJobs(t, legacyNodes(t, map[string]string{"cutover-a100-0": "a"}), nil, Options{})); got != 0 {

@@ -1,13 +1,14 @@
 package forecast
 
 import (
+	"github.com/claimbridge/claimbridge/cutover"
 	"maps"
 	"slices"
 )
 
 // Caveats of a one-day switch from the device plugin to DRA that no row of
 // the forecast shows, each with the source a platform team can check.
-var Caveats = []Caveat{
+var Caveats = []cutover.Caveat{
 	{
 		Text: "GPU Feature Discovery is not deployed in the GPU Operator's DRA mode: the nvidia.com/gpu.*, nvidia.com/cuda.* and nvidia.com/mig.* node labels go away (or go stale where they were written once). " +
 			"Whatever reads them — node selectors in manifests claimbridge does not see, dashboards and alerts grouped by GPU model, node remediation and autoscaling rules — must read the DRA driver's device attributes instead.",
@@ -44,7 +45,7 @@ var Caveats = []Caveat{
 
 // driverCaveats are the caveats of one driver's switch, shown when the
 // forecast switches nodes to it.
-var driverCaveats = map[string][]Caveat{
+var driverCaveats = map[string][]cutover.Caveat{
 	DriverAMD: {
 		{
 			Text: "AMD GPUs switch with the AMD GPU Operator v1.5 (DeviceConfig spec.draDriver.enable: true with spec.devicePlugin.enableDevicePlugin: false; the operator refuses both on one DeviceConfig, so the switch goes DeviceConfig by DeviceConfig). " +
@@ -67,7 +68,7 @@ var driverCaveats = map[string][]Caveat{
 
 // caveatsFor are the caveats of a forecast that switches nodes to the
 // drivers: the general ones, then each driver's, in driver order.
-func caveatsFor(drivers map[string]bool) []Caveat {
+func caveatsFor(drivers map[string]bool) []cutover.Caveat {
 	out := slices.Clone(Caveats)
 	for _, d := range slices.Sorted(maps.Keys(drivers)) {
 		out = append(out, driverCaveats[d]...)

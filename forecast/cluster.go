@@ -11,6 +11,7 @@ package forecast
 // then the summary and the DeviceClasses it suggests (summary.go).
 
 import (
+	"github.com/claimbridge/claimbridge/cutover"
 	"context"
 	"errors"
 	"fmt"
@@ -66,8 +67,8 @@ type CutoverForecast struct {
 	Before, After *feasibility.Fleet
 	// Workloads as Decide gave them, and a Cutover for each.
 	Workloads []Workload
-	Cutovers  []Cutover
-	Summary   *Summary
+	Cutovers  []cutover.Effect
+	Summary   *cutover.Summary
 	// policy of the forecast: which pods the target cluster's admission
 	// gives ExtendedResourceToleration's tolerations (decide.AsAdmitted).
 	policy *translate.Policy

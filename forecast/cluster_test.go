@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"github.com/claimbridge/claimbridge/cutover"
 	"context"
 	"fmt"
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
@@ -193,7 +194,7 @@ func TestTheWholeClusterIsPlacedTogether(t *testing.T) {
 				t.Errorf("(-want,+got):\n%s", diff)
 			}
 			for i, c := range j.Cutovers {
-				if c.Result != CutoverMoves && c.Result != CutoverStaysLegacy && c.Result != CutoverNotAffected && c.Why == "" {
+				if c.Result != cutover.Moves && c.Result != cutover.StaysLegacy && c.Result != cutover.NotAffected && c.Why == "" {
 					t.Errorf("%s is %s without saying why", j.Workloads[i].Key, c.Result)
 				}
 			}
@@ -268,7 +269,7 @@ func TestManyRivalsAreCountedNotListed(t *testing.T) {
 		jobs = append(jobs, job{key: fmt.Sprintf("single-%02d", i), pod: gpus("1").Obj(), pods: 1})
 	}
 	j := forecastJobs(t, before, jobs, Options{})
-	var whole Cutover
+	var whole cutover.Effect
 	for i, w := range j.Workloads {
 		if w.Key == "whole" {
 			whole = j.Cutovers[i]
@@ -276,7 +277,7 @@ func TestManyRivalsAreCountedNotListed(t *testing.T) {
 	}
 	// The 16 GPUs of the two nodes go to the first 16 singles.
 	want := []string{"single-00", "single-01", "single-02", "single-03", "single-04", "single-05", "single-06", "single-07", "single-08", "single-09"}
-	if whole.Result != CutoverOrderDependent || whole.Served != 0 || whole.Alone != 2 ||
+	if whole.Result != cutover.OrderDependent || whole.Served != 0 || whole.Alone != 2 ||
 		!slices.Equal(whole.Competes, want) || whole.CompetesMore != 6 {
 		t.Errorf("whole: %s %d/%d alone %d, competes %v and %d more; want OrderDependent 0/2 alone 2, competes %v and 6 more",
 			whole.Result, whole.Served, whole.Pods, whole.Alone, whole.Competes, whole.CompetesMore, want)
@@ -317,11 +318,11 @@ func TestAutoscalingLostIsMarked(t *testing.T) {
 	}
 	for name, tc := range map[string]struct {
 		policy     *translate.Policy
-		wantMarked map[string]*AutoscaledPool
+		wantMarked map[string]*cutover.AutoscaledPool
 		wantCaveat bool
 	}{
 		"Karpenter does not provision for claims": {
-			wantMarked: map[string]*AutoscaledPool{"big": {Label: "karpenter.sh/nodepool", Name: "gpu", Nodes: 1}},
+			wantMarked: map[string]*cutover.AutoscaledPool{"big": {Label: "karpenter.sh/nodepool", Name: "gpu", Nodes: 1}},
 			wantCaveat: true,
 		},
 		"autoscaling.draAware: nothing is lost": {policy: draAware},
@@ -334,7 +335,7 @@ func TestAutoscalingLostIsMarked(t *testing.T) {
 					t.Errorf("%s: %s, want %s", key, res[key], want)
 				}
 			}
-			marked := map[string]*AutoscaledPool{}
+			marked := map[string]*cutover.AutoscaledPool{}
 			for i, c := range j.Cutovers {
 				if c.AutoscalingLost != nil {
 					marked[j.Workloads[i].Key] = c.AutoscalingLost
@@ -347,7 +348,7 @@ func TestAutoscalingLostIsMarked(t *testing.T) {
 			if diff := cmp.Diff(tc.wantMarked, marked, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("marked autoscaling lost (-want,+got):\n%s", diff)
 			}
-			caveat := slices.ContainsFunc(j.Summary.Caveats, func(c Caveat) bool {
+			caveat := slices.ContainsFunc(j.Summary.Caveats, func(c cutover.Caveat) bool {
 				return strings.HasPrefix(c.Text, "Autoscaling: 2 of the nodes are in autoscaled pools (karpenter.sh/nodepool=gpu)") && strings.Contains(c.Source, "ignore-dra-requests")
 			})
 			if caveat != tc.wantCaveat {

@@ -5,6 +5,7 @@ package forecast
 // and why a resource breaks.
 
 import (
+	"github.com/claimbridge/claimbridge/cutover"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/feasibility"
@@ -21,13 +22,13 @@ type known struct {
 	// before the switch by name; pools: poolToday by the offers it read.
 	poolLabels []string
 	nodes      map[string]*corev1.Node
-	pools      map[*offers]*AutoscaledPool
+	pools      map[*offers]*cutover.AutoscaledPool
 }
 
 func newKnown(j *CutoverForecast) *known {
 	k := &known{before: &offersOf{snap: j.Before.Snapshot, by: map[string]*offers{}},
 		after: &offersOf{snap: j.After.Snapshot, by: map[string]*offers{}}, why: map[string]string{},
-		pools: map[*offers]*AutoscaledPool{}}
+		pools: map[*offers]*cutover.AutoscaledPool{}}
 	if j.policy != nil {
 		k.poolLabels = j.policy.AutoscaledPoolLabels()
 	}
@@ -41,7 +42,7 @@ func newKnown(j *CutoverForecast) *known {
 }
 
 // poolOf is poolToday of the offers, once per shape.
-func (k *known) poolOf(o *offers) *AutoscaledPool {
+func (k *known) poolOf(o *offers) *cutover.AutoscaledPool {
 	if len(k.poolLabels) == 0 {
 		return nil
 	}
@@ -56,8 +57,8 @@ func (k *known) poolOf(o *offers) *AutoscaledPool {
 // poolToday is the autoscaled pool of the first of the nodes where a pod as
 // submitted may run today (the offers), and how many of them are in such
 // pools; nil when none is or the policy names no pool label.
-func poolToday(offers []feasibility.LegacyOffer, labels []string, nodes map[string]*corev1.Node) *AutoscaledPool {
-	var out *AutoscaledPool
+func poolToday(offers []feasibility.LegacyOffer, labels []string, nodes map[string]*corev1.Node) *cutover.AutoscaledPool {
+	var out *cutover.AutoscaledPool
 	for _, o := range offers {
 		n := nodes[o.Node]
 		if n == nil {
@@ -69,7 +70,7 @@ func poolToday(offers []feasibility.LegacyOffer, labels []string, nodes map[stri
 				continue
 			}
 			if out == nil {
-				out = &AutoscaledPool{Label: k, Name: v}
+				out = &cutover.AutoscaledPool{Label: k, Name: v}
 			}
 			out.Nodes++
 			break

@@ -7,6 +7,7 @@ package forecast
 // served.
 
 import (
+	"github.com/claimbridge/claimbridge/cutover"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -35,7 +36,7 @@ const (
 // plan is how one workload is placed.
 type plan struct {
 	mode   mode
-	result CutoverResult // when every pod is served (or, modeNone, as it is)
+	result cutover.Result // when every pod is served (or, modeNone, as it is)
 	pod    *corev1.Pod
 	claims []*resourceapi.ResourceClaimSpec
 	class  string
@@ -53,7 +54,7 @@ type plan struct {
 	why          string
 	// pool: the autoscaled pool where the pod as submitted may run today
 	// (nil when none).
-	pool *AutoscaledPool
+	pool *cutover.AutoscaledPool
 }
 
 // planOf decides how a workload's pods are placed after the switch, and
@@ -75,16 +76,16 @@ func planOf(w Workload, j *CutoverForecast, switched map[corev1.ResourceName]boo
 	if w.Pod != nil {
 		admitted = decide.AsAdmitted(w.Pod, j.policy)
 	}
-	pl := plan{result: CutoverNotAffected}
+	pl := plan{result: cutover.NotAffected}
 	if !asksAny(asks, switched) {
 		if w.Pod != nil {
 			pl.today, pl.after = len(k.before.of(admitted).offers), len(k.after.of(admitted).offers)
 		}
 		return pl
 	}
-	pl.result = CutoverBreaks // unless a plan below serves it
+	pl.result = cutover.Breaks // unless a plan below serves it
 	if w.Pod == nil || w.Decision == nil {
-		pl.result = CutoverUnjudged
+		pl.result = cutover.Unjudged
 		pl.why = "asks for " + names(asks, switched) + ", which the switch replaces, where claimbridge locates no pod template: the forecast cannot place it; check its operator's DRA support"
 		return pl
 	}
@@ -94,14 +95,14 @@ func planOf(w Workload, j *CutoverForecast, switched map[corev1.ResourceName]boo
 	d := w.Decision
 	switch {
 	case d.Outcome == reason.OutcomeTranslate && d.Translation != nil && d.Translation.Template != nil:
-		pl.mode, pl.result = modeDRA, CutoverMoves
+		pl.mode, pl.result = modeDRA, cutover.Moves
 		pl.pod, pl.claims = decide.AsAdmittedLike(d.Translation.Pod, w.Pod, j.policy), []*resourceapi.ResourceClaimSpec{&d.Translation.Template.Spec.Spec}
 		pl.after = 1
 		if d.Placement != nil {
 			pl.after = d.Placement.Translated
 		}
 	case w.Pod.Spec.NodeName == "" && classesMap(asks, switched, j.After.Inventory.Classes):
-		pl.mode, pl.result = modeClass, CutoverServedByClass
+		pl.mode, pl.result = modeClass, cutover.ServedByClass
 		pl.pod, pl.claims, pl.class = byClass(admitted, asks, switched, j.After.Inventory.Classes)
 	default:
 		a := k.after.of(admitted)
@@ -110,12 +111,12 @@ func planOf(w Workload, j *CutoverForecast, switched map[corev1.ResourceName]boo
 		pl.pod = admitted
 		switch depends := dependsOn(d); {
 		case len(pl.offers) > 0:
-			pl.mode, pl.result = modeDevicePlugin, CutoverStaysLegacy
+			pl.mode, pl.result = modeDevicePlugin, cutover.StaysLegacy
 		case len(depends) > 0 && pl.today > 0:
 			// Kept because where it lands depends on attributes the
 			// forecast cannot tell: not a Breaks the forecast could
 			// promise.
-			pl.result = CutoverUnjudged
+			pl.result = cutover.Unjudged
 			pl.why = fmt.Sprintf("whether its translation is served after the switch depends on %s, which the forecast cannot tell from the nodes' labels "+
 				"(the driver will publish %s): check it once the driver runs, or label the nodes with what tells %s", strings.Join(depends, ", "), them(depends), them(depends))
 		default:

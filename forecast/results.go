@@ -5,6 +5,7 @@ package forecast
 // joint placement serves, those it gets alone and those after its rivals.
 
 import (
+	"github.com/claimbridge/claimbridge/cutover"
 	"fmt"
 	"strings"
 )
@@ -14,10 +15,10 @@ import (
 // placement serves and, unless light or its plan places nothing, is placed
 // alone (when the joint placement serves it short) and after its rivals; a
 // shortfall says whether the order or the fleet decides it.
-func (cp *clusterPlacement) cutoverOf(i int, light bool) Cutover {
+func (cp *clusterPlacement) cutoverOf(i int, light bool) cutover.Effect {
 	w, pl := cp.workloads[i], &cp.plans[i]
-	c := Cutover{Result: pl.result, Today: pl.today, After: pl.after, Class: pl.class, Why: pl.why}
-	if pl.mode == modeNone && (pl.result == CutoverNotAffected || pl.result == CutoverUnjudged) {
+	c := cutover.Effect{Result: pl.result, Today: pl.today, After: pl.after, Class: pl.class, Why: pl.why}
+	if pl.mode == modeNone && (pl.result == cutover.NotAffected || pl.result == cutover.Unjudged) {
 		return c
 	}
 	c.Pods, c.Served = w.pods(), cp.served[i]
@@ -52,7 +53,7 @@ func (cp *clusterPlacement) cutoverOf(i int, light bool) Cutover {
 // shortfall judges a workload that gets fewer pods served than it asks
 // for, or than alone once the workloads it competes with are placed
 // first.
-func shortfall(c Cutover, afterOthers int64, pl *plan) (CutoverResult, string) {
+func shortfall(c cutover.Effect, afterOthers int64, pl *plan) (cutover.Result, string) {
 	first, take := "the workloads placed before it", "take"
 	if len(c.Competes) > 0 {
 		first = strings.Join(c.Competes, ", ")
@@ -65,14 +66,14 @@ func shortfall(c Cutover, afterOthers int64, pl *plan) (CutoverResult, string) {
 	}
 	switch {
 	case afterOthers < c.Alone || c.Served < c.Alone:
-		return CutoverOrderDependent, fmt.Sprintf("alone it gets %d of %d pods served; when %s %s what they can of the same nodes first, %d; in claimbridge's order %d: "+
+		return cutover.OrderDependent, fmt.Sprintf("alone it gets %d of %d pods served; when %s %s what they can of the same nodes first, %d; in claimbridge's order %d: "+
 			"the order kube-scheduler places the pods in decides", c.Alone, c.Pods, first, take, min(afterOthers, c.Served), c.Served)
 	case c.Served > 0:
-		return CutoverPartial, fmt.Sprintf("%d of %d pods served: the fleet after the switch has room for no more of them, whatever the order", c.Served, c.Pods)
+		return cutover.Partial, fmt.Sprintf("%d of %d pods served: the fleet after the switch has room for no more of them, whatever the order", c.Served, c.Pods)
 	case c.Today == 0:
-		return CutoverNotServedToday, strings.TrimSuffix("no node serves it today either, so the switch does not break it; "+pl.why, "; ")
+		return cutover.NotServedToday, strings.TrimSuffix("no node serves it today either, so the switch does not break it; "+pl.why, "; ")
 	}
-	return CutoverBreaks, pl.why
+	return cutover.Breaks, pl.why
 }
 
 // autoscalingLost marks a workload that moves to claims with more pods
@@ -83,7 +84,7 @@ func shortfall(c Cutover, afterOthers int64, pl *plan) (CutoverResult, string) {
 // carry no claim when the autoscaler sees them Pending (Karpenter v1.14's
 // pod.HasDRARequirements reads spec.resourceClaims only), nor is one that
 // stays on the device plugin.
-func autoscalingLost(c *Cutover, pl *plan) {
+func autoscalingLost(c *cutover.Effect, pl *plan) {
 	if pl.mode != modeDRA || c.Served >= c.Pods || pl.pool == nil {
 		return
 	}

@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"github.com/claimbridge/claimbridge/cutover"
 	"bytes"
 	"cmp"
 	"context"
@@ -18,20 +19,20 @@ import (
 )
 
 // summaryOf is what the report says of the forecast (Suggested aside).
-func summaryOf(opts Options, j *CutoverForecast) (*Summary, error) {
+func summaryOf(opts Options, j *CutoverForecast) (*cutover.Summary, error) {
 	fc := j.Forecast
-	s := &Summary{GFDLabels: string(cmp.Or(opts.GFDLabels, GFDLabelsDrop)), Nodes: len(fc.Nodes), Devices: map[string]int{}, Order: placementOrder}
+	s := &cutover.Summary{GFDLabels: string(cmp.Or(opts.GFDLabels, GFDLabelsDrop)), Nodes: len(fc.Nodes), Devices: map[string]int{}, Order: placementOrder}
 	switched := map[string]bool{}
 	unknown, notes := map[string]bool{}, map[string]bool{}
 	for _, n := range fc.Nodes {
 		if n.Switched {
 			s.Switched++
 		} else if len(n.Drivers) > 0 || n.Why != "" && !strings.HasPrefix(n.Why, "no accelerator") {
-			s.Left = append(s.Left, NodeNote{Name: n.Name, Why: n.Why})
+			s.Left = append(s.Left, cutover.NodeNote{Name: n.Name, Why: n.Why})
 		}
 		for _, d := range n.Drivers {
 			if d.NotForecast != "" {
-				s.NotForecast = append(s.NotForecast, NodeNote{Name: n.Name + " " + d.Driver, Why: d.NotForecast})
+				s.NotForecast = append(s.NotForecast, cutover.NodeNote{Name: n.Name + " " + d.Driver, Why: d.NotForecast})
 				continue
 			}
 			if n.Switched {
@@ -66,9 +67,9 @@ func summaryOf(opts Options, j *CutoverForecast) (*Summary, error) {
 // autoscaler grows and does not grow for pods with claims (the policy's
 // autoscaling rule): the workloads that move keep the nodes the pools have
 // at the switch, and no scale-up adds to them.
-func autoscalingCaveat(p *translate.Policy, j *CutoverForecast) (Caveat, bool) {
+func autoscalingCaveat(p *translate.Policy, j *CutoverForecast) (cutover.Caveat, bool) {
 	if p == nil {
-		return Caveat{}, false
+		return cutover.Caveat{}, false
 	}
 	labels := p.AutoscaledPoolLabels()
 	pools := map[string]int{}
@@ -81,7 +82,7 @@ func autoscalingCaveat(p *translate.Policy, j *CutoverForecast) (Caveat, bool) {
 		}
 	}
 	if len(pools) == 0 {
-		return Caveat{}, false
+		return cutover.Caveat{}, false
 	}
 	names := slices.Sorted(maps.Keys(pools))
 	nodes := 0
@@ -91,7 +92,7 @@ func autoscalingCaveat(p *translate.Policy, j *CutoverForecast) (Caveat, bool) {
 	if len(names) > 3 {
 		names = append(names[:3], fmt.Sprintf("%d more", len(pools)-3))
 	}
-	return Caveat{
+	return cutover.Caveat{
 		Text: fmt.Sprintf("Autoscaling: %d of the nodes are in autoscaled pools (%s) whose autoscaler adds no node for a pod whose devices come from a claim. "+
 			"The workloads that move keep the nodes these pools have at the switch, and a scale-up past them stays Pending; the rows marked autoscaling lost need more already. "+
 			"Scale the pools for every replica before the switch, or set autoscaling.draAware: true in the policy once the autoscaler provisions for claims.", nodes, strings.Join(names, ", ")),
@@ -102,9 +103,9 @@ func autoscalingCaveat(p *translate.Policy, j *CutoverForecast) (Caveat, bool) {
 
 // unserved: the whole-cluster placement serves fewer pods than the
 // workload asks for, and it runs today (or would run alone).
-func unserved(c Cutover) bool {
+func unserved(c cutover.Effect) bool {
 	switch c.Result {
-	case CutoverBreaks, CutoverOrderDependent, CutoverPartial:
+	case cutover.Breaks, cutover.OrderDependent, cutover.Partial:
 		return true
 	}
 	return false
@@ -116,7 +117,7 @@ func unserved(c Cutover) bool {
 // keeps it only for what a re-run of the whole forecast with that class
 // added shows: the pods of those workloads served more, and every other
 // result it changes.
-func suggest(ctx context.Context, in CutoverInput, j *CutoverForecast) ([]SuggestedClass, error) {
+func suggest(ctx context.Context, in CutoverInput, j *CutoverForecast) ([]cutover.SuggestedClass, error) {
 	mapped := map[string]bool{}
 	for _, c := range j.Forecast.After.Classes {
 		if c.Spec.ExtendedResourceName != nil {
@@ -134,7 +135,7 @@ func suggest(ctx context.Context, in CutoverInput, j *CutoverForecast) ([]Sugges
 			}
 		}
 	}
-	var out []SuggestedClass
+	var out []cutover.SuggestedClass
 	for _, res := range slices.Sorted(maps.Keys(wanted)) {
 		class, ok := classServing(in.Options.Policy, j.Forecast.After.Classes, res)
 		if !ok {
@@ -162,8 +163,8 @@ func suggest(ctx context.Context, in CutoverInput, j *CutoverForecast) ([]Sugges
 
 // confirmed compares the re-run with the class with the first run, workload
 // by workload.
-func confirmed(j, again *CutoverForecast, res string) SuggestedClass {
-	s := SuggestedClass{Resource: res}
+func confirmed(j, again *CutoverForecast, res string) cutover.SuggestedClass {
+	s := cutover.SuggestedClass{Resource: res}
 	byKey := map[string]int{}
 	for i, w := range again.Workloads {
 		byKey[w.Key] = i
@@ -181,7 +182,7 @@ func confirmed(j, again *CutoverForecast, res string) SuggestedClass {
 		}
 		// The re-run places the workloads together only: a result that
 		// the order decides there reads as served or not.
-		if was.Result == CutoverOrderDependent && now.Served == was.Served {
+		if was.Result == cutover.OrderDependent && now.Served == was.Served {
 			continue
 		}
 		if was.Result != now.Result || was.Served != now.Served {

@@ -6,10 +6,11 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/claimbridge/claimbridge/cutover"
+
 	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/claimbridge/claimbridge/decide"
-	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -29,7 +30,7 @@ var cutoverRemedies = map[reason.Code]string{
 
 // cutoverPage is the page's cutover view.
 type cutoverPage struct {
-	F        *forecast.Summary
+	F        *cutover.Summary
 	ByResult []cutoverCount
 	Breaks   []blocker
 	// Short are the workloads served in part, or depending on the order,
@@ -44,7 +45,7 @@ type cutoverPage struct {
 }
 
 type cutoverCount struct {
-	Result forecast.CutoverResult
+	Result cutover.Result
 	count
 }
 
@@ -69,7 +70,7 @@ func newCutoverPage(r *Report) *cutoverPage {
 		return nil
 	}
 	c := &cutoverPage{F: r.Forecast}
-	counts := map[forecast.CutoverResult]count{}
+	counts := map[cutover.Result]count{}
 	ns, hw := map[string]*servable{}, map[string]*servable{}
 	for _, row := range r.Items {
 		if row.Cutover == nil {
@@ -94,12 +95,12 @@ func newCutoverPage(r *Report) *cutoverPage {
 		}
 		c.Total.add(row)
 	}
-	for _, res := range forecast.CutoverResults {
+	for _, res := range cutover.Results {
 		if cc, ok := counts[res]; ok {
 			c.ByResult = append(c.ByResult, cutoverCount{Result: res, count: cc})
 		}
 	}
-	c.Breaks = blockersOf(r, func(row Row) bool { return row.Cutover != nil && row.Cutover.Result == forecast.CutoverBreaks })
+	c.Breaks = blockersOf(r, func(row Row) bool { return row.Cutover != nil && row.Cutover.Result == cutover.Breaks })
 	for i := range c.Breaks {
 		if rem, ok := cutoverRemedies[c.Breaks[i].Code]; ok {
 			c.Breaks[i].Remedy = rem
@@ -107,7 +108,7 @@ func newCutoverPage(r *Report) *cutoverPage {
 	}
 	for _, row := range r.Items {
 		switch cutoverOf(row) {
-		case forecast.CutoverPartial, forecast.CutoverOrderDependent, forecast.CutoverUnjudged:
+		case cutover.Partial, cutover.OrderDependent, cutover.Unjudged:
 			sr := shortRow{Object: objectOf(row), Cutover: row.Cutover}
 			if row.Cutover.AutoscalingLost != nil {
 				sr.Code = decide.ReasonAutoscalerIgnoresClaims
@@ -125,13 +126,13 @@ func newCutoverPage(r *Report) *cutoverPage {
 // Remedy say what it loses besides (autoscaling), when it does.
 type shortRow struct {
 	Object  string
-	Cutover *forecast.Cutover
+	Cutover *cutover.Effect
 	Code    reason.Code
 	Remedy  string
 }
 
 // cutoverOf is the row's cutover result, "" without one.
-func cutoverOf(row Row) forecast.CutoverResult {
+func cutoverOf(row Row) cutover.Result {
 	if row.Cutover == nil {
 		return ""
 	}
@@ -141,20 +142,20 @@ func cutoverOf(row Row) forecast.CutoverResult {
 func (s *servable) add(row Row) {
 	d, c := row.Demand(), row.Cutover
 	switch c.Result {
-	case forecast.CutoverNotAffected:
+	case cutover.NotAffected:
 		s.Today += d
 		s.After += d
 		return
-	case forecast.CutoverUnjudged:
+	case cutover.Unjudged:
 		s.Unjudged += d
 		return
-	case forecast.CutoverNotServedToday:
+	case cutover.NotServedToday:
 		return
 	}
 	after := d / row.Pods() * c.Served
 	if c.Pods == 0 { // a report judged without the whole-cluster placement
 		after = d
-		if c.Result == forecast.CutoverBreaks {
+		if c.Result == cutover.Breaks {
 			after = 0
 		}
 	}
@@ -163,7 +164,7 @@ func (s *servable) add(row Row) {
 	}
 	s.Today += d
 	s.After += after
-	if c.Result == forecast.CutoverOrderDependent {
+	if c.Result == cutover.OrderDependent {
 		s.Ordered += after
 	}
 	if after < d {
@@ -183,29 +184,29 @@ func sortedServable(m map[string]*servable) []servable {
 }
 
 // cutoverLabel is the result as the summary line says it.
-func cutoverLabel(r forecast.CutoverResult) string {
+func cutoverLabel(r cutover.Result) string {
 	switch r {
-	case forecast.CutoverMoves:
+	case cutover.Moves:
 		return "move"
-	case forecast.CutoverServedByClass:
+	case cutover.ServedByClass:
 		return "served by an extendedResourceName class"
-	case forecast.CutoverStaysLegacy:
+	case cutover.StaysLegacy:
 		return "stay on the device plugin"
-	case forecast.CutoverBreaks:
+	case cutover.Breaks:
 		return "break"
-	case forecast.CutoverPartial:
+	case cutover.Partial:
 		return "served in part"
-	case forecast.CutoverOrderDependent:
+	case cutover.OrderDependent:
 		return "depend on the order"
-	case forecast.CutoverNotServedToday:
+	case cutover.NotServedToday:
 		return "not served today either"
-	case forecast.CutoverUnjudged:
+	case cutover.Unjudged:
 		return "cannot be judged"
 	}
 	return "not affected"
 }
 
-func cutoverResult(c *forecast.Cutover) string {
+func cutoverResult(c *cutover.Effect) string {
 	if c == nil {
 		return "-"
 	}
@@ -213,15 +214,15 @@ func cutoverResult(c *forecast.Cutover) string {
 }
 
 // cutoverPods is "served/pods" for a row the placement judged.
-func cutoverPods(c *forecast.Cutover) string {
+func cutoverPods(c *cutover.Effect) string {
 	if c == nil || c.Pods == 0 {
 		return "-"
 	}
 	return fmt.Sprintf("%d/%d", c.Served, c.Pods)
 }
 
-func cutoverNodes(c *forecast.Cutover) string {
-	if c == nil || c.Result == forecast.CutoverNotAffected || c.Result == forecast.CutoverUnjudged {
+func cutoverNodes(c *cutover.Effect) string {
+	if c == nil || c.Result == cutover.NotAffected || c.Result == cutover.Unjudged {
 		return "-"
 	}
 	return fmt.Sprintf("%d→%d", c.Today, c.After)
@@ -229,7 +230,7 @@ func cutoverNodes(c *forecast.Cutover) string {
 
 // cutoverHeadline is the row's one-line reason in a cutover forecast: why
 // it is not served (in full), or the row's own headline.
-func cutoverHeadline(c *forecast.Cutover, row Row) string {
+func cutoverHeadline(c *cutover.Effect, row Row) string {
 	if c == nil {
 		return row.Headline()
 	}
@@ -238,7 +239,7 @@ func cutoverHeadline(c *forecast.Cutover, row Row) string {
 		return string(decide.ReasonAutoscalerIgnoresClaims) + ": " + c.Why
 	}
 	switch c.Result {
-	case forecast.CutoverBreaks, forecast.CutoverNotServedToday:
+	case cutover.Breaks, cutover.NotServedToday:
 		if c.Why == "" {
 			break
 		}
@@ -250,9 +251,9 @@ func cutoverHeadline(c *forecast.Cutover, row Row) string {
 			return c.Why + "; kept as submitted: " + h
 		}
 		return c.Why
-	case forecast.CutoverPartial, forecast.CutoverOrderDependent, forecast.CutoverUnjudged:
+	case cutover.Partial, cutover.OrderDependent, cutover.Unjudged:
 		return c.Why
-	case forecast.CutoverServedByClass:
+	case cutover.ServedByClass:
 		return "DeviceClass " + c.Class + " serves it as submitted (extendedResourceName)"
 	}
 	return row.Headline()
@@ -271,7 +272,7 @@ func (r *Report) rehearsed() bool {
 
 // rehearsedPods is "bound/pods", marked when it disagrees with the
 // forecast.
-func rehearsedPods(x *forecast.Rehearsed) string {
+func rehearsedPods(x *cutover.Rehearsed) string {
 	if x == nil {
 		return "-"
 	}

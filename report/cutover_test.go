@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimbridge/claimbridge/cutover"
+
 	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/reason"
 
 	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/decide"
-	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -22,21 +23,21 @@ import (
 func cutoverReport() *report.Report {
 	shared := reason.Reason{Code: translate.ReasonSharedDeviceNotMapped, Severity: reason.SeverityWarning, Message: "a time-sliced GPU <shared>"}
 	rows := []report.Row{
-		{Row: decisions.Row{Kind: "Deployment", Namespace: "research", Name: "trainer", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Replicas: ptr.To[int32](3), Hardware: "nvidia.com/gpu, any model", Placement: &decisions.Placement{Result: decisions.PlacementEqual, Nodes: 5, Legacy: 5, Translated: 5}}, Cutover: &forecast.Cutover{Result: forecast.CutoverMoves, Today: 5, After: 5, Pods: 3, Served: 3}},
-		{Row: decisions.Row{Kind: "Job", Namespace: "research", Name: "finetune", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", DevicesRequested: map[string]int64{"nvidia.com/gpu": 4}, Replicas: ptr.To[int32](2), Hardware: "NVIDIA-H100-80GB-HBM3"}, Cutover: &forecast.Cutover{Result: forecast.CutoverOrderDependent, Today: 1, After: 1, Pods: 2, Served: 1, Alone: 2,
+		{Row: decisions.Row{Kind: "Deployment", Namespace: "research", Name: "trainer", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Replicas: ptr.To[int32](3), Hardware: "nvidia.com/gpu, any model", Placement: &decisions.Placement{Result: decisions.PlacementEqual, Nodes: 5, Legacy: 5, Translated: 5}}, Cutover: &cutover.Effect{Result: cutover.Moves, Today: 5, After: 5, Pods: 3, Served: 3}},
+		{Row: decisions.Row{Kind: "Job", Namespace: "research", Name: "finetune", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", DevicesRequested: map[string]int64{"nvidia.com/gpu": 4}, Replicas: ptr.To[int32](2), Hardware: "NVIDIA-H100-80GB-HBM3"}, Cutover: &cutover.Effect{Result: cutover.OrderDependent, Today: 1, After: 1, Pods: 2, Served: 1, Alone: 2,
 			Competes: []string{"research/Deployment/trainer"}, Why: "placed alone it gets 2 of 2 pods served, after the workloads that can take the same devices only 1"}},
-		{Row: decisions.Row{Kind: "Deployment", Namespace: "lab", Name: "old-product", Outcome: reason.OutcomeKeepLegacy, Decisive: &reason.Reason{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "NeverFits"}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Replicas: ptr.To[int32](2), Hardware: "Tesla-K80"}, Cutover: &forecast.Cutover{Result: forecast.CutoverNotServedToday, Pods: 2, Why: "after the switch no node offers nvidia.com/gpu"}},
-		{Row: decisions.Row{Kind: "Deployment", Namespace: "inference", Name: "embeddings", Outcome: reason.OutcomeKeepLegacy, Decisive: &shared, Reasons: []reason.Reason{shared}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Replicas: ptr.To[int32](4), Hardware: "Tesla-T4-SHARED"}, Cutover: &forecast.Cutover{Result: forecast.CutoverBreaks, Today: 1, Pods: 4, Why: "after the switch no node offers nvidia.com/gpu"}},
-		{Row: decisions.Row{Kind: "Pod", Namespace: "lab", Name: "debug", Outcome: reason.OutcomeKeepLegacy, Decisive: &reason.Reason{Code: translate.ReasonNodeNamePreset, Severity: reason.SeverityWarning, Message: "spec.nodeName is set"}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Hardware: "nvidia.com/gpu, any model"}, Cutover: &forecast.Cutover{Result: forecast.CutoverBreaks, Today: 1, Pods: 1, Why: "after the switch no node offers nvidia.com/gpu"}},
-		{Row: decisions.Row{Kind: "StatefulSet", Namespace: "inference", Name: "legacy-serving", Outcome: reason.OutcomeKeepLegacy, Decisive: &reason.Reason{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "NeverFits"}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 8}, Replicas: ptr.To[int32](1), Hardware: "nvidia.com/gpu, any model"}, Cutover: &forecast.Cutover{Result: forecast.CutoverStaysLegacy, Today: 1, After: 1, Pods: 1, Served: 1}},
-		{Row: decisions.Row{Kind: "Deployment", Namespace: "inference", Name: "api", Outcome: reason.OutcomeSkip, Replicas: ptr.To[int32](2)}, Cutover: &forecast.Cutover{Result: forecast.CutoverNotAffected}},
+		{Row: decisions.Row{Kind: "Deployment", Namespace: "lab", Name: "old-product", Outcome: reason.OutcomeKeepLegacy, Decisive: &reason.Reason{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "NeverFits"}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Replicas: ptr.To[int32](2), Hardware: "Tesla-K80"}, Cutover: &cutover.Effect{Result: cutover.NotServedToday, Pods: 2, Why: "after the switch no node offers nvidia.com/gpu"}},
+		{Row: decisions.Row{Kind: "Deployment", Namespace: "inference", Name: "embeddings", Outcome: reason.OutcomeKeepLegacy, Decisive: &shared, Reasons: []reason.Reason{shared}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Replicas: ptr.To[int32](4), Hardware: "Tesla-T4-SHARED"}, Cutover: &cutover.Effect{Result: cutover.Breaks, Today: 1, Pods: 4, Why: "after the switch no node offers nvidia.com/gpu"}},
+		{Row: decisions.Row{Kind: "Pod", Namespace: "lab", Name: "debug", Outcome: reason.OutcomeKeepLegacy, Decisive: &reason.Reason{Code: translate.ReasonNodeNamePreset, Severity: reason.SeverityWarning, Message: "spec.nodeName is set"}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Hardware: "nvidia.com/gpu, any model"}, Cutover: &cutover.Effect{Result: cutover.Breaks, Today: 1, Pods: 1, Why: "after the switch no node offers nvidia.com/gpu"}},
+		{Row: decisions.Row{Kind: "StatefulSet", Namespace: "inference", Name: "legacy-serving", Outcome: reason.OutcomeKeepLegacy, Decisive: &reason.Reason{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "NeverFits"}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 8}, Replicas: ptr.To[int32](1), Hardware: "nvidia.com/gpu, any model"}, Cutover: &cutover.Effect{Result: cutover.StaysLegacy, Today: 1, After: 1, Pods: 1, Served: 1}},
+		{Row: decisions.Row{Kind: "Deployment", Namespace: "inference", Name: "api", Outcome: reason.OutcomeSkip, Replicas: ptr.To[int32](2)}, Cutover: &cutover.Effect{Result: cutover.NotAffected}},
 	}
 	r := report.New("cluster (forecast after the switch to DRA)", "profiles:nvidia", rows)
-	r.Forecast = &forecast.Summary{GFDLabels: "drop", Order: "by priority, then creation time", Nodes: 7, Switched: 5, Devices: map[string]int{"gpu.nvidia.com": 45},
-		Left:    []forecast.NodeNote{{Name: "optout-0", Why: "opted out (nvidia.com/gpu.deploy.operands=false)"}},
+	r.Forecast = &cutover.Summary{GFDLabels: "drop", Order: "by priority, then creation time", Nodes: 7, Switched: 5, Devices: map[string]int{"gpu.nvidia.com": 45},
+		Left:    []cutover.NodeNote{{Name: "optout-0", Why: "opted out (nvidia.com/gpu.deploy.operands=false)"}},
 		Unknown: []string{"numaNode", "pcieRoot", "uuid"}, Classes: []string{"gpu.nvidia.com", "mig.nvidia.com"},
-		Suggested: []forecast.SuggestedClass{{Resource: "nvidia.com/gpu", Rows: 2, Devices: 5, YAML: "kind: DeviceClass\nspec:\n  extendedResourceName: nvidia.com/gpu\n"}},
-		Caveats:   []forecast.Caveat{{Text: "GFD labels go", Source: "NVIDIA GPU Operator v26.7.0"}},
+		Suggested: []cutover.SuggestedClass{{Resource: "nvidia.com/gpu", Rows: 2, Devices: 5, YAML: "kind: DeviceClass\nspec:\n  extendedResourceName: nvidia.com/gpu\n"}},
+		Caveats:   []cutover.Caveat{{Text: "GFD labels go", Source: "NVIDIA GPU Operator v26.7.0"}},
 		YAML:      "apiVersion: v1\nkind: Node\nmetadata:\n  name: a100-0\n"}
 	return r
 }
@@ -110,10 +111,10 @@ func TestAutoscalingLostIsShownOnTheRow(t *testing.T) {
 	why := "autoscaling lost in pool karpenter.sh/nodepool=gpu: today its autoscaler adds nodes for the pods that do not fit (2 nodes of the pool can run them), " +
 		"after the switch none for their claims; 2 of 3 pods served: the fleet after the switch has room for no more of them, whatever the order"
 	r := report.New("cluster (forecast after the switch to DRA)", "profiles:nvidia", []report.Row{
-		{Row: decisions.Row{Kind: "Deployment", Namespace: "serving", Name: "llm", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", DevicesRequested: map[string]int64{"nvidia.com/gpu": 8}, Replicas: ptr.To[int32](3)}, Cutover: &forecast.Cutover{Result: forecast.CutoverPartial, Today: 2, After: 2, Pods: 3, Served: 2, Alone: 2, Why: why,
-			AutoscalingLost: &forecast.AutoscaledPool{Label: "karpenter.sh/nodepool", Name: "gpu", Nodes: 2}}},
+		{Row: decisions.Row{Kind: "Deployment", Namespace: "serving", Name: "llm", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", DevicesRequested: map[string]int64{"nvidia.com/gpu": 8}, Replicas: ptr.To[int32](3)}, Cutover: &cutover.Effect{Result: cutover.Partial, Today: 2, After: 2, Pods: 3, Served: 2, Alone: 2, Why: why,
+			AutoscalingLost: &cutover.AutoscaledPool{Label: "karpenter.sh/nodepool", Name: "gpu", Nodes: 2}}},
 	})
-	r.Forecast = &forecast.Summary{GFDLabels: "drop", Nodes: 2, Switched: 2}
+	r.Forecast = &cutover.Summary{GFDLabels: "drop", Nodes: 2, Switched: 2}
 	var b bytes.Buffer
 	if err := r.Write(&b, "table"); err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestAutoscalingLostIsShownOnTheRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := back.Items[0].Cutover.AutoscalingLost; got == nil || *got != (forecast.AutoscaledPool{Label: "karpenter.sh/nodepool", Name: "gpu", Nodes: 2}) {
+	if got := back.Items[0].Cutover.AutoscalingLost; got == nil || *got != (cutover.AutoscaledPool{Label: "karpenter.sh/nodepool", Name: "gpu", Nodes: 2}) {
 		t.Errorf("the JSON row's pool: %+v", got)
 	}
 }

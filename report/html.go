@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"fmt"
-	"github.com/claimbridge/claimbridge/decisions"
 	"html/template"
 	"io"
 	"maps"
@@ -14,11 +13,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claimbridge/claimbridge/cutover"
+	"github.com/claimbridge/claimbridge/decisions"
+
 	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
-	"github.com/claimbridge/claimbridge/forecast"
 )
 
 // The HTML page is rendered from the Report alone (the JSON form holds
@@ -106,11 +107,11 @@ var forecastCategories = []Category{
 }
 
 // forecastKeys are the category keys of the cutover results.
-var forecastKeys = map[forecast.CutoverResult]string{
-	forecast.CutoverMoves: "now", forecast.CutoverServedByClass: "now", forecast.CutoverStaysLegacy: "free",
-	forecast.CutoverPartial: "waiting", forecast.CutoverOrderDependent: "waiting",
-	forecast.CutoverBreaks: "blocked", forecast.CutoverUnjudged: "blocked",
-	forecast.CutoverNotServedToday: "skip", forecast.CutoverNotAffected: "skip",
+var forecastKeys = map[cutover.Result]string{
+	cutover.Moves: "now", cutover.ServedByClass: "now", cutover.StaysLegacy: "free",
+	cutover.Partial: "waiting", cutover.OrderDependent: "waiting",
+	cutover.Breaks: "blocked", cutover.Unjudged: "blocked",
+	cutover.NotServedToday: "skip", cutover.NotAffected: "skip",
 }
 
 // statusKeys are the category keys of the live statuses.

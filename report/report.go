@@ -15,6 +15,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/claimbridge/claimbridge/cutover"
+
 	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/reason"
 
@@ -23,7 +25,6 @@ import (
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
-	"github.com/claimbridge/claimbridge/forecast"
 )
 
 // Report is the whole audit.
@@ -40,7 +41,7 @@ type Report struct {
 	// Forecast is set on a cutover forecast (audit --forecast): the rows
 	// were decided against the fleet as it will be after the switch to DRA,
 	// and each says what the switch does to it (Row.Cutover).
-	Forecast *forecast.Summary `json:"forecast,omitempty"`
+	Forecast *cutover.Summary `json:"forecast,omitempty"`
 	// Progress is how far the migration has come, on the webhook's report
 	// only: the devices of running pods that DRA serves and that the device
 	// plugin serves, now and sampled over time.
@@ -70,7 +71,7 @@ type Summary struct {
 	Placement map[decisions.PlacementResult]int `json:"placement,omitempty"`
 	// Cutover counts the rows of a cutover forecast by what the switch
 	// does to them.
-	Cutover map[forecast.CutoverResult]int `json:"cutover,omitempty"`
+	Cutover map[cutover.Result]int `json:"cutover,omitempty"`
 }
 
 // Row is one row of the report: the record of a decision and, on a
@@ -79,10 +80,10 @@ type Row struct {
 	decisions.Row `json:",inline"`
 	// Cutover says what the switch to DRA does to the row (audit
 	// --forecast only).
-	Cutover *forecast.Cutover `json:"cutover,omitempty"`
+	Cutover *cutover.Effect `json:"cutover,omitempty"`
 	// Rehearsed is what a rehearsal on the real scheduler saw of the row's
 	// pods (make rehearse), beside what the forecast said.
-	Rehearsed *forecast.Rehearsed `json:"rehearsed,omitempty"`
+	Rehearsed *cutover.Rehearsed `json:"rehearsed,omitempty"`
 }
 
 // Rows wraps records as the rows of a report.
@@ -164,7 +165,7 @@ func New(fleet, policy string, rows []Row) *Report {
 		}
 		if row.Cutover != nil {
 			if r.Summary.Cutover == nil {
-				r.Summary.Cutover = map[forecast.CutoverResult]int{}
+				r.Summary.Cutover = map[cutover.Result]int{}
 			}
 			r.Summary.Cutover[row.Cutover.Result]++
 		}
@@ -274,7 +275,7 @@ func (r *Report) summaryLine() string {
 	line := fmt.Sprintf("%s: %d translate, %d keep legacy, %d skip", what, r.Summary.Translate, r.Summary.KeepLegacy, r.Summary.Skip)
 	if r.Forecast != nil {
 		var parts []string
-		for _, res := range forecast.CutoverResults {
+		for _, res := range cutover.Results {
 			if n := r.Summary.Cutover[res]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", n, cutoverLabel(res)))
 			}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimbridge/claimbridge/cutover"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,7 +24,6 @@ import (
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/feasibility"
-	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/report"
 )
@@ -33,7 +34,7 @@ type cutoverWorkload struct {
 	ns, name string
 	replicas int32
 	pod      *corev1.Pod
-	want     forecast.CutoverResult
+	want     cutover.Result
 }
 
 func (w cutoverWorkload) create(ctx context.Context) error {
@@ -99,15 +100,15 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 	}
 	workloads := []cutoverWorkload{
 		// Whole GPUs that are not time-sliced: they keep off the T4 shares.
-		{ns: ns, name: "trainer", replicas: 2, pod: gpus("2").NodeSelector("nvidia.com/gpu.sharing-strategy", "none").Obj(), want: forecast.CutoverMoves},
-		{ns: ns, name: "finetune", replicas: 1, pod: gpus("4").NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Obj(), want: forecast.CutoverMoves},
+		{ns: ns, name: "trainer", replicas: 2, pod: gpus("2").NodeSelector("nvidia.com/gpu.sharing-strategy", "none").Obj(), want: cutover.Moves},
+		{ns: ns, name: "finetune", replicas: 1, pod: gpus("4").NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Obj(), want: cutover.Moves},
 		// Shares of the time-sliced T4s: consumable shares after the switch.
-		{ns: ns, name: "embeddings", replicas: 2, pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-T4-SHARED").Obj(), want: forecast.CutoverMoves},
+		{ns: ns, name: "embeddings", replicas: 2, pod: gpus("1").NodeSelector("nvidia.com/gpu.product", "Tesla-T4-SHARED").Obj(), want: cutover.Moves},
 		// GFD's machine label, which no device attribute expresses and the
 		// switch removes.
-		{ns: deny, name: "t4-batch", replicas: 1, pod: gpus("1").NodeSelector("nvidia.com/gpu.machine", "g4dn.12xlarge").Obj(), want: forecast.CutoverBreaks},
-		{ns: ns, name: "t4-batch", replicas: 2, pod: gpus("1").NodeSelector("nvidia.com/gpu.machine", "g4dn.12xlarge").Obj(), want: forecast.CutoverBreaks},
-		{ns: deny, name: "pinned", replicas: 1, pod: gpus("4").NodeSelector("kubernetes.io/hostname", optOut).Obj(), want: forecast.CutoverStaysLegacy},
+		{ns: deny, name: "t4-batch", replicas: 1, pod: gpus("1").NodeSelector("nvidia.com/gpu.machine", "g4dn.12xlarge").Obj(), want: cutover.Breaks},
+		{ns: ns, name: "t4-batch", replicas: 2, pod: gpus("1").NodeSelector("nvidia.com/gpu.machine", "g4dn.12xlarge").Obj(), want: cutover.Breaks},
+		{ns: deny, name: "pinned", replicas: 1, pod: gpus("4").NodeSelector("kubernetes.io/hostname", optOut).Obj(), want: cutover.StaysLegacy},
 	}
 	for _, w := range workloads {
 		if err := w.create(t.Context()); err != nil {
@@ -156,7 +157,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	said := map[string]forecast.CutoverResult{}
+	said := map[string]cutover.Result{}
 	for _, row := range rep.Items {
 		if row.Cutover != nil {
 			said[row.Namespace+"/"+row.Name] = row.Cutover.Result
@@ -167,8 +168,8 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 			t.Errorf("the forecast says %s/%s %q, want %q", w.ns, w.name, got, w.want)
 		}
 	}
-	if got := said[ns+"/pinned-a100"]; got != forecast.CutoverBreaks {
-		t.Errorf("the forecast says the pod bound at creation to a node that switches %q, want %q", got, forecast.CutoverBreaks)
+	if got := said[ns+"/pinned-a100"]; got != cutover.Breaks {
+		t.Errorf("the forecast says the pod bound at creation to a node that switches %q, want %q", got, cutover.Breaks)
 	}
 	if rep.Forecast == nil || rep.Forecast.Switched != len(fleet.Published.Nodes)-1 {
 		t.Fatalf("forecast %+v, want every node but the opted-out one switched (%d)", rep.Forecast, len(fleet.Published.Nodes)-1)
@@ -244,7 +245,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 	// The cluster after the switch, pod for pod.
 	for _, w := range workloads {
 		switch {
-		case w.want == forecast.CutoverMoves:
+		case w.want == cutover.Moves:
 			eventually(t, fmt.Sprintf("%s/%s translated and bound to switched nodes", w.ns, w.name), func(ctx context.Context) (bool, error) {
 				pods, err := w.pods(ctx)
 				if err != nil || len(pods) != int(w.replicas) {
@@ -263,7 +264,7 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 				}
 				return true, nil
 			})
-		case w.want == forecast.CutoverStaysLegacy:
+		case w.want == cutover.StaysLegacy:
 			eventually(t, fmt.Sprintf("%s/%s as submitted on the opted-out node", w.ns, w.name), func(ctx context.Context) (bool, error) {
 				pods, err := w.pods(ctx)
 				if err != nil || len(pods) != int(w.replicas) {

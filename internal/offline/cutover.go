@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"github.com/claimbridge/claimbridge/cutover"
 	"context"
 	"github.com/claimbridge/claimbridge/decisions"
 
@@ -41,7 +42,7 @@ type CutoverOptions struct {
 // Cutover forecasts the switch and judges every pod template of docs:
 // the rows (each with its Cutover), the forecast summary, and the fleet
 // after the switch as it was checked. docs are left as they are.
-func Cutover(ctx context.Context, docs []manifest.Document, opts CutoverOptions) ([]report.Row, *forecast.Summary, *feasibility.Fleet, error) {
+func Cutover(ctx context.Context, docs []manifest.Document, opts CutoverOptions) ([]report.Row, *cutover.Summary, *feasibility.Fleet, error) {
 	fopts := opts.Forecast
 	fopts.Policy = opts.Policy
 	priorities := priorityValues(append(PriorityClassesOf(docs), opts.PriorityClasses...))

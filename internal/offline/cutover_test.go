@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimbridge/claimbridge/cutover"
+
 	"github.com/claimbridge/claimbridge/feasibility"
-	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -67,7 +68,7 @@ func TestEveryObjectKindGoesThroughTheForecast(t *testing.T) {
 	if len(files) < 60 {
 		t.Fatalf("%d manifests, want the examples and the public corpus", len(files))
 	}
-	results := map[forecast.CutoverResult]int{}
+	results := map[cutover.Result]int{}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -96,13 +97,13 @@ func TestEveryObjectKindGoesThroughTheForecast(t *testing.T) {
 				continue
 			}
 			results[row.Cutover.Result]++
-			if row.Cutover.Result == forecast.CutoverUnjudged && row.Cutover.Why == "" {
+			if row.Cutover.Result == cutover.Unjudged && row.Cutover.Why == "" {
 				t.Errorf("%s: %s is Unjudged without saying what it asks for", f, row.Name)
 			}
 		}
 	}
 	t.Logf("%d files: %v", len(files), results)
-	if results[forecast.CutoverUnjudged] == 0 || results[forecast.CutoverMoves] == 0 {
+	if results[cutover.Unjudged] == 0 || results[cutover.Moves] == 0 {
 		t.Errorf("results %v: the inputs no longer hold an object the forecast cannot judge, or one that moves", results)
 	}
 }

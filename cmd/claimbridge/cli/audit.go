@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/claimbridge/claimbridge/cutover"
 	"context"
 	"fmt"
 	"slices"
@@ -196,7 +197,7 @@ func failure(rep *report.Report, failOn []string) error {
 		if slices.Contains(failOn, failUntranslatable) && row.Outcome == reason.OutcomeKeepLegacy {
 			return exitError{exitInvalid}
 		}
-		if slices.Contains(failOn, failBreaks) && row.Cutover != nil && row.Cutover.Result == forecast.CutoverBreaks {
+		if slices.Contains(failOn, failBreaks) && row.Cutover != nil && row.Cutover.Result == cutover.Breaks {
 			return exitError{exitInvalid}
 		}
 	}

@@ -9,10 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimbridge/claimbridge/cutover"
+
 	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/claimbridge/claimbridge/feasibility"
-	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/internal/testing/browser"
 	"github.com/claimbridge/claimbridge/internal/testing/reportpage"
 	"github.com/claimbridge/claimbridge/report"
@@ -36,16 +37,16 @@ func TestForecastExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]forecast.CutoverResult{
-		"trainer": forecast.CutoverMoves, "notebook": forecast.CutoverMoves,
+	want := map[string]cutover.Result{
+		"trainer": cutover.Moves, "notebook": cutover.Moves,
 		// The trainer can take the H100 node's GPUs first.
-		"finetune-h100": forecast.CutoverOrderDependent,
+		"finetune-h100": cutover.OrderDependent,
 		// Three pods, two MIG devices of the profile, today and after.
-		"mig-serve": forecast.CutoverPartial,
+		"mig-serve": cutover.Partial,
 		// Time-sliced T4s: shares of the T4 GPUs after the switch.
-		"embeddings": forecast.CutoverMoves, "debug-a100": forecast.CutoverBreaks,
-		"k80-batch":      forecast.CutoverNotServedToday,
-		"legacy-serving": forecast.CutoverStaysLegacy, "api": forecast.CutoverNotAffected,
+		"embeddings": cutover.Moves, "debug-a100": cutover.Breaks,
+		"k80-batch":      cutover.NotServedToday,
+		"legacy-serving": cutover.StaysLegacy, "api": cutover.NotAffected,
 	}
 	served := map[string][2]int64{"trainer": {3, 3}, "notebook": {2, 2}, "finetune-h100": {2, 2}, "mig-serve": {2, 3}, "embeddings": {4, 4},
 		"debug-a100": {0, 1}, "k80-batch": {0, 1}, "legacy-serving": {1, 1}}
@@ -56,7 +57,7 @@ func TestForecastExamples(t *testing.T) {
 			t.Errorf("%s: cutover %+v, want %s", row.Name, row.Cutover, want[row.Name])
 			continue
 		}
-		if row.Cutover.Result == forecast.CutoverBreaks && (row.Decisive == nil || row.Cutover.Why == "") {
+		if row.Cutover.Result == cutover.Breaks && (row.Decisive == nil || row.Cutover.Why == "") {
 			t.Errorf("%s breaks without saying why: %+v", row.Name, row)
 		}
 		if got := [2]int64{row.Cutover.Served, row.Cutover.Pods}; got != served[row.Name] {
@@ -102,7 +103,7 @@ func TestForecastExamples(t *testing.T) {
 		if row.Outcome != outcomes[row.Name] {
 			t.Errorf("%s: %s against the forecast fleet file, %s in the forecast", row.Name, row.Outcome, outcomes[row.Name])
 		}
-		if (want[row.Name] == forecast.CutoverMoves || want[row.Name] == forecast.CutoverOrderDependent) && row.Verdict != string(feasibility.FitsNow) {
+		if (want[row.Name] == cutover.Moves || want[row.Name] == cutover.OrderDependent) && row.Verdict != string(feasibility.FitsNow) {
 			t.Errorf("%s moves in the forecast but is %s against its fleet", row.Name, row.Verdict)
 		}
 	}
@@ -124,7 +125,7 @@ func TestForecastExamples(t *testing.T) {
 		if row.Name != "embeddings" {
 			continue
 		}
-		if row.Cutover == nil || row.Cutover.Result != forecast.CutoverBreaks || row.Decisive == nil || row.Decisive.Code != translate.ReasonSharesUnavailable {
+		if row.Cutover == nil || row.Cutover.Result != cutover.Breaks || row.Decisive == nil || row.Decisive.Code != translate.ReasonSharesUnavailable {
 			t.Errorf("embeddings with time-sliced GPUs forecast whole: %+v (decisive %+v), want Breaks for SharesUnavailable", row.Cutover, row.Decisive)
 		}
 	}
@@ -151,7 +152,7 @@ func TestForecastExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, row := range sel.Items {
-		if row.Name == "finetune-h100" && (row.Cutover == nil || row.Cutover.Result != forecast.CutoverStaysLegacy) {
+		if row.Name == "finetune-h100" && (row.Cutover == nil || row.Cutover.Result != cutover.StaysLegacy) {
 			t.Errorf("finetune-h100 with the H100 node left alone: %+v", row.Cutover)
 		}
 	}
@@ -215,7 +216,7 @@ func TestForecastMarksAutoscalingLost(t *testing.T) {
 	if !slices.Equal(marked, []string{"mig-serve"}) {
 		t.Errorf("rows marked autoscaling lost: %v, want [mig-serve]", marked)
 	}
-	if !slices.ContainsFunc(rep.Forecast.Caveats, func(c forecast.Caveat) bool { return strings.HasPrefix(c.Text, "Autoscaling: 7 of the nodes") }) {
+	if !slices.ContainsFunc(rep.Forecast.Caveats, func(c cutover.Caveat) bool { return strings.HasPrefix(c.Text, "Autoscaling: 7 of the nodes") }) {
 		t.Errorf("no autoscaling caveat among %+v", rep.Forecast.Caveats)
 	}
 	table, err := run(t, "", args...)
@@ -243,7 +244,7 @@ func TestForecastMarksAutoscalingLost(t *testing.T) {
 		if row.Cutover != nil && row.Cutover.AutoscalingLost != nil {
 			t.Errorf("%s marked autoscaling lost with autoscaling.draAware", row.Name)
 		}
-		if row.Name == "mig-serve" && (row.Cutover == nil || row.Cutover.Result != forecast.CutoverPartial) {
+		if row.Name == "mig-serve" && (row.Cutover == nil || row.Cutover.Result != cutover.Partial) {
 			t.Errorf("mig-serve with autoscaling.draAware: %+v, want Partial unmarked", row.Cutover)
 		}
 	}
@@ -285,11 +286,11 @@ func TestForecastPageInChromium(t *testing.T) {
 	var today, after int64
 	for _, row := range rep.Items {
 		c := row.Cutover
-		if c == nil || c.Result == forecast.CutoverNotServedToday || row.Demand() == 0 {
+		if c == nil || c.Result == cutover.NotServedToday || row.Demand() == 0 {
 			continue
 		}
 		today += row.Demand()
-		if c.Result == forecast.CutoverNotAffected {
+		if c.Result == cutover.NotAffected {
 			after += row.Demand()
 		} else {
 			after += row.Demand() / row.Pods() * c.Served
@@ -304,7 +305,7 @@ func TestForecastPageInChromium(t *testing.T) {
 	// Every workload: the rows that are not served in full are there, and
 	// the filter by cutover result keeps just them (the fragment is read
 	// as the page loads).
-	for _, res := range []forecast.CutoverResult{forecast.CutoverNotServedToday, forecast.CutoverPartial, forecast.CutoverOrderDependent} {
+	for _, res := range []cutover.Result{cutover.NotServedToday, cutover.Partial, cutover.OrderDependent} {
 		dom, err := chromium.DumpDOM(t.Context(), url+"#cutover="+string(res), 1280, 900)
 		if err != nil {
 			t.Fatal(err)

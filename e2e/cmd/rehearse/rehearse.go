@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/claimbridge/claimbridge/cutover"
 	"context"
 	"errors"
 	"fmt"
@@ -147,7 +148,7 @@ func Rehearse(ctx context.Context, o Options) (*Result, error) {
 			continue
 		}
 		c := rows[k].Cutover
-		if it.Pod != nil && c != nil && c.Result != forecast.CutoverNotAffected && c.Result != forecast.CutoverUnjudged {
+		if it.Pod != nil && c != nil && c.Result != cutover.NotAffected && c.Result != cutover.Unjudged {
 			ns := cmpOr(plain[k].Namespace, "default")
 			ws = append(ws, workload{row: k, name: plain[k].Name, pod: it.Pod, pods: plain[k].Pods(), ns: ns})
 		}
@@ -232,7 +233,7 @@ func Rehearse(ctx context.Context, o Options) (*Result, error) {
 
 	res := &Result{}
 	for _, w := range ws {
-		x := &forecast.Rehearsed{Pods: created[w.row].pods, Bound: bound[w.row]}
+		x := &cutover.Rehearsed{Pods: created[w.row].pods, Bound: bound[w.row]}
 		x.Agrees = x.Pods == w.pods && agrees(rows[w.row].Cutover, x.Bound)
 		if !x.Agrees {
 			res.Disagree++
@@ -373,12 +374,12 @@ func namespacesOf(ws []workload) []string {
 // forecast: it bound the pods served, or the forecast said kube-scheduler's
 // order decides (OrderDependent), the fleet is too small for all (Partial),
 // or it made no promise (Unjudged, NotAffected).
-func agrees(c *forecast.Cutover, bound int64) bool {
+func agrees(c *cutover.Effect, bound int64) bool {
 	if c == nil {
 		return true
 	}
 	switch c.Result {
-	case forecast.CutoverOrderDependent, forecast.CutoverPartial, forecast.CutoverUnjudged, forecast.CutoverNotAffected:
+	case cutover.OrderDependent, cutover.Partial, cutover.Unjudged, cutover.NotAffected:
 		return true
 	}
 	return bound == c.Served

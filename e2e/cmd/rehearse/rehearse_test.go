@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimbridge/claimbridge/cutover"
+
 	"sigs.k8s.io/yaml"
 
 	"github.com/claimbridge/claimbridge/e2e/binary"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/feasibility"
-	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/report"
 )
 
@@ -53,7 +54,7 @@ func checkAgreement(t *testing.T, res *Result) {
 		if x.Pods != c.Pods {
 			t.Errorf("%s: %d of %d pods created", r.Name, x.Pods, c.Pods)
 		}
-		firm := c.Result != forecast.CutoverOrderDependent && c.Result != forecast.CutoverPartial
+		firm := c.Result != cutover.OrderDependent && c.Result != cutover.Partial
 		if firm && x.Bound != c.Served || x.Agrees != (!firm || x.Bound == c.Served) {
 			t.Errorf("%s: forecast %s with %d of %d pods served, rehearsal bound %d (agrees %t)", r.Name, c.Result, c.Served, c.Pods, x.Bound, x.Agrees)
 		}
@@ -161,7 +162,7 @@ spec:
 	got := rows(res.Report)
 	for name, other := range map[string]string{"serve-h100": "research/Job/batch", "batch": "inference/Deployment/serve-h100"} {
 		c := got[name].Cutover
-		if c == nil || c.Result != forecast.CutoverOrderDependent || !slices.Contains(c.Competes, other) {
+		if c == nil || c.Result != cutover.OrderDependent || !slices.Contains(c.Competes, other) {
 			t.Errorf("%s: forecast %+v, want OrderDependent competing with %s", name, c, other)
 		}
 	}

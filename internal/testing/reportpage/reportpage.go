@@ -8,17 +8,18 @@ package reportpage
 import (
 	"errors"
 	"fmt"
-	"github.com/claimbridge/claimbridge/decisions"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/claimbridge/claimbridge/cutover"
+	"github.com/claimbridge/claimbridge/decisions"
+
 	"github.com/claimbridge/claimbridge/reason"
 
 	"golang.org/x/net/html"
 
-	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/report"
 )
 
@@ -126,11 +127,11 @@ var statusKeys = map[decisions.Status]string{
 
 // cutoverKeys are the categories of a cutover forecast's rows: what the
 // cutover section says of each.
-var cutoverKeys = map[forecast.CutoverResult]string{
-	forecast.CutoverMoves: "now", forecast.CutoverServedByClass: "now", forecast.CutoverStaysLegacy: "free",
-	forecast.CutoverPartial: "waiting", forecast.CutoverOrderDependent: "waiting",
-	forecast.CutoverBreaks: "blocked", forecast.CutoverUnjudged: "blocked",
-	forecast.CutoverNotServedToday: "skip", forecast.CutoverNotAffected: "skip",
+var cutoverKeys = map[cutover.Result]string{
+	cutover.Moves: "now", cutover.ServedByClass: "now", cutover.StaysLegacy: "free",
+	cutover.Partial: "waiting", cutover.OrderDependent: "waiting",
+	cutover.Breaks: "blocked", cutover.Unjudged: "blocked",
+	cutover.NotServedToday: "skip", cutover.NotAffected: "skip",
 }
 
 func readiness(row report.Row) string {

@@ -1,57 +1,59 @@
-package forecast
+// Package cutover is what the switch to DRA does to each workload of a
+// cluster, and what a forecast of it assumed and produced: the result of
+// one workload (Effect), the forecast's summary, and what a rehearsal on the
+// real scheduler saw. The forecast (package forecast) fills these; the
+// report renders them beside the decision records. It is plain data and
+// imports nothing: whatever shows a report may read it without the
+// forecast's machinery.
+package cutover
 
-// What the switch to DRA does to each workload of the cluster, and what
-// the forecast assumed and produced: the per-workload results of a
-// whole-cluster placement (place.go, results.go) and the summary the
-// report renders.
-
-// CutoverResult is what the switch to DRA does to a workload.
-type CutoverResult string
+// Result is what the switch to DRA does to a workload.
+type Result string
 
 // Cutover results.
 const (
-	// CutoverMoves: translated, and the forecast fleet's DRA devices serve
+	// Moves: translated, and the forecast fleet's DRA devices serve
 	// every pod of it once the whole cluster is placed.
-	CutoverMoves CutoverResult = "Moves"
-	// CutoverServedByClass: stays as submitted, and a DeviceClass that maps
+	Moves Result = "Moves"
+	// ServedByClass: stays as submitted, and a DeviceClass that maps
 	// its extended resource (extendedResourceName, KEP-5004) serves every
 	// pod of it.
-	CutoverServedByClass CutoverResult = "ServedByClass"
-	// CutoverStaysLegacy: stays on the device plugin, on nodes the switch
+	ServedByClass Result = "ServedByClass"
+	// StaysLegacy: stays on the device plugin, on nodes the switch
 	// leaves alone, which hold every pod of it.
-	CutoverStaysLegacy CutoverResult = "StaysLegacy"
-	// CutoverPartial: some pods are served, not all, and placed alone it
+	StaysLegacy Result = "StaysLegacy"
+	// Partial: some pods are served, not all, and placed alone it
 	// gets no more: the fleet after the switch is too small for it.
-	CutoverPartial CutoverResult = "Partial"
-	// CutoverOrderDependent: placed alone it gets more pods served than
+	Partial Result = "Partial"
+	// OrderDependent: placed alone it gets more pods served than
 	// after the workloads placed before it: it competes with them for the
 	// same devices, and kube-scheduler, which does not place in
 	// claimbridge's order, may serve it more or less.
-	CutoverOrderDependent CutoverResult = "OrderDependent"
-	// CutoverBreaks: runs today, and after the switch no pod of it is
+	OrderDependent Result = "OrderDependent"
+	// Breaks: runs today, and after the switch no pod of it is
 	// served, placed alone or not: Pending until someone acts.
-	CutoverBreaks CutoverResult = "Breaks"
-	// CutoverNotServedToday: no node serves it before the switch either:
+	Breaks Result = "Breaks"
+	// NotServedToday: no node serves it before the switch either:
 	// the switch does not break it.
-	CutoverNotServedToday CutoverResult = "NotServedToday"
-	// CutoverUnjudged: asks for devices the switch replaces, and the
+	NotServedToday Result = "NotServedToday"
+	// Unjudged: asks for devices the switch replaces, and the
 	// forecast cannot judge it: no pod template can be located (a custom
 	// resource's own field), or whether its translation is served depends
 	// on attributes the nodes' labels do not tell (the devices will publish
 	// them; Why names them).
-	CutoverUnjudged CutoverResult = "Unjudged"
-	// CutoverNotAffected: asks for nothing the switch replaces.
-	CutoverNotAffected CutoverResult = "NotAffected"
+	Unjudged Result = "Unjudged"
+	// NotAffected: asks for nothing the switch replaces.
+	NotAffected Result = "NotAffected"
 )
 
-// CutoverResults in the order the page shows them: what needs a person
+// Results in the order the page shows them: what needs a person
 // first.
-var CutoverResults = []CutoverResult{CutoverBreaks, CutoverOrderDependent, CutoverPartial, CutoverUnjudged, CutoverNotServedToday,
-	CutoverMoves, CutoverServedByClass, CutoverStaysLegacy, CutoverNotAffected}
+var Results = []Result{Breaks, OrderDependent, Partial, Unjudged, NotServedToday,
+	Moves, ServedByClass, StaysLegacy, NotAffected}
 
-// Cutover is what the switch does to one workload (one pod template).
-type Cutover struct {
-	Result CutoverResult `json:"result"`
+// Effect is what the switch does to one workload (one pod template).
+type Effect struct {
+	Result Result `json:"result"`
 	// Today counts the nodes where the pod as submitted can run before the
 	// switch (they advertise what it asks for and pass its selectors and
 	// taints); After those where it — its translation, when it moves — can
