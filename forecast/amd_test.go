@@ -1,8 +1,8 @@
 package forecast
 
 import (
-	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/cutover"
 	"maps"
 	"os"
 	"slices"

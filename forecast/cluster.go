@@ -11,10 +11,10 @@ package forecast
 // then the summary and the DeviceClasses it suggests (summary.go).
 
 import (
-	"github.com/claimbridge/claimbridge/cutover"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/claimbridge/claimbridge/cutover"
 	"slices"
 	"time"
 

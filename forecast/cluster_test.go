@@ -1,10 +1,10 @@
 package forecast
 
 import (
-	"github.com/claimbridge/claimbridge/cutover"
 	"context"
 	"fmt"
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"strings"

@@ -10,10 +10,10 @@ package forecast
 // competes with); if not, the fleet is too small for it (Partial).
 
 import (
-	"github.com/claimbridge/claimbridge/cutover"
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/cutover"
 	"maps"
 	"slices"
 

@@ -7,11 +7,11 @@ package forecast
 // served.
 
 import (
-	"github.com/claimbridge/claimbridge/cutover"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/claimbridge/claimbridge/cutover"
 	"slices"
 	"strings"
 

@@ -5,8 +5,8 @@ package forecast
 // joint placement serves, those it gets alone and those after its rivals.
 
 import (
-	"github.com/claimbridge/claimbridge/cutover"
 	"fmt"
+	"github.com/claimbridge/claimbridge/cutover"
 	"strings"
 )
 

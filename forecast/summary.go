@@ -1,11 +1,11 @@
 package forecast
 
 import (
-	"github.com/claimbridge/claimbridge/cutover"
 	"bytes"
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/cutover"
 	"maps"
 	"slices"
 	"strings"

@@ -1,8 +1,8 @@
 package offline
 
 import (
-	"github.com/claimbridge/claimbridge/cutover"
 	"context"
+	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/decisions"
 
 	corev1 "k8s.io/api/core/v1"

@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"github.com/claimbridge/claimbridge/cutover"
 	"context"
 	"fmt"
+	"github.com/claimbridge/claimbridge/cutover"
 	"slices"
 	"strings"
 	"time"

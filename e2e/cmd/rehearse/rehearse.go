@@ -1,11 +1,11 @@
 package main
 
 import (
-	"github.com/claimbridge/claimbridge/cutover"
 	"context"
 	"errors"
 	"fmt"
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/cutover"
 	"io"
 	"maps"
 	"os"
