@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/claimbridge/claimbridge/feasibility/signature"
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 )
 
@@ -34,7 +35,7 @@ func TestAutoscaledAnswersAreCachedPerSnapshotAndShape(t *testing.T) {
 	legacy.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}}
 	in := AutoscaledInput{Labels: []string{v1alpha1.KarpenterNodePoolLabel}, Legacy: legacy, Translated: makePod("p", "ns").Obj(), Claims: alignedH100()}
 	pinned := in
-	pinned.Translated = makePod("p", "ns").NodeSelector(hostnameLabel, "node-00001").Obj() // an A100 node: no H100 there
+	pinned.Translated = makePod("p", "ns").NodeSelector(signature.HostnameLabel, "node-00001").Obj() // an A100 node: no H100 there
 
 	c := NewChecker(Options{})
 	pooled := build(8, true)
@@ -109,7 +110,7 @@ func TestAutoscaledNodesRunThePodAsSubmitted(t *testing.T) {
 		"not where the pod as submitted selects other nodes": {
 			mapped: true, legacy: func() *corev1.Pod {
 				p := gpu("1")
-				p.Spec.NodeSelector = map[string]string{hostnameLabel: "node-00001"}
+				p.Spec.NodeSelector = map[string]string{signature.HostnameLabel: "node-00001"}
 				return p
 			}(),
 			want: AutoscaledPool{Label: v1alpha1.KarpenterNodePoolLabel, Pool: "gpu", Node: "node-00000", Nodes: 2},

@@ -21,6 +21,8 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/dynamic-resource-allocation/cel"
+
+	"github.com/claimbridge/claimbridge/feasibility/signature"
 )
 
 // VerdictKind is the outcome of a check.
@@ -112,7 +114,7 @@ type Checker struct {
 	// classes carries node class keys from one snapshot to the next.
 	classes classMemo
 	// refs remembers the fields each selector expression references.
-	refs refsMemo
+	refs signature.RefsMemo
 }
 
 type flight struct {

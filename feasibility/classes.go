@@ -1,22 +1,17 @@
 package feasibility
 
 import (
-	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
-	"maps"
-	"slices"
-	"strconv"
 	"sync"
 
-	"github.com/claimbridge/claimbridge/translate"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/claimbridge/claimbridge/feasibility/signature"
 )
 
-// Node classes: the nodes that publish DRA devices, grouped by everything a
-// placement answer depends on — the devices (their attributes, capacities,
+// Node classes: the nodes that publish DRA devices, grouped by their class
+// key (signature.KeyWriter.ClassKey), everything a placement answer depends
+// on — the devices (their attributes, capacities,
 // taints and counters, with per-device identities such as UUIDs and bus IDs
 // reduced to their pattern of equality), the node's labels except the
 // hostname, its taints, whether it is unschedulable, and its extended
@@ -34,28 +29,6 @@ type nodeClass struct {
 	members []*nodeInfo // in name order; members[0] is the representative
 }
 
-// identityAttributes hold per-device identities (in any domain): only their
-// pattern of equality between the devices of a node matters (matchAttribute
-// compares equality; no translation compares them with a literal).
-var identityAttributes = map[string]bool{
-	"uuid": true, "parentUUID": true, "serial": true, "mac": true, "rdmaDevice": true,
-	"pciAddress": true, "pciAddr": true, "parentPciAddr": true, "pciBusID": true, "pcieBusID": true,
-}
-
-func isIdentity(name resourceapi.QualifiedName) bool {
-	s := string(name)
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '/' {
-			return identityAttributes[s[i+1:]]
-		}
-	}
-	return identityAttributes[s]
-}
-
-// hostnameLabel is unique per node and left out of the class key; a pod
-// that selects on it (or on the node's name) is checked node by node.
-const hostnameLabel = "kubernetes.io/hostname"
-
 // nodeClassList returns the node classes of the snapshot's DRA nodes,
 // computed once per snapshot. memo carries class keys over from earlier
 // snapshots: a node whose object and devices are the same objects as then
@@ -70,7 +43,8 @@ func (s *Snapshot) nodeClassList(memo *classMemo) []*nodeClass {
 		byKey := map[string]*nodeClass{}
 		// One writer for every node: its buffer and scratch lists are
 		// reused, so a class key costs the key and little else.
-		k := &keyWriter{buf: make([]byte, 0, 16<<10), ids: map[identity]int{}}
+		k := signature.NewKeyWriter()
+		var devs []signature.Device
 		memo.mu.Lock()
 		next := make(map[*corev1.Node]memoEntry, len(s.nodes))
 		// The memo's device lists of the nodes whose keys are computed
@@ -90,7 +64,11 @@ func (s *Snapshot) nodeClassList(memo *classMemo) []*nodeClass {
 				for i := range ni.devices {
 					devices[i] = ni.devices[i].device
 				}
-				e = memoEntry{devices: devices, key: k.classKey(ni)}
+				devs = devs[:0]
+				for i := range ni.devices {
+					devs = append(devs, ni.devices[i].sig())
+				}
+				e = memoEntry{devices: devices, key: k.ClassKey(ni.node, devs)}
 			}
 			next[ni.node] = e
 			ni.classKey = e.key
@@ -105,7 +83,7 @@ func (s *Snapshot) nodeClassList(memo *classMemo) []*nodeClass {
 		}
 		memo.entries = next
 		memo.mu.Unlock()
-		s.classesFingerprint = classesFingerprint(s.classes)
+		s.classesFingerprint = signature.ClassesFingerprint(s.classes)
 	})
 	return s.nodeClasses
 }
@@ -131,259 +109,4 @@ func sameDevices(a []*resourceapi.Device, b []deviceRef) bool {
 		}
 	}
 	return true
-}
-
-// classKey is the node's class key: a hash of what its class depends on.
-func (k *keyWriter) classKey(ni *nodeInfo) string {
-	k.buf = k.buf[:0]
-	n := ni.node
-	k.str("labels")
-	k.labelNames, k.labels = lookupSorted(n.Labels, k.labelNames, k.labels)
-	for i, name := range k.labelNames {
-		if name != hostnameLabel {
-			k.str(name, k.labels[i])
-		}
-	}
-	k.str("taints")
-	for _, t := range n.Spec.Taints {
-		k.str(t.Key, t.Value, string(t.Effect))
-	}
-	k.str("unschedulable", strconv.FormatBool(n.Spec.Unschedulable))
-	k.str("allocatable")
-	k.resNames, k.res = lookupSorted(n.Status.Allocatable, k.resNames, k.res)
-	for i, r := range k.resNames {
-		if translate.IsExtendedResource(r) {
-			k.str(string(r))
-			k.quantity(&k.res[i])
-		}
-	}
-	k.str("devices")
-	k.devs = append(k.devs[:0], ni.devices...)
-	slices.SortFunc(k.devs, func(a, b deviceRef) int {
-		return cmp.Or(cmp.Compare(a.driver, b.driver), cmp.Compare(a.device.Name, b.device.Name))
-	})
-	clear(k.ids)
-	for i := range k.devs {
-		k.device(&k.devs[i])
-	}
-	sum := sha256.Sum256(k.buf)
-	return hex.EncodeToString(sum[:12])
-}
-
-// keyWriter appends the parts of a class key to one buffer. A class key is
-// computed for every node of a fleet, so the writer is made once per
-// snapshot and everything it holds is reused from node to node.
-type keyWriter struct {
-	num     [32]byte
-	buf     []byte
-	scratch []string
-	devs    []deviceRef
-	ids     map[identity]int // a node's identities, numbered in order of appearance
-	// The sorted label and allocatable names of the last node, the
-	// attribute and capacity names of the last device, and their values in
-	// that order: the nodes of a pool and the devices of a node are mostly
-	// alike, and one with the same names takes them without sorting its own.
-	labelNames []string
-	labels     []string
-	resNames   []corev1.ResourceName
-	res        []resource.Quantity
-	attrNames  []resourceapi.QualifiedName
-	attrs      []resourceapi.DeviceAttribute
-	capNames   []resourceapi.QualifiedName
-	caps       []resourceapi.DeviceCapacity
-}
-
-func (k *keyWriter) str(parts ...string) {
-	for _, p := range parts {
-		k.buf = append(k.buf, p...)
-		k.buf = append(k.buf, 0)
-	}
-}
-
-// quantity writes what str(q.String()) writes, without the string: the
-// canonical form, which is also what String returns when it returns the
-// string the quantity was parsed from.
-func (k *keyWriter) quantity(q *resource.Quantity) {
-	// CanonicalizeBytes may return a number of its own instead of
-	// appending to the array it is given: copy from a scratch array.
-	number, suffix := q.CanonicalizeBytes(k.num[:0])
-	k.buf = append(k.buf, number...)
-	k.buf = append(k.buf, suffix...)
-	k.buf = append(k.buf, 0)
-}
-
-// sorted collects names into the writer's scratch slice, sorted.
-func (k *keyWriter) sorted(names func(func(string) bool)) []string {
-	k.scratch = k.scratch[:0]
-	for n := range names {
-		k.scratch = append(k.scratch, n)
-	}
-	slices.Sort(k.scratch)
-	return k.scratch
-}
-
-// lookupSorted fills values with m's values in the order of names, sorted
-// names of m's keys: the names kept when m has exactly those keys, else
-// m's own, sorted.
-func lookupSorted[K ~string, V any](m map[K]V, names []K, values []V) ([]K, []V) {
-	values = values[:0]
-	if len(names) == len(m) {
-		for _, name := range names {
-			v, ok := m[name]
-			if !ok {
-				break
-			}
-			values = append(values, v)
-		}
-		if len(values) == len(m) {
-			return names, values
-		}
-	}
-	names = names[:0]
-	for name := range m {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	values = values[:0]
-	for _, name := range names {
-		values = append(values, m[name])
-	}
-	return names, values
-}
-
-func (k *keyWriter) device(d *deviceRef) {
-	dev := d.device
-	k.str("device", d.driver)
-	k.str("unknown")
-	k.buf = strconv.AppendInt(k.buf, int64(len(d.unknown)), 10)
-	k.buf = append(k.buf, 0)
-	k.str(d.unknown...)
-	k.attrNames, k.attrs = lookupSorted(dev.Attributes, k.attrNames, k.attrs)
-	for i, name := range k.attrNames {
-		a := &k.attrs[i]
-		k.buf = append(k.buf, name...)
-		k.buf = append(k.buf, 0)
-		if isIdentity(name) {
-			v := identityOf(a)
-			id, ok := k.ids[v]
-			if !ok {
-				id = len(k.ids)
-				k.ids[v] = id
-			}
-			k.buf = append(k.buf, '#')
-			k.buf = strconv.AppendInt(k.buf, int64(id), 10)
-			// Its type, and whether CEL can read it: a value CEL cannot
-			// convert fails every selector on the device, whatever it reads.
-			k.buf = append(k.buf, v.kind)
-			if !convertible(*a) {
-				k.buf = append(k.buf, '!')
-			}
-		} else {
-			k.buf = appendAttribute(k.buf, *a)
-		}
-		k.buf = append(k.buf, 0)
-	}
-	k.capNames, k.caps = lookupSorted(dev.Capacity, k.capNames, k.caps)
-	for i, name := range k.capNames {
-		c := &k.caps[i]
-		k.str("c", string(name))
-		k.quantity(&c.Value)
-		if p := c.RequestPolicy; p != nil {
-			k.str("policy", quantityString(p.Default))
-			if p.ValidRange != nil {
-				k.str(quantityString(p.ValidRange.Min), quantityString(p.ValidRange.Max), quantityString(p.ValidRange.Step))
-			}
-			for _, v := range p.ValidValues {
-				k.str(v.String())
-			}
-		}
-	}
-	if dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations {
-		k.str("multi")
-	}
-	for _, t := range dev.Taints {
-		k.str("t", t.Key, t.Value, string(t.Effect))
-	}
-	for _, cc := range dev.ConsumesCounters {
-		k.str("counters", cc.CounterSet)
-		for _, name := range k.sorted(maps.Keys(cc.Counters)) {
-			v := cc.Counters[name].Value
-			k.str(name)
-			k.quantity(&v)
-		}
-	}
-	if dev.BindsToNode != nil && *dev.BindsToNode {
-		k.str("binds")
-	}
-	k.str(dev.BindingConditions...)
-}
-
-// identity is an identity attribute's value as a map key: equal exactly
-// when the values' attributeString are, without making that string for a
-// scalar (identities are unique: each would be a string of its own).
-type identity struct {
-	kind byte
-	s    string
-	i    int64
-}
-
-func identityOf(a *resourceapi.DeviceAttribute) identity {
-	switch {
-	case a.IntValue != nil:
-		return identity{kind: 'i', i: *a.IntValue}
-	case a.BoolValue != nil:
-		if *a.BoolValue {
-			return identity{kind: 'b', i: 1}
-		}
-		return identity{kind: 'b'}
-	case a.StringValue != nil:
-		return identity{kind: 's', s: *a.StringValue}
-	case a.VersionValue != nil:
-		return identity{kind: 'v', s: *a.VersionValue}
-	}
-	return identity{s: attributeString(*a)}
-}
-
-// appendAttribute appends an attribute's type and value (as attributeString).
-func appendAttribute(buf []byte, a resourceapi.DeviceAttribute) []byte {
-	switch {
-	case a.IntValue != nil:
-		return strconv.AppendInt(append(buf, 'i'), *a.IntValue, 10)
-	case a.BoolValue != nil:
-		return strconv.AppendBool(append(buf, 'b'), *a.BoolValue)
-	case a.StringValue != nil:
-		return append(append(buf, 's'), *a.StringValue...)
-	case a.VersionValue != nil:
-		return append(append(buf, 'v'), *a.VersionValue...)
-	}
-	return append(buf, attributeString(a)...)
-}
-
-func quantityString(q *resource.Quantity) string {
-	if q == nil {
-		return "-"
-	}
-	return q.String()
-}
-
-// classesFingerprint identifies the DeviceClasses: a class's selectors
-// decide which devices a legacy resource counts and what a claim gets.
-func classesFingerprint(classes map[string]*resourceapi.DeviceClass) string {
-	h := sha256.New()
-	for _, name := range slices.Sorted(maps.Keys(classes)) {
-		c := classes[name]
-		h.Write([]byte(name))
-		for _, s := range c.Spec.Selectors {
-			if s.CEL != nil {
-				h.Write([]byte{0})
-				h.Write([]byte(s.CEL.Expression))
-			}
-		}
-		if c.Spec.ExtendedResourceName != nil {
-			h.Write([]byte{1})
-			h.Write([]byte(*c.Spec.ExtendedResourceName))
-		}
-		h.Write([]byte{2})
-	}
-	return hex.EncodeToString(h.Sum(nil)[:12])
 }

@@ -33,7 +33,7 @@
 //
 // Speed: a node is first checked against an index of the devices it can see; the class and
 // request selectors are evaluated once per snapshot and distinct device signature (the
-// attributes and capacities a selector reads, matchmemo.go), and the answers serve every check
+// attributes and capacities a selector reads: package signature), and the answers serve every check
 // on the snapshot and its placement proofs, so a fleet of identical nodes costs a handful of CEL
 // evaluations. A node, or a node class of the placement proof, is pruned only when some request
 // has no alternative with enough matching devices, which the allocator could never satisfy
@@ -49,8 +49,8 @@
 // answers per pod shape. Node fit for what a pod asks besides its claims (CPU, memory,
 // hugepages, extended resources) follows kube-scheduler's NodeResourcesFit (fit.go).
 //
-// What may import it: decide, report, webhook, internal and cmd; it imports translate and api
-// only.
+// What may import it: decide, report, webhook, internal and cmd; it imports translate, api and
+// its sub-package signature only.
 //
 // The package is pure: no API client, no logger, no global state. An error from LoadInventory,
 // NewSnapshot or NewFleet means invalid input; "does not fit" is a Verdict, never an

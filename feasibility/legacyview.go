@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/dynamic-resource-allocation/cel"
 
+	"github.com/claimbridge/claimbridge/feasibility/signature"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -69,13 +70,14 @@ func deviceMatches(ctx context.Context, cc *cel.Cache, snap *Snapshot, d *device
 		return false
 	}
 	m := snap.selectorMemo()
+	sd := d.sig()
 	for _, s := range class.Spec.Selectors {
-		if s.CEL != nil && m.expr(cc, s.CEL.Expression).match(ctx, m, d) != matchYes {
+		if s.CEL != nil && m.Expr(cc, s.CEL.Expression).Match(ctx, m, sd) != signature.MatchYes {
 			return false
 		}
 	}
 	for _, e := range selectors {
-		if m.expr(cc, e).match(ctx, m, d) != matchYes {
+		if m.Expr(cc, e).Match(ctx, m, sd) != signature.MatchYes {
 			return false
 		}
 	}
@@ -242,28 +244,6 @@ func requiredLabelKeys(pod *corev1.Pod) []string {
 		}
 	}
 	return slices.Sorted(maps.Keys(set))
-}
-
-// selectsNodeByName reports whether the pod's node constraints name nodes
-// (hostname label or metadata.name fields), which node classes do not tell
-// apart.
-func selectsNodeByName(pod *corev1.Pod) bool {
-	if _, ok := pod.Spec.NodeSelector[hostnameLabel]; ok {
-		return true
-	}
-	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-			if len(t.MatchFields) > 0 {
-				return true
-			}
-			for _, e := range t.MatchExpressions {
-				if e.Key == hostnameLabel {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // hardware describes a node's devices in a few words for explanations:

@@ -17,6 +17,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/utils/ptr"
 
+	"github.com/claimbridge/claimbridge/feasibility/signature"
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -26,16 +27,16 @@ import (
 func direct(ctx context.Context, cc *cel.Cache, expression string, d *deviceRef) uint8 {
 	compiled := cc.GetOrCompile(expression)
 	if compiled.Error != nil {
-		return matchError
+		return signature.MatchError
 	}
 	ok, _, err := compiled.DeviceMatches(ctx, cel.Device{Driver: d.driver, AllowMultipleAllocations: d.device.AllowMultipleAllocations, Attributes: d.device.Attributes, Capacity: d.device.Capacity})
 	switch {
 	case err != nil:
-		return matchError
+		return signature.MatchError
 	case ok:
-		return matchYes
+		return signature.MatchYes
 	}
-	return matchNo
+	return signature.MatchNo
 }
 
 // twinSnapshot is one node with two devices of one driver that differ in
@@ -83,32 +84,32 @@ func TestSelectorMemoDoesNotShareBetweenDevicesThatDifferInWhatItReads(t *testin
 		"a selector reading an index tells the devices apart": {
 			differ: "index", other: resourceapi.DeviceAttribute{IntValue: ptr.To[int64](1)},
 			expression: `device.attributes["gpu.nvidia.com"].index == 1`,
-			want:       [2]uint8{matchNo, matchYes},
+			want:       [2]uint8{signature.MatchNo, signature.MatchYes},
 		},
 		"a selector reading a per-device identity tells the devices apart": {
 			differ: "uuid", other: resourceapi.DeviceAttribute{StringValue: ptr.To("GPU-1")},
 			expression: `device.attributes["gpu.nvidia.com"].uuid == "GPU-0"`,
-			want:       [2]uint8{matchYes, matchNo},
+			want:       [2]uint8{signature.MatchYes, signature.MatchNo},
 		},
 		"a selector reading a qualified name reads the driver's own attribute": {
 			differ: "index", other: resourceapi.DeviceAttribute{IntValue: ptr.To[int64](1)},
 			expression: `device.attributes["gpu.nvidia.com"].index > 0 && device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA")`,
-			want:       [2]uint8{matchNo, matchYes},
+			want:       [2]uint8{signature.MatchNo, signature.MatchYes},
 		},
 		"a selector iterating the attributes reads them all": {
 			differ: "uuid", other: resourceapi.DeviceAttribute{StringValue: ptr.To("GPU-1")},
 			expression: `device.attributes["gpu.nvidia.com"].exists(k, k == "uuid" && device.attributes["gpu.nvidia.com"][k] == "GPU-1")`,
-			want:       [2]uint8{matchNo, matchYes},
+			want:       [2]uint8{signature.MatchNo, signature.MatchYes},
 		},
 		"an attribute of another type fails the selector on its device only": {
 			differ: "index", other: resourceapi.DeviceAttribute{StringValue: ptr.To("zero")},
 			expression: `device.attributes["gpu.nvidia.com"].index < 1`,
-			want:       [2]uint8{matchYes, matchError},
+			want:       [2]uint8{signature.MatchYes, signature.MatchError},
 		},
 		"a version that does not parse fails every selector, even one that does not read it": {
 			differ: "driverVersion", other: resourceapi.DeviceAttribute{VersionValue: ptr.To("not-a-version")},
 			expression: `device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3"`,
-			want:       [2]uint8{matchYes, matchError},
+			want:       [2]uint8{signature.MatchYes, signature.MatchError},
 		},
 		"the same attribute under its qualified name is no longer the same device": {
 			differ: "gpu.nvidia.com/productName", other: resourceapi.DeviceAttribute{StringValue: ptr.To("NVIDIA L4")},
@@ -123,22 +124,22 @@ func TestSelectorMemoDoesNotShareBetweenDevicesThatDifferInWhatItReads(t *testin
 			if tc.want == [2]uint8{} {
 				// CEL reads one of the two names by chance: what the
 				// device answers is its own, never its twin's.
-				if snap.selectorMemo().sharable(&devs[1]) {
+				if snap.selectorMemo().Sharable(devs[1].sig()) {
 					t.Fatalf("device with two names of one attribute is sharable")
 				}
 				return
 			}
 			// Both orders: the first device evaluated must not answer for the second.
 			for _, order := range [][2]int{{0, 1}, {1, 0}} {
-				memo := newSelectorMemo(snap.selectorMemo().slots)
-				e := memo.expr(cc, tc.expression)
+				memo := signature.NewMemo(snap.selectorMemo().Slots())
+				e := memo.Expr(cc, tc.expression)
 				var got [2]uint8
 				for _, i := range order {
-					got[i] = e.match(t.Context(), memo, &devs[i])
+					got[i] = e.Match(t.Context(), memo, devs[i].sig())
 				}
 				// And again, from the slots.
 				for _, i := range order {
-					if again := e.match(t.Context(), memo, &devs[i]); again != got[i] {
+					if again := e.Match(t.Context(), memo, devs[i].sig()); again != got[i] {
 						t.Errorf("order %v, device %d: %d, then %d", order, i, got[i], again)
 					}
 				}
@@ -210,17 +211,17 @@ func TestSelectorMemoAgreesWithEvaluationOverTheFleets(t *testing.T) {
 				}
 			}
 			for _, backwards := range []bool{false, true} {
-				memo := newSelectorMemo(snap.selectorMemo().slots)
+				memo := signature.NewMemo(snap.selectorMemo().Slots())
 				order := slices.Clone(devs)
 				if backwards {
 					slices.Reverse(order)
 				}
 				for i, expression := range exprs {
-					e := memo.expr(cc, expression)
+					e := memo.Expr(cc, expression)
 					for pass := range 2 {
 						for _, d := range order {
 							want := wants[i][d]
-							if got := e.match(t.Context(), memo, d); got != want {
+							if got := e.Match(t.Context(), memo, d.sig()); got != want {
 								t.Errorf("%s (pass %d, backwards %v) on %s/%s/%s: memo %d, direct %d",
 									expression, pass, backwards, d.driver, d.pool, d.device.Name, got, want)
 							}
@@ -240,15 +241,15 @@ func TestSelectorMemoForgetsAnEvaluationCutShort(t *testing.T) {
 	// hundred iterations).
 	list := "[" + strings.Repeat("1, ", 39) + "1]"
 	expression := list + `.all(x, ` + list + `.all(y, x * y > 0)) && device.attributes["gpu.nvidia.com"].index == 0`
-	e := memo.expr(cc, expression)
+	e := memo.Expr(cc, expression)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	d := &snap.nodes[0].devices[0]
-	if got := e.match(ctx, memo, d); got != matchError {
-		t.Fatalf("with a cancelled context: %d, want %d", got, matchError)
+	if got := e.Match(ctx, memo, d.sig()); got != signature.MatchError {
+		t.Fatalf("with a cancelled context: %d, want %d", got, signature.MatchError)
 	}
-	if got := e.match(t.Context(), memo, d); got != matchYes {
-		t.Errorf("after a cancelled evaluation: %d, want %d", got, matchYes)
+	if got := e.Match(t.Context(), memo, d.sig()); got != signature.MatchYes {
+		t.Errorf("after a cancelled evaluation: %d, want %d", got, signature.MatchYes)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 
+	"github.com/claimbridge/claimbridge/feasibility/signature"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -144,7 +145,7 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 	// The cache key reads the pods as given: canonical forms and fallback
 	// variants are functions of them and of the policy. Everything else is
 	// prepared only when a class is not in the cache.
-	byName := in.ByNode || selectsNodeByName(in.Legacy) || selectsNodeByName(in.Translated)
+	byName := in.ByNode || signature.SelectsNodeByName(in.Legacy) || signature.SelectsNodeByName(in.Translated)
 	key, err := placementKey(snap, &c.classes, in.Policy, in.Legacy, in.Translated, in.Claims, in.NoFallbacks)
 	if err != nil {
 		return Placement{Unknown: err.Error()}

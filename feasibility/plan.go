@@ -15,6 +15,8 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/utils/ptr"
+
+	"github.com/claimbridge/claimbridge/feasibility/signature"
 )
 
 // requirement is one way to satisfy one request: the request itself or one of its subrequests.
@@ -31,7 +33,7 @@ type requirement struct {
 	noPrune bool
 	// exprs are the memos of the CEL selectors, the class's first (the
 	// first classExprs of them).
-	exprs      []*exprMemo
+	exprs      []*signature.Expr
 	classExprs int
 }
 
@@ -51,8 +53,8 @@ type plan struct {
 	// groups[i] lists the requirement indices that are the alternatives of one request;
 	// a node is a candidate when every group has an alternative it can satisfy.
 	groups [][]int
-	// memo answers the selectors on the snapshot's devices (matchmemo.go).
-	memo *selectorMemo
+	// memo answers the selectors on the snapshot's devices.
+	memo *signature.Memo
 	// byClass: the selectors read no per-device identity and their
 	// references are known, so the devices of two nodes of one class
 	// answer them alike (classes.go).
@@ -73,10 +75,6 @@ func (p *plan) claimsKey() string {
 	return p.key
 }
 
-type keyParts struct {
-	attrs, caps [][2]resourceapi.QualifiedName
-}
-
 // plan resolves classes and prepares the requirements; reasons are returned for unknown classes.
 func (c *Checker) plan(snap *Snapshot, celCache *cel.Cache, claims []*resourceapi.ResourceClaim) (*plan, []string) {
 	p := &plan{claims: claims, memo: snap.selectorMemo(), snap: snap, cc: celCache}
@@ -89,17 +87,17 @@ func (c *Checker) plan(snap *Snapshot, celCache *cel.Cache, claims []*resourceap
 		}
 		r.class = class
 		r.selectors = append(slices.Clone(class.Spec.Selectors), selectors...)
-		r.exprs = selectorExprs(p.memo, celCache, r.selectors)
+		r.exprs = signature.Exprs(p.memo, celCache, r.selectors)
 		for _, s := range class.Spec.Selectors {
 			if s.CEL != nil {
 				r.classExprs++
 			}
 		}
 		for _, e := range r.exprs {
-			if e.compiled.Error != nil {
+			if !e.Compiled() {
 				r.noPrune = true
 			}
-			p.byClass = p.byClass && e.readsNoIdentity()
+			p.byClass = p.byClass && e.ReadsNoIdentity()
 		}
 		p.reqs = append(p.reqs, r)
 		return len(p.reqs) - 1
@@ -130,13 +128,14 @@ func (p *plan) matches(ctx context.Context, d *deviceRef, m []byte) {
 	n := len(p.reqs)
 	char := func(v uint8) byte {
 		switch v {
-		case matchYes:
+		case signature.MatchYes:
 			return 'y'
-		case matchNo:
+		case signature.MatchNo:
 			return 'n'
 		}
 		return '?'
 	}
+	sd := d.sig()
 	for i := range p.reqs {
 		r := &p.reqs[i]
 		if r.noPrune {
@@ -145,10 +144,10 @@ func (p *plan) matches(ctx context.Context, d *deviceRef, m []byte) {
 		}
 		// The class's selectors come first: evaluated once for both
 		// answers, in the allocator's order.
-		m[n+i] = char(matchAll(ctx, p.memo, r.exprs[:r.classExprs], d))
+		m[n+i] = char(signature.MatchAll(ctx, p.memo, r.exprs[:r.classExprs], sd))
 		m[i] = m[n+i]
 		if m[i] == 'y' {
-			m[i] = char(matchAll(ctx, p.memo, r.exprs[r.classExprs:], d))
+			m[i] = char(signature.MatchAll(ctx, p.memo, r.exprs[r.classExprs:], sd))
 		}
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
+
+	"github.com/claimbridge/claimbridge/feasibility/signature"
 )
 
 // Features selects the allocator features; the names map to feature gates as in kube-scheduler's
@@ -96,9 +98,8 @@ type Snapshot struct {
 	legacy *legacyOffers
 
 	// selectors remembers what the selectors of the checks answered on the
-	// devices (matchmemo.go); nil in a derived snapshot, which reads its
-	// base's.
-	selectors *selectorMemo
+	// devices; nil in a derived snapshot, which reads its base's.
+	selectors *signature.Memo
 
 	// pooledBy holds, per set of pool labels, the positions of the nodes
 	// of autoscaled pools (pooled), computed on first use.
@@ -151,13 +152,24 @@ type deviceRef struct {
 	// allocated: dedicated to an existing claim (not usable unless adminAccess).
 	allocated bool
 	multi     bool
-	// slot numbers the device in its fleet snapshot (selectorMemo).
+	// slot numbers the device in its fleet snapshot (signature.Memo).
 	slot int
 	// unknown lists the qualified names of the attributes and capacities
 	// its driver publishes that the device leaves out because their values
 	// are not known (its slice's claimbridge.io/unknown-attributes: a
 	// forecast's device), sorted; shared by the devices of the slice.
 	unknown []string
+}
+
+// sig is the device as the selector memo and the class keys read it.
+func (d *deviceRef) sig() signature.Device {
+	return signature.Device{Slot: d.slot, Driver: d.driver, Device: d.device, Unknown: d.unknown}
+}
+
+// selectorMemo returns the memo of the snapshot's fleet snapshot, or nil
+// for a snapshot assembled without NewSnapshot (nothing is remembered then).
+func (s *Snapshot) selectorMemo() *signature.Memo {
+	return s.fleetSnapshot().selectors
 }
 
 // Generation is the inventory generation the snapshot was built for.
@@ -386,7 +398,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 	if lists {
 		s.features.ListTypeAttributes = true
 	}
-	s.selectors = newSelectorMemo(slots)
+	s.selectors = signature.NewMemo(slots)
 
 	shared := sharedDevices(s.allocated)
 	if s.allocated.AllocatedDevices.Len() == 0 && shared.Len() == 0 {

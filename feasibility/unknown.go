@@ -95,7 +95,7 @@ func (c *Checker) relax(celCache *cel.Cache, claims []*resourceapi.ResourceClaim
 				out = append(out, s)
 				continue
 			}
-			refs, ok := c.refs.references(compiled.Environment, s.CEL.Expression)
+			refs, ok := c.refs.References(compiled.Environment, s.CEL.Expression)
 			if !ok {
 				for _, n := range unknown {
 					depends[n] = true
@@ -104,7 +104,7 @@ func (c *Checker) relax(celCache *cel.Cache, claims []*resourceapi.ResourceClaim
 			}
 			reads := false
 			for _, r := range refs {
-				if name := r.domain + "/" + r.id; isUnknown[name] {
+				if name := r.Domain + "/" + r.ID; isUnknown[name] {
 					depends[name] = true
 					reads = true
 				}

@@ -1,4 +1,4 @@
-package feasibility
+package signature
 
 import (
 	"cmp"
@@ -15,15 +15,15 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 )
 
-// fieldRef is one device field a selector reads: device.attributes[domain].id or
-// device.capacity[domain].id.
-type fieldRef struct {
-	capacity   bool
-	domain, id string
+// FieldRef is one device field a selector reads: device.attributes[Domain].ID
+// or, with Capacity, device.capacity[Domain].ID.
+type FieldRef struct {
+	Capacity   bool
+	Domain, ID string
 }
 
-// references is references, remembered per expression and environment.
-func (m *refsMemo) references(env *celgo.Env, expression string) (refs []fieldRef, ok bool) {
+// References is [References], remembered per expression and environment.
+func (m *RefsMemo) References(env *celgo.Env, expression string) (refs []FieldRef, ok bool) {
 	key := refsKey{env, expression}
 	m.mu.Lock()
 	r, found := m.m[key]
@@ -31,7 +31,7 @@ func (m *refsMemo) references(env *celgo.Env, expression string) (refs []fieldRe
 	if found {
 		return r.refs, r.ok
 	}
-	refs, ok = references(env, expression)
+	refs, ok = References(env, expression)
 	m.mu.Lock()
 	if m.m == nil || len(m.m) >= maxRefsMemo {
 		m.m = map[refsKey]refsResult{}
@@ -41,11 +41,12 @@ func (m *refsMemo) references(env *celgo.Env, expression string) (refs []fieldRe
 	return refs, ok
 }
 
-// refsMemo remembers what each expression references (see references):
+// RefsMemo remembers what each expression references (see [References]):
 // every uncached check plans its requests, and parsing the same selectors
 // again was a good part of a cold check. The results are read, never
-// modified. Bounded: emptied when it holds maxRefsMemo expressions.
-type refsMemo struct {
+// modified. Bounded: emptied when it holds maxRefsMemo expressions. The
+// zero value is ready to use.
+type RefsMemo struct {
 	mu sync.Mutex
 	m  map[refsKey]refsResult
 }
@@ -58,16 +59,16 @@ type refsKey struct {
 }
 
 type refsResult struct {
-	refs []fieldRef
+	refs []FieldRef
 	ok   bool
 }
 
-// references lists the device fields a CEL selector can read. It recognises only the forms
+// References lists the device fields a CEL selector can read. It recognises only the forms
 // device.driver, device.allowMultipleAllocations, device.attributes["<domain>"].<id> and
 // device.capacity["<domain>"].<id> (also with has(), .? and [?]); any other use of device
 // (a whole domain map bound to a variable, iterated, compared…) makes the expression opaque
 // (ok == false), and the caller must then look at the whole device.
-func references(env *celgo.Env, expression string) (refs []fieldRef, ok bool) {
+func References(env *celgo.Env, expression string) (refs []FieldRef, ok bool) {
 	if env == nil {
 		return nil, false
 	}
@@ -81,7 +82,7 @@ func references(env *celgo.Env, expression string) (refs []fieldRef, ok bool) {
 }
 
 type refWalker struct {
-	refs []fieldRef
+	refs []FieldRef
 	ok   bool
 }
 
@@ -98,7 +99,7 @@ func (w *refWalker) walk(e celast.Expr) {
 	case celast.SelectKind:
 		sel := e.AsSelect()
 		if r, ok := domainMap(sel.Operand()); ok {
-			w.refs = append(w.refs, fieldRef{capacity: r.capacity, domain: r.domain, id: sel.FieldName()})
+			w.refs = append(w.refs, FieldRef{Capacity: r.Capacity, Domain: r.Domain, ID: sel.FieldName()})
 			return
 		}
 		if isDevice(sel.Operand()) {
@@ -115,7 +116,7 @@ func (w *refWalker) walk(e celast.Expr) {
 		if call.FunctionName() == operators.OptSelect && len(call.Args()) == 2 {
 			if r, ok := domainMap(call.Args()[0]); ok {
 				if id, ok := stringLiteral(call.Args()[1]); ok {
-					w.refs = append(w.refs, fieldRef{capacity: r.capacity, domain: r.domain, id: id})
+					w.refs = append(w.refs, FieldRef{Capacity: r.Capacity, Domain: r.Domain, ID: id})
 					return
 				}
 			}
@@ -123,7 +124,7 @@ func (w *refWalker) walk(e celast.Expr) {
 		if (call.FunctionName() == operators.Index || call.FunctionName() == operators.OptIndex) && len(call.Args()) == 2 {
 			if r, ok := domainMap(call.Args()[0]); ok {
 				if id, ok := stringLiteral(call.Args()[1]); ok {
-					w.refs = append(w.refs, fieldRef{capacity: r.capacity, domain: r.domain, id: id})
+					w.refs = append(w.refs, FieldRef{Capacity: r.Capacity, Domain: r.Domain, ID: id})
 					return
 				}
 			}
@@ -163,31 +164,31 @@ func (w *refWalker) walk(e celast.Expr) {
 }
 
 // domainMap matches device.attributes["<domain>"] and device.capacity["<domain>"].
-func domainMap(e celast.Expr) (fieldRef, bool) {
+func domainMap(e celast.Expr) (FieldRef, bool) {
 	if e.Kind() != celast.CallKind {
-		return fieldRef{}, false
+		return FieldRef{}, false
 	}
 	call := e.AsCall()
 	if call.FunctionName() != operators.Index || len(call.Args()) != 2 {
-		return fieldRef{}, false
+		return FieldRef{}, false
 	}
 	target := call.Args()[0]
 	if target.Kind() != celast.SelectKind || !isDevice(target.AsSelect().Operand()) || target.AsSelect().IsTestOnly() {
-		return fieldRef{}, false
+		return FieldRef{}, false
 	}
-	var r fieldRef
+	var r FieldRef
 	switch target.AsSelect().FieldName() {
 	case "attributes":
 	case "capacity":
-		r.capacity = true
+		r.Capacity = true
 	default:
-		return fieldRef{}, false
+		return FieldRef{}, false
 	}
 	domain, ok := stringLiteral(call.Args()[1])
 	if !ok {
-		return fieldRef{}, false
+		return FieldRef{}, false
 	}
-	r.domain = domain
+	r.Domain = domain
 	return r, true
 }
 
@@ -209,12 +210,12 @@ type projection struct {
 	caps  map[[2]string]bool
 }
 
-func (p *projection) add(refs []fieldRef) {
+func (p *projection) add(refs []FieldRef) {
 	for _, r := range refs {
-		if r.capacity {
-			p.caps[[2]string{r.domain, r.id}] = true
+		if r.Capacity {
+			p.caps[[2]string{r.Domain, r.ID}] = true
 		} else {
-			p.attrs[[2]string{r.domain, r.id}] = true
+			p.attrs[[2]string{r.Domain, r.ID}] = true
 		}
 	}
 }

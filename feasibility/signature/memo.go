@@ -1,4 +1,4 @@
-package feasibility
+package signature
 
 // Selector results shared by every check on a snapshot. A device selector
 // is a CEL expression over one device; it answers alike on two devices of
@@ -6,10 +6,9 @@ package feasibility
 // selector expression, its answer for each device of the snapshot (a slot
 // per device, read without a lock) and for each signature of the fields it
 // reads, so a fleet of identical nodes costs a handful of CEL evaluations
-// per selector and snapshot generation, whichever check asks: the verdict's
-// index and reasons (plan.go), the placement proof's legacy view
-// (legacyview.go) and the shares a policy offers (shares.go) read the same
-// answers.
+// per selector and snapshot generation, whichever check asks: feasibility's
+// device index and reasons, the placement proof's legacy view and the
+// shares a policy offers read the same answers.
 //
 // The upstream allocator does not read the memo: it evaluates the selectors
 // of what it allocates itself.
@@ -27,28 +26,51 @@ import (
 
 // The answers of a selector on a device; 0 is "not known yet".
 const (
-	matchYes   uint8 = 1
-	matchNo    uint8 = 2
-	matchError uint8 = 3 // the selector does not compile, or fails on the device
+	MatchYes   uint8 = 1
+	MatchNo    uint8 = 2
+	MatchError uint8 = 3 // the selector does not compile, or fails on the device
 )
+
+// Device is one device as a node sees it, as the memo and the class keys
+// read it.
+type Device struct {
+	// Slot numbers the device in its fleet snapshot: the memo keeps one
+	// answer per slot. A slot outside the memo's is evaluated by signature
+	// only.
+	Slot int
+	// Driver publishes the device, as its slice says.
+	Driver string
+	Device *resourceapi.Device
+	// Unknown lists the qualified names of the attributes and capacities
+	// the driver publishes that the device leaves out because their values
+	// are not known (a forecast's device), sorted.
+	Unknown []string
+}
 
 // maxMemoExprs bounds the expressions one snapshot remembers: each costs
 // two bits per device slot. When it is reached the memo starts afresh;
 // what a check already holds stays valid.
 const maxMemoExprs = 256
 
-// selectorMemo is the memo of one fleet snapshot, shared by the snapshots
-// derived from it (their devices are its devices, with the same slots).
-type selectorMemo struct {
-	// slots is the number of device slots (deviceRef.slot).
+// Memo is the memo of one fleet snapshot, shared by the snapshots derived
+// from it (their devices are its devices, with the same slots). It is safe
+// for concurrent use. A nil Memo remembers nothing across calls.
+type Memo struct {
+	// slots is the number of device slots (Device.Slot).
 	slots int
 	// plain holds per slot, two bits: 1 when the device can stand for every
-	// device with its signature, 2 when it cannot (see sharable).
+	// device with its signature, 2 when it cannot (see Sharable).
 	plain []atomic.Uint32
 
 	mu       sync.Mutex
-	exprs    map[exprKey]*exprMemo
+	exprs    map[exprKey]*Expr
 	versions map[string]bool // whether a version string parses
+}
+
+// keyParts are the names a projection reads on the devices of one driver
+// (projection.keyParts).
+type keyParts struct {
+	attrs, caps [][2]resourceapi.QualifiedName
 }
 
 type exprKey struct {
@@ -56,15 +78,20 @@ type exprKey struct {
 	expression string
 }
 
-func newSelectorMemo(slots int) *selectorMemo {
-	return &selectorMemo{slots: slots, plain: make([]atomic.Uint32, words(slots)), exprs: map[exprKey]*exprMemo{}, versions: map[string]bool{}}
+// NewMemo returns the memo of a fleet snapshot whose devices are numbered
+// from 0 to slots-1.
+func NewMemo(slots int) *Memo {
+	return &Memo{slots: slots, plain: make([]atomic.Uint32, words(slots)), exprs: map[exprKey]*Expr{}, versions: map[string]bool{}}
 }
+
+// Slots is the number of device slots of the memo.
+func (m *Memo) Slots() int { return m.slots }
 
 // words is the number of 32-bit words holding two bits per slot.
 func words(slots int) int { return (slots + 15) / 16 }
 
-// exprMemo is what one snapshot knows of one selector expression.
-type exprMemo struct {
+// Expr is what one snapshot knows of one selector expression.
+type Expr struct {
 	compiled cel.CompilationResult
 	// proj lists the fields the expression reads; nil when they cannot be
 	// told from its syntax (the expression reads the device as a whole, a
@@ -80,15 +107,9 @@ type exprMemo struct {
 	bySig map[string]uint8
 }
 
-// selectorMemo returns the memo of the snapshot's fleet snapshot, or nil
-// for a snapshot assembled without NewSnapshot (nothing is remembered then).
-func (s *Snapshot) selectorMemo() *selectorMemo {
-	return s.fleetSnapshot().selectors
-}
-
-// expr returns the memo of one expression compiled by cc. A nil memo gives
+// Expr returns the memo of one expression compiled by cc. A nil memo gives
 // one that remembers nothing across calls.
-func (m *selectorMemo) expr(cc *cel.Cache, expression string) *exprMemo {
+func (m *Memo) Expr(cc *cel.Cache, expression string) *Expr {
 	if m == nil {
 		return newExprMemo(cc, expression, 0)
 	}
@@ -99,20 +120,20 @@ func (m *selectorMemo) expr(cc *cel.Cache, expression string) *exprMemo {
 		return e
 	}
 	if len(m.exprs) >= maxMemoExprs {
-		m.exprs = map[exprKey]*exprMemo{}
+		m.exprs = map[exprKey]*Expr{}
 	}
 	e := newExprMemo(cc, expression, m.slots)
 	m.exprs[k] = e
 	return e
 }
 
-func newExprMemo(cc *cel.Cache, expression string, slots int) *exprMemo {
-	e := &exprMemo{compiled: cc.GetOrCompile(expression), parts: map[string]keyParts{}, bySig: map[string]uint8{}}
+func newExprMemo(cc *cel.Cache, expression string, slots int) *Expr {
+	e := &Expr{compiled: cc.GetOrCompile(expression), parts: map[string]keyParts{}, bySig: map[string]uint8{}}
 	if slots > 0 {
 		e.row = make([]atomic.Uint32, words(slots))
 	}
 	if e.compiled.Error == nil {
-		if refs, ok := references(e.compiled.Environment, expression); ok {
+		if refs, ok := References(e.compiled.Environment, expression); ok {
 			e.proj = &projection{attrs: map[[2]string]bool{}, caps: map[[2]string]bool{}}
 			e.proj.add(refs)
 		}
@@ -120,10 +141,14 @@ func newExprMemo(cc *cel.Cache, expression string, slots int) *exprMemo {
 	return e
 }
 
-// readsNoIdentity reports whether the expression's references are known
-// and none is a per-device identity (classes.go), which two nodes of one
+// Compiled reports whether the expression compiles: one that does not
+// fails on every device.
+func (e *Expr) Compiled() bool { return e.compiled.Error == nil }
+
+// ReadsNoIdentity reports whether the expression's references are known
+// and none is a per-device identity (classkey.go), which two nodes of one
 // class need not share.
-func (e *exprMemo) readsNoIdentity() bool {
+func (e *Expr) ReadsNoIdentity() bool {
 	if e.compiled.Error != nil {
 		return true // it fails on every device alike
 	}
@@ -143,23 +168,23 @@ func (e *exprMemo) readsNoIdentity() bool {
 	return true
 }
 
-// match answers the expression on the device: matchYes, matchNo or
-// matchError, exactly what evaluating it on the device answers (an
-// evaluation cut short by ctx is reported as matchError and not
-// remembered).
-func (e *exprMemo) match(ctx context.Context, m *selectorMemo, d *deviceRef) uint8 {
+// Match answers the expression on the device: MatchYes, MatchNo or
+// MatchError, exactly what evaluating it on the device answers (an
+// evaluation cut short by ctx is reported as MatchError and not
+// remembered). m is the memo that made e.
+func (e *Expr) Match(ctx context.Context, m *Memo, d Device) uint8 {
 	if e.compiled.Error != nil {
-		return matchError
+		return MatchError
 	}
-	slotted := e.row != nil && d.slot >= 0 && d.slot < len(e.row)*16
-	w, shift := d.slot/16, uint(d.slot%16)*2
+	slotted := e.row != nil && d.Slot >= 0 && d.Slot < len(e.row)*16
+	w, shift := d.Slot/16, uint(d.Slot%16)*2
 	if slotted {
 		if v := uint8(e.row[w].Load()>>shift) & 3; v != 0 {
 			return v
 		}
 	}
 	sig := ""
-	if e.proj != nil && m.sharable(d) {
+	if e.proj != nil && m.Sharable(d) {
 		sig = e.signature(d)
 		e.mu.Lock()
 		v, ok := e.bySig[sig]
@@ -171,15 +196,15 @@ func (e *exprMemo) match(ctx context.Context, m *selectorMemo, d *deviceRef) uin
 			return v
 		}
 	}
-	ok, _, err := e.compiled.DeviceMatches(ctx, cel.Device{Driver: d.driver, AllowMultipleAllocations: d.device.AllowMultipleAllocations, Attributes: d.device.Attributes, Capacity: d.device.Capacity})
-	v := matchNo
+	ok, _, err := e.compiled.DeviceMatches(ctx, cel.Device{Driver: d.Driver, AllowMultipleAllocations: d.Device.AllowMultipleAllocations, Attributes: d.Device.Attributes, Capacity: d.Device.Capacity})
+	v := MatchNo
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return matchError
+		return MatchError
 	case err != nil:
-		v = matchError
+		v = MatchError
 	case ok:
-		v = matchYes
+		v = MatchYes
 	}
 	if slotted {
 		e.row[w].Or(uint32(v) << shift)
@@ -202,27 +227,27 @@ const maxSignatures = 4096
 // signature is equal for two devices of one driver exactly when the fields
 // the expression reads are equal (same presence, same values). It is never
 // empty: it starts with the driver.
-func (e *exprMemo) signature(d *deviceRef) string {
+func (e *Expr) signature(d Device) string {
 	e.mu.Lock()
-	parts, ok := e.parts[d.driver]
+	parts, ok := e.parts[d.Driver]
 	if !ok {
-		parts.attrs, parts.caps = e.proj.keyParts(d.driver)
-		e.parts[d.driver] = parts
+		parts.attrs, parts.caps = e.proj.keyParts(d.Driver)
+		e.parts[d.Driver] = parts
 	}
 	e.mu.Unlock()
-	return "\x03" + e.proj.key(d.driver, d.device, parts.attrs, parts.caps)
+	return "\x03" + e.proj.key(d.Driver, d.Device, parts.attrs, parts.caps)
 }
 
-// sharable reports whether the device's answer may stand for the devices
+// Sharable reports whether the device's answer may stand for the devices
 // with its signature. CEL's view of a device converts every attribute
 // before any expression runs, and a failure fails every expression, read or
 // not; and two names of one field (qualified and in the driver's domain)
 // leave the value it reads to chance. Such a device is evaluated itself.
-func (m *selectorMemo) sharable(d *deviceRef) bool {
-	if m == nil || d.slot < 0 || d.slot >= len(m.plain)*16 {
+func (m *Memo) Sharable(d Device) bool {
+	if m == nil || d.Slot < 0 || d.Slot >= len(m.plain)*16 {
 		return m.plainDevice(d)
 	}
-	w, shift := d.slot/16, uint(d.slot%16)*2
+	w, shift := d.Slot/16, uint(d.Slot%16)*2
 	switch uint8(m.plain[w].Load()>>shift) & 3 {
 	case 1:
 		return true
@@ -241,20 +266,20 @@ func (m *selectorMemo) sharable(d *deviceRef) bool {
 // plainDevice reports whether every attribute of the device converts to a
 // CEL value and no field has two names (a qualified name in the driver's
 // domain and the same name without it).
-func (m *selectorMemo) plainDevice(d *deviceRef) bool {
-	for name, a := range d.device.Attributes {
+func (m *Memo) plainDevice(d Device) bool {
+	for name, a := range d.Device.Attributes {
 		if !m.convertible(a) {
 			return false
 		}
-		if domain, id, ok := strings.Cut(string(name), "/"); ok && domain == d.driver {
-			if _, dup := d.device.Attributes[resourceapi.QualifiedName(id)]; dup {
+		if domain, id, ok := strings.Cut(string(name), "/"); ok && domain == d.Driver {
+			if _, dup := d.Device.Attributes[resourceapi.QualifiedName(id)]; dup {
 				return false
 			}
 		}
 	}
-	for name := range d.device.Capacity {
-		if domain, id, ok := strings.Cut(string(name), "/"); ok && domain == d.driver {
-			if _, dup := d.device.Capacity[resourceapi.QualifiedName(id)]; dup {
+	for name := range d.Device.Capacity {
+		if domain, id, ok := strings.Cut(string(name), "/"); ok && domain == d.Driver {
+			if _, dup := d.Device.Capacity[resourceapi.QualifiedName(id)]; dup {
 				return false
 			}
 		}
@@ -264,7 +289,7 @@ func (m *selectorMemo) plainDevice(d *deviceRef) bool {
 
 // convertible mirrors cel.CompilationResult's attribute conversion: a value
 // of no known type and a version that does not parse fail it.
-func (m *selectorMemo) convertible(a resourceapi.DeviceAttribute) bool {
+func (m *Memo) convertible(a resourceapi.DeviceAttribute) bool {
 	return convertibleWith(a, m.version)
 }
 
@@ -297,7 +322,7 @@ func convertibleWith(a resourceapi.DeviceAttribute, version func(string) bool) b
 
 // version reports whether the string parses as a semantic version; a fleet
 // publishes few distinct versions, each parsed once.
-func (m *selectorMemo) version(v string) bool {
+func (m *Memo) version(v string) bool {
 	if m == nil {
 		return convertible(resourceapi.DeviceAttribute{VersionValue: &v})
 	}
@@ -317,23 +342,23 @@ func (m *selectorMemo) version(v string) bool {
 	return err == nil
 }
 
-// matchAll answers a list of selectors the way the allocator reads them:
+// MatchAll answers a list of selectors the way the allocator reads them:
 // in order, stopping at the first that does not match or fails.
-func matchAll(ctx context.Context, m *selectorMemo, exprs []*exprMemo, d *deviceRef) uint8 {
+func MatchAll(ctx context.Context, m *Memo, exprs []*Expr, d Device) uint8 {
 	for _, e := range exprs {
-		if v := e.match(ctx, m, d); v != matchYes {
+		if v := e.Match(ctx, m, d); v != MatchYes {
 			return v
 		}
 	}
-	return matchYes
+	return MatchYes
 }
 
-// selectorExprs returns the memos of the CEL selectors, in order.
-func selectorExprs(m *selectorMemo, cc *cel.Cache, selectors []resourceapi.DeviceSelector) []*exprMemo {
-	out := make([]*exprMemo, 0, len(selectors))
+// Exprs returns the memos of the CEL selectors, in order.
+func Exprs(m *Memo, cc *cel.Cache, selectors []resourceapi.DeviceSelector) []*Expr {
+	out := make([]*Expr, 0, len(selectors))
 	for _, s := range selectors {
 		if s.CEL != nil {
-			out = append(out, m.expr(cc, s.CEL.Expression))
+			out = append(out, m.Expr(cc, s.CEL.Expression))
 		}
 	}
 	return out
