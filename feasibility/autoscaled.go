@@ -17,6 +17,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
+	"github.com/claimbridge/claimbridge/feasibility/upstream"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -86,7 +87,7 @@ func (c *Checker) Autoscaled(ctx context.Context, snap *Snapshot, in AutoscaledI
 	}
 	var defaulted []*resourceapi.ResourceClaim
 	if in.Translated != nil && len(in.Claims) > 0 {
-		defaulted, _ = defaultClaims(in.Translated, in.Claims) // invalid claims: the device plugin's side alone
+		defaulted, _ = upstream.DefaultClaims(in.Translated, in.Claims) // invalid claims: the device plugin's side alone
 	}
 	// The answer reads the nodes, their devices and the classes, which
 	// only a new inventory snapshot changes (claims, reservations and pods
@@ -167,10 +168,10 @@ func (c *Checker) autoscaledIn(ctx context.Context, snap *Snapshot, pooled []int
 	var first *nodeInfo // the first node, whether or not it runs the pod as submitted
 	for _, i := range pooled {
 		ni := snap.nodeAt(i)
-		legacyPasses := nodeRejects(legacyReq, in.Legacy, ni.node) == ""
+		legacyPasses := upstream.NodeRejects(legacyReq, in.Legacy, ni.node) == ""
 		asSubmitted := legacyPasses && len(want) > 0 && advertises(ni.node, want)
 		dra := false
-		if !asSubmitted && p != nil && len(ni.devices) > 0 && nodeRejects(transReq, in.Translated, ni.node) == "" {
+		if !asSubmitted && p != nil && len(ni.devices) > 0 && upstream.NodeRejects(transReq, in.Translated, ni.node) == "" {
 			dra = devicesServe(ni)
 			asSubmitted = dra && mapped && legacyPasses
 		}
@@ -238,7 +239,7 @@ func poolOf(node *corev1.Node, labels []string) (string, string) {
 // included); empty for a pod that asks for none.
 func extendedWant(pod *corev1.Pod) corev1.ResourceList {
 	want := corev1.ResourceList{}
-	for n, q := range podRequests(withDefaultRequests(pod)) {
+	for n, q := range upstream.PodRequests(upstream.WithDefaultRequests(pod)) {
 		if translate.IsExtendedResource(n) {
 			want[n] = q
 		}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/claimbridge/claimbridge/feasibility/upstream"
 	"github.com/claimbridge/claimbridge/internal/testing/benchinput"
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 	"github.com/claimbridge/claimbridge/translate"
@@ -70,7 +71,7 @@ func BenchmarkCheckCold1000(b *testing.B) {
 		})
 		b.Run(name+"/raw-allocate-per-node", func(b *testing.B) {
 			c := NewChecker(Options{})
-			defaulted, err := defaultClaims(pod, claims)
+			defaulted, err := upstream.DefaultClaims(pod, claims)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -7,22 +7,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/dynamic-resource-allocation/cel"
 
 	"github.com/claimbridge/claimbridge/feasibility/signature"
+	"github.com/claimbridge/claimbridge/feasibility/upstream"
 )
 
 // VerdictKind is the outcome of a check.
@@ -172,7 +168,7 @@ func (c *Checker) Check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	if pod == nil {
 		pod = &corev1.Pod{}
 	}
-	defaulted, err := defaultClaims(pod, claims)
+	defaulted, err := upstream.DefaultClaims(pod, claims)
 	if err != nil {
 		return Verdict{Kind: NeverFits, Code: ReasonInvalidClaim, Reasons: []string{err.Error()}, NodesConsidered: len(snap.nodes)}
 	}
@@ -246,57 +242,6 @@ func (c *Checker) acquire(ctx context.Context) bool {
 	}
 }
 
-// defaultClaims turns the specs into claims and applies the apiserver's defaults
-// (k8s.io/kubernetes/pkg/apis/resource/v1/defaults.go): "an empty AllocationMode becomes
-// ExactCount; ExactCount with Count == 0 becomes Count = 1"; toleration operator Equal.
-// The allocator does not default: an empty mode is a fatal error and count 0 "succeeds".
-func defaultClaims(pod *corev1.Pod, specs []*resourceapi.ResourceClaimSpec) ([]*resourceapi.ResourceClaim, error) {
-	out := make([]*resourceapi.ResourceClaim, 0, len(specs))
-	for i, spec := range specs {
-		if spec == nil {
-			return nil, fmt.Errorf("claim %d: nil spec", i)
-		}
-		claim := &resourceapi.ResourceClaim{
-			ObjectMeta: metav1.ObjectMeta{
-				Namespace: pod.Namespace,
-				Name:      pod.Name + "-claim-" + strconv.Itoa(i),
-				UID:       types.UID("claimbridge-feasibility-" + strconv.Itoa(i)),
-			},
-			Spec: *spec.DeepCopy(),
-		}
-		for ri := range claim.Spec.Devices.Requests {
-			r := &claim.Spec.Devices.Requests[ri]
-			switch {
-			case r.Exactly != nil && len(r.FirstAvailable) == 0:
-				defaultExact(&r.Exactly.AllocationMode, &r.Exactly.Count, r.Exactly.Tolerations)
-			case r.Exactly == nil && len(r.FirstAvailable) > 0:
-				for si := range r.FirstAvailable {
-					s := &r.FirstAvailable[si]
-					defaultExact(&s.AllocationMode, &s.Count, s.Tolerations)
-				}
-			default:
-				return nil, fmt.Errorf("claim %d, request %q: exactly one of exactly or firstAvailable must be set", i, r.Name)
-			}
-		}
-		out = append(out, claim)
-	}
-	return out, nil
-}
-
-func defaultExact(mode *resourceapi.DeviceAllocationMode, count *int64, tolerations []resourceapi.DeviceToleration) {
-	if *mode == "" {
-		*mode = resourceapi.DeviceAllocationModeExactCount
-	}
-	if *mode == resourceapi.DeviceAllocationModeExactCount && *count == 0 {
-		*count = 1
-	}
-	for i := range tolerations {
-		if tolerations[i].Operator == "" {
-			tolerations[i].Operator = resourceapi.DeviceTolerationOpEqual
-		}
-	}
-}
-
 // shapeKey hashes what the verdict depends on besides the snapshot: the defaulted claim specs
 // and the pod's node constraints. The verdict cache's key is the snapshot's generation and
 // this hash (the snapshot pointer is not part of it: the generation identifies the inventory).
@@ -315,7 +260,7 @@ func shapeKey(pod *corev1.Pod, claims []*resourceapi.ResourceClaim) (string, err
 		Affinity     *corev1.NodeSelector
 		Tolerations  []corev1.Toleration
 		Requests     corev1.ResourceList
-	}{specs, pod.Spec.NodeSelector, affinity, pod.Spec.Tolerations, podRequests(pod)})
+	}{specs, pod.Spec.NodeSelector, affinity, pod.Spec.Tolerations, upstream.PodRequests(pod)})
 	if err != nil {
 		return "", fmt.Errorf("hash claims: %w", err)
 	}
@@ -361,7 +306,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	// NodeResourcesFit for what the pod asks besides its claims: against
 	// allocatable for both passes, and against what is free today (when the
 	// inventory knows the pods) for the first.
-	requests := snap.compared(podRequests(pod), nil)
+	requests := snap.compared(upstream.PodRequests(pod), nil)
 	empty := corev1.ResourceList{}
 	var candidates []*nodeInfo
 	var busy []string
@@ -371,7 +316,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 			why.add("publish no DRA devices", ni.node.Name)
 			continue
 		}
-		if msg := nodeRejects(required, pod, ni.node); msg != "" {
+		if msg := upstream.NodeRejects(required, pod, ni.node); msg != "" {
 			why.add(msg, ni.node.Name)
 			continue
 		}
@@ -442,28 +387,4 @@ func (c *Checker) fatal(v Verdict, res searchResult) Verdict {
 	v.Kind, v.Code = NeverFits, ReasonAllocatorError
 	v.Reasons = []string{fmt.Sprintf("allocator error on node %s: %v", res.errNode, res.err)}
 	return v
-}
-
-// nodeRejects mirrors kube-scheduler's NodeUnschedulable, NodeAffinity and TaintToleration
-// filters and returns their message, or "" when the pod may run on the node.
-func nodeRejects(required nodeaffinity.RequiredNodeAffinity, pod *corev1.Pod, node *corev1.Node) string {
-	if node.Spec.Unschedulable {
-		tolerated := slices.ContainsFunc(pod.Spec.Tolerations, func(t corev1.Toleration) bool {
-			return t.ToleratesTaint(logr.Discard(), &corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}, false)
-		})
-		if !tolerated {
-			return "were unschedulable"
-		}
-	}
-	// "Ignore parsing errors for backwards compatibility."
-	if ok, _ := required.Match(node); !ok {
-		return "didn't match Pod's node affinity/selector"
-	}
-	taint, untolerated := corev1helpers.FindMatchingUntoleratedTaint(logr.Discard(), node.Spec.Taints, pod.Spec.Tolerations, func(t *corev1.Taint) bool {
-		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-	}, false)
-	if untolerated {
-		return fmt.Sprintf("had untolerated taint {%s: %s}", taint.Key, taint.Value)
-	}
-	return ""
 }

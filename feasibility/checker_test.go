@@ -18,6 +18,7 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/ptr"
 
+	"github.com/claimbridge/claimbridge/feasibility/upstream"
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 )
 
@@ -359,7 +360,7 @@ func TestCheckAgreesWithAllocator(t *testing.T) {
 // rawVerdict is the reference: every node in name order that the pod may use, one Allocate each.
 func rawVerdict(t *testing.T, snap *Snapshot, pod *corev1.Pod, specs []*resourceapi.ResourceClaimSpec) Verdict {
 	t.Helper()
-	claims, err := defaultClaims(pod, specs)
+	claims, err := upstream.DefaultClaims(pod, specs)
 	if err != nil {
 		return Verdict{Kind: NeverFits}
 	}
@@ -396,7 +397,7 @@ func rawVerdict(t *testing.T, snap *Snapshot, pod *corev1.Pod, specs []*resource
 		var best *Verdict
 		bestScore := int64(-1)
 		for _, ni := range snap.nodes {
-			if nodeRejects(required, pod, ni.node) != "" {
+			if upstream.NodeRejects(required, pod, ni.node) != "" {
 				continue
 			}
 			out, err := alloc.a.Allocate(t.Context(), ni.node, claims)

@@ -24,7 +24,7 @@
 // never NeverFits then). The check is advisory: the allocator cannot reserve devices and
 // kube-scheduler may see claims in flight that the inventory does not.
 //
-// Mirrored scheduler behaviour: DeviceTaintRules are applied to the slices
+// Mirrored scheduler behaviour (package upstream): DeviceTaintRules are applied to the slices
 // (resourceslice/tracker), the allocated state follows foreachAllocatedDevice (adminAccess
 // results do not count, shared allocations with consumable capacity), claims are defaulted like
 // the apiserver does (the allocator does not default), and candidate nodes pass the
@@ -50,7 +50,7 @@
 // hugepages, extended resources) follows kube-scheduler's NodeResourcesFit (fit.go).
 //
 // What may import it: decide, report, webhook, internal and cmd; it imports translate, api and
-// its sub-package signature only.
+// its sub-packages signature and upstream only.
 //
 // The package is pure: no API client, no logger, no global state. An error from LoadInventory,
 // NewSnapshot or NewFleet means invalid input; "does not fit" is a Verdict, never an

@@ -11,10 +11,12 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/claimbridge/claimbridge/translate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/claimbridge/claimbridge/feasibility/upstream"
+	"github.com/claimbridge/claimbridge/translate"
 )
 
 // LegacyFit says whether the device plugin would run a pod as submitted now.
@@ -40,7 +42,7 @@ type LegacyFit struct {
 // plugin's own capacity.
 func (s *Snapshot) LegacyFitsNow(pod *corev1.Pod) LegacyFit {
 	fit := LegacyFit{Known: len(s.nodes) > 0 && s.nodes[0].usageKnown}
-	requests := podRequests(withDefaultRequests(pod))
+	requests := upstream.PodRequests(upstream.WithDefaultRequests(pod))
 	var extended []corev1.ResourceName
 	for n := range requests {
 		if translate.IsExtendedResource(n) {
@@ -58,7 +60,7 @@ func (s *Snapshot) LegacyFitsNow(pod *corev1.Pod) LegacyFit {
 			continue
 		}
 		// Every resource is compared: this is the device plugin's own capacity.
-		if nodeRejects(required, pod, ni.node) != "" || s.short(ni, requests, func(corev1.ResourceName) bool { return false }) != "" {
+		if upstream.NodeRejects(required, pod, ni.node) != "" || s.short(ni, requests, func(corev1.ResourceName) bool { return false }) != "" {
 			continue
 		}
 		if fit.Node == "" {
@@ -106,7 +108,7 @@ func (s *Snapshot) LegacyUnservable(pod *corev1.Pod) []Unservable {
 	if len(s.nodes) == 0 || s.legacy.registering(s.nodes) {
 		return nil
 	}
-	requests := podRequests(pod)
+	requests := upstream.PodRequests(pod)
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
 	var out []Unservable
 	for _, n := range slices.Sorted(maps.Keys(requests)) {
@@ -135,7 +137,7 @@ func (s *Snapshot) excludedOffering(pod *corev1.Pod, required nodeaffinity.Requi
 		if !advertises(ni.node, corev1.ResourceList{name: want}) {
 			continue
 		}
-		if pod.Spec.NodeName == ni.node.Name || pod.Spec.NodeName == "" && nodeRejects(required, pod, ni.node) == "" {
+		if pod.Spec.NodeName == ni.node.Name || pod.Spec.NodeName == "" && upstream.NodeRejects(required, pod, ni.node) == "" {
 			return nil
 		}
 		offering = append(offering, ni.node.Name)

@@ -3,6 +3,8 @@ package feasibility
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/claimbridge/claimbridge/feasibility/upstream"
 )
 
 // LegacyNodes counts the nodes where the pod as submitted could run on the
@@ -45,7 +47,7 @@ func (s *Snapshot) LegacyOffers(pod *corev1.Pod) (want corev1.ResourceList, offe
 		if pod.Spec.NodeName != "" && ni.node.Name != pod.Spec.NodeName || !advertises(ni.node, want) {
 			continue
 		}
-		if pod.Spec.NodeName == "" && nodeRejects(required, pod, ni.node) != "" {
+		if pod.Spec.NodeName == "" && upstream.NodeRejects(required, pod, ni.node) != "" {
 			continue
 		}
 		offered := corev1.ResourceList{}

@@ -24,6 +24,8 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
+
+	"github.com/claimbridge/claimbridge/feasibility/upstream"
 )
 
 // lineageEntry is the last verdict of a pod shape that the next snapshots
@@ -110,7 +112,7 @@ func (c *Checker) revalidate(ctx context.Context, snap *Snapshot, pod *corev1.Po
 		return Verdict{}, 0, false
 	}
 	ni := snap.nodeAt(i)
-	if nodeRejects(nodeaffinity.GetRequiredNodeAffinity(pod), pod, ni.node) != "" || snap.insufficient(ni, podRequests(pod)) != "" {
+	if upstream.NodeRejects(nodeaffinity.GetRequiredNodeAffinity(pod), pod, ni.node) != "" || snap.insufficient(ni, upstream.PodRequests(pod)) != "" {
 		return Verdict{}, 0, false
 	}
 	celCache := c.celCache(snap.features)
@@ -128,7 +130,7 @@ func (c *Checker) revalidate(ctx context.Context, snap *Snapshot, pod *corev1.Po
 	if err != nil || len(out) != len(p.claims) {
 		return Verdict{}, 0, false // the search says why, or finds another node
 	}
-	if s := score(p.claims, out); s != prev.score {
+	if s := upstream.Score(p.claims, out); s != prev.score {
 		return Verdict{}, 0, false
 	}
 	v.Results = nil
@@ -189,11 +191,11 @@ func (x *sliceIndex) forNode(all []*resourceapi.ResourceSlice, node string) []*r
 type nodeAllocator struct {
 	structured.Allocator // over no slice: the methods besides Allocate
 	snap                 *Snapshot
-	lister               classLister
+	lister               upstream.ClassLister
 	celCache             *cel.Cache
 }
 
-func newNodeAllocator(ctx context.Context, s *Snapshot, lister classLister, celCache *cel.Cache) (*nodeAllocator, error) {
+func newNodeAllocator(ctx context.Context, s *Snapshot, lister upstream.ClassLister, celCache *cel.Cache) (*nodeAllocator, error) {
 	none, err := structured.NewAllocator(ctx, s.features, s.allocated, lister, nil, celCache)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/feasibility/signature"
+	"github.com/claimbridge/claimbridge/feasibility/upstream"
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -350,7 +351,7 @@ func TestClosenessByClassIsEachNodesOwn(t *testing.T) {
 		c := NewChecker(Options{})
 		snap.nodeClassList(&c.classes)
 		for name, spec := range specs {
-			claims, err := defaultClaims(makePod("p", "ns").Obj(), spec)
+			claims, err := upstream.DefaultClaims(makePod("p", "ns").Obj(), spec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -381,7 +382,7 @@ func TestPlanReadingAnIdentityRanksNodeByNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := NewChecker(Options{})
-	claims, err := defaultClaims(makePod("p", "ns").Obj(), []*resourceapi.ResourceClaimSpec{
+	claims, err := upstream.DefaultClaims(makePod("p", "ns").Obj(), []*resourceapi.ResourceClaimSpec{
 		makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1, `device.attributes["gpu.nvidia.com"].uuid != ""`).Obj()})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
+
+	"github.com/claimbridge/claimbridge/feasibility/upstream"
 )
 
 // snapshotIDs numbers the snapshots (Snapshot.id).
@@ -58,7 +60,7 @@ func (x *poolIndex) build(nodes []*nodeInfo) map[[2]string][]int {
 // classes and the allocator over free devices are those of s. Neither s nor
 // claims are modified; claims must not be modified afterwards.
 func (s *Snapshot) WithClaims(claims []*resourceapi.ResourceClaim, generation uint64) *Snapshot {
-	d := s.withClaims(slices.Concat(s.claims, claims), claims, generation, withAllocations(s.allocated, claims, s.features))
+	d := s.withClaims(slices.Concat(s.claims, claims), claims, generation, upstream.WithAllocations(s.allocated, claims, s.features))
 	d.root, d.held = s.id, claims
 	return d
 }
@@ -123,7 +125,7 @@ func (s *Snapshot) ReplaceClaims(claims []*resourceapi.ResourceClaim, generation
 			changed = append(changed, c) // removed
 		}
 	}
-	return s.withClaims(claims, changed, generation, allocatedState(claims, s.features))
+	return s.withClaims(claims, changed, generation, upstream.AllocatedState(claims, s.features))
 }
 
 // Holding returns the snapshot that follows s in its lineage holding
@@ -181,7 +183,7 @@ func (s *Snapshot) withClaims(all, changed []*resourceapi.ResourceClaim, generat
 	}
 	d.nodes = base.nodes
 	if touched.Len() > 0 {
-		shared := sharedDevices(d.allocated)
+		shared := upstream.SharedDevices(d.allocated)
 		for i := range touched {
 			cur := s.nodeAt(i)
 			ni := &nodeInfo{node: cur.node, devices: slices.Clone(cur.devices), used: cur.used, pods: cur.pods, usageKnown: cur.usageKnown, orig: base.nodes[i]}
@@ -342,18 +344,6 @@ func (s *Snapshot) nodeAt(i int) *nodeInfo {
 		return ni
 	}
 	return s.nodes[i]
-}
-
-// sharedDevices are the devices the allocated state holds shared.
-func sharedDevices(st structured.AllocatedState) sets.Set[structured.DeviceID] {
-	shared := sets.New[structured.DeviceID]()
-	for id := range st.AllocatedSharedDeviceIDs {
-		shared.Insert(id.GetDeviceID())
-	}
-	for id := range st.AggregatedCapacity {
-		shared.Insert(id)
-	}
-	return shared
 }
 
 // markAllocated sets the node's devices' allocated marks and its busy mark

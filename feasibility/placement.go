@@ -16,6 +16,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/claimbridge/claimbridge/feasibility/signature"
+	"github.com/claimbridge/claimbridge/feasibility/upstream"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -159,7 +160,7 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 		if pc != nil {
 			return nil
 		}
-		claims, err := defaultClaims(in.Translated, in.Claims)
+		claims, err := upstream.DefaultClaims(in.Translated, in.Claims)
 		if err != nil {
 			return err
 		}
@@ -391,7 +392,7 @@ func legacyLabels(view *corev1.Node, keys []string) string {
 // TaintToleration and (for extended resources) NodeResourcesFit filters and
 // returns why the pod cannot land on the node, or "".
 func filters(pod *corev1.Pod, node *corev1.Node, requests corev1.ResourceList) string {
-	if msg := nodeRejects(nodeaffinity.GetRequiredNodeAffinity(pod), pod, node); msg != "" {
+	if msg := upstream.NodeRejects(nodeaffinity.GetRequiredNodeAffinity(pod), pod, node); msg != "" {
 		return strings.Replace(msg, "didn't match Pod's node affinity/selector", "does not match the node selector or affinity", 1)
 	}
 	for _, name := range slices.Sorted(maps.Keys(requests)) {
@@ -409,7 +410,7 @@ func filters(pod *corev1.Pod, node *corev1.Node, requests corev1.ResourceList) s
 // included, k8s.io/component-helpers/resource).
 func extendedRequests(pod *corev1.Pod) corev1.ResourceList {
 	out := corev1.ResourceList{}
-	for n, q := range podRequests(pod) {
+	for n, q := range upstream.PodRequests(pod) {
 		if translate.IsExtendedResource(n) {
 			out[n] = q
 		}

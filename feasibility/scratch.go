@@ -20,6 +20,8 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
+
+	"github.com/claimbridge/claimbridge/feasibility/upstream"
 )
 
 // Scratch is a snapshot of a fleet that one caller owns and changes in
@@ -34,9 +36,9 @@ type Scratch struct {
 
 // Scratch returns a scratch copy of s at generation: s is left as it is.
 func (s *Snapshot) Scratch(generation uint64) *Scratch {
-	d := s.withClaims(slices.Clone(s.claims), nil, generation, withAllocations(s.allocated, nil, s.features))
+	d := s.withClaims(slices.Clone(s.claims), nil, generation, upstream.WithAllocations(s.allocated, nil, s.features))
 	d.epoch = s.epoch // the allocations only grow: a lineage of s
-	return &Scratch{snap: d, shared: sharedDevices(d.allocated)}
+	return &Scratch{snap: d, shared: upstream.SharedDevices(d.allocated)}
 }
 
 // Snapshot is the scratch as it is now. It changes with the next Hold.
@@ -65,7 +67,7 @@ func (x *Scratch) Hold(claim *resourceapi.ResourceClaim, generation uint64) {
 		}
 		touched.Insert(index[[2]string{r.Driver, r.Pool}]...)
 	}
-	addAllocations(&d.allocated, []*resourceapi.ResourceClaim{claim}, d.features)
+	upstream.AddAllocations(&d.allocated, []*resourceapi.ResourceClaim{claim}, d.features)
 	for i := range touched {
 		cur := d.nodeAt(i)
 		ni := &nodeInfo{node: cur.node, devices: slices.Clone(cur.devices), used: cur.used, pods: cur.pods, usageKnown: cur.usageKnown, orig: d.base.nodes[i]}
@@ -107,7 +109,7 @@ type Candidate struct {
 // allocations never serves the pod on a node left out. An error means the
 // claims are invalid or the allocator failed.
 func (c *Checker) Candidates(ctx context.Context, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaimSpec) ([]Candidate, error) {
-	defaulted, err := defaultClaims(pod, claims)
+	defaulted, err := upstream.DefaultClaims(pod, claims)
 	if err != nil {
 		return nil, err
 	}
@@ -122,12 +124,12 @@ func (c *Checker) Candidates(ctx context.Context, snap *Snapshot, pod *corev1.Po
 	}
 	snap.nodeClassList(&c.classes)
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
-	requests := snap.compared(podRequests(pod), nil)
+	requests := snap.compared(upstream.PodRequests(pod), nil)
 	byClass := map[string]int64{} // score, -1 for none
 	var out []Candidate
 	for i := range snap.nodes {
 		ni := snap.nodeAt(i)
-		if len(ni.devices) == 0 || nodeRejects(required, pod, ni.node) != "" || requests.short(ni) != "" {
+		if len(ni.devices) == 0 || upstream.NodeRejects(required, pod, ni.node) != "" || requests.short(ni) != "" {
 			continue
 		}
 		key := ni.class()
@@ -163,7 +165,7 @@ func (c *Checker) freeScore(ctx context.Context, p *plan, celCache *cel.Cache, a
 	case len(out) != len(p.claims):
 		return -1, nil
 	}
-	return score(p.claims, out), nil
+	return upstream.Score(p.claims, out), nil
 }
 
 // NodeCheck is a pod and its claims made ready to be asked of one node
@@ -199,7 +201,7 @@ type answer struct {
 // and of the snapshots derived from it.
 func (c *Checker) ForNodes(snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaimSpec) *NodeCheck {
 	p := &NodeCheck{c: c, pod: pod, answers: map[string]*answer{}}
-	defaulted, err := defaultClaims(pod, claims)
+	defaulted, err := upstream.DefaultClaims(pod, claims)
 	if err != nil {
 		p.invalid = &Verdict{Kind: NeverFits, Code: ReasonInvalidClaim, Reasons: []string{err.Error()}}
 		return p
@@ -212,7 +214,7 @@ func (c *Checker) ForNodes(snap *Snapshot, pod *corev1.Pod, claims []*resourceap
 	}
 	p.plan = plan
 	p.required = nodeaffinity.GetRequiredNodeAffinity(pod)
-	p.requests = snap.compared(podRequests(pod), nil)
+	p.requests = snap.compared(upstream.PodRequests(pod), nil)
 	return p
 }
 
@@ -235,7 +237,7 @@ func (p *NodeCheck) On(ctx context.Context, snap *Snapshot, node string) Verdict
 		return v
 	}
 	ni := snap.nodeAt(i)
-	if len(ni.devices) == 0 || nodeRejects(p.required, p.pod, ni.node) != "" || p.requests.short(ni) != "" {
+	if len(ni.devices) == 0 || upstream.NodeRejects(p.required, p.pod, ni.node) != "" || p.requests.short(ni) != "" {
 		return v
 	}
 	if p.plan.prune(ctx, ni, false) != "" {

@@ -11,6 +11,8 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/structured"
+
+	"github.com/claimbridge/claimbridge/feasibility/upstream"
 )
 
 type searchResult struct {
@@ -54,7 +56,7 @@ func (c *Checker) search(ctx context.Context, p *plan, alloc structured.Allocato
 	// node is decisive, and ends the search, when it gets every request's
 	// first alternative; otherwise every node is tried and the best score
 	// wins (lowest index on a tie).
-	top := topScore(p.claims)
+	top := upstream.TopScore(p.claims)
 	best.Store(int64(len(nodes)))
 	decide := func(i int64) {
 		for {
@@ -121,7 +123,7 @@ func (c *Checker) search(ctx context.Context, p *plan, alloc structured.Allocato
 					outcome[i] = "devices match but the allocator found no solution (constraints, capacity, device taints or devices needed by several requests)"
 					continue
 				default:
-					results[i], scores[i] = out, score(p.claims, out)
+					results[i], scores[i] = out, upstream.Score(p.claims, out)
 					if scores[i] == top {
 						decide(i)
 					}
@@ -205,41 +207,4 @@ func classRepresentatives(nodes []*nodeInfo, free bool, blocked []string) []int 
 		}
 	}
 	return rep
-}
-
-// topScore is the score of an allocation that gets the first alternative of
-// every firstAvailable request.
-func topScore(claims []*resourceapi.ResourceClaim) int64 {
-	var s int64
-	for _, c := range claims {
-		for _, r := range c.Spec.Devices.Requests {
-			if len(r.FirstAvailable) > 0 {
-				s += resourceapi.FirstAvailableDeviceRequestMaxSize
-			}
-		}
-	}
-	return s
-}
-
-// score mirrors kube-scheduler's computeScore: each firstAvailable request
-// adds 8 minus the index of the alternative it got.
-func score(claims []*resourceapi.ResourceClaim, out []resourceapi.AllocationResult) int64 {
-	var s int64
-	for ci, c := range claims {
-		if ci >= len(out) {
-			break
-		}
-		got := map[string]bool{}
-		for _, r := range out[ci].Devices.Results {
-			got[r.Request] = true
-		}
-		for _, r := range c.Spec.Devices.Requests {
-			for i, sub := range r.FirstAvailable {
-				if got[r.Name+"/"+sub.Name] {
-					s += int64(resourceapi.FirstAvailableDeviceRequestMaxSize - i)
-				}
-			}
-		}
-	}
-	return s
 }

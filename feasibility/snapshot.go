@@ -4,14 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	draapi "k8s.io/dynamic-resource-allocation/api"
 	"k8s.io/dynamic-resource-allocation/cel"
@@ -19,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/feasibility/signature"
+	"github.com/claimbridge/claimbridge/feasibility/upstream"
 )
 
 // Features selects the allocator features; the names map to feature gates as in kube-scheduler's
@@ -225,10 +224,10 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 	// DeviceTaintRules, as the scheduler's ListWithDeviceTaintRules (resourceslice/tracker).
 	s.slices = inv.Slices
 	if features.DeviceTaints && len(inv.TaintRules) > 0 {
-		s.slices = applyTaintRules(inv.Slices, inv.TaintRules)
+		s.slices = upstream.ApplyTaintRules(inv.Slices, inv.TaintRules)
 	}
 
-	s.allocated = allocatedState(inv.Claims, features)
+	s.allocated = upstream.AllocatedState(inv.Claims, features)
 
 	nodes := slices.Clone(inv.Nodes)
 	slices.SortFunc(nodes, func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
@@ -300,7 +299,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 	}
 	if findLists && byLabel {
 		// NodeMatches reads the features: lists are looked for first.
-		features.ListTypeAttributes = publishesListAttributes(s.slices)
+		features.ListTypeAttributes = upstream.PublishesListAttributes(s.slices)
 		s.features.ListTypeAttributes = features.ListTypeAttributes
 		findLists = false
 	}
@@ -326,7 +325,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 	for si, sl := range s.slices {
 		if !at[si].keep {
 			// A slice of an older generation counts for lists too.
-			lists = lists || findLists && publishesListAttributes(s.slices[si:si+1])
+			lists = lists || findLists && upstream.PublishesListAttributes(s.slices[si:si+1])
 			continue
 		}
 		only := at[si].only
@@ -350,7 +349,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		driverID, poolID := draapi.MakeUniqueString(sl.Spec.Driver), draapi.MakeUniqueString(sl.Spec.Pool.Name)
 		for di := range sl.Spec.Devices {
 			d := &sl.Spec.Devices[di]
-			lists = lists || findLists && listAttributes(d)
+			lists = lists || findLists && upstream.ListAttributes(d)
 			nameID, ok := uniqueNames[d.Name]
 			if !ok {
 				nameID = draapi.MakeUniqueString(d.Name)
@@ -400,7 +399,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 	}
 	s.selectors = signature.NewMemo(slots)
 
-	shared := sharedDevices(s.allocated)
+	shared := upstream.SharedDevices(s.allocated)
 	if s.allocated.AllocatedDevices.Len() == 0 && shared.Len() == 0 {
 		// Nothing is allocated: no node is busy, and no device needs a look.
 		return s, nil
@@ -425,7 +424,7 @@ func (s *Snapshot) allocatorsFor(ctx context.Context, celCache *cel.Cache) (*all
 		return p, p.err
 	}
 	p := &allocatorPair{}
-	lister := classLister(s.classes)
+	lister := upstream.ClassLister(s.classes)
 	if s.base != nil {
 		// A snapshot of a burst asks few nodes (a lineage): an allocator
 		// per node over the slices it reads answers as one over all, and
@@ -435,7 +434,7 @@ func (s *Snapshot) allocatorsFor(ctx context.Context, celCache *cel.Cache) (*all
 		p.now, p.err = structured.NewAllocator(ctx, s.features, s.allocated, lister, s.slices, celCache)
 	}
 	if p.err == nil && s.base == nil {
-		p.free, p.err = structured.NewAllocator(ctx, s.features, emptyAllocatedState(), lister, s.slices, celCache)
+		p.free, p.err = structured.NewAllocator(ctx, s.features, upstream.EmptyAllocatedState(), lister, s.slices, celCache)
 	}
 	if p.err != nil {
 		p.err = fmt.Errorf("new allocator: %w", p.err)
@@ -449,141 +448,6 @@ func (s *Snapshot) allocatorsFor(ctx context.Context, celCache *cel.Cache) (*all
 	}
 	s.allocators[celCache] = p
 	return p, p.err
-}
-
-// applyTaintRules appends each rule's taint to the devices it selects, exactly as
-// k8s.io/dynamic-resource-allocation/resourceslice/tracker does ("No selector matches no
-// devices"; driver, pool and device must match when set). Rules apply in name order.
-func applyTaintRules(in []*resourceapi.ResourceSlice, rules []*resourceapi.DeviceTaintRule) []*resourceapi.ResourceSlice {
-	rules = slices.Clone(rules)
-	slices.SortFunc(rules, func(a, b *resourceapi.DeviceTaintRule) int { return cmp.Compare(a.Name, b.Name) })
-	out := make([]*resourceapi.ResourceSlice, 0, len(in))
-	for _, slice := range in {
-		patched := slice
-		for _, rule := range rules {
-			sel := rule.Spec.DeviceSelector
-			if sel == nil {
-				continue
-			}
-			if sel.Driver != nil && *sel.Driver != slice.Spec.Driver {
-				continue
-			}
-			if sel.Pool != nil && *sel.Pool != slice.Spec.Pool.Name {
-				continue
-			}
-			for di, d := range slice.Spec.Devices {
-				if sel.Device != nil && *sel.Device != d.Name {
-					continue
-				}
-				if patched == slice {
-					patched = slice.DeepCopy()
-				}
-				patched.Spec.Devices[di].Taints = append(patched.Spec.Devices[di].Taints, rule.Spec.Taint)
-			}
-		}
-		out = append(out, patched)
-	}
-	return out
-}
-
-// allocatedState collects the devices of allocated claims following kube-scheduler's
-// foreachAllocatedDevice: results with adminAccess do not count; with consumable capacity a
-// result with a ShareID is a shared allocation (its consumed capacity aggregated per device),
-// otherwise the device is allocated exclusively. Without consumable capacity every result is
-// exclusive.
-func allocatedState(claims []*resourceapi.ResourceClaim, features Features) structured.AllocatedState {
-	st := emptyAllocatedState()
-	addAllocations(&st, claims, features)
-	return st
-}
-
-// withAllocations is st with the allocations of claims added, st left as
-// it is: its sets are copied (maps.Clone, not rebuilt from the claims st
-// stands for), and a device's aggregated capacity is copied before it
-// grows. It costs the size of st's sets, not the results of its claims.
-func withAllocations(st structured.AllocatedState, claims []*resourceapi.ResourceClaim, features Features) structured.AllocatedState {
-	out := structured.AllocatedState{
-		AllocatedDevices:         maps.Clone(st.AllocatedDevices),
-		AllocatedSharedDeviceIDs: maps.Clone(st.AllocatedSharedDeviceIDs),
-		AggregatedCapacity:       maps.Clone(st.AggregatedCapacity),
-	}
-	for _, claim := range claims {
-		if claim == nil || claim.Status.Allocation == nil {
-			continue
-		}
-		for _, r := range claim.Status.Allocation.Devices.Results {
-			if features.ConsumableCapacity && r.ShareID != nil && r.ConsumedCapacity != nil {
-				id := structured.MakeDeviceID(r.Driver, r.Pool, r.Device)
-				if have, ok := out.AggregatedCapacity[id]; ok {
-					out.AggregatedCapacity[id] = have.Clone() // st's stays as it was
-				}
-			}
-		}
-	}
-	addAllocations(&out, claims, features)
-	return out
-}
-
-// addAllocations adds the devices of allocated claims to st.
-func addAllocations(st *structured.AllocatedState, claims []*resourceapi.ResourceClaim, features Features) {
-	for _, claim := range claims {
-		if claim == nil || claim.Status.Allocation == nil {
-			continue
-		}
-		for _, r := range claim.Status.Allocation.Devices.Results {
-			if ptr.Deref(r.AdminAccess, false) {
-				continue
-			}
-			id := structured.MakeDeviceID(r.Driver, r.Pool, r.Device)
-			if features.ConsumableCapacity && r.ShareID != nil {
-				st.AllocatedSharedDeviceIDs.Insert(structured.MakeSharedDeviceID(id, r.ShareID))
-				if r.ConsumedCapacity != nil {
-					st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id, r.ConsumedCapacity))
-				}
-				continue
-			}
-			st.AllocatedDevices.Insert(id)
-		}
-	}
-}
-
-func emptyAllocatedState() structured.AllocatedState {
-	return structured.AllocatedState{
-		AllocatedDevices:         sets.New[structured.DeviceID](),
-		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
-		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
-	}
-}
-
-// classLister serves DeviceClasses from a map (structured.DeviceClassLister).
-type classLister map[string]*resourceapi.DeviceClass
-
-func (l classLister) List() ([]*resourceapi.DeviceClass, error) {
-	out := make([]*resourceapi.DeviceClass, 0, len(l))
-	for _, name := range slices.Sorted(maps.Keys(l)) {
-		out = append(out, l[name])
-	}
-	return out, nil
-}
-
-func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
-	if c, ok := l[name]; ok {
-		return c, nil
-	}
-	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclasses"), name)
-}
-
-// publishesListAttributes reports whether a device of the slices has a
-// list-type attribute.
-func publishesListAttributes(slices []*resourceapi.ResourceSlice) bool {
-	for _, sl := range slices {
-		for i := range sl.Spec.Devices {
-			if listAttributes(&sl.Spec.Devices[i]) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // fleetSnapshot is the snapshot NewSnapshot built that s was derived
@@ -609,14 +473,4 @@ func (s *Snapshot) nodeIndex(name string) (int, bool) {
 	})
 	i, ok := root.nameIndex[name]
 	return i, ok
-}
-
-// listAttributes reports whether the device has a list-type attribute.
-func listAttributes(d *resourceapi.Device) bool {
-	for _, a := range d.Attributes {
-		if a.IntValues != nil || a.StringValues != nil || a.BoolValues != nil || a.VersionValues != nil {
-			return true
-		}
-	}
-	return false
 }
