@@ -17,8 +17,8 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
+	"github.com/claimbridge/claimbridge/feasibility/legacy"
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // AutoscaledPool names the autoscaled nodes a pod may run on with its
@@ -132,7 +132,7 @@ func autoscaledKey(snap *Snapshot, labels []string, legacy, translated *corev1.P
 // autoscaledIn is Autoscaled over the nodes of the pools.
 func (c *Checker) autoscaledIn(ctx context.Context, snap *Snapshot, pooled []int, in AutoscaledInput, defaulted []*resourceapi.ResourceClaim) AutoscaledPool {
 	var out AutoscaledPool
-	want := extendedWant(in.Legacy)
+	want := legacy.ExtendedRequests(in.Legacy)
 	legacyReq := nodeaffinity.GetRequiredNodeAffinity(in.Legacy)
 	var (
 		p        *plan
@@ -169,7 +169,7 @@ func (c *Checker) autoscaledIn(ctx context.Context, snap *Snapshot, pooled []int
 	for _, i := range pooled {
 		ni := snap.nodeAt(i)
 		legacyPasses := upstream.NodeRejects(legacyReq, in.Legacy, ni.node) == ""
-		asSubmitted := legacyPasses && len(want) > 0 && advertises(ni.node, want)
+		asSubmitted := legacyPasses && len(want) > 0 && legacy.Advertises(ni.node, want)
 		dra := false
 		if !asSubmitted && p != nil && len(ni.devices) > 0 && upstream.NodeRejects(transReq, in.Translated, ni.node) == "" {
 			dra = devicesServe(ni)
@@ -232,17 +232,4 @@ func poolOf(node *corev1.Node, labels []string) (string, string) {
 		}
 	}
 	return "", ""
-}
-
-// extendedWant is the pod's effective request of each extended resource
-// it asks for, as kube-scheduler counts it (init containers and sidecars
-// included); empty for a pod that asks for none.
-func extendedWant(pod *corev1.Pod) corev1.ResourceList {
-	want := corev1.ResourceList{}
-	for n, q := range upstream.PodRequests(upstream.WithDefaultRequests(pod)) {
-		if translate.IsExtendedResource(n) {
-			want[n] = q
-		}
-	}
-	return want
 }

@@ -42,7 +42,7 @@
 // hash, inventory generation), and concurrent identical checks share one search.
 //
 // The placement check ([Checker.Placement], placement.go) compares, over the nodes that publish
-// DRA devices, where a pod as submitted could land on each node's legacy view (legacyview.go:
+// DRA devices, where a pod as submitted could land on each node's legacy view (package legacy:
 // the labels and extended resources its devices stand for, from the policy's vocabulary read
 // backwards) with where its translation lands on the real node. It runs once per node class
 // (classes.go: nodes with the same devices, labels, taints and allocatable) and caches its
@@ -50,7 +50,7 @@
 // hugepages, extended resources) follows kube-scheduler's NodeResourcesFit (fit.go).
 //
 // What may import it: decide, report, webhook, internal and cmd; it imports translate, api and
-// its sub-packages signature and upstream only.
+// its sub-packages signature, upstream and legacy only.
 //
 // The package is pure: no API client, no logger, no global state. An error from LoadInventory,
 // NewSnapshot or NewFleet means invalid input; "does not fit" is a Verdict, never an

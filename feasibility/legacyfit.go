@@ -7,14 +7,12 @@ package feasibility
 // held by pods admitted a moment ago, while a device-plugin node is free.
 
 import (
-	"maps"
 	"slices"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
+	"github.com/claimbridge/claimbridge/feasibility/legacy"
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -71,21 +69,9 @@ func (s *Snapshot) LegacyFitsNow(pod *corev1.Pod) LegacyFit {
 	return fit
 }
 
-// Unservable is an extended resource that no node could give a pod: no
-// node advertises as much of it in its allocatable as the pod asks for.
-type Unservable struct {
-	Resource corev1.ResourceName
-	// Requested is the pod's effective request of the resource, counted as
-	// kube-scheduler counts it (init containers and sidecars included).
-	Requested resource.Quantity
-	// Most is the largest amount of it one node advertises; zero when no
-	// node advertises it at all.
-	Most resource.Quantity
-	// Elsewhere, when Requested fits Most, lists (in name order) the nodes
-	// that advertise enough of it but where the pod cannot run: its node
-	// selector, affinity, tolerations or spec.nodeName exclude them all.
-	Elsewhere []string
-}
+// Unservable is an extended resource that no node could give a pod (see
+// [Snapshot.LegacyUnservable]).
+type Unservable = legacy.Unservable
 
 // LegacyUnservable lists, in name order, the extended resources of the pod
 // as submitted that no node it can run on advertises in its allocatable
@@ -105,90 +91,8 @@ type Unservable struct {
 // reports no allocatable at all (a node registering: what it offers is not
 // known yet).
 func (s *Snapshot) LegacyUnservable(pod *corev1.Pod) []Unservable {
-	if len(s.nodes) == 0 || s.legacy.registering(s.nodes) {
-		return nil
-	}
-	requests := upstream.PodRequests(pod)
-	required := nodeaffinity.GetRequiredNodeAffinity(pod)
-	var out []Unservable
-	for _, n := range slices.Sorted(maps.Keys(requests)) {
-		if !translate.IsExtendedResource(n) || s.draServes(n) {
-			continue
-		}
-		u := Unservable{Resource: n, Requested: requests[n], Most: s.legacy.most(s.nodes, n)}
-		if u.Requested.Cmp(u.Most) > 0 {
-			out = append(out, u)
-			continue
-		}
-		if elsewhere := s.excludedOffering(pod, required, n, u.Requested); len(elsewhere) > 0 {
-			u.Elsewhere = elsewhere
-			out = append(out, u)
-		}
-	}
-	return out
-}
-
-// excludedOffering lists the nodes that advertise at least want of the
-// resource when the pod can run on none of them (its selector, affinity,
-// tolerations or nodeName exclude every one); nil when it can run on one.
-func (s *Snapshot) excludedOffering(pod *corev1.Pod, required nodeaffinity.RequiredNodeAffinity, name corev1.ResourceName, want resource.Quantity) []string {
-	var offering []string
-	for _, ni := range s.nodes {
-		if !advertises(ni.node, corev1.ResourceList{name: want}) {
-			continue
-		}
-		if pod.Spec.NodeName == ni.node.Name || pod.Spec.NodeName == "" && upstream.NodeRejects(required, pod, ni.node) == "" {
-			return nil
-		}
-		offering = append(offering, ni.node.Name)
-	}
-	slices.Sort(offering)
-	return offering
+	return s.devicePlugin.Unservable(pod, s.draServes)
 }
 
 // DRADevices is the number of DRA devices the snapshot's nodes see.
 func (s *Snapshot) DRADevices() int { return s.devices }
-
-// legacyOffers remembers, for the nodes of a fleet snapshot (shared by the
-// snapshots derived from it: their nodes are the same objects), whether a
-// node reports no allocatable yet and the most of each extended resource a
-// node advertises: what LegacyUnservable asks of every node for every pod.
-type legacyOffers struct {
-	once   sync.Once
-	unsure bool
-	mu     sync.Mutex
-	byName map[corev1.ResourceName]resource.Quantity
-}
-
-// registering: a node reports no allocatable at all.
-func (o *legacyOffers) registering(nodes []*nodeInfo) bool {
-	o.once.Do(func() {
-		for _, ni := range nodes {
-			if len(ni.node.Status.Allocatable) == 0 {
-				o.unsure = true
-				return
-			}
-		}
-	})
-	return o.unsure
-}
-
-// most is the most of name a node advertises (zero when none does).
-func (o *legacyOffers) most(nodes []*nodeInfo, name corev1.ResourceName) resource.Quantity {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if q, ok := o.byName[name]; ok {
-		return q.DeepCopy()
-	}
-	var most resource.Quantity
-	for _, ni := range nodes {
-		if have, ok := ni.node.Status.Allocatable[name]; ok && have.Cmp(most) > 0 {
-			most = have.DeepCopy()
-		}
-	}
-	if o.byName == nil {
-		o.byName = map[corev1.ResourceName]resource.Quantity{}
-	}
-	o.byName[name] = most
-	return most.DeepCopy()
-}

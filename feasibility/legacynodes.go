@@ -2,9 +2,8 @@ package feasibility
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
-	"github.com/claimbridge/claimbridge/feasibility/upstream"
+	"github.com/claimbridge/claimbridge/feasibility/legacy"
 )
 
 // LegacyNodes counts the nodes where the pod as submitted could run on the
@@ -27,10 +26,7 @@ func (s *Snapshot) LegacyNodes(pod *corev1.Pod) int {
 // LegacyOffer is a node where a pod as submitted could run on the device
 // plugin, with what it advertises of the extended resources the pod asks
 // for (its allocatable).
-type LegacyOffer struct {
-	Node    string
-	Offered corev1.ResourceList
-}
+type LegacyOffer = legacy.Offer
 
 // LegacyOffers lists, in name order, the nodes LegacyNodes counts, each
 // with what it offers of the extended resources the pod asks for, and
@@ -38,34 +34,5 @@ type LegacyOffer struct {
 // containers and sidecars included). A caller that places several pods
 // counts down what each node still offers.
 func (s *Snapshot) LegacyOffers(pod *corev1.Pod) (want corev1.ResourceList, offers []LegacyOffer) {
-	want = extendedWant(pod)
-	if len(want) == 0 {
-		return want, nil
-	}
-	required := nodeaffinity.GetRequiredNodeAffinity(pod)
-	for _, ni := range s.nodes {
-		if pod.Spec.NodeName != "" && ni.node.Name != pod.Spec.NodeName || !advertises(ni.node, want) {
-			continue
-		}
-		if pod.Spec.NodeName == "" && upstream.NodeRejects(required, pod, ni.node) != "" {
-			continue
-		}
-		offered := corev1.ResourceList{}
-		for n := range want {
-			offered[n] = ni.node.Status.Allocatable[n].DeepCopy()
-		}
-		offers = append(offers, LegacyOffer{Node: ni.node.Name, Offered: offered})
-	}
-	return want, offers
-}
-
-// advertises: the node's allocatable holds at least each quantity.
-func advertises(node *corev1.Node, want corev1.ResourceList) bool {
-	for n, q := range want {
-		have, ok := node.Status.Allocatable[n]
-		if !ok || have.Cmp(q) < 0 {
-			return false
-		}
-	}
-	return true
+	return s.devicePlugin.Offers(pod)
 }

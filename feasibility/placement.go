@@ -15,6 +15,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 
+	"github.com/claimbridge/claimbridge/feasibility/legacy"
 	"github.com/claimbridge/claimbridge/feasibility/signature"
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
 	"github.com/claimbridge/claimbridge/translate"
@@ -25,7 +26,7 @@ import (
 // nodes where the legacy pod could.
 //
 //   - The legacy pod could land on a node when it passes kube-scheduler's
-//     filters on the node's legacy view (legacyview.go): NodeUnschedulable,
+//     filters on the node's legacy view (legacy.View): NodeUnschedulable,
 //     NodeAffinity (nodeSelector and required affinity), TaintToleration, and
 //     every extended resource it asks for against the view's allocatable.
 //     Fallbacks of the policy widen that set on purpose: the legacy pod with
@@ -164,24 +165,24 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 		if err != nil {
 			return err
 		}
-		legacy := canonicalLegacyPod(in.Policy, in.Legacy)
-		variants := []*corev1.Pod{legacy}
+		submitted := legacy.CanonicalPod(in.Policy, in.Legacy)
+		variants := []*corev1.Pod{submitted}
 		if !in.NoFallbacks {
-			variants = append(variants, fallbackVariants(in.Policy, legacy)...)
+			variants = append(variants, legacy.FallbackVariants(in.Policy, submitted)...)
 		}
 		pc = &placementCheck{
 			c: c, ctx: ctx, snap: snap, policy: in.Policy, variants: variants, translated: in.Translated, claims: claims,
 			cc: c.celCache(snap.features), rules: in.Policy.FamilyDeviceRules(),
 		}
 		for _, v := range variants {
-			pc.keys = append(pc.keys, requiredLabelKeys(v)...)
-			pc.legacyReqs = append(pc.legacyReqs, extendedRequests(v))
+			pc.keys = append(pc.keys, legacy.RequiredLabelKeys(v)...)
+			pc.legacyReqs = append(pc.legacyReqs, legacy.ExtendedRequests(v))
 			pc.legacySel = append(pc.legacySel, in.Policy.LegacyDeviceSelectors(v))
 		}
 		slices.Sort(pc.keys)
 		pc.keys = slices.Compact(pc.keys)
-		pc.shares.shares, pc.shares.plain = in.Policy.LegacyShares(legacy)
-		pc.transReqs = extendedRequests(in.Translated)
+		pc.shares.Families, pc.shares.Plain = in.Policy.LegacyShares(submitted)
+		pc.transReqs = legacy.ExtendedRequests(in.Translated)
 		if p, reasons := c.plan(snap, pc.cc, claims); len(reasons) == 0 {
 			pc.plan = p
 		}
@@ -291,7 +292,7 @@ type placementCheck struct {
 	keys       []string
 	legacyReqs []corev1.ResourceList
 	legacySel  []map[corev1.ResourceName][]string // per variant: translate.Policy.LegacyDeviceSelectors
-	shares     podShares                          // translate.Policy.LegacyShares of the legacy pod
+	shares     legacy.Shares                      // translate.Policy.LegacyShares of the legacy pod
 	transReqs  corev1.ResourceList
 	// plan indexes the translation's requests (nil when a class is
 	// missing: the allocator reports it).
@@ -304,14 +305,17 @@ func (pc *placementCheck) answer(ni *nodeInfo) classAnswer {
 	nd := newNodeDevices(pc.ctx, pc.cc, pc.snap, ni, pc.rules)
 	// Legacy: any variant passes the filters on the legacy view, read
 	// under any MIG strategy the device plugin may have run with there.
-	strategies := pc.policy.LegacyMIGStrategies(ni.node.Labels, nd.devicesOf)
+	strategies := pc.policy.LegacyMIGStrategies(ni.node.Labels, nd.Family)
 	if len(strategies) == 0 {
 		strategies = []string{""}
 	}
 legacy:
 	for i, v := range pc.variants {
 		for j, strategy := range strategies {
-			view := legacyNode(pc.policy, nd, pc.keys, slices.Collect(maps.Keys(pc.legacyReqs[i])), strategy, pc.legacySel[i], pc.shares)
+			view := legacy.View(pc.policy, ni.node, nd, legacy.Ask{
+				Keys: pc.keys, Resources: slices.Collect(maps.Keys(pc.legacyReqs[i])), Strategy: strategy,
+				Selectors: pc.legacySel[i], Shares: pc.shares,
+			})
 			why := filters(v, view, pc.legacyReqs[i])
 			if why == "" {
 				ans.legacy = true
@@ -320,7 +324,7 @@ legacy:
 			if i == 0 && j == 0 {
 				ans.legacyWhy = why
 				if strings.Contains(why, "node selector or affinity") {
-					ans.legacyWhy += legacyLabels(view, requiredLabelKeys(v))
+					ans.legacyWhy += legacy.Labels(view, legacy.RequiredLabelKeys(v))
 				}
 			}
 		}
@@ -371,23 +375,6 @@ legacy:
 	return ans
 }
 
-// legacyLabels shows the view's values of the keys: " (there:
-// nvidia.com/gpu.count=1)", "(there: no nvidia.com/gpu.product)".
-func legacyLabels(view *corev1.Node, keys []string) string {
-	if len(keys) == 0 {
-		return ""
-	}
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		if v, ok := view.Labels[k]; ok {
-			parts = append(parts, k+"="+v)
-		} else {
-			parts = append(parts, "no "+k)
-		}
-	}
-	return " (there: " + strings.Join(parts, ", ") + ")"
-}
-
 // filters mirrors kube-scheduler's NodeUnschedulable, NodeAffinity,
 // TaintToleration and (for extended resources) NodeResourcesFit filters and
 // returns why the pod cannot land on the node, or "".
@@ -403,17 +390,4 @@ func filters(pod *corev1.Pod, node *corev1.Node, requests corev1.ResourceList) s
 		}
 	}
 	return ""
-}
-
-// extendedRequests is the pod's effective request of each extended
-// resource, computed as the scheduler does (init containers and sidecars
-// included, k8s.io/component-helpers/resource).
-func extendedRequests(pod *corev1.Pod) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for n, q := range upstream.PodRequests(pod) {
-		if translate.IsExtendedResource(n) {
-			out[n] = q
-		}
-	}
-	return out
 }

@@ -13,13 +13,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 
+	"github.com/claimbridge/claimbridge/feasibility/legacy"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
 // placementKey hashes what a class's answer depends on besides the class:
 // the pods' node constraints and extended requests, the claims, the
 // policy's vocabulary and the DeviceClasses.
-func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, legacy, translated *corev1.Pod, claims []*resourceapi.ResourceClaimSpec, noFallbacks bool) (string, error) {
+func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, submitted, translated *corev1.Pod, claims []*resourceapi.ResourceClaimSpec, noFallbacks bool) (string, error) {
 	snap.nodeClassList(memo) // sets the classes' fingerprint
 	h := sha256.New()
 	w := func(parts ...string) {
@@ -36,7 +37,7 @@ func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, legacy, 
 		w(string(b))
 		return nil
 	}
-	for _, pod := range []*corev1.Pod{legacy, translated} {
+	for _, pod := range []*corev1.Pod{submitted, translated} {
 		w("pod")
 		for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
 			w(k, pod.Spec.NodeSelector[k])
@@ -51,7 +52,7 @@ func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, legacy, 
 				return "", err
 			}
 		}
-		reqs := extendedRequests(pod)
+		reqs := legacy.ExtendedRequests(pod)
 		for _, n := range slices.Sorted(maps.Keys(reqs)) {
 			q := reqs[n]
 			w(string(n), q.String())
@@ -59,7 +60,7 @@ func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, legacy, 
 	}
 	// What the device plugin's scheduler reads of the pod besides (HAMi's
 	// card types) changes the legacy side.
-	sel := p.LegacyDeviceSelectors(legacy)
+	sel := p.LegacyDeviceSelectors(submitted)
 	for _, n := range slices.Sorted(maps.Keys(sel)) {
 		w("legacy-selectors", string(n))
 		w(sel[n]...)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 
+	"github.com/claimbridge/claimbridge/feasibility/legacy"
 	"github.com/claimbridge/claimbridge/feasibility/signature"
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
 )
@@ -92,9 +93,10 @@ type Snapshot struct {
 	// unknowns: some device has unknown attributes (a forecast fleet's).
 	unknowns bool
 
-	// legacy answers LegacyUnservable's questions of every node, once per
+	// devicePlugin holds the nodes for the device plugin's side (LegacyOffers,
+	// LegacyUnservable) and answers their questions of every node once per
 	// fleet snapshot (shared by the snapshots derived from it).
-	legacy *legacyOffers
+	devicePlugin *legacy.Nodes
 
 	// selectors remembers what the selectors of the checks answered on the
 	// devices; nil in a derived snapshot, which reads its base's.
@@ -206,7 +208,6 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		podsListed: inv.PodsListed,
 		pools:      &poolIndex{},
 		nodeSlices: &sliceIndex{},
-		legacy:     &legacyOffers{},
 	}
 	s.id = snapshotIDs.Add(1)
 	s.epoch = s.id
@@ -231,6 +232,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 
 	nodes := slices.Clone(inv.Nodes)
 	slices.SortFunc(nodes, func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
+	s.devicePlugin = legacy.NewNodes(nodes)
 	byName := make(map[string]int, len(nodes))
 	// The nodes' infos in one array, their pointers in another: two
 	// allocations for the fleet rather than one per node.

@@ -1,4 +1,4 @@
-package feasibility
+package legacy
 
 // The policy's fallbacks on the legacy side of the placement check: a
 // fallback from H100 to A100 says the operator accepts A100 nodes for such a
@@ -13,12 +13,12 @@ import (
 	"github.com/claimbridge/claimbridge/translate"
 )
 
-// fallbackVariants are the legacy pod as the policy's fallbacks widen it:
-// for a fallback whose match the pod asks for (the resource, and the match's
-// labels in its nodeSelector or in every required term), the pod with the
-// alternative's labels in place of the match's and its device count
-// multiplied.
-func fallbackVariants(p *translate.Policy, pod *corev1.Pod) []*corev1.Pod {
+// FallbackVariants are the pod as submitted as the policy's fallbacks
+// widen it: for a fallback whose match the pod asks for (the resource, and
+// the match's labels in its nodeSelector or in every required term), the
+// pod with the alternative's labels in place of the match's and its device
+// count multiplied.
+func FallbackVariants(p *translate.Policy, pod *corev1.Pod) []*corev1.Pod {
 	var out []*corev1.Pod
 	spec := p.Spec()
 	for i := range spec.Fallbacks {
