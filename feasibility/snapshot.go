@@ -10,11 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/util/sets"
-	draapi "k8s.io/dynamic-resource-allocation/api"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
-	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/feasibility/legacy"
 	"github.com/claimbridge/claimbridge/feasibility/signature"
@@ -188,16 +185,6 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 	if inv == nil {
 		return nil, fmt.Errorf("new snapshot: nil inventory")
 	}
-	// kube-apiserver drops list-type attribute values unless its
-	// DRAListTypeAttributes gate is on (dropDisableDRAListTypeAttributesFields,
-	// pkg/registry/resource/resourceslice/strategy.go), and drivers publish
-	// them only when told the cluster has it (dra-driver-nvidia-gpu v0.5's
-	// numaNode): a fleet that publishes lists runs the allocator with the
-	// gate, whose matchAttribute compares values as sets (a scalar is a set
-	// of one). Without it a list-valued attribute matches no second device,
-	// and every alignment on it would look impossible. The devices are read
-	// for lists as they are indexed below (findLists), each once.
-	findLists := !features.ListTypeAttributes
 	s := &Snapshot{
 		generation: generation,
 		features:   features,
@@ -211,15 +198,8 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 	}
 	s.id = snapshotIDs.Add(1)
 	s.epoch = s.id
-	for _, c := range inv.Classes {
-		if old, ok := s.classes[c.Name]; ok {
-			// The same class loaded twice (e.g. from two fleet directories) is fine.
-			if !apiequality.Semantic.DeepEqual(old.Spec, c.Spec) {
-				return nil, fmt.Errorf("new snapshot: conflicting device classes named %q", c.Name)
-			}
-			continue
-		}
-		s.classes[c.Name] = c
+	if err := s.addClasses(inv.Classes); err != nil {
+		return nil, err
 	}
 
 	// DeviceTaintRules, as the scheduler's ListWithDeviceTaintRules (resourceslice/tracker).
@@ -230,7 +210,36 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 
 	s.allocated = upstream.AllocatedState(inv.Claims, features)
 
-	nodes := slices.Clone(inv.Nodes)
+	byName, err := s.addNodes(inv.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	addUsage(s.nodes, byName, inv.Pods, inv.PodsListed)
+	s.indexDevices(byName)
+	s.markBusy()
+	return s, nil
+}
+
+// addClasses adds the DeviceClasses by name. The same class loaded twice
+// (e.g. from two fleet directories) is fine; two different classes of one
+// name are an error.
+func (s *Snapshot) addClasses(classes []*resourceapi.DeviceClass) error {
+	for _, c := range classes {
+		if old, ok := s.classes[c.Name]; ok {
+			if !apiequality.Semantic.DeepEqual(old.Spec, c.Spec) {
+				return fmt.Errorf("new snapshot: conflicting device classes named %q", c.Name)
+			}
+			continue
+		}
+		s.classes[c.Name] = c
+	}
+	return nil
+}
+
+// addNodes makes the snapshot's nodes, in name order, and returns their
+// positions by name. Two nodes of one name are an error.
+func (s *Snapshot) addNodes(list []*corev1.Node) (map[string]int, error) {
+	nodes := slices.Clone(list)
 	slices.SortFunc(nodes, func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
 	s.devicePlugin = legacy.NewNodes(nodes)
 	byName := make(map[string]int, len(nodes))
@@ -246,165 +255,16 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		infos[i].node = n
 		s.nodes[i] = &infos[i]
 	}
+	return byName, nil
+}
 
-	addUsage(s.nodes, byName, inv.Pods, inv.PodsListed)
-
-	// Only the newest generation of each pool counts (structured.GatherPools).
-	// The pools are gathered once, and each slice's pool and node looked up
-	// once (at): the maps hold an entry per node's pool, and at 5,000 nodes
-	// every lookup is a cache miss.
-	type poolGen struct {
-		generation int64
-		slices     int // of that generation
-	}
-	newest := make(map[[2]string]poolGen, len(s.slices))
-	for _, sl := range s.slices {
-		k := [2]string{sl.Spec.Driver, sl.Spec.Pool.Name}
-		p := newest[k]
-		switch g := sl.Spec.Pool.Generation; {
-		case g > p.generation:
-			p = poolGen{generation: g, slices: 1}
-		case g == p.generation:
-			p.slices++
-		}
-		newest[k] = p
-	}
-	type sliceAt struct {
-		keep bool // of its pool's newest generation
-		only bool // the only slice of that generation of its pool
-		node int  // the node it is published for, -1 for none known
-	}
-	at := make([]sliceAt, len(s.slices))
-	// The devices of the slices published for one node (most of them) go
-	// into one array, each node's part of it sized for them, so that they
-	// are neither appended one by one nor copied as a node's list grows;
-	// a device a node selects by label is appended past its part.
-	counts := make([]int, len(s.nodes))
-	total := 0
-	byLabel := false // some device is matched to nodes by NodeMatches
-	for i, sl := range s.slices {
-		p := newest[[2]string{sl.Spec.Driver, sl.Spec.Pool.Name}]
-		at[i] = sliceAt{keep: sl.Spec.Pool.Generation == p.generation, only: p.slices == 1, node: -1}
-		if !at[i].keep || len(sl.Spec.Devices) == 0 {
-			continue
-		}
-		nodeName := ptr.Deref(sl.Spec.NodeName, "")
-		if ptr.Deref(sl.Spec.PerDeviceNodeSelection, false) || nodeName == "" {
-			byLabel = true
-			continue
-		}
-		if n, ok := byName[nodeName]; ok {
-			at[i].node = n
-			counts[n] += len(sl.Spec.Devices)
-			total += len(sl.Spec.Devices)
-		}
-	}
-	if findLists && byLabel {
-		// NodeMatches reads the features: lists are looked for first.
-		features.ListTypeAttributes = upstream.PublishesListAttributes(s.slices)
-		s.features.ListTypeAttributes = features.ListTypeAttributes
-		findLists = false
-	}
-	refs := make([]deviceRef, total)
-	for i, n := range counts {
-		if n > 0 {
-			s.nodes[i].devices = refs[:0:n]
-			refs = refs[n:]
-		}
-	}
-	// s.devices counts the distinct devices some node sees. A device of
-	// the only slice of its pool is another device unless its slice
-	// names it twice (names, per slice); only the devices of pools of
-	// several slices go into one set of the whole fleet.
-	seen := sets.New[structured.DeviceID]()
-	slots := 0
-	names := map[string]bool{}
-	onlyCounted := 0
-	// Device names repeat from node to node ("gpu-0"): each is made
-	// unique once per snapshot rather than looked up in unique's map.
-	uniqueNames := map[string]draapi.UniqueString{}
-	lists := false
-	for si, sl := range s.slices {
-		if !at[si].keep {
-			// A slice of an older generation counts for lists too.
-			lists = lists || findLists && upstream.PublishesListAttributes(s.slices[si:si+1])
-			continue
-		}
-		only := at[si].only
-		if only {
-			clear(names)
-		}
-		visible := func(id structured.DeviceID, name string) {
-			switch {
-			case !only:
-				seen.Insert(id)
-			case !names[name]:
-				names[name] = true
-				onlyCounted++
-			}
-		}
-		perDevice := ptr.Deref(sl.Spec.PerDeviceNodeSelection, false)
-		unknown := unknownAttributes(sl)
-		s.unknowns = s.unknowns || len(unknown) > 0 && len(sl.Spec.Devices) > 0
-		// The slice's driver and pool made unique once, not per device
-		// (structured.MakeDeviceID makes all three).
-		driverID, poolID := draapi.MakeUniqueString(sl.Spec.Driver), draapi.MakeUniqueString(sl.Spec.Pool.Name)
-		for di := range sl.Spec.Devices {
-			d := &sl.Spec.Devices[di]
-			lists = lists || findLists && upstream.ListAttributes(d)
-			nameID, ok := uniqueNames[d.Name]
-			if !ok {
-				nameID = draapi.MakeUniqueString(d.Name)
-				uniqueNames[d.Name] = nameID
-			}
-			id := structured.DeviceID{Driver: driverID, Pool: poolID, Device: nameID}
-			ref := deviceRef{
-				driver:    sl.Spec.Driver,
-				pool:      sl.Spec.Pool.Name,
-				device:    d,
-				id:        id,
-				allocated: s.allocated.AllocatedDevices.Has(id),
-				multi:     ptr.Deref(d.AllowMultipleAllocations, false),
-				unknown:   unknown,
-				slot:      slots,
-			}
-			slots++
-			if n := at[si].node; n >= 0 {
-				s.nodes[n].devices = append(s.nodes[n].devices, ref)
-				visible(id, d.Name)
-				continue
-			}
-			nodeName, allNodes, sel := ptr.Deref(sl.Spec.NodeName, ""), ptr.Deref(sl.Spec.AllNodes, false), sl.Spec.NodeSelector
-			if perDevice {
-				nodeName, allNodes, sel = ptr.Deref(d.NodeName, ""), ptr.Deref(d.AllNodes, false), d.NodeSelector
-			}
-			if nodeName != "" {
-				if i, ok := byName[nodeName]; ok {
-					s.nodes[i].devices = append(s.nodes[i].devices, ref)
-					visible(id, d.Name)
-				}
-				continue
-			}
-			for _, ni := range s.nodes {
-				// An invalid selector cannot be evaluated here; keep the device (conservative).
-				ok, err := structured.NodeMatches(features, ni.node, nodeName, allNodes, sel)
-				if ok || err != nil {
-					ni.devices = append(ni.devices, ref)
-					visible(id, d.Name)
-				}
-			}
-		}
-	}
-	s.devices = seen.Len() + onlyCounted
-	if lists {
-		s.features.ListTypeAttributes = true
-	}
-	s.selectors = signature.NewMemo(slots)
-
+// markBusy marks the nodes that see an allocated device, exclusively or
+// shared.
+func (s *Snapshot) markBusy() {
 	shared := upstream.SharedDevices(s.allocated)
 	if s.allocated.AllocatedDevices.Len() == 0 && shared.Len() == 0 {
 		// Nothing is allocated: no node is busy, and no device needs a look.
-		return s, nil
+		return
 	}
 	for _, ni := range s.nodes {
 		for _, d := range ni.devices {
@@ -414,7 +274,6 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 			}
 		}
 	}
-	return s, nil
 }
 
 // allocators returns the allocators for the current allocated state ("now") and for an empty
