@@ -61,19 +61,30 @@ type freeAnswer struct {
 	err error
 }
 
+// freeQuery is what the allocator is asked on a node: the claims, with
+// what its answers are kept under besides the node — the snapshot (its
+// fleet snapshot: the slices and classes), the CEL cache and the claims'
+// key (claimsKey of the defaulted claims; "" keeps nothing).
+type freeQuery struct {
+	snap   *Snapshot
+	cc     *cel.Cache
+	key    string
+	claims []*resourceapi.ResourceClaim
+}
+
 // maxFreeAnswers bounds the answers a decision keeps; when it is reached it
 // starts afresh.
 const maxFreeAnswers = 1024
 
-// allocate returns alloc's answer on the node. alloc must answer on it as
-// the allocator over free devices does: that allocator, or one over the
-// current state when the node is not busy. An answer cut short by ctx is
-// not kept; without a claims key nothing is.
-func (f *freeAnswers) allocate(ctx context.Context, alloc structured.Allocator, snap *Snapshot, cc *cel.Cache, claimsKey string, node *corev1.Node, claims []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error) {
-	if f == nil || claimsKey == "" {
-		return alloc.Allocate(ctx, node, claims)
+// allocate returns alloc's answer to q on the node. alloc must answer on
+// it as the allocator over free devices does: that allocator, or one over
+// the current state when the node is not busy. An answer cut short by ctx
+// is not kept; without a claims key nothing is.
+func (f *freeAnswers) allocate(ctx context.Context, alloc structured.Allocator, q freeQuery, node *corev1.Node) ([]resourceapi.AllocationResult, error) {
+	if f == nil || q.key == "" {
+		return alloc.Allocate(ctx, node, q.claims)
 	}
-	k := freeKey{snap: snap.fleetSnapshot(), cc: cc, claims: claimsKey, node: node}
+	k := freeKey{snap: q.snap.fleetSnapshot(), cc: q.cc, claims: q.key, node: node}
 	f.mu.Lock()
 	a, ok := f.m[k]
 	if ok {
@@ -83,7 +94,7 @@ func (f *freeAnswers) allocate(ctx context.Context, alloc structured.Allocator, 
 	if ok {
 		return a.res, a.err
 	}
-	res, err := alloc.Allocate(ctx, node, claims)
+	res, err := alloc.Allocate(ctx, node, q.claims)
 	if err != nil && ctx.Err() != nil {
 		return res, err
 	}

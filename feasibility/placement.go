@@ -347,11 +347,11 @@ legacy:
 		// claims, and is left to judge the nodes that may.
 		res, err = nil, nil
 	} else {
-		key := ""
+		q := freeQuery{snap: pc.snap, cc: pc.cc, claims: pc.claims}
 		if pc.plan != nil {
-			key = pc.plan.claimsKey()
+			q.key = pc.plan.claimsKey()
 		}
-		res, err = answersOf(pc.ctx).allocate(pc.ctx, allocs.free, pc.snap, pc.cc, key, ni.node, pc.claims)
+		res, err = answersOf(pc.ctx).allocate(pc.ctx, allocs.free, q, ni.node)
 	}
 	switch {
 	case err != nil && pc.ctx.Err() != nil:

@@ -75,6 +75,12 @@ func (p *plan) claimsKey() string {
 	return p.key
 }
 
+// freeQuery is the plan's claims as the allocator over free devices is
+// asked them.
+func (p *plan) freeQuery() freeQuery {
+	return freeQuery{snap: p.snap, cc: p.cc, key: p.claimsKey(), claims: p.claims}
+}
+
 // plan resolves classes and prepares the requirements; reasons are returned for unknown classes.
 func (c *Checker) plan(snap *Snapshot, celCache *cel.Cache, claims []*resourceapi.ResourceClaim) (*plan, []string) {
 	p := &plan{claims: claims, memo: snap.selectorMemo(), snap: snap, cc: celCache}

@@ -105,7 +105,7 @@ func (c *Checker) search(ctx context.Context, p *plan, alloc structured.Allocato
 				var err error
 				if free || !ni.busy {
 					// The allocator over free devices answers alike there.
-					out, err = p.answers.allocate(ctx, alloc, p.snap, p.cc, p.claimsKey(), ni.node, p.claims)
+					out, err = p.answers.allocate(ctx, alloc, p.freeQuery(), ni.node)
 				} else {
 					out, err = alloc.Allocate(ctx, ni.node, p.claims)
 				}
