@@ -148,7 +148,7 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 	// variants are functions of them and of the policy. Everything else is
 	// prepared only when a class is not in the cache.
 	byName := in.ByNode || signature.SelectsNodeByName(in.Legacy) || signature.SelectsNodeByName(in.Translated)
-	key, err := placementKey(snap, &c.classes, in.Policy, in.Legacy, in.Translated, in.Claims, in.NoFallbacks)
+	key, err := placementKey(snap, &c.classes, in)
 	if err != nil {
 		return Placement{Unknown: err.Error()}
 	}

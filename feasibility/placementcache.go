@@ -11,16 +11,14 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/claimbridge/claimbridge/feasibility/legacy"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
-// placementKey hashes what a class's answer depends on besides the class:
-// the pods' node constraints and extended requests, the claims, the
-// policy's vocabulary and the DeviceClasses.
-func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, submitted, translated *corev1.Pod, claims []*resourceapi.ResourceClaimSpec, noFallbacks bool) (string, error) {
+// placementKey hashes what a class's answer to in depends on besides the
+// class: the pods' node constraints and extended requests, the claims, the
+// policy's vocabulary, whether fallbacks count, and the DeviceClasses.
+func placementKey(snap *Snapshot, memo *classMemo, in PlacementInput) (string, error) {
 	snap.nodeClassList(memo) // sets the classes' fingerprint
 	h := sha256.New()
 	w := func(parts ...string) {
@@ -37,7 +35,7 @@ func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, submitte
 		w(string(b))
 		return nil
 	}
-	for _, pod := range []*corev1.Pod{submitted, translated} {
+	for _, pod := range []*corev1.Pod{in.Legacy, in.Translated} {
 		w("pod")
 		for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
 			w(k, pod.Spec.NodeSelector[k])
@@ -60,19 +58,19 @@ func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, submitte
 	}
 	// What the device plugin's scheduler reads of the pod besides (HAMi's
 	// card types) changes the legacy side.
-	sel := p.LegacyDeviceSelectors(submitted)
+	sel := in.Policy.LegacyDeviceSelectors(in.Legacy)
 	for _, n := range slices.Sorted(maps.Keys(sel)) {
 		w("legacy-selectors", string(n))
 		w(sel[n]...)
 	}
 	w("claims")
-	for _, c := range claims {
+	for _, c := range in.Claims {
 		if err := marshal(c); err != nil {
 			return "", err
 		}
 	}
 	f := snap.features
-	w(p.Fingerprint(), snap.classesFingerprint, fmt.Sprintf("%+v", f), fmt.Sprint(noFallbacks))
+	w(in.Policy.Fingerprint(), snap.classesFingerprint, fmt.Sprintf("%+v", f), fmt.Sprint(in.NoFallbacks))
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
