@@ -347,7 +347,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 			}
 		}
 	}
-	res := c.search(ctx, p, allocs.now, candidates, false, nowWhy, nil, busy)
+	res := c.search(ctx, p, searchPass{alloc: allocs.now, nodes: candidates, why: nowWhy, blocked: busy})
 	if from != "" && res.node == nil {
 		return Verdict{Kind: Unknown}, searchInfo{}
 	}
@@ -366,7 +366,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 
 	// Pass 2: the same nodes with every device free.
 	freeWhy := why.clone()
-	free := c.search(ctx, p, allocs.free, candidates, true, freeWhy, &res, nil)
+	free := c.search(ctx, p, searchPass{alloc: allocs.free, free: true, nodes: candidates, why: freeWhy, prev: &res})
 	v.NodesPruned = len(snap.nodes) - len(candidates) + free.pruned
 	switch {
 	case free.err != nil:

@@ -170,7 +170,7 @@ func (c *Checker) unknownInstead(ctx context.Context, snap *Snapshot, celCache *
 		if len(reasons) > 0 {
 			continue
 		}
-		res := c.search(ctx, p, allocs.free, nodes, true, newReasons(), nil, nil)
+		res := c.search(ctx, p, searchPass{alloc: allocs.free, free: true, nodes: nodes, why: newReasons()})
 		if res.node == nil || res.err != nil {
 			continue
 		}
