@@ -131,6 +131,19 @@ type placementEntry struct {
 	classes map[string]classAnswer
 }
 
+func (e *placementEntry) get(key string) (classAnswer, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ans, ok := e.classes[key]
+	return ans, ok
+}
+
+func (e *placementEntry) put(key string, ans classAnswer) {
+	e.mu.Lock()
+	e.classes[key] = ans
+	e.mu.Unlock()
+}
+
 // Placement compares where the legacy and the translated pod can land over
 // the snapshot's DRA nodes. It never returns an error: what could not be
 // decided is reported in Placement.Unknown.
@@ -157,116 +170,139 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 		entry = &placementEntry{classes: map[string]classAnswer{}}
 	}
 	var pc *placementCheck
-	prepare := func() error {
-		if pc != nil {
-			return nil
-		}
-		claims, err := upstream.DefaultClaims(in.Translated, in.Claims)
-		if err != nil {
-			return err
-		}
-		submitted := legacy.CanonicalPod(in.Policy, in.Legacy)
-		variants := []*corev1.Pod{submitted}
-		if !in.NoFallbacks {
-			variants = append(variants, legacy.FallbackVariants(in.Policy, submitted)...)
-		}
-		pc = &placementCheck{
-			c: c, ctx: ctx, snap: snap, policy: in.Policy, variants: variants, translated: in.Translated, claims: claims,
-			cc: c.celCache(snap.features), rules: in.Policy.FamilyDeviceRules(),
-		}
-		for _, v := range variants {
-			pc.keys = append(pc.keys, legacy.RequiredLabelKeys(v)...)
-			pc.legacyReqs = append(pc.legacyReqs, legacy.ExtendedRequests(v))
-			pc.legacySel = append(pc.legacySel, in.Policy.LegacyDeviceSelectors(v))
-		}
-		slices.Sort(pc.keys)
-		pc.keys = slices.Compact(pc.keys)
-		pc.shares.Families, pc.shares.Plain = in.Policy.LegacyShares(submitted)
-		pc.transReqs = legacy.ExtendedRequests(in.Translated)
-		if p, reasons := c.plan(snap, pc.cc, claims); len(reasons) == 0 {
-			pc.plan = p
-		}
-		return nil
-	}
-
-	var out Placement
-	out.Cached = true
-	type group struct {
-		key     string
-		members []*nodeInfo
-	}
-	var groups []group
-	for _, cl := range snap.nodeClassList(&c.classes) {
-		if !byName {
-			groups = append(groups, group{key: cl.key, members: cl.members})
-			continue
-		}
-		for _, ni := range cl.members {
-			groups = append(groups, group{key: cl.key + "/" + ni.node.Name, members: []*nodeInfo{ni}})
-		}
-	}
+	out := Placement{Cached: true}
+	groups := placementGroups(snap.nodeClassList(&c.classes), byName)
 	out.Classes = len(groups)
 	for _, g := range groups {
 		out.Nodes += len(g.members)
-		entry.mu.Lock()
-		ans, ok := entry.classes[g.key]
-		entry.mu.Unlock()
+		ans, ok := entry.get(g.key)
 		if !ok {
 			out.Cached = false
-			if err := prepare(); err != nil {
-				return Placement{Unknown: err.Error()}
+			if pc == nil {
+				if pc, err = c.newPlacementCheck(ctx, snap, in); err != nil {
+					return Placement{Unknown: err.Error()}
+				}
 			}
 			ans = pc.answer(g.members[0])
 			if ans.unknown == "" {
-				entry.mu.Lock()
-				entry.classes[g.key] = ans
-				entry.mu.Unlock()
+				entry.put(g.key, ans)
 			}
 		}
 		if ans.unknown != "" {
 			return Placement{Nodes: out.Nodes, Classes: out.Classes, Unknown: ans.unknown}
 		}
-		rep := g.members[0]
 		if len(ans.depends) > 0 {
-			like := ""
-			if len(g.members) > 1 {
-				like = fmt.Sprintf(" (and %d more like it)", len(g.members)-1)
-			}
-			return Placement{Nodes: out.Nodes, Classes: out.Classes, DependsOn: ans.depends, Unknown: fmt.Sprintf(
-				"whether the translation lands on node %s%s depends on %s, which its devices leave unknown (a forecast: the node's labels do not tell them)",
-				rep.node.Name, like, strings.Join(ans.depends, ", "))}
+			return dependsOnUnknown(out, g, ans.depends)
 		}
-		ng := NodeGroup{Nodes: len(g.members), Example: rep.node.Name}
-		if ans.legacy {
-			out.Legacy += len(g.members)
-		}
-		if ans.translated {
-			out.Translated += len(g.members)
-		}
-		if in.ListNodes {
-			for _, ni := range g.members {
-				if ans.legacy {
-					out.LegacyNodes = append(out.LegacyNodes, ni.node.Name)
-				}
-				if ans.translated {
-					out.TranslatedNodes = append(out.TranslatedNodes, ni.node.Name)
-				}
-			}
-		}
-		switch {
-		case ans.translated && !ans.legacy:
-			ng.Why, ng.Hardware = "the pod as submitted "+ans.legacyWhy, hardware(rep)
-			out.Gained = append(out.Gained, ng)
-		case ans.legacy && !ans.translated:
-			ng.Why, ng.Hardware = "the translation "+ans.transWhy, hardware(rep)
-			out.Lost = append(out.Lost, ng)
-		}
+		out.add(g, ans, in.ListNodes)
 	}
 	sortGroups(out.Gained)
 	sortGroups(out.Lost)
 	slices.Sort(out.LegacyNodes)
 	slices.Sort(out.TranslatedNodes)
 	return out
+}
+
+// placementGroup is the nodes one answer stands for: a node class, or a
+// node of it when the pods select nodes by name.
+type placementGroup struct {
+	key     string
+	members []*nodeInfo // members[0] is the one asked
+}
+
+// placementGroups are the groups of the classes: one per class, or one per
+// node (byName).
+func placementGroups(classes []*nodeClass, byName bool) []placementGroup {
+	var groups []placementGroup
+	for _, cl := range classes {
+		if !byName {
+			groups = append(groups, placementGroup{key: cl.key, members: cl.members})
+			continue
+		}
+		for _, ni := range cl.members {
+			groups = append(groups, placementGroup{key: cl.key + "/" + ni.node.Name, members: []*nodeInfo{ni}})
+		}
+	}
+	return groups
+}
+
+// newPlacementCheck prepares what answering a class for in takes: the
+// translation's defaulted claims and their plan, the pod as submitted in
+// canonical form with the variants the policy's fallbacks add, and what
+// each asks of a node's legacy view. An error means the claims are
+// invalid.
+func (c *Checker) newPlacementCheck(ctx context.Context, snap *Snapshot, in PlacementInput) (*placementCheck, error) {
+	claims, err := upstream.DefaultClaims(in.Translated, in.Claims)
+	if err != nil {
+		return nil, err
+	}
+	submitted := legacy.CanonicalPod(in.Policy, in.Legacy)
+	variants := []*corev1.Pod{submitted}
+	if !in.NoFallbacks {
+		variants = append(variants, legacy.FallbackVariants(in.Policy, submitted)...)
+	}
+	pc := &placementCheck{
+		c: c, ctx: ctx, snap: snap, policy: in.Policy, variants: variants, translated: in.Translated, claims: claims,
+		cc: c.celCache(snap.features), rules: in.Policy.FamilyDeviceRules(),
+	}
+	for _, v := range variants {
+		pc.keys = append(pc.keys, legacy.RequiredLabelKeys(v)...)
+		pc.legacyReqs = append(pc.legacyReqs, legacy.ExtendedRequests(v))
+		pc.legacySel = append(pc.legacySel, in.Policy.LegacyDeviceSelectors(v))
+	}
+	slices.Sort(pc.keys)
+	pc.keys = slices.Compact(pc.keys)
+	pc.shares.Families, pc.shares.Plain = in.Policy.LegacyShares(submitted)
+	pc.transReqs = legacy.ExtendedRequests(in.Translated)
+	if p, reasons := c.plan(snap, pc.cc, claims); len(reasons) == 0 {
+		pc.plan = p
+	}
+	return pc, nil
+}
+
+// add counts the group's nodes where each pod can land, names them when
+// asked to (listNodes), and explains the group when only one side lands
+// there.
+func (p *Placement) add(g placementGroup, ans classAnswer, listNodes bool) {
+	rep := g.members[0]
+	ng := NodeGroup{Nodes: len(g.members), Example: rep.node.Name}
+	if ans.legacy {
+		p.Legacy += len(g.members)
+	}
+	if ans.translated {
+		p.Translated += len(g.members)
+	}
+	if listNodes {
+		for _, ni := range g.members {
+			if ans.legacy {
+				p.LegacyNodes = append(p.LegacyNodes, ni.node.Name)
+			}
+			if ans.translated {
+				p.TranslatedNodes = append(p.TranslatedNodes, ni.node.Name)
+			}
+		}
+	}
+	switch {
+	case ans.translated && !ans.legacy:
+		ng.Why, ng.Hardware = "the pod as submitted "+ans.legacyWhy, hardware(rep)
+		p.Gained = append(p.Gained, ng)
+	case ans.legacy && !ans.translated:
+		ng.Why, ng.Hardware = "the translation "+ans.transWhy, hardware(rep)
+		p.Lost = append(p.Lost, ng)
+	}
+}
+
+// dependsOnUnknown is the answer when where the translation lands on the
+// group depends on attributes its devices leave unknown: the nodes and
+// classes counted so far (in out), and the attributes.
+func dependsOnUnknown(out Placement, g placementGroup, depends []string) Placement {
+	like := ""
+	if len(g.members) > 1 {
+		like = fmt.Sprintf(" (and %d more like it)", len(g.members)-1)
+	}
+	return Placement{Nodes: out.Nodes, Classes: out.Classes, DependsOn: depends, Unknown: fmt.Sprintf(
+		"whether the translation lands on node %s%s depends on %s, which its devices leave unknown (a forecast: the node's labels do not tell them)",
+		g.members[0].node.Name, like, strings.Join(depends, ", "))}
 }
 
 // sortGroups puts the largest groups first, then by example name.
