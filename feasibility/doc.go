@@ -14,6 +14,7 @@
 //	func (c *Checker) Check(ctx, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaimSpec) Verdict
 //	func (c *Checker) Placement(ctx, snap *Snapshot, in PlacementInput) Placement  // the placement check
 //	func (s *Snapshot) MissingClasses(claims []*resourceapi.ResourceClaimSpec) *Verdict  // NeverFits: a class the fleet lacks
+//	func (s *Snapshot) LegacyOffers(pod) (want, []LegacyOffer); LegacyUnservable(pod) []Unservable // the device plugin's side
 //	func NewFleet(inv *Inventory, opts Options) (*Fleet, error)           // Fleet{Inventory, Snapshot, Checker}, for the CLI
 //
 // A [Verdict] is FitsNow (node and devices named; a firstAvailable request shows the winning
@@ -49,8 +50,23 @@
 // answers per pod shape. Node fit for what a pod asks besides its claims (CPU, memory,
 // hugepages, extended resources) follows kube-scheduler's NodeResourcesFit (fit.go).
 //
+// Its sub-packages sit below it and know nothing of snapshots or checkers:
+//
+//   - upstream: what kube-apiserver and kube-scheduler do with a pod, its claims, the slices
+//     and the allocated devices, mirrored on plain API objects (it imports nothing of
+//     claimbridge);
+//   - signature: when two devices or two nodes answer alike — the fields a selector reads, the
+//     memo of its answers per device and signature, a node's class key (it imports translate);
+//   - legacy: the device plugin's side — the legacy view of a DRA node, the pod as submitted
+//     and as the policy's fallbacks widen it, what the device plugins offer over the fleet's
+//     nodes (it imports translate and upstream).
+//
+// feasibility keeps what needs a snapshot: the devices each node sees (deviceindex.go), the
+// node classes, the allocators, the search and its lineage, the placement check and the
+// verdicts.
+//
 // What may import it: decide, report, webhook, internal and cmd; it imports translate, api and
-// its sub-packages signature, upstream and legacy only.
+// its sub-packages only.
 //
 // The package is pure: no API client, no logger, no global state. An error from LoadInventory,
 // NewSnapshot or NewFleet means invalid input; "does not fit" is a Verdict, never an

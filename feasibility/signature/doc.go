@@ -20,12 +20,14 @@
 //
 //	type Device struct{ Slot; Driver; Device; Unknown }                   // a device as a node sees it
 //	func References(env *cel.Env, expression string) ([]FieldRef, bool)    // what a selector reads
+//	func (m *RefsMemo) References(env *cel.Env, expression string) ([]FieldRef, bool) // remembered
 //	func NewMemo(slots int) *Memo                                           // per fleet snapshot
 //	func (m *Memo) Expr(cc *cel.Cache, expression string) *Expr
 //	func (e *Expr) Match(ctx, m *Memo, d Device) uint8                     // MatchYes, MatchNo, MatchError
 //	func MatchAll(ctx, m *Memo, exprs []*Expr, d Device) uint8             // the allocator's order
 //	func NewKeyWriter() *KeyWriter; func (k *KeyWriter) ClassKey(node, devices []Device) string
 //	func ClassesFingerprint(classes map[string]*resourceapi.DeviceClass) string
+//	func SelectsNodeByName(pod *corev1.Pod) bool                           // class keys cannot answer it
 //
 // Every answer is exactly what evaluating the selector on the device
 // gives: a device whose attributes CEL cannot all convert, or that names a
