@@ -15,15 +15,12 @@ package feasibility
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
-	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
 )
@@ -140,53 +137,8 @@ func (c *Checker) revalidate(ctx context.Context, snap *Snapshot, pod *corev1.Po
 	return v, prev.score, true
 }
 
-// sliceIndex gives, per node, the slices an allocator needs to answer for
-// that node alone as it does over all slices: every slice of each pool
-// that one of the node's own slices or a slice not bound to one node
-// belongs to. The upstream allocator reads the slices of the node and those
-// not bound to a node (GatherPools), and the other slices of their pools
-// only; indexing all of them per snapshot (structured.NewAllocator) costs
-// time proportional to the fleet. Built once per fleet snapshot, on the
-// first use, and shared by every snapshot derived from it.
-type sliceIndex struct {
-	once   sync.Once
-	byPool map[[2]string][]*resourceapi.ResourceSlice
-	byNode map[string][][2]string // the pools of the node's own slices
-	shared [][2]string            // the pools of the slices bound to no one node
-}
-
-func (x *sliceIndex) forNode(all []*resourceapi.ResourceSlice, node string) []*resourceapi.ResourceSlice {
-	x.once.Do(func() {
-		x.byPool = map[[2]string][]*resourceapi.ResourceSlice{}
-		x.byNode = map[string][][2]string{}
-		seen := map[[2]string]bool{}
-		for _, slice := range all {
-			k := [2]string{slice.Spec.Driver, slice.Spec.Pool.Name}
-			x.byPool[k] = append(x.byPool[k], slice)
-			if name := ptr.Deref(slice.Spec.NodeName, ""); name != "" {
-				if l := x.byNode[name]; !slices.Contains(l, k) {
-					x.byNode[name] = append(l, k)
-				}
-			} else if !seen[k] {
-				seen[k] = true
-				x.shared = append(x.shared, k)
-			}
-		}
-	})
-	var out []*resourceapi.ResourceSlice
-	for _, k := range x.byNode[node] {
-		if !slices.Contains(x.shared, k) {
-			out = append(out, x.byPool[k]...)
-		}
-	}
-	for _, k := range x.shared {
-		out = append(out, x.byPool[k]...)
-	}
-	return out
-}
-
 // nodeAllocator answers Allocate with an allocator over the slices the
-// node reads (sliceIndex), built for the call: what an allocator over all
+// node reads (upstream.SliceIndex), built for the call: what an allocator over all
 // the snapshot's slices answers, without indexing them all.
 type nodeAllocator struct {
 	structured.Allocator // over no slice: the methods besides Allocate
@@ -204,7 +156,7 @@ func newNodeAllocator(ctx context.Context, s *Snapshot, lister upstream.ClassLis
 }
 
 func (a *nodeAllocator) Allocate(ctx context.Context, node *corev1.Node, claims []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error) {
-	alloc, err := structured.NewAllocator(ctx, a.snap.features, a.snap.allocated, a.lister, a.snap.nodeSlices.forNode(a.snap.slices, node.Name), a.celCache)
+	alloc, err := structured.NewAllocator(ctx, a.snap.features, a.snap.allocated, a.lister, a.snap.nodeSlices.ForNode(a.snap.slices, node.Name), a.celCache)
 	if err != nil {
 		return nil, fmt.Errorf("new allocator: %w", err)
 	}

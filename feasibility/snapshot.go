@@ -63,7 +63,7 @@ type Snapshot struct {
 	// pools indexes the nodes by the pools they see (WithClaims);
 	// nodeSlices the slices by node and pool (revalidate).
 	pools      *poolIndex
-	nodeSlices *sliceIndex
+	nodeSlices *upstream.SliceIndex
 	// base is the snapshot built by NewSnapshot that this one was derived
 	// from by WithClaims (nil for one built by NewSnapshot); replaced are
 	// the nodes, by position, whose allocated devices differ from base's,
@@ -194,7 +194,7 @@ func NewSnapshot(inv *Inventory, generation uint64, features Features) (*Snapsho
 		pods:       inv.Pods,
 		podsListed: inv.PodsListed,
 		pools:      &poolIndex{},
-		nodeSlices: &sliceIndex{},
+		nodeSlices: &upstream.SliceIndex{},
 	}
 	s.id = snapshotIDs.Add(1)
 	s.epoch = s.id

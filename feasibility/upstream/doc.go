@@ -15,8 +15,9 @@
 //     ([Score], [TopScore]) and its allocated state, collected like
 //     foreachAllocatedDevice ([AllocatedState], [WithAllocations]);
 //   - DeviceTaintRules applied to the slices as the resourceslice tracker
-//     does ([ApplyTaintRules]), and DeviceClasses listed to the allocator
-//     ([ClassLister]).
+//     does ([ApplyTaintRules]), the slices the allocator gathers for one
+//     node ([SliceIndex], as GatherPools), and DeviceClasses listed to the
+//     allocator ([ClassLister]).
 //
 // Each function quotes or names the upstream code it follows. The package
 // is pure: no API client, no allocator, no state; inputs are not modified.

@@ -3,13 +3,15 @@ package upstream
 import (
 	"cmp"
 	"slices"
+	"sync"
 
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/utils/ptr"
 )
 
 // The ResourceSlices as kube-scheduler reads them: with DeviceTaintRules
-// applied, and with list-type attributes only where kube-apiserver keeps
-// them.
+// applied, with list-type attributes only where kube-apiserver keeps them,
+// and those the allocator gathers for one node.
 
 // ApplyTaintRules appends each rule's taint to the devices it selects, exactly as
 // k8s.io/dynamic-resource-allocation/resourceslice/tracker does ("No selector matches no
@@ -67,4 +69,52 @@ func ListAttributes(d *resourceapi.Device) bool {
 		}
 	}
 	return false
+}
+
+// SliceIndex gives, per node, the slices an allocator needs to answer for
+// that node alone as it does over all slices: every slice of each pool
+// that one of the node's own slices or a slice not bound to one node
+// belongs to. The upstream allocator reads the slices of the node and those
+// not bound to a node (GatherPools), and the other slices of their pools
+// only; indexing all of them per snapshot (structured.NewAllocator) costs
+// time proportional to the fleet. Built on the first ForNode and kept
+// (feasibility holds one per fleet snapshot); the zero value is ready to
+// use.
+type SliceIndex struct {
+	once   sync.Once
+	byPool map[[2]string][]*resourceapi.ResourceSlice
+	byNode map[string][][2]string // the pools of the node's own slices
+	shared [][2]string            // the pools of the slices bound to no one node
+}
+
+// ForNode returns the slices of all the allocator reads to answer for the
+// node: x must be used with one list of slices only.
+func (x *SliceIndex) ForNode(all []*resourceapi.ResourceSlice, node string) []*resourceapi.ResourceSlice {
+	x.once.Do(func() {
+		x.byPool = map[[2]string][]*resourceapi.ResourceSlice{}
+		x.byNode = map[string][][2]string{}
+		seen := map[[2]string]bool{}
+		for _, slice := range all {
+			k := [2]string{slice.Spec.Driver, slice.Spec.Pool.Name}
+			x.byPool[k] = append(x.byPool[k], slice)
+			if name := ptr.Deref(slice.Spec.NodeName, ""); name != "" {
+				if l := x.byNode[name]; !slices.Contains(l, k) {
+					x.byNode[name] = append(l, k)
+				}
+			} else if !seen[k] {
+				seen[k] = true
+				x.shared = append(x.shared, k)
+			}
+		}
+	})
+	var out []*resourceapi.ResourceSlice
+	for _, k := range x.byNode[node] {
+		if !slices.Contains(x.shared, k) {
+			out = append(out, x.byPool[k]...)
+		}
+	}
+	for _, k := range x.shared {
+		out = append(out, x.byPool[k]...)
+	}
+	return out
 }
