@@ -320,12 +320,12 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 			why.add(msg, ni.node.Name)
 			continue
 		}
-		if msg := requests.short(&nodeInfo{node: ni.node, used: empty}); msg != "" {
+		if msg := requests.Short(ni.node, upstream.Usage{Used: empty}); msg != "" {
 			why.add(msg, ni.node.Name)
 			continue
 		}
 		candidates = append(candidates, ni)
-		busy = append(busy, requests.short(ni))
+		busy = append(busy, requests.Short(ni.node, ni.usage()))
 	}
 	// Reasons name the nodes closest to serving the devices first; ranking
 	// runs after the search, and a deadline the search hit must not make

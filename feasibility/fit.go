@@ -1,10 +1,6 @@
 package feasibility
 
 import (
-	"fmt"
-	"maps"
-	"slices"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
@@ -12,7 +8,8 @@ import (
 
 // Node fit for everything a pod asks for besides its claims: CPU, memory,
 // hugepages, ephemeral storage, pods and the extended resources it still
-// requests, as kube-scheduler's NodeResourcesFit filter does — the pod's
+// requests, as kube-scheduler's NodeResourcesFit filter does
+// (upstream.Requests.Short) — the pod's
 // effective requests (k8s.io/component-helpers/resource, with init
 // containers, sidecars and overhead) against the node's allocatable minus
 // what the pods already bound to it request. Usage is only known when the
@@ -56,55 +53,20 @@ func (s *Snapshot) insufficient(ni *nodeInfo, requests corev1.ResourceList) stri
 
 // short is insufficient, with skip naming the resources not compared.
 func (s *Snapshot) short(ni *nodeInfo, requests corev1.ResourceList, skip func(corev1.ResourceName) bool) string {
-	return s.compared(requests, skip).short(ni)
+	return s.compared(requests, skip).Short(ni.node, ni.usage())
 }
 
-// comparedRequests are a pod's requests that short compares, in name
-// order: worked out once for a check of every node.
-type comparedRequests struct {
-	names    []corev1.ResourceName
-	requests corev1.ResourceList
+// usage is what the pods bound to the node request.
+func (ni *nodeInfo) usage() upstream.Usage {
+	return upstream.Usage{Used: ni.used, Pods: ni.pods, Known: ni.usageKnown}
 }
 
 // compared gives the requests insufficient (skip nil) or short compares.
-func (s *Snapshot) compared(requests corev1.ResourceList, skip func(corev1.ResourceName) bool) comparedRequests {
+func (s *Snapshot) compared(requests corev1.ResourceList, skip func(corev1.ResourceName) bool) upstream.Requests {
 	if skip == nil {
 		skip = s.draServes
 	}
-	c := comparedRequests{requests: requests}
-	for _, name := range slices.Sorted(maps.Keys(requests)) {
-		if name != corev1.ResourcePods && !skip(name) {
-			c.names = append(c.names, name)
-		}
-	}
-	return c
-}
-
-func (c comparedRequests) short(ni *nodeInfo) string {
-	requests := c.requests
-	alloc := ni.node.Status.Allocatable
-	if len(alloc) == 0 {
-		return ""
-	}
-	if ni.usageKnown {
-		if maxPods, ok := alloc[corev1.ResourcePods]; ok && ni.pods+1 > maxPods.Value() {
-			return fmt.Sprintf("had too many pods (%d of %d)", ni.pods, maxPods.Value())
-		}
-	}
-	for _, name := range c.names {
-		want, have := requests[name], alloc[name]
-		free := have.DeepCopy()
-		if used, ok := ni.used[name]; ok {
-			free.Sub(used)
-		}
-		if want.Cmp(free) > 0 {
-			if ni.usageKnown {
-				return fmt.Sprintf("had insufficient %s (the pod asks for %s, %s of %s allocatable is free)", name, want.String(), free.String(), have.String())
-			}
-			return fmt.Sprintf("had insufficient %s (the pod asks for %s, %s allocatable)", name, want.String(), have.String())
-		}
-	}
-	return ""
+	return upstream.CompareRequests(requests, skip)
 }
 
 // draServes reports whether a DeviceClass maps the extended resource

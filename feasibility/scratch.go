@@ -129,7 +129,7 @@ func (c *Checker) Candidates(ctx context.Context, snap *Snapshot, pod *corev1.Po
 	var out []Candidate
 	for i := range snap.nodes {
 		ni := snap.nodeAt(i)
-		if len(ni.devices) == 0 || upstream.NodeRejects(required, pod, ni.node) != "" || requests.short(ni) != "" {
+		if len(ni.devices) == 0 || upstream.NodeRejects(required, pod, ni.node) != "" || requests.Short(ni.node, ni.usage()) != "" {
 			continue
 		}
 		key := ni.class()
@@ -184,7 +184,7 @@ type NodeCheck struct {
 	plan      *plan
 	invalid   *Verdict // the claims' own error, for every node
 	required  nodeaffinity.RequiredNodeAffinity
-	requests  comparedRequests
+	requests  upstream.Requests
 	answers   map[string]*answer
 	remembers bool
 }
@@ -237,7 +237,7 @@ func (p *NodeCheck) On(ctx context.Context, snap *Snapshot, node string) Verdict
 		return v
 	}
 	ni := snap.nodeAt(i)
-	if len(ni.devices) == 0 || upstream.NodeRejects(p.required, p.pod, ni.node) != "" || p.requests.short(ni) != "" {
+	if len(ni.devices) == 0 || upstream.NodeRejects(p.required, p.pod, ni.node) != "" || p.requests.Short(ni.node, ni.usage()) != "" {
 		return v
 	}
 	if p.plan.prune(ctx, ni, false) != "" {

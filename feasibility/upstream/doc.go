@@ -9,8 +9,9 @@
 //     attributes kept only where the cluster has DRAListTypeAttributes
 //     ([PublishesListAttributes]);
 //   - kube-scheduler's node filters NodeUnschedulable, NodeAffinity and
-//     TaintToleration ([NodeRejects]) and the requests NodeResourcesFit
-//     counts ([PodRequests]);
+//     TaintToleration ([NodeRejects]), and NodeResourcesFit: the requests
+//     it counts ([PodRequests]) against a node's allocatable after what its
+//     pods request ([Requests.Short]);
 //   - the DynamicResources plugin's score of prioritized alternatives
 //     ([Score], [TopScore]) and its allocated state, collected like
 //     foreachAllocatedDevice ([AllocatedState], [WithAllocations]);

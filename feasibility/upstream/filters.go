@@ -13,8 +13,8 @@ import (
 )
 
 // The node filters of kube-scheduler that feasibility applies before the
-// allocator runs, and the requests a pod counts against a node
-// (NodeResourcesFit).
+// allocator runs, and the requests a pod counts against a node and its
+// pods' (NodeResourcesFit).
 
 // NodeRejects mirrors kube-scheduler's NodeUnschedulable, NodeAffinity and TaintToleration
 // filters and returns their message, or "" when the pod may run on the node.
@@ -92,4 +92,64 @@ func WithDefaultRequests(pod *corev1.Pod) *corev1.Pod {
 	out.Spec.Containers = fill(pod.Spec.Containers)
 	out.Spec.InitContainers = fill(pod.Spec.InitContainers)
 	return &out
+}
+
+// Usage is what the pods bound to a node request, as NodeResourcesFit
+// counts it against the node's allocatable: their requests summed (Used)
+// and their number (Pods). Known is false when the pods are not known:
+// then a pod's requests are compared with allocatable alone.
+type Usage struct {
+	Used  corev1.ResourceList
+	Pods  int64
+	Known bool
+}
+
+// Requests are a pod's requests that Short compares, in name order:
+// worked out once for a check of every node.
+type Requests struct {
+	names    []corev1.ResourceName
+	requests corev1.ResourceList
+}
+
+// CompareRequests gives the requests Short compares: all but the pod
+// count and the resources skip names.
+func CompareRequests(requests corev1.ResourceList, skip func(corev1.ResourceName) bool) Requests {
+	c := Requests{requests: requests}
+	for _, name := range slices.Sorted(maps.Keys(requests)) {
+		if name != corev1.ResourcePods && !skip(name) {
+			c.names = append(c.names, name)
+		}
+	}
+	return c
+}
+
+// Short returns why the node, with the pods bound to it, cannot hold the
+// requests, in NodeResourcesFit's words ("had insufficient cpu", "had too
+// many pods"), or "". A node that reports no allocatable resources at all
+// is not judged.
+func (c Requests) Short(node *corev1.Node, u Usage) string {
+	requests := c.requests
+	alloc := node.Status.Allocatable
+	if len(alloc) == 0 {
+		return ""
+	}
+	if u.Known {
+		if maxPods, ok := alloc[corev1.ResourcePods]; ok && u.Pods+1 > maxPods.Value() {
+			return fmt.Sprintf("had too many pods (%d of %d)", u.Pods, maxPods.Value())
+		}
+	}
+	for _, name := range c.names {
+		want, have := requests[name], alloc[name]
+		free := have.DeepCopy()
+		if used, ok := u.Used[name]; ok {
+			free.Sub(used)
+		}
+		if want.Cmp(free) > 0 {
+			if u.Known {
+				return fmt.Sprintf("had insufficient %s (the pod asks for %s, %s of %s allocatable is free)", name, want.String(), free.String(), have.String())
+			}
+			return fmt.Sprintf("had insufficient %s (the pod asks for %s, %s allocatable)", name, want.String(), have.String())
+		}
+	}
+	return ""
 }
