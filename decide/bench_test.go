@@ -2,13 +2,13 @@ package decide_test
 
 import (
 	"fmt"
-	"github.com/claimbridge/claimbridge/reason"
 	"testing"
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/benchinput"
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

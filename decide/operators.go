@@ -1,11 +1,11 @@
 package decide
 
 import (
-	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

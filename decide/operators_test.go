@@ -1,7 +1,6 @@
 package decide_test
 
 import (
-	"github.com/claimbridge/claimbridge/reason"
 	"slices"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

@@ -2,7 +2,6 @@ package decide_test
 
 import (
 	"fmt"
-	"github.com/claimbridge/claimbridge/reason"
 	"strings"
 	"testing"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/internal/testing/vendortruth"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

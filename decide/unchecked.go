@@ -2,9 +2,9 @@ package decide
 
 import (
 	"fmt"
+
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/reason"
-
 	"github.com/claimbridge/claimbridge/translate"
 )
 

@@ -4,11 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimbridge/claimbridge/reason"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

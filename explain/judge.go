@@ -1,10 +1,10 @@
 package explain
 
 import (
-	"github.com/claimbridge/claimbridge/reason"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // Result is what a decision about a pod comes to for whoever reads it:

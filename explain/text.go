@@ -7,10 +7,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/reason"
-
-	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

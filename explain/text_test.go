@@ -7,7 +7,6 @@ import (
 
 	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/reason"
-
 	"github.com/claimbridge/claimbridge/translate"
 )
 

@@ -3,11 +3,10 @@ package feasibility
 import (
 	"testing"
 
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/feasibility/signature"
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 )

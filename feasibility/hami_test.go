@@ -2,7 +2,6 @@ package feasibility
 
 import (
 	"fmt"
-	"github.com/claimbridge/claimbridge/reason"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

@@ -1,8 +1,6 @@
 package forecast
 
 import (
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
-	"github.com/claimbridge/claimbridge/cutover"
 	"maps"
 	"os"
 	"slices"
@@ -15,6 +13,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/translate"
 )

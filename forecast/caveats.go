@@ -1,9 +1,10 @@
 package forecast
 
 import (
-	"github.com/claimbridge/claimbridge/cutover"
 	"maps"
 	"slices"
+
+	"github.com/claimbridge/claimbridge/cutover"
 )
 
 // Caveats of a one-day switch from the device plugin to DRA that no row of

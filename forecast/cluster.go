@@ -14,12 +14,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/claimbridge/claimbridge/cutover"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/translate"

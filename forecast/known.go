@@ -5,9 +5,9 @@ package forecast
 // and why a resource breaks.
 
 import (
-	"github.com/claimbridge/claimbridge/cutover"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/feasibility"
 )
 

@@ -13,7 +13,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/claimbridge/claimbridge/cutover"
 	"maps"
 	"slices"
 
@@ -21,6 +20,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/feasibility"
 )
 

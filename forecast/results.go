@@ -6,8 +6,9 @@ package forecast
 
 import (
 	"fmt"
-	"github.com/claimbridge/claimbridge/cutover"
 	"strings"
+
+	"github.com/claimbridge/claimbridge/cutover"
 )
 
 // cutoverOf is what the switch does to workload i. One not affected or

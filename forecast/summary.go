@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/claimbridge/claimbridge/cutover"
 	"maps"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

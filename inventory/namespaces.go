@@ -1,12 +1,12 @@
 package inventory
 
 import (
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

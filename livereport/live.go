@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/claimbridge/claimbridge/decisions"
-	"github.com/claimbridge/claimbridge/reason"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -20,9 +17,11 @@ import (
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/inventory"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )

@@ -5,9 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimbridge/claimbridge/decisions"
-	"github.com/claimbridge/claimbridge/reason"
-
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
@@ -20,11 +17,13 @@ import (
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/internal/testing/informertest"
 	"github.com/claimbridge/claimbridge/inventory"
 	"github.com/claimbridge/claimbridge/metrics"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimbridge/claimbridge/decisions"
-
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/claimbridge/claimbridge/decisions"
 )
 
 func TestReportStoreKeepsTheLatestRowsPerNamespace(t *testing.T) {

@@ -7,10 +7,8 @@ import (
 	"slices"
 
 	"github.com/claimbridge/claimbridge/cutover"
-
-	"github.com/claimbridge/claimbridge/reason"
-
 	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

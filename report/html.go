@@ -14,12 +14,10 @@ import (
 	"strings"
 
 	"github.com/claimbridge/claimbridge/cutover"
-	"github.com/claimbridge/claimbridge/decisions"
-
-	"github.com/claimbridge/claimbridge/reason"
-
 	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // The HTML page is rendered from the Report alone (the JSON form holds

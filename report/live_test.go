@@ -5,11 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimbridge/claimbridge/decisions"
-	"github.com/claimbridge/claimbridge/reason"
-
 	"k8s.io/utils/ptr"
 
+	"github.com/claimbridge/claimbridge/decisions"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/report"
 )
 

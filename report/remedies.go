@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/claimbridge/claimbridge/reason"
-
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // remedy is the one-line remedy of a blocking reason for rows of one

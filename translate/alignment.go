@@ -1,8 +1,9 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // align applies the policy's alignment rules (matchAttribute constraints).

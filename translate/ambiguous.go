@@ -2,14 +2,14 @@ package translate
 
 import (
 	"fmt"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strings"
 
-	"github.com/claimbridge/claimbridge/reason"
-
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // Label values the devices cannot tell apart. A Map rule turns label values

@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"math"
 	"slices"
@@ -10,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // Capacities of devices (ResourceRule.CapacityOf). HAMi's device plugin

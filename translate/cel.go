@@ -3,7 +3,6 @@ package translate
 import (
 	"errors"
 	"fmt"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +12,8 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apiserver/pkg/cel/environment"
 	dracel "k8s.io/dynamic-resource-allocation/cel"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // CEL is generated here and only here. Every literal goes through celString,

@@ -1,8 +1,9 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // addCompanions adds companion requests (CPUs) when the pod gets a device of

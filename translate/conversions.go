@@ -2,7 +2,6 @@ package translate
 
 import (
 	"fmt"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strconv"
@@ -10,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // The generic conversions of the vocabulary (vocabulary.go): scalar

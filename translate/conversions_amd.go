@@ -2,7 +2,6 @@ package translate
 
 import (
 	"fmt"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"math"
 	"regexp"
 	"strconv"
@@ -10,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // The forms of AMD's node labeller (ROCm/k8s-device-plugin

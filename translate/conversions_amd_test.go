@@ -4,14 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimbridge/claimbridge/reason"
-
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // AMD GPUs as the AMD DRA driver publishes them (attribute names of

@@ -3,7 +3,6 @@ package translate
 import (
 	"cmp"
 	"fmt"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"regexp"
 	"slices"
@@ -12,6 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // The conversions of GPU Feature Discovery's and GKE's GPU labels

@@ -1,11 +1,12 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // The conversions of GPU Feature Discovery's sharing labels (vocabulary.go):

@@ -2,17 +2,16 @@ package translate
 
 import (
 	"encoding/json"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/claimbridge/claimbridge/reason"
-
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // The seed corpora run in every `go test`; `make fuzz` explores further.

@@ -1,14 +1,11 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +13,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/internal/testing/golden"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // goldenCase is one file under testdata/cases: a pod and what it is

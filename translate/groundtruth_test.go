@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimbridge/claimbridge/reason"
-
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -15,6 +13,7 @@ import (
 	dracel "k8s.io/dynamic-resource-allocation/cel"
 
 	"github.com/claimbridge/claimbridge/internal/testing/vendortruth"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // The vocabulary against the vendors' own output. internal/testing/vendortruth

@@ -3,13 +3,14 @@ package translate
 import (
 	"errors"
 	"fmt"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // Kueue (kubernetes-sigs/kueue, DRA integration beta since v0.18). Kueue

@@ -1,9 +1,10 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strings"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // explainLabels says, for every node-label requirement that left the pod,

@@ -1,11 +1,11 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strings"
 
 	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // MatchCondition is an admission webhook matchCondition (same fields as

@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strings"
@@ -9,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // analyzeLabels turns node-label requirements that the policy knows into

@@ -1,11 +1,12 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // partition applies the policy's partition rules (PartitionRule): on

@@ -1,12 +1,13 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 func TestLoadPolicyRejectsBadInputWithFieldPaths(t *testing.T) {

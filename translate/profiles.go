@@ -1,10 +1,11 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // DefaultPolicy is the policy used when none is given: every built-in

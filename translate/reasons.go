@@ -3,9 +3,9 @@ package translate
 import (
 	"fmt"
 
-	"github.com/claimbridge/claimbridge/reason"
-
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // Paths every translation names, built once: a field.Path is immutable, and

@@ -2,10 +2,11 @@ package translate
 
 import (
 	"fmt"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // buildRequests makes one request per use that owns its devices, with one

@@ -2,12 +2,13 @@ package translate
 
 import (
 	"fmt"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // Output profiles of the schedulers and queues. What a scheduler does with

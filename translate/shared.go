@@ -2,7 +2,6 @@ package translate
 
 import (
 	"fmt"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // Shared devices. A device plugin can advertise one device as several

@@ -2,18 +2,18 @@ package translate
 
 import (
 	"encoding/json"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 func mustPolicy(t *testing.T, spec string) *Policy {

@@ -2,17 +2,16 @@ package translate
 
 import (
 	"errors"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
-
-	"github.com/claimbridge/claimbridge/reason"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // Names claimbridge gives to what it creates or reads.

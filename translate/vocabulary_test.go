@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"maps"
 	"slices"
 	"strings"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	resourceapi "k8s.io/api/resource/v1"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 // TestEveryConversionHasBothDirections: a conversion a policy may name has

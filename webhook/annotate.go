@@ -3,15 +3,13 @@ package webhook
 import (
 	"strings"
 
-	"github.com/claimbridge/claimbridge/reason"
-
 	"gomodules.xyz/jsonpatch/v2"
-
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/explain"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

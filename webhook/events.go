@@ -4,11 +4,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/claimbridge/claimbridge/decisions"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/explain"
 )
 

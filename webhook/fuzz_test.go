@@ -12,8 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/claimbridge/claimbridge/reason"
-
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,6 +37,7 @@ import (
 	"github.com/claimbridge/claimbridge/inventory"
 	"github.com/claimbridge/claimbridge/livereport"
 	"github.com/claimbridge/claimbridge/metrics"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

@@ -8,10 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
-	"github.com/claimbridge/claimbridge/decisions"
-	"github.com/claimbridge/claimbridge/reason"
-
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -21,11 +17,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/inventory"
 	"github.com/claimbridge/claimbridge/metrics"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

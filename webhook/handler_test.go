@@ -8,8 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/claimbridge/claimbridge/reason"
-
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,6 +31,7 @@ import (
 	"github.com/claimbridge/claimbridge/inventory"
 	"github.com/claimbridge/claimbridge/livereport"
 	"github.com/claimbridge/claimbridge/metrics"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

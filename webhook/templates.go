@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/claimbridge/claimbridge/reason"
-
 	"golang.org/x/sync/singleflight"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/explain"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // ensureTemplate makes sure the template exists with this spec: the cache

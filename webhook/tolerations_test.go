@@ -4,12 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
-
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 )
 

@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimbridge/claimbridge/reason"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -28,6 +26,7 @@ import (
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/report"
 )
 

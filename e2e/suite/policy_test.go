@@ -3,7 +3,6 @@ package suite
 import (
 	"context"
 	"fmt"
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

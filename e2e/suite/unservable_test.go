@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimbridge/claimbridge/reason"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +19,7 @@ import (
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // sharedGPU asks for one time-slicing replica of a GPU: where no DRA GPU

@@ -7,7 +7,6 @@
 package reasons
 
 import (
-	"github.com/claimbridge/claimbridge/reason"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -26,6 +25,7 @@ import (
 	"github.com/claimbridge/claimbridge/internal/offline"
 	"github.com/claimbridge/claimbridge/internal/testing/doclinks"
 	"github.com/claimbridge/claimbridge/internal/testing/golden"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

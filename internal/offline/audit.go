@@ -1,13 +1,13 @@
 package offline
 
 import (
-	"github.com/claimbridge/claimbridge/decisions"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/podtemplates"
 	"github.com/claimbridge/claimbridge/report"

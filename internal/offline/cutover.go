@@ -2,13 +2,13 @@ package offline
 
 import (
 	"context"
-	"github.com/claimbridge/claimbridge/cutover"
-	"github.com/claimbridge/claimbridge/decisions"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/claimbridge/claimbridge/cutover"
+	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/internal/manifest"

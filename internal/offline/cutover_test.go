@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/claimbridge/claimbridge/cutover"
-
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/translate"

@@ -8,7 +8,6 @@ package offline
 import (
 	"context"
 	"fmt"
-	"github.com/claimbridge/claimbridge/reason"
 	"io"
 	"maps"
 	"slices"
@@ -24,6 +23,7 @@ import (
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/podtemplates"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
 

@@ -8,13 +8,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/claimbridge/claimbridge/reason"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // Operators that size a workload from the device count of a pod template.

@@ -3,22 +3,21 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/claimbridge/claimbridge/cutover"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/claimbridge/claimbridge/reason"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/forecast"
 	livepkg "github.com/claimbridge/claimbridge/internal/live"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )

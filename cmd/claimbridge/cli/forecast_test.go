@@ -10,12 +10,10 @@ import (
 	"testing"
 
 	"github.com/claimbridge/claimbridge/cutover"
-
-	"github.com/claimbridge/claimbridge/reason"
-
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/browser"
 	"github.com/claimbridge/claimbridge/internal/testing/reportpage"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )

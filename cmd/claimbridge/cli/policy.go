@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
-
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
 func newPolicyCommand() *cobra.Command {

@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimbridge/claimbridge/cutover"
-
 	"sigs.k8s.io/yaml"
 
+	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/e2e/binary"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/feasibility"

@@ -13,13 +13,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/claimbridge/claimbridge/cutover"
-	"github.com/claimbridge/claimbridge/decisions"
-
-	"github.com/claimbridge/claimbridge/reason"
-
 	"golang.org/x/net/html"
 
+	"github.com/claimbridge/claimbridge/cutover"
+	"github.com/claimbridge/claimbridge/decisions"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/report"
 )
 

@@ -6,9 +6,8 @@ import (
 	"testing"
 
 	"github.com/claimbridge/claimbridge/decisions"
-	"github.com/claimbridge/claimbridge/reason"
-
 	"github.com/claimbridge/claimbridge/internal/testing/reportpage"
+	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/report"
 )
 
