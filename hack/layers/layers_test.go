@@ -17,7 +17,7 @@ const module = "github.com/claimbridge/claimbridge"
 
 // rules: for a package (or a prefix ending in "/"), the packages of this
 // module it may depend on; anything else of the module is forbidden. The
-// layers, bottom up: reason (codes and catalog) → api (names only) → api/v1alpha1 (the policy API) → translate (pure) → feasibility →
+// layers, bottom up: reason (codes and catalog), podfacts (what a pod asks for) → api (names only) → api/v1alpha1 (the policy API) → translate (pure) → feasibility →
 // decide → forecast → report → explain → inventory, metrics → webhook,
 // controllers, livereport; certs apart → internal → cmd. Test support
 // lives in internal/testing/ and no product package depends on it
@@ -28,19 +28,20 @@ var rules = []struct {
 	because string
 }{
 	{"reason", nil, "the reason codes, their catalog and severities sit at the bottom: every layer says why with them"},
+	{"podfacts", nil, "what a pod asks for, as Kubernetes reads it, is plain reading of API objects: every layer asks it there"},
 	{"api", nil, "the names claimbridge writes into the cluster depend on nothing"},
 	{"api/v1alpha1", []string{"api"}, "the policy API is plain types, their defaults and validation"},
-	{"translate", []string{"reason", "api", "api/v1alpha1"}, "the translator is the pure core"},
-	{"feasibility", []string{"reason", "api", "api/v1alpha1", "translate"}, "feasibility runs the allocator over what translate produced"},
-	{"forecast", []string{"reason", "api", "api/v1alpha1", "translate", "feasibility", "decide"}, "the forecast reads the vocabulary backwards into an inventory, and judges decide's decisions against it"},
-	{"decide", []string{"reason", "api", "api/v1alpha1", "translate", "feasibility"}, "the one decision path sits right above translation and feasibility"},
-	{"report", []string{"reason", "api", "api/v1alpha1", "decide", "forecast", "translate", "feasibility"}, "the report only renders decisions and the cutover forecast's results"},
-	{"explain", []string{"reason", "api", "api/v1alpha1", "report", "forecast", "decide", "translate", "feasibility"}, "what a decision says is text over decisions and report rows: no client, no cache"},
+	{"translate", []string{"reason", "podfacts", "api", "api/v1alpha1"}, "the translator is the pure core"},
+	{"feasibility", []string{"reason", "podfacts", "api", "api/v1alpha1", "translate"}, "feasibility runs the allocator over what translate produced"},
+	{"forecast", []string{"reason", "podfacts", "api", "api/v1alpha1", "translate", "feasibility", "decide"}, "the forecast reads the vocabulary backwards into an inventory, and judges decide's decisions against it"},
+	{"decide", []string{"reason", "podfacts", "api", "api/v1alpha1", "translate", "feasibility"}, "the one decision path sits right above translation and feasibility"},
+	{"report", []string{"reason", "podfacts", "api", "api/v1alpha1", "decide", "forecast", "translate", "feasibility"}, "the report only renders decisions and the cutover forecast's results"},
+	{"explain", []string{"reason", "podfacts", "api", "api/v1alpha1", "report", "forecast", "decide", "translate", "feasibility"}, "what a decision says is text over decisions and report rows: no client, no cache"},
 	{"metrics", nil, "the metrics are plain Prometheus collectors"},
-	{"inventory", []string{"reason", "api", "api/v1alpha1", "translate", "feasibility"}, "the informer caches feed feasibility; they know nothing of admission"},
-	{"webhook", []string{"reason", "api", "api/v1alpha1", "explain", "inventory", "metrics", "report", "forecast", "decide", "translate", "feasibility"}, "the admission handler is a thin edge: no controller, no live report, no import from internal/"},
-	{"controllers", []string{"reason", "api", "api/v1alpha1", "explain", "inventory", "metrics", "report", "forecast", "decide", "translate", "feasibility"}, "the leader's controllers read the inventory and say what admission decided; never the handler"},
-	{"livereport", []string{"reason", "api", "api/v1alpha1", "explain", "inventory", "report", "forecast", "decide", "translate", "feasibility"}, "the live report reads the inventory and the decisions pods carry; never the handler"},
+	{"inventory", []string{"reason", "podfacts", "api", "api/v1alpha1", "translate", "feasibility"}, "the informer caches feed feasibility; they know nothing of admission"},
+	{"webhook", []string{"reason", "podfacts", "api", "api/v1alpha1", "explain", "inventory", "metrics", "report", "forecast", "decide", "translate", "feasibility"}, "the admission handler is a thin edge: no controller, no live report, no import from internal/"},
+	{"controllers", []string{"reason", "podfacts", "api", "api/v1alpha1", "explain", "inventory", "metrics", "report", "forecast", "decide", "translate", "feasibility"}, "the leader's controllers read the inventory and say what admission decided; never the handler"},
+	{"livereport", []string{"reason", "podfacts", "api", "api/v1alpha1", "explain", "inventory", "report", "forecast", "decide", "translate", "feasibility"}, "the live report reads the inventory and the decisions pods carry; never the handler"},
 	{"internal/testing/fleetgen", nil, "fleets are plain API objects"},
 	{"certs", nil, "certificates know nothing of translation"},
 }
