@@ -17,7 +17,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
-	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // AutoscaledPool names the autoscaled nodes a pod may run on with its
@@ -131,7 +131,7 @@ func autoscaledKey(snap *Snapshot, labels []string, legacy, translated *corev1.P
 // autoscaledIn is Autoscaled over the nodes of the pools.
 func (c *Checker) autoscaledIn(ctx context.Context, snap *Snapshot, pooled []int, in AutoscaledInput, defaulted []*resourceapi.ResourceClaim) AutoscaledPool {
 	var out AutoscaledPool
-	want := extendedWant(in.Legacy)
+	want := podfacts.ExtendedRequests(in.Legacy)
 	legacyReq := nodeaffinity.GetRequiredNodeAffinity(in.Legacy)
 	var (
 		p        *plan
@@ -231,17 +231,4 @@ func poolOf(node *corev1.Node, labels []string) (string, string) {
 		}
 	}
 	return "", ""
-}
-
-// extendedWant is the pod's effective request of each extended resource
-// it asks for, as kube-scheduler counts it (init containers and sidecars
-// included); empty for a pod that asks for none.
-func extendedWant(pod *corev1.Pod) corev1.ResourceList {
-	want := corev1.ResourceList{}
-	for n, q := range podRequests(withDefaultRequests(pod)) {
-		if translate.IsExtendedResource(n) {
-			want[n] = q
-		}
-	}
-	return want
 }

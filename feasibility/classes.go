@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/podfacts"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -152,7 +152,7 @@ func (k *keyWriter) classKey(ni *nodeInfo) string {
 	k.str("allocatable")
 	k.resNames, k.res = lookupSorted(n.Status.Allocatable, k.resNames, k.res)
 	for i, r := range k.resNames {
-		if translate.IsExtendedResource(r) {
+		if podfacts.IsExtendedResource(r) {
 			k.str(string(r))
 			k.quantity(&k.res[i])
 		}

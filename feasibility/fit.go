@@ -6,7 +6,8 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // Node fit for everything a pod asks for besides its claims: CPU, memory,
@@ -19,19 +20,6 @@ import (
 // compares with allocatable alone. Extended resources that a DeviceClass
 // maps (KEP-5004) are served from DRA on nodes without them, so they are
 // not compared.
-
-// podRequests is what the pod asks of a node, without zero entries. A
-// container's limit without a request counts as its request, as the API's
-// defaulting makes it (pods read from manifests are not defaulted yet).
-func podRequests(pod *corev1.Pod) corev1.ResourceList {
-	all := resourcehelper.PodRequests(withDefaultRequests(pod), resourcehelper.PodResourcesOptions{})
-	for n, q := range all {
-		if q.IsZero() {
-			delete(all, n)
-		}
-	}
-	return all
-}
 
 // addUsage sums the requests of bound, unfinished pods per node.
 func addUsage(nodes []*nodeInfo, byName map[string]int, pods []*corev1.Pod, listed bool) {
@@ -50,7 +38,7 @@ func addUsage(nodes []*nodeInfo, byName map[string]int, pods []*corev1.Pod, list
 		if ni.used == nil {
 			ni.used = corev1.ResourceList{}
 		}
-		for n, q := range podRequests(p) {
+		for n, q := range podfacts.EffectiveRequests(p) {
 			cur := ni.used[n]
 			cur.Add(q)
 			ni.used[n] = cur
@@ -129,45 +117,4 @@ func (s *Snapshot) draServes(name corev1.ResourceName) bool {
 		}
 	}
 	return false
-}
-
-// withDefaultRequests returns the pod with each container's limits copied
-// into its requests where a request is missing (pkg/apis/core/v1 defaulting:
-// "if requests are omitted for a container, they default to the limits").
-func withDefaultRequests(pod *corev1.Pod) *corev1.Pod {
-	missing := func(list []corev1.Container) bool {
-		for _, c := range list {
-			for n := range c.Resources.Limits {
-				if _, ok := c.Resources.Requests[n]; !ok {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	if !missing(pod.Spec.Containers) && !missing(pod.Spec.InitContainers) {
-		return pod
-	}
-	// A shallow copy with copied containers: the rest of the pod is read only.
-	out := *pod
-	fill := func(list []corev1.Container) []corev1.Container {
-		list = slices.Clone(list)
-		for i := range list {
-			r := &list[i].Resources
-			reqs := maps.Clone(r.Requests)
-			for n, q := range r.Limits {
-				if _, ok := reqs[n]; !ok {
-					if reqs == nil {
-						reqs = corev1.ResourceList{}
-					}
-					reqs[n] = q
-				}
-			}
-			r.Requests = reqs
-		}
-		return list
-	}
-	out.Spec.Containers = fill(pod.Spec.Containers)
-	out.Spec.InitContainers = fill(pod.Spec.InitContainers)
-	return &out
 }

@@ -7,11 +7,10 @@ package feasibility
 // held by pods admitted a moment ago, while a device-plugin node is free.
 
 import (
-	"maps"
 	"slices"
 	"sync"
 
-	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/podfacts"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -40,13 +39,8 @@ type LegacyFit struct {
 // plugin's own capacity.
 func (s *Snapshot) LegacyFitsNow(pod *corev1.Pod) LegacyFit {
 	fit := LegacyFit{Known: len(s.nodes) > 0 && s.nodes[0].usageKnown}
-	requests := podRequests(withDefaultRequests(pod))
-	var extended []corev1.ResourceName
-	for n := range requests {
-		if translate.IsExtendedResource(n) {
-			extended = append(extended, n)
-		}
-	}
+	requests := podfacts.EffectiveRequests(pod)
+	extended := podfacts.ExtendedNames(requests)
 	if !fit.Known || len(extended) == 0 {
 		return fit
 	}
@@ -106,11 +100,11 @@ func (s *Snapshot) LegacyUnservable(pod *corev1.Pod) []Unservable {
 	if len(s.nodes) == 0 || s.legacy.registering(s.nodes) {
 		return nil
 	}
-	requests := podRequests(pod)
+	requests := podfacts.EffectiveRequests(pod)
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
 	var out []Unservable
-	for _, n := range slices.Sorted(maps.Keys(requests)) {
-		if !translate.IsExtendedResource(n) || s.draServes(n) {
+	for _, n := range podfacts.ExtendedNames(requests) {
+		if s.draServes(n) {
 			continue
 		}
 		u := Unservable{Resource: n, Requested: requests[n], Most: s.legacy.most(s.nodes, n)}

@@ -3,6 +3,8 @@ package feasibility
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // LegacyNodes counts the nodes where the pod as submitted could run on the
@@ -36,7 +38,7 @@ type LegacyOffer struct {
 // containers and sidecars included). A caller that places several pods
 // counts down what each node still offers.
 func (s *Snapshot) LegacyOffers(pod *corev1.Pod) (want corev1.ResourceList, offers []LegacyOffer) {
-	want = extendedWant(pod)
+	want = podfacts.ExtendedRequests(pod)
 	if len(want) == 0 {
 		return want, nil
 	}

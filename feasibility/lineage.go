@@ -24,6 +24,8 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
+
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // lineageEntry is the last verdict of a pod shape that the next snapshots
@@ -110,7 +112,7 @@ func (c *Checker) revalidate(ctx context.Context, snap *Snapshot, pod *corev1.Po
 		return Verdict{}, 0, false
 	}
 	ni := snap.nodeAt(i)
-	if nodeRejects(nodeaffinity.GetRequiredNodeAffinity(pod), pod, ni.node) != "" || snap.insufficient(ni, podRequests(pod)) != "" {
+	if nodeRejects(nodeaffinity.GetRequiredNodeAffinity(pod), pod, ni.node) != "" || snap.insufficient(ni, podfacts.EffectiveRequests(pod)) != "" {
 		return Verdict{}, 0, false
 	}
 	celCache := c.celCache(snap.features)

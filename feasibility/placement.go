@@ -15,6 +15,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 
+	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -173,13 +174,13 @@ func (c *Checker) Placement(ctx context.Context, snap *Snapshot, in PlacementInp
 		}
 		for _, v := range variants {
 			pc.keys = append(pc.keys, requiredLabelKeys(v)...)
-			pc.legacyReqs = append(pc.legacyReqs, extendedRequests(v))
+			pc.legacyReqs = append(pc.legacyReqs, podfacts.ExtendedRequests(v))
 			pc.legacySel = append(pc.legacySel, in.Policy.LegacyDeviceSelectors(v))
 		}
 		slices.Sort(pc.keys)
 		pc.keys = slices.Compact(pc.keys)
 		pc.shares.shares, pc.shares.plain = in.Policy.LegacyShares(legacy)
-		pc.transReqs = extendedRequests(in.Translated)
+		pc.transReqs = podfacts.ExtendedRequests(in.Translated)
 		if p, reasons := c.plan(snap, pc.cc, claims); len(reasons) == 0 {
 			pc.plan = p
 		}
@@ -401,17 +402,4 @@ func filters(pod *corev1.Pod, node *corev1.Node, requests corev1.ResourceList) s
 		}
 	}
 	return ""
-}
-
-// extendedRequests is the pod's effective request of each extended
-// resource, computed as the scheduler does (init containers and sidecars
-// included, k8s.io/component-helpers/resource).
-func extendedRequests(pod *corev1.Pod) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for n, q := range podRequests(pod) {
-		if translate.IsExtendedResource(n) {
-			out[n] = q
-		}
-	}
-	return out
 }

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 
+	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -51,7 +52,7 @@ func placementKey(snap *Snapshot, memo *classMemo, p *translate.Policy, legacy, 
 				return "", err
 			}
 		}
-		reqs := extendedRequests(pod)
+		reqs := podfacts.ExtendedRequests(pod)
 		for _, n := range slices.Sorted(maps.Keys(reqs)) {
 			q := reqs[n]
 			w(string(n), q.String())

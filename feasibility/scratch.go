@@ -20,6 +20,8 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
+
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // Scratch is a snapshot of a fleet that one caller owns and changes in
@@ -122,7 +124,7 @@ func (c *Checker) Candidates(ctx context.Context, snap *Snapshot, pod *corev1.Po
 	}
 	snap.nodeClassList(&c.classes)
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
-	requests := snap.compared(podRequests(pod), nil)
+	requests := snap.compared(podfacts.EffectiveRequests(pod), nil)
 	byClass := map[string]int64{} // score, -1 for none
 	var out []Candidate
 	for i := range snap.nodes {
@@ -212,7 +214,7 @@ func (c *Checker) ForNodes(snap *Snapshot, pod *corev1.Pod, claims []*resourceap
 	}
 	p.plan = plan
 	p.required = nodeaffinity.GetRequiredNodeAffinity(pod)
-	p.requests = snap.compared(podRequests(pod), nil)
+	p.requests = snap.compared(podfacts.EffectiveRequests(pod), nil)
 	return p
 }
 

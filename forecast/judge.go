@@ -32,6 +32,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -131,7 +132,7 @@ func judge(ctx context.Context, in JudgeInput, opts Options, light bool) (*Judgm
 	// Every pod that asks for a resource the switch replaces is created
 	// again: what it holds today is free at the switch.
 	afterInv := *fc.After
-	afterInv.Pods = slices.DeleteFunc(slices.Clone(fc.After.Pods), func(p *corev1.Pod) bool { return asksAny(extendedAsks(p), switched) })
+	afterInv.Pods = slices.DeleteFunc(slices.Clone(fc.After.Pods), func(p *corev1.Pod) bool { return asksAny(podfacts.ExtendedAsked(p), switched) })
 	after, err := feasibility.NewFleet(&afterInv, in.Check)
 	if err != nil {
 		return nil, fmt.Errorf("forecast fleet: %w", err)
@@ -420,7 +421,7 @@ func poolToday(offers []feasibility.LegacyOffer, labels []string, nodes map[stri
 func planOf(w Workload, j *Judgment, switched map[corev1.ResourceName]bool, k *known) plan {
 	var asks []corev1.ResourceName
 	if w.Pod != nil {
-		asks = extendedAsks(w.Pod)
+		asks = podfacts.ExtendedAsked(w.Pod)
 	} else if w.Decision != nil {
 		for n := range w.Decision.Requested {
 			asks = append(asks, n)
@@ -891,24 +892,6 @@ func fits(want, offered, used corev1.ResourceList) bool {
 		}
 	}
 	return true
-}
-
-// extendedAsks are the extended resources a pod asks for (a limit or a
-// request above zero), sorted.
-func extendedAsks(pod *corev1.Pod) []corev1.ResourceName {
-	seen := map[corev1.ResourceName]bool{}
-	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, ct := range list {
-			for _, rl := range []corev1.ResourceList{ct.Resources.Limits, ct.Resources.Requests} {
-				for n, q := range rl {
-					if translate.IsExtendedResource(n) && !q.IsZero() {
-						seen[n] = true
-					}
-				}
-			}
-		}
-	}
-	return slices.Sorted(maps.Keys(seen))
 }
 
 func asksAny(asks []corev1.ResourceName, switched map[corev1.ResourceName]bool) bool {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // Implicit tolerations. The ExtendedResourceToleration admission plugin
@@ -99,58 +101,6 @@ func (p *Policy) RunsExtendedResourceToleration(pod *corev1.Pod) (runs, said boo
 	return false, false, ""
 }
 
-// tolerates reports whether tol tolerates every taint that {key, Exists,
-// NoSchedule} does: the same key or any key with Exists, and the effect
-// NoSchedule or any.
-func tolerates(tol corev1.Toleration, key string) bool {
-	if tol.Effect != "" && tol.Effect != corev1.TaintEffectNoSchedule {
-		return false
-	}
-	if tol.Operator != corev1.TolerationOpExists {
-		return false
-	}
-	return tol.Key == "" || tol.Key == key
-}
-
-// ToleratesLikeThePlugin reports whether the pod already tolerates every
-// taint that the ExtendedResourceToleration plugin's toleration for the
-// extended resource key does ({key, Exists, NoSchedule}): a toleration of
-// that key or of every key, with Exists and the effect NoSchedule or any.
-func ToleratesLikeThePlugin(pod *corev1.Pod, key string) bool {
-	return slices.ContainsFunc(pod.Spec.Tolerations, func(tol corev1.Toleration) bool { return tolerates(tol, key) })
-}
-
-// AdmissionTolerations are the tolerations the ExtendedResourceToleration
-// admission plugin would add to pod, in its order: {key: <resource>,
-// operator: Exists, effect: NoSchedule} for each extended resource a
-// container or init container requests (a limit without a request counts:
-// defaulting copies it to the request before admission), sorted by name,
-// without those pod already has. The plugin's own test for "already has"
-// is an equal toleration (AddOrUpdateTolerationInPod); so is this one.
-func AdmissionTolerations(pod *corev1.Pod) []corev1.Toleration {
-	var names []string
-	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for _, c := range list {
-			for _, rl := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
-				for n := range rl {
-					if IsExtendedResource(n) && !slices.Contains(names, string(n)) {
-						names = append(names, string(n))
-					}
-				}
-			}
-		}
-	}
-	slices.Sort(names)
-	var out []corev1.Toleration
-	for _, n := range names {
-		tol := corev1.Toleration{Key: n, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
-		if !slices.ContainsFunc(pod.Spec.Tolerations, func(have corev1.Toleration) bool { return have.MatchToleration(&tol) }) {
-			out = append(out, tol)
-		}
-	}
-	return out
-}
-
 // ImplicitTolerations reports whether the policy says the target cluster's
 // admission adds the ExtendedResourceToleration plugin's tolerations
 // (PolicySpec.ImplicitTolerations).
@@ -185,7 +135,7 @@ func (t *translation) addImplicitTolerations(out *corev1.Pod) []corev1.Toleratio
 	for _, uses := range [][]*use{t.uses, t.companions, t.capacityUses} {
 		for _, u := range uses {
 			stripped := u.rule.CapacityOf != "" || (u.req != nil && u.req.name != "" && !u.rule.KeepInPod)
-			if stripped && IsExtendedResource(u.resource) && !slices.Contains(names, u.resource) {
+			if stripped && podfacts.IsExtendedResource(u.resource) && !slices.Contains(names, u.resource) {
 				names = append(names, u.resource)
 			}
 		}
@@ -197,7 +147,7 @@ func (t *translation) addImplicitTolerations(out *corev1.Pod) []corev1.Toleratio
 	var added []corev1.Toleration
 	for _, n := range names {
 		key := string(n)
-		if slices.ContainsFunc(out.Spec.Tolerations, func(tol corev1.Toleration) bool { return tolerates(tol, key) }) {
+		if podfacts.ToleratesLikeThePlugin(out, key) {
 			continue
 		}
 		tol := corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}

@@ -9,6 +9,8 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // collectUses finds the legacy device requests of every container. It
@@ -24,7 +26,7 @@ func (t *translation) collectUses() (invalid bool) {
 			for _, n := range containerResources(c) {
 				rule, suffix, ok := t.p.resourceRule(string(n))
 				if !ok {
-					if !IsExtendedResource(n) {
+					if !podfacts.IsExtendedResource(n) {
 						continue
 					}
 					rp := cp.Child("resources", "limits").Key(string(n))
