@@ -118,6 +118,17 @@ func (p *Policy) Schedulers() []string {
 	return out
 }
 
+// Kueue (kubernetes-sigs/kueue, DRA integration beta since v0.18). Kueue
+// admits a workload whose pod sets use claims only when it can count them:
+// countDevicesPerClass (pkg/dra/claims.go) rejects a request with
+// firstAvailable ("FirstAvailable device selection is not supported") or
+// allocationMode All, and a DeviceClass that resources.deviceClassMappings
+// of its Configuration does not list ("DeviceClass %s is not mapped in DRA
+// configuration"). Kueue-managed pods therefore get at most ExactlyOnly
+// (resolveOutput) and only mapped classes (output.go); the mappings are the
+// policy's spec.kueue, or Kueue's own Configuration
+// (v1alpha1.ParseKueueConfiguration, [Policy.WithKueueMappings]).
+
 // QueueLabel is the label that makes a pod (or a workload, for its pod
 // templates) Kueue-managed.
 const QueueLabel = "kueue.x-k8s.io/queue-name"
