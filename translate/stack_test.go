@@ -36,6 +36,7 @@ func TestSchedulerEntriesReadAsNamesOrObjects(t *testing.T) {
   - koord-scheduler
   - {name: my-scheduler, consumableCapacity: false}
 `)
+	noConsumableCapacity := false
 	want := map[string]v1alpha1.SchedulerEntry{
 		"default-scheduler": {Name: "default-scheduler", Output: v1alpha1.OutputFull},
 		"volcano":           {Name: "volcano", Output: v1alpha1.OutputExactlyOnly},
@@ -59,7 +60,7 @@ func TestSchedulerEntriesReadAsNamesOrObjects(t *testing.T) {
 	if kai.ClassNameContains != nil {
 		t.Errorf("an unlisted scheduler has no profile: %+v", kai)
 	}
-	if k := resolve(v1alpha1.SchedulerEntry{Name: "kai-scheduler"}); len(k.ClassNameContains) != 1 || k.ClassNameContains[0].Value != "gpu" {
+	if k := (v1alpha1.SchedulerEntry{Name: "kai-scheduler"}).Resolved(); len(k.ClassNameContains) != 1 || k.ClassNameContains[0].Value != "gpu" {
 		t.Errorf("KAI's built-in profile counts GPUs on classes named gpu: %+v", k)
 	}
 	// Skip entries are not schedulers whose pods are translated.
