@@ -19,8 +19,10 @@
 //
 // # The pipeline
 //
-// [Pod] runs one translation through the stages below, in this order (see
-// run in translate.go). Each stage may assume what the stages before it
+// [Pod] runs one translation through the stages below, in this order: run
+// (translate.go) calls them in five groups, skipped (the skip checks),
+// collect (the rest of 1, and 2), shape (3 to 11), check (12 to 14) and
+// emit (15 to 17). Each stage may assume what the stages before it
 // established; a stage that fails ends the translation with the pod
 // unchanged, and the reasons gathered so far, in pipeline order, are the
 // Result's reasons.
