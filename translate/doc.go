@@ -58,10 +58,12 @@
 //     requests gets (CardTypeTranslated); such annotations for a resource
 //     whose rule does not read them mean KeepLegacy
 //     (CardTypeNotTranslatable).
-//  3. analyzeLabels (nodelabels.go, with known, expand, splits, contradicts,
-//     varyingFamilies and the convert memo): nodeSelector and node affinity
-//     requirements that a label rule of one of the pod's families knows
-//     become scenarios, one per future alternative: preferred terms by
+//  3. analyzeLabels (nodelabels.go: requiredKnown and mixedTerms,
+//     preferredKnown, scenariosOf, oneFamilyVaries, with known, expand,
+//     splits, contradicts, varyingFamilies and the convert memo):
+//     nodeSelector and node affinity requirements that a label rule of one
+//     of the pod's families knows become scenarios, one per future
+//     alternative: preferred terms by
 //     weight first (optional), then the required terms (ORed terms only
 //     when they differ in nothing the policy does not map); In lists of
 //     rules with alternatives are split, contradicting scenarios dropped,
