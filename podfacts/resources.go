@@ -117,6 +117,41 @@ func extendedOf(pod *corev1.Pod, zero bool) []corev1.ResourceName {
 	return slices.Sorted(maps.Keys(seen))
 }
 
+// ResourceNames lists every resource a container or init container of the
+// pod names in a limit or a request, native ones included, whatever the
+// quantity, sorted, each once.
+func ResourceNames(pod *corev1.Pod) []corev1.ResourceName {
+	var names []corev1.ResourceName
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			names = appendResourceNames(names, &list[i])
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// ContainerResourceNames lists the resources a container names in a limit
+// or a request, sorted, each once.
+func ContainerResourceNames(c *corev1.Container) []corev1.ResourceName {
+	names := appendResourceNames(make([]corev1.ResourceName, 0, len(c.Resources.Limits)+len(c.Resources.Requests)), c)
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// appendResourceNames appends the names of a container's limits and
+// requests, a name in both twice: a list compacted once sorted costs
+// less than the set it replaces.
+func appendResourceNames(names []corev1.ResourceName, c *corev1.Container) []corev1.ResourceName {
+	for n := range c.Resources.Limits {
+		names = append(names, n)
+	}
+	for n := range c.Resources.Requests {
+		names = append(names, n)
+	}
+	return names
+}
+
 // DeviceCounts counts the devices the pod asks for, per resource that
 // counted accepts (a resource it names in a limit or a request), as the
 // pod's effective request: the app containers and restartable init

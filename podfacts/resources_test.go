@@ -216,3 +216,32 @@ func TestDeviceCounts(t *testing.T) {
 		})
 	}
 }
+
+func TestResourceNames(t *testing.T) {
+	cases := map[string]struct {
+		pod           *corev1.Pod
+		want, inFirst []corev1.ResourceName
+	}{
+		"every resource named, native ones and those at zero included, once each": {
+			pod: builders.MakePod("p", "ns").InitContainer("init", false).Limit("rdma/hca", "1").
+				Container("a").Limit("nvidia.com/gpu", "0").Request("cpu", "4").Limit("cpu", "4").
+				Container("b").Request("memory", "1Gi").Obj(),
+			want:    []corev1.ResourceName{"cpu", "memory", "nvidia.com/gpu", "rdma/hca"},
+			inFirst: []corev1.ResourceName{"cpu", "nvidia.com/gpu"},
+		},
+		"a container that names none": {
+			pod:     builders.MakePod("p", "ns").Container("a").Obj(),
+			inFirst: []corev1.ResourceName{},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, podfacts.ResourceNames(tc.pod)); diff != "" {
+				t.Errorf("ResourceNames (-want,+got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.inFirst, podfacts.ContainerResourceNames(&tc.pod.Spec.Containers[0])); diff != "" {
+				t.Errorf("ContainerResourceNames (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

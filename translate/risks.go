@@ -131,7 +131,7 @@ func (t *translation) nicsLeftBehind(out *corev1.Pod) {
 	}
 	visit := func(list []corev1.Container, path *field.Path) {
 		for i := range list {
-			for _, n := range containerResources(&list[i]) {
+			for _, n := range podfacts.ContainerResourceNames(&list[i]) {
 				if !matchesResource(topologyAlignedResources, n) {
 					continue
 				}

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // Consumable shares. A device plugin that time-slices a GPU advertises it N
@@ -331,7 +333,7 @@ func (p *Policy) LegacyShares(pod *corev1.Pod) (shares, plain map[string]bool) {
 			}
 		}
 	}
-	for _, n := range askedResources(pod) {
+	for _, n := range podfacts.ResourceNames(pod) {
 		rule, _, ok := p.resourceRule(string(n))
 		if !ok || rule.CapacityOf != "" || len(rule.OnlyWith) > 0 {
 			continue
