@@ -3,8 +3,9 @@
 // its effective request of each as kube-scheduler counts it, the devices a
 // device plugin would hand it, whether it is a worker of a multi-host TPU
 // slice, the tolerations the ExtendedResourceToleration admission plugin
-// gives it, and whether its node selection says it runs on GKE. Every part
-// of claimbridge that asks one of these questions asks it here.
+// gives it, and what its required node selection names (a label key, one
+// only GKE nodes carry). Every part of claimbridge that asks one of these
+// questions asks it here.
 //
 // Where two readings of a pod differ (a limit or a request, a zero
 // quantity, defaulted requests, init containers), each is a function of its

@@ -92,7 +92,7 @@ func (t *translation) autoscalingLabelsRemoved(out *corev1.Pod) {
 	var keys []string
 	var first *field.Path
 	for _, r := range t.requiredLabelReqs() {
-		if !isAutoscalingLabel(r.key) || slices.Contains(keys, r.key) || requiresKey(out, r.key) {
+		if !isAutoscalingLabel(r.key) || slices.Contains(keys, r.key) || podfacts.RequiresLabel(out, r.key) {
 			continue
 		}
 		keys = append(keys, r.key)
@@ -156,26 +156,6 @@ func (t *translation) requiredLabelReqs() []labelReq {
 		}
 	}
 	return t.required
-}
-
-// requiresKey reports whether a pod's nodeSelector or required node
-// affinity has a requirement on the label key.
-func requiresKey(pod *corev1.Pod, key string) bool {
-	if _, ok := pod.Spec.NodeSelector[key]; ok {
-		return true
-	}
-	aff := pod.Spec.Affinity
-	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return false
-	}
-	for _, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		for _, e := range term.MatchExpressions {
-			if e.Key == key {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // requiredReqsOf lists a pod's nodeSelector entries (in key order) and
