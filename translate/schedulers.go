@@ -145,7 +145,7 @@ func (t *translation) resolveOutput() bool {
 				"the pod is managed by Kueue (%s) and the policy does not translate such pods (spec.kueue.output: Skip); it keeps its device-plugin resources", who))
 			return false
 		}
-		t.out.profile = stricter(t.out.profile, kq)
+		t.out.profile = t.out.profile.Stricter(kq)
 	}
 	return true
 }
@@ -171,21 +171,4 @@ func matchesResource(patterns []string, n corev1.ResourceName) bool {
 		}
 	}
 	return false
-}
-
-// stricter is the profile of the two that allows less.
-func stricter(a, b v1alpha1.OutputProfile) v1alpha1.OutputProfile {
-	rank := func(o v1alpha1.OutputProfile) int {
-		switch o {
-		case v1alpha1.OutputSkip:
-			return 2
-		case v1alpha1.OutputExactlyOnly:
-			return 1
-		}
-		return 0
-	}
-	if rank(b) > rank(a) {
-		return b
-	}
-	return a
 }

@@ -45,3 +45,21 @@ func TestBuiltinSchedulerSaysWhy(t *testing.T) {
 		t.Error("my-scheduler has a built-in profile")
 	}
 }
+
+func TestOutputProfileStricter(t *testing.T) {
+	cases := map[string]struct {
+		a, b, want OutputProfile
+	}{
+		"ExactlyOnly is stricter than Full":           {a: OutputFull, b: OutputExactlyOnly, want: OutputExactlyOnly},
+		"Skip is stricter than ExactlyOnly":           {a: OutputSkip, b: OutputExactlyOnly, want: OutputSkip},
+		"an empty profile allows as much as Full":     {a: "", b: OutputFull, want: ""},
+		"the stricter one wins whichever comes first": {a: OutputExactlyOnly, b: "", want: OutputExactlyOnly},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.a.Stricter(tc.b); got != tc.want {
+				t.Errorf("%q.Stricter(%q) = %q, want %q", tc.a, tc.b, got, tc.want)
+			}
+		})
+	}
+}
