@@ -44,6 +44,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -220,7 +221,7 @@ func (d *Decision) tolerationHint(ctx context.Context, in Input, res *translate.
 	if runs, _, _ := in.Policy.RunsExtendedResourceToleration(in.Pod); runs {
 		return
 	}
-	tolerations := translate.AdmissionTolerations(in.Pod)
+	tolerations := podfacts.AdmissionTolerations(in.Pod)
 	if len(tolerations) == 0 {
 		return
 	}
@@ -261,12 +262,12 @@ func (d *Decision) tolerationsUnknown(in Input) {
 	}
 	// The plugin's tolerations for what the translation no longer requests.
 	still := map[string]bool{}
-	for _, t := range translate.AdmissionTolerations(d.Translation.Pod) {
+	for _, t := range podfacts.AdmissionTolerations(d.Translation.Pod) {
 		still[t.Key] = true
 	}
 	var keys []string
-	for _, t := range translate.AdmissionTolerations(in.Pod) {
-		if !still[t.Key] && !translate.ToleratesLikeThePlugin(in.Pod, t.Key) {
+	for _, t := range podfacts.AdmissionTolerations(in.Pod) {
+		if !still[t.Key] && !podfacts.ToleratesLikeThePlugin(in.Pod, t.Key) {
 			keys = append(keys, t.Key)
 		}
 	}
@@ -551,7 +552,7 @@ func (d *Decision) keepWith(first *translate.Result, pl *feasibility.Placement, 
 // (translate.Policy.RunsExtendedResourceToleration: the policy says so, or
 // the pod requires a label only GKE nodes carry), with the tolerations that
 // plugin adds for the extended resources the pod requests
-// (translate.AdmissionTolerations); else as it is. The pod as submitted thus
+// (podfacts.AdmissionTolerations); else as it is. The pod as submitted thus
 // tolerates the taints of its devices' nodes exactly when the cluster would
 // make it. For a translation, whose node selection may have lost the label
 // that told, use [AsAdmittedLike] with the pod as submitted.
@@ -568,7 +569,7 @@ func AsAdmittedLike(pod, submitted *corev1.Pod, p *translate.Policy) *corev1.Pod
 	if runs, _, _ := p.RunsExtendedResourceToleration(submitted); !runs {
 		return pod
 	}
-	add := translate.AdmissionTolerations(pod)
+	add := podfacts.AdmissionTolerations(pod)
 	if len(add) == 0 {
 		return pod
 	}

@@ -1,12 +1,10 @@
 package decide
 
 import (
-	"slices"
-
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/reason"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // ReasonOperatorReadsLimit: the operator that makes the workload reads the
@@ -38,10 +36,6 @@ const (
 	rayNodeType = "ray.io/node-type"
 )
 
-// tpuEnvironment are the variables a multi-host slice's workers read to
-// find each other (libtpu), which GKE's TPU webhooks set.
-var tpuEnvironment = []string{"TPU_WORKER_ID", "TPU_WORKER_HOSTNAMES"}
-
 // lwsSetLabel marks a pod a LeaderWorkerSet made
 // (kubernetes-sigs/lws api/leaderworkerset/v1/leaderworkerset_types.go,
 // SetNameLabelKey).
@@ -68,7 +62,7 @@ const lwsSetLabel = "leaderworkerset.sigs.k8s.io/name"
 // order, the controller would find a leader that asks for no TPU
 // (OperatorReadsLimit).
 func operatorReadsPod(pod *corev1.Pod) (reason.Code, string) {
-	if !requestsTPU(pod) {
+	if !podfacts.RequestsTPU(pod) {
 		return "", ""
 	}
 	if _, ok := pod.Labels[lwsSetLabel]; ok {
@@ -102,7 +96,7 @@ func operatorReadsPod(pod *corev1.Pod) (reason.Code, string) {
 // webhook. The offline tools read the workload's own fields instead
 // (internal/podtemplates: completionMode, parallelism, numOfHosts).
 func multiHostTPUWorker(pod *corev1.Pod) string {
-	if setsTPUEnvironment(pod) {
+	if podfacts.SetsTPUEnvironment(pod) {
 		return ""
 	}
 	_, annotated := pod.Annotations[jobCompletionIndex]
@@ -111,42 +105,9 @@ func multiHostTPUWorker(pod *corev1.Pod) string {
 		return "GKE gives the multi-host TPU environment (TPU_WORKER_ID, TPU_WORKER_HOSTNAMES) only to the pods of an Indexed Job with a subdomain that ask for google.com/tpu: " +
 			"translated, the slice's workers would start without it and could not find each other"
 	}
-	if pod.Labels[rayNodeType] == "worker" && translate.MultiHostTPUSlice(pod) {
+	if pod.Labels[rayNodeType] == "worker" && podfacts.MultiHostTPUSlice(pod) {
 		return "the TPU webhook of GKE's Ray operator add-on gives the multi-host TPU environment (TPU_WORKER_ID, TPU_WORKER_HOSTNAMES) only to Ray workers that ask for google.com/tpu: " +
 			"translated, the slice's workers would start without it and could not find each other"
 	}
 	return ""
-}
-
-// setsTPUEnvironment: every container that asks for google.com/tpu sets the
-// slice's environment itself.
-func setsTPUEnvironment(pod *corev1.Pod) bool {
-	n := 0
-	for _, c := range pod.Spec.Containers {
-		if !containerRequestsTPU(c) {
-			continue
-		}
-		n++
-		for _, name := range tpuEnvironment {
-			if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == name }) {
-				return false
-			}
-		}
-	}
-	return n > 0
-}
-
-// requestsTPU is LeaderWorkerSet's PodRequestsTPUs: google.com/tpu in the
-// limits or requests of a container or init container.
-func requestsTPU(pod *corev1.Pod) bool {
-	return slices.ContainsFunc(pod.Spec.Containers, containerRequestsTPU) || slices.ContainsFunc(pod.Spec.InitContainers, containerRequestsTPU)
-}
-
-func containerRequestsTPU(c corev1.Container) bool {
-	for _, l := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
-		if q, ok := l["google.com/tpu"]; ok && !q.IsZero() {
-			return true
-		}
-	}
-	return false
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/feasibility/legacy"
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // AutoscaledPool names the autoscaled nodes a pod may run on with its
@@ -132,7 +133,7 @@ func autoscaledKey(snap *Snapshot, labels []string, legacy, translated *corev1.P
 // autoscaledIn is Autoscaled over the nodes of the pools.
 func (c *Checker) autoscaledIn(ctx context.Context, snap *Snapshot, pooled []int, in AutoscaledInput, defaulted []*resourceapi.ResourceClaim) AutoscaledPool {
 	var out AutoscaledPool
-	want := legacy.ExtendedRequests(in.Legacy)
+	want := podfacts.ExtendedRequests(in.Legacy)
 	legacyReq := nodeaffinity.GetRequiredNodeAffinity(in.Legacy)
 	var (
 		p        *plan

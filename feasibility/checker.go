@@ -19,6 +19,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/feasibility/signature"
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // VerdictKind is the outcome of a check.
@@ -260,7 +261,7 @@ func shapeKey(pod *corev1.Pod, claims []*resourceapi.ResourceClaim) (string, err
 		Affinity     *corev1.NodeSelector
 		Tolerations  []corev1.Toleration
 		Requests     corev1.ResourceList
-	}{specs, pod.Spec.NodeSelector, affinity, pod.Spec.Tolerations, upstream.PodRequests(pod)})
+	}{specs, pod.Spec.NodeSelector, affinity, pod.Spec.Tolerations, podfacts.EffectiveRequests(pod)})
 	if err != nil {
 		return "", fmt.Errorf("hash claims: %w", err)
 	}
@@ -306,7 +307,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	// NodeResourcesFit for what the pod asks besides its claims: against
 	// allocatable for both passes, and against what is free today (when the
 	// inventory knows the pods) for the first.
-	requests := snap.compared(upstream.PodRequests(pod), nil)
+	requests := snap.compared(podfacts.EffectiveRequests(pod), nil)
 	empty := corev1.ResourceList{}
 	var candidates []*nodeInfo
 	var busy []string

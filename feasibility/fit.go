@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // Node fit for everything a pod asks for besides its claims: CPU, memory,
@@ -35,7 +36,7 @@ func addUsage(nodes []*nodeInfo, byName map[string]int, pods []*corev1.Pod, list
 		if ni.used == nil {
 			ni.used = corev1.ResourceList{}
 		}
-		for n, q := range upstream.PodRequests(p) {
+		for n, q := range podfacts.EffectiveRequests(p) {
 			cur := ni.used[n]
 			cur.Add(q)
 			ni.used[n] = cur

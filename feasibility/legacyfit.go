@@ -14,7 +14,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/feasibility/legacy"
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
-	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // LegacyFit says whether the device plugin would run a pod as submitted now.
@@ -40,10 +40,10 @@ type LegacyFit struct {
 // plugin's own capacity.
 func (s *Snapshot) LegacyFitsNow(pod *corev1.Pod) LegacyFit {
 	fit := LegacyFit{Known: len(s.nodes) > 0 && s.nodes[0].usageKnown}
-	requests := upstream.PodRequests(upstream.WithDefaultRequests(pod))
+	requests := podfacts.EffectiveRequests(pod)
 	var extended []corev1.ResourceName
 	for n := range requests {
-		if translate.IsExtendedResource(n) {
+		if podfacts.IsExtendedResource(n) {
 			extended = append(extended, n)
 		}
 	}

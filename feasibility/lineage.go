@@ -23,6 +23,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // lineageEntry is the last verdict of a pod shape that the next snapshots
@@ -109,7 +110,7 @@ func (c *Checker) revalidate(ctx context.Context, snap *Snapshot, pod *corev1.Po
 		return Verdict{}, 0, false
 	}
 	ni := snap.nodeAt(i)
-	if upstream.NodeRejects(nodeaffinity.GetRequiredNodeAffinity(pod), pod, ni.node) != "" || snap.insufficient(ni, upstream.PodRequests(pod)) != "" {
+	if upstream.NodeRejects(nodeaffinity.GetRequiredNodeAffinity(pod), pod, ni.node) != "" || snap.insufficient(ni, podfacts.EffectiveRequests(pod)) != "" {
 		return Verdict{}, 0, false
 	}
 	celCache := c.celCache(snap.features)

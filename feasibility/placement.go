@@ -18,6 +18,7 @@ import (
 	"github.com/claimbridge/claimbridge/feasibility/legacy"
 	"github.com/claimbridge/claimbridge/feasibility/signature"
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
+	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -247,13 +248,13 @@ func (c *Checker) newPlacementCheck(ctx context.Context, snap *Snapshot, in Plac
 	}
 	for _, v := range variants {
 		pc.keys = append(pc.keys, legacy.RequiredLabelKeys(v)...)
-		pc.legacyReqs = append(pc.legacyReqs, legacy.ExtendedRequests(v))
+		pc.legacyReqs = append(pc.legacyReqs, podfacts.ExtendedRequests(v))
 		pc.legacySel = append(pc.legacySel, in.Policy.LegacyDeviceSelectors(v))
 	}
 	slices.Sort(pc.keys)
 	pc.keys = slices.Compact(pc.keys)
 	pc.shares.Families, pc.shares.Plain = in.Policy.LegacyShares(submitted)
-	pc.transReqs = legacy.ExtendedRequests(in.Translated)
+	pc.transReqs = podfacts.ExtendedRequests(in.Translated)
 	if p, reasons := c.plan(snap, pc.cc, claims); len(reasons) == 0 {
 		pc.plan = p
 	}

@@ -12,7 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/claimbridge/claimbridge/feasibility/legacy"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // placementKey hashes what a class's answer to in depends on besides the
@@ -50,7 +50,7 @@ func placementKey(snap *Snapshot, memo *classMemo, in PlacementInput) (string, e
 				return "", err
 			}
 		}
-		reqs := legacy.ExtendedRequests(pod)
+		reqs := podfacts.ExtendedRequests(pod)
 		for _, n := range slices.Sorted(maps.Keys(reqs)) {
 			q := reqs[n]
 			w(string(n), q.String())

@@ -22,6 +22,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // Scratch is a snapshot of a fleet that one caller owns and changes in
@@ -124,7 +125,7 @@ func (c *Checker) Candidates(ctx context.Context, snap *Snapshot, pod *corev1.Po
 	}
 	snap.nodeClassList(&c.classes)
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
-	requests := snap.compared(upstream.PodRequests(pod), nil)
+	requests := snap.compared(podfacts.EffectiveRequests(pod), nil)
 	byClass := map[string]int64{} // score, -1 for none
 	var out []Candidate
 	for i := range snap.nodes {
@@ -214,7 +215,7 @@ func (c *Checker) ForNodes(snap *Snapshot, pod *corev1.Pod, claims []*resourceap
 	}
 	p.plan = plan
 	p.required = nodeaffinity.GetRequiredNodeAffinity(pod)
-	p.requests = snap.compared(upstream.PodRequests(pod), nil)
+	p.requests = snap.compared(podfacts.EffectiveRequests(pod), nil)
 	return p
 }
 

@@ -13,7 +13,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 
-	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // Summary is the inventory at a glance, for reports: what each node offers
@@ -41,7 +41,7 @@ type NodeSummary struct {
 	DRADevices int
 	Hardware   string
 	// Extended are the extended resources of the node's allocatable
-	// (translate.IsExtendedResource): what device plugins advertise. Nil
+	// (podfacts.IsExtendedResource): what device plugins advertise. Nil
 	// when there is none.
 	Extended map[corev1.ResourceName]int64
 }
@@ -57,7 +57,7 @@ func (s *Snapshot) Summary(ctx context.Context) Summary {
 			ns.Hardware = sortedHardware(ni)
 		}
 		for _, name := range slices.Sorted(maps.Keys(ni.node.Status.Allocatable)) {
-			if q := ni.node.Status.Allocatable[name]; translate.IsExtendedResource(name) && q.Value() > 0 {
+			if q := ni.node.Status.Allocatable[name]; podfacts.IsExtendedResource(name) && q.Value() > 0 {
 				if ns.Extended == nil {
 					ns.Extended = map[corev1.ResourceName]int64{}
 				}

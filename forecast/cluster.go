@@ -22,6 +22,7 @@ import (
 	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -118,7 +119,7 @@ func forecastAndPlace(ctx context.Context, in CutoverInput, opts Options, light 
 	// Every pod that asks for a resource the switch replaces is created
 	// again: what it holds today is free at the switch.
 	afterInv := *fc.After
-	afterInv.Pods = slices.DeleteFunc(slices.Clone(fc.After.Pods), func(p *corev1.Pod) bool { return asksAny(extendedAsks(p), switched) })
+	afterInv.Pods = slices.DeleteFunc(slices.Clone(fc.After.Pods), func(p *corev1.Pod) bool { return asksAny(podfacts.ExtendedAsked(p), switched) })
 	after, err := feasibility.NewFleet(&afterInv, in.Check)
 	if err != nil {
 		return nil, fmt.Errorf("forecast fleet: %w", err)

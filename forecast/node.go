@@ -10,6 +10,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -143,7 +144,7 @@ func (f *forecaster) legacyResources(n *corev1.Node) []legacyResource {
 	}
 	var out []legacyResource
 	for _, name := range slices.Sorted(maps.Keys(names)) {
-		if !translate.IsExtendedResource(name) {
+		if !podfacts.IsExtendedResource(name) {
 			continue
 		}
 		capQ := n.Status.Capacity[name]
@@ -172,7 +173,7 @@ func (f *forecaster) legacyResources(n *corev1.Node) []legacyResource {
 func (f *forecaster) withoutPlugin(n *corev1.Node) []string {
 	var out []string
 	for name, q := range n.Status.Allocatable {
-		if !translate.IsExtendedResource(name) || !q.IsZero() {
+		if !podfacts.IsExtendedResource(name) || !q.IsZero() {
 			continue
 		}
 		if _, ok := f.p.LegacyResource(name, n.Labels); ok {

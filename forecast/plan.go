@@ -20,6 +20,7 @@ import (
 	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/reason"
 )
 
@@ -62,7 +63,7 @@ type plan struct {
 func planOf(w Workload, j *CutoverForecast, switched map[corev1.ResourceName]bool, k *known) plan {
 	var asks []corev1.ResourceName
 	if w.Pod != nil {
-		asks = extendedAsks(w.Pod)
+		asks = podfacts.ExtendedAsked(w.Pod)
 	} else if w.Decision != nil {
 		for n := range w.Decision.Requested {
 			asks = append(asks, n)

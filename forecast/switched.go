@@ -11,27 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-
-	"github.com/claimbridge/claimbridge/translate"
 )
-
-// extendedAsks are the extended resources a pod asks for (a limit or a
-// request above zero), sorted.
-func extendedAsks(pod *corev1.Pod) []corev1.ResourceName {
-	seen := map[corev1.ResourceName]bool{}
-	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, ct := range list {
-			for _, rl := range []corev1.ResourceList{ct.Resources.Limits, ct.Resources.Requests} {
-				for n, q := range rl {
-					if translate.IsExtendedResource(n) && !q.IsZero() {
-						seen[n] = true
-					}
-				}
-			}
-		}
-	}
-	return slices.Sorted(maps.Keys(seen))
-}
 
 func asksAny(asks []corev1.ResourceName, switched map[corev1.ResourceName]bool) bool {
 	return slices.ContainsFunc(asks, func(n corev1.ResourceName) bool { return switched[n] })

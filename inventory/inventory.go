@@ -24,6 +24,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // Options configure the live inventory.
@@ -788,7 +789,7 @@ func (inv *Inventory) addIndexers() {
 			return nil, nil
 		},
 		indexNotRunningExtended: func(obj any) ([]string, error) {
-			if p, ok := obj.(*corev1.Pod); ok && NotRunning(p) && AsksExtended(p) {
+			if p, ok := obj.(*corev1.Pod); ok && NotRunning(p) && podfacts.NamesExtended(p) {
 				return []string{indexNotRunningExtended}, nil
 			}
 			return nil, nil

@@ -1,13 +1,10 @@
 package inventory
 
 import (
-	"slices"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // WhenDRABusy is the namespace's rule from its label, "" when it has none
@@ -73,23 +70,4 @@ func ModeOf(ns *corev1.Namespace) api.Mode {
 func OnUnservableOf(ns *corev1.Namespace) v1alpha1.OnUnservable {
 	r, _ := v1alpha1.ParseOnUnservable(ns.Labels[api.LabelOnUnservable])
 	return r
-}
-
-// AsksExtended: some container of the pod names an extended resource
-// (translate.IsExtendedResource; a cheap test for the pod index,
-// feasibility.Snapshot.LegacyUnservable decides).
-func AsksExtended(p *corev1.Pod) bool {
-	has := func(cs []corev1.Container) bool {
-		return slices.ContainsFunc(cs, func(c corev1.Container) bool {
-			for _, l := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
-				for n := range l {
-					if translate.IsExtendedResource(n) {
-						return true
-					}
-				}
-			}
-			return false
-		})
-	}
-	return has(p.Spec.Containers) || has(p.Spec.InitContainers)
 }

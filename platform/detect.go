@@ -172,7 +172,7 @@ func detectNVIDIAModes(d *Driver, where string, c corev1.Container) {
 }
 
 func readShares(v, from string) Fact {
-	s, err := v1alpha1.ParseConsumableShares(v)
+	s, err := ParseShares(v)
 	if err != nil {
 		return unknown(fmt.Sprintf("%s: %q is not a --consumable-shares value", from, v))
 	}

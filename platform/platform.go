@@ -160,14 +160,14 @@ func (p *Platform) Mapping(resource string) (Class, bool) {
 
 // Shares is a family's consumable-shares mode, with the fact that says it;
 // a family no driver is known for is the driver's default, disabled.
-func (p *Platform) Shares(family string) (v1alpha1.ConsumableShares, Fact) {
+func (p *Platform) Shares(family string) (Shares, Fact) {
 	d := p.Driver(family)
 	if d == nil || !d.Shares.Known() {
-		return v1alpha1.ConsumableShares{Mode: v1alpha1.SharesDisabled}, fact(v1alpha1.SharesDisabled, Default, "the NVIDIA DRA driver's default (--consumable-shares=disabled)")
+		return Shares{Mode: v1alpha1.SharesDisabled}, fact(v1alpha1.SharesDisabled, Default, "the NVIDIA DRA driver's default (--consumable-shares=disabled)")
 	}
-	s, err := v1alpha1.ParseConsumableShares(d.Shares.Value)
+	s, err := ParseShares(d.Shares.Value)
 	if err != nil {
-		return v1alpha1.ConsumableShares{Mode: v1alpha1.SharesDisabled}, d.Shares
+		return Shares{Mode: v1alpha1.SharesDisabled}, d.Shares
 	}
 	return s, d.Shares
 }
@@ -286,4 +286,24 @@ func (pool *Pool) KnownBeforeLaunch(attribute string) bool {
 
 func boolFact(b bool, source Source, from string) Fact {
 	return fact(strconv.FormatBool(b), source, from)
+}
+
+// Shares is a consumable-shares mode: one of api/v1alpha1's Shares*
+// modes, with N the shares per GPU in mode SharesCount.
+type Shares struct {
+	Mode string
+	N    int
+}
+
+// ParseShares reads a --consumable-shares value.
+func ParseShares(s string) (Shares, error) {
+	mode, n, err := v1alpha1.ParseConsumableShares(s)
+	return Shares{Mode: mode, N: n}, err
+}
+
+func (s Shares) String() string {
+	if s.Mode == v1alpha1.SharesCount {
+		return strconv.Itoa(s.N)
+	}
+	return s.Mode
 }

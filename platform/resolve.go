@@ -93,7 +93,7 @@ func declareDriver(d *Driver, dd v1alpha1.DriverPlatform, from string) {
 		}
 	}
 	if dd.ConsumableShares != "" {
-		s, _ := v1alpha1.ParseConsumableShares(dd.ConsumableShares)
+		s, _ := ParseShares(dd.ConsumableShares)
 		d.Shares = fact(s.String(), Declared, from)
 	}
 	if dd.DynamicMIG != nil {

@@ -2,14 +2,13 @@ package translate
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // Card types. HAMi's scheduler gives a pod only devices whose type its
@@ -193,18 +192,8 @@ func printableASCII(s string) bool {
 // that cannot be expressed are left out (translation keeps such a pod
 // legacy before any check).
 func (p *Policy) LegacyDeviceSelectors(pod *corev1.Pod) map[corev1.ResourceName][]string {
-	names := map[corev1.ResourceName]bool{}
-	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, c := range list {
-			for _, l := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
-				for n := range l {
-					names[n] = true
-				}
-			}
-		}
-	}
 	var out map[corev1.ResourceName][]string
-	for _, n := range slices.Sorted(maps.Keys(names)) {
+	for _, n := range podfacts.ResourceNames(pod) {
 		rule, _, ok := p.resourceRule(string(n))
 		if !ok || rule.CardType == nil {
 			continue

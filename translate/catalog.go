@@ -4,19 +4,10 @@ import (
 	"github.com/claimbridge/claimbridge/reason"
 )
 
-// The reason catalog: what claimbridge says about each reason code, in one
-// place.
-//
-// A reason code is declared once, as a constant in the lowest package that
-// emits it, with one entry in that package's catalog: the severity it is
-// reported with, the outcome it leads to when it decides, the one-line
-// remedy and the section of the docs that explains it. The packages above merge
-// the catalogs below them ([Catalog.With]): decide's covers translation,
-// feasibility and the decision; the webhook's and the offline runs' add
-// their own codes. Warnings, Events, metrics, the CLI's explain and the
-// report's remedies all read it. Adding a code is one constant and one
-// entry beside it; the catalog test (hack/reasons) fails when a code a
-// package declares has no entry, or an entry has no remedy or no section.
+// The reason catalog of translation; how codes and catalogs work is package
+// reason's. Adding a code is one constant and one entry beside it. decide's
+// catalog merges this one with feasibility's and its own; the webhook's and
+// the offline runs' add theirs.
 
 // Reason codes of translation. Each has its entry in the catalog below;
 // the CLI's explain output and the webhook's warnings, Events and metrics

@@ -20,77 +20,12 @@ import (
 //     compares where the pod lands (decide keeps the pod legacy when no fleet
 //     is there to check, NodeLabelUnchecked).
 //
-// Assumes requests, alternatives and names are final and the set of
-// translated requirements is final (rewriteNodeConstraints ran).
+// labelFates finds what became of each requirement, expressedOn writes
+// the requests that express one. Assumes requests, alternatives and names
+// are final and the set of translated requirements is final
+// (rewriteNodeConstraints ran).
 func (t *translation) explainLabels() {
-	// what: per request, the attributes or classes that express the
-	// requirement, in the order the requests and alternatives come.
-	type what struct {
-		name string // "<request>" or "<request>/<subrequest>"
-		by   []string
-	}
-	type fate struct {
-		requests []what
-		implied  bool
-		dropped  bool
-	}
-	fates := make(map[reqLoc]*fate, len(t.translated))
-	alts := 0
-	for _, r := range t.requests {
-		alts += len(r.alts)
-	}
-	var byBuf []string
-	for _, r := range t.requests {
-		for _, a := range r.alts {
-			name := ""
-			for _, l := range a.labels {
-				c := t.convert(*l, a.rule.Family)
-				if !c.ok || c.err != nil || c.eff.notForUs {
-					continue
-				}
-				f := fates[l.loc]
-				if f == nil {
-					f = &fate{}
-					fates[l.loc] = f
-				}
-				switch {
-				case c.eff.dropped:
-					f.dropped = true
-				case c.eff.implied:
-					f.implied = true
-				default:
-					if name == "" {
-						name = r.name
-						if len(r.alts) > 1 {
-							name = a.ref
-						}
-					}
-					i := slices.IndexFunc(f.requests, func(w what) bool { return w.name == name })
-					if i < 0 {
-						if f.requests == nil {
-							f.requests = make([]what, 0, alts)
-						}
-						// Room for a class and an attribute, the most one
-						// requirement gives one alternative, without an
-						// allocation of its own.
-						if len(byBuf) < 2 {
-							byBuf = make([]string, 2*alts)
-						}
-						f.requests = append(f.requests, what{name: name, by: byBuf[:0:2]})
-						byBuf = byBuf[2:]
-						i = len(f.requests) - 1
-					}
-					w := &f.requests[i]
-					if c.eff.class != "" {
-						w.by = appendNew(w.by, c.byClass)
-					}
-					if len(c.eff.selectors) > 0 {
-						w.by = appendNew(w.by, c.bySelectors)
-					}
-				}
-			}
-		}
-	}
+	fates := t.labelFates()
 	// Each path's string once, not once per comparison.
 	type located struct {
 		loc  reqLoc
@@ -107,10 +42,6 @@ func (t *translation) explainLabels() {
 		f := fates[loc]
 		switch {
 		case f != nil && len(f.requests) > 0:
-			// Requests whose alternatives it turned alike are named
-			// together; alternatives it moved to another DeviceClass (an
-			// In list of a full GPU and a MIG slice) apart: a group per
-			// distinct list of attributes, in the order they first come.
 			amb := t.ambiguous[loc]
 			b.Reset()
 			b.Grow(256)
@@ -119,29 +50,7 @@ func (t *translation) explainLabels() {
 				// formatted from a copy of them.
 				b.WriteString("became a device selector on ")
 			}
-			done := make([]bool, len(f.requests))
-			joined := make([]string, len(f.requests))
-			for i, w := range f.requests {
-				joined[i] = joinOne(w.by, " and ")
-			}
-			for i, w := range f.requests {
-				if done[i] {
-					continue
-				}
-				if i > 0 {
-					b.WriteString("; on ")
-				}
-				b.WriteString(joined[i])
-				b.WriteString(" of request ")
-				b.WriteString(w.name)
-				for j := i + 1; j < len(f.requests); j++ {
-					if !done[j] && joined[j] == joined[i] {
-						done[j] = true
-						b.WriteString(", ")
-						b.WriteString(f.requests[j].name)
-					}
-				}
-			}
+			expressedOn(&b, f.requests)
 			if len(amb) > 0 {
 				t.add(sayAmbiguous(p, b.String(), amb))
 				continue
@@ -154,6 +63,116 @@ func (t *translation) explainLabels() {
 			t.add(sayAt(ReasonNodeLabelAmbiguous, p, "stays on the pod: the devices cannot tell %s, only the node's own label can", strings.Join(t.ambiguous[loc], "; ")))
 		default:
 			t.add(sayAt(ReasonNodeLabelImplied, p, "the device request implies it; it was removed from the pod"))
+		}
+	}
+}
+
+// labelFate is what the claim does with one requirement.
+type labelFate struct {
+	requests []expressing // the requests whose alternatives express it, in the order they come
+	implied  bool
+	dropped  bool
+}
+
+// expressing names a request ("<request>" or "<request>/<subrequest>") and
+// the attributes or classes of it that express a requirement.
+type expressing struct {
+	name string
+	by   []string
+}
+
+// labelFates finds, for every requirement the alternatives of the final
+// requests carry, the requests and the attributes or classes that express
+// it, in the order the requests and alternatives come, or that the claim
+// implies or drops it.
+func (t *translation) labelFates() map[reqLoc]*labelFate {
+	fates := make(map[reqLoc]*labelFate, len(t.translated))
+	alts := 0
+	for _, r := range t.requests {
+		alts += len(r.alts)
+	}
+	var byBuf []string
+	for _, r := range t.requests {
+		for _, a := range r.alts {
+			name := ""
+			for _, l := range a.labels {
+				c := t.convert(*l, a.rule.Family)
+				if !c.ok || c.err != nil || c.eff.notForUs {
+					continue
+				}
+				f := fates[l.loc]
+				if f == nil {
+					f = &labelFate{}
+					fates[l.loc] = f
+				}
+				switch {
+				case c.eff.dropped:
+					f.dropped = true
+				case c.eff.implied:
+					f.implied = true
+				default:
+					if name == "" {
+						name = r.name
+						if len(r.alts) > 1 {
+							name = a.ref
+						}
+					}
+					i := slices.IndexFunc(f.requests, func(w expressing) bool { return w.name == name })
+					if i < 0 {
+						if f.requests == nil {
+							f.requests = make([]expressing, 0, alts)
+						}
+						// Room for a class and an attribute, the most one
+						// requirement gives one alternative, without an
+						// allocation of its own.
+						if len(byBuf) < 2 {
+							byBuf = make([]string, 2*alts)
+						}
+						f.requests = append(f.requests, expressing{name: name, by: byBuf[:0:2]})
+						byBuf = byBuf[2:]
+						i = len(f.requests) - 1
+					}
+					w := &f.requests[i]
+					if c.eff.class != "" {
+						w.by = appendNew(w.by, c.byClass)
+					}
+					if len(c.eff.selectors) > 0 {
+						w.by = appendNew(w.by, c.bySelectors)
+					}
+				}
+			}
+		}
+	}
+	return fates
+}
+
+// expressedOn writes the requests that express a requirement: requests
+// whose alternatives it turned alike are named together; alternatives it
+// moved to another DeviceClass (an In list of a full GPU and a MIG slice)
+// apart: a group per distinct list of attributes, in the order they first
+// come ("<attributes> of request a, b; on <attributes> of request c").
+func expressedOn(b *strings.Builder, requests []expressing) {
+	done := make([]bool, len(requests))
+	joined := make([]string, len(requests))
+	for i, w := range requests {
+		joined[i] = joinOne(w.by, " and ")
+	}
+	for i, w := range requests {
+		if done[i] {
+			continue
+		}
+		if i > 0 {
+			b.WriteString("; on ")
+		}
+		b.WriteString(joined[i])
+		b.WriteString(" of request ")
+		b.WriteString(w.name)
+		for j := i + 1; j < len(requests); j++ {
+			if !done[j] && joined[j] == joined[i] {
+				done[j] = true
+				b.WriteString(", ")
+				b.WriteString(requests[j].name)
+			}
 		}
 	}
 }

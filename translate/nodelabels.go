@@ -15,137 +15,28 @@ import (
 // analyzeLabels turns node-label requirements that the policy knows into
 // scenarios (sets of requirements, one per future alternative). It returns
 // false when a known label cannot be translated; the pod then stays legacy.
+// Its steps: the nodeSelector and the required terms (requiredKnown), the
+// preferred terms (preferredKnown), their scenarios (scenariosOf, expand),
+// the common part where the alternatives would vary several families
+// together (oneFamilyVaries), what was translated, and the requirements on
+// values the devices cannot tell apart (keepAmbiguous).
 func (t *translation) analyzeLabels() bool {
-	spec := &t.pod.Spec
 	t.translated = map[reqLoc]bool{}
-	ok := true
-
-	// nodeSelector: ANDed equality requirements.
-	for _, r := range t.requiredLabelReqs() {
-		if r.loc.kind != locSelector {
-			break // the required affinity terms follow, read below
-		}
-		known, good := t.known(r)
-		ok = ok && good
-		if known {
-			t.base = append(t.base, r)
-		}
-	}
-
-	var reqTerms [][]labelReq
-	var aff *corev1.NodeAffinity
-	if spec.Affinity != nil {
-		aff = spec.Affinity.NodeAffinity
-	}
-	multiTerm := false
-	if aff != nil && aff.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		terms := aff.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-		tp := pathRequiredTerms
-		known := make([][]labelReq, len(terms))
-		unknown := make([][]corev1.NodeSelectorRequirement, len(terms))
-		anyKnown := false
-		for i, term := range terms {
-			for j, e := range term.MatchExpressions {
-				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, loc: reqLoc{kind: locRequired, term: i, expr: j}}
-				k, good := t.known(r)
-				ok = ok && good
-				if k {
-					known[i] = append(known[i], r)
-					anyKnown = true
-				} else {
-					unknown[i] = append(unknown[i], e)
-				}
-			}
-		}
-		switch {
-		case !anyKnown:
-		case len(terms) == 1:
-			t.base = append(t.base, known[0]...)
-		default:
-			same := true
-			for i := range terms {
-				if !slices.EqualFunc(unknown[i], unknown[0], reqEqual) || len(terms[i].MatchFields) > 0 {
-					same = false
-				}
-			}
-			if !same {
-				// A term cannot be split: its device labels would have to
-				// become a selector for the nodes of that term only, which a
-				// claim cannot say. Left in node affinity, they match no node
-				// once the DRA driver replaces GPU labelling (and the other
-				// terms get any device). Only a policy that accepts losing
-				// nodes (placement Subset or Off) takes that; otherwise the
-				// pod stays as it is unless every term translates.
-				if t.losesNodesOK() {
-					t.add(say(ReasonAffinityNotTranslatable, tp, "the ORed terms also differ in labels or fields the policy does not map (%s), so they cannot become alternatives; node affinity stays as it is, and the policy's placement rule %s accepts that the terms on mapped labels (%s) may match no DRA node",
-						strings.Join(unknownKeys(terms, unknown), ", "), t.p.spec.Placement, strings.Join(termKeys(known), ", ")))
-				} else {
-					t.add(say(ReasonAffinityNotTranslatable, tp, "the ORed terms mix labels the policy maps (%s) with labels or fields it does not map (%s) that differ between terms: a claim cannot select devices for the nodes of one term only, and the mapped labels left in node affinity would match no node once the DRA driver replaces GPU labelling; the pod keeps its device-plugin resources",
-						strings.Join(termKeys(known), ", "), strings.Join(unknownKeys(terms, unknown), ", ")))
-					return false
-				}
-			} else {
-				reqTerms = known
-				multiTerm = true
-			}
-		}
-	}
+	terms, multiTerm, ok := t.requiredKnown()
 	if !ok {
 		return false
 	}
-
-	// Preferred terms, by weight (highest first; ties keep their order).
-	type pref struct {
-		weight int32
-		reqs   []labelReq
+	prefs := t.preferredKnown()
+	if len(terms) == 0 {
+		terms = [][]labelReq{nil}
 	}
-	var prefs []pref
-	if aff != nil {
-		for i, term := range aff.PreferredDuringSchedulingIgnoredDuringExecution {
-			var reqs []labelReq
-			for j, e := range term.Preference.MatchExpressions {
-				r := labelReq{key: e.Key, op: e.Operator, values: e.Values, loc: reqLoc{kind: locPreferred, term: i, expr: j}}
-				if k, good := t.known(r); k && good {
-					reqs = append(reqs, r)
-				}
-			}
-			if len(reqs) > 0 {
-				prefs = append(prefs, pref{weight: term.Weight, reqs: reqs})
-			}
-		}
-		slices.SortStableFunc(prefs, func(a, b pref) int { return int(b.weight) - int(a.weight) })
-	}
-
-	if len(reqTerms) == 0 {
-		reqTerms = [][]labelReq{nil}
-	}
-	var scen []scenario
-	for _, p := range prefs {
-		for _, rt := range reqTerms {
-			scen = append(scen, scenario{reqs: concat(t.base, p.reqs, rt), optional: true})
-		}
-	}
-	for _, rt := range reqTerms {
-		scen = append(scen, scenario{reqs: concat(t.base, rt)})
-	}
-	t.scenarios = t.expand(scen)
-
-	// Translate the requirements: check which families each scenario
-	// changes. Alternatives of two families cannot be correlated (each
-	// request chooses on its own), so then only the common part is used.
+	t.scenarios = t.expand(scenariosOf(t.base, prefs, terms))
 	if len(prefs) > 0 || multiTerm {
-		if fams := t.varyingFamilies(); len(fams) > 1 {
-			if multiTerm && !t.losesNodesOK() {
-				// The required terms would stay in node affinity with their
-				// device labels, which no DRA node carries.
-				t.add(say(ReasonAffinityNotTranslatable, field.NewPath("spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
-					"the ORed terms change devices of several families (%s) together; requests choose alternatives independently, and the terms left in node affinity would match no node once the DRA drivers replace device labelling; the pod keeps its device-plugin resources", strings.Join(fams, ", ")))
-				return false
-			}
-			t.add(say(ReasonAffinityNotTranslatable, field.NewPath("spec", "affinity", "nodeAffinity"),
-				"the alternatives of node affinity change devices of several families (%s) together; requests choose alternatives independently, so node affinity stays as it is", strings.Join(fams, ", ")))
-			t.scenarios = []scenario{{reqs: slices.Clone(t.base)}}
-			t.scenarios = t.expand(t.scenarios)
+		varies, ok := t.oneFamilyVaries(multiTerm)
+		if !ok {
+			return false
+		}
+		if varies {
 			prefs, multiTerm = nil, false
 		}
 	}
@@ -168,13 +59,156 @@ func (t *translation) analyzeLabels() bool {
 	// Requirements on values the devices cannot tell apart stay on the pod
 	// (ambiguous.go).
 	all := slices.Clone(t.base)
-	for _, rt := range reqTerms {
+	for _, rt := range terms {
 		all = append(all, rt...)
 	}
 	for _, p := range prefs {
 		all = append(all, p.reqs...)
 	}
 	return t.keepAmbiguous(all)
+}
+
+// requiredKnown reads the pod's required node selection: the known
+// requirements of the nodeSelector (ANDed equality requirements) and of a
+// single required term join t.base; ORed required terms that differ in
+// nothing the policy does not map are returned, their known requirements
+// each, to become alternatives (multiTerm). ok is false when a known
+// requirement cannot be translated, or ORed terms also differ in what the
+// policy does not map and the placement rule does not accept losing nodes
+// (mixedTerms).
+func (t *translation) requiredKnown() (terms [][]labelReq, multiTerm, ok bool) {
+	ok = true
+	for _, r := range t.requiredLabelReqs() {
+		if r.loc.kind != locSelector {
+			break // the required affinity terms follow, read below
+		}
+		known, good := t.known(r)
+		ok = ok && good
+		if known {
+			t.base = append(t.base, r)
+		}
+	}
+	aff := t.pod.Spec.Affinity
+	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return nil, false, ok
+	}
+	all := aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	known := make([][]labelReq, len(all))
+	unknown := make([][]corev1.NodeSelectorRequirement, len(all))
+	anyKnown := false
+	for i, term := range all {
+		for j, e := range term.MatchExpressions {
+			r := labelReq{key: e.Key, op: e.Operator, values: e.Values, loc: reqLoc{kind: locRequired, term: i, expr: j}}
+			k, good := t.known(r)
+			ok = ok && good
+			if k {
+				known[i] = append(known[i], r)
+				anyKnown = true
+			} else {
+				unknown[i] = append(unknown[i], e)
+			}
+		}
+	}
+	switch {
+	case !anyKnown:
+	case len(all) == 1:
+		t.base = append(t.base, known[0]...)
+	case slices.ContainsFunc(all, func(term corev1.NodeSelectorTerm) bool { return len(term.MatchFields) > 0 }) ||
+		slices.ContainsFunc(unknown, func(u []corev1.NodeSelectorRequirement) bool { return !slices.EqualFunc(u, unknown[0], reqEqual) }):
+		if !t.mixedTerms(all, known, unknown) {
+			return nil, false, false
+		}
+	default:
+		terms, multiTerm = known, true
+	}
+	return terms, multiTerm, ok
+}
+
+// mixedTerms says why ORed required terms that also differ in labels or
+// fields the policy does not map cannot become alternatives. A term cannot
+// be split: its device labels would have to become a selector for the nodes
+// of that term only, which a claim cannot say. Left in node affinity, they
+// match no node once the DRA driver replaces GPU labelling (and the other
+// terms get any device). Only a policy that accepts losing nodes (placement
+// Subset or Off) takes that; otherwise the pod stays as it is (false)
+// unless every term translates.
+func (t *translation) mixedTerms(terms []corev1.NodeSelectorTerm, known [][]labelReq, unknown [][]corev1.NodeSelectorRequirement) bool {
+	if t.losesNodesOK() {
+		t.add(say(ReasonAffinityNotTranslatable, pathRequiredTerms, "the ORed terms also differ in labels or fields the policy does not map (%s), so they cannot become alternatives; node affinity stays as it is, and the policy's placement rule %s accepts that the terms on mapped labels (%s) may match no DRA node",
+			strings.Join(unknownKeys(terms, unknown), ", "), t.p.spec.Placement, strings.Join(termKeys(known), ", ")))
+		return true
+	}
+	t.add(say(ReasonAffinityNotTranslatable, pathRequiredTerms, "the ORed terms mix labels the policy maps (%s) with labels or fields it does not map (%s) that differ between terms: a claim cannot select devices for the nodes of one term only, and the mapped labels left in node affinity would match no node once the DRA driver replaces GPU labelling; the pod keeps its device-plugin resources",
+		strings.Join(termKeys(known), ", "), strings.Join(unknownKeys(terms, unknown), ", ")))
+	return false
+}
+
+// labelPref is a preferred node-affinity term's known requirements, with
+// its weight.
+type labelPref struct {
+	weight int32
+	reqs   []labelReq
+}
+
+// preferredKnown lists the preferred terms that have known requirements
+// that translate, by weight (highest first; ties keep their order).
+func (t *translation) preferredKnown() []labelPref {
+	aff := t.pod.Spec.Affinity
+	if aff == nil || aff.NodeAffinity == nil {
+		return nil
+	}
+	var prefs []labelPref
+	for i, term := range aff.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+		var reqs []labelReq
+		for j, e := range term.Preference.MatchExpressions {
+			r := labelReq{key: e.Key, op: e.Operator, values: e.Values, loc: reqLoc{kind: locPreferred, term: i, expr: j}}
+			if k, good := t.known(r); k && good {
+				reqs = append(reqs, r)
+			}
+		}
+		if len(reqs) > 0 {
+			prefs = append(prefs, labelPref{weight: term.Weight, reqs: reqs})
+		}
+	}
+	slices.SortStableFunc(prefs, func(a, b labelPref) int { return int(b.weight) - int(a.weight) })
+	return prefs
+}
+
+// scenariosOf makes one scenario per future alternative: each preference
+// with each required term first (optional), then each required term.
+func scenariosOf(base []labelReq, prefs []labelPref, terms [][]labelReq) []scenario {
+	var scen []scenario
+	for _, p := range prefs {
+		for _, rt := range terms {
+			scen = append(scen, scenario{reqs: concat(base, p.reqs, rt), optional: true})
+		}
+	}
+	for _, rt := range terms {
+		scen = append(scen, scenario{reqs: concat(base, rt)})
+	}
+	return scen
+}
+
+// oneFamilyVaries checks which families each scenario changes.
+// Alternatives of two families cannot be correlated (each request chooses
+// on its own), so then only the common part is used and node affinity
+// stays as it is (varies). ok is false when ORed required terms would stay
+// in node affinity with their device labels, which no DRA node carries,
+// and the placement rule does not accept losing nodes.
+func (t *translation) oneFamilyVaries(multiTerm bool) (varies, ok bool) {
+	fams := t.varyingFamilies()
+	if len(fams) <= 1 {
+		return false, true
+	}
+	if multiTerm && !t.losesNodesOK() {
+		t.add(say(ReasonAffinityNotTranslatable, field.NewPath("spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
+			"the ORed terms change devices of several families (%s) together; requests choose alternatives independently, and the terms left in node affinity would match no node once the DRA drivers replace device labelling; the pod keeps its device-plugin resources", strings.Join(fams, ", ")))
+		return true, false
+	}
+	t.add(say(ReasonAffinityNotTranslatable, field.NewPath("spec", "affinity", "nodeAffinity"),
+		"the alternatives of node affinity change devices of several families (%s) together; requests choose alternatives independently, so node affinity stays as it is", strings.Join(fams, ", ")))
+	t.scenarios = t.expand([]scenario{{reqs: slices.Clone(t.base)}})
+	return true, true
 }
 
 // known reports whether a label requirement concerns a device family of the

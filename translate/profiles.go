@@ -80,6 +80,18 @@ func compilePolicy(name string, spec v1alpha1.PolicySpec) *Policy {
 	return p
 }
 
+// WithKueueMappings returns the policy with these deviceClassMappings added
+// to its kueue rule (those of a Kueue Configuration, for `--kueue-config`).
+// The policy itself is not changed.
+func (p *Policy) WithKueueMappings(m []v1alpha1.KueueDeviceClassMapping) *Policy {
+	if len(m) == 0 {
+		return p
+	}
+	spec := p.spec
+	spec.Kueue.DeviceClassMappings = append(slices.Clone(spec.Kueue.DeviceClassMappings), m...)
+	return compilePolicy(p.name, spec)
+}
+
 // Name of the policy (metadata.name).
 func (p *Policy) Name() string { return p.name }
 

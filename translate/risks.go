@@ -3,25 +3,18 @@ package translate
 import (
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // Risks a translation takes that no check proves or refutes: the pod is
 // translated, and each is said out loud as a Warning (admission warnings,
 // Events, the report), never in silence. The tables below say which labels
 // and resources carry each risk, with where that is read.
-
-// multiHostTopologyLabels are the node labels that give a TPU slice's
-// topology ("4x4", "2x2x4"): a slice of more chips than one pod asks for
-// spans several hosts (GKE: one pod per host, each asking for the host's
-// chips; cloud.google.com/gke-tpu-topology, and the TPU DRA driver's alias
-// tpu.google.com/topology, kubernetes-sigs/dra-driver-google-tpu
-// cmd/tpu-dra-kubeletplugin/util.go).
-var multiHostTopologyLabels = []string{"cloud.google.com/gke-tpu-topology", "tpu.google.com/topology"}
 
 // autoscalingLabels are node-label keys that node autoscalers read from a
 // pending pod's node selector and required affinity to choose what to scale
@@ -61,7 +54,7 @@ func (t *translation) sayRisks(out *corev1.Pod) {
 // more chips than the pod asks for of the label's families.
 func (t *translation) multiHostSlices() {
 	for _, r := range t.requiredLabelReqs() {
-		if !slices.Contains(multiHostTopologyLabels, r.key) || r.op != corev1.NodeSelectorOpIn {
+		if !slices.Contains(podfacts.TPUTopologyLabels, r.key) || r.op != corev1.NodeSelectorOpIn {
 			continue
 		}
 		rule, _, ok := t.p.labelRuleAny(r.key)
@@ -82,7 +75,7 @@ func (t *translation) multiHostSlices() {
 			continue
 		}
 		for _, v := range r.values {
-			slice, ok := topologyChips(v)
+			slice, ok := podfacts.TopologyChips(v)
 			if !ok || slice <= chips {
 				continue
 			}
@@ -93,59 +86,13 @@ func (t *translation) multiHostSlices() {
 	}
 }
 
-// MultiHostTPUSlice reports whether the pod's required node selection names
-// a TPU slice topology (multiHostTopologyLabels, In or nodeSelector) of more
-// chips than its app containers ask for of google.com/tpu: a worker of a
-// multi-host slice.
-func MultiHostTPUSlice(pod *corev1.Pod) bool {
-	var chips int64
-	for _, c := range pod.Spec.Containers {
-		if q, ok := c.Resources.Limits["google.com/tpu"]; ok {
-			chips += q.Value()
-		} else if q, ok := c.Resources.Requests["google.com/tpu"]; ok {
-			chips += q.Value()
-		}
-	}
-	if chips <= 0 {
-		return false
-	}
-	for _, r := range requiredReqsOf(pod) {
-		if !slices.Contains(multiHostTopologyLabels, r.key) || r.op != corev1.NodeSelectorOpIn {
-			continue
-		}
-		for _, v := range r.values {
-			if slice, ok := topologyChips(v); ok && slice > chips {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// topologyChips is the number of chips of a topology "AxB[xC]".
-func topologyChips(v string) (int64, bool) {
-	n := int64(1)
-	parts := strings.Split(v, "x")
-	if len(parts) < 2 {
-		return 0, false
-	}
-	for _, p := range parts {
-		d, err := strconv.ParseInt(p, 10, 64)
-		if err != nil || d <= 0 || d > 1<<10 {
-			return 0, false
-		}
-		n *= d
-	}
-	return n, true
-}
-
 // autoscalingLabelsRemoved warns for each autoscaling key that the pod
 // requires and its translation no longer does.
 func (t *translation) autoscalingLabelsRemoved(out *corev1.Pod) {
 	var keys []string
 	var first *field.Path
 	for _, r := range t.requiredLabelReqs() {
-		if !isAutoscalingLabel(r.key) || slices.Contains(keys, r.key) || requiresKey(out, r.key) {
+		if !isAutoscalingLabel(r.key) || slices.Contains(keys, r.key) || podfacts.RequiresLabel(out, r.key) {
 			continue
 		}
 		keys = append(keys, r.key)
@@ -184,7 +131,7 @@ func (t *translation) nicsLeftBehind(out *corev1.Pod) {
 	}
 	visit := func(list []corev1.Container, path *field.Path) {
 		for i := range list {
-			for _, n := range containerResources(&list[i]) {
+			for _, n := range podfacts.ContainerResourceNames(&list[i]) {
 				if !matchesResource(topologyAlignedResources, n) {
 					continue
 				}
@@ -209,26 +156,6 @@ func (t *translation) requiredLabelReqs() []labelReq {
 		}
 	}
 	return t.required
-}
-
-// requiresKey reports whether a pod's nodeSelector or required node
-// affinity has a requirement on the label key.
-func requiresKey(pod *corev1.Pod, key string) bool {
-	if _, ok := pod.Spec.NodeSelector[key]; ok {
-		return true
-	}
-	aff := pod.Spec.Affinity
-	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return false
-	}
-	for _, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		for _, e := range term.MatchExpressions {
-			if e.Key == key {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // requiredReqsOf lists a pod's nodeSelector entries (in key order) and

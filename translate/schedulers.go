@@ -14,84 +14,8 @@ import (
 // Output profiles of the schedulers and queues. What a scheduler does with
 // claims decides what a translation for its pods may contain: a request it
 // cannot allocate strands the pod; one its queue accounting does not count
-// lets the pod escape a quota. The built-in profiles below are read from the
-// schedulers' source as of Kubernetes 1.37 (the schedulers table of
-// docs/reference/policy.md cites file and commit); a policy's entry replaces any field it sets.
-
-// knownScheduler is the built-in profile of one scheduler and why.
-type knownScheduler struct {
-	entry v1alpha1.SchedulerEntry
-	// why says, in one line with its source, what makes the profile.
-	why string
-}
-
-var (
-	noConsumableCapacity = false
-
-	// kaiGPUResources are the legacy resources KAI-Scheduler accounts as
-	// GPUs of a queue.
-	kaiGPUResources = []string{"nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-*"}
-)
-
-// knownSchedulers are the built-in profiles, by schedulerName.
-var knownSchedulers = map[string]knownScheduler{
-	v1alpha1.DefaultScheduler: {
-		entry: v1alpha1.SchedulerEntry{Output: v1alpha1.OutputFull},
-		why:   "kube-scheduler's DynamicResources plugin allocates every request claimbridge makes",
-	},
-	"volcano": {
-		entry: v1alpha1.SchedulerEntry{Output: v1alpha1.OutputExactlyOnly},
-		why:   "Volcano (v1.15+) allocates claims with the upstream plugin, but its queue quota skips firstAvailable and allocationMode All requests (pkg/scheduler/cache/cache.go)",
-	},
-	"kai-scheduler": {
-		entry: v1alpha1.SchedulerEntry{
-			Output:             v1alpha1.OutputExactlyOnly,
-			ClassNameContains:  []v1alpha1.ClassNameRule{{Resources: kaiGPUResources, Value: "gpu"}},
-			ConsumableCapacity: &noConsumableCapacity,
-		},
-		why: "KAI-Scheduler's allocator runs with every DRA feature off (structured.Features{}: no firstAvailable, consumable capacity or device taints), and its queue accounting counts GPUs only on classes whose name contains \"gpu\" (pkg/common/resources/dra.go)",
-	},
-	"yunikorn": {
-		entry: v1alpha1.SchedulerEntry{Output: v1alpha1.OutputSkip},
-		why:   "YuniKorn runs only the DRA PreFilter and Filter and never allocates a claim (yunikorn-k8shim pkg/plugin/predicates/predicate_manager.go)",
-	},
-	"kube-batch": {
-		entry: v1alpha1.SchedulerEntry{Output: v1alpha1.OutputSkip},
-		why:   "kube-batch has no DRA code",
-	},
-	"koord-scheduler": {
-		entry: v1alpha1.SchedulerEntry{Output: v1alpha1.OutputSkip},
-		why:   "Koordinator's scheduler role cannot write resourceclaims/binding (config/rbac/scheduler_role.yaml), and its node agents do not support DRA (koordinator#2855)",
-	},
-	"scheduler-plugins-scheduler": {
-		entry: v1alpha1.SchedulerEntry{Output: v1alpha1.OutputSkip},
-		why:   "the scheduler-plugins chart's ClusterRole can only read claims, not write their status or binding (manifests/install/charts/as-a-second-scheduler/templates/rbac.yaml)",
-	},
-	"hami-scheduler": {
-		entry: v1alpha1.SchedulerEntry{Output: v1alpha1.OutputSkip},
-		why:   "HAMi's scheduler extender places device-plugin resources and does not allocate claims",
-	},
-}
-
-// resolve fills the fields an entry leaves unset from the built-in profile
-// of its scheduler (Full, no class rules, consumable capacity when there is
-// none).
-func resolve(e v1alpha1.SchedulerEntry) v1alpha1.SchedulerEntry {
-	k := knownSchedulers[e.Name].entry
-	if e.Output == "" {
-		e.Output = k.Output
-	}
-	if e.Output == "" {
-		e.Output = v1alpha1.OutputFull
-	}
-	if e.ClassNameContains == nil {
-		e.ClassNameContains = k.ClassNameContains
-	}
-	if e.ConsumableCapacity == nil {
-		e.ConsumableCapacity = k.ConsumableCapacity
-	}
-	return e
-}
+// lets the pod escape a quota. The built-in profiles are the API's
+// (v1alpha1.BuiltinScheduler); a policy's entry replaces any field it sets.
 
 // SchedulerProfile returns the resolved entry of a schedulerName ("" is
 // default-scheduler) and whether the policy lists it.
@@ -101,7 +25,7 @@ func (p *Policy) SchedulerProfile(name string) (v1alpha1.SchedulerEntry, bool) {
 	}
 	for _, e := range p.spec.Schedulers {
 		if e.Name == name {
-			return resolve(e), true
+			return e.Resolved(), true
 		}
 	}
 	return v1alpha1.SchedulerEntry{Name: name}, false
@@ -112,12 +36,23 @@ func (p *Policy) SchedulerProfile(name string) (v1alpha1.SchedulerEntry, bool) {
 func (p *Policy) Schedulers() []string {
 	var out []string
 	for _, e := range p.spec.Schedulers {
-		if resolve(e).Output != v1alpha1.OutputSkip {
+		if e.Resolved().Output != v1alpha1.OutputSkip {
 			out = append(out, e.Name)
 		}
 	}
 	return out
 }
+
+// Kueue (kubernetes-sigs/kueue, DRA integration beta since v0.18). Kueue
+// admits a workload whose pod sets use claims only when it can count them:
+// countDevicesPerClass (pkg/dra/claims.go) rejects a request with
+// firstAvailable ("FirstAvailable device selection is not supported") or
+// allocationMode All, and a DeviceClass that resources.deviceClassMappings
+// of its Configuration does not list ("DeviceClass %s is not mapped in DRA
+// configuration"). Kueue-managed pods therefore get at most ExactlyOnly
+// (resolveOutput) and only mapped classes (output.go); the mappings are the
+// policy's spec.kueue, or Kueue's own Configuration
+// (v1alpha1.ParseKueueConfiguration, [Policy.WithKueueMappings]).
 
 // QueueLabel is the label that makes a pod (or a workload, for its pod
 // templates) Kueue-managed.
@@ -183,17 +118,17 @@ func (t *translation) resolveOutput() bool {
 	if !listed {
 		msg := "scheduler %q is not one the policy lists as allocating DRA claims (spec.schedulers: %s); the pod keeps its device-plugin resources (add the scheduler to spec.schedulers if it allocates claims)"
 		args := []any{name, strings.Join(t.p.schedulerNames(), ", ")}
-		if k, ok := knownSchedulers[name]; ok {
+		if k, why, ok := v1alpha1.BuiltinScheduler(name); ok {
 			msg += "; claimbridge's built-in profile for it is %s: %s"
-			args = append(args, k.entry.Output, k.why)
+			args = append(args, k.Output, why)
 		}
 		t.add(say(ReasonSchedulerNotListed, field.NewPath("spec", "schedulerName"), msg, args...))
 		return false
 	}
 	if entry.Output == v1alpha1.OutputSkip {
 		why := "the policy says so"
-		if k, ok := knownSchedulers[name]; ok && slices.ContainsFunc(t.p.spec.Schedulers, func(e v1alpha1.SchedulerEntry) bool { return e.Name == name && e.Output == "" }) {
-			why = "claimbridge's built-in profile: " + k.why
+		if _, k, ok := v1alpha1.BuiltinScheduler(name); ok && slices.ContainsFunc(t.p.spec.Schedulers, func(e v1alpha1.SchedulerEntry) bool { return e.Name == name && e.Output == "" }) {
+			why = "claimbridge's built-in profile: " + k
 		}
 		t.add(say(ReasonSchedulerSkipped, field.NewPath("spec", "schedulerName"),
 			"pods of scheduler %q are not translated (spec.schedulers output Skip; %s); the pod keeps its device-plugin resources", name, why))
@@ -211,7 +146,7 @@ func (t *translation) resolveOutput() bool {
 				"the pod is managed by Kueue (%s) and the policy does not translate such pods (spec.kueue.output: Skip); it keeps its device-plugin resources", who))
 			return false
 		}
-		t.out.profile = stricter(t.out.profile, kq)
+		t.out.profile = t.out.profile.Stricter(kq)
 	}
 	return true
 }
@@ -237,21 +172,4 @@ func matchesResource(patterns []string, n corev1.ResourceName) bool {
 		}
 	}
 	return false
-}
-
-// stricter is the profile of the two that allows less.
-func stricter(a, b v1alpha1.OutputProfile) v1alpha1.OutputProfile {
-	rank := func(o v1alpha1.OutputProfile) int {
-		switch o {
-		case v1alpha1.OutputSkip:
-			return 2
-		case v1alpha1.OutputExactlyOnly:
-			return 1
-		}
-		return 0
-	}
-	if rank(b) > rank(a) {
-		return b
-	}
-	return a
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // Consumable shares. A device plugin that time-slices a GPU advertises it N
@@ -332,7 +333,7 @@ func (p *Policy) LegacyShares(pod *corev1.Pod) (shares, plain map[string]bool) {
 			}
 		}
 	}
-	for _, n := range askedResources(pod) {
+	for _, n := range podfacts.ResourceNames(pod) {
 		rule, _, ok := p.resourceRule(string(n))
 		if !ok || rule.CapacityOf != "" || len(rule.OnlyWith) > 0 {
 			continue

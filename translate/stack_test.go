@@ -36,6 +36,7 @@ func TestSchedulerEntriesReadAsNamesOrObjects(t *testing.T) {
   - koord-scheduler
   - {name: my-scheduler, consumableCapacity: false}
 `)
+	noConsumableCapacity := false
 	want := map[string]v1alpha1.SchedulerEntry{
 		"default-scheduler": {Name: "default-scheduler", Output: v1alpha1.OutputFull},
 		"volcano":           {Name: "volcano", Output: v1alpha1.OutputExactlyOnly},
@@ -59,7 +60,7 @@ func TestSchedulerEntriesReadAsNamesOrObjects(t *testing.T) {
 	if kai.ClassNameContains != nil {
 		t.Errorf("an unlisted scheduler has no profile: %+v", kai)
 	}
-	if k := resolve(v1alpha1.SchedulerEntry{Name: "kai-scheduler"}); len(k.ClassNameContains) != 1 || k.ClassNameContains[0].Value != "gpu" {
+	if k := (v1alpha1.SchedulerEntry{Name: "kai-scheduler"}).Resolved(); len(k.ClassNameContains) != 1 || k.ClassNameContains[0].Value != "gpu" {
 		t.Errorf("KAI's built-in profile counts GPUs on classes named gpu: %+v", k)
 	}
 	// Skip entries are not schedulers whose pods are translated.
@@ -105,61 +106,6 @@ func TestMatchConditionsLeaveOutSkippedSchedulers(t *testing.T) {
 	if strings.Contains(expr, "yunikorn") {
 		t.Errorf("condition %q lists yunikorn, whose output is Skip", expr)
 	}
-}
-
-func TestParseKueueConfiguration(t *testing.T) {
-	config := `apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-integrations:
-  frameworks: [batch/job, pod]
-resources:
-  deviceClassMappings:
-  - name: example.com/gpu
-    deviceClassNames: [gpu.nvidia.com, mig.nvidia.com]
-`
-	want := []v1alpha1.KueueDeviceClassMapping{{Name: "example.com/gpu", DeviceClassNames: []string{"gpu.nvidia.com", "mig.nvidia.com"}}}
-	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kueue-manager-config, namespace: kueue-system}\ndata:\n  controller_manager_config.yaml: |\n" +
-		indent(config, "    ")
-	cases := map[string]struct {
-		data    string
-		want    []v1alpha1.KueueDeviceClassMapping
-		wantErr string
-	}{
-		"a Configuration":                     {data: config, want: want},
-		"the ConfigMap that holds one":        {data: cm, want: want},
-		"v1beta1 without resources":           {data: "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"},
-		"another kind":                        {data: "apiVersion: v1\nkind: Secret\n", wantErr: "not a Kueue Configuration"},
-		"a ConfigMap without a Configuration": {data: "apiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n", wantErr: "holds no Kueue Configuration"},
-		"a mapping without classes": {data: "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nresources:\n  deviceClassMappings:\n  - name: a.com/gpu\n",
-			wantErr: "resources.deviceClassMappings[0].deviceClassNames: Required value"},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got, err := ParseKueueConfiguration([]byte(tc.data))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one that says %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want,+got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func indent(s, prefix string) string {
-	lines := strings.SplitAfter(s, "\n")
-	for i, l := range lines {
-		if l != "" {
-			lines[i] = prefix + l
-		}
-	}
-	return strings.Join(lines, "")
 }
 
 // kueuePod is a Kueue-managed pod asking for n of a resource.

@@ -1,12 +1,12 @@
 package translate
 
 import (
-	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // Implicit tolerations. The ExtendedResourceToleration admission plugin
@@ -28,60 +28,7 @@ import (
 // plugin ([Policy.RunsExtendedResourceToleration]): the policy says so
 // (PolicySpec.ImplicitTolerations: on in the gke and tpu profiles), or, when
 // it says nothing, the pod's own required node selection names a label only
-// GKE nodes carry (GKEOnlyLabel): such a pod runs on GKE.
-
-// gkeOnlyLabels are node-label keys that only GKE sets on its nodes: every
-// key under cloud.google.com/gke- (the node pool, the accelerator and its
-// count, the TPU accelerator, topology and slice, Spot and preemptible VMs,
-// GPU sharing, partitioning and driver version: GKE's "About node labels"
-// and the GPU and TPU pages), and the compute-class, machine-family and
-// reservation keys of GKE's compute classes and reservations. A key ending
-// in "-" is a prefix.
-var gkeOnlyLabels = []string{"cloud.google.com/gke-", "cloud.google.com/compute-class", "cloud.google.com/machine-family", "cloud.google.com/reservation-name"}
-
-func isGKEOnlyLabel(key string) bool {
-	for _, k := range gkeOnlyLabels {
-		if key == k || (strings.HasSuffix(k, "-") && strings.HasPrefix(key, k)) {
-			return true
-		}
-	}
-	return false
-}
-
-// GKEOnlyLabel is the first key (nodeSelector in key order, then required
-// node affinity) of the pod's own required node selection that only GKE
-// nodes carry, "" when it names none: a nodeSelector entry, or an In or
-// Exists requirement on such a key in every ORed required term (a term
-// without one would admit other nodes). A pod that requires such a label
-// can only run on GKE.
-func GKEOnlyLabel(pod *corev1.Pod) string {
-	for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
-		if isGKEOnlyLabel(k) {
-			return k
-		}
-	}
-	aff := pod.Spec.Affinity
-	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return ""
-	}
-	first := ""
-	for _, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		key := ""
-		for _, e := range term.MatchExpressions {
-			if isGKEOnlyLabel(e.Key) && (e.Operator == corev1.NodeSelectorOpIn || e.Operator == corev1.NodeSelectorOpExists) {
-				key = e.Key
-				break
-			}
-		}
-		if key == "" {
-			return ""
-		}
-		if first == "" {
-			first = key
-		}
-	}
-	return first
-}
+// GKE nodes carry (podfacts.GKEOnlyLabel): such a pod runs on GKE.
 
 // RunsExtendedResourceToleration says whether the cluster the pod is
 // translated for runs the ExtendedResourceToleration admission plugin, and
@@ -93,62 +40,10 @@ func (p *Policy) RunsExtendedResourceToleration(pod *corev1.Pod) (runs, said boo
 	if it := p.spec.ImplicitTolerations; it != nil {
 		return *it, true, ""
 	}
-	if k := GKEOnlyLabel(pod); k != "" {
+	if k := podfacts.GKEOnlyLabel(pod); k != "" {
 		return true, true, k
 	}
 	return false, false, ""
-}
-
-// tolerates reports whether tol tolerates every taint that {key, Exists,
-// NoSchedule} does: the same key or any key with Exists, and the effect
-// NoSchedule or any.
-func tolerates(tol corev1.Toleration, key string) bool {
-	if tol.Effect != "" && tol.Effect != corev1.TaintEffectNoSchedule {
-		return false
-	}
-	if tol.Operator != corev1.TolerationOpExists {
-		return false
-	}
-	return tol.Key == "" || tol.Key == key
-}
-
-// ToleratesLikeThePlugin reports whether the pod already tolerates every
-// taint that the ExtendedResourceToleration plugin's toleration for the
-// extended resource key does ({key, Exists, NoSchedule}): a toleration of
-// that key or of every key, with Exists and the effect NoSchedule or any.
-func ToleratesLikeThePlugin(pod *corev1.Pod, key string) bool {
-	return slices.ContainsFunc(pod.Spec.Tolerations, func(tol corev1.Toleration) bool { return tolerates(tol, key) })
-}
-
-// AdmissionTolerations are the tolerations the ExtendedResourceToleration
-// admission plugin would add to pod, in its order: {key: <resource>,
-// operator: Exists, effect: NoSchedule} for each extended resource a
-// container or init container requests (a limit without a request counts:
-// defaulting copies it to the request before admission), sorted by name,
-// without those pod already has. The plugin's own test for "already has"
-// is an equal toleration (AddOrUpdateTolerationInPod); so is this one.
-func AdmissionTolerations(pod *corev1.Pod) []corev1.Toleration {
-	var names []string
-	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for _, c := range list {
-			for _, rl := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
-				for n := range rl {
-					if IsExtendedResource(n) && !slices.Contains(names, string(n)) {
-						names = append(names, string(n))
-					}
-				}
-			}
-		}
-	}
-	slices.Sort(names)
-	var out []corev1.Toleration
-	for _, n := range names {
-		tol := corev1.Toleration{Key: n, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
-		if !slices.ContainsFunc(pod.Spec.Tolerations, func(have corev1.Toleration) bool { return have.MatchToleration(&tol) }) {
-			out = append(out, tol)
-		}
-	}
-	return out
 }
 
 // ImplicitTolerations reports whether the policy says the target cluster's
@@ -185,7 +80,7 @@ func (t *translation) addImplicitTolerations(out *corev1.Pod) []corev1.Toleratio
 	for _, uses := range [][]*use{t.uses, t.companions, t.capacityUses} {
 		for _, u := range uses {
 			stripped := u.rule.CapacityOf != "" || (u.req != nil && u.req.name != "" && !u.rule.KeepInPod)
-			if stripped && IsExtendedResource(u.resource) && !slices.Contains(names, u.resource) {
+			if stripped && podfacts.IsExtendedResource(u.resource) && !slices.Contains(names, u.resource) {
 				names = append(names, u.resource)
 			}
 		}
@@ -197,7 +92,7 @@ func (t *translation) addImplicitTolerations(out *corev1.Pod) []corev1.Toleratio
 	var added []corev1.Toleration
 	for _, n := range names {
 		key := string(n)
-		if slices.ContainsFunc(out.Spec.Tolerations, func(tol corev1.Toleration) bool { return tolerates(tol, key) }) {
+		if podfacts.ToleratesLikeThePlugin(out, key) {
 			continue
 		}
 		tol := corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}

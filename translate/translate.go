@@ -170,48 +170,70 @@ type translation struct {
 // run is the pipeline. The order of the stages is the design: each stage may
 // rely on what the stages before it decided (doc.go spells this out). A stage
 // that returns false (or true, for defer5004) ends the translation with the
-// pod unchanged and its reasons.
+// pod unchanged and its reasons. The stages come in five groups, each a
+// method: skipped, collect, shape, check and emit.
 func (t *translation) run() *Result {
-	pod := t.pod
 	t.faithful = -1
-	keep := func(o reason.Outcome) *Result {
-		return &Result{Outcome: o, Pod: pod.DeepCopy(), Reasons: t.reasons, Output: t.out.profile,
-			Combinations: t.combinations, FaithfulCombination: t.faithful, Chosen: t.chosen, Charge: t.charge}
+	if t.skipped() {
+		return t.kept(reason.OutcomeSkip)
 	}
-	// Skip checks: opted out, mirror pod, or translated already.
+	if o := t.collect(); o != "" {
+		return t.kept(o)
+	}
+	if !t.shape() || !t.check() {
+		return t.kept(reason.OutcomeKeepLegacy)
+	}
+	return t.emit()
+}
+
+// kept is the result of a translation that ends with the pod unchanged.
+func (t *translation) kept(o reason.Outcome) *Result {
+	return &Result{Outcome: o, Pod: t.pod.DeepCopy(), Reasons: t.reasons, Output: t.out.profile,
+		Combinations: t.combinations, FaithfulCombination: t.faithful, Chosen: t.chosen, Charge: t.charge}
+}
+
+// skipped runs the skip checks: the pod opted out, is a mirror pod, or was
+// translated already.
+func (t *translation) skipped() bool {
+	pod := t.pod
 	switch {
 	case pod.Annotations[api.AnnotationSkip] == "true":
 		t.add(say(ReasonOptedOut, field.NewPath("metadata", "annotations").Key(api.AnnotationSkip), "the pod opted out"))
-		return keep(reason.OutcomeSkip)
+		return true
 	case pod.Annotations[mirrorPodAnnotation] != "":
 		t.add(say(ReasonMirrorPod, field.NewPath("metadata", "annotations").Key(mirrorPodAnnotation), "mirror pods cannot use resource claims"))
-		return keep(reason.OutcomeSkip)
+		return true
 	case pod.Annotations[api.AnnotationTemplate] != "":
 		t.add(say(ReasonAlreadyTranslated, field.NewPath("metadata", "annotations").Key(api.AnnotationTemplate), "the pod was translated already"))
-		return keep(reason.OutcomeSkip)
+		return true
 	}
 	for i, c := range pod.Spec.ResourceClaims {
 		if c.Name == api.ClaimName {
 			t.add(say(ReasonAlreadyTranslated, field.NewPath("spec", "resourceClaims").Index(i), "the pod already has a claim named %q", api.ClaimName))
-			return keep(reason.OutcomeSkip)
+			return true
 		}
 	}
+	return false
+}
 
+// collect finds the devices the pod asks for and whether they can move:
+// stages 1 and 2 after the skip checks. It returns the outcome of a pod
+// that stays as it is, "" to go on.
+func (t *translation) collect() reason.Outcome {
 	// scheduling.go: a scheduler that allocates claims will place the pod.
 	// A pod kept for its scheduler or nodeName asks for devices and stays
 	// on the device plugin: KeepLegacy, not Skip.
 	if !t.scheduledWithClaims() {
-		return keep(reason.OutcomeKeepLegacy)
+		return reason.OutcomeKeepLegacy
 	}
 	// uses.go, capacity.go, shared.go: which containers ask for which mapped
 	// devices, how many, with which capacities, and whether they are shares.
-	invalid := t.collectUses()
-	if invalid {
-		return keep(reason.OutcomeKeepLegacy)
+	if invalid := t.collectUses(); invalid {
+		return reason.OutcomeKeepLegacy
 	}
 	if len(t.uses) == 0 {
 		t.add(say(ReasonNoLegacyResources, nil, "no container asks for an extended resource the policy maps"))
-		return keep(reason.OutcomeSkip)
+		return reason.OutcomeSkip
 	}
 	// The device families of the pod decide which label rules apply.
 	t.families = make(map[string]bool, 4)
@@ -219,30 +241,27 @@ func (t *translation) run() *Result {
 		t.families[u.rule.Family] = true
 	}
 	// shared.go: a node label that selects shared GPUs is a sharing intent.
-	if !t.sharedProductIntent() {
-		return keep(reason.OutcomeKeepLegacy)
-	}
 	// shares.go: a share of a device needs devices that something says are shared.
-	if !t.sharesAvailable() {
-		return keep(reason.OutcomeKeepLegacy)
-	}
 	// cardtype.go: HAMi's card-type annotations become selectors.
-	if !t.cardTypes() {
-		return keep(reason.OutcomeKeepLegacy)
+	if !t.sharedProductIntent() || !t.sharesAvailable() || !t.cardTypes() {
+		return reason.OutcomeKeepLegacy
 	}
+	return ""
+}
+
+// shape makes the claim's requests, alternatives and constraints and names
+// them: stages 3 to 11. It returns false when the pod stays as it is.
+func (t *translation) shape() bool {
 	// nodelabels.go: node-label requirements become scenarios (one per alternative).
 	if !t.analyzeLabels() {
-		return keep(reason.OutcomeKeepLegacy)
+		return false
 	}
 	// initcontainers.go: which init containers reuse the devices of another container.
 	t.shareInitRequests()
 	// requests.go, fallbacks.go: one request per owning use, one alternative per scenario, plus fallbacks.
-	if !t.buildRequests() {
-		return keep(reason.OutcomeKeepLegacy)
-	}
 	// shares.go: shares ask for a share of a shared device.
-	if !t.shares() {
-		return keep(reason.OutcomeKeepLegacy)
+	if !t.buildRequests() || !t.shares() {
+		return false
 	}
 	// companions.go: companion requests (CPUs) tied to the devices by alignment.
 	t.addCompanions()
@@ -250,17 +269,14 @@ func (t *translation) run() *Result {
 	t.align()
 	// partitions.go: on partitioned devices, a claim's devices are one partition.
 	if !t.partition() {
-		return keep(reason.OutcomeKeepLegacy)
+		return false
 	}
 	// shares.go: where devices are shared, whole devices take all their shares.
 	t.exclusive()
 	// limits.go: at most 8 alternatives per request, dropping optional ones from the end.
-	if !t.limitAlternatives() {
-		return keep(reason.OutcomeKeepLegacy)
-	}
 	// output.go: one alternative per request where the scheduler or Kueue takes no firstAvailable.
-	if !t.singleAlternative() {
-		return keep(reason.OutcomeKeepLegacy)
+	if !t.limitAlternatives() || !t.singleAlternative() {
+		return false
 	}
 	// nodelabels.go: preferred terms no alternative expresses any more stay on the pod.
 	t.keepDroppedPreferences()
@@ -268,26 +284,24 @@ func (t *translation) run() *Result {
 	t.rewriteNodeConstraints(t.multiTerm, t.prefsUsed)
 	// naming.go: deterministic DNS-label names for requests and subrequests.
 	t.nameAll()
+	return true
+}
+
+// check holds the finished claim against the API's limits, KEP-5004, the
+// scheduler and Kueue, quota and preemption: stages 12 to 14. It returns
+// false when the pod stays as it is.
+func (t *translation) check() bool {
 	// limits.go: the claim fits the API's limits and every selector compiles.
-	if !t.checkLimits() {
-		return keep(reason.OutcomeKeepLegacy)
-	}
 	// deference.go: a DeviceClass already serves the resources and translation adds nothing (KEP-5004).
-	if t.defer5004() {
-		return keep(reason.OutcomeKeepLegacy)
-	}
 	// output.go: the classes and capacities the scheduler and Kueue can serve and count.
-	if !t.stackAccepts() {
-		return keep(reason.OutcomeKeepLegacy)
-	}
 	// quota.go: translation must not let the pod escape a ResourceQuota, nor its claim be refused by one.
-	if !t.quotaCovered() {
-		return keep(reason.OutcomeKeepLegacy)
-	}
 	// scheduling.go: a pod that could preempt cannot preempt for claims.
-	if !t.keepsPreemption() {
-		return keep(reason.OutcomeKeepLegacy)
-	}
+	return t.checkLimits() && !t.defer5004() && t.stackAccepts() && t.quotaCovered() && t.keepsPreemption()
+}
+
+// emit makes the template and the translated pod, and says what the pod
+// got: stages 15 to 17.
+func (t *translation) emit() *Result {
 	// template.go: the content-addressed template and the pod that refers to it.
 	tmpl := t.template()
 	out := t.mutate(tmpl.Name)

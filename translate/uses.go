@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
@@ -9,22 +8,24 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // collectUses finds the legacy device requests of every container. It
 // returns true when the pod asks for devices in a way that cannot be
 // translated faithfully (the pod then stays as it is).
 func (t *translation) collectUses() (invalid bool) {
-	asked := askedResources(t.pod)
+	asked := podfacts.ResourceNames(t.pod)
 	visit := func(list []corev1.Container, path *field.Path, isInit bool) {
 		for i := range list {
 			c := &list[i]
 			cp := path.Index(i)
 			sidecar := isInit && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-			for _, n := range containerResources(c) {
+			for _, n := range podfacts.ContainerResourceNames(c) {
 				rule, suffix, ok := t.p.resourceRule(string(n))
 				if !ok {
-					if !IsExtendedResource(n) {
+					if !podfacts.IsExtendedResource(n) {
 						continue
 					}
 					rp := cp.Child("resources", "limits").Key(string(n))
@@ -104,40 +105,6 @@ func (p *Policy) mappedInDomain(n corev1.ResourceName, asked []corev1.ResourceNa
 		}
 	}
 	return "", false
-}
-
-// askedResources lists, sorted, every resource a container or init
-// container of the pod asks for (limits or requests).
-func askedResources(pod *corev1.Pod) []corev1.ResourceName {
-	var names []corev1.ResourceName
-	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range list {
-			names = appendResourceNames(names, &list[i])
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
-}
-
-// containerResources lists the resources a container limits or requests,
-// sorted, each once.
-func containerResources(c *corev1.Container) []corev1.ResourceName {
-	names := appendResourceNames(make([]corev1.ResourceName, 0, len(c.Resources.Limits)+len(c.Resources.Requests)), c)
-	slices.Sort(names)
-	return slices.Compact(names)
-}
-
-// appendResourceNames appends the names of a container's limits and
-// requests, a name in both twice: a list compacted once sorted costs
-// less than the set it replaces.
-func appendResourceNames(names []corev1.ResourceName, c *corev1.Container) []corev1.ResourceName {
-	for n := range c.Resources.Limits {
-		names = append(names, n)
-	}
-	for n := range c.Resources.Requests {
-		names = append(names, n)
-	}
-	return names
 }
 
 // deviceQuantity reads a device count the way the API validates extended

@@ -191,18 +191,45 @@ type DeviceForecast struct {
 // and its components must agree. The architecture comes from the family
 // label and from the compute capability (GFDFamily rules tie the two), and
 // both must agree. Labels of rules with onlyOnNodesWithLabel count only on
-// nodes with that label, as in the legacy view.
+// nodes with that label, as in the legacy view. The stages: readLabels,
+// joinVersions, resolveAttributes, resolveCapacities, then the MIG profile.
 func (p *Policy) ForecastDevices(family string, nodeLabels map[string]string) DeviceForecast {
 	out := DeviceForecast{
 		Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{},
 		Capacity:   map[resourceapi.QualifiedName]resource.Quantity{},
 	}
-	notes := map[string]bool{}
-	type sourced struct {
-		key  string
-		fact deviceFact
+	lc := p.readLabels(family, nodeLabels)
+	p.joinVersions(family, lc)
+	p.resolveAttributes(family, lc, &out)
+	lc.resolveCapacities(&out)
+	if len(lc.profiles) > 0 {
+		if c, note, ok := resolveClaims("MIG profile", lc.profiles); ok {
+			out.MIGProfile = *c.value.StringValue
+		} else if note != "" {
+			lc.notes[note] = true
+		}
 	}
-	var facts []sourced
+	out.Notes = slices.Sorted(maps.Keys(lc.notes))
+	return out
+}
+
+// labelClaims are what a node's labels claim of each device of one family,
+// as ForecastDevices gathers them: by attribute, by component of a version
+// attribute, by capacity, and the MIG profile; notes say what could not be
+// read or was left out.
+type labelClaims struct {
+	claims     map[string][]attrClaim
+	parts      map[string]map[versionPart][]attrClaim
+	capacities map[string][]attrClaim
+	profiles   []attrClaim
+	notes      map[string]bool
+}
+
+// readLabels reads each label of the node (in key order) that a rule of the
+// family maps, with the device direction of its conversion, as a claim.
+func (p *Policy) readLabels(family string, nodeLabels map[string]string) *labelClaims {
+	lc := &labelClaims{claims: map[string][]attrClaim{}, parts: map[string]map[versionPart][]attrClaim{},
+		capacities: map[string][]attrClaim{}, notes: map[string]bool{}}
 	for _, k := range slices.Sorted(maps.Keys(nodeLabels)) {
 		rule, w, ok := p.labelRule(k, family)
 		if !ok {
@@ -219,49 +246,49 @@ func (p *Policy) ForecastDevices(family string, nodeLabels map[string]string) De
 		}
 		f, err := c.device(p, rule, w, nodeLabels[k])
 		if err != nil {
-			notes[fmt.Sprintf("%s=%s: %v; left out", k, nodeLabels[k], err)] = true
+			lc.notes[fmt.Sprintf("%s=%s: %v; left out", k, nodeLabels[k], err)] = true
 			continue
 		}
-		facts = append(facts, sourced{key: k + "=" + nodeLabels[k], fact: f})
-	}
-
-	claims := map[string][]attrClaim{}
-	parts := map[string]map[versionPart][]attrClaim{}
-	capacities := map[string][]attrClaim{}
-	var profiles []attrClaim
-	for _, s := range facts {
-		f := s.fact
+		key := k + "=" + nodeLabels[k]
 		switch {
 		case f.capacity != "":
-			capacities[f.capacity] = append(capacities[f.capacity], attrClaim{key: s.key, quantity: f.quantity, note: f.note})
+			lc.capacities[f.capacity] = append(lc.capacities[f.capacity], attrClaim{key: key, quantity: f.quantity, note: f.note})
 		case f.attribute != "" && f.part != partNone:
-			if parts[f.attribute] == nil {
-				parts[f.attribute] = map[versionPart][]attrClaim{}
+			if lc.parts[f.attribute] == nil {
+				lc.parts[f.attribute] = map[versionPart][]attrClaim{}
 			}
-			parts[f.attribute][f.part] = append(parts[f.attribute][f.part], attrClaim{key: s.key, part: f.partValue})
+			lc.parts[f.attribute][f.part] = append(lc.parts[f.attribute][f.part], attrClaim{key: key, part: f.partValue})
 		case f.attribute != "":
-			claims[f.attribute] = append(claims[f.attribute], attrClaim{key: s.key, cands: f.candidates})
+			lc.claims[f.attribute] = append(lc.claims[f.attribute], attrClaim{key: key, cands: f.candidates})
 		}
 		if f.migProfile != "" {
-			profiles = append(profiles, attrClaim{key: s.key, cands: []candidate{{value: stringAttr(f.migProfile)}}})
+			lc.profiles = append(lc.profiles, attrClaim{key: key, cands: []candidate{{value: stringAttr(f.migProfile)}}})
 		}
 	}
+	return lc
+}
 
-	// Version components become one version claim when complete.
-	for _, attr := range slices.Sorted(maps.Keys(parts)) {
-		v, missing, conflict := p.joinVersion(family, attr, parts[attr])
+// joinVersions makes the version components of each attribute one version
+// claim when they are complete; without a full version label, an
+// incomplete one is unknown.
+func (p *Policy) joinVersions(family string, lc *labelClaims) {
+	for _, attr := range slices.Sorted(maps.Keys(lc.parts)) {
+		v, missing, conflict := p.joinVersion(family, attr, lc.parts[attr])
 		switch {
 		case conflict != "":
-			notes[conflict] = true
-		case missing != "" && len(claims[attr]) == 0:
-			// Without a full version label, an incomplete one is unknown.
-			notes[missing] = true
+			lc.notes[conflict] = true
+		case missing != "" && len(lc.claims[attr]) == 0:
+			lc.notes[missing] = true
 		case missing == "":
-			claims[attr] = append(claims[attr], v)
+			lc.claims[attr] = append(lc.claims[attr], v)
 		}
 	}
+}
 
-	// The architecture also follows from the compute capability.
+// resolveAttributes settles each attribute the labels claim (resolveClaims),
+// the architecture last: it also follows from the compute capability
+// (GFDFamily rules tie the two).
+func (p *Policy) resolveAttributes(family string, lc *labelClaims, out *DeviceForecast) {
 	derived := map[string]string{} // architecture attribute → compute-capability attribute
 	for _, r := range p.labels {
 		if r.Conversion == v1alpha1.ConvGFDFamily && slices.Contains(r.Families, family) {
@@ -269,18 +296,18 @@ func (p *Policy) ForecastDevices(family string, nodeLabels map[string]string) De
 		}
 	}
 	resolve := func(attr string) {
-		c, note, ok := resolveClaims(attr, claims[attr])
+		c, note, ok := resolveClaims(attr, lc.claims[attr])
 		if note != "" {
-			notes[note] = true
+			lc.notes[note] = true
 		}
 		if ok {
 			out.Attributes[resourceapi.QualifiedName(attr)] = c.value
 			if c.loose && c.note != "" {
-				notes[c.note] = true
+				lc.notes[c.note] = true
 			}
 		}
 	}
-	for _, attr := range slices.Sorted(maps.Keys(claims)) {
+	for _, attr := range slices.Sorted(maps.Keys(lc.claims)) {
 		if _, ok := derived[attr]; !ok {
 			resolve(attr)
 		}
@@ -289,43 +316,31 @@ func (p *Policy) ForecastDevices(family string, nodeLabels map[string]string) De
 		if cc, ok := out.Attributes[resourceapi.QualifiedName(derived[arch])]; ok && cc.VersionValue != nil {
 			if major, minor, _, err := parseSemver(*cc.VersionValue); err == nil {
 				if name := architectureOfCC(major, minor); name != "" {
-					claims[arch] = append(claims[arch], attrClaim{key: "compute capability " + *cc.VersionValue, cands: []candidate{{value: stringAttr(name)}}})
+					lc.claims[arch] = append(lc.claims[arch], attrClaim{key: "compute capability " + *cc.VersionValue, cands: []candidate{{value: stringAttr(name)}}})
 				}
 			}
 		}
-		if len(claims[arch]) > 0 {
+		if len(lc.claims[arch]) > 0 {
 			resolve(arch)
 		}
 	}
+}
 
-	for _, name := range slices.Sorted(maps.Keys(capacities)) {
-		cs := capacities[name]
-		agree := true
-		for _, c := range cs[1:] {
-			if c.quantity.Cmp(cs[0].quantity) != 0 {
-				agree = false
-			}
-		}
-		if !agree {
-			notes[disagreement(name, cs)] = true
+// resolveCapacities keeps each capacity the labels agree on.
+func (lc *labelClaims) resolveCapacities(out *DeviceForecast) {
+	for _, name := range slices.Sorted(maps.Keys(lc.capacities)) {
+		cs := lc.capacities[name]
+		if slices.ContainsFunc(cs[1:], func(c attrClaim) bool { return c.quantity.Cmp(cs[0].quantity) != 0 }) {
+			lc.notes[disagreement(name, cs)] = true
 			continue
 		}
 		out.Capacity[resourceapi.QualifiedName(name)] = cs[0].quantity
 		for _, c := range cs {
 			if c.note != "" {
-				notes[c.note] = true
+				lc.notes[c.note] = true
 			}
 		}
 	}
-	if len(profiles) > 0 {
-		if c, note, ok := resolveClaims("MIG profile", profiles); ok {
-			out.MIGProfile = *c.value.StringValue
-		} else if note != "" {
-			notes[note] = true
-		}
-	}
-	out.Notes = slices.Sorted(maps.Keys(notes))
-	return out
 }
 
 // versionPart names a component of a version attribute.

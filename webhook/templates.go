@@ -48,6 +48,12 @@ func (h *PodHandler) ensureTemplate(ctx context.Context, t *resourceapi.Resource
 	// wait for one of them to ensure it. Its name is the hash of its spec,
 	// so theirs are the same.
 	v, _, _ := h.templates.group.Do(ensured, func() (any, error) {
+		// An admission that missed the memo just before another's call
+		// ended and filled it comes here after that call: it reads the memo
+		// again rather than create the template a second time.
+		if _, ok := h.templates.ensured.get(ensured, now, ensuredTTL); ok {
+			return (*reason.Reason)(nil), nil
+		}
 		r := h.createTemplate(context.WithoutCancel(ctx), t)
 		if r == nil {
 			h.templates.ensured.put(ensured, struct{}{}, now, maxVerified)

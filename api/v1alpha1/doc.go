@@ -6,8 +6,9 @@
 // (YAML or JSON, unknown and duplicate fields rejected with their paths);
 // validation, every error with its field path; [Resolve], which merges the
 // rules of the built-in profiles a policy names with its own and fills in
-// the defaults; and the built-in profiles themselves (profiles/*.yaml,
-// [ProfileNames], [ProfileSource]).
+// the defaults; the built-in profiles themselves (profiles/*.yaml,
+// [ProfileNames], [ProfileSource]); and [ParseKueueConfiguration], which
+// reads Kueue's own Configuration into spec.kueue's deviceClassMappings.
 //
 // The package is plain data and checks: no client, no CEL, no translation.
 // The translator (package translate) compiles a resolved policy. The doc

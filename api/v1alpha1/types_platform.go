@@ -6,17 +6,22 @@ const PlatformKind = "Platform"
 
 // Platform says what claimbridge cannot see of the cluster it decides
 // for: how each device family's DRA driver is (or will be) installed and
-// run, and which autoscaler grows each node pool. It is read from YAML
-// with [DecodePlatform] (`--platform FILE`); unknown fields are rejected.
+// run, and which autoscaler grows each node pool. It is read from YAML or
+// JSON (`--platform FILE`): unknown and duplicate fields are rejected, and
+// every error names the path of its field.
 // A live webhook detects what it can of the same facts from the cluster
 // itself; a fact the document gives wins over a detected one, and what
 // neither says is the driver's own default or, where there is none,
 // unknown — never guessed.
 type Platform struct {
-	APIVersion string         `json:"apiVersion"`
-	Kind       string         `json:"kind"`
-	Metadata   PolicyMetadata `json:"metadata,omitempty"`
-	Spec       PlatformSpec   `json:"spec"`
+	// APIVersion is "claimbridge.io/v1alpha1". Required.
+	APIVersion string `json:"apiVersion"`
+	// Kind is "Platform". Required.
+	Kind string `json:"kind"`
+	// Metadata names the platform, as the reports show it.
+	Metadata PolicyMetadata `json:"metadata,omitempty"`
+	// Spec holds the platform's facts.
+	Spec PlatformSpec `json:"spec"`
 }
 
 // PlatformSpec holds the platform's facts.
@@ -30,7 +35,7 @@ type PlatformSpec struct {
 	// whose node image ships the NVIDIA DRA driver), "amd-gpu-operator"
 	// (the AMD GPU Operator or the ROCm DRA driver's chart),
 	// "tpu-dra-driver" (the Google TPU DRA driver) and "gke-managed"
-	// (GKE's managed DRA drivers); docs/concepts/platform.md says what
+	// (GKE's managed DRA drivers); the platform concepts page says what
 	// each creates and maps, with its sources. Default: none.
 	Presets []string `json:"presets,omitempty"`
 
@@ -109,11 +114,12 @@ type DriverPlatform struct {
 	// them today cannot move.
 	ConsumableShares string `json:"consumableShares,omitempty"`
 
-	// DynamicMIG and MPS say whether the NVIDIA DRA driver runs with its
-	// DynamicMIG and MPSSupport feature gates. Default: off, the
-	// driver's default.
+	// DynamicMIG says whether the NVIDIA DRA driver runs with its
+	// DynamicMIG feature gate. Default: off, the driver's default.
 	DynamicMIG *bool `json:"dynamicMIG,omitempty"`
-	MPS        *bool `json:"mps,omitempty"`
+	// MPS says whether the NVIDIA DRA driver runs with its MPSSupport
+	// feature gate. Default: off, the driver's default.
+	MPS *bool `json:"mps,omitempty"`
 }
 
 // PlatformClass is a DeviceClass an install creates.
@@ -152,10 +158,11 @@ const (
 type PoolPlatform struct {
 	// Label is the node-label key whose value names the pool
 	// ("karpenter.sh/nodepool", "cloud.google.com/gke-nodepool",
-	// "eks.amazonaws.com/nodegroup"), and Name that value; an empty Name
-	// stands for every pool of that label. Label is required.
+	// "eks.amazonaws.com/nodegroup"). Required.
 	Label string `json:"label"`
-	Name  string `json:"name,omitempty"`
+	// Name is the label's value that names the pool. Default: every pool
+	// of the label.
+	Name string `json:"name,omitempty"`
 
 	// Autoscaler is the autoscaler that grows the pool. Required.
 	Autoscaler AutoscalerKind `json:"autoscaler"`

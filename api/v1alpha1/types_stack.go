@@ -33,6 +33,24 @@ const (
 	OutputSkip OutputProfile = "Skip"
 )
 
+// Stricter is the profile of the two that allows less, in the order above
+// (an empty or unknown profile allows as much as Full).
+func (o OutputProfile) Stricter(other OutputProfile) OutputProfile {
+	rank := func(o OutputProfile) int {
+		switch o {
+		case OutputSkip:
+			return 2
+		case OutputExactlyOnly:
+			return 1
+		}
+		return 0
+	}
+	if rank(other) > rank(o) {
+		return other
+	}
+	return o
+}
+
 var outputProfiles = []OutputProfile{OutputFull, OutputExactlyOnly, OutputSkip}
 
 // SchedulerEntry is one scheduler of PolicySpec.Schedulers. In YAML it is

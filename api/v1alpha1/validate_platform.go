@@ -70,7 +70,7 @@ func validateDriverPlatform(p *field.Path, d *DriverPlatform) field.ErrorList {
 	if d.Install != "" && !slices.Contains(InstallPaths(), d.Install) {
 		errs = append(errs, field.NotSupported(p.Child("install"), d.Install, InstallPaths()))
 	}
-	if _, err := ParseConsumableShares(d.ConsumableShares); err != nil {
+	if _, _, err := ParseConsumableShares(d.ConsumableShares); err != nil {
 		errs = append(errs, field.Invalid(p.Child("consumableShares"), d.ConsumableShares, err.Error()))
 	}
 	for i, c := range d.Classes {
@@ -117,15 +117,8 @@ func validatePoolPlatform(p *field.Path, pool *PoolPlatform) field.ErrorList {
 	return errs
 }
 
-// ConsumableShares is the NVIDIA DRA driver's --consumable-shares mode.
-type ConsumableShares struct {
-	// Mode is "disabled", "memory", "unlimited" or "shares" (N per GPU).
-	Mode string
-	// N is the number of shares per GPU in mode "shares".
-	N int
-}
-
-// Consumable-shares modes.
+// Consumable-shares modes (DriverPlatform.ConsumableShares): a whole
+// number of shares per GPU is mode SharesCount.
 const (
 	SharesDisabled  = "disabled"
 	SharesMemory    = "memory"
@@ -133,28 +126,22 @@ const (
 	SharesCount     = "shares"
 )
 
-// ParseConsumableShares reads --consumable-shares as the driver does
-// (cmd/gpu-kubelet-plugin/main.go, validateFlags): "disabled", "memory",
-// "unlimited" or a positive integer; "" is disabled, its default.
-func ParseConsumableShares(s string) (ConsumableShares, error) {
+// ParseConsumableShares reads --consumable-shares as the NVIDIA DRA driver
+// does (kubernetes-sigs/dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/main.go,
+// validateFlags): "disabled", "memory", "unlimited" or a positive integer
+// n (mode SharesCount); "" is disabled, its default.
+func ParseConsumableShares(s string) (mode string, n int, err error) {
 	switch s {
 	case "", SharesDisabled:
-		return ConsumableShares{Mode: SharesDisabled}, nil
+		return SharesDisabled, 0, nil
 	case SharesMemory, SharesUnlimited:
-		return ConsumableShares{Mode: s}, nil
+		return s, 0, nil
 	}
-	n, err := strconv.Atoi(s)
+	n, err = strconv.Atoi(s)
 	if err != nil || n <= 0 {
-		return ConsumableShares{}, fmt.Errorf("must be disabled, memory, unlimited or a positive integer")
+		return "", 0, fmt.Errorf("must be disabled, memory, unlimited or a positive integer")
 	}
-	return ConsumableShares{Mode: SharesCount, N: n}, nil
-}
-
-func (c ConsumableShares) String() string {
-	if c.Mode == SharesCount {
-		return strconv.Itoa(c.N)
-	}
-	return c.Mode
+	return SharesCount, n, nil
 }
 
 // KubernetesMinor reads "1.37" or "1.37.2" (a leading "v" allowed) as its

@@ -65,11 +65,13 @@ func validateKueue(p *field.Path, k *KueueRule) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(p.Child("output"), k.Output, []OutputProfile{OutputExactlyOnly, OutputSkip}))
 	}
-	errs = append(errs, ValidateKueueMappings(p.Child("deviceClassMappings"), k.DeviceClassMappings)...)
+	errs = append(errs, validateKueueMappings(p.Child("deviceClassMappings"), k.DeviceClassMappings)...)
 	return errs
 }
 
-func ValidateKueueMappings(p *field.Path, ms []KueueDeviceClassMapping) field.ErrorList {
+// validateKueueMappings checks deviceClassMappings, of the policy or of a
+// Kueue Configuration.
+func validateKueueMappings(p *field.Path, ms []KueueDeviceClassMapping) field.ErrorList {
 	var errs field.ErrorList
 	for i, m := range ms {
 		mp := p.Index(i)

@@ -24,9 +24,9 @@ import (
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/placementcorpus"
+	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/report"
-	"github.com/claimbridge/claimbridge/translate"
 )
 
 // The placement corpus of feasibility (testdata/placement) on the
@@ -269,7 +269,7 @@ func runCorpusCase(t *testing.T, ns string, fleet *corpusFleet, c corpusCase, wa
 	pod := corpusPod(c, ns)
 	fleet.RenamePodNodeReferences(pod)
 	if plugin {
-		pod.Spec.Tolerations = append(pod.Spec.Tolerations, translate.AdmissionTolerations(pod)...)
+		pod.Spec.Tolerations = append(pod.Spec.Tolerations, podfacts.AdmissionTolerations(pod)...)
 	}
 	submitted := pod.DeepCopy()
 	mark := warnings.mark()

@@ -15,7 +15,7 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
-	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // Nodes are the nodes of a fleet, in name order, with what the questions
@@ -52,7 +52,7 @@ type Offer struct {
 // nowhere (the kubelet admits it against the node's allocatable). None
 // for a pod that asks for no extended resource.
 func (x *Nodes) Offers(pod *corev1.Pod) (want corev1.ResourceList, offers []Offer) {
-	want = ExtendedRequests(pod)
+	want = podfacts.ExtendedRequests(pod)
 	if len(want) == 0 {
 		return want, nil
 	}
@@ -101,11 +101,11 @@ func (x *Nodes) Unservable(pod *corev1.Pod, dra func(corev1.ResourceName) bool) 
 	if len(x.list) == 0 || x.registering() {
 		return nil
 	}
-	requests := upstream.PodRequests(pod)
+	requests := podfacts.EffectiveRequests(pod)
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
 	var out []Unservable
 	for _, n := range slices.Sorted(maps.Keys(requests)) {
-		if !translate.IsExtendedResource(n) || dra(n) {
+		if !podfacts.IsExtendedResource(n) || dra(n) {
 			continue
 		}
 		u := Unservable{Resource: n, Requested: requests[n], Most: x.most(n)}
@@ -182,19 +182,4 @@ func Advertises(node *corev1.Node, want corev1.ResourceList) bool {
 		}
 	}
 	return true
-}
-
-// ExtendedRequests is the pod's effective request of each extended
-// resource it asks for, as kube-scheduler counts it (init containers and
-// sidecars included, k8s.io/component-helpers/resource, with a
-// container's limits standing for its missing requests); empty, not nil,
-// for a pod that asks for none.
-func ExtendedRequests(pod *corev1.Pod) corev1.ResourceList {
-	want := corev1.ResourceList{}
-	for n, q := range upstream.PodRequests(pod) {
-		if translate.IsExtendedResource(n) {
-			want[n] = q
-		}
-	}
-	return want
 }

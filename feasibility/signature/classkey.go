@@ -12,7 +12,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // The class key of a node: everything a placement answer depends on — the
@@ -87,7 +87,7 @@ func (k *KeyWriter) ClassKey(n *corev1.Node, devices []Device) string {
 	k.str("allocatable")
 	k.resNames, k.res = lookupSorted(n.Status.Allocatable, k.resNames, k.res)
 	for i, r := range k.resNames {
-		if translate.IsExtendedResource(r) {
+		if podfacts.IsExtendedResource(r) {
 			k.str(string(r))
 			k.quantity(&k.res[i])
 		}

@@ -9,8 +9,12 @@ import (
 	"github.com/claimbridge/claimbridge/internal/testing/doclinks"
 )
 
-// policyRoot is the type of the document the policy reference starts from.
-const policyRoot = "TranslationPolicy"
+// policyRoot is the type of the document the policy reference starts from;
+// platformRoot the other document of api/v1alpha1, which follows it.
+const (
+	policyRoot   = "TranslationPolicy"
+	platformRoot = "Platform"
+)
 
 // quantityURL explains the notation of a Kubernetes quantity.
 const quantityURL = "https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/"
@@ -22,8 +26,9 @@ type section struct {
 	paths []string // where it is in a document: spec.resources[]
 }
 
-// policySections walks the types from TranslationPolicy, depth first, in
-// the order of the fields: the order a reader meets them.
+// policySections walks the types from TranslationPolicy, then from
+// Platform, depth first, in the order of the fields: the order a reader
+// meets them.
 func policySections(p *goPackage) []*section {
 	var out []*section
 	byName := map[string]*section{}
@@ -59,6 +64,7 @@ func policySections(p *goPackage) []*section {
 		}
 	}
 	visit(policyRoot, "")
+	visit(platformRoot, "")
 	return out
 }
 
@@ -105,7 +111,7 @@ func policyReference(s *site) (string, []string) {
 		t := p.docType(sec.name)
 		fmt.Fprintf(&b, "### %s\n\n", sec.name)
 		if sec.paths[0] == "" {
-			b.WriteString("The document.\n\n")
+			fmt.Fprintf(&b, "The document (kind: %s).\n\n", sec.name)
 		} else {
 			var at []string
 			for _, path := range sec.paths {

@@ -17,7 +17,7 @@ const module = "github.com/claimbridge/claimbridge"
 
 // rules: for a package (or a prefix ending in "/"), the packages of this
 // module it may depend on; anything else of the module is forbidden. The
-// layers, bottom up: reason (codes and catalog) → api (names only) → api/v1alpha1 (the policy API) → translate (pure) → feasibility/signature (devices and nodes that answer alike), feasibility/upstream (Kubernetes behaviour mirrored; it depends on nothing) → feasibility/legacy (the device plugin's side) → feasibility →
+// layers, bottom up: reason (codes and catalog), podfacts (what a pod asks for) → api (names only) → api/v1alpha1 (the policy API) → translate (pure) → feasibility/signature (devices and nodes that answer alike), feasibility/upstream (Kubernetes behaviour mirrored; it depends on nothing) → feasibility/legacy (the device plugin's side) → feasibility →
 // decide → decisions (a decision's record), cutover (what the switch does) → forecast; report, explain (over records) → inventory, metrics → webhook,
 // controllers, livereport; certs apart → internal → cmd. Test support
 // lives in internal/testing/ and no product package depends on it
@@ -28,25 +28,26 @@ var rules = []struct {
 	because string
 }{
 	{"reason", nil, "the reason codes, their catalog and severities sit at the bottom: every layer says why with them"},
+	{"podfacts", nil, "what a pod asks for, as Kubernetes reads it, is plain reading of API objects: every layer asks it there"},
 	{"api", nil, "the names claimbridge writes into the cluster depend on nothing"},
 	{"api/v1alpha1", []string{"api"}, "the policy API is plain types, their defaults and validation"},
-	{"platform", []string{"api", "api/v1alpha1"}, "the platform model is facts with their sources, read from objects and documents: no client"},
-	{"translate", []string{"reason", "api", "api/v1alpha1", "platform"}, "the translator is the pure core"},
-	{"feasibility/signature", []string{"reason", "api", "api/v1alpha1", "platform", "translate"}, "when two devices or two nodes answer alike: what a selector reads, the memo of its answers, the class key of a node; no snapshot, no allocator"},
-	{"feasibility/upstream", nil, "what kube-apiserver and kube-scheduler do with pods, claims, slices and allocations, mirrored on plain API objects: it depends on nothing of claimbridge"},
-	{"feasibility/legacy", []string{"reason", "api", "api/v1alpha1", "platform", "translate", "feasibility/upstream"}, "the device plugin's side: the legacy view of a node, the pod as submitted and its fallbacks, what the device plugins offer; no snapshot, no allocator"},
-	{"feasibility", []string{"reason", "api", "api/v1alpha1", "platform", "translate", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "feasibility runs the allocator over what translate produced"},
+	{"platform", []string{"podfacts", "api", "api/v1alpha1"}, "the platform model is facts with their sources, read from objects and documents: no client"},
+	{"translate", []string{"reason", "podfacts", "api", "api/v1alpha1", "platform"}, "the translator is the pure core"},
+	{"feasibility/signature", []string{"reason", "podfacts", "api", "api/v1alpha1", "platform", "translate"}, "when two devices or two nodes answer alike: what a selector reads, the memo of its answers, the class key of a node; no snapshot, no allocator"},
+	{"feasibility/upstream", []string{"podfacts"}, "what kube-apiserver and kube-scheduler do with pods, claims, slices and allocations, mirrored on plain API objects: it depends on nothing of claimbridge"},
+	{"feasibility/legacy", []string{"reason", "podfacts", "api", "api/v1alpha1", "platform", "translate", "feasibility/upstream"}, "the device plugin's side: the legacy view of a node, the pod as submitted and its fallbacks, what the device plugins offer; no snapshot, no allocator"},
+	{"feasibility", []string{"reason", "podfacts", "api", "api/v1alpha1", "platform", "translate", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "feasibility runs the allocator over what translate produced"},
 	{"cutover", nil, "what the switch does to a workload is plain data that the forecast fills and the report renders"},
-	{"forecast", []string{"reason", "api", "api/v1alpha1", "platform", "cutover", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy", "decide"}, "the forecast reads the vocabulary backwards into an inventory, and judges decide's decisions against it"},
-	{"decide", []string{"reason", "api", "api/v1alpha1", "platform", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "the one decision path sits right above translation and feasibility"},
-	{"decisions", []string{"reason", "api", "api/v1alpha1", "platform", "decide", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "a decision's record is data built from decide's decisions: no forecast, no rendering"},
-	{"report", []string{"reason", "api", "api/v1alpha1", "platform", "decisions", "cutover", "decide", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "the report only renders decision records and the cutover forecast's results"},
-	{"explain", []string{"reason", "api", "api/v1alpha1", "platform", "decisions", "decide", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "what a decision says is text over its record: no client, no cache, no forecast"},
+	{"forecast", []string{"reason", "podfacts", "api", "api/v1alpha1", "platform", "cutover", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy", "decide"}, "the forecast reads the vocabulary backwards into an inventory, and judges decide's decisions against it"},
+	{"decide", []string{"reason", "podfacts", "api", "api/v1alpha1", "platform", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "the one decision path sits right above translation and feasibility"},
+	{"decisions", []string{"reason", "podfacts", "api", "api/v1alpha1", "platform", "decide", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "a decision's record is data built from decide's decisions: no forecast, no rendering"},
+	{"report", []string{"reason", "podfacts", "api", "api/v1alpha1", "platform", "decisions", "cutover", "decide", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "the report only renders decision records and the cutover forecast's results"},
+	{"explain", []string{"reason", "podfacts", "api", "api/v1alpha1", "platform", "decisions", "decide", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "what a decision says is text over its record: no client, no cache, no forecast"},
 	{"metrics", nil, "the metrics are plain Prometheus collectors"},
-	{"inventory", []string{"reason", "api", "api/v1alpha1", "platform", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "the informer caches feed feasibility; they know nothing of admission"},
-	{"webhook", []string{"reason", "api", "api/v1alpha1", "platform", "explain", "inventory", "metrics", "decisions", "decide", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "the admission handler is a thin edge: no controller, no live report, no import from internal/"},
-	{"controllers", []string{"reason", "api", "api/v1alpha1", "platform", "explain", "inventory", "metrics", "decisions", "decide", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "the leader's controllers read the inventory and say what admission decided; never the handler"},
-	{"livereport", []string{"reason", "api", "api/v1alpha1", "platform", "explain", "inventory", "decisions", "cutover", "report", "decide", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "the live report reads the inventory and the decisions pods carry; never the handler"},
+	{"inventory", []string{"reason", "podfacts", "api", "api/v1alpha1", "platform", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "the informer caches feed feasibility; they know nothing of admission"},
+	{"webhook", []string{"reason", "podfacts", "api", "api/v1alpha1", "platform", "explain", "inventory", "metrics", "decisions", "decide", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "the admission handler is a thin edge: no controller, no live report, no import from internal/"},
+	{"controllers", []string{"reason", "podfacts", "api", "api/v1alpha1", "platform", "explain", "inventory", "metrics", "decisions", "decide", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "the leader's controllers read the inventory and say what admission decided; never the handler"},
+	{"livereport", []string{"reason", "podfacts", "api", "api/v1alpha1", "platform", "explain", "inventory", "decisions", "cutover", "report", "decide", "translate", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "the live report reads the inventory and the decisions pods carry; never the handler"},
 	{"internal/testing/fleetgen", nil, "fleets are plain API objects"},
 	{"certs", nil, "certificates know nothing of translation"},
 }

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // location is one entry of the table: where a kind holds pods. Patterns are
@@ -440,7 +440,7 @@ func stray(n *yaml.Node, at path, claimed map[*yaml.Node]bool, f *Found) {
 			if (k == "limits" || k == "requests") && v.Kind == yaml.MappingNode {
 				for j := 0; j+1 < len(v.Content); j += 2 {
 					r := v.Content[j].Value
-					if translate.IsExtendedResource(corev1.ResourceName(r)) {
+					if podfacts.IsExtendedResource(corev1.ResourceName(r)) {
 						var count int64
 						if q, err := resource.ParseQuantity(v.Content[j+1].Value); err == nil {
 							count = q.Value()

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/claimbridge/claimbridge/decide"
+	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/reason"
 )
 
@@ -410,21 +411,8 @@ var lwsOperator = operator{
 	check: lwsCheck,
 }
 
-func requestsTPU(p *corev1.Pod) bool {
-	for _, list := range [][]corev1.Container{p.Spec.Containers, p.Spec.InitContainers} {
-		for _, c := range list {
-			for _, l := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
-				if q, ok := l["google.com/tpu"]; ok && !q.IsZero() {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 func lwsCheck(_ *Template, before, after *corev1.Pod) ([]write, string) {
-	if requestsTPU(before) == requestsTPU(after) {
+	if podfacts.RequestsTPU(before) == podfacts.RequestsTPU(after) {
 		return nil, ""
 	}
 	return nil, "LeaderWorkerSet gives the multi-host TPU environment (TPU_WORKER_HOSTNAMES, TPU_WORKER_ID, TPU_PROCESS_ADDRESSES) only to pods that ask for google.com/tpu: " +
@@ -443,29 +431,6 @@ var gkeTPUPlatform = operator{
 	code:  decide.ReasonMultiHostTPUEnvironment,
 }
 
-// tpuEnvironment are the variables GKE's TPU webhooks set.
-var tpuEnvironment = []string{"TPU_WORKER_ID", "TPU_WORKER_HOSTNAMES"}
-
-// setsTPUEnvironment: every container that asks for google.com/tpu sets the
-// slice's environment itself.
-func setsTPUEnvironment(p *corev1.Pod) bool {
-	n := 0
-	for _, c := range p.Spec.Containers {
-		if q, ok := c.Resources.Limits["google.com/tpu"]; !ok || q.IsZero() {
-			if q, ok := c.Resources.Requests["google.com/tpu"]; !ok || q.IsZero() {
-				continue
-			}
-		}
-		n++
-		for _, name := range tpuEnvironment {
-			if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == name }) {
-				return false
-			}
-		}
-	}
-	return n > 0
-}
-
 // gkeTPUCheck keeps a multi-host TPU worker whose translation would no
 // longer ask for google.com/tpu: the pods of an Indexed Job with a
 // subdomain and parallelism above 1 (a Job, a CronJob's Job, a JobSet's
@@ -474,7 +439,7 @@ func setsTPUEnvironment(p *corev1.Pod) bool {
 // workers of a Ray group of numOfHosts above 1. A template whose TPU
 // containers set both variables themselves needs no webhook.
 func gkeTPUCheck(t *Template, before, after *corev1.Pod) ([]write, string) {
-	if !requestsTPU(before) || requestsTPU(after) || setsTPUEnvironment(before) {
+	if !podfacts.RequestsTPU(before) || podfacts.RequestsTPU(after) || podfacts.SetsTPUEnvironment(before) {
 		return nil, ""
 	}
 	const lost = "translated, the slice's workers would start without it and could not find each other"

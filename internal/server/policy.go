@@ -11,6 +11,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/metrics"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -73,7 +74,7 @@ func (pf *PolicyFile) load() ([]byte, *translate.Policy, error) {
 		}
 	}
 	if pf.KueueConfig != "" {
-		m, err := translate.ParseKueueConfiguration(kueue)
+		m, err := v1alpha1.ParseKueueConfiguration(kueue)
 		if err != nil {
 			return data, nil, fmt.Errorf("%s: %w", pf.KueueConfig, err)
 		}

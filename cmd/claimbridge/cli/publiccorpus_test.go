@@ -17,6 +17,7 @@ import (
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
+	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -348,7 +349,7 @@ func checkTolerations(t *testing.T, it offline.Item, policy *translate.Policy, t
 		// Where the plugin runs, none of its tolerations is lost: each
 		// resource removed is tolerated as the plugin made the original.
 		for _, n := range slices.Sorted(maps.Keys(d.Requested)) {
-			if left[n] == 0 && !translate.ToleratesLikeThePlugin(res.Pod, string(n)) {
+			if left[n] == 0 && !podfacts.ToleratesLikeThePlugin(res.Pod, string(n)) {
 				t.Errorf("%s: the cluster runs ExtendedResourceToleration and the translation lost its toleration for %s", it.Name(), n)
 			}
 		}

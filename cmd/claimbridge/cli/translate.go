@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
 	"github.com/claimbridge/claimbridge/translate"
@@ -35,7 +36,7 @@ func (p *policyFlags) load() (*translate.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := translate.ParseKueueConfiguration(data)
+	m, err := v1alpha1.ParseKueueConfiguration(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.kueue, err)
 	}

@@ -1,4 +1,4 @@
-package translate
+package v1alpha1
 
 import (
 	"errors"
@@ -9,18 +9,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
-
-	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
-// Kueue (kubernetes-sigs/kueue, DRA integration beta since v0.18). Kueue
-// admits a workload whose pod sets use claims only when it can count them:
-// countDevicesPerClass (pkg/dra/claims.go) rejects a request with
-// firstAvailable ("FirstAvailable device selection is not supported") or
-// allocationMode All, and a DeviceClass that resources.deviceClassMappings
-// of its Configuration does not list ("DeviceClass %s is not mapped in DRA
-// configuration"). Kueue-managed pods therefore get at most ExactlyOnly
-// (schedulers.go) and only mapped classes (output.go).
+// Kueue's own configuration, read for spec.kueue.deviceClassMappings
+// (`--kueue-config`): the DeviceClasses Kueue counts, which a translation
+// for a Kueue-managed pod must keep to.
 
 // KueueConfigGroup is the API group of Kueue's Configuration.
 const KueueConfigGroup = "config.kueue.x-k8s.io"
@@ -34,7 +27,7 @@ type kueueConfiguration struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Resources  *struct {
-		DeviceClassMappings []v1alpha1.KueueDeviceClassMapping `json:"deviceClassMappings"`
+		DeviceClassMappings []KueueDeviceClassMapping `json:"deviceClassMappings"`
 	} `json:"resources"`
 	Data map[string]string `json:"data"`
 }
@@ -44,14 +37,14 @@ type kueueConfiguration struct {
 // Configuration), or of the ConfigMap that holds one in a value (as
 // kueue-manager-config does). A Configuration without mappings gives none.
 // An error names what is wrong.
-func ParseKueueConfiguration(data []byte) ([]v1alpha1.KueueDeviceClassMapping, error) {
+func ParseKueueConfiguration(data []byte) ([]KueueDeviceClassMapping, error) {
 	var c kueueConfiguration
 	if err := yaml.Unmarshal(data, &c); err != nil {
 		return nil, fmt.Errorf("decode Kueue configuration: %w", err)
 	}
 	if c.Kind == "ConfigMap" && c.APIVersion == "v1" {
 		var found []string
-		var out []v1alpha1.KueueDeviceClassMapping
+		var out []KueueDeviceClassMapping
 		for _, k := range slices.Sorted(maps.Keys(c.Data)) {
 			var inner kueueConfiguration
 			if yaml.Unmarshal([]byte(c.Data[k]), &inner) != nil || inner.Kind != "Configuration" || !strings.HasPrefix(inner.APIVersion, KueueConfigGroup+"/") {
@@ -79,20 +72,8 @@ func ParseKueueConfiguration(data []byte) ([]v1alpha1.KueueDeviceClassMapping, e
 	if c.Resources == nil {
 		return nil, nil
 	}
-	if errs := v1alpha1.ValidateKueueMappings(field.NewPath("resources", "deviceClassMappings"), c.Resources.DeviceClassMappings); len(errs) > 0 {
+	if errs := validateKueueMappings(field.NewPath("resources", "deviceClassMappings"), c.Resources.DeviceClassMappings); len(errs) > 0 {
 		return nil, fmt.Errorf("invalid Kueue configuration: %w", errs.ToAggregate())
 	}
 	return c.Resources.DeviceClassMappings, nil
-}
-
-// WithKueueMappings returns the policy with these deviceClassMappings added
-// to its kueue rule (those of a Kueue Configuration, for `--kueue-config`).
-// The policy itself is not changed.
-func (p *Policy) WithKueueMappings(m []v1alpha1.KueueDeviceClassMapping) *Policy {
-	if len(m) == 0 {
-		return p
-	}
-	spec := p.spec
-	spec.Kueue.DeviceClassMappings = append(slices.Clone(spec.Kueue.DeviceClassMappings), m...)
-	return compilePolicy(p.name, spec)
 }
