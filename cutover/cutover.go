@@ -100,10 +100,19 @@ type AutoscaledPool struct {
 	// Nodes counts the nodes of such pools where the workload's pods as
 	// submitted may run today.
 	Nodes int `json:"nodes"`
+	// Remedy says how the pool's autoscaler would provision for claims,
+	// where the platform knows it ("turn on Karpenter's DRA support …").
+	Remedy string `json:"remedy,omitempty"`
 }
 
 // Summary is what the cutover forecast assumed and produced.
 type Summary struct {
+	// Platform names the platform the forecast assumed ("driver
+	// defaults", "presets nvidia-dra-driver", a Platform file), and
+	// PlatformFacts says it fact by fact, each with its source (detected,
+	// declared, default or unknown).
+	Platform      string   `json:"platform,omitempty"`
+	PlatformFacts []string `json:"platformFacts,omitempty"`
 	// GFDLabels: whether GPU Feature Discovery's labels stay on the nodes
 	// that switch ("keep") or go ("drop").
 	GFDLabels string `json:"gfdLabels"`

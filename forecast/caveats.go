@@ -25,8 +25,8 @@ var Caveats = []cutover.Caveat{
 		Source: "KEP-5690 (DRA preemption, gate DRAPreemption, targeted at 1.38)",
 	},
 	{
-		Text: "Time-sliced GPUs are forecast as the NVIDIA DRA driver's consumable shares, as many per GPU as the device plugin's replicas: that takes driver v0.5.0 or later with its ConsumableShares feature gate (alpha, off by default) and --consumable-shares=N, " +
-			"one N per driver installation (nodes shared differently need an installation each), on Kubernetes with DRAConsumableCapacity (beta since 1.36). Shares have no memory or fault isolation, as with time-slicing, and the scheduler fills one GPU's shares before the next. " +
+		Text: "Time-sliced GPUs are forecast as the platform's NVIDIA DRA driver publishes them: with its defaults (--consumable-shares=disabled) each pod that shares a GPU today takes a whole one; consumable shares take driver v0.5.0 or later with its ConsumableShares feature gate (alpha, off by default) and --consumable-shares=N (Helm values featureGates.ConsumableShares, consumableShares), " +
+			"one N per driver installation (nodes shared differently need an installation each), on Kubernetes with DRAConsumableCapacity (beta since 1.36); in its memory mode a claim that asks for no memory takes all of the GPU's. Shares have no memory or fault isolation, as with time-slicing, and the scheduler fills one GPU's shares before the next. " +
 			"MPS has no counterpart across pods: the driver runs MPS per claim and refuses it on shared GPUs, so workloads that select MPS stay as submitted (SharedMPSNotMapped). Dynamic MIG is alpha too.",
 		Source: "kubernetes-sigs/dra-driver-nvidia-gpu v0.5.0 feature gates (ConsumableShares, MPSSupport, DynamicMIG) and consumable_shares.go; KEP-5075",
 	},

@@ -17,6 +17,7 @@ import (
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/platform"
 	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -316,19 +317,39 @@ func TestAutoscalingLostIsMarked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	karpenterDRA := func(dra bool) *platform.Platform {
+		doc := &v1alpha1.Platform{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PlatformKind, Spec: v1alpha1.PlatformSpec{
+			Pools: []v1alpha1.PoolPlatform{{Label: v1alpha1.KarpenterNodePoolLabel, Name: "gpu", Autoscaler: v1alpha1.AutoscalerKarpenter, DRA: &dra}}}}
+		if errs := v1alpha1.ValidatePlatform(doc); len(errs) > 0 {
+			t.Fatal(errs.ToAggregate())
+		}
+		p, err := platform.Load(nil, nil, doc, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const remedy = "turn on Karpenter's DRA support (--ignore-dra-requests=false; on AWS settings.enableDRA)"
 	for name, tc := range map[string]struct {
 		policy     *translate.Policy
+		platform   *platform.Platform
 		wantMarked map[string]*cutover.AutoscaledPool
 		wantCaveat bool
 	}{
-		"Karpenter does not provision for claims": {
-			wantMarked: map[string]*cutover.AutoscaledPool{"big": {Label: "karpenter.sh/nodepool", Name: "gpu", Nodes: 1}},
+		"Karpenter's default: it does not provision for claims": {
+			wantMarked: map[string]*cutover.AutoscaledPool{"big": {Label: "karpenter.sh/nodepool", Name: "gpu", Nodes: 1, Remedy: remedy}},
 			wantCaveat: true,
 		},
-		"autoscaling.draAware: nothing is lost": {policy: draAware},
+		"declared: the pool's Karpenter does not provision for claims": {
+			platform:   karpenterDRA(false),
+			wantMarked: map[string]*cutover.AutoscaledPool{"big": {Label: "karpenter.sh/nodepool", Name: "gpu", Nodes: 1, Remedy: remedy}},
+			wantCaveat: true,
+		},
+		"declared: the pool's Karpenter provisions for claims, nothing is lost": {platform: karpenterDRA(true)},
+		"autoscaling.draAware: nothing is lost":                                 {policy: draAware},
 	} {
 		t.Run(name, func(t *testing.T) {
-			j := forecastJobs(t, pooled(t), jobs, Options{Policy: tc.policy})
+			j := forecastJobs(t, pooled(t), jobs, Options{Policy: tc.policy, Platform: tc.platform})
 			res := got(j)
 			for key, want := range map[string]string{"big": "Partial 1/2 alone 1 []", "fits": "Moves 2/2 alone 0 []", "short-h100": "Partial 1/2 alone 1 []", "pinned": "Breaks 0/1 alone 0 []"} {
 				if res[key] != want {
@@ -349,7 +370,8 @@ func TestAutoscalingLostIsMarked(t *testing.T) {
 				t.Errorf("marked autoscaling lost (-want,+got):\n%s", diff)
 			}
 			caveat := slices.ContainsFunc(j.Summary.Caveats, func(c cutover.Caveat) bool {
-				return strings.HasPrefix(c.Text, "Autoscaling: 2 of the nodes are in autoscaled pools (karpenter.sh/nodepool=gpu)") && strings.Contains(c.Source, "ignore-dra-requests")
+				return strings.HasPrefix(c.Text, "Autoscaling: 2 of the nodes are in autoscaled pools (karpenter.sh/nodepool=gpu)") && strings.Contains(c.Source, "ignore-dra-requests") &&
+					strings.Contains(c.Text, "to make it provision for them: "+remedy)
 			})
 			if caveat != tc.wantCaveat {
 				t.Errorf("the autoscaling caveat: %t, want %t (%+v)", caveat, tc.wantCaveat, j.Summary.Caveats)

@@ -6,6 +6,8 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/claimbridge/claimbridge/platform"
 )
 
 // What the forecast knows of the DRA drivers: their names, the DeviceClasses
@@ -32,8 +34,8 @@ const (
 )
 
 // defaultClasses are the DeviceClasses each forecast driver's chart
-// installs, as the repository's fleets write them (examples/fleets): none
-// sets extendedResourceName. The NVIDIA chart's vfio and ComputeDomain
+// installs, as the repository's fleets write them (examples/fleets); which
+// extended resource each maps is the platform's (object). The NVIDIA chart's vfio and ComputeDomain
 // classes serve devices the forecast does not make. The AMD class is the
 // AMD GPU Operator's (ROCm/gpu-operator v1.5.1
 // helm-charts-k8s/templates/dra-driver-deviceclass.yaml,
@@ -53,14 +55,21 @@ var defaultClasses = map[string][]classSpec{
 
 type classSpec struct{ name, expr string }
 
-func (c classSpec) object() *resourceapi.DeviceClass {
-	return &resourceapi.DeviceClass{
+// object is the class as the platform's install creates it: with the
+// extendedResourceName the platform says it maps, where kube-scheduler
+// serves one at the platform's release.
+func (c classSpec) object(plat *platform.Platform) *resourceapi.DeviceClass {
+	out := &resourceapi.DeviceClass{
 		TypeMeta:   metav1.TypeMeta{APIVersion: resourceapi.SchemeGroupVersion.String(), Kind: "DeviceClass"},
 		ObjectMeta: metav1.ObjectMeta{Name: c.name},
 		Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{
 			CEL: &resourceapi.CELDeviceSelector{Expression: c.expr},
 		}}},
 	}
+	if r := plat.Maps(c.name); r != "" {
+		out.Spec.ExtendedResourceName = &r
+	}
+	return out
 }
 
 // knownClasses says which driver, and which of its device types, the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/platform"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -40,31 +41,34 @@ func ParseGFDLabels(s string) (GFDLabels, error) {
 	return "", fmt.Errorf("unknown GFD labels mode %q (allowed: %s, %s)", s, GFDLabelsDrop, GFDLabelsKeep)
 }
 
-// TimeSlicing says how the forecast makes GPUs the device plugin
+// TimeSlicing overrides how the forecast makes GPUs the device plugin
 // time-slices (GFD's nvidia.com/gpu.replicas above 1 with strategy
-// time-slicing, GKE's time-sharing).
+// time-slicing, GKE's time-sharing); by default the platform's
+// consumable-shares mode says it.
 type TimeSlicing string
 
 // TimeSlicing modes.
 const (
-	// TimeSlicingShares (default): consumable shares, as the NVIDIA DRA
-	// driver v0.5+ publishes them with its ConsumableShares feature gate
-	// and --consumable-shares=<the node's replicas>.
+	// TimeSlicingPlatform (""): as the platform's NVIDIA DRA driver runs
+	// (--consumable-shares; disabled, the driver's default, where nothing
+	// says).
+	TimeSlicingPlatform TimeSlicing = ""
+	// TimeSlicingShares: consumable shares, as the NVIDIA DRA driver v0.5+
+	// publishes them with its ConsumableShares feature gate and
+	// --consumable-shares=<the node's replicas>, whatever the platform says.
 	TimeSlicingShares TimeSlicing = "shares"
 	// TimeSlicingWhole: whole GPUs, as a driver without consumable shares
 	// publishes them.
 	TimeSlicingWhole TimeSlicing = "whole"
 )
 
-// ParseTimeSlicing reads a TimeSlicing mode: "" is shares.
+// ParseTimeSlicing reads a TimeSlicing mode: "" is the platform's.
 func ParseTimeSlicing(s string) (TimeSlicing, error) {
 	switch m := TimeSlicing(s); m {
-	case "":
-		return TimeSlicingShares, nil
-	case TimeSlicingShares, TimeSlicingWhole:
+	case TimeSlicingPlatform, TimeSlicingShares, TimeSlicingWhole:
 		return m, nil
 	}
-	return "", fmt.Errorf("unknown time-slicing mode %q (allowed: %s, %s)", s, TimeSlicingShares, TimeSlicingWhole)
+	return "", fmt.Errorf("unknown time-slicing mode %q (allowed: %s, %s, or none for the platform's consumable-shares mode)", s, TimeSlicingShares, TimeSlicingWhole)
 }
 
 // OptOutLabel is GPU Operator's per-node opt-out: a node labelled
@@ -80,9 +84,14 @@ type Options struct {
 	// GFDLabels says whether GFD's labels stay on switched nodes. Default
 	// (""): drop.
 	GFDLabels GFDLabels
-	// TimeSlicing says how time-sliced GPUs are forecast. Default (""):
-	// as consumable shares, so many per GPU as the device plugin's
-	// replicas.
+	// Platform is what is known of the platform the switch lands on
+	// (package platform): the DeviceClasses its drivers create and the
+	// extended resources they map, the NVIDIA DRA driver's
+	// consumable-shares mode. Nil: the drivers' own defaults
+	// (platform.Defaults: classes that map nothing, exclusive GPUs).
+	Platform *platform.Platform
+	// TimeSlicing overrides how time-sliced GPUs are forecast. Default
+	// (""): as the platform's consumable-shares mode says.
 	TimeSlicing TimeSlicing
 	// Nodes selects the nodes the switch covers. Nil: every node with a
 	// forecastable accelerator.
@@ -90,9 +99,10 @@ type Options struct {
 	// Classes are the DeviceClasses created at the switch; they replace
 	// classes of the same name in the inventory. Nil: the default classes
 	// of the drivers forecast on a switched node, as the NVIDIA DRA driver's
-	// and the TPU driver's charts and the AMD GPU Operator install them
-	// (none sets extendedResourceName), added where the inventory has no
-	// class of that name.
+	// and the TPU driver's charts and the AMD GPU Operator install them,
+	// each mapping the extended resource the platform says it maps (none,
+	// by the drivers' defaults), added where the inventory has no class of
+	// that name.
 	Classes []*resourceapi.DeviceClass
 }
 
@@ -108,6 +118,8 @@ type Result struct {
 	After *feasibility.Inventory
 	// Nodes has one entry per node of the input, in name order.
 	Nodes []Node
+	// Platform is the platform the forecast assumed.
+	Platform *platform.Platform
 	// forecast marks the slices the forecast made.
 	forecast map[string]bool
 }
@@ -186,10 +198,14 @@ func Forecast(before *feasibility.Inventory, opts Options) (*Result, error) {
 		seen[c.Name] = true
 	}
 
+	plat := opts.Platform
+	if plat == nil {
+		plat = platform.Defaults()
+	}
 	f := &forecaster{
 		p:         opts.Policy,
 		gfd:       gfd,
-		slicing:   slicing,
+		sharing:   sharingOf(plat, slicing),
 		selector:  opts.Nodes,
 		classes:   append(slices.Clone(opts.Classes), before.Classes...),
 		published: map[string]map[string]bool{},
@@ -205,7 +221,7 @@ func Forecast(before *feasibility.Inventory, opts Options) (*Result, error) {
 
 	nodes := slices.Clone(before.Nodes)
 	slices.SortStableFunc(nodes, func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
-	res := &Result{After: &feasibility.Inventory{PodsListed: before.PodsListed}, forecast: map[string]bool{}}
+	res := &Result{After: &feasibility.Inventory{PodsListed: before.PodsListed}, Platform: plat, forecast: map[string]bool{}}
 	switchedDrivers := map[string]bool{}
 	newSlices := map[string][]*resourceapi.ResourceSlice{}
 	for _, n := range nodes {
@@ -251,7 +267,7 @@ func Forecast(before *feasibility.Inventory, opts Options) (*Result, error) {
 	}
 	res.After.Slices = append(res.After.Slices, rest...)
 
-	res.After.Classes = classesAfter(before.Classes, opts.Classes, switchedDrivers)
+	res.After.Classes = classesAfter(before.Classes, opts.Classes, switchedDrivers, plat)
 	for _, c := range before.Claims {
 		res.After.Claims = append(res.After.Claims, c.DeepCopy())
 	}
@@ -269,7 +285,7 @@ func Forecast(before *feasibility.Inventory, opts Options) (*Result, error) {
 // classesAfter: the inventory's classes, those of opts replacing any of the
 // same name, or (no opts classes) the default classes of the drivers
 // switched somewhere where no class has their name; in name order.
-func classesAfter(before, given []*resourceapi.DeviceClass, drivers map[string]bool) []*resourceapi.DeviceClass {
+func classesAfter(before, given []*resourceapi.DeviceClass, drivers map[string]bool, plat *platform.Platform) []*resourceapi.DeviceClass {
 	byName := map[string]*resourceapi.DeviceClass{}
 	for _, c := range before {
 		if _, ok := byName[c.Name]; !ok {
@@ -284,7 +300,7 @@ func classesAfter(before, given []*resourceapi.DeviceClass, drivers map[string]b
 		for _, d := range slices.Sorted(maps.Keys(drivers)) {
 			for _, c := range defaultClasses[d] {
 				if _, ok := byName[c.name]; !ok {
-					byName[c.name] = c.object()
+					byName[c.name] = c.object(plat)
 				}
 			}
 		}

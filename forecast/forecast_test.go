@@ -75,6 +75,7 @@ func TestNodes(t *testing.T) {
 	gpu := map[corev1.ResourceName]int64{"nvidia.com/gpu": 8}
 	cases := map[string]struct {
 		policy      *translate.Policy
+		shares      string // the platform's --consumable-shares ("": the driver's default)
 		node        *corev1.Node
 		slices      []*resourceapi.ResourceSlice
 		want        Node
@@ -104,13 +105,14 @@ func TestNodes(t *testing.T) {
 			wantDevices: []string{"gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5", "gpu-6"},
 		},
 		"renamed shares without a replicas label count the GPUs GFD counts": {
-			node: gpuNode("n", with(nil, "nvidia.com/gpu.count", "2"), map[corev1.ResourceName]int64{"nvidia.com/gpu.shared": 8}),
+			shares: "4",
+			node:   gpuNode("n", with(nil, "nvidia.com/gpu.count", "2"), map[corev1.ResourceName]int64{"nvidia.com/gpu.shared": 8}),
 			want: Node{Name: "n", Switched: true, Drivers: []Driver{{Driver: DriverNVIDIA, Devices: 2, Resources: []corev1.ResourceName{"nvidia.com/gpu.shared"},
 				Unknown: []string{"architecture", "brand", "cudaComputeCapability", "cudaDriverVersion", "driverVersion", "memory", "numaNode", "pciBusID", "pcieRoot", "productName", "uuid"},
 				Notes: []string{"no sharing label: the 8 shares on 2 GPUs are taken as time-slicing 4 ways",
 					"nvidia.com/gpu.shared: shares of GPUs; nvidia.com/gpu.count=2 GPUs are forecast",
-					"time-slicing: each GPU is forecast with 4 consumable shares (allowMultipleAllocations, capacity shares 4, default request 1), " +
-						"as the NVIDIA DRA driver v0.5.0 or later publishes it with its ConsumableShares feature gate (alpha) and --consumable-shares=4, " +
+					"time-slicing (4 ways): each GPU is forecast with 4 consumable shares (allowMultipleAllocations, capacity shares 4, default request 1), " +
+						"as the NVIDIA DRA driver v0.5.0 or later publishes it with its ConsumableShares feature gate (alpha) and --consumable-shares=4 (declared: test), " +
 						"on Kubernetes with DRAConsumableCapacity (beta since 1.36); one --consumable-shares per driver installation, so nodes shared differently " +
 						"need an installation each; as with time-slicing, shares have no memory or fault isolation; the allocator fills one GPU's shares before the next, " +
 						"where the device plugin spreads replicas over the GPUs"}}}},
@@ -175,7 +177,7 @@ func TestNodes(t *testing.T) {
 			if p == nil {
 				p = translate.DefaultPolicy()
 			}
-			res, err := Forecast(&feasibility.Inventory{Nodes: []*corev1.Node{tc.node}, Slices: tc.slices}, Options{Policy: p})
+			res, err := Forecast(&feasibility.Inventory{Nodes: []*corev1.Node{tc.node}, Slices: tc.slices}, Options{Policy: p, Platform: sharesPlatform(t, tc.shares)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,8 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/golden"
+	"github.com/claimbridge/claimbridge/platform"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -25,6 +27,36 @@ type goldenOptions struct {
 	GFDLabels GFDLabels `json:"gfdLabels,omitempty"`
 	// Nodes is a label selector (Options.Nodes).
 	Nodes string `json:"nodes,omitempty"`
+}
+
+// goldenOptionsOf are a golden case's options: options.yaml (optional)
+// and platform.yaml, a Platform document (optional: the drivers'
+// defaults).
+func goldenOptionsOf(t *testing.T, dir string, p *translate.Policy) Options {
+	t.Helper()
+	opts := Options{Policy: p}
+	if b, err := os.ReadFile(filepath.Join(dir, "options.yaml")); err == nil {
+		var o goldenOptions
+		if err := yaml.UnmarshalStrict(b, &o); err != nil {
+			t.Fatal(err)
+		}
+		opts.GFDLabels = o.GFDLabels
+		if o.Nodes != "" {
+			if opts.Nodes, err = labels.Parse(o.Nodes); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "platform.yaml")); err == nil {
+		doc, err := v1alpha1.DecodePlatform(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opts.Platform, err = platform.Load(nil, nil, doc, "platform.yaml"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return opts
 }
 
 // TestGolden: each directory under testdata/golden holds a fleet before the
@@ -50,19 +82,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := Options{Policy: translate.DefaultPolicy()}
-			if b, err := os.ReadFile(filepath.Join(dir, "options.yaml")); err == nil {
-				var o goldenOptions
-				if err := yaml.UnmarshalStrict(b, &o); err != nil {
-					t.Fatal(err)
-				}
-				opts.GFDLabels = o.GFDLabels
-				if o.Nodes != "" {
-					if opts.Nodes, err = labels.Parse(o.Nodes); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			opts := goldenOptionsOf(t, dir, translate.DefaultPolicy())
 			res, err := Forecast(before, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -205,7 +225,7 @@ func TestGoldenLabelsDeriveBack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Forecast(before, Options{Policy: p})
+			res, err := Forecast(before, goldenOptionsOf(t, dir, p))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,20 +234,23 @@ func TestGoldenLabelsDeriveBack(t *testing.T) {
 					continue
 				}
 				devices := familyDevices(p, res.After, n.Name)
-				mig := false
+				mig, shared := false, false
 				for _, f := range p.Families() {
 					for _, d := range devices(f) {
 						mig = mig || attrString(d.Attributes["type"]) == typeMIG
+						shared = shared || d.AllowMultipleAllocations
 					}
 				}
 				for _, k := range slices.Sorted(maps.Keys(n.Labels)) {
 					v := n.Labels[k]
-					mps := n.Labels["nvidia.com/gpu.sharing-strategy"] == "mps"
+					// MPS, and time-slicing where the platform's driver
+					// publishes no shares, are forecast as whole GPUs.
+					mps := n.Labels["nvidia.com/gpu.sharing-strategy"] == "mps" || n.Labels["nvidia.com/gpu.replicas"] != "" && !shared
 					switch {
 					case k == "nvidia.com/mig.strategy",
 						k == "nvidia.com/gpu.product" && strings.Contains(v, "-MIG-"),
 						k == "nvidia.com/gpu.count" && mig,
-						// MPS is forecast as whole GPUs: no device says it.
+						// No device says it.
 						mps && (k == "nvidia.com/gpu.product" || k == "nvidia.com/gpu.replicas" || k == "nvidia.com/gpu.sharing-strategy"):
 						continue
 					}

@@ -14,8 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/vendortruth"
+	"github.com/claimbridge/claimbridge/platform"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -362,7 +364,9 @@ func resourceQuantity(n int64) *resource.Quantity { return resource.NewQuantity(
 // policies (shares 4: default 1, 1..4 step 1; memory 40Gi: default 0,
 // 0..40Gi step 1Mi). A node shared by MPS is forecast as the driver's
 // GPUs without shares (dra-devices-a100.json), and a time-sliced node as
-// whole GPUs when the forecast is told so.
+// whole GPUs when the platform's driver runs its defaults
+// (--consumable-shares=disabled) or its memory mode (claimbridge's shares
+// ask for no memory, so each takes a GPU), or when the forecast is told so.
 func TestForecastOfATimeSlicedNodeIsTheDriversSharedDevices(t *testing.T) {
 	shared, ok := driverDevices(t, "a100-shared")
 	if !ok || len(shared) != 8 {
@@ -372,19 +376,23 @@ func TestForecastOfATimeSlicedNodeIsTheDriversSharedDevices(t *testing.T) {
 	cases := map[string]struct {
 		labels   string
 		resource corev1.ResourceName
+		shares   string // the platform's --consumable-shares, "" for the driver's default
 		slicing  TimeSlicing
 		want     []resourceapi.Device
 	}{
-		"time-sliced":                    {labels: "a100-timesliced-4", resource: "nvidia.com/gpu", want: shared},
-		"time-sliced, renamed":           {labels: "a100-timesliced-4-renamed", resource: "nvidia.com/gpu.shared", want: shared},
-		"MPS":                            {labels: "a100-mps-4", resource: "nvidia.com/gpu", want: whole},
-		"time-sliced, forecast as whole": {labels: "a100-timesliced-4", resource: "nvidia.com/gpu", slicing: TimeSlicingWhole, want: whole},
+		"time-sliced, 4 shares":                     {labels: "a100-timesliced-4", resource: "nvidia.com/gpu", shares: "4", want: shared},
+		"time-sliced, renamed, 4 shares":            {labels: "a100-timesliced-4-renamed", resource: "nvidia.com/gpu.shared", shares: "4", want: shared},
+		"time-sliced, the driver's defaults":        {labels: "a100-timesliced-4", resource: "nvidia.com/gpu", want: whole},
+		"time-sliced, memory mode":                  {labels: "a100-timesliced-4", resource: "nvidia.com/gpu", shares: "memory", want: whole},
+		"MPS, 4 shares":                             {labels: "a100-mps-4", resource: "nvidia.com/gpu", shares: "4", want: whole},
+		"time-sliced, 4 shares, told whole":         {labels: "a100-timesliced-4", resource: "nvidia.com/gpu", shares: "4", slicing: TimeSlicingWhole, want: whole},
+		"time-sliced, driver defaults, told shares": {labels: "a100-timesliced-4", resource: "nvidia.com/gpu", slicing: TimeSlicingShares, want: shared},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			labels := gfdLabels(t, tc.labels)
 			n := gpuNode("sliced", labels, map[corev1.ResourceName]int64{tc.resource: 32})
-			res, err := Forecast(&feasibility.Inventory{Nodes: []*corev1.Node{n}}, Options{Policy: translate.DefaultPolicy(), TimeSlicing: tc.slicing})
+			res, err := Forecast(&feasibility.Inventory{Nodes: []*corev1.Node{n}}, Options{Policy: translate.DefaultPolicy(), TimeSlicing: tc.slicing, Platform: sharesPlatform(t, tc.shares)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -456,4 +464,20 @@ func capacityPolicies(c map[resourceapi.QualifiedName]resourceapi.DeviceCapacity
 		out[string(name)] = s
 	}
 	return out
+}
+
+// sharesPlatform is the drivers' defaults with the NVIDIA driver's
+// --consumable-shares declared ("" for none: disabled).
+func sharesPlatform(t *testing.T, shares string) *platform.Platform {
+	t.Helper()
+	doc := &v1alpha1.Platform{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PlatformKind,
+		Spec: v1alpha1.PlatformSpec{Drivers: []v1alpha1.DriverPlatform{{Family: "nvidia-gpu", ConsumableShares: shares}}}}
+	if errs := v1alpha1.ValidatePlatform(doc); len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	p, err := platform.Load(nil, nil, doc, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

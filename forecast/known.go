@@ -9,6 +9,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/platform"
 )
 
 // known remembers, for one forecast, what the workloads of one shape share:
@@ -23,6 +24,8 @@ type known struct {
 	poolLabels []string
 	nodes      map[string]*corev1.Node
 	pools      map[*offers]*cutover.AutoscaledPool
+	// plat says which pools' autoscalers provision for claims.
+	plat *platform.Platform
 }
 
 func newKnown(j *CutoverForecast) *known {
@@ -31,6 +34,9 @@ func newKnown(j *CutoverForecast) *known {
 		pools: map[*offers]*cutover.AutoscaledPool{}}
 	if j.policy != nil {
 		k.poolLabels = j.policy.AutoscaledPoolLabels()
+	}
+	if j.Forecast != nil {
+		k.plat = j.Forecast.Platform
 	}
 	if len(k.poolLabels) > 0 {
 		k.nodes = make(map[string]*corev1.Node, len(j.Before.Inventory.Nodes))
@@ -49,7 +55,7 @@ func (k *known) poolOf(o *offers) *cutover.AutoscaledPool {
 	if p, ok := k.pools[o]; ok {
 		return p
 	}
-	p := poolToday(o.offers, k.poolLabels, k.nodes)
+	p := poolToday(o.offers, k.poolLabels, k.nodes, k.plat)
 	k.pools[o] = p
 	return p
 }
@@ -57,26 +63,49 @@ func (k *known) poolOf(o *offers) *cutover.AutoscaledPool {
 // poolToday is the autoscaled pool of the first of the nodes where a pod as
 // submitted may run today (the offers), and how many of them are in such
 // pools; nil when none is or the policy names no pool label.
-func poolToday(offers []feasibility.LegacyOffer, labels []string, nodes map[string]*corev1.Node) *cutover.AutoscaledPool {
+func poolToday(offers []feasibility.LegacyOffer, labels []string, nodes map[string]*corev1.Node, plat *platform.Platform) *cutover.AutoscaledPool {
 	var out *cutover.AutoscaledPool
 	for _, o := range offers {
 		n := nodes[o.Node]
 		if n == nil {
 			continue
 		}
-		for _, k := range labels {
-			v, ok := n.Labels[k]
-			if !ok {
-				continue
-			}
-			if out == nil {
-				out = &cutover.AutoscaledPool{Label: k, Name: v}
-			}
-			out.Nodes++
-			break
+		k, v, ok := ignoringPool(n, labels, plat)
+		if !ok {
+			continue
 		}
+		if out == nil {
+			out = &cutover.AutoscaledPool{Label: k, Name: v}
+			if pool := plat.PoolOf(n.Labels); pool != nil {
+				_, out.Remedy, _ = pool.FromZero()
+			}
+		}
+		out.Nodes++
 	}
 	return out
+}
+
+// ignoringPool is the autoscaled pool the node is in (the first of the
+// policy's pool labels it carries, with its value), unless the platform
+// knows that pool's autoscaler provisions for claims (detected or
+// declared: Karpenter with its DRA setting on, the Cluster Autoscaler with
+// --enable-dynamic-resource-allocation); ok is false when it is in none.
+func ignoringPool(n *corev1.Node, labels []string, plat *platform.Platform) (label, name string, ok bool) {
+	for _, k := range labels {
+		v, in := n.Labels[k]
+		if !in {
+			continue
+		}
+		if plat != nil {
+			if pool := plat.PoolOf(n.Labels); pool != nil {
+				if ignores, known := pool.IgnoresClaims(); known && !ignores {
+					return "", "", false
+				}
+			}
+		}
+		return k, v, true
+	}
+	return "", "", false
 }
 
 // offersOf is feasibility.Snapshot.LegacyOffers by placement shape.

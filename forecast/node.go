@@ -18,7 +18,7 @@ import (
 type forecaster struct {
 	p        *translate.Policy
 	gfd      GFDLabels
-	slicing  TimeSlicing
+	sharing  shareMode
 	selector labels.Selector
 	// classes: those of the options, then the inventory's (to tell which
 	// driver serves a class the policy names).

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/platform"
 	"github.com/claimbridge/claimbridge/translate"
 )
 
@@ -217,10 +219,32 @@ func offeredGPUs(gpus []legacyResource) int64 {
 	return n
 }
 
+// shareMode is how the forecast makes the GPUs the device plugin
+// time-slices: as the platform's NVIDIA DRA driver publishes them (its
+// --consumable-shares mode, with the fact that says it), unless
+// --forecast-time-slicing overrides it.
+type shareMode struct {
+	override TimeSlicing
+	mode     platform.Shares
+	fact     platform.Fact
+}
+
+func sharingOf(plat *platform.Platform, override TimeSlicing) shareMode {
+	mode, fact := plat.Shares("nvidia-gpu")
+	return shareMode{override: override, mode: mode, fact: fact}
+}
+
+// sharesRemedy says how to publish a node's GPUs as shares, replicas
+// each: the gate, the flag and the chart's values.
+func sharesRemedy(replicas int64) string {
+	return fmt.Sprintf("to serve them, run the NVIDIA DRA driver v0.5.0 or later with its ConsumableShares feature gate and --consumable-shares=%d "+
+		"(Helm values featureGates.ConsumableShares=true, consumableShares=%d), on Kubernetes with DRAConsumableCapacity (beta since 1.36)", replicas, replicas)
+}
+
 // shares is how many consumable shares each GPU (and MIG device) of the
-// node is forecast with: its replicas (strategy as sharing reads it) when
-// the device plugin time-slices them and the forecast makes time-slicing
-// shares; 0 (whole devices) otherwise, with a note that says why.
+// node is forecast with: what the sharing mode publishes when the device
+// plugin time-slices them; 0 (whole devices) otherwise, with a note that
+// says why.
 func (f *forecaster) shares(replicas int64, strategy string) (int64, []string) {
 	switch {
 	case replicas <= 1:
@@ -228,14 +252,38 @@ func (f *forecaster) shares(replicas int64, strategy string) (int64, []string) {
 	case isMPS(strategy):
 		return 0, []string{fmt.Sprintf("%s: forecast as whole GPUs: the NVIDIA DRA driver runs MPS only for the containers of one claim and refuses it on GPUs with consumable shares; "+
 			"pods that select MPS stay as submitted (SharedMPSNotMapped), and shares asked without a strategy take time-sliced GPUs elsewhere", strategy)}
-	case f.slicing == TimeSlicingWhole:
+	case f.sharing.override == TimeSlicingWhole:
 		return 0, []string{fmt.Sprintf("%s: forecast as whole GPUs (--forecast-time-slicing=%s), as the NVIDIA DRA driver publishes them without consumable shares: "+
 			"the pods that ask for shares stay as submitted (SharesUnavailable)", strategy, TimeSlicingWhole)}
+	case f.sharing.override == TimeSlicingShares:
+		return replicas, []string{sharesNote(strategy, replicas, replicas, "--forecast-time-slicing="+string(TimeSlicingShares))}
 	}
-	return replicas, []string{fmt.Sprintf("%s: each GPU is forecast with %d consumable shares (allowMultipleAllocations, capacity shares %d, default request 1), "+
-		"as the NVIDIA DRA driver v0.5.0 or later publishes it with its ConsumableShares feature gate (alpha) and --consumable-shares=%d, on Kubernetes with DRAConsumableCapacity (beta since 1.36); "+
+	said := "--consumable-shares=" + f.sharing.mode.String() + f.sharing.fact.Said()
+	switch f.sharing.mode.Mode {
+	case v1alpha1.SharesCount:
+		n := int64(f.sharing.mode.N)
+		note := sharesNote(strategy, replicas, n, said)
+		if n != replicas {
+			note += fmt.Sprintf("; the device plugin shares each GPU %d ways, the driver %d", replicas, n)
+		}
+		return n, []string{note}
+	case v1alpha1.SharesUnlimited:
+		return replicas, []string{sharesNote(strategy, replicas, replicas, said) + "; unlimited shares are forecast as many as the device plugin's replicas, the most the pods that run today take"}
+	case v1alpha1.SharesMemory:
+		return 0, []string{fmt.Sprintf("%s: forecast as whole GPUs: the platform's NVIDIA DRA driver runs %s, where a claim that asks for no memory takes all of the GPU's, "+
+			"and claimbridge's shares ask for none: the pods that share a GPU today take one each; %s", strategy, said, sharesRemedy(replicas))}
+	}
+	return 0, []string{fmt.Sprintf("%s: forecast as whole GPUs: the platform's NVIDIA DRA driver runs %s, so it publishes no consumable shares and each pod that shares a GPU today takes one; %s",
+		strategy, said, sharesRemedy(replicas))}
+}
+
+// sharesNote says a node's GPUs are forecast with n shares each, and by
+// what.
+func sharesNote(strategy string, replicas, n int64, by string) string {
+	return fmt.Sprintf("%s (%d ways): each GPU is forecast with %d consumable shares (allowMultipleAllocations, capacity shares %d, default request 1), "+
+		"as the NVIDIA DRA driver v0.5.0 or later publishes it with its ConsumableShares feature gate (alpha) and %s, on Kubernetes with DRAConsumableCapacity (beta since 1.36); "+
 		"one --consumable-shares per driver installation, so nodes shared differently need an installation each; as with time-slicing, shares have no memory or fault isolation; "+
-		"the allocator fills one GPU's shares before the next, where the device plugin spreads replicas over the GPUs", strategy, replicas, replicas, replicas)}
+		"the allocator fills one GPU's shares before the next, where the device plugin spreads replicas over the GPUs", strategy, replicas, n, n, by)
 }
 
 // applyShares makes a forecast device shared n ways as the NVIDIA DRA

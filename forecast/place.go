@@ -115,23 +115,38 @@ func (f *fleetNodes) candidates(pl *plan) *candidates {
 	c := &candidates{at: map[string]int{}}
 	switch pl.mode {
 	case modeDRA, modeClass:
+		// A class's pod goes to the device plugin first where a node
+		// still offers its resources.
+		if pl.mode == modeClass {
+			c.nodes = pluginNodes(pl)
+		}
 		// An error (claims the allocator rejects) serves on no node.
 		cs, _ := f.fleet.Checker.Candidates(f.ctx, f.fleet.Snapshot, pl.pod, pl.claims)
 		for _, cd := range cs {
-			c.nodes = append(c.nodes, cd.Node)
-		}
-	case modeDevicePlugin:
-		for _, o := range pl.offers {
-			if fits(pl.want, o.Offered, nil) {
-				c.nodes = append(c.nodes, o.Node)
+			if _, kept := pl.offered[cd.Node]; !kept {
+				c.nodes = append(c.nodes, cd.Node)
 			}
 		}
+	case modeDevicePlugin:
+		c.nodes = pluginNodes(pl)
 	}
 	for k, n := range c.nodes {
 		c.at[n] = k
 	}
 	f.lists[pl.key] = c
 	return c
+}
+
+// pluginNodes are the nodes whose device plugin offers what the plan's
+// pod asks for.
+func pluginNodes(pl *plan) []string {
+	var out []string
+	for _, o := range pl.offers {
+		if fits(pl.want, o.Offered, nil) {
+			out = append(out, o.Node)
+		}
+	}
+	return out
 }
 
 // check is the plan's pod and claims ready to be asked of node after
@@ -249,7 +264,11 @@ func (p *placer) restrictedNodes(pl *plan) []string {
 // placeOn places one pod of the plan on the node if it serves it there
 // now.
 func (p *placer) placeOn(pl *plan, node string) bool {
-	switch pl.mode {
+	mode := pl.mode
+	if _, kept := pl.offered[node]; kept && mode == modeClass {
+		mode = modeDevicePlugin // kube-scheduler counts the node's allocatable
+	}
+	switch mode {
 	case modeDRA, modeClass:
 		if p.scratch == nil {
 			p.scratch = p.fl.fleet.Snapshot.Scratch(p.fl.gen.take())

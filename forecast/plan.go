@@ -30,7 +30,7 @@ type mode int
 const (
 	modeNone         mode = iota // nothing to place: not affected, unjudged, or no node
 	modeDRA                      // its translation's claim
-	modeClass                    // as submitted, its resources from an extendedResourceName class
+	modeClass                    // as submitted, its resources from an extendedResourceName class, or the device plugin where a node still offers them
 	modeDevicePlugin             // as submitted, on the nodes the switch leaves alone
 )
 
@@ -41,7 +41,8 @@ type plan struct {
 	pod    *corev1.Pod
 	claims []*resourceapi.ResourceClaimSpec
 	class  string
-	// device plugin: the pod's request and the nodes that offer it.
+	// device plugin (and, modeClass, the nodes that keep it): the pod's
+	// request and the nodes that offer it.
 	want    corev1.ResourceList
 	offers  []feasibility.LegacyOffer
 	offered map[string]corev1.ResourceList
@@ -105,6 +106,11 @@ func planOf(w Workload, j *CutoverForecast, switched map[corev1.ResourceName]boo
 	case w.Pod.Spec.NodeName == "" && classesMap(asks, switched, j.After.Inventory.Classes):
 		pl.mode, pl.result = modeClass, cutover.ServedByClass
 		pl.pod, pl.claims, pl.class = byClass(admitted, asks, switched, j.After.Inventory.Classes)
+		// Where a node still advertises the resource (its device plugin
+		// stays), kube-scheduler counts it there as before: the class
+		// serves the pod only on the nodes that do not.
+		a := k.after.of(admitted)
+		pl.want, pl.offers, pl.offered = a.want, a.offers, a.offered
 	default:
 		a := k.after.of(admitted)
 		pl.want, pl.offers, pl.offered = a.want, a.offers, a.offered

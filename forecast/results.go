@@ -47,8 +47,22 @@ func (cp *clusterPlacement) cutoverOf(i int, light bool) cutover.Effect {
 		autoscalingLost(&c, pl)
 	} else {
 		c.Competes, c.CompetesMore = nil, 0 // it gets every pod whatever the order
+		if pl.mode == modeClass && keptOnly(cp.taken[i], pl) {
+			c.Result, c.Class = cutover.StaysLegacy, "" // the class serves none of its pods
+		}
 	}
 	return c
+}
+
+// keptOnly: every node of a class's plan that serves its pods still
+// offers them its device plugin's resources.
+func keptOnly(nodes []string, pl *plan) bool {
+	for _, n := range nodes {
+		if _, kept := pl.offered[n]; !kept {
+			return false
+		}
+	}
+	return len(nodes) > 0
 }
 
 // shortfall judges a workload that gets fewer pods served than it asks
@@ -97,5 +111,8 @@ func autoscalingLost(c *cutover.Effect, pl *plan) {
 	}
 	lost := fmt.Sprintf("autoscaling lost in pool %s=%s: today its autoscaler adds nodes for the pods that do not fit (%s of the pool can run them), "+
 		"after the switch none for their claims", p.Label, p.Name, nodes)
+	if p.Remedy != "" {
+		lost += " (" + p.Remedy + ")"
+	}
 	c.Why = strings.TrimSuffix(lost+"; "+c.Why, "; ")
 }

@@ -22,6 +22,9 @@ import (
 func summaryOf(opts Options, j *CutoverForecast) (*cutover.Summary, error) {
 	fc := j.Forecast
 	s := &cutover.Summary{GFDLabels: string(cmp.Or(opts.GFDLabels, GFDLabelsDrop)), Nodes: len(fc.Nodes), Devices: map[string]int{}, Order: placementOrder}
+	if fc.Platform != nil {
+		s.Platform, s.PlatformFacts = fc.Platform.Name, fc.Platform.Lines()[1:]
+	}
 	switched := map[string]bool{}
 	unknown, notes := map[string]bool{}, map[string]bool{}
 	for _, n := range fc.Nodes {
@@ -73,11 +76,14 @@ func autoscalingCaveat(p *translate.Policy, j *CutoverForecast) (cutover.Caveat,
 	}
 	labels := p.AutoscaledPoolLabels()
 	pools := map[string]int{}
+	remedies := map[string]bool{}
 	for _, n := range j.Before.Inventory.Nodes {
-		for _, k := range labels {
-			if v, ok := n.Labels[k]; ok {
-				pools[k+"="+v]++
-				break
+		if k, v, ok := ignoringPool(n, labels, j.Forecast.Platform); ok {
+			pools[k+"="+v]++
+			if pool := j.Forecast.Platform.PoolOf(n.Labels); pool != nil {
+				if _, remedy, _ := pool.FromZero(); remedy != "" {
+					remedies[remedy] = true
+				}
 			}
 		}
 	}
@@ -95,10 +101,19 @@ func autoscalingCaveat(p *translate.Policy, j *CutoverForecast) (cutover.Caveat,
 	return cutover.Caveat{
 		Text: fmt.Sprintf("Autoscaling: %d of the nodes are in autoscaled pools (%s) whose autoscaler adds no node for a pod whose devices come from a claim. "+
 			"The workloads that move keep the nodes these pools have at the switch, and a scale-up past them stays Pending; the rows marked autoscaling lost need more already. "+
-			"Scale the pools for every replica before the switch, or set autoscaling.draAware: true in the policy once the autoscaler provisions for claims.", nodes, strings.Join(names, ", ")),
+			"Scale the pools for every replica before the switch, or set autoscaling.draAware: true in the policy once the autoscaler provisions for claims%s.", nodes, strings.Join(names, ", "), remedyText(remedies)),
 		Source: "kubernetes-sigs/karpenter v1.14.1: --ignore-dra-requests defaults to true (pkg/operator/options/options.go), and a pod with resource claims is then not provisioned for " +
 			"(pkg/controllers/provisioning/scheduling/scheduler.go); kubernetes-sigs/karpenter#3228 tracks DRA support",
 	}, true
+}
+
+// remedyText is "; to make it provision for them: …" of the pools'
+// autoscalers, "" when none is known.
+func remedyText(remedies map[string]bool) string {
+	if len(remedies) == 0 {
+		return ""
+	}
+	return "; to make it provision for them: " + strings.Join(slices.Sorted(maps.Keys(remedies)), "; ")
 }
 
 // unserved: the whole-cluster placement serves fewer pods than the

@@ -9,11 +9,11 @@ import (
 // "nvidia-gpu: class gpu.nvidia.com maps nvidia.com/gpu (declared: preset
 // nvidia-dra-driver …)".
 func (p *Platform) Lines() []string {
-	out := []string{"platform: " + p.Name, "Kubernetes " + p.Kubernetes.Value + say(p.Kubernetes)}
+	out := []string{"platform: " + p.Name, "Kubernetes " + p.Kubernetes.Value + p.Kubernetes.Said()}
 	for _, d := range p.Drivers {
-		out = append(out, fmt.Sprintf("%s: install %s%s", d.Family, orUnknown(d.Install.Value), say(d.Install)))
+		out = append(out, fmt.Sprintf("%s: install %s%s", d.Family, orUnknown(d.Install.Value), d.Install.Said()))
 		if d.Release.Known() {
-			out = append(out, fmt.Sprintf("%s: release %s%s", d.Family, d.Release.Value, say(d.Release)))
+			out = append(out, fmt.Sprintf("%s: release %s%s", d.Family, d.Release.Value, d.Release.Said()))
 		}
 		for _, c := range d.Classes {
 			maps := "maps no extended resource"
@@ -23,7 +23,7 @@ func (p *Platform) Lines() []string {
 			case c.Maps != "":
 				maps = "maps " + c.Maps
 			}
-			line := fmt.Sprintf("%s: class %s %s%s", d.Family, c.Name, maps, say(c.Fact))
+			line := fmt.Sprintf("%s: class %s %s%s", d.Family, c.Name, maps, c.Fact.Said())
 			if c.HelmRelease != "" {
 				line += "; owned by Helm release " + c.HelmRelease
 			}
@@ -34,7 +34,7 @@ func (p *Platform) Lines() []string {
 			f    Fact
 		}{{"consumable shares", d.Shares}, {"DynamicMIG", d.DynamicMIG}, {"MPS", d.MPS}, {"prepares only whole nodes", d.WholeNode}} {
 			if f.f.Known() {
-				out = append(out, fmt.Sprintf("%s: %s %s%s", d.Family, f.name, f.f.Value, say(f.f)))
+				out = append(out, fmt.Sprintf("%s: %s %s%s", d.Family, f.name, f.f.Value, f.f.Said()))
 			}
 		}
 	}
@@ -46,17 +46,17 @@ func (p *Platform) Lines() []string {
 		case pool.Label != "":
 			name = "every " + pool.Label + " pool"
 		}
-		line := fmt.Sprintf("pool %s: autoscaler %s%s", name, orUnknown(pool.Autoscaler.Value), say(pool.Autoscaler))
+		line := fmt.Sprintf("pool %s: autoscaler %s%s", name, orUnknown(pool.Autoscaler.Value), pool.Autoscaler.Said())
 		if pool.DRA.Known() {
-			line += fmt.Sprintf("; provisions for claims: %s%s", pool.DRA.Value, say(pool.DRA))
+			line += fmt.Sprintf("; provisions for claims: %s%s", pool.DRA.Value, pool.DRA.Said())
 		}
 		out = append(out, line)
 	}
 	return out
 }
 
-// say is a fact's source, as " (detected: DaemonSet …)".
-func say(f Fact) string {
+// Said is a fact's source, as " (detected: DaemonSet …)".
+func (f Fact) Said() string {
 	switch {
 	case f.From != "":
 		return " (" + string(f.Source) + ": " + f.From + ")"

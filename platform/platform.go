@@ -14,7 +14,6 @@
 package platform
 
 import (
-	"slices"
 	"strconv"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
@@ -140,22 +139,22 @@ func (p *Platform) ServesExtendedResources() bool {
 	return m == 0 || m >= 36
 }
 
-// Mapping is the class that serves an extended resource as submitted
-// (KEP-5004) once the switch is done, with the fact that says so; ok is
-// false when no class of the platform maps it or kube-scheduler does not
-// serve the mapping at this release.
-func (p *Platform) Mapping(resource string) (Class, bool) {
+// Maps is the extended resource the class of this name maps once the
+// switch is done: "" when no class of the platform by that name maps one,
+// whether it is not known, or kube-scheduler does not serve the mapping at
+// this release.
+func (p *Platform) Maps(class string) string {
 	if !p.ServesExtendedResources() {
-		return Class{}, false
+		return ""
 	}
 	for _, d := range p.Drivers {
 		for _, c := range d.Classes {
-			if c.Maps == resource {
-				return c, true
+			if c.Name == class && c.Fact.Known() {
+				return c.Maps
 			}
 		}
 	}
-	return Class{}, false
+	return ""
 }
 
 // Shares is a family's consumable-shares mode, with the fact that says it;
@@ -170,16 +169,6 @@ func (p *Platform) Shares(family string) (Shares, Fact) {
 		return Shares{Mode: v1alpha1.SharesDisabled}, d.Shares
 	}
 	return s, d.Shares
-}
-
-// WholeNode reports whether a family's driver prepares only claims for
-// every device of a node, with the fact that says so.
-func (p *Platform) WholeNode(family string) (bool, Fact) {
-	d := p.Driver(family)
-	if d == nil || !d.WholeNode.Known() {
-		return false, Fact{Source: Unknown}
-	}
-	return d.WholeNode.Value == "true", d.WholeNode
 }
 
 // PoolOf is the pool a node with these labels belongs to: the first pool
@@ -265,23 +254,6 @@ func (pool *Pool) FromZero() (yes bool, remedy string, ok bool) {
 		return false, "", pool.Autoscaler.Known()
 	}
 	return false, "", false
-}
-
-// karpenterKnows are the device attributes and capacities Karpenter knows
-// of an instance type before it launches one (its AWS provider's DRA
-// docs, website/content/en/preview/tasks/dra.md): CEL selectors may use
-// these; driverVersion, cudaDriverVersion and pcieRoot only work in
-// matchAttribute.
-var karpenterKnows = []string{"productName", "architecture", "brand", "cudaComputeCapability", "type", "memory", "shares"}
-
-// KnownBeforeLaunch reports whether a selector on the attribute (its name
-// without the domain) can pick a node the pool's autoscaler has not
-// launched yet: always, except in a Karpenter pool, which knows only some.
-func (pool *Pool) KnownBeforeLaunch(attribute string) bool {
-	if v1alpha1.AutoscalerKind(pool.Autoscaler.Value) != v1alpha1.AutoscalerKarpenter {
-		return true
-	}
-	return slices.Contains(karpenterKnows, attribute)
 }
 
 func boolFact(b bool, source Source, from string) Fact {

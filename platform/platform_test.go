@@ -38,7 +38,7 @@ func TestMappingFollowsTheInstallPath(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c, ok := declared(t, tc.doc).Mapping("nvidia.com/gpu")
+			c, ok := mappingOf(declared(t, tc.doc), "nvidia.com/gpu")
 			if ok != (tc.wantClass != "") || c.Name != tc.wantClass || (ok && c.Fact.Source != tc.wantSource) {
 				t.Errorf("Mapping(nvidia.com/gpu) = %+v, %v; want class %q (%s)", c, ok, tc.wantClass, tc.wantSource)
 			}
@@ -126,10 +126,6 @@ func TestPoolsAndTheirAutoscalers(t *testing.T) {
 	if p.PoolOf(map[string]string{"kubernetes.io/hostname": "x"}) != nil {
 		t.Error("a node in no pool has a pool")
 	}
-	karp := p.PoolOf(map[string]string{"karpenter.sh/nodepool": "gpu"})
-	if karp.KnownBeforeLaunch("driverVersion") || !karp.KnownBeforeLaunch("productName") {
-		t.Error("Karpenter knows productName before launch and not driverVersion")
-	}
 }
 
 func TestDetect(t *testing.T) {
@@ -162,7 +158,7 @@ func TestDetect(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("(-want,+got):\n%s", diff)
 		}
-		if c, ok := p.Mapping("nvidia.com/gpu"); !ok || c.Fact.Source != Detected || c.HelmRelease != "nvidia-dra/nvidia-dra" {
+		if c, ok := mappingOf(p, "nvidia.com/gpu"); !ok || c.Fact.Source != Detected || c.HelmRelease != "nvidia-dra/nvidia-dra" {
 			t.Errorf("Mapping = %+v, %v; want the detected class owned by its Helm release", c, ok)
 		}
 	})
@@ -189,14 +185,14 @@ func TestDetect(t *testing.T) {
 	})
 	t.Run("nothing detected: the drivers' defaults", func(t *testing.T) {
 		p := Detect(Objects{})
-		if _, ok := p.Mapping("nvidia.com/gpu"); ok {
+		if _, ok := mappingOf(p, "nvidia.com/gpu"); ok {
 			t.Error("a mapping with nothing detected")
 		}
 		if s, f := p.Shares("nvidia-gpu"); s.Mode != v1alpha1.SharesDisabled || f.Source != Default {
 			t.Errorf("shares %+v (%+v), want the driver's default", s, f)
 		}
-		if whole, f := p.WholeNode("google-tpu"); !whole || f.Source != Default {
-			t.Errorf("TPU whole node %v (%+v), want the driver's rule", whole, f)
+		if f := p.Driver("google-tpu").WholeNode; f.Value != "true" || f.Source != Default {
+			t.Errorf("TPU whole node %+v, want the driver's rule", f)
 		}
 	})
 }
@@ -223,4 +219,22 @@ func TestDecodePlatformRejectsBadInputWithFieldPaths(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mappingOf is the class that serves an extended resource as submitted
+// (KEP-5004) once the switch is done, with the fact that says so; ok is
+// false when no class of the platform maps it or kube-scheduler does not
+// serve the mapping at this release.
+func mappingOf(p *Platform, resource string) (Class, bool) {
+	if !p.ServesExtendedResources() {
+		return Class{}, false
+	}
+	for _, d := range p.Drivers {
+		for _, c := range d.Classes {
+			if c.Maps == resource {
+				return c, true
+			}
+		}
+	}
+	return Class{}, false
 }

@@ -40,7 +40,8 @@ func Defaults() *Platform {
 
 // Declare applies a Platform document over base: its presets in order,
 // then its own drivers and pools, each replacing what base says of the
-// same family or pool. from names the document in the facts ("platform.yaml").
+// same family or pool. from names the document in the facts
+// ("platform.yaml"); "" declares its presets alone.
 func Declare(base *Platform, doc *v1alpha1.Platform, from string) *Platform {
 	p := base.clone()
 	names := []string{}
@@ -72,9 +73,19 @@ func Declare(base *Platform, doc *v1alpha1.Platform, from string) *Platform {
 	for _, dp := range doc.Spec.Pools {
 		p.setPool(declaredPool(dp, from))
 	}
-	p.Name = from
-	if len(names) > 0 {
-		p.Name += " (presets " + strings.Join(names, ", ") + ")"
+	if doc.Metadata.Name != "" {
+		from = doc.Metadata.Name
+	}
+	switch {
+	case from == "":
+		p.Name = "presets " + strings.Join(names, ", ")
+	case len(names) > 0:
+		p.Name = from + " (presets " + strings.Join(names, ", ") + ")"
+	default:
+		p.Name = from
+	}
+	if base.Name != "" && base.Name != Defaults().Name {
+		p.Name = base.Name + ", then " + p.Name
 	}
 	return p
 }
@@ -178,4 +189,27 @@ func minorOf(v string) string {
 		return v
 	}
 	return fmt.Sprintf("1.%d", m)
+}
+
+// Load is the platform a run assumes: base (detected from the cluster;
+// nil for the drivers' own defaults, Defaults), then the presets named
+// (`--platform-preset`), then the document (`--platform FILE`, nil for
+// none) named from. An unknown preset is an error that names it and the
+// presets there are.
+func Load(base *Platform, presetNames []string, doc *v1alpha1.Platform, from string) (*Platform, error) {
+	p := base
+	if p == nil {
+		p = Defaults()
+	}
+	if len(presetNames) > 0 {
+		pre := &v1alpha1.Platform{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PlatformKind, Spec: v1alpha1.PlatformSpec{Presets: presetNames}}
+		if errs := v1alpha1.ValidatePlatform(pre); len(errs) > 0 {
+			return nil, errs.ToAggregate()
+		}
+		p = Declare(p, pre, "")
+	}
+	if doc != nil {
+		p = Declare(p, doc, from)
+	}
+	return p, nil
 }

@@ -278,7 +278,11 @@ func (r *Report) summaryLine() string {
 				parts = append(parts, fmt.Sprintf("%d %s", n, cutoverLabel(res)))
 			}
 		}
-		line += fmt.Sprintf("\nafter the switch (%d of %d nodes switch, GFD labels %s): %s", r.Forecast.Switched, r.Forecast.Nodes, r.Forecast.GFDLabels, strings.Join(parts, ", "))
+		on := ""
+		if r.Forecast.Platform != "" {
+			on = "platform " + r.Forecast.Platform + "; "
+		}
+		line += fmt.Sprintf("\nafter the switch (%s%d of %d nodes switch, GFD labels %s): %s", on, r.Forecast.Switched, r.Forecast.Nodes, r.Forecast.GFDLabels, strings.Join(parts, ", "))
 	}
 	return line
 }

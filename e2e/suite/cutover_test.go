@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -146,8 +147,15 @@ func TestForecastAndClusterAgreeAtTheSwitch(t *testing.T) {
 
 	// The forecast, by the real binary against the live cluster.
 	out := filepath.Join(t.TempDir(), "forecast.yaml")
+	// The NVIDIA DRA driver publishes each GPU as 4 consumable shares, as
+	// many as the T4 node's replicas (its default, disabled, would make
+	// them whole GPUs).
+	plat := filepath.Join(t.TempDir(), "platform.yaml")
+	if err := os.WriteFile(plat, []byte("apiVersion: claimbridge.io/v1alpha1\nkind: Platform\nspec:\n  drivers:\n  - family: nvidia-gpu\n    consumableShares: \"4\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.CommandContext(t.Context(), claimbridgeBin(t), "audit", "--forecast", "--kubeconfig", tc.Kubeconfig, "-n", ns, "-n", deny,
-		"-o", "json", "--forecast-out", out)
+		"-o", "json", "--forecast-out", out, "--platform", plat)
 	raw, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("audit --forecast: %v\n%s", err, raw)

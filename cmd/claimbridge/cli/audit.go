@@ -17,6 +17,7 @@ import (
 	livepkg "github.com/claimbridge/claimbridge/internal/live"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
+	"github.com/claimbridge/claimbridge/platform"
 	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
@@ -38,6 +39,9 @@ type auditOptions struct {
 	timeout    time.Duration
 	pol        policyFlags
 	kubeconfig string
+	// detected: the platform read from the cluster (--kubeconfig with
+	// --forecast).
+	detected   *platform.Platform
 	namespaces []string
 	forecast   forecastFlags
 }
@@ -85,6 +89,13 @@ NotAffected. --fail-on breaks makes the exit code 1 when a row breaks.`,
 			in, err := o.read(c)
 			if err != nil {
 				return err
+			}
+			if o.forecast.on && o.kubeconfig != "" {
+				// The platform as the cluster shows it, then what the
+				// flags declare over it.
+				if fopts.Platform, err = o.forecast.loadPlatform(o.detected); err != nil {
+					return err
+				}
 			}
 			var rep *report.Report
 			if o.forecast.on {
@@ -160,6 +171,11 @@ func (o *auditOptions) read(c *cobra.Command) (*offline.Input, error) {
 	}
 	if src.Docs, err = livepkg.Workloads(c.Context(), cs, o.namespaces); err != nil {
 		return nil, err
+	}
+	if o.forecast.on {
+		if o.detected, err = livepkg.Platform(c.Context(), cs); err != nil {
+			return nil, fmt.Errorf("detect the platform: %w", err)
+		}
 	}
 	if len(o.fleets) == 0 {
 		if src.Cluster, err = livepkg.Inventory(c.Context(), cs); err != nil {

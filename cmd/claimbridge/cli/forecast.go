@@ -2,16 +2,20 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/internal/offline"
+	"github.com/claimbridge/claimbridge/platform"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -24,14 +28,19 @@ type forecastFlags struct {
 	slicing string
 	classes []string
 	out     string
+	// platform: a Platform document; presets: install paths by name.
+	platform string
+	presets  []string
 }
 
 func (f *forecastFlags) add(c *cobra.Command) {
 	c.Flags().BoolVar(&f.on, "forecast", false, "decide against the fleet as it will be after a one-day switch from the device plugin to DRA (the cutover forecast)")
 	c.Flags().StringVar(&f.nodes, "forecast-nodes", "", "with --forecast: label selector of the nodes the switch covers (default: every node with an accelerator the forecast knows)")
 	c.Flags().StringVar(&f.gfd, "gfd-labels", string(forecast.GFDLabelsDrop), "with --forecast: whether GPU Feature Discovery's node labels stay after the switch: drop (GPU Operator's DRA mode) or keep")
-	c.Flags().StringVar(&f.slicing, "forecast-time-slicing", string(forecast.TimeSlicingShares), "with --forecast: how GPUs the device plugin time-slices are forecast: shares (the NVIDIA DRA driver v0.5+ with ConsumableShares and --consumable-shares=<replicas>) or whole (a driver without consumable shares)")
+	c.Flags().StringVar(&f.slicing, "forecast-time-slicing", "", "with --forecast: override how GPUs the device plugin time-slices are forecast: shares (the NVIDIA DRA driver v0.5+ with ConsumableShares and --consumable-shares=<replicas>) or whole (a driver without consumable shares); default: as the platform's consumable-shares mode (--platform), disabled by the driver's default")
 	c.Flags().StringSliceVar(&f.classes, "forecast-classes", nil, "with --forecast: YAML of the DeviceClasses the switch creates (default: the DRA drivers' own classes)")
+	c.Flags().StringVar(&f.platform, "platform", "", "with --forecast: a Platform document (claimbridge.io/v1alpha1, docs/concepts/platform.md) saying what the switch lands on: each driver's install path, DeviceClasses and the extended resources they map, the NVIDIA driver's consumable shares, the Kubernetes release; applied after --platform-preset (default: the drivers' own defaults: classes that map nothing, exclusive GPUs)")
+	c.Flags().StringSliceVar(&f.presets, "platform-preset", nil, "with --forecast: known install paths whose facts apply, in order: "+strings.Join(v1alpha1.PlatformPresets(), ", "))
 	c.Flags().StringVar(&f.out, "forecast-out", "", "with --forecast: write the forecast fleet (Nodes, ResourceSlices, DeviceClasses) to this file, to review and feed back with --fleet")
 }
 
@@ -39,8 +48,8 @@ func (f *forecastFlags) add(c *cobra.Command) {
 func (f *forecastFlags) options() (forecast.Options, error) {
 	var o forecast.Options
 	if !f.on {
-		if f.nodes != "" || f.out != "" || len(f.classes) > 0 || f.gfd != string(forecast.GFDLabelsDrop) || f.slicing != string(forecast.TimeSlicingShares) {
-			return o, usagef("--forecast-nodes, --gfd-labels, --forecast-time-slicing, --forecast-classes and --forecast-out need --forecast")
+		if f.nodes != "" || f.out != "" || len(f.classes) > 0 || f.gfd != string(forecast.GFDLabelsDrop) || f.slicing != "" || f.platform != "" || len(f.presets) > 0 {
+			return o, usagef("--forecast-nodes, --gfd-labels, --forecast-time-slicing, --forecast-classes, --platform, --platform-preset and --forecast-out need --forecast")
 		}
 		return o, nil
 	}
@@ -51,6 +60,9 @@ func (f *forecastFlags) options() (forecast.Options, error) {
 	o.GFDLabels = gfd
 	if o.TimeSlicing, err = forecast.ParseTimeSlicing(f.slicing); err != nil {
 		return o, usagef("--forecast-time-slicing: %v", err)
+	}
+	if o.Platform, err = f.loadPlatform(nil); err != nil {
+		return o, err
 	}
 	if f.nodes != "" {
 		sel, err := labels.Parse(f.nodes)
@@ -96,4 +108,18 @@ func (o *auditOptions) runForecast(ctx context.Context, in *offline.Input, polic
 	rep.Forecast = f
 	rep.FleetSummary = report.NewFleetSummary(after.Snapshot.Summary(ctx))
 	return rep, nil
+}
+
+// loadPlatform is the platform --platform-preset and --platform declare
+// over base (detected from the cluster; nil for the drivers' defaults).
+func (f *forecastFlags) loadPlatform(base *platform.Platform) (*platform.Platform, error) {
+	p, err := offline.Platform(base, f.platform, f.presets)
+	var preset offline.PresetError
+	switch {
+	case errors.As(err, &preset):
+		return nil, usagef("--platform-preset: %v", err)
+	case err != nil:
+		return nil, fmt.Errorf("--platform: %w", err)
+	}
+	return p, nil
 }

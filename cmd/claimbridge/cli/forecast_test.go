@@ -9,9 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/internal/offline"
 	"github.com/claimbridge/claimbridge/internal/testing/browser"
+	"github.com/claimbridge/claimbridge/internal/testing/golden"
 	"github.com/claimbridge/claimbridge/internal/testing/reportpage"
 	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/report"
@@ -20,6 +23,10 @@ import (
 
 var forecastArgs = []string{"audit", "--forecast", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover"}
 
+// sharesPlatform declares the standalone NVIDIA chart with 4 consumable
+// shares per GPU, as many as the T4 node's time-slicing replicas.
+const sharesPlatform = "../../../examples/platforms/consumable-shares-4.yaml"
+
 // TestForecastExamples: the cutover example's workloads against the fleet
 // before the switch (no ResourceSlice at all): each row says what the
 // switch does to it, the forecast fleet written with --forecast-out is
@@ -27,7 +34,7 @@ var forecastArgs = []string{"audit", "--forecast", "-f", "../../../examples/cuto
 // forecast row for row.
 func TestForecastExamples(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "forecast.yaml")
-	js, err := run(t, "", append(forecastArgs, "-o", "json", "--forecast-out", out)...)
+	js, err := run(t, "", append(forecastArgs, "-o", "json", "--forecast-out", out, "--platform", sharesPlatform)...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, js)
 	}
@@ -109,22 +116,38 @@ func TestForecastExamples(t *testing.T) {
 	if _, err := run(t, "", append(forecastArgs, "--fail-on", "breaks")...); exitCode(err) != exitInvalid {
 		t.Errorf("--fail-on breaks with a row that breaks: exit %d, want %d", exitCode(err), exitInvalid)
 	}
-	// Time-sliced GPUs forecast whole (a DRA driver without consumable
-	// shares): the T4 shares break, and say what would make them move.
-	js, err = run(t, "", append(forecastArgs, "-o", "json", "--forecast-time-slicing", "whole")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := report.Read(strings.NewReader(js))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, row := range whole.Items {
-		if row.Name != "embeddings" {
-			continue
+	// Time-sliced GPUs on a driver that runs its defaults
+	// (--consumable-shares=disabled, no platform declared), or forecast
+	// whole: the T4 shares break, and say what would make them move — the
+	// gate, the flag and the chart's values.
+	for _, extra := range [][]string{nil, {"--forecast-time-slicing", "whole"}, {"--platform", sharesPlatform, "--forecast-time-slicing", "whole"}} {
+		js, err = run(t, "", append(append(forecastArgs, "-o", "json"), extra...)...)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if row.Cutover == nil || row.Cutover.Result != cutover.Breaks || row.Decisive == nil || row.Decisive.Code != translate.ReasonSharesUnavailable {
-			t.Errorf("embeddings with time-sliced GPUs forecast whole: %+v (decisive %+v), want Breaks for SharesUnavailable", row.Cutover, row.Decisive)
+		whole, err := report.Read(strings.NewReader(js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range whole.Items {
+			if row.Name != "embeddings" {
+				continue
+			}
+			if row.Cutover == nil || row.Cutover.Result != cutover.Breaks || row.Decisive == nil || row.Decisive.Code != translate.ReasonSharesUnavailable {
+				t.Errorf("%v: embeddings with time-sliced GPUs forecast whole: %+v (decisive %+v), want Breaks for SharesUnavailable", extra, row.Cutover, row.Decisive)
+				continue
+			}
+			remedy := row.Remedy(offline.Reasons(), row.Decisive.Code)
+			for _, name := range []string{"ConsumableShares", "--consumable-shares=", "consumableShares="} {
+				if !strings.Contains(remedy, name) {
+					t.Errorf("%v: embeddings breaks, and its remedy %q does not name %s", extra, remedy, name)
+				}
+			}
+		}
+		if extra == nil && !slices.ContainsFunc(whole.Forecast.Notes, func(n string) bool {
+			return strings.Contains(n, "--consumable-shares=disabled (default:") && strings.Contains(n, "featureGates.ConsumableShares=true")
+		}) {
+			t.Errorf("driver defaults: no note says the T4s are whole GPUs by the driver's default, and how to share them: %q", whole.Forecast.Notes)
 		}
 	}
 	for _, args := range [][]string{
@@ -132,6 +155,9 @@ func TestForecastExamples(t *testing.T) {
 		append(forecastArgs, "--forecast-time-slicing", "sometimes"),
 		{"audit", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover", "--forecast-time-slicing", "whole"},
 		append(forecastArgs, "--forecast-nodes", "a in (b"),
+		append(forecastArgs, "--platform-preset", "gpu-operator,nvidia-gpu-operator"),
+		{"audit", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover", "--platform", sharesPlatform},
+		{"audit", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover", "--platform-preset", "gpu-operator"},
 		{"audit", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover", "--fail-on", "breaks"},
 		{"audit", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover", "--forecast-nodes", "a=b"},
 	} {
@@ -256,7 +282,7 @@ func TestForecastMarksAutoscalingLost(t *testing.T) {
 // the same page rendered from the repository root.
 func TestForecastPageInChromium(t *testing.T) {
 	chromium := browser.ForTest(t)
-	url, rep := pageInBrowser(t, chromium, "forecast", forecastArgs...)
+	url, rep := pageInBrowser(t, chromium, "forecast", append(slices.Clone(forecastArgs), "--platform", sharesPlatform)...)
 	out := outputDir(t)
 	if err := chromium.Screenshot(t.Context(), url, filepath.Join(out, "forecast-cutover.png"), 1280, 2100); err != nil {
 		t.Fatal(err)
@@ -278,6 +304,13 @@ func TestForecastPageInChromium(t *testing.T) {
 	breaks := p.All(reportpage.Element("tr", "break"))
 	if len(breaks) != 1 {
 		t.Errorf("%d groups of what breaks, want 1 (NodeNamePreset)", len(breaks))
+	}
+	// The page names the platform it assumed, fact by fact.
+	named := p.All(reportpage.WithAttr("data-platform", rep.Forecast.Platform))
+	facts := p.All(reportpage.Element("ul", "platform"))
+	if rep.Forecast.Platform == "" || len(named) != 1 || len(facts) != 1 || !strings.Contains(reportpage.Text(facts[0]), "class gpu.nvidia.com maps nvidia.com/gpu (declared") ||
+		!strings.Contains(reportpage.Text(facts[0]), "consumable shares 4 (declared") {
+		t.Errorf("the page does not name the platform %q with its facts (%d, %d)", rep.Forecast.Platform, len(named), len(facts))
 	}
 	// The numbers at the top are the whole cluster's: the devices of the
 	// pods the placement serves, of those served today.
@@ -335,5 +368,57 @@ func TestForecastPageInChromium(t *testing.T) {
 	y, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(href, "data:application/yaml;base64,"))
 	if err != nil || string(y) != rep.Forecast.YAML {
 		t.Errorf("the download link does not hold the forecast fleet (%v)", err)
+	}
+}
+
+// TestForecastExamplesByPlatform: the cutover example's forecast, as text,
+// on each install path the presets name, on the drivers' defaults and on a
+// declared platform (testdata/platform/<name>.golden.txt): the summary
+// line names the platform, and the rows follow it — a class that maps
+// nvidia.com/gpu serves plain GPU pods as submitted where the Operator's
+// does not, and time-sliced GPUs break on a driver without shares.
+func TestForecastExamplesByPlatform(t *testing.T) {
+	cases := map[string][]string{"driver-defaults": nil, "consumable-shares-4": {"--platform", sharesPlatform}}
+	for _, preset := range v1alpha1.PlatformPresets() {
+		cases["preset-"+preset] = []string{"--platform-preset", preset}
+	}
+	for name, extra := range cases {
+		t.Run(name, func(t *testing.T) {
+			out, err := run(t, "", append(slices.Clone(forecastArgs), extra...)...)
+			if err != nil && exitCode(err) != exitInvalid {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			golden.Check(t, filepath.Join("testdata", "platform", name+".golden.txt"), []byte(out))
+			if !strings.Contains(out, "after the switch (platform ") {
+				t.Errorf("the summary does not name the platform:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestForecastFollowsTheClassMapping: with the standalone chart's classes
+// (gpu.nvidia.com maps nvidia.com/gpu) the forecast fleet's class carries
+// extendedResourceName, and legacy-serving, pinned to the opted-out node
+// whose device plugin stays, is still served there by the device plugin
+// (kube-scheduler counts a node's allocatable before any class); with the
+// GPU Operator's classes nothing is mapped.
+func TestForecastFollowsTheClassMapping(t *testing.T) {
+	for preset, maps := range map[string]bool{"nvidia-dra-driver": true, "gpu-operator": false} {
+		js, err := run(t, "", append(slices.Clone(forecastArgs), "-o", "json", "--platform-preset", preset)...)
+		if err != nil && exitCode(err) != exitInvalid {
+			t.Fatal(err)
+		}
+		rep, err := report.Read(strings.NewReader(js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(rep.Forecast.YAML, "extendedResourceName: nvidia.com/gpu"); got != maps {
+			t.Errorf("%s: the forecast fleet maps nvidia.com/gpu: %v, want %v", preset, got, maps)
+		}
+		for _, row := range rep.Items {
+			if row.Name == "legacy-serving" && (row.Cutover == nil || row.Cutover.Result != cutover.StaysLegacy || row.Cutover.Served != 1) {
+				t.Errorf("%s: legacy-serving %+v, want StaysLegacy 1/1 on the opted-out node's device plugin", preset, row.Cutover)
+			}
+		}
 	}
 }

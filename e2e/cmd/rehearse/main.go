@@ -51,7 +51,7 @@ func (l *list) Set(v string) error {
 
 func run() (int, error) {
 	var o Options
-	var files, fleets, profiles, classes, namespaces list
+	var files, fleets, profiles, classes, namespaces, presets list
 	flag.Var(&files, "f", "manifest file or directory of the workloads (repeatable)")
 	flag.Var(&fleets, "fleet", "fleet inventory before the switch: YAML file or directory (repeatable)")
 	flag.StringVar(&o.Kubeconfig, "kubeconfig", "", "read the workloads (and, without -fleet, the nodes) of this cluster instead; it is only read")
@@ -61,6 +61,8 @@ func run() (int, error) {
 	flag.StringVar(&o.ForecastNodes, "forecast-nodes", "", "label selector of the nodes the switch covers (default: every node with an accelerator the forecast knows)")
 	flag.StringVar(&o.GFDLabels, "gfd-labels", "drop", "whether GPU Feature Discovery's labels stay after the switch: drop or keep")
 	flag.Var(&classes, "forecast-classes", "YAML of the DeviceClasses the switch creates (default: the DRA drivers' own)")
+	flag.StringVar(&o.PlatformFile, "platform", "", "a Platform document: each driver's install path, DeviceClasses and what they map, the NVIDIA driver's consumable shares (default: the drivers' own defaults)")
+	flag.Var(&presets, "platform-preset", "known install paths whose facts apply before -platform (repeatable): gpu-operator, nvidia-dra-driver, eks-auto-mode, amd-gpu-operator, tpu-dra-driver, gke-managed")
 	flag.StringVar(&o.Mode, "mode", "enforce", "claimbridge mode of the workloads' namespaces: enforce or audit")
 	flag.StringVar(&o.Output, "o", "table", "output: table, json, yaml, markdown or html")
 	flag.StringVar(&o.Claimbridge, "claimbridge", "", "claimbridge binary to run (default: go build ./cmd/claimbridge of the repository)")
@@ -80,7 +82,7 @@ Flags:
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	o.Files, o.Fleets, o.Profiles, o.Classes, o.Namespaces = files, fleets, profiles, classes, namespaces
+	o.Files, o.Fleets, o.Profiles, o.Classes, o.Namespaces, o.Presets = files, fleets, profiles, classes, namespaces, presets
 	o.Progress = os.Stderr
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -49,6 +49,11 @@ type Options struct {
 	// The forecast's options, as audit --forecast takes them.
 	ForecastNodes, GFDLabels string
 	Classes                  []string
+	// PlatformFile and Presets: the platform the switch lands on, as
+	// audit --forecast's --platform and --platform-preset declare it
+	// (default: the drivers' own defaults).
+	PlatformFile string
+	Presets      []string
 	// Mode of the workloads' namespaces (default enforce).
 	Mode string
 	// Output format of the report.
@@ -331,6 +336,9 @@ func forecastOptions(o Options, p *translate.Policy) (forecast.Options, error) {
 		return f, err
 	}
 	f.GFDLabels = gfd
+	if f.Platform, err = offline.Platform(nil, o.PlatformFile, o.Presets); err != nil {
+		return f, fmt.Errorf("-platform: %w", err)
+	}
 	if o.ForecastNodes != "" {
 		if f.Nodes, err = labels.Parse(o.ForecastNodes); err != nil {
 			return f, fmt.Errorf("-forecast-nodes: %w", err)

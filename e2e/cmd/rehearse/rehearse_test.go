@@ -82,7 +82,8 @@ func TestTheCutoverExampleIsBoundAsForecast(t *testing.T) {
 	}
 	res, err := Rehearse(t.Context(), Options{
 		Files: []string{filepath.Join(root, "examples", "cutover")}, Fleets: []string{filepath.Join(root, "examples", "fleets", "before-cutover")},
-		Claimbridge: claimbridgeBin(t), Settle: 5 * time.Second, Timeout: 3 * time.Minute, Progress: testWriter{t},
+		PlatformFile: sharesPlatform(t),
+		Claimbridge:  claimbridgeBin(t), Settle: 5 * time.Second, Timeout: 3 * time.Minute, Progress: testWriter{t},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -177,4 +178,17 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// sharesPlatform is a Platform document whose NVIDIA DRA driver publishes
+// each GPU as 4 consumable shares (--consumable-shares=4), as many as the
+// time-sliced T4 node's replicas: the T4 shares move.
+func sharesPlatform(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "platform.yaml")
+	doc := "apiVersion: claimbridge.io/v1alpha1\nkind: Platform\nspec:\n  drivers:\n  - family: nvidia-gpu\n    consumableShares: \"4\"\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
