@@ -33,8 +33,13 @@ func (p *Platform) Lines() []string {
 			name string
 			f    Fact
 		}{{"consumable shares", d.Shares}, {"DynamicMIG", d.DynamicMIG}, {"MPS", d.MPS}, {"prepares only whole nodes", d.WholeNode}} {
-			if f.f.Known() {
+			switch {
+			case f.f.Known():
 				out = append(out, fmt.Sprintf("%s: %s %s%s", d.Family, f.name, f.f.Value, f.f.Said()))
+			case f.f.Source == Unknown && d.Family == "nvidia-gpu" && f.name != "prepares only whole nodes":
+				// The NVIDIA driver's modes: one its workload does not let
+				// claimbridge read is said unknown, not taken as the default.
+				out = append(out, fmt.Sprintf("%s: %s unknown%s", d.Family, f.name, f.f.Said()))
 			}
 		}
 	}
