@@ -52,20 +52,6 @@ func ExtendedRequests(pod *corev1.Pod) corev1.ResourceList {
 	return out
 }
 
-// ExtendedNames lists the extended resources of a resource list (a pod's
-// effective requests, a node's allocatable), sorted, whatever their
-// quantity; nil when there is none.
-func ExtendedNames(list corev1.ResourceList) []corev1.ResourceName {
-	var out []corev1.ResourceName
-	for n := range list {
-		if IsExtendedResource(n) {
-			out = append(out, n)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // ExtendedAsked lists the extended resources the pod asks for, sorted: a
 // limit or a request of a container or init container that is not zero.
 // Nothing is defaulted and nothing summed; nil when there is none.

@@ -146,29 +146,6 @@ func TestEffectiveRequestsLeavesThePodAsItIs(t *testing.T) {
 	}
 }
 
-func TestExtendedNames(t *testing.T) {
-	cases := map[string]struct {
-		list corev1.ResourceList
-		want []corev1.ResourceName
-	}{
-		"extended resources in name order, whatever their quantity": {
-			list: builders.MakePod("p", "ns").Container("a").Limit("rdma/hca", "0").Limit("nvidia.com/gpu", "8").Limit("cpu", "64").Obj().Spec.Containers[0].Resources.Limits,
-			want: []corev1.ResourceName{"nvidia.com/gpu", "rdma/hca"},
-		},
-		"none in a list of native resources": {
-			list: builders.MakePod("p", "ns").Container("a").Limit("cpu", "64").Obj().Spec.Containers[0].Resources.Limits,
-		},
-		"none in no list": {},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, podfacts.ExtendedNames(tc.list)); diff != "" {
-				t.Errorf("ExtendedNames (-want,+got):\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestDeviceCounts(t *testing.T) {
 	devices := func(n corev1.ResourceName) bool { return n == "nvidia.com/gpu" || n == "google.com/tpu" }
 	cases := map[string]struct {

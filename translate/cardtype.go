@@ -9,6 +9,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/podfacts"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // Card types. HAMi's scheduler gives a pod only devices whose type its
@@ -69,7 +70,7 @@ func (t *translation) cardTypes() bool {
 		if len(use) == 0 {
 			key = c.NoUse
 		}
-		expr, err := cardTypeSelector(c, use, noUse)
+		expr, err := celgen.CardType(c, use, noUse)
 		if err != nil {
 			t.add(say(ReasonCardTypeNotTranslatable, annotationPath(key), "%v; the pod keeps its device-plugin resources", err))
 			return false
@@ -108,63 +109,12 @@ func cardTypeEntries(v string) []string {
 	return out
 }
 
-// cardTypeSelector is the CEL selector that admits the devices HAMi admits:
-// the type (the attribute, with the prefix) in lower case contains an entry
-// of use, if any, and none of noUse. HAMi folds case with Go's Unicode upper
-// case, CEL's lowerAscii only ASCII letters, so an entry must be printable
-// ASCII.
-func cardTypeSelector(c *v1alpha1.CardTypeRule, use, noUse []string) (string, error) {
-	a := splitAttr(c.Attribute)
-	typ := a.ref()
-	if c.Prefix != "" {
-		prefix, err := celString(c.Prefix)
-		if err != nil {
-			return "", err
-		}
-		withDash, err := celString(c.Prefix + "-")
-		if err != nil {
-			return "", err
-		}
-		typ = "(" + a.ref() + ".startsWith(" + prefix + ") ? " + a.ref() + " : " + withDash + " + " + a.ref() + ")"
-	}
-	contains := func(entries []string) (string, error) {
-		parts := make([]string, 0, len(entries))
-		for _, e := range entries {
-			if !printableASCII(e) {
-				return "", fmt.Errorf("card type %q is not printable ASCII, which a selector cannot compare as HAMi does (ignoring case)", e)
-			}
-			lit, err := celString(strings.ToLower(e))
-			if err != nil {
-				return "", err
-			}
-			parts = append(parts, "ct.contains("+lit+")")
-		}
-		return strings.Join(parts, " || "), nil
-	}
-	var body []string
-	if len(use) > 0 {
-		p, err := contains(use)
-		if err != nil {
-			return "", err
-		}
-		body = append(body, "("+p+")")
-	}
-	if len(noUse) > 0 {
-		p, err := contains(noUse)
-		if err != nil {
-			return "", err
-		}
-		body = append(body, "!("+p+")")
-	}
-	return a.guard() + " && cel.bind(ct, " + typ + ".lowerAscii(), " + strings.Join(body, " && ") + ")", nil
-}
-
 // cardTypeText says how the type is made of the attribute.
 func cardTypeText(c *v1alpha1.CardTypeRule) string {
 	if c.Prefix == "" {
 		return "the attribute's value"
 	}
-	return fmt.Sprintf("%s, with %s- before a value that does not start with %s", splitAttr(c.Attribute).id, c.Prefix, c.Prefix)
+	return fmt.Sprintf("%s, with %s- before a value that does not start with %s", celgen.SplitAttr(c.Attribute).ID, c.Prefix, c.Prefix)
 }
 
 // orList is "a", "a or b", "a, b or c".
@@ -173,15 +123,6 @@ func orList(items []string) string {
 		return strings.Join(items, "")
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
-}
-
-func printableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] >= 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // LegacyDeviceSelectors are the selectors, per extended resource the pod
@@ -206,7 +147,7 @@ func (p *Policy) LegacyDeviceSelectors(pod *corev1.Pod) map[corev1.ResourceName]
 		if len(use) == 0 && len(noUse) == 0 {
 			continue
 		}
-		expr, err := cardTypeSelector(c, use, noUse)
+		expr, err := celgen.CardType(c, use, noUse)
 		if err != nil {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // hamiCheckType is HAMi's card-type test (Project-HAMi/HAMi
@@ -58,7 +59,7 @@ func TestCardTypeSelectorIsHAMisCheckType(t *testing.T) {
 	}
 	for _, ann := range annotations {
 		use, noUse := cardTypeEntries(ann[rule.Use]), cardTypeEntries(ann[rule.NoUse])
-		expr, err := cardTypeSelector(rule, use, noUse)
+		expr, err := celgen.CardType(rule, use, noUse)
 		if err != nil {
 			t.Fatalf("%v: %v", ann, err)
 		}
@@ -72,7 +73,7 @@ func TestCardTypeSelectorIsHAMisCheckType(t *testing.T) {
 	}
 	// A device without the attribute is not admitted (HAMi knows every
 	// card's type).
-	expr, err := cardTypeSelector(rule, []string{"A100"}, nil)
+	expr, err := celgen.CardType(rule, []string{"A100"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // The generic conversions of the vocabulary (vocabulary.go): scalar
@@ -24,7 +25,7 @@ func forwardScalar(t v1alpha1.AttributeType) func(*Policy, *v1alpha1.NodeLabelRu
 		if (req.op == corev1.NodeSelectorOpGt || req.op == corev1.NodeSelectorOpLt) && t != v1alpha1.AttrInt {
 			return effect{}, notTranslatable("%s compares a %s attribute with %s", req.key, t, req.op)
 		}
-		expr, err := requirementExpr(splitAttr(rule.Attribute), t, string(req.op), req.values)
+		expr, err := celgen.Requirement(celgen.SplitAttr(rule.Attribute), t, string(req.op), req.values)
 		if err != nil {
 			return effect{}, notTranslatable("%s: %v", req.key, err)
 		}
@@ -34,12 +35,12 @@ func forwardScalar(t v1alpha1.AttributeType) func(*Policy, *v1alpha1.NodeLabelRu
 
 // forwardMap maps label values to attribute values through the rule's table.
 func forwardMap(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
-	a := splitAttr(rule.Attribute)
+	a := celgen.SplitAttr(rule.Attribute)
 	switch req.op {
 	case corev1.NodeSelectorOpExists:
-		return effect{selectors: []string{a.guard()}}, nil
+		return effect{selectors: []string{a.Guard()}}, nil
 	case corev1.NodeSelectorOpDoesNotExist:
-		return effect{selectors: []string{"!" + a.guard()}}, nil
+		return effect{selectors: []string{"!" + a.Guard()}}, nil
 	case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
 	default:
 		return effect{}, notTranslatable("%s: operator %s on a mapped value", req.key, req.op)
@@ -64,11 +65,11 @@ func forwardMap(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq,
 	if len(mapped) == 0 {
 		return effect{implied: true}, nil
 	}
-	pred, err := stringIn(a.ref(), mapped)
+	pred, err := celgen.StringIn(a.Ref(), mapped)
 	if err != nil {
 		return effect{}, notTranslatable("%s: %v", req.key, err)
 	}
-	return effect{selectors: []string{guarded(a.guard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}, nil
+	return effect{selectors: []string{celgen.Guarded(a.Guard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}, nil
 }
 
 // forwardVersion compares a full dotted version (leading zeros dropped).
@@ -77,7 +78,7 @@ func forwardVersion(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req label
 		// Gt/Lt on labels compare integers; a full version is not one.
 		return effect{}, notTranslatable("%s %s compares integers, not versions", req.key, req.op)
 	}
-	expr, err := requirementExpr(splitAttr(rule.Attribute), v1alpha1.AttrVersion, string(req.op), req.values)
+	expr, err := celgen.Requirement(celgen.SplitAttr(rule.Attribute), v1alpha1.AttrVersion, string(req.op), req.values)
 	if err != nil {
 		return effect{}, notTranslatable("%s: %v", req.key, err)
 	}
@@ -104,8 +105,8 @@ func presence(req labelReq, guard string) (effect, bool) {
 }
 
 func convertVersionPart(rule *v1alpha1.NodeLabelRule, req labelReq, fn string) (effect, error) {
-	a := splitAttr(rule.Attribute)
-	if eff, ok := presence(req, a.guard()); ok {
+	a := celgen.SplitAttr(rule.Attribute)
+	if eff, ok := presence(req, a.Guard()); ok {
 		return eff, nil
 	}
 	var nums []string
@@ -119,17 +120,17 @@ func convertVersionPart(rule *v1alpha1.NodeLabelRule, req labelReq, fn string) (
 	if len(nums) == 0 {
 		return effect{}, notTranslatable("%s: no value", req.key)
 	}
-	ref := a.ref() + "." + fn + "()"
+	ref := a.Ref() + "." + fn + "()"
 	var pred string
 	switch {
 	case req.op == corev1.NodeSelectorOpGt || req.op == corev1.NodeSelectorOpLt:
-		pred = ref + " " + cmpOp(string(req.op)) + " " + nums[0]
+		pred = ref + " " + celgen.CmpOp(string(req.op)) + " " + nums[0]
 	case len(nums) == 1:
 		pred = ref + " == " + nums[0]
 	default:
 		pred = ref + " in [" + strings.Join(nums, ", ") + "]"
 	}
-	return effect{selectors: []string{guarded(a.guard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}, nil
+	return effect{selectors: []string{celgen.Guarded(a.Guard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}, nil
 }
 
 // forwardPresent: the label says the node has devices of the family, which

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // The forms of AMD's node labeller (ROCm/k8s-device-plugin
@@ -39,8 +40,8 @@ func hexValue(v string) (string, bool) {
 // forwardHexID compares a hexadecimal ID written without "0x" with a string
 // attribute that has it, in either case.
 func forwardHexID(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
-	a := splitAttr(rule.Attribute)
-	if eff, ok := presence(req, a.guard()); ok {
+	a := celgen.SplitAttr(rule.Attribute)
+	if eff, ok := presence(req, a.Guard()); ok {
 		return eff, nil
 	}
 	if req.op != corev1.NodeSelectorOpIn && req.op != corev1.NodeSelectorOpNotIn {
@@ -54,11 +55,11 @@ func forwardHexID(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelRe
 		}
 		ids = append(ids, "0x"+h)
 	}
-	pred, err := stringIn(a.ref()+".lowerAscii()", ids)
+	pred, err := celgen.StringIn(a.Ref()+".lowerAscii()", ids)
 	if err != nil {
 		return effect{}, notTranslatable("%s: %v", req.key, err)
 	}
-	return effect{selectors: []string{guarded(a.guard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}, nil
+	return effect{selectors: []string{celgen.Guarded(a.Guard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}, nil
 }
 
 // backwardHexID is the first device's ID without "0x", in lower case.
@@ -111,8 +112,8 @@ func gibRange(n int64) (lo, hi int64) {
 // forwardRoundedGiB compares a rounded number of GiB with a byte capacity:
 // the exact sizes the labeller rounds to it.
 func forwardRoundedGiB(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
-	c := splitAttr(rule.Capacity)
-	if eff, ok := presence(req, c.capGuard()); ok {
+	c := celgen.SplitAttr(rule.Capacity)
+	if eff, ok := presence(req, c.CapGuard()); ok {
 		return eff, nil
 	}
 	if req.op != corev1.NodeSelectorOpIn && req.op != corev1.NodeSelectorOpNotIn {
@@ -126,7 +127,7 @@ func forwardRoundedGiB(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req la
 			return effect{}, notTranslatable("%s: %q is not a whole number of GiB (192G)", req.key, v)
 		}
 		lo, hi := gibRange(n)
-		parts = append(parts, fmt.Sprintf(`(%s.compareTo(quantity("%dMi")) >= 0 && %s.compareTo(quantity("%dMi")) < 0)`, c.capRef(), lo, c.capRef(), hi))
+		parts = append(parts, c.CapInMi(lo, hi))
 	}
 	return capacityEffect(c, req, parts)
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // The conversions of GPU Feature Discovery's and GKE's GPU labels
@@ -47,7 +48,7 @@ func parseGFDProduct(v string) (product, migProfile string) {
 // forwardGFDProduct compares a GFD product label (spaces as dashes, an
 // optional -MIG-<profile> suffix of the single strategy) with productName.
 func forwardGFDProduct(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
-	a := splitAttr(rule.Attribute)
+	a := celgen.SplitAttr(rule.Attribute)
 	switch req.op {
 	case corev1.NodeSelectorOpExists:
 		return effect{implied: true}, nil
@@ -78,11 +79,11 @@ func forwardGFDProduct(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req la
 	}
 	// GFD joins the words of the NVML name with dashes; dashes inside the
 	// name stay, so compare in the label's form.
-	pred, err := stringIn(a.ref()+`.replace(" ", "-")`, products)
+	pred, err := celgen.StringIn(a.Ref()+`.replace(" ", "-")`, products)
 	if err != nil {
 		return effect{}, notTranslatable("%s: %v", req.key, err)
 	}
-	eff := effect{selectors: []string{guarded(a.guard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}
+	eff := effect{selectors: []string{celgen.Guarded(a.Guard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}
 	switch {
 	case len(profiles) == 1 && profiles[0] == "":
 		return eff, nil
@@ -91,12 +92,12 @@ func forwardGFDProduct(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req la
 	case rule.MIGDeviceClassName == "":
 		return effect{}, notTranslatable("%s names a MIG slice, and the policy names no MIG class", req)
 	}
-	prof := splitAttr(rule.MIGProfileAttribute)
-	profPred, err := stringIn(prof.ref(), profiles)
+	prof := celgen.SplitAttr(rule.MIGProfileAttribute)
+	profPred, err := celgen.StringIn(prof.Ref(), profiles)
 	if err != nil {
 		return effect{}, notTranslatable("%s: %v", req.key, err)
 	}
-	eff.selectors = append(eff.selectors, guarded(prof.guard(), profPred, false))
+	eff.selectors = append(eff.selectors, celgen.Guarded(prof.Guard(), profPred, false))
 	eff.class = rule.MIGDeviceClassName
 	return eff, nil
 }
@@ -320,19 +321,19 @@ func gfdSanitise(s string) string {
 // forwardMIGProfile says the device is a MIG slice of the given profile
 // (GKE's gke-gpu-partition-size).
 func forwardMIGProfile(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
-	prof := splitAttr(rule.MIGProfileAttribute)
+	prof := celgen.SplitAttr(rule.MIGProfileAttribute)
 	switch req.op {
 	case corev1.NodeSelectorOpExists:
-		return effect{selectors: []string{prof.guard()}, class: rule.MIGDeviceClassName}, nil
+		return effect{selectors: []string{prof.Guard()}, class: rule.MIGDeviceClassName}, nil
 	case corev1.NodeSelectorOpIn:
 	default:
 		return effect{}, notTranslatable("%s: operator %s on a MIG partition size", req.key, req.op)
 	}
-	pred, err := stringIn(prof.ref(), req.values)
+	pred, err := celgen.StringIn(prof.Ref(), req.values)
 	if err != nil {
 		return effect{}, notTranslatable("%s: %v", req.key, err)
 	}
-	return effect{selectors: []string{guarded(prof.guard(), pred, false)}, class: rule.MIGDeviceClassName}, nil
+	return effect{selectors: []string{celgen.Guarded(prof.Guard(), pred, false)}, class: rule.MIGDeviceClassName}, nil
 }
 
 // backwardMIGProfile is the profile of the node's first MIG device.
@@ -383,8 +384,8 @@ func backwardMIGStrategy(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, n le
 
 // forwardMiB compares GFD's memory in MiB with a capacity in bytes.
 func forwardMiB(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
-	c := splitAttr(rule.Capacity)
-	if eff, ok := presence(req, c.capGuard()); ok {
+	c := celgen.SplitAttr(rule.Capacity)
+	if eff, ok := presence(req, c.CapGuard()); ok {
 		return eff, nil
 	}
 	var parts []string
@@ -396,15 +397,13 @@ func forwardMiB(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq,
 		// GFD labels the total memory in MiB rounded down; the DRA capacity
 		// is exact bytes. Label value N therefore means N Mi <= bytes <
 		// (N+1) Mi, "Gt N" means bytes >= (N+1) Mi and "Lt N" bytes < N Mi.
-		lo := fmt.Sprintf(`%s.compareTo(quantity("%dMi")) >= 0`, c.capRef(), n)
-		hi := fmt.Sprintf(`%s.compareTo(quantity("%dMi")) < 0`, c.capRef(), n+1)
 		switch req.op {
 		case corev1.NodeSelectorOpGt:
-			parts = append(parts, fmt.Sprintf(`%s.compareTo(quantity("%dMi")) >= 0`, c.capRef(), n+1))
+			parts = append(parts, c.CapAtLeastMi(n+1))
 		case corev1.NodeSelectorOpLt:
-			parts = append(parts, fmt.Sprintf(`%s.compareTo(quantity("%dMi")) < 0`, c.capRef(), n))
+			parts = append(parts, c.CapBelowMi(n))
 		default:
-			parts = append(parts, "("+lo+" && "+hi+")")
+			parts = append(parts, c.CapInMi(n, n+1))
 		}
 	}
 	return capacityEffect(c, req, parts)
@@ -412,11 +411,11 @@ func forwardMiB(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq,
 
 // capacityEffect selects the devices whose capacity c one of parts admits
 // (In), or none of them admits (NotIn), among the devices that have it.
-func capacityEffect(c attrPath, req labelReq, parts []string) (effect, error) {
+func capacityEffect(c celgen.Attr, req labelReq, parts []string) (effect, error) {
 	if len(parts) == 0 {
 		return effect{}, notTranslatable("%s: no value", req.key)
 	}
-	return effect{selectors: []string{guarded(c.capGuard(), orParts(parts), req.op == corev1.NodeSelectorOpNotIn)}}, nil
+	return effect{selectors: []string{celgen.Guarded(c.CapGuard(), celgen.Or(parts), req.op == corev1.NodeSelectorOpNotIn)}}, nil
 }
 
 // backwardMiB is the first device's capacity in whole MiB, rounded down as
@@ -468,10 +467,10 @@ func gfdFamilies(scheme v1alpha1.GFDFamilyScheme) map[string][]ccRange {
 // ranges under the policy's GFD scheme.
 func forwardGFDFamily(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
 	scheme := p.spec.GFDFamilyScheme
-	a := splitAttr(rule.Attribute)
+	a := celgen.SplitAttr(rule.Attribute)
 	switch req.op {
 	case corev1.NodeSelectorOpExists:
-		return effect{selectors: []string{a.guard()}}, nil
+		return effect{selectors: []string{a.Guard()}}, nil
 	case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
 	default:
 		return effect{}, notTranslatable("%s: operator %s on an architecture family", req.key, req.op)
@@ -485,14 +484,14 @@ func forwardGFDFamily(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, req lab
 		}
 		for _, r := range ranges {
 			parts = append(parts, fmt.Sprintf("(%s.compareTo(%s) >= 0 && %s.compareTo(%s) < 0)",
-				a.ref(), semverLit(r.loMajor, r.loMinor, 0), a.ref(), semverLit(r.hiMajor, r.hiMinor, 0)))
+				a.Ref(), celgen.SemverLit(r.loMajor, r.loMinor, 0), a.Ref(), celgen.SemverLit(r.hiMajor, r.hiMinor, 0)))
 		}
 	}
 	pred := strings.Join(parts, " || ")
 	if len(parts) > 1 {
 		pred = "(" + pred + ")"
 	}
-	return effect{selectors: []string{guarded(a.guard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}, nil
+	return effect{selectors: []string{celgen.Guarded(a.Guard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}, nil
 }
 
 // gfdFamilyOf is the GFD family of a compute capability (GFD's getArchFamily

@@ -2,11 +2,11 @@ package translate
 
 import (
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // The conversions of GPU Feature Discovery's sharing labels (vocabulary.go):
@@ -22,31 +22,6 @@ import (
 // shared resource of sharing mode ConsumableShares); for any other the
 // label is not the devices' to say, and it stays on the pod.
 
-// shared is the predicate of a device shared through capacity c, in n ways
-// when n > 0.
-func sharedPred(c attrPath, n int64) string {
-	if n > 0 {
-		return sharesOf(c, n)
-	}
-	return shareSelector(c)
-}
-
-// orParts joins predicates with ||, in parentheses when there are several.
-func orParts(parts []string) string {
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return "(" + strings.Join(parts, " || ") + ")"
-}
-
-// negated is the negation of a predicate.
-func negated(pred string) string {
-	if pred == exclusiveSelector {
-		return "device.allowMultipleAllocations"
-	}
-	return "!(" + pred + ")"
-}
-
 // forwardReplicas: replicas N > 1 is a device shared N ways, 1 (or 0) a
 // device that is not shared; Gt and Lt compare the shares of shared
 // devices (a device that is not shared has 1).
@@ -54,7 +29,7 @@ func forwardReplicas(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labe
 	if p.sharesRule(family) == nil {
 		return effect{notForUs: true}, nil
 	}
-	c := splitAttr(rule.Capacity)
+	c := celgen.SplitAttr(rule.Capacity)
 	switch req.op {
 	case corev1.NodeSelectorOpExists:
 		return effect{implied: true}, nil
@@ -67,27 +42,27 @@ func forwardReplicas(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labe
 		if err != nil || n < 0 {
 			return effect{}, notTranslatable("%s: %q is not a number of replicas", req.key, v)
 		}
-		q := mustCELString(strconv.FormatInt(n, 10))
+		q := celgen.MustQuote(strconv.FormatInt(n, 10))
 		switch req.op {
 		case corev1.NodeSelectorOpGt:
 			if n < 1 {
 				return effect{implied: true}, nil
 			}
-			parts = append(parts, shareSelector(c)+" && "+c.capRef()+".compareTo(quantity("+q+")) > 0")
+			parts = append(parts, celgen.ShareSelector(c)+" && "+c.CapRef()+".compareTo(quantity("+q+")) > 0")
 		case corev1.NodeSelectorOpLt:
 			switch {
 			case n <= 1:
 				return effect{}, notTranslatable("%s: fewer than %d replicas is no GPU", req, n)
 			case n == 2:
-				parts = append(parts, exclusiveSelector)
+				parts = append(parts, celgen.ExclusiveSelector)
 			default:
-				parts = append(parts, "("+exclusiveSelector+" || ("+shareSelector(c)+" && "+c.capRef()+".compareTo(quantity("+q+")) < 0))")
+				parts = append(parts, "("+celgen.ExclusiveSelector+" || ("+celgen.ShareSelector(c)+" && "+c.CapRef()+".compareTo(quantity("+q+")) < 0))")
 			}
 		default:
 			if n <= 1 {
-				parts = append(parts, exclusiveSelector)
+				parts = append(parts, celgen.ExclusiveSelector)
 			} else {
-				parts = append(parts, sharedPred(c, n))
+				parts = append(parts, celgen.Shared(c, n))
 			}
 		}
 	}
@@ -100,9 +75,9 @@ func forwardReplicas(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labe
 // partsEffect selects the devices one of parts admits (In), or none of
 // them admits (NotIn).
 func partsEffect(parts []string, op corev1.NodeSelectorOperator) effect {
-	pred := orParts(parts)
+	pred := celgen.Or(parts)
 	if op == corev1.NodeSelectorOpNotIn {
-		pred = negated(pred)
+		pred = celgen.Not(pred)
 	}
 	return effect{selectors: []string{pred}}
 }
@@ -145,7 +120,7 @@ func forwardSharingStrategy(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, r
 	if p.sharesRule(family) == nil {
 		return effect{notForUs: true}, nil
 	}
-	c := splitAttr(rule.Capacity)
+	c := celgen.SplitAttr(rule.Capacity)
 	switch req.op {
 	case corev1.NodeSelectorOpExists:
 		return effect{implied: true}, nil
@@ -157,9 +132,9 @@ func forwardSharingStrategy(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, r
 	for _, v := range req.values {
 		switch v {
 		case strategyNone:
-			parts = append(parts, exclusiveSelector)
+			parts = append(parts, celgen.ExclusiveSelector)
 		case strategyTimeSlicing:
-			parts = append(parts, shareSelector(c))
+			parts = append(parts, celgen.ShareSelector(c))
 		case strategyMPS:
 			if req.op == corev1.NodeSelectorOpNotIn {
 				// No DRA device is shared by MPS.

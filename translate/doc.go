@@ -191,10 +191,10 @@
 // device attribute correspond, both ways, is the vocabulary table in
 // vocabulary.go, one entry per v1alpha1.Conversion (its header says what
 // each direction serves), with the functions in the conversions*.go files
-// and the legacy view in legacy.go; cel.go turns requirements into
-// escaped, checked CEL. catalog.go declares the reason codes with their
-// entries, reasons.go makes the reasons the stages report, and
-// matchconditions.go the webhook's matchConditions.
+// and the legacy view in legacy.go; package celgen (translate/celgen)
+// turns requirements into escaped, checked CEL. catalog.go declares the
+// reason codes with their entries, reasons.go makes the reasons the stages
+// report, and matchconditions.go the webhook's matchConditions.
 //
 // # Where it sits
 //
@@ -208,7 +208,7 @@
 // # Imports
 //
 // Anything may import this package. Of this module it imports reason,
-// podfacts, api and api/v1alpha1; else the standard library, k8s.io/api,
+// podfacts, api, api/v1alpha1 and celgen; else the standard library, k8s.io/api,
 // k8s.io/apimachinery and the DRA CEL compiler
 // (k8s.io/dynamic-resource-allocation/cel with cel-go and the apiserver's
 // CEL environment): no client, no context, no logger, no clock

@@ -16,6 +16,7 @@ import (
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/internal/testing/golden"
 	"github.com/claimbridge/claimbridge/reason"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // goldenCase is one file under testdata/cases: a pod and what it is
@@ -176,7 +177,7 @@ func checkTemplate(t testing.TB, res *Result) {
 				t.Errorf("request %s/%s is not defaulted: mode %q count %d", r.Name, s.Name, s.AllocationMode, s.Count)
 			}
 			for _, sel := range s.Selectors {
-				if err := CheckSelector(sel.CEL.Expression); err != nil {
+				if err := celgen.CheckSelector(sel.CEL.Expression); err != nil {
 					t.Errorf("request %s/%s: %v", r.Name, s.Name, err)
 				}
 			}

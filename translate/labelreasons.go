@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // explainLabels says, for every node-label requirement that left the pod,
@@ -191,7 +192,7 @@ func joinOne(list []string, sep string) string {
 func expressedBy(rule *v1alpha1.NodeLabelRule, eff effect) string {
 	switch {
 	case rule.Conversion == v1alpha1.ConvReplicas || rule.Conversion == v1alpha1.ConvSharingStrategy:
-		ref := splitAttr(rule.Capacity).capRef()
+		ref := celgen.SplitAttr(rule.Capacity).CapRef()
 		if slices.ContainsFunc(eff.selectors, func(s string) bool { return strings.Contains(s, ref) }) {
 			return "allowMultipleAllocations and capacity " + rule.Capacity
 		}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // The legacy view reads the vocabulary backwards: from the devices a DRA
@@ -156,19 +157,19 @@ func (p *Policy) LegacyResource(name corev1.ResourceName, nodeLabels map[string]
 func deviceRule(r *v1alpha1.ResourceRule, name, suffix string) (DeviceRule, error) {
 	dr := DeviceRule{Resource: name, Family: r.Family, DeviceClassName: r.DeviceClassName, Shared: sharedDevice(r)}
 	for _, s := range r.Selectors {
-		expr, err := requirementExpr(splitAttr(s.Attribute), s.ValueType(), s.Operator, s.Values)
+		expr, err := celgen.Requirement(celgen.SplitAttr(s.Attribute), s.ValueType(), s.Operator, s.Values)
 		if err != nil {
 			return DeviceRule{}, err
 		}
 		dr.Selectors = append(dr.Selectors, expr)
 	}
 	if suffix != "" && r.SuffixAttribute != "" {
-		attr := splitAttr(r.SuffixAttribute)
-		pred, err := stringIn(attr.ref(), []string{suffixValue(r, suffix)})
+		attr := celgen.SplitAttr(r.SuffixAttribute)
+		pred, err := celgen.StringIn(attr.Ref(), []string{suffixValue(r, suffix)})
 		if err != nil {
 			return DeviceRule{}, err
 		}
-		dr.Selectors = append(dr.Selectors, guarded(attr.guard(), pred, false))
+		dr.Selectors = append(dr.Selectors, celgen.Guarded(attr.Guard(), pred, false))
 	}
 	return dr, nil
 }

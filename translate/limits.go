@@ -70,7 +70,7 @@ func (t *translation) checkLimits() bool {
 				return false
 			}
 			for _, s := range a.selectors {
-				if err := t.p.cel.check(s); err != nil {
+				if err := t.p.cel.Check(s); err != nil {
 					t.add(say(ReasonInvalidSelector, r.use.path, "%v", err))
 					return false
 				}

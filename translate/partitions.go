@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // partition applies the policy's partition rules (PartitionRule): on
@@ -49,7 +50,7 @@ func (t *translation) partition() bool {
 				pr.Name, r.use.count, r.use.resource, sizes))
 			return false
 		}
-		notMember := "!" + splitAttr(pr.MemberAttribute).guard()
+		notMember := "!" + celgen.SplitAttr(pr.MemberAttribute).Guard()
 		byCount := map[int64][]*alt{}
 		var alts []*alt
 		for _, a := range r.alts {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // DefaultPolicy is the policy used when none is given: every built-in
@@ -49,14 +50,14 @@ type Policy struct {
 	labels   []*v1alpha1.NodeLabelRule
 	byKey    map[string][]*v1alpha1.NodeLabelRule // exact keys, in rule order
 	wild     []*v1alpha1.NodeLabelRule            // keys with "*"
-	cel      *celChecker
+	cel      *celgen.Checker
 	convs    *convMemo
 	// fingerprint identifies the effective rules (see Fingerprint).
 	fingerprint string
 }
 
 func compilePolicy(name string, spec v1alpha1.PolicySpec) *Policy {
-	p := &Policy{name: name, spec: spec, exact: map[string]*v1alpha1.ResourceRule{}, cel: &celChecker{}, convs: &convMemo{}, fingerprint: specFingerprint(&spec)}
+	p := &Policy{name: name, spec: spec, exact: map[string]*v1alpha1.ResourceRule{}, cel: &celgen.Checker{}, convs: &convMemo{}, fingerprint: specFingerprint(&spec)}
 	for i := range p.spec.Resources {
 		r := &p.spec.Resources[i]
 		if strings.HasSuffix(r.Name, "*") {

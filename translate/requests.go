@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // buildRequests makes one request per use that owns its devices, with one
@@ -62,7 +63,7 @@ func (t *translation) alternative(res corev1.ResourceName, rule *v1alpha1.Resour
 		a.selectors = make([]string, 0, len(rule.Selectors)+len(reqs)+2)
 	}
 	for _, s := range rule.Selectors {
-		expr, err := requirementExpr(splitAttr(s.Attribute), s.ValueType(), s.Operator, s.Values)
+		expr, err := celgen.Requirement(celgen.SplitAttr(s.Attribute), s.ValueType(), s.Operator, s.Values)
 		if err != nil {
 			return nil, fmt.Errorf("policy selector on %s: %w", s.Attribute, err)
 		}
@@ -75,12 +76,12 @@ func (t *translation) alternative(res corev1.ResourceName, rule *v1alpha1.Resour
 		a.selectors = append(a.selectors, sel) // cardtype.go
 	}
 	if suffix != "" && rule.SuffixAttribute != "" {
-		attr := splitAttr(rule.SuffixAttribute)
-		pred, err := stringIn(attr.ref(), []string{suffixValue(rule, suffix)})
+		attr := celgen.SplitAttr(rule.SuffixAttribute)
+		pred, err := celgen.StringIn(attr.Ref(), []string{suffixValue(rule, suffix)})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", res, err)
 		}
-		a.selectors = append(a.selectors, guarded(attr.guard(), pred, false))
+		a.selectors = append(a.selectors, celgen.Guarded(attr.Guard(), pred, false))
 	}
 	for i := range reqs {
 		r := &reqs[i]

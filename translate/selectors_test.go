@@ -12,6 +12,7 @@ import (
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/reason"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // device is a test device of the NVIDIA DRA driver.
@@ -49,7 +50,7 @@ func (d device) input() dracel.Device {
 // matches evaluates a generated selector the way the allocator does.
 func matches(t *testing.T, expr string, d device) bool {
 	t.Helper()
-	if err := CheckSelector(expr); err != nil {
+	if err := celgen.CheckSelector(expr); err != nil {
 		t.Fatal(err)
 	}
 	res := dracel.GetCompiler(dracel.Features{EnableConsumableCapacity: true}).CompileCELExpression(expr, dracel.Options{})
@@ -203,7 +204,7 @@ func TestLiteralsCannotChangeTheExpression(t *testing.T) {
 		`") || device.driver != ("`,
 	}
 	for _, v := range values {
-		lit, err := celString(v)
+		lit, err := celgen.Quote(v)
 		if err != nil {
 			t.Fatalf("%q: %v", v, err)
 		}
@@ -217,7 +218,7 @@ func TestLiteralsCannotChangeTheExpression(t *testing.T) {
 			t.Errorf("%q: the literal matched another value: the expression was changed", v)
 		}
 	}
-	if _, err := celString("\xff"); err == nil {
+	if _, err := celgen.Quote("\xff"); err == nil {
 		t.Error("invalid UTF-8 was accepted")
 	}
 }

@@ -3,7 +3,6 @@ package translate
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/podfacts"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // Consumable shares. A device plugin that time-slices a GPU advertises it N
@@ -44,14 +44,14 @@ import (
 
 // shareCapacity is the family's share capacity ("<domain>/<name>"), the last
 // rule's that names the family.
-func (p *Policy) shareCapacity(family string) (attrPath, bool) {
+func (p *Policy) shareCapacity(family string) (celgen.Attr, bool) {
 	for i := len(p.spec.ShareCapacities) - 1; i >= 0; i-- {
 		r := &p.spec.ShareCapacities[i]
 		if slices.Contains(r.Families, family) {
-			return splitAttr(r.Capacity), true
+			return celgen.SplitAttr(r.Capacity), true
 		}
 	}
-	return attrPath{}, false
+	return celgen.Attr{}, false
 }
 
 // ShareCapacity is the capacity ("<domain>/<name>") by which the devices of
@@ -62,7 +62,7 @@ func (p *Policy) ShareCapacity(family string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return a.domain + "/" + a.id, true
+	return a.Domain + "/" + a.ID, true
 }
 
 // DeviceShares is how many shares a device publishes in the capacity
@@ -182,23 +182,6 @@ func shareWords(res corev1.ResourceName, n int64) string {
 	return fmt.Sprintf("%d shares (%s)", n, res)
 }
 
-// shareSelector keeps a request on devices that several claims share
-// through the capacity.
-func shareSelector(capacity attrPath) string {
-	return "device.allowMultipleAllocations && " + capacity.capGuard()
-}
-
-// exclusiveSelector keeps a request for whole devices on devices that one
-// claim holds: where devices of a family are shared, a device that allows
-// multiple allocations without the share capacity (the NVIDIA driver's
-// memory or unlimited sharing) would still be shared.
-const exclusiveSelector = "!device.allowMultipleAllocations"
-
-// sharesOf keeps a request on shared devices of exactly n shares.
-func sharesOf(capacity attrPath, n int64) string {
-	return shareSelector(capacity) + " && " + capacity.capRef() + ".compareTo(quantity(" + mustCELString(strconv.FormatInt(n, 10)) + ")) == 0"
-}
-
 // shares turns the requests of share uses into shares: every alternative
 // asks for count devices of the family's share capacity with one share of
 // each, on devices that publish it. An alternative on a class of another
@@ -226,10 +209,10 @@ func (t *translation) shares() bool {
 					"%s asks for %s, and its alternative on DeviceClass %s is of devices (%s) that nothing says are shared: as a claim it would take a whole device", u.cname, shareWords(u.resource, u.count), a.class, f))
 				return false
 			}
-			if sel := shareSelector(capacity); !slices.ContainsFunc(a.selectors, func(s string) bool { return strings.HasPrefix(s, sel) }) {
+			if sel := celgen.ShareSelector(capacity); !slices.ContainsFunc(a.selectors, func(s string) bool { return strings.HasPrefix(s, sel) }) {
 				a.selectors = append(a.selectors, sel)
 			}
-			a.shareCap, a.shares = capacity.id, 1
+			a.shareCap, a.shares = capacity.ID, 1
 			kept = append(kept, a)
 		}
 		r.alts = kept
@@ -264,12 +247,12 @@ func (t *translation) exclusive() {
 				alts = append(alts, a)
 				continue
 			}
-			a.selectors = append(a.selectors, exclusiveSelector)
+			a.selectors = append(a.selectors, celgen.ExclusiveSelector)
 			alts = append(alts, a)
 			for _, n := range counts {
 				v := *a
-				v.selectors = append(slices.Clone(a.selectors[:len(a.selectors)-1]), sharesOf(capacity, n))
-				v.shareCap, v.shares = capacity.id, n
+				v.selectors = append(slices.Clone(a.selectors[:len(a.selectors)-1]), celgen.SharesOf(capacity, n))
+				v.shareCap, v.shares = capacity.ID, n
 				for _, c := range t.constraints {
 					if c.variantOf == r && slices.Contains(c.variants, a) {
 						c.variants = append(c.variants, &v)

@@ -18,6 +18,7 @@ import (
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // httpServed runs the webhook behind a real HTTP server, recovering panics
@@ -264,14 +265,14 @@ func TestHostileLabelValuesGiveCompilingSelectorsAndOneLineWarnings(t *testing.T
 						subs := r.FirstAvailable
 						if r.Exactly != nil {
 							for _, sel := range r.Exactly.Selectors {
-								if err := translate.CheckSelector(sel.CEL.Expression); err != nil {
+								if err := celgen.CheckSelector(sel.CEL.Expression); err != nil {
 									t.Errorf("request %s: %v", r.Name, err)
 								}
 							}
 						}
 						for _, sub := range subs {
 							for _, sel := range sub.Selectors {
-								if err := translate.CheckSelector(sel.CEL.Expression); err != nil {
+								if err := celgen.CheckSelector(sel.CEL.Expression); err != nil {
 									t.Errorf("request %s/%s: %v", r.Name, sub.Name, err)
 								}
 							}

@@ -39,6 +39,7 @@ import (
 	"github.com/claimbridge/claimbridge/metrics"
 	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // served is the pod handler behind controller-runtime's admission.Webhook,
@@ -215,14 +216,14 @@ func checkTranslatedPod(tb testing.TB, in, got *corev1.Pod, want *translate.Resu
 		requests[r.Name] = true
 		for _, sub := range r.FirstAvailable {
 			for _, sel := range sub.Selectors {
-				if err := translate.CheckSelector(sel.CEL.Expression); err != nil {
+				if err := celgen.CheckSelector(sel.CEL.Expression); err != nil {
 					tb.Errorf("request %s/%s: %v", r.Name, sub.Name, err)
 				}
 			}
 		}
 		if r.Exactly != nil {
 			for _, sel := range r.Exactly.Selectors {
-				if err := translate.CheckSelector(sel.CEL.Expression); err != nil {
+				if err := celgen.CheckSelector(sel.CEL.Expression); err != nil {
 					tb.Errorf("request %s: %v", r.Name, err)
 				}
 			}

@@ -131,17 +131,24 @@ func validateNodeLabelRule(p *field.Path, r *NodeLabelRule) field.ErrorList {
 	return errs
 }
 
-func validateAlignmentRule(p *field.Path, r *AlignmentRule) field.ErrorList {
-	errs := validateDNSLabel(p.Child("name"), r.Name)
-	if len(r.Families) == 0 {
+// validateNamedFamilies checks the name of an alignment or partition rule
+// and its families: at least one, each a DNS label, none twice.
+func validateNamedFamilies(p *field.Path, name string, families []string) field.ErrorList {
+	errs := validateDNSLabel(p.Child("name"), name)
+	if len(families) == 0 {
 		errs = append(errs, field.Required(p.Child("families"), ""))
 	}
-	for i, f := range r.Families {
+	for i, f := range families {
 		errs = append(errs, validateDNSLabel(p.Child("families").Index(i), f)...)
-		if slices.Index(r.Families, f) != i {
+		if slices.Index(families, f) != i {
 			errs = append(errs, field.Duplicate(p.Child("families").Index(i), f))
 		}
 	}
+	return errs
+}
+
+func validateAlignmentRule(p *field.Path, r *AlignmentRule) field.ErrorList {
+	errs := validateNamedFamilies(p, r.Name, r.Families)
 	errs = append(errs, validateQualifiedAttribute(p.Child("attribute"), r.Attribute)...)
 	switch r.Mode {
 	case "", AlignRequired, AlignPreferred:
@@ -155,16 +162,7 @@ func validateAlignmentRule(p *field.Path, r *AlignmentRule) field.ErrorList {
 }
 
 func validatePartitionRule(p *field.Path, r *PartitionRule) field.ErrorList {
-	errs := validateDNSLabel(p.Child("name"), r.Name)
-	if len(r.Families) == 0 {
-		errs = append(errs, field.Required(p.Child("families"), ""))
-	}
-	for i, f := range r.Families {
-		errs = append(errs, validateDNSLabel(p.Child("families").Index(i), f)...)
-		if slices.Index(r.Families, f) != i {
-			errs = append(errs, field.Duplicate(p.Child("families").Index(i), f))
-		}
-	}
+	errs := validateNamedFamilies(p, r.Name, r.Families)
 	// The longest size makes the longest attribute name.
 	longest := int64(1)
 	for _, n := range r.Sizes {

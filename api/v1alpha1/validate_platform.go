@@ -6,8 +6,11 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // DecodePlatform reads and validates one Platform document from YAML or
@@ -81,7 +84,7 @@ func validateDriverPlatform(p *field.Path, d *DriverPlatform) field.ErrorList {
 		for _, msg := range validation.IsDNS1123Subdomain(c.Name) {
 			errs = append(errs, field.Invalid(cp.Child("name"), c.Name, msg))
 		}
-		if r := c.ExtendedResourceName; r != "" && !extendedResourceName(r) {
+		if r := c.ExtendedResourceName; r != "" && (!podfacts.IsExtendedResource(corev1.ResourceName(r)) || len(validation.IsQualifiedName(r)) > 0) {
 			errs = append(errs, field.Invalid(cp.Child("extendedResourceName"), r, "not an extended resource name (a domain-prefixed name outside kubernetes.io, e.g. nvidia.com/gpu)"))
 		}
 	}
@@ -156,11 +159,4 @@ func KubernetesMinor(v string) (int, error) {
 		return 0, fmt.Errorf("not a Kubernetes version of the form 1.N or 1.N.P")
 	}
 	return minor, nil
-}
-
-// extendedResourceName is the API's rule for an extended resource name:
-// domain-prefixed, outside kubernetes.io, not a quota name.
-func extendedResourceName(s string) bool {
-	return strings.Contains(s, "/") && !strings.Contains(s, "kubernetes.io/") && !strings.HasPrefix(s, "requests.") &&
-		len(validation.IsQualifiedName(s)) == 0
 }

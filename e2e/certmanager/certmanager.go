@@ -16,12 +16,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -58,19 +56,9 @@ func ResolveDir(ctx context.Context, progress io.Writer) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("find the cert-manager binaries (or set %s): %w", DirEnv, err)
 		}
-		script := filepath.Join(root, "hack", "cert-manager-bins.sh")
-		cmd := exec.CommandContext(ctx, "bash", script)
-		cmd.Dir = root
-		cmd.Stderr = progress
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-		cmd.WaitDelay = 10 * time.Second
-		out, err := cmd.Output()
-		if err != nil {
-			return "", fmt.Errorf("run %s: %w", script, err)
+		if dir, err = cluster.RunHackScript(ctx, root, "cert-manager-bins.sh", progress); err != nil {
+			return "", err
 		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		dir = strings.TrimSpace(lines[len(lines)-1])
 	}
 	for _, f := range []string{"controller", "cainjector", "crds", "stamp"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {

@@ -33,6 +33,26 @@ const rootModule = "github.com/claimbridge/claimbridge"
 // Binaries the harness needs in the bin dir.
 var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"}
 
+// RunHackScript runs hack/<name> of the repository at root, from root, with its progress
+// written to progress, and returns the last line of its output: the directory that the
+// scripts which build or fetch binaries print there. On cancellation it stops what the
+// script started too, not only the script.
+func RunHackScript(ctx context.Context, root, name string, progress io.Writer) (string, error) {
+	script := filepath.Join(root, "hack", name)
+	cmd := exec.CommandContext(ctx, "bash", script)
+	cmd.Dir = root
+	cmd.Stderr = progress
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("run %s: %w", script, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1]), nil
+}
+
 // ResolveBinDir returns the directory holding the control-plane binaries: $CLAIMBRIDGE_K8S_BIN
 // if set, else the output of hack/e2e-bins.sh (found by walking up from the working directory
 // to the product's go.mod), whose progress is written to progress.
@@ -46,20 +66,9 @@ func ResolveBinDir(ctx context.Context, progress io.Writer) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("find the binaries (or set %s): %w", BinDirEnv, err)
 		}
-		script := filepath.Join(root, "hack", "e2e-bins.sh")
-		cmd := exec.CommandContext(ctx, "bash", script)
-		cmd.Dir = root
-		cmd.Stderr = progress
-		// On cancellation stop the build too, not only the script.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-		cmd.WaitDelay = 10 * time.Second
-		out, err := cmd.Output()
-		if err != nil {
-			return "", fmt.Errorf("run %s: %w", script, err)
+		if dir, err = RunHackScript(ctx, root, "e2e-bins.sh", progress); err != nil {
+			return "", err
 		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		dir = strings.TrimSpace(lines[len(lines)-1])
 	}
 	for _, b := range binaries {
 		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {

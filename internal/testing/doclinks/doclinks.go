@@ -73,6 +73,16 @@ var (
 // lines returns the lines of text outside code fences, with their numbers
 // (from 1); each line has its code spans blanked.
 func lines(text string) (nums []int, out []string) {
+	nums, out = unfenced(text)
+	for i, line := range out {
+		out[i] = blankCodeSpans(line)
+	}
+	return nums, out
+}
+
+// unfenced returns the lines of text outside code fences, as they are, with
+// their numbers (from 1).
+func unfenced(text string) (nums []int, out []string) {
 	fence := ""
 	for i, line := range strings.Split(text, "\n") {
 		trimmed := strings.TrimLeft(line, " \t")
@@ -88,7 +98,7 @@ func lines(text string) (nums []int, out []string) {
 			continue
 		}
 		nums = append(nums, i+1)
-		out = append(out, blankCodeSpans(line))
+		out = append(out, line)
 	}
 	return nums, out
 }
@@ -184,20 +194,8 @@ func Anchors(text string) map[string]bool {
 		}
 	}
 	// Headings are read again with their code spans, which show as text.
-	fence := ""
-	for _, line := range strings.Split(text, "\n") {
-		trimmed := strings.TrimLeft(line, " \t")
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) && strings.TrimSpace(strings.TrimLeft(trimmed, fence[:1])) == "" {
-				fence = ""
-			}
-			continue
-		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			n := len(trimmed) - len(strings.TrimLeft(trimmed, trimmed[:1]))
-			fence = strings.Repeat(trimmed[:1], n)
-			continue
-		}
+	_, raw := unfenced(text)
+	for _, line := range raw {
 		m := heading.FindStringSubmatch(line)
 		if m == nil {
 			continue

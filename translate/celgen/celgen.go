@@ -1,4 +1,10 @@
-package translate
+// Package celgen writes the CEL of claimbridge's translations: device
+// selectors (escaped literals, attribute and capacity accesses guarded with
+// has(), typed requirements, shares, card types), the admission webhook's
+// matchConditions, and the check that compiles a selector as kube-apiserver
+// does. It is translate's, split out of it: pure, and of this module it
+// imports only api and api/v1alpha1.
+package celgen
 
 import (
 	"errors"
@@ -16,7 +22,7 @@ import (
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
 
-// CEL is generated here and only here. Every literal goes through celString,
+// CEL is generated here and only here. Every literal goes through Quote,
 // celInt or a parsed number, so no text from a pod or a policy can change the
 // structure of an expression. Every expression is compiled and cost-checked
 // the way kube-apiserver checks a new DeviceSelector (environment
@@ -27,10 +33,10 @@ import (
 // requirement is "has(a) && p(a)", a negative one "!has(a) || !p(a)" — the
 // same semantics as node-selector operators on a missing label.
 
-// celString returns s as a CEL double-quoted string literal. Printable ASCII
+// Quote returns s as a CEL double-quoted string literal. Printable ASCII
 // stays as it is except the quote and the backslash; everything else is a
 // \u or \U escape, so the literal is one token whatever s holds.
-func celString(s string) (string, error) {
+func Quote(s string) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", errors.New("not valid UTF-8")
 	}
@@ -54,8 +60,9 @@ func celString(s string) (string, error) {
 	return b.String(), nil
 }
 
-func mustCELString(s string) string {
-	q, err := celString(s)
+// MustQuote is Quote of a string known to be valid UTF-8.
+func MustQuote(s string) string {
+	q, err := Quote(s)
 	if err != nil {
 		// Only reached for strings the policy validation already checked.
 		panic(err)
@@ -63,43 +70,59 @@ func mustCELString(s string) string {
 	return q
 }
 
-// attrPath is a validated "<domain>/<identifier>".
-type attrPath struct{ domain, id string }
+// Attr is a validated "<domain>/<identifier>".
+type Attr struct{ Domain, ID string }
 
-func splitAttr(qualified string) attrPath {
+// SplitAttr splits a qualified "<domain>/<identifier>".
+func SplitAttr(qualified string) Attr {
 	d, id, _ := strings.Cut(qualified, "/")
-	return attrPath{domain: d, id: id}
+	return Attr{Domain: d, ID: id}
 }
 
-// ref is the CEL access to the attribute; guard is the presence test.
-func (a attrPath) ref() string {
-	return "device.attributes[" + mustCELString(a.domain) + "]." + a.id
+// Ref is the CEL access to the attribute; Guard is the presence test.
+func (a Attr) Ref() string {
+	return "device.attributes[" + MustQuote(a.Domain) + "]." + a.ID
 }
 
-func (a attrPath) guard() string { return "has(" + a.ref() + ")" }
+func (a Attr) Guard() string { return "has(" + a.Ref() + ")" }
 
-func (a attrPath) capRef() string {
-	return "device.capacity[" + mustCELString(a.domain) + "]." + a.id
+func (a Attr) CapRef() string {
+	return "device.capacity[" + MustQuote(a.Domain) + "]." + a.ID
 }
 
-func (a attrPath) capGuard() string { return "has(" + a.capRef() + ")" }
+func (a Attr) CapGuard() string { return "has(" + a.CapRef() + ")" }
 
-// guarded wraps a predicate on a possibly missing attribute.
-func guarded(guard, pred string, negate bool) string {
+// CapAtLeastMi is "the capacity is n Mi or more".
+func (a Attr) CapAtLeastMi(n int64) string {
+	return fmt.Sprintf(`%s.compareTo(quantity("%dMi")) >= 0`, a.CapRef(), n)
+}
+
+// CapBelowMi is "the capacity is less than n Mi".
+func (a Attr) CapBelowMi(n int64) string {
+	return fmt.Sprintf(`%s.compareTo(quantity("%dMi")) < 0`, a.CapRef(), n)
+}
+
+// CapInMi is "the capacity is in [lo, hi) Mi".
+func (a Attr) CapInMi(lo, hi int64) string {
+	return "(" + a.CapAtLeastMi(lo) + " && " + a.CapBelowMi(hi) + ")"
+}
+
+// Guarded wraps a predicate on a possibly missing attribute.
+func Guarded(guard, pred string, negate bool) string {
 	if negate {
 		return "!" + guard + " || !(" + pred + ")"
 	}
 	return guard + " && " + pred
 }
 
-// stringIn is "a == v" or "a in [v1, v2]" on an expression ref of type string.
-func stringIn(ref string, values []string) (string, error) {
+// StringIn is "a == v" or "a in [v1, v2]" on an expression ref of type string.
+func StringIn(ref string, values []string) (string, error) {
 	if len(values) == 0 {
 		return "", errors.New("no values")
 	}
 	lits := make([]string, 0, len(values))
 	for _, v := range values {
-		l, err := celString(v)
+		l, err := Quote(v)
 		if err != nil {
 			return "", fmt.Errorf("value %q: %w", v, err)
 		}
@@ -111,8 +134,8 @@ func stringIn(ref string, values []string) (string, error) {
 	return ref + " in [" + strings.Join(lits, ", ") + "]", nil
 }
 
-// cmpOp maps a node-selector operator to a comparison on compareTo or ints.
-func cmpOp(op string) string {
+// CmpOp maps a node-selector operator to a comparison on compareTo or ints.
+func CmpOp(op string) string {
 	switch op {
 	case "Gt":
 		return ">"
@@ -123,13 +146,13 @@ func cmpOp(op string) string {
 	}
 }
 
-// semverLit is a CEL semver literal built from numbers.
-func semverLit(major, minor, patch int64) string {
+// SemverLit is a CEL semver literal built from numbers.
+func SemverLit(major, minor, patch int64) string {
 	return fmt.Sprintf("semver(%q)", fmt.Sprintf("%d.%d.%d", major, minor, patch))
 }
 
-// literalFor checks that v is a valid value of type t and returns its CEL literal.
-func literalFor(t v1alpha1.AttributeType, v string) (string, error) {
+// LiteralFor checks that v is a valid value of type t and returns its CEL literal.
+func LiteralFor(t v1alpha1.AttributeType, v string) (string, error) {
 	if err := t.CheckValue(v); err != nil {
 		return "", err
 	}
@@ -142,26 +165,26 @@ func literalFor(t v1alpha1.AttributeType, v string) (string, error) {
 		return strconv.FormatBool(b), nil
 	case v1alpha1.AttrVersion:
 		ma, mi, pa, _ := v1alpha1.ParseVersion(v)
-		return semverLit(ma, mi, pa), nil
+		return SemverLit(ma, mi, pa), nil
 	default:
-		return celString(v)
+		return Quote(v)
 	}
 }
 
-// requirementExpr turns a typed attribute requirement into CEL.
-func requirementExpr(a attrPath, t v1alpha1.AttributeType, op string, values []string) (string, error) {
+// Requirement turns a typed attribute requirement into CEL.
+func Requirement(a Attr, t v1alpha1.AttributeType, op string, values []string) (string, error) {
 	if op == "" {
 		op = "In"
 	}
 	switch op {
 	case "Exists":
-		return a.guard(), nil
+		return a.Guard(), nil
 	case "DoesNotExist":
-		return "!" + a.guard(), nil
+		return "!" + a.Guard(), nil
 	}
 	lits := make([]string, 0, len(values))
 	for _, v := range values {
-		l, err := literalFor(t, v)
+		l, err := LiteralFor(t, v)
 		if err != nil {
 			return "", fmt.Errorf("value %q: %w", v, err)
 		}
@@ -174,39 +197,39 @@ func requirementExpr(a attrPath, t v1alpha1.AttributeType, op string, values []s
 	switch {
 	case op == "Gt" || op == "Lt":
 		if t == v1alpha1.AttrVersion {
-			pred = a.ref() + ".compareTo(" + lits[0] + ") " + cmpOp(op) + " 0"
+			pred = a.Ref() + ".compareTo(" + lits[0] + ") " + CmpOp(op) + " 0"
 		} else {
-			pred = a.ref() + " " + cmpOp(op) + " " + lits[0]
+			pred = a.Ref() + " " + CmpOp(op) + " " + lits[0]
 		}
 	case t == v1alpha1.AttrVersion:
 		parts := make([]string, 0, len(lits))
 		for _, l := range lits {
-			parts = append(parts, a.ref()+".compareTo("+l+") == 0")
+			parts = append(parts, a.Ref()+".compareTo("+l+") == 0")
 		}
 		pred = strings.Join(parts, " || ")
 		if len(parts) > 1 {
 			pred = "(" + pred + ")"
 		}
 	case len(lits) == 1:
-		pred = a.ref() + " == " + lits[0]
+		pred = a.Ref() + " == " + lits[0]
 	default:
-		pred = a.ref() + " in [" + strings.Join(lits, ", ") + "]"
+		pred = a.Ref() + " in [" + strings.Join(lits, ", ") + "]"
 	}
-	return guarded(a.guard(), pred, op == "NotIn"), nil
+	return Guarded(a.Guard(), pred, op == "NotIn"), nil
 }
 
 var celBool = cel.BoolType
 
-// celChecker compiles expressions once and remembers the verdict.
-type celChecker struct {
+// Checker compiles expressions once and remembers the verdict.
+type Checker struct {
 	mu   sync.Mutex
 	seen map[string]error
 }
 
-const celCheckerMaxEntries = 4096
+const checkerMaxEntries = 4096
 
-// check compiles expr as kube-apiserver does for a new DeviceSelector.
-func (c *celChecker) check(expr string) error {
+// Check compiles expr as kube-apiserver does for a new DeviceSelector.
+func (c *Checker) Check(expr string) error {
 	c.mu.Lock()
 	err, ok := c.seen[expr]
 	c.mu.Unlock()
@@ -215,7 +238,7 @@ func (c *celChecker) check(expr string) error {
 	}
 	err = CheckSelector(expr)
 	c.mu.Lock()
-	if c.seen == nil || len(c.seen) >= celCheckerMaxEntries {
+	if c.seen == nil || len(c.seen) >= checkerMaxEntries {
 		c.seen = map[string]error{}
 	}
 	c.seen[expr] = err
