@@ -67,6 +67,14 @@ type Effect struct {
 	Pods   int64 `json:"pods,omitempty"`
 	Served int64 `json:"served,omitempty"`
 	Alone  int64 `json:"alone,omitempty"`
+	// Least and Most bound the pods served over the orders kube-scheduler
+	// may place the cluster in (OrderDependent and Partial): at least
+	// Least, when the workloads it competes with take what they can
+	// first, at most Most, placed alone or in claimbridge's order. A
+	// rehearsal that binds outside them contradicts the forecast. Both
+	// are Served for the other results.
+	Least int64 `json:"least,omitempty"`
+	Most  int64 `json:"most,omitempty"`
 	// Competes names the workloads placed before it that hold devices (or
 	// device-plugin resources) on the nodes it would take alone
 	// ("namespace/Kind/name").
@@ -183,8 +191,19 @@ type Rehearsed struct {
 	// kubelet would admit it).
 	Pods  int64 `json:"pods"`
 	Bound int64 `json:"bound"`
-	// Agrees: Bound is the forecast's Served, or the forecast said the
-	// order decides (OrderDependent) or the fleet is too small
-	// (Partial), where kube-scheduler's own order may bind more or fewer.
+	// Agrees: Bound is the forecast's Served or, where the forecast said
+	// the order decides (OrderDependent) or the fleet is too small
+	// (Partial), within the range it gave (Effect.Least to Effect.Most).
 	Agrees bool `json:"agrees"`
+}
+
+// Range is the fewest and the most pods the forecast says are served
+// over the orders kube-scheduler may place the cluster in; a report of an
+// older forecast (no Least or Most) has Served for both.
+func (c *Effect) Range() (least, most int64) {
+	least, most = c.Served, c.Served
+	if c.Least > 0 || c.Most > 0 {
+		least, most = min(c.Least, c.Served), max(c.Most, c.Served)
+	}
+	return least, most
 }

@@ -45,6 +45,9 @@ func (cp *clusterPlacement) cutoverOf(i int, light bool) cutover.Effect {
 		c.Alone = alone
 		c.Result, c.Why = shortfall(c, afterOthers, pl)
 		autoscalingLost(&c, pl)
+		if c.Result == cutover.OrderDependent || c.Result == cutover.Partial {
+			c.Least, c.Most = min(afterOthers, c.Served), max(alone, c.Served)
+		}
 	} else {
 		c.Competes, c.CompetesMore = nil, 0 // it gets every pod whatever the order
 		if pl.mode == modeClass && keptOnly(cp.taken[i], pl) {

@@ -59,8 +59,10 @@ type servable struct {
 	BreaksWorkload int64
 	Unjudged       int64
 	// Ordered: the devices of After whose pods kube-scheduler may place
-	// otherwise (OrderDependent rows).
-	Ordered int64
+	// otherwise (OrderDependent rows); Least and Most bound After over
+	// the orders (each row's Least and Most pods served).
+	Ordered     int64
+	Least, Most int64
 }
 
 func newCutoverPage(r *Report) *cutoverPage {
@@ -143,6 +145,8 @@ func (s *servable) add(row Row) {
 	case cutover.NotAffected:
 		s.Today += d
 		s.After += d
+		s.Least += d
+		s.Most += d
 		return
 	case cutover.Unjudged:
 		s.Unjudged += d
@@ -162,6 +166,13 @@ func (s *servable) add(row Row) {
 	}
 	s.Today += d
 	s.After += after
+	least, most := after, after
+	if c.Pods > 0 {
+		l, m := c.Range()
+		least, most = d/row.Pods()*l, d/row.Pods()*m
+	}
+	s.Least += least
+	s.Most += most
 	if c.Result == cutover.OrderDependent {
 		s.Ordered += after
 	}
@@ -211,10 +222,15 @@ func cutoverResult(c *cutover.Effect) string {
 	return string(c.Result)
 }
 
-// cutoverPods is "served/pods" for a row the placement judged.
+// cutoverPods is "served/pods" for a row the placement judged, or
+// "least–most/pods" where the order kube-scheduler places the cluster in
+// decides.
 func cutoverPods(c *cutover.Effect) string {
 	if c == nil || c.Pods == 0 {
 		return "-"
+	}
+	if least, most := c.Range(); least < most {
+		return fmt.Sprintf("%d–%d/%d", least, most, c.Pods)
 	}
 	return fmt.Sprintf("%d/%d", c.Served, c.Pods)
 }

@@ -75,7 +75,8 @@ func run() (int, error) {
 Forecasts the switch to DRA, then rehearses it on a real control plane with the forecast fleet:
 every pod created at once through claimbridge, kube-scheduler left to settle, each workload's
 pods bound beside the pods the forecast said are served. Exit code 1 when a workload is bound
-otherwise than forecast (OrderDependent and Partial workloads agree whatever is bound).
+otherwise than forecast (an OrderDependent or Partial workload agrees when the pods bound lie
+within the range the forecast gave, "1–2/2").
 
 Flags:
 `)

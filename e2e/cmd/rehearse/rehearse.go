@@ -379,16 +379,20 @@ func namespacesOf(ws []workload) []string {
 }
 
 // agrees: a rehearsal that bound bound pods of a workload agrees with its
-// forecast: it bound the pods served, or the forecast said kube-scheduler's
-// order decides (OrderDependent), the fleet is too small for all (Partial),
-// or it made no promise (Unjudged, NotAffected).
+// forecast: it bound the pods served, or, where the forecast said
+// kube-scheduler's order decides (OrderDependent) or the fleet is too
+// small for all (Partial), a number within the range the forecast gave;
+// or the forecast made no promise (Unjudged, NotAffected).
 func agrees(c *cutover.Effect, bound int64) bool {
 	if c == nil {
 		return true
 	}
 	switch c.Result {
-	case cutover.OrderDependent, cutover.Partial, cutover.Unjudged, cutover.NotAffected:
+	case cutover.Unjudged, cutover.NotAffected:
 		return true
+	case cutover.OrderDependent, cutover.Partial:
+		least, most := c.Range()
+		return least <= bound && bound <= most
 	}
 	return bound == c.Served
 }

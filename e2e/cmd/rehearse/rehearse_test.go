@@ -53,9 +53,14 @@ func checkAgreement(t *testing.T, res *Result) {
 		if x.Pods != c.Pods {
 			t.Errorf("%s: %d of %d pods created", r.Name, x.Pods, c.Pods)
 		}
-		firm := c.Result != cutover.OrderDependent && c.Result != cutover.Partial
-		if firm && x.Bound != c.Served || x.Agrees != (!firm || x.Bound == c.Served) {
-			t.Errorf("%s: forecast %s with %d of %d pods served, rehearsal bound %d (agrees %t)", r.Name, c.Result, c.Served, c.Pods, x.Bound, x.Agrees)
+		// A firm result binds what it serves; one the order decides binds
+		// within the range it gave.
+		least, most := c.Served, c.Served
+		if c.Result == cutover.OrderDependent || c.Result == cutover.Partial {
+			least, most = c.Range()
+		}
+		if x.Bound < least || x.Bound > most || !x.Agrees {
+			t.Errorf("%s: forecast %s with %d–%d of %d pods served, rehearsal bound %d (agrees %t)", r.Name, c.Result, least, most, c.Pods, x.Bound, x.Agrees)
 		}
 	}
 	if res.Disagree != 0 || rehearsed == 0 {
@@ -169,6 +174,47 @@ spec:
 	// 16 GPUs: the H100 Deployment's 8 and the Job's 4 each cannot all fit.
 	if s, b := got["serve-h100"].Rehearsed, got["batch"].Rehearsed; s == nil || b == nil || s.Bound*8+b.Bound*4 > 16 {
 		t.Errorf("rehearsal bound %+v and %+v: more GPUs than the fleet has", s, b)
+	}
+	// Each states the range of pods served over the orders: the H100
+	// Deployment's one pod may or may not get the node (0–1/1); the Job's
+	// three pods get at least the two the A100 node holds, whatever the
+	// order (2–3/3), a range a rehearsal could contradict.
+	for name, want := range map[string][2]int64{"serve-h100": {0, 1}, "batch": {2, 3}} {
+		if least, most := got[name].Cutover.Range(); least != want[0] || most != want[1] {
+			t.Errorf("%s: range %d–%d, want %d–%d", name, least, most, want[0], want[1])
+		}
+	}
+	// The page's totals show the range of devices served.
+	page := filepath.Join(dir, "page.html")
+	var b bytes.Buffer
+	if err := res.Report.Write(&b, "html"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `data-cutover="servable-least"`) || !strings.Contains(b.String(), `data-cutover="servable-most"`) {
+		t.Errorf("the page's totals do not show the range of devices served (%s)", page)
+	}
+}
+
+// TestAgreesWithinTheRange: a rehearsal agrees with an OrderDependent or
+// Partial forecast only when the pods it bound lie within the range the
+// forecast gave; with a firm result only when it bound the pods served.
+func TestAgreesWithinTheRange(t *testing.T) {
+	ordered := &cutover.Effect{Result: cutover.OrderDependent, Pods: 2, Served: 2, Alone: 2, Least: 1, Most: 2}
+	moves := &cutover.Effect{Result: cutover.Moves, Pods: 2, Served: 2}
+	for _, tc := range []struct {
+		c     *cutover.Effect
+		bound int64
+		want  bool
+	}{
+		{ordered, 0, false}, {ordered, 1, true}, {ordered, 2, true},
+		{moves, 1, false}, {moves, 2, true},
+	} {
+		if got := agrees(tc.c, tc.bound); got != tc.want {
+			t.Errorf("%s %d–%d/%d, bound %d: agrees %t, want %t", tc.c.Result, tc.c.Least, tc.c.Most, tc.c.Pods, tc.bound, got, tc.want)
+		}
 	}
 }
 
