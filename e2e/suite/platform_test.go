@@ -53,7 +53,7 @@ func TestThePlatformIsDetectedFromTheCluster(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Labels: kl},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{
 				Name: "controller", Image: "public.ecr.aws/karpenter/controller:1.14.1",
-				Env:  []corev1.EnvVar{{Name: "IGNORE_DRA_REQUESTS", Value: "false"}},
+				Env: []corev1.EnvVar{{Name: "IGNORE_DRA_REQUESTS", Value: "false"}},
 			}}},
 		}},
 	}
