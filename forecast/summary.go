@@ -55,6 +55,7 @@ func summaryOf(opts Options, j *CutoverForecast) (*cutover.Summary, error) {
 	if c, ok := autoscalingCaveat(opts.Policy, j); ok {
 		s.Caveats = append(s.Caveats, c)
 	}
+	s.Caveats = append(s.Caveats, switchCaveats(j, fc.Platform)...)
 	for _, c := range fc.After.Classes {
 		s.Classes = append(s.Classes, c.Name)
 	}

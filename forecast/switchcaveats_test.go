@@ -1,0 +1,49 @@
+package forecast
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/claimbridge/claimbridge/cutover"
+	"github.com/claimbridge/claimbridge/platform"
+)
+
+// TestTheSwitchsOwnHazardsAreSaid: where the cluster's gpu.nvidia.com
+// class belongs to a Helm release (detected) and a translation uses it,
+// the forecast warns that uninstalling the release deletes it; a workload
+// pinned to RuntimeClass nvidia is named. Neither is said where nothing
+// shows it: the drivers' defaults know no release, and no workload sets
+// the RuntimeClass.
+func TestTheSwitchsOwnHazardsAreSaid(t *testing.T) {
+	owned := platform.Detect(platform.Objects{Classes: []*resourceapi.DeviceClass{{
+		ObjectMeta: metav1.ObjectMeta{Name: "gpu.nvidia.com", Annotations: map[string]string{"meta.helm.sh/release-name": "nvidia-dra", "meta.helm.sh/release-namespace": "nvidia-dra"}},
+		Spec:       resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu"`}}}},
+	}}})
+	pinned := gpus("2").Obj()
+	pinned.Spec.RuntimeClassName = ptr.To("nvidia")
+	jobs := []job{{key: "ns/Deployment/trainer", pod: gpus("2").Obj(), pods: 1}, {key: "ns/Deployment/exporter", pod: pinned, pods: 1}}
+	said := func(cs []cutover.Caveat, prefix string) bool {
+		return slices.ContainsFunc(cs, func(c cutover.Caveat) bool { return strings.HasPrefix(c.Text, prefix) })
+	}
+
+	j := forecastJobs(t, legacyNodes(t, map[string]string{"cutover-a100-0": "a100-0"}), jobs, Options{Platform: owned})
+	if got := j.Cutovers[0].Result; got != cutover.Moves {
+		t.Fatalf("trainer: %s, want Moves", got)
+	}
+	if !said(j.Summary.Caveats, "The translations use DeviceClasses gpu.nvidia.com (Helm release nvidia-dra/nvidia-dra)") {
+		t.Errorf("no caveat names the release that owns the class the translations use: %+v", j.Summary.Caveats)
+	}
+	if !said(j.Summary.Caveats, "RuntimeClass nvidia: ns/Deployment/exporter run with runtimeClassName: nvidia") {
+		t.Errorf("no caveat names the workload pinned to RuntimeClass nvidia: %+v", j.Summary.Caveats)
+	}
+
+	j = forecastJobs(t, legacyNodes(t, map[string]string{"cutover-a100-0": "a100-0"}), jobs[:1], Options{})
+	if said(j.Summary.Caveats, "The translations use DeviceClasses") || said(j.Summary.Caveats, "RuntimeClass nvidia") {
+		t.Errorf("a hazard said where nothing shows it: %+v", j.Summary.Caveats)
+	}
+}
