@@ -422,6 +422,15 @@ func (d *Decision) place(ctx context.Context, in Input, res *translate.Result) (
 	d.Placement = &pl
 	d.Durations.Placement += time.Since(start)
 	r, ok := placementReasons(&pl, rule)
+	if !ok && pl.Translated < pl.Legacy {
+		// A whole-node driver's rule narrows where the translation lands:
+		// say it first.
+		for _, w := range res.Reasons {
+			if w.Code == translate.ReasonWholeNodeOnly && len(r) > 0 {
+				r[0].Message += "; " + w.Message
+			}
+		}
+	}
 	return r, &pl, ok
 }
 

@@ -309,7 +309,7 @@ func outcomeOf(row Row) string {
 
 func (r *Report) markdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| Object | Outcome | decisions.Placement | Verdict | Node | Alternatives | Reason |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| Object | Outcome | Placement | Verdict | Node | Alternatives | Reason |\n|---|---|---|---|---|---|---|\n")
 	for _, row := range r.Items {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", objectOf(row), outcomeOf(row), dash(placementShort(row.Placement)), dash(row.Verdict), dash(nodeOf(row)),
 			dash(strings.Join(row.Alternatives, ", ")), strings.ReplaceAll(row.Headline(), "|", `\|`))

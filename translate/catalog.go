@@ -121,6 +121,12 @@ const (
 	// chips than it asks for (a multi-host slice), and is translated per
 	// device. Warning.
 	ReasonMultiHostTPUSlice reason.Code = "MultiHostTPUSlice"
+	// ReasonWholeNodeOnly: the resource's driver prepares only claims for
+	// every device of a node (the TPU DRA driver), so the translation asks
+	// for devices of nodes with exactly the pod's count
+	// (ResourceRule.WholeNodeCount); where the fleet has none, the
+	// placement check keeps the pod as submitted. Info.
+	ReasonWholeNodeOnly reason.Code = "WholeNodeOnly"
 	// ReasonAutoscalingLabelRemoved: translation removed a node-label
 	// requirement that node autoscalers read to choose what to scale up
 	// (GKE's gke-accelerator, the instance type, Karpenter's labels).
@@ -257,6 +263,7 @@ var reasons = reason.Catalog{
 	ReasonCardTypeNotTranslatable:   reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy, "map the annotations in the resource's rule (resources[].cardType, as the nvidia and hami profiles do for nvidia.com/gpu), write the card types in ASCII, or drop the annotations from the pod", docCapacities),
 
 	// Risks of a translation, said out loud.
+	ReasonWholeNodeOnly:           reason.NewEntry(reason.SeverityInfo, "", "ask for every chip of the node the pod runs on (its chipCount), or keep the pod on the device plugin: the TPU DRA driver refuses a claim for fewer (dra-driver-google-tpu cmd/tpu-dra-kubeletplugin/state.go, prepareDevices)", docRisks),
 	ReasonMultiHostTPUSlice:       reason.NewEntry(reason.SeverityWarning, "", "check that the slice's pods land on the hosts of one slice (JobSet's exclusive-topology on cloud.google.com/gke-nodepool) and that the TPU DRA driver publishes the slice's topology on every host, or keep multi-host TPU workloads on the device plugin (claimbridge.io/skip)", docRisks),
 	ReasonAutoscalingLabelRemoved: reason.NewEntry(reason.SeverityWarning, "", "keep the label on the pod where the DRA nodes still carry it (keepTranslatedNodeLabels: true), or keep a node of the group running so that the autoscaler need not scale it from zero", docRisks),
 	ReasonTopologyAlignmentLost:   reason.NewEntry(reason.SeverityWarning, "", "move the NIC to its DRA driver too (map the resource to the NIC's DeviceClass; an alignment rule on resource.kubernetes.io/pcieRoot or numaNode ties it to the GPUs), or keep such pods on the device plugin (claimbridge.io/skip)", docRisks),

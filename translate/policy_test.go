@@ -84,6 +84,10 @@ func TestLoadPolicyRejectsBadInputWithFieldPaths(t *testing.T) {
 			yaml:     head + "spec:\n  resources:\n  - name: a.com/x*\n    family: g\n    deviceClassName: c\n    suffixConversion: GFDMIGProfile\n",
 			wantErrs: []string{"spec.resources[0].suffixConversion: Forbidden"},
 		},
+		"a whole-node count that is not a qualified attribute": {
+			yaml:     head + "spec:\n  resources:\n  - name: a.com/x\n    family: g\n    deviceClassName: c\n    wholeNodeCount: chipCount\n",
+			wantErrs: []string{"spec.resources[0].wholeNodeCount: Invalid value"},
+		},
 		"unknown suffix conversion": {
 			yaml:     head + "spec:\n  resources:\n  - name: a.com/x*\n    family: g\n    deviceClassName: c\n    suffixAttribute: a.com/profile\n    suffixConversion: PlusAsDot\n",
 			wantErrs: []string{"spec.resources[0].suffixConversion: Unsupported value"},

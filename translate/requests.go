@@ -69,6 +69,13 @@ func (t *translation) alternative(res corev1.ResourceName, rule *v1alpha1.Resour
 		}
 		a.selectors = append(a.selectors, expr)
 	}
+	if rule.WholeNodeCount != "" {
+		expr, err := t.wholeNode(res, rule)
+		if err != nil {
+			return nil, err
+		}
+		a.selectors = append(a.selectors, expr)
+	}
 	if sharedBySelector(rule) {
 		a.selectors = append(a.selectors, allowsMultipleAllocations) // shared.go
 	}

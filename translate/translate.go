@@ -129,10 +129,12 @@ func Pod(in Input) (*Result, error) {
 // stage named in its comment and only read by the stages after it (see the
 // package documentation for the order).
 type translation struct {
-	in      Input
-	p       *Policy
-	pod     *corev1.Pod
-	reasons []reason.Reason // appended to by every stage, in pipeline order
+	in  Input
+	p   *Policy
+	pod *corev1.Pod
+	// saidWholeNode: the resources WholeNodeOnly was said of.
+	saidWholeNode map[corev1.ResourceName]bool
+	reasons       []reason.Reason // appended to by every stage, in pipeline order
 
 	uses         []*use          // collectUses (device uses); shareInitRequests, buildRequests set req
 	companions   []*use          // collectUses (companion uses); addCompanions sets req

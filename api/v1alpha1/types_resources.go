@@ -51,6 +51,18 @@ type ResourceRule struct {
 	// Selectors are extra requirements on device attributes, ANDed.
 	Selectors []AttributeRequirement `json:"selectors,omitempty"`
 
+	// WholeNodeCount names the Int attribute ("<domain>/<name>") by which
+	// each device publishes how many devices of its driver its node has,
+	// for a driver that prepares only claims that take every one of them.
+	// The pod's count N of the resource then becomes the selector
+	// attribute == N: the allocator, the placement check and the forecast
+	// take only nodes of exactly N devices, and where the fleet has none
+	// the pod stays as submitted (WholeNodeOnly says why). The Google TPU
+	// DRA driver: tpu.google.com/chipCount (its kubelet plugin refuses a
+	// claim for fewer chips than the node has, prepareDevices in
+	// cmd/tpu-dra-kubeletplugin/state.go); the tpu profile sets it.
+	WholeNodeCount string `json:"wholeNodeCount,omitempty"`
+
 	// Config is opaque driver configuration attached to the generated requests.
 	Config []OpaqueConfig `json:"config,omitempty"`
 

@@ -158,6 +158,9 @@ func validateResourceRule(p *field.Path, r *ResourceRule) field.ErrorList {
 	for i := range r.Selectors {
 		errs = append(errs, validateAttributeRequirement(p.Child("selectors").Index(i), &r.Selectors[i])...)
 	}
+	if r.WholeNodeCount != "" {
+		errs = append(errs, validateQualifiedAttribute(p.Child("wholeNodeCount"), r.WholeNodeCount)...)
+	}
 	if r.Capacity != "" {
 		errs = append(errs, validateCapacityName(p.Child("capacity"), r.Capacity)...)
 	}
@@ -242,7 +245,7 @@ func validateCapacityOfRule(p *field.Path, r *ResourceRule, pattern bool) field.
 		"family": r.Family != "", "deviceClassName": r.DeviceClassName != "", "requestName": r.RequestName != "",
 		"suffixAttribute": r.SuffixAttribute != "", "selectors": len(r.Selectors) > 0, "config": len(r.Config) > 0,
 		"keepInPod": r.KeepInPod, "onlyWith": len(r.OnlyWith) > 0, "shared": r.Shared, "sharing": r.Sharing != nil,
-		"cardType": r.CardType != nil,
+		"cardType": r.CardType != nil, "wholeNodeCount": r.WholeNodeCount != "",
 	}
 	for _, f := range slices.Sorted(maps.Keys(forbidden)) {
 		if forbidden[f] {

@@ -422,3 +422,59 @@ func TestForecastFollowsTheClassMapping(t *testing.T) {
 		}
 	}
 }
+
+// TestTPUClaimsTakeWholeNodes: on TPU v5e 2x4 nodes (8 chips each), a
+// Deployment asking for google.com/tpu: 4 stays as submitted, its reason
+// naming the TPU driver's rule (a claim for fewer chips than the node has
+// is never prepared), and one asking for 8 is translated with a selector
+// on the node's chip count; the audit as a reviewer reads it
+// (testdata/tpu/whole-node.golden.txt), and the forecast of the same
+// fleet before the switch says the same.
+func TestTPUClaimsTakeWholeNodes(t *testing.T) {
+	in := filepath.Join("testdata", "tpu", "whole-node.yaml")
+	out, err := run(t, "", "audit", "-f", in, "--fleet", "../../../examples/fleets/tpu-v5e", "-o", "json")
+	if err != nil && exitCode(err) != exitInvalid {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	rep, err := report.Read(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rep.Items {
+		switch row.Name {
+		case "tpu-4":
+			if row.Outcome != reason.OutcomeKeepLegacy || row.Decisive == nil || !strings.Contains(row.Decisive.Message, "driver prepares only claims for all of a node's devices") {
+				t.Errorf("tpu-4: %s %+v, want kept as submitted for the driver's rule", row.Outcome, row.Decisive)
+			}
+		case "tpu-8":
+			if row.Outcome != reason.OutcomeTranslate || row.Verdict != string(feasibility.FitsNow) {
+				t.Errorf("tpu-8: %s %s, want translated and FitsNow", row.Outcome, row.Verdict)
+			}
+		}
+	}
+	table, err := run(t, "", "audit", "-f", in, "--fleet", "../../../examples/fleets/tpu-v5e", "-o", "markdown")
+	if err != nil && exitCode(err) != exitInvalid {
+		t.Fatalf("%v\n%s", err, table)
+	}
+	golden.Check(t, filepath.Join("testdata", "tpu", "whole-node.golden.txt"), []byte(table))
+
+	// The forecast of the same node before the switch (the device plugin's
+	// 8 chips): the 4-chip Deployment breaks, for the driver's rule; the
+	// 8-chip one moves.
+	js, err := run(t, "", "audit", "--forecast", "-f", in, "--fleet", "../../../forecast/testdata/golden/gke-tpu-v5e/nodes.yaml", "-o", "json")
+	if err != nil && exitCode(err) != exitInvalid {
+		t.Fatalf("%v\n%s", err, js)
+	}
+	if rep, err = report.Read(strings.NewReader(js)); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rep.Items {
+		want := map[string]cutover.Result{"tpu-4": cutover.Breaks, "tpu-8": cutover.Moves}[row.Name]
+		if row.Cutover == nil || row.Cutover.Result != want {
+			t.Errorf("%s: forecast %+v, want %s", row.Name, row.Cutover, want)
+		}
+		if row.Name == "tpu-4" && (row.Decisive == nil || !strings.Contains(row.Decisive.Message, "prepares only claims for all of a node's devices")) {
+			t.Errorf("tpu-4 breaks without naming the driver's rule: %+v", row.Decisive)
+		}
+	}
+}
