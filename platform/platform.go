@@ -14,7 +14,9 @@
 package platform
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 )
@@ -278,4 +280,29 @@ func (s Shares) String() string {
 		return strconv.Itoa(s.N)
 	}
 	return s.Mode
+}
+
+// karpenterKnows are the device attributes, by domain, that Karpenter's DRA
+// support knows of an instance type before it launches one (its AWS
+// provider's docs, website/content/en/preview/tasks/dra.md): of the NVIDIA
+// DRA driver's, productName, architecture, brand, cudaComputeCapability
+// and type (and the memory and shares capacities); driverVersion,
+// cudaDriverVersion and pcieRoot work only in matchAttribute. No provider
+// knows resource.kubernetes.io's standard attributes (pcieRoot) before
+// launch.
+var karpenterKnows = map[string][]string{
+	"gpu.nvidia.com":         {"productName", "architecture", "brand", "cudaComputeCapability", "type"},
+	"resource.kubernetes.io": nil,
+}
+
+// UnknownBeforeLaunch reports whether a CEL selector on the attribute
+// ("<domain>/<name>") matches no node Karpenter has yet to launch: an
+// attribute of a domain Karpenter reads that is not among those it knows.
+func UnknownBeforeLaunch(attribute string) bool {
+	domain, name, ok := strings.Cut(attribute, "/")
+	if !ok {
+		return false
+	}
+	known, read := karpenterKnows[domain]
+	return read && !slices.Contains(known, name)
 }

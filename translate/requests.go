@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/platform"
+	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
@@ -106,6 +108,14 @@ func (t *translation) alternative(res corev1.ResourceName, rule *v1alpha1.Resour
 		a.labels = append(a.labels, r)
 		if eff.implied {
 			continue
+		}
+		// Karpenter launches a node for claims from what it knows of an
+		// instance type before launch: a selector on anything else matches
+		// no node it could launch.
+		if len(eff.selectors) > 0 && c.rule != nil && platform.UnknownBeforeLaunch(c.rule.Attribute) && podfacts.SelectsNodeLabel(t.pod, v1alpha1.KarpenterNodePoolLabel) {
+			return nil, notTranslatable("%s would become a selector on %s, and the pod selects a Karpenter NodePool (%s): Karpenter launches a node for claims from what it knows of an instance type before launch, "+
+				"which %s is not (its DRA support knows productName, architecture, brand, cudaComputeCapability and type, and memory and shares), so the selector would match no node it could launch",
+				r.key, c.rule.Attribute, v1alpha1.KarpenterNodePoolLabel, c.rule.Attribute)
 		}
 		a.shown = append(a.shown, r)
 		if eff.class != "" && eff.class != a.class {
