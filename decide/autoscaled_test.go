@@ -2,6 +2,7 @@ package decide_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,11 +10,13 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/platform"
 	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -121,9 +124,20 @@ func TestAPodNeverWaitsForDRAInAnAutoscaledPool(t *testing.T) {
 		pod        *corev1.Pod
 		rule       v1alpha1.WhenDRABusy
 		autoscale  v1alpha1.AutoscalingRule
+		platform   *platform.Platform
 		want       reason.Code
 		wantSays   []string
 	}{
+		"the platform's Karpenter provisions for claims (detected or declared): the pod waits for DRA": {
+			pools: map[string]map[string]string{"dgx-": karpenter, "legacy-": karpenter}, rule: v1alpha1.WhenDRABusyWait,
+			platform: karpenterPlatform(t, true),
+			want:     decide.ReasonDRABusyWaiting,
+		},
+		"the platform's Karpenter ignores claims, as declared: kept as submitted": {
+			pools: map[string]map[string]string{"dgx-": karpenter, "legacy-": karpenter}, rule: v1alpha1.WhenDRABusyWait,
+			platform: karpenterPlatform(t, false),
+			want:     decide.ReasonAutoscalerIgnoresClaims,
+		},
 		"Wait acts as KeepLegacy where the whole fleet is one Karpenter pool": {
 			pools: map[string]map[string]string{"dgx-": karpenter, "legacy-": karpenter}, rule: v1alpha1.WhenDRABusyWait,
 			want: decide.ReasonAutoscalerIgnoresClaims, wantSays: []string{"karpenter.sh/nodepool=gpu (2 nodes such as legacy-gfd-0)", "the device plugin runs it now on 2 nodes such as legacy-gfd-0", "Wait acts as KeepLegacy"},
@@ -178,7 +192,7 @@ func TestAPodNeverWaitsForDRAInAnAutoscaledPool(t *testing.T) {
 				p = tc.pod
 			}
 			d, err := decide.Pod(t.Context(), decide.Input{Pod: p, Policy: autoscalingPolicy(t, tc.autoscale), Classes: inv.Classes,
-				Checker: feasibility.NewChecker(feasibility.Options{}), Snapshot: snap, WhenDRABusy: tc.rule, Admitted: true})
+				Checker: feasibility.NewChecker(feasibility.Options{}), Snapshot: snap, WhenDRABusy: tc.rule, Admitted: true, Platform: tc.platform})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -219,5 +233,54 @@ func TestAPodNoDRANodeServesStaysAsSubmittedInAnAutoscaledPool(t *testing.T) {
 	}
 	if d.Outcome != reason.OutcomeKeepLegacy || d.Decisive.Code == decide.ReasonAutoscalerIgnoresClaims {
 		t.Errorf("outcome %s decided by %s (%s), want KeepLegacy for a pod DRA never serves", d.Outcome, d.Decisive.Code, d.Decisive.Message)
+	}
+}
+
+// karpenterPlatform declares Karpenter, its DRA support on or off, for
+// every NodePool.
+func karpenterPlatform(t *testing.T, dra bool) *platform.Platform {
+	t.Helper()
+	doc := &v1alpha1.Platform{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PlatformKind, Spec: v1alpha1.PlatformSpec{
+		Pools: []v1alpha1.PoolPlatform{{Label: v1alpha1.KarpenterNodePoolLabel, Autoscaler: v1alpha1.AutoscalerKarpenter, DRA: &dra}}}}
+	if errs := v1alpha1.ValidatePlatform(doc); len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	p, err := platform.Load(nil, nil, doc, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestNoDeferenceWhereKarpenterProvisionsForClaims: a plain GPU pod of a
+// Karpenter NodePool, with a DeviceClass that maps nvidia.com/gpu, is left
+// to the class (DeferToExtendedResource) while nothing says Karpenter
+// provisions for claims; where the platform says it does, the pod is
+// translated — Karpenter provisions only for a pod's own claims, so a pod
+// served through the class would get no new node — and says why.
+func TestNoDeferenceWhereKarpenterProvisionsForClaims(t *testing.T) {
+	pod := builders.MakePod("p", "ns").Container("app").Limit("nvidia.com/gpu", "1").NodeSelector(v1alpha1.KarpenterNodePoolLabel, "gpu").Obj()
+	mapped := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu.nvidia.com"}, Spec: resourceapi.DeviceClassSpec{ExtendedResourceName: ptr.To("nvidia.com/gpu")}}
+	for name, tc := range map[string]struct {
+		platform *platform.Platform
+		want     reason.Outcome
+		code     reason.Code
+	}{
+		"no platform: deferred":                       {want: reason.OutcomeKeepLegacy, code: translate.ReasonDeferToExtendedResource},
+		"Karpenter ignores claims: deferred":          {platform: karpenterPlatform(t, false), want: reason.OutcomeKeepLegacy, code: translate.ReasonDeferToExtendedResource},
+		"Karpenter provisions for claims: translated": {platform: karpenterPlatform(t, true), want: reason.OutcomeTranslate, code: translate.ReasonExtendedResourceMappedByClass},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, err := decide.Pod(t.Context(), decide.Input{Pod: pod, Policy: translate.DefaultPolicy(), Classes: []*resourceapi.DeviceClass{mapped}, Platform: tc.platform})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Outcome != tc.want || !slices.ContainsFunc(d.Reasons, func(r reason.Reason) bool { return r.Code == tc.code }) {
+				t.Errorf("%s, reasons %v; want %s with %s", d.Outcome, d.Reasons, tc.want, tc.code)
+			}
+			if tc.want == reason.OutcomeTranslate && !slices.ContainsFunc(d.Reasons, func(r reason.Reason) bool { return strings.Contains(r.Message, "Karpenter NodePool gpu") }) {
+				t.Errorf("the translated pod does not say why it was not left to the class: %v", d.Reasons)
+			}
+		})
 	}
 }

@@ -44,6 +44,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/platform"
 	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
@@ -82,6 +83,11 @@ type Input struct {
 	// cluster runs ExtendedResourceToleration, both sides are seen with the
 	// tolerations that plugin would add ([AsAdmitted]).
 	Admitted bool
+	// Platform is what is known of the platform (package platform): a pool
+	// whose autoscaler it knows adds nodes for pods with claims is no pool
+	// that ignores claims (AutoscalerIgnoresClaims). Nil: the policy's
+	// autoscaling rule alone.
+	Platform *platform.Platform
 }
 
 // Decision is what claimbridge does with one pod, and why.
@@ -134,7 +140,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	// questions on the nodes whose devices are all free: asked once.
 	ctx = feasibility.ShareAnswers(ctx)
 	start := time.Now()
-	tin := translate.Input{Pod: in.Pod, Policy: in.Policy, Classes: in.Classes, Quotas: in.Quotas, Admitted: in.Admitted}
+	tin := translate.Input{Pod: in.Pod, Policy: in.Policy, Classes: in.Classes, Quotas: in.Quotas, Admitted: in.Admitted, NoDeference: noDeference(in)}
 	if in.Checker != nil && in.Snapshot != nil {
 		// The fleet's devices say which families are shared, and how.
 		tin.Shares = in.Checker.Shares(ctx, in.Snapshot, in.Policy)
@@ -301,10 +307,14 @@ func (d *Decision) whenBusy(ctx context.Context, in Input, res *translate.Result
 			nodesLike(1, v.Node), nodesLike(legacy.Nodes, legacy.Node))))
 		return
 	}
-	pool := in.Checker.Autoscaled(ctx, in.Snapshot, feasibility.AutoscaledInput{
+	ai := feasibility.AutoscaledInput{
 		Labels: in.Policy.AutoscaledPoolLabels(), Legacy: in.admitted(in.Pod),
 		Translated: in.admitted(res.Pod), Claims: []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec},
-	})
+	}
+	if in.Platform != nil {
+		ai.Provisions, ai.ProvisionsKey = in.Platform.ProvisionsForClaims, in.Platform.PoolsKey()
+	}
+	pool := in.Checker.Autoscaled(ctx, in.Snapshot, ai)
 	if pool.AsSubmitted > 0 {
 		d.autoscaled(pool, v, rule)
 		return
@@ -678,6 +688,43 @@ func verdictReasons(v *feasibility.Verdict) []reason.Reason {
 	out := make([]reason.Reason, 0, len(v.Reasons))
 	for _, r := range v.Reasons {
 		out = append(out, newReason(ReasonInfeasible, reason.SeverityWarning, fmt.Sprintf("%s (%s): %s", v.Kind, v.Code, r)))
+	}
+	return out
+}
+
+// noDeference says why a pod is not left to a class that maps its extended
+// resources: it selects a Karpenter NodePool whose Karpenter the platform
+// knows provisions for claims, and Karpenter provisions only for a pod's
+// own claims — a pod served through an extendedResourceName class has none
+// when it is Pending, so no node would be launched for it (Karpenter's
+// DRA docs); translated, it keeps scale-from-zero. "" otherwise.
+func noDeference(in Input) string {
+	if in.Platform == nil || in.Pod == nil {
+		return ""
+	}
+	for _, pool := range selectedPools(in.Pod, v1alpha1.KarpenterNodePoolLabel) {
+		if in.Platform.ProvisionsForClaims(map[string]string{v1alpha1.KarpenterNodePoolLabel: pool}) {
+			return fmt.Sprintf("it selects Karpenter NodePool %s, whose Karpenter provisions only for a pod's own claims: a pod served through an extendedResourceName class would get no new node", pool)
+		}
+	}
+	return ""
+}
+
+// selectedPools are the values of the label the pod's node selector and
+// required node-affinity terms (In) select.
+func selectedPools(pod *corev1.Pod, label string) []string {
+	var out []string
+	if v, ok := pod.Spec.NodeSelector[label]; ok {
+		out = append(out, v)
+	}
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for _, r := range term.MatchExpressions {
+				if r.Key == label && r.Operator == corev1.NodeSelectorOpIn {
+					out = append(out, r.Values...)
+				}
+			}
+		}
 	}
 	return out
 }

@@ -10,6 +10,7 @@ package feasibility
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,6 +56,14 @@ type AutoscaledInput struct {
 	// counts.
 	Translated *corev1.Pod
 	Claims     []*resourceapi.ResourceClaimSpec
+	// Provisions reports whether the autoscaler of a node's pool (by its
+	// labels) is known to add nodes for pods with claims (the platform's:
+	// Karpenter with its DRA support on, the Cluster Autoscaler with
+	// --enable-dynamic-resource-allocation): such nodes do not count. Nil:
+	// none is. ProvisionsKey identifies the answer it gives, for the
+	// cache (the platform's pools).
+	Provisions    func(nodeLabels map[string]string) bool
+	ProvisionsKey string
 }
 
 // Autoscaled finds the nodes of autoscaled pools where the pod may run
@@ -94,7 +103,7 @@ func (c *Checker) Autoscaled(ctx context.Context, snap *Snapshot, in AutoscaledI
 	// only a new inventory snapshot changes (claims, reservations and pods
 	// derive snapshots from it), and the pods' node selection, requests
 	// and claims: the pods of one Deployment after the first are a lookup.
-	key, err := autoscaledKey(snap, in.Labels, in.Legacy, in.Translated, defaulted)
+	key, err := autoscaledKey(snap, append(slices.Clone(in.Labels), in.ProvisionsKey), in.Legacy, in.Translated, defaulted)
 	if err == nil {
 		c.mu.Lock()
 		v, ok := c.autoscaled.get(key)
@@ -169,6 +178,9 @@ func (c *Checker) autoscaledIn(ctx context.Context, snap *Snapshot, pooled []int
 	var first *nodeInfo // the first node, whether or not it runs the pod as submitted
 	for _, i := range pooled {
 		ni := snap.nodeAt(i)
+		if in.Provisions != nil && in.Provisions(ni.node.Labels) {
+			continue // its autoscaler adds nodes for claims too
+		}
 		legacyPasses := upstream.NodeRejects(legacyReq, in.Legacy, ni.node) == ""
 		asSubmitted := legacyPasses && len(want) > 0 && legacy.Advertises(ni.node, want)
 		dra := false

@@ -14,6 +14,7 @@
 package platform
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -305,4 +306,27 @@ func UnknownBeforeLaunch(attribute string) bool {
 	}
 	known, read := karpenterKnows[domain]
 	return read && !slices.Contains(known, name)
+}
+
+// ProvisionsForClaims reports whether the autoscaler of the pool a node
+// with these labels is in is known to add nodes for pods whose devices
+// come from claims (detected or declared, or the autoscaler's default);
+// false where it is known not to, or not known.
+func (p *Platform) ProvisionsForClaims(labels map[string]string) bool {
+	pool := p.PoolOf(labels)
+	if pool == nil {
+		return false
+	}
+	ignores, known := pool.IgnoresClaims()
+	return known && !ignores
+}
+
+// PoolsKey identifies what the platform says of its pools' autoscalers,
+// for caches of answers that read them.
+func (p *Platform) PoolsKey() string {
+	var b strings.Builder
+	for _, pool := range p.Pools {
+		fmt.Fprintf(&b, "%s=%s:%s:%s;", pool.Label, pool.Name, pool.Autoscaler.Value, pool.DRA.Value)
+	}
+	return b.String()
 }

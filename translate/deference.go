@@ -51,6 +51,14 @@ func (t *translation) defer5004() bool {
 	if onlyLabels && !t.p.spec.Deference.PreferExtendedResource {
 		adds = true
 	}
+	if all && !adds && t.in.NoDeference != "" {
+		// Translated, so that the autoscaler provisions for it.
+		for _, u := range t.uses {
+			t.add(say(ReasonExtendedResourceMappedByClass, u.path.Child("resources", "limits").Key(string(u.resource)),
+				"DeviceClass %s maps %s (extendedResourceName), and the pod is translated all the same: %s", mapped[string(u.resource)], u.resource, t.in.NoDeference))
+		}
+		return false
+	}
 	if all && !adds {
 		var names []string
 		for _, u := range t.uses {

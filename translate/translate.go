@@ -60,6 +60,11 @@ type Input struct {
 	// PolicySpec.ImplicitTolerations says. The webhook sets it; offline
 	// (manifests that have not been admitted) it is false.
 	Admitted bool
+	// NoDeference, when set, says why the pod is not left to a class that
+	// maps its extended resources (KEP-5004) even where translation would
+	// add nothing: its pool's autoscaler provisions only for explicit
+	// claims (decide reads it from the platform).
+	NoDeference string
 }
 
 // Result is the outcome of translating one pod.

@@ -24,6 +24,7 @@ import (
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/inventory"
 	"github.com/claimbridge/claimbridge/metrics"
+	"github.com/claimbridge/claimbridge/platform"
 	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -79,6 +80,9 @@ type PodHandler struct {
 	Policy    func() *translate.Policy
 	Inventory InventoryReader
 	Checker   *feasibility.Checker
+	// Platform is what is known of the platform, detected and declared
+	// (package platform); nil, or a nil answer: none.
+	Platform  func() *platform.Platform
 	Templates TemplateClient
 	// Namespace is claimbridge's own namespace; its pods are never touched.
 	Namespace string
@@ -244,7 +248,7 @@ func (h *PodHandler) decide(ctx context.Context, a *admitting, t *trace) *answer
 	// ExtendedResourceToleration plugin's, where it runs) and gets none
 	// from claimbridge.
 	dec, err := decide.Pod(ctx, decide.Input{Pod: a.pod, Policy: h.Policy(), Classes: h.Inventory.Classes(), Quotas: h.Inventory.Quotas(a.req.Namespace),
-		Checker: h.Checker, Snapshot: a.snap, WhenDRABusy: h.Inventory.WhenDRABusy(a.req.Namespace), Admitted: true})
+		Checker: h.Checker, Snapshot: a.snap, WhenDRABusy: h.Inventory.WhenDRABusy(a.req.Namespace), Admitted: true, Platform: h.platform()})
 	if dec != nil {
 		t.decided(dec.Durations)
 	}
@@ -460,4 +464,12 @@ func (h *PodHandler) observe(d *decide.Decision) {
 	if d.Verdict != nil {
 		h.Metrics.FeasibilityDuration.WithLabelValues(string(d.Verdict.Kind)).Observe(d.Durations.Verdict.Seconds())
 	}
+}
+
+// platform is what the handler knows of the platform, nil for nothing.
+func (h *PodHandler) platform() *platform.Platform {
+	if h.Platform == nil {
+		return nil
+	}
+	return h.Platform()
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
@@ -35,7 +36,19 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		// wantReports is the "group/resource" of the reports the ClusterRole may write
 		// (reports.api); empty: none.
 		wantReports string
+		// noPlatform: platform.detect is off, so the ClusterRole lists no DaemonSet,
+		// Deployment or NodePool.
+		noPlatform bool
 	}{
+		"platform detection off: nothing of apps or karpenter.sh": {
+			values:           "platform: {detect: false}",
+			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
+			wantCreate:       []string{"leases", "secrets"},
+			wantWebhookWrite: true,
+			wantReviews:      true,
+			wantReports:      "wgpolicyk8s.io/policyreports",
+			noPlatform:       true,
+		},
 		"self-managed mode": {
 			values:           "",
 			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
@@ -168,6 +181,26 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 			wantReads := []string{"deviceclasses", "devicetaintrules", "namespaces", "nodes", "pods", "resourceclaims", "resourcequotas", "resourceslices"}
 			if diff := cmp.Diff(wantReads, reads); diff != "" {
 				t.Errorf("read-only resources (-want,+got):\n%s", diff)
+			}
+			// Platform detection lists the drivers' and autoscalers' workloads and
+			// Karpenter's NodePools: list only, never get or watch (no object is kept).
+			var lists []string
+			for _, rule := range cr.Rules {
+				if slices.Equal(rule.Verbs, []string{"list"}) {
+					for _, g := range rule.APIGroups {
+						for _, res := range rule.Resources {
+							lists = append(lists, g+"/"+res)
+						}
+					}
+				}
+			}
+			slices.Sort(lists)
+			wantLists := []string{"apps/daemonsets", "apps/deployments", "karpenter.sh/nodepools"}
+			if tc.noPlatform {
+				wantLists = nil
+			}
+			if diff := cmp.Diff(wantLists, lists, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("list-only resources (-want,+got):\n%s", diff)
 			}
 
 			// In the release namespace: create by kind, everything else by name.

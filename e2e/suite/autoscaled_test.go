@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/api"
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
@@ -109,4 +112,79 @@ func TestAPodInAKarpenterPoolNeverWaitsForDRA(t *testing.T) {
 	if p, err := client.CoreV1().Pods(waitNS).Get(t.Context(), "waits", metav1.GetOptions{}); err != nil || p.Spec.NodeName != "" {
 		t.Errorf("the waiting pod: %v, bound to %q; want it Pending", err, p.Spec.NodeName)
 	}
+}
+
+// TestADetectedKarpenterThatProvisionsForClaimsLetsThePodWait: the fleet of
+// TestAPodInAKarpenterPoolNeverWaitsForDRA, every DRA GPU taken. While the
+// cluster runs no Karpenter, the pool keeps Karpenter's default (it ignores
+// claims) and a pod of a Wait namespace stays as submitted
+// (AutoscalerIgnoresClaims). Once a Karpenter Deployment with
+// IGNORE_DRA_REQUESTS=false runs in the cluster, the webhook detects it
+// (read-only, without any policy change) and the same pod is translated to
+// wait for DRA; without it again, it stays as submitted.
+func TestADetectedKarpenterThatProvisionsForClaimsLetsThePodWait(t *testing.T) {
+	ns, _ := setup(t, "enforce")
+	nodes := karpenterPool(t, "dgx-h100", "legacy-gfd")
+	dra := nodes[0]
+	full := builders.MakePod("", ns).Container("trainer").Limit("nvidia.com/gpu", "8").Obj()
+	for i := range 2 {
+		full.Name = fmt.Sprintf("full-%d", i)
+		create(t, full)
+		if p := bound(t, ns, full.Name); !dra[p.Spec.NodeName] {
+			t.Fatalf("%s was bound to %s, not a DRA node", p.Name, p.Spec.NodeName)
+		}
+	}
+	waitNS := tc.Namespace(t, "karpenter-detect-", map[string]string{cluster.ModeLabel: "enforce", api.LabelWhenDRABusy: string(v1alpha1.WhenDRABusyWait)})
+	decided := func(ctx context.Context) (string, error) {
+		probe := builders.MakePod("probe", waitNS).Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
+		got, err := client.CoreV1().Pods(waitNS).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return "", err
+		}
+		if _, translated := got.Annotations[api.AnnotationTemplate]; translated {
+			return "translated", nil
+		}
+		return got.Annotations[api.AnnotationReason], nil
+	}
+	if code, err := decided(t.Context()); err != nil || code != string(decide.ReasonAutoscalerIgnoresClaims) {
+		t.Fatalf("without Karpenter in the cluster: %q (%v), want %s", code, err, decide.ReasonAutoscalerIgnoresClaims)
+	}
+
+	karpenterNS := tc.Namespace(t, "karpenter-", nil)
+	labels := map[string]string{"app": "karpenter"}
+	k := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "karpenter"},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](0), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "controller", Image: "public.ecr.aws/karpenter/controller:1.14.1",
+				Env: []corev1.EnvVar{{Name: "IGNORE_DRA_REQUESTS", Value: "false"}}}}},
+		}},
+	}
+	if _, err := client.AppsV1().Deployments(karpenterNS).Create(t.Context(), k, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	removed := false
+	remove := func() {
+		if removed {
+			return
+		}
+		removed = true
+		if err := client.AppsV1().Deployments(karpenterNS).Delete(context.Background(), k.Name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete the Karpenter Deployment: %v", err)
+		}
+	}
+	t.Cleanup(func() {
+		remove()
+		// The tests after this one find Karpenter's default again.
+		time.Sleep(3 * platformRefresh)
+	})
+	eventually(t, "the webhook detects that Karpenter provisions for claims: the pod is translated to wait for DRA", func(ctx context.Context) (bool, error) {
+		code, err := decided(ctx)
+		return code == "translated", err
+	})
+	remove()
+	eventually(t, "the webhook detects that no Karpenter provisions for claims any more", func(ctx context.Context) (bool, error) {
+		code, err := decided(ctx)
+		return code == string(decide.ReasonAutoscalerIgnoresClaims), err
+	})
 }

@@ -41,6 +41,8 @@ const (
 	// strandedAfter: a translated pod that waits this long while the device
 	// plugin has room for it is stranded (the default is minutes).
 	strandedAfter = 2 * time.Second
+	// platformRefresh: how often the server detects the platform again.
+	platformRefresh = time.Second
 	// wait bounds every asynchronous check of the suite.
 	waitTimeout = 60 * time.Second
 )
@@ -143,6 +145,9 @@ func startClaimbridge(ctx context.Context, c *cluster.Cluster) (func(), error) {
 			LeaderElect: true, TemplateGCGrace: gcGrace, SnapshotMinInterval: -1, StrandedAfter: strandedAfter, Policy: policyPath,
 			// policyreports_test.go runs the writer of its own, from the image.
 			PolicyReports: policyreport.APIOff,
+			// The platform as the control plane shows it, detected often:
+			// autoscaled_test.go runs a Karpenter that provisions for claims.
+			PlatformDetect: true, PlatformRefresh: platformRefresh,
 		})
 	}()
 	stop := func() {

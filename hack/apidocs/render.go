@@ -346,8 +346,7 @@ func (t text) inline(texts []comment.Text, first bool, probs *problems) string {
 		raw.WriteRune(phClose)
 		made = append(made, md)
 	}
-	var walk func([]comment.Text)
-	walk = func(ts []comment.Text) {
+	walk := func(ts []comment.Text) {
 		for _, x := range ts {
 			switch x := x.(type) {
 			case comment.Plain:

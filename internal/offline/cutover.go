@@ -51,7 +51,7 @@ func Cutover(ctx context.Context, docs []manifest.Document, opts CutoverOptions)
 		// Each forecast decides the manifests as they are: a copy of them
 		// (Translate rewrites the documents it translates).
 		got, _, err := Translate(ctx, manifest.Clone(docs), Options{Policy: opts.Policy, Classes: after.Inventory.Classes, Quotas: opts.Quotas,
-			Checker: after.Checker, Snapshot: after.Snapshot})
+			Checker: after.Checker, Snapshot: after.Snapshot, Platform: fopts.Platform})
 		if err != nil {
 			return nil, err
 		}

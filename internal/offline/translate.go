@@ -23,6 +23,7 @@ import (
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/podtemplates"
+	"github.com/claimbridge/claimbridge/platform"
 	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -118,6 +119,8 @@ type Options struct {
 	Snapshot *feasibility.Snapshot
 	// ListNodes names the nodes of the placement check in the decisions.
 	ListNodes bool
+	// Platform the decisions read (decide.Input.Platform); nil: none.
+	Platform *platform.Platform
 }
 
 // Translate decides for every pod template of every document and rewrites,
@@ -282,7 +285,7 @@ func queueOf(obj runtime.Object) string {
 // decidePod is the one place the offline tools ask for a decision.
 func decidePod(ctx context.Context, pod *corev1.Pod, opts Options) (*decide.Decision, error) {
 	return decide.Pod(ctx, decide.Input{Pod: pod, Policy: opts.Policy, Classes: opts.Classes, Quotas: opts.Quotas[pod.Namespace],
-		Checker: opts.Checker, Snapshot: opts.Snapshot, ListNodes: opts.ListNodes})
+		Checker: opts.Checker, Snapshot: opts.Snapshot, ListNodes: opts.ListNodes, Platform: opts.Platform})
 }
 
 // unwritable keeps legacy a pod whose translation cannot be written back

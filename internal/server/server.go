@@ -7,6 +7,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -114,6 +115,11 @@ type Options struct {
 	// namespace as policyreport.APIWGPolicy (default) or APIOpenReports
 	// once that API's CRD is served; APIOff writes none.
 	PolicyReports policyreport.API
+	// PlatformDetect: detect the platform from the cluster every
+	// PlatformRefresh; PlatformFile: a Platform document declared over it.
+	PlatformDetect  bool
+	PlatformRefresh time.Duration
+	PlatformFile    string
 	// PolicyReportsInterval: how often at most they are brought up to
 	// date. Default policyreport.DefaultInterval.
 	PolicyReportsInterval time.Duration
@@ -322,11 +328,16 @@ func (c *components) add(mgr ctrl.Manager) error {
 	c.store.MigrationDevices = c.metrics.MigrationDevices
 	inv.OnChange(func() { c.metrics.InventoryNodes.Set(float64(inv.NodeCount())) })
 	recent := &inventory.RecentTemplates{}
+	plat, err := newPlatformWatch(c.client, o.PlatformDetect, o.PlatformFile, cmp.Or(o.PlatformRefresh, 5*time.Minute), ctrl.Log.WithName("platform"))
+	if err != nil {
+		return err
+	}
 	handler := &webhook.PodHandler{
 		Decoder:   admission.NewDecoder(clientgoscheme.Scheme),
 		Policy:    c.policy.Get,
 		Inventory: inv,
 		Checker:   checker,
+		Platform:  plat.Get,
 		Templates: webhook.APITemplates{Client: c.admissionClient},
 		Namespace: o.Namespace,
 		LookupNamespace: func(ctx context.Context, name string) (*corev1.Namespace, error) {
@@ -349,7 +360,7 @@ func (c *components) add(mgr ctrl.Manager) error {
 		c.metrics.SlowAdmissions.WithLabelValues(s.String())
 	}
 	mgr.GetWebhookServer().Register(webhook.Path, &admission.Webhook{Handler: handler, RecoverPanic: new(true)})
-	for _, r := range []starter{inv, c.policy, warmer{inv: inv, checker: handler.Checker}, c.store} {
+	for _, r := range []starter{inv, c.policy, warmer{inv: inv, checker: handler.Checker}, c.store, plat} {
 		if err := mgr.Add(runnable(r)); err != nil {
 			return err
 		}

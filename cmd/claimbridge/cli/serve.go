@@ -24,6 +24,9 @@ const (
 )
 
 type serveOptions struct {
+	platformDetect     bool
+	platformRefresh    time.Duration
+	platformFile       string
 	namespace          string
 	bindAddress        string
 	webhookPort        int
@@ -113,6 +116,9 @@ serves them over plain HTTP to anyone, for local use.`,
 	f.DurationVar(&o.slowAdmission, "slow-admission", 100*time.Millisecond, "an admission that takes longer inside claimbridge is logged with where its time went (claimbridge_slow_admissions_total counts them by their slowest stage); 0: never")
 	f.IntVar(&o.feasibilitySearch, "feasibility-max-searches", 0, "uncached allocator searches that may run at once (cached verdicts are always served); a pod that finds none free within --feasibility-timeout stays legacy (verdict Unknown, reason Busy) (default 2 × CPUs)")
 	f.StringVar(&o.allocatorFeatures, "allocator-features", "", "allocator features that differ from Kubernetes 1.37 defaults, e.g. ConsumableCapacity=false,DeviceTaints=false")
+	f.BoolVar(&o.platformDetect, "platform-detect", true, "detect the platform from the cluster, read-only: the DRA drivers' DaemonSets and the autoscalers' Deployments (their images, flags and environment), Karpenter's NodePools, the DeviceClasses, the server version; a pool whose autoscaler provisions for claims is then no pool that ignores them (docs/concepts/platform.md)")
+	f.DurationVar(&o.platformRefresh, "platform-refresh", 5*time.Minute, "how often the platform is detected again")
+	f.StringVar(&o.platformFile, "platform", "", "a Platform document (claimbridge.io/v1alpha1) declared over what is detected: what the cluster cannot show, such as whether a GKE node pool autoscales")
 	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug (every admission decision too), info or error")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight admissions may take to finish after SIGTERM")
@@ -188,5 +194,6 @@ func runServe(ctx context.Context, o serveOptions) error {
 		MetricsAddr: o.metricsAddr, MetricsInsecure: !o.metricsSecure, ProbeAddr: o.probeAddr, PprofAddr: o.pprofAddr, LeaderElect: o.leaderElect, LeaderElectionID: o.leaderElectionID,
 		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, FeasibilitySearches: o.feasibilitySearch, ReservationTTL: o.reservationTTL, StrandedAfter: o.strandedAfter, Features: o.features, SlowAdmission: o.slowAdmission,
 		PolicyReports: policyreport.API(o.policyReports), PolicyReportsInterval: o.policyReportsEvery, ShutdownTimeout: o.shutdownTimeout,
+		PlatformDetect: o.platformDetect, PlatformRefresh: o.platformRefresh, PlatformFile: o.platformFile,
 	})
 }
