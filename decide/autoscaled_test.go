@@ -239,17 +239,8 @@ func TestAPodNoDRANodeServesStaysAsSubmittedInAnAutoscaledPool(t *testing.T) {
 // karpenterPlatform declares Karpenter, its DRA support on or off, for
 // every NodePool.
 func karpenterPlatform(t *testing.T, dra bool) *platform.Platform {
-	t.Helper()
-	doc := &v1alpha1.Platform{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PlatformKind, Spec: v1alpha1.PlatformSpec{
-		Pools: []v1alpha1.PoolPlatform{{Label: v1alpha1.KarpenterNodePoolLabel, Autoscaler: v1alpha1.AutoscalerKarpenter, DRA: &dra}}}}
-	if errs := v1alpha1.ValidatePlatform(doc); len(errs) > 0 {
-		t.Fatal(errs.ToAggregate())
-	}
-	p, err := platform.Load(nil, nil, doc, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return builders.Platform(t, v1alpha1.PlatformSpec{
+		Pools: []v1alpha1.PoolPlatform{{Label: v1alpha1.KarpenterNodePoolLabel, Autoscaler: v1alpha1.AutoscalerKarpenter, DRA: &dra}}})
 }
 
 // TestNoDeferenceWhereKarpenterProvisionsForClaims: a plain GPU pod of a

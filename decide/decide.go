@@ -702,29 +702,10 @@ func noDeference(in Input) string {
 	if in.Platform == nil || in.Pod == nil {
 		return ""
 	}
-	for _, pool := range selectedPools(in.Pod, v1alpha1.KarpenterNodePoolLabel) {
+	for _, pool := range podfacts.RequiredValues(in.Pod, v1alpha1.KarpenterNodePoolLabel) {
 		if in.Platform.ProvisionsForClaims(map[string]string{v1alpha1.KarpenterNodePoolLabel: pool}) {
 			return fmt.Sprintf("it selects Karpenter NodePool %s, whose Karpenter provisions only for a pod's own claims: a pod served through an extendedResourceName class would get no new node", pool)
 		}
 	}
 	return ""
-}
-
-// selectedPools are the values of the label the pod's node selector and
-// required node-affinity terms (In) select.
-func selectedPools(pod *corev1.Pod, label string) []string {
-	var out []string
-	if v, ok := pod.Spec.NodeSelector[label]; ok {
-		out = append(out, v)
-	}
-	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-			for _, r := range term.MatchExpressions {
-				if r.Key == label && r.Operator == corev1.NodeSelectorOpIn {
-					out = append(out, r.Values...)
-				}
-			}
-		}
-	}
-	return out
 }

@@ -318,16 +318,8 @@ func TestAutoscalingLostIsMarked(t *testing.T) {
 		t.Fatal(err)
 	}
 	karpenterDRA := func(dra bool) *platform.Platform {
-		doc := &v1alpha1.Platform{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PlatformKind, Spec: v1alpha1.PlatformSpec{
-			Pools: []v1alpha1.PoolPlatform{{Label: v1alpha1.KarpenterNodePoolLabel, Name: "gpu", Autoscaler: v1alpha1.AutoscalerKarpenter, DRA: &dra}}}}
-		if errs := v1alpha1.ValidatePlatform(doc); len(errs) > 0 {
-			t.Fatal(errs.ToAggregate())
-		}
-		p, err := platform.Load(nil, nil, doc, "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return builders.Platform(t, v1alpha1.PlatformSpec{
+			Pools: []v1alpha1.PoolPlatform{{Label: v1alpha1.KarpenterNodePoolLabel, Name: "gpu", Autoscaler: v1alpha1.AutoscalerKarpenter, DRA: &dra}}})
 	}
 	const remedy = "turn on Karpenter's DRA support (--ignore-dra-requests=false; on AWS settings.enableDRA)"
 	for name, tc := range map[string]struct {

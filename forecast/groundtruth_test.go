@@ -16,6 +16,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/internal/testing/vendortruth"
 	"github.com/claimbridge/claimbridge/platform"
 	"github.com/claimbridge/claimbridge/translate"
@@ -469,15 +470,5 @@ func capacityPolicies(c map[resourceapi.QualifiedName]resourceapi.DeviceCapacity
 // sharesPlatform is the drivers' defaults with the NVIDIA driver's
 // --consumable-shares declared ("" for none: disabled).
 func sharesPlatform(t *testing.T, shares string) *platform.Platform {
-	t.Helper()
-	doc := &v1alpha1.Platform{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PlatformKind,
-		Spec: v1alpha1.PlatformSpec{Drivers: []v1alpha1.DriverPlatform{{Family: "nvidia-gpu", ConsumableShares: shares}}}}
-	if errs := v1alpha1.ValidatePlatform(doc); len(errs) > 0 {
-		t.Fatal(errs.ToAggregate())
-	}
-	p, err := platform.Load(nil, nil, doc, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return builders.Platform(t, v1alpha1.PlatformSpec{Drivers: []v1alpha1.DriverPlatform{{Family: "nvidia-gpu", ConsumableShares: shares}}})
 }

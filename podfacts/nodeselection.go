@@ -31,6 +31,28 @@ func RequiresLabel(pod *corev1.Pod, key string) bool {
 	return false
 }
 
+// RequiredValues are the values of the label key the pod's required node
+// selection names: its nodeSelector entry and the values of the In
+// expressions of its required node-affinity terms.
+func RequiredValues(pod *corev1.Pod, key string) []string {
+	var out []string
+	if v, ok := pod.Spec.NodeSelector[key]; ok {
+		out = append(out, v)
+	}
+	aff := pod.Spec.Affinity
+	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return out
+	}
+	for _, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, e := range term.MatchExpressions {
+			if e.Key == key && e.Operator == corev1.NodeSelectorOpIn {
+				out = append(out, e.Values...)
+			}
+		}
+	}
+	return out
+}
+
 // gkeOnlyLabels are node-label keys that only GKE sets on its nodes: every
 // key under cloud.google.com/gke- (the node pool, the accelerator and its
 // count, the TPU accelerator, topology and slice, Spot and preemptible VMs,

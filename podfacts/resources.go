@@ -249,23 +249,3 @@ func withDefaultRequests(pod *corev1.Pod) *corev1.Pod {
 	out.Spec.InitContainers = fill(pod.Spec.InitContainers)
 	return &out
 }
-
-// SelectsNodeLabel reports whether the pod selects nodes by the label key,
-// in its node selector or a required node-affinity term.
-func SelectsNodeLabel(pod *corev1.Pod, key string) bool {
-	if _, ok := pod.Spec.NodeSelector[key]; ok {
-		return true
-	}
-	a := pod.Spec.Affinity
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return false
-	}
-	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		for _, r := range term.MatchExpressions {
-			if r.Key == key {
-				return true
-			}
-		}
-	}
-	return false
-}

@@ -89,19 +89,8 @@ func MultiHostTPUSlice(pod *corev1.Pod) bool {
 		return ok && slice > chips
 	}
 	for _, k := range TPUTopologyLabels {
-		if v, ok := pod.Spec.NodeSelector[k]; ok && larger(v) {
+		if slices.ContainsFunc(RequiredValues(pod, k), larger) {
 			return true
-		}
-	}
-	aff := pod.Spec.Affinity
-	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return false
-	}
-	for _, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		for _, e := range term.MatchExpressions {
-			if e.Operator == corev1.NodeSelectorOpIn && slices.Contains(TPUTopologyLabels, e.Key) && slices.ContainsFunc(e.Values, larger) {
-				return true
-			}
 		}
 	}
 	return false

@@ -112,7 +112,7 @@ func (t *translation) alternative(res corev1.ResourceName, rule *v1alpha1.Resour
 		// Karpenter launches a node for claims from what it knows of an
 		// instance type before launch: a selector on anything else matches
 		// no node it could launch.
-		if len(eff.selectors) > 0 && c.rule != nil && platform.UnknownBeforeLaunch(c.rule.Attribute) && podfacts.SelectsNodeLabel(t.pod, v1alpha1.KarpenterNodePoolLabel) {
+		if len(eff.selectors) > 0 && c.rule != nil && platform.UnknownBeforeLaunch(c.rule.Attribute) && podfacts.RequiresLabel(t.pod, v1alpha1.KarpenterNodePoolLabel) {
 			return nil, notTranslatable("%s would become a selector on %s, and the pod selects a Karpenter NodePool (%s): Karpenter launches a node for claims from what it knows of an instance type before launch, "+
 				"which %s is not (its DRA support knows productName, architecture, brand, cudaComputeCapability and type, and memory and shares), so the selector would match no node it could launch",
 				r.key, c.rule.Attribute, v1alpha1.KarpenterNodePoolLabel, c.rule.Attribute)

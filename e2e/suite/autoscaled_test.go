@@ -65,14 +65,7 @@ func TestAPodInAKarpenterPoolNeverWaitsForDRA(t *testing.T) {
 	ns, _ := setup(t, "enforce")
 	nodes := karpenterPool(t, "dgx-h100", "legacy-gfd")
 	dra, legacy := nodes[0], nodes[1]
-	full := builders.MakePod("", ns).Container("trainer").Limit("nvidia.com/gpu", "8").Obj()
-	for i := range 2 {
-		full.Name = fmt.Sprintf("full-%d", i)
-		create(t, full)
-		if p := bound(t, ns, full.Name); !dra[p.Spec.NodeName] {
-			t.Fatalf("%s was bound to %s, not a DRA node", p.Name, p.Spec.NodeName)
-		}
-	}
+	takeEveryDRAGPU(t, ns, dra)
 
 	waitNS := tc.Namespace(t, "karpenter-wait-", map[string]string{cluster.ModeLabel: "enforce", api.LabelWhenDRABusy: string(v1alpha1.WhenDRABusyWait)})
 	pod := builders.MakePod("late", waitNS).Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
@@ -126,14 +119,7 @@ func TestADetectedKarpenterThatProvisionsForClaimsLetsThePodWait(t *testing.T) {
 	ns, _ := setup(t, "enforce")
 	nodes := karpenterPool(t, "dgx-h100", "legacy-gfd")
 	dra := nodes[0]
-	full := builders.MakePod("", ns).Container("trainer").Limit("nvidia.com/gpu", "8").Obj()
-	for i := range 2 {
-		full.Name = fmt.Sprintf("full-%d", i)
-		create(t, full)
-		if p := bound(t, ns, full.Name); !dra[p.Spec.NodeName] {
-			t.Fatalf("%s was bound to %s, not a DRA node", p.Name, p.Spec.NodeName)
-		}
-	}
+	takeEveryDRAGPU(t, ns, dra)
 	waitNS := tc.Namespace(t, "karpenter-detect-", map[string]string{cluster.ModeLabel: "enforce", api.LabelWhenDRABusy: string(v1alpha1.WhenDRABusyWait)})
 	decided := func(ctx context.Context) (string, error) {
 		probe := builders.MakePod("probe", waitNS).Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
@@ -187,4 +173,18 @@ func TestADetectedKarpenterThatProvisionsForClaimsLetsThePodWait(t *testing.T) {
 		code, err := decided(ctx)
 		return code == string(decide.ReasonAutoscalerIgnoresClaims), err
 	})
+}
+
+// takeEveryDRAGPU binds two pods of 8 GPUs to the two DRA nodes of the
+// dgx-h100 fleet: every DRA GPU is taken.
+func takeEveryDRAGPU(t *testing.T, ns string, dra map[string]bool) {
+	t.Helper()
+	full := builders.MakePod("", ns).Container("trainer").Limit("nvidia.com/gpu", "8").Obj()
+	for i := range 2 {
+		full.Name = fmt.Sprintf("full-%d", i)
+		create(t, full)
+		if p := bound(t, ns, full.Name); !dra[p.Spec.NodeName] {
+			t.Fatalf("%s was bound to %s, not a DRA node", p.Name, p.Spec.NodeName)
+		}
+	}
 }

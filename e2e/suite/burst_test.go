@@ -190,14 +190,7 @@ func TestAScaleUpPastWhatDRAHoldsLeavesNoPodPending(t *testing.T) {
 func TestAPodStaysOnTheDevicePluginWhileDRAIsFullUnlessItsNamespaceWaits(t *testing.T) {
 	ns, fl := setup(t, "enforce", "dgx-h100", "legacy-gfd")
 	dra, legacy := nodeNames(fl[:1]), nodeNames(fl[1:])
-	full := builders.MakePod("", ns).Container("trainer").Limit("nvidia.com/gpu", "8").Obj()
-	for i := range 2 {
-		full.Name = fmt.Sprintf("full-%d", i)
-		create(t, full)
-		if p := bound(t, ns, full.Name); !dra[p.Spec.NodeName] {
-			t.Fatalf("%s was bound to %s, not a DRA node", p.Name, p.Spec.NodeName)
-		}
-	}
+	takeEveryDRAGPU(t, ns, dra)
 	pod := builders.MakePod("late", ns).Container("trainer").Limit("nvidia.com/gpu", "2").Obj()
 	got, warns := create(t, pod)
 	if _, ok := got.Annotations[api.AnnotationTemplate]; ok {

@@ -16,14 +16,14 @@ import (
 
 // platformWatch keeps what admission knows of the platform: detected from
 // the cluster (live.Platform, read-only lists) when Detect is on, at the
-// start and every Every, then the Platform document (File) declared over
+// start and every period, then the Platform document (File) declared over
 // it. Admission reads the last answer; it never waits for one. A
 // detection that fails keeps the last answer, and logs once why.
 type platformWatch struct {
 	client  kubernetes.Interface
 	detect  bool
 	file    string
-	every   time.Duration
+	period  time.Duration
 	log     logr.Logger
 	current atomic.Pointer[platform.Platform]
 	failed  bool
@@ -31,8 +31,8 @@ type platformWatch struct {
 
 // newPlatformWatch checks the document and sets the first answer: the
 // declared platform over the drivers' defaults, until detection runs.
-func newPlatformWatch(client kubernetes.Interface, detect bool, file string, every time.Duration, log logr.Logger) (*platformWatch, error) {
-	w := &platformWatch{client: client, detect: detect, file: file, every: every, log: log}
+func newPlatformWatch(client kubernetes.Interface, detect bool, file string, period time.Duration, log logr.Logger) (*platformWatch, error) {
+	w := &platformWatch{client: client, detect: detect, file: file, period: period, log: log}
 	p, err := offline.Platform(nil, file, nil)
 	if err != nil {
 		return nil, fmt.Errorf("--platform: %w", err)
@@ -50,16 +50,8 @@ func (w *platformWatch) Start(ctx context.Context) error {
 		return nil
 	}
 	w.refresh(ctx)
-	t := time.NewTicker(w.every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			w.refresh(ctx)
-		}
-	}
+	every(ctx, w.period, func() { w.refresh(ctx) })
+	return nil
 }
 
 func (w *platformWatch) refresh(ctx context.Context) {

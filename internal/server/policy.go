@@ -99,14 +99,20 @@ func (pf *PolicyFile) Start(ctx context.Context) error {
 	if interval <= 0 {
 		interval = 2 * time.Second
 	}
+	every(ctx, interval, func() { pf.Reload(ctx) })
+	return nil
+}
+
+// every runs f every interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, f func()) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-t.C:
-			pf.Reload(ctx)
+			f()
 		}
 	}
 }
