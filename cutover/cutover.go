@@ -146,11 +146,32 @@ type Summary struct {
 	// that are not served.
 	Classes   []string         `json:"classes,omitempty"`
 	Suggested []SuggestedClass `json:"suggested,omitempty"`
+	// Pools are the node pools of the fleet the platform knows an
+	// autoscaler of (or names, unknown), and whether each adds a first node
+	// for a pod with claims after the switch.
+	Pools []PoolScale `json:"pools,omitempty"`
 	// Caveats a platform team must plan for, each with its source.
 	Caveats []Caveat `json:"caveats,omitempty"`
 	// YAML of the forecast fleet (Nodes after the switch, ResourceSlices,
 	// DeviceClasses), to review, edit and feed back with --fleet.
 	YAML string `json:"yaml,omitempty"`
+}
+
+// PoolScale is what the autoscaler of one node pool does for pods whose
+// devices come from claims, once the switch is done.
+type PoolScale struct {
+	// Pool names it ("karpenter.sh/nodepool=gpu"; "every node" for the
+	// Cluster Autoscaler's), Nodes counts the fleet's nodes in it.
+	Pool  string `json:"pool"`
+	Nodes int    `json:"nodes"`
+	// Autoscaler is the platform's fact, with its source.
+	Autoscaler string `json:"autoscaler"`
+	// FromZero: "yes" when it adds a first node for such a pod where the
+	// pool has none, "no", or "unknown"; Remedy says how to make it, where
+	// known (GKE: a minimum of 1 node; the Cluster Autoscaler: the flag and
+	// the provider; Karpenter: its DRA setting).
+	FromZero string `json:"fromZero"`
+	Remedy   string `json:"remedy,omitempty"`
 }
 
 // NodeNote names a node (or a driver on it) and why.

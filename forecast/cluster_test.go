@@ -361,6 +361,16 @@ func TestAutoscalingLostIsMarked(t *testing.T) {
 			if diff := cmp.Diff(tc.wantMarked, marked, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("marked autoscaling lost (-want,+got):\n%s", diff)
 			}
+			// The pool's row says whether its autoscaler adds a first node
+			// for claims, and how to make it.
+			wantPool := cutover.PoolScale{Pool: "karpenter.sh/nodepool=gpu", Nodes: 2, FromZero: "no", Remedy: remedy}
+			if tc.platform != nil && len(tc.wantMarked) == 0 {
+				wantPool.FromZero, wantPool.Remedy = "yes", ""
+			}
+			if len(j.Summary.Pools) != 1 || j.Summary.Pools[0].Pool != wantPool.Pool || j.Summary.Pools[0].Nodes != wantPool.Nodes ||
+				j.Summary.Pools[0].FromZero != wantPool.FromZero || j.Summary.Pools[0].Remedy != wantPool.Remedy || !strings.HasPrefix(j.Summary.Pools[0].Autoscaler, "Karpenter (") {
+				t.Errorf("pools %+v, want one like %+v", j.Summary.Pools, wantPool)
+			}
 			caveat := slices.ContainsFunc(j.Summary.Caveats, func(c cutover.Caveat) bool {
 				return strings.HasPrefix(c.Text, "Autoscaling: 2 of the nodes are in autoscaled pools (karpenter.sh/nodepool=gpu)") && strings.Contains(c.Source, "ignore-dra-requests") &&
 					strings.Contains(c.Text, "to make it provision for them: "+remedy)

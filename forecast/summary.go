@@ -56,6 +56,7 @@ func summaryOf(opts Options, j *CutoverForecast) (*cutover.Summary, error) {
 		s.Caveats = append(s.Caveats, c)
 	}
 	s.Caveats = append(s.Caveats, switchCaveats(j, fc.Platform)...)
+	s.Pools = poolScales(j, fc.Platform)
 	for _, c := range fc.After.Classes {
 		s.Classes = append(s.Classes, c.Name)
 	}

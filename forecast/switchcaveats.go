@@ -5,6 +5,7 @@ package forecast
 // pinned to the RuntimeClass the device plugin's stack installs.
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -101,4 +102,40 @@ func runtimeClassCaveat(ws []Workload) (cutover.Caveat, bool) {
 			nvidiaRuntimeClass, strings.Join(pinned, ", "), more, nvidiaRuntimeClass),
 		Source: "the workloads' pod templates; charts pinned to RuntimeClass nvidia broke after such a switch (utkuozdemir/nvidia_gpu_exporter#518)",
 	}, true
+}
+
+// poolScales are the fleet's node pools the platform knows (or names) an
+// autoscaler of, with what each does for a pod with claims from zero.
+func poolScales(j *CutoverForecast, plat *platform.Platform) []cutover.PoolScale {
+	if plat == nil {
+		return nil
+	}
+	byName := map[string]*cutover.PoolScale{}
+	for _, n := range j.Before.Inventory.Nodes {
+		pool := plat.PoolOf(n.Labels)
+		if pool == nil || pool.Autoscaler.Source == "" {
+			continue
+		}
+		name := "every node"
+		if pool.Label != "" {
+			name = pool.Label + "=" + n.Labels[pool.Label]
+		}
+		ps, ok := byName[name]
+		if !ok {
+			ps = &cutover.PoolScale{Pool: name, Autoscaler: cmp.Or(pool.Autoscaler.Value, "unknown") + pool.Autoscaler.Said(), FromZero: "unknown"}
+			if yes, remedy, known := pool.FromZero(); known {
+				ps.FromZero, ps.Remedy = "no", remedy
+				if yes {
+					ps.FromZero = "yes"
+				}
+			}
+			byName[name] = ps
+		}
+		ps.Nodes++
+	}
+	var out []cutover.PoolScale
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		out = append(out, *byName[name])
+	}
+	return out
 }

@@ -36,6 +36,7 @@ func cutoverReport() *report.Report {
 		Unknown: []string{"numaNode", "pcieRoot", "uuid"}, Classes: []string{"gpu.nvidia.com", "mig.nvidia.com"},
 		Suggested: []cutover.SuggestedClass{{Resource: "nvidia.com/gpu", Rows: 2, Devices: 5, YAML: "kind: DeviceClass\nspec:\n  extendedResourceName: nvidia.com/gpu\n"}},
 		Caveats:   []cutover.Caveat{{Text: "GFD labels go", Source: "NVIDIA GPU Operator v26.7.0"}},
+		Pools:     []cutover.PoolScale{{Pool: "karpenter.sh/nodepool=gpu", Nodes: 2, Autoscaler: "Karpenter (default)", FromZero: "no", Remedy: "turn on Karpenter's DRA support"}},
 		YAML:      "apiVersion: v1\nkind: Node\nmetadata:\n  name: a100-0\n"}
 	return r
 }
@@ -50,6 +51,7 @@ func TestCutoverTableSaysWhatTheSwitchDoes(t *testing.T) {
 		"CUTOVER",
 		"SharedDeviceNotMapped: after the switch no node offers nvidia.com/gpu; kept as submitted: a time-sliced GPU",
 		"after the switch (5 of 7 nodes switch, GFD labels drop): 2 break, 1 depend on the order, 1 not served today either, 1 move, 1 stay on the device plugin, 1 not affected",
+		"pool karpenter.sh/nodepool=gpu (2 nodes): autoscaler Karpenter (default); adds a first node for claims: no (turn on Karpenter's DRA support)",
 		// The pods served over the orders, not claimbridge's one.
 		"research/Job/finetune                 OrderDependent  1–2/2",
 	} {
@@ -88,6 +90,7 @@ func TestCutoverPageCountsWhatBreaksAndOffersTheForecast(t *testing.T) {
 		`data-servable="inference"`, `data-suggested="nvidia.com/gpu"`, `data-forecast="switched">5<`,
 		`data-forecast-driver="gpu.nvidia.com">45<`, "opted out (nvidia.com/gpu.deploy.operands=false)",
 		"Source: NVIDIA GPU Operator v26.7.0", "a time-sliced GPU &lt;shared&gt;",
+		`data-pool="karpenter.sh/nodepool=gpu"`, `data-from-zero="no">no<`, "turn on Karpenter&#39;s DRA support",
 		`href="data:application/yaml;base64,` + base64.StdEncoding.EncodeToString([]byte("apiVersion: v1\nkind: Node\nmetadata:\n  name: a100-0\n")) + `"`,
 	} {
 		if !strings.Contains(page, want) {

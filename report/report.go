@@ -283,6 +283,12 @@ func (r *Report) summaryLine() string {
 			on = "platform " + r.Forecast.Platform + "; "
 		}
 		line += fmt.Sprintf("\nafter the switch (%s%d of %d nodes switch, GFD labels %s): %s", on, r.Forecast.Switched, r.Forecast.Nodes, r.Forecast.GFDLabels, strings.Join(parts, ", "))
+		for _, p := range r.Forecast.Pools {
+			line += fmt.Sprintf("\npool %s (%d nodes): autoscaler %s; adds a first node for claims: %s", p.Pool, p.Nodes, p.Autoscaler, p.FromZero)
+			if p.Remedy != "" {
+				line += " (" + p.Remedy + ")"
+			}
+		}
 	}
 	return line
 }
