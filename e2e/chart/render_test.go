@@ -110,6 +110,8 @@ func TestDefaultRender(t *testing.T) {
 		"--stranded-after=2m",
 		"--policy-reports=wgpolicyk8s",
 		"--policy-reports-interval=15s",
+		"--platform-detect=true",
+		"--platform-refresh=5m",
 		"--log-format=json",
 		"--log-level=info",
 	}
