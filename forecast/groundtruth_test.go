@@ -366,8 +366,7 @@ func resourceQuantity(n int64) *resource.Quantity { return resource.NewQuantity(
 // 0..40Gi step 1Mi). A node shared by MPS is forecast as the driver's
 // GPUs without shares (dra-devices-a100.json), and a time-sliced node as
 // whole GPUs when the platform's driver runs its defaults
-// (--consumable-shares=disabled) or its memory mode (claimbridge's shares
-// ask for no memory, so each takes a GPU), or when the forecast is told so.
+// (--consumable-shares=disabled) or when the forecast is told so.
 func TestForecastOfATimeSlicedNodeIsTheDriversSharedDevices(t *testing.T) {
 	shared, ok := driverDevices(t, "a100-shared")
 	if !ok || len(shared) != 8 {
@@ -384,7 +383,6 @@ func TestForecastOfATimeSlicedNodeIsTheDriversSharedDevices(t *testing.T) {
 		"time-sliced, 4 shares":                     {labels: "a100-timesliced-4", resource: "nvidia.com/gpu", shares: "4", want: shared},
 		"time-sliced, renamed, 4 shares":            {labels: "a100-timesliced-4-renamed", resource: "nvidia.com/gpu.shared", shares: "4", want: shared},
 		"time-sliced, the driver's defaults":        {labels: "a100-timesliced-4", resource: "nvidia.com/gpu", want: whole},
-		"time-sliced, memory mode":                  {labels: "a100-timesliced-4", resource: "nvidia.com/gpu", shares: "memory", want: whole},
 		"MPS, 4 shares":                             {labels: "a100-mps-4", resource: "nvidia.com/gpu", shares: "4", want: whole},
 		"time-sliced, 4 shares, told whole":         {labels: "a100-timesliced-4", resource: "nvidia.com/gpu", shares: "4", slicing: TimeSlicingWhole, want: whole},
 		"time-sliced, driver defaults, told shares": {labels: "a100-timesliced-4", resource: "nvidia.com/gpu", slicing: TimeSlicingShares, want: shared},
@@ -471,4 +469,42 @@ func capacityPolicies(c map[resourceapi.QualifiedName]resourceapi.DeviceCapacity
 // --consumable-shares declared ("" for none: disabled).
 func sharesPlatform(t *testing.T, shares string) *platform.Platform {
 	return builders.Platform(t, v1alpha1.PlatformSpec{Drivers: []v1alpha1.DriverPlatform{{Family: "nvidia-gpu", ConsumableShares: shares}}})
+}
+
+// TestUnlimitedAndMemoryModesAreTheDriversDevices: with --consumable-shares
+// unlimited or memory, a time-sliced node's GPUs allow multiple
+// allocations and publish no shares capacity, and their memory is
+// requested 0 (unlimited) or all of it (memory) by default, 1Mi steps, as
+// the NVIDIA DRA driver's applyConsumableShares writes them; the T4s' pods
+// that ask for shares then stay as submitted, since a share asks for the
+// shares capacity.
+func TestUnlimitedAndMemoryModesAreTheDriversDevices(t *testing.T) {
+	for mode, wantDefault := range map[string]string{"unlimited": "0", "memory": "40Gi"} {
+		t.Run(mode, func(t *testing.T) {
+			n := gpuNode("sliced", gfdLabels(t, "a100-timesliced-4"), map[corev1.ResourceName]int64{"nvidia.com/gpu": 32})
+			res, err := Forecast(&feasibility.Inventory{Nodes: []*corev1.Node{n}}, Options{Policy: translate.DefaultPolicy(), Platform: sharesPlatform(t, mode)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got int
+			for _, sl := range res.After.Slices {
+				for _, d := range sl.Spec.Devices {
+					got++
+					mem, ok := d.Capacity[capacityMemory]
+					if !ptrBool(d.AllowMultipleAllocations) || !ok || mem.RequestPolicy == nil {
+						t.Fatalf("%s: allowMultipleAllocations %v, memory %+v", d.Name, d.AllowMultipleAllocations, mem)
+					}
+					if _, shares := d.Capacity[capacityShares]; shares {
+						t.Errorf("%s: a shares capacity in mode %s", d.Name, mode)
+					}
+					if mem.RequestPolicy.Default.Cmp(resource.MustParse(wantDefault)) != 0 || mem.RequestPolicy.ValidRange.Step.Cmp(resource.MustParse("1Mi")) != 0 {
+						t.Errorf("%s: memory default %s step %s, want %s and 1Mi", d.Name, mem.RequestPolicy.Default, mem.RequestPolicy.ValidRange.Step, wantDefault)
+					}
+				}
+			}
+			if got != 8 {
+				t.Errorf("%d devices, want the node's 8 GPUs", got)
+			}
+		})
+	}
 }

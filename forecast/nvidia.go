@@ -241,22 +241,29 @@ func sharesRemedy(replicas int64) string {
 		"(Helm values featureGates.ConsumableShares=true, consumableShares=%d), on Kubernetes with DRAConsumableCapacity (beta since 1.36)", replicas, replicas)
 }
 
-// shares is how many consumable shares each GPU (and MIG device) of the
-// node is forecast with: what the sharing mode publishes when the device
-// plugin time-slices them; 0 (whole devices) otherwise, with a note that
-// says why.
-func (f *forecaster) shares(replicas int64, strategy string) (int64, []string) {
+// deviceSharing is how the driver publishes a device: whole (zero),
+// with n consumable shares, or shared by memory alone (mode unlimited or
+// memory: no shares capacity, memory requested 0 or all of it by default).
+type deviceSharing struct {
+	n    int64
+	mode string
+}
+
+// shares is how each GPU (and MIG device) of the node is forecast: as the
+// sharing mode publishes it when the device plugin time-slices them, whole
+// otherwise, with a note that says why.
+func (f *forecaster) shares(replicas int64, strategy string) (deviceSharing, []string) {
 	switch {
 	case replicas <= 1:
-		return 0, nil
+		return deviceSharing{}, nil
 	case isMPS(strategy):
-		return 0, []string{fmt.Sprintf("%s: forecast as whole GPUs: the NVIDIA DRA driver runs MPS only for the containers of one claim and refuses it on GPUs with consumable shares; "+
+		return deviceSharing{}, []string{fmt.Sprintf("%s: forecast as whole GPUs: the NVIDIA DRA driver runs MPS only for the containers of one claim and refuses it on GPUs with consumable shares; "+
 			"pods that select MPS stay as submitted (SharedMPSNotMapped), and shares asked without a strategy take time-sliced GPUs elsewhere", strategy)}
 	case f.sharing.override == TimeSlicingWhole:
-		return 0, []string{fmt.Sprintf("%s: forecast as whole GPUs (--forecast-time-slicing=%s), as the NVIDIA DRA driver publishes them without consumable shares: "+
+		return deviceSharing{}, []string{fmt.Sprintf("%s: forecast as whole GPUs (--forecast-time-slicing=%s), as the NVIDIA DRA driver publishes them without consumable shares: "+
 			"the pods that ask for shares stay as submitted (SharesUnavailable)", strategy, TimeSlicingWhole)}
 	case f.sharing.override == TimeSlicingShares:
-		return replicas, []string{sharesNote(strategy, replicas, replicas, "--forecast-time-slicing="+string(TimeSlicingShares))}
+		return deviceSharing{n: replicas}, []string{sharesNote(strategy, replicas, replicas, "--forecast-time-slicing="+string(TimeSlicingShares))}
 	}
 	said := "--consumable-shares=" + f.sharing.mode.String() + f.sharing.fact.Said()
 	switch f.sharing.mode.Mode {
@@ -266,14 +273,17 @@ func (f *forecaster) shares(replicas int64, strategy string) (int64, []string) {
 		if n != replicas {
 			note += fmt.Sprintf("; the device plugin shares each GPU %d ways, the driver %d", replicas, n)
 		}
-		return n, []string{note}
-	case v1alpha1.SharesUnlimited:
-		return replicas, []string{sharesNote(strategy, replicas, replicas, said) + "; unlimited shares are forecast as many as the device plugin's replicas, the most the pods that run today take"}
-	case v1alpha1.SharesMemory:
-		return 0, []string{fmt.Sprintf("%s: forecast as whole GPUs: the platform's NVIDIA DRA driver runs %s, where a claim that asks for no memory takes all of the GPU's, "+
-			"and claimbridge's shares ask for none: the pods that share a GPU today take one each; %s", strategy, said, sharesRemedy(replicas))}
+		return deviceSharing{n: n}, []string{note}
+	case v1alpha1.SharesUnlimited, v1alpha1.SharesMemory:
+		what := "any number of claims share a GPU, each taking no memory unless it asks for some"
+		if f.sharing.mode.Mode == v1alpha1.SharesMemory {
+			what = "claims share a GPU by the memory they ask for, and one that asks for none takes all of it"
+		}
+		return deviceSharing{mode: f.sharing.mode.Mode}, []string{fmt.Sprintf("%s: the platform's NVIDIA DRA driver runs %s: each GPU allows multiple allocations with no shares capacity (consumable_shares.go): %s. "+
+			"claimbridge's shares ask for a share of the shares capacity, which this mode does not publish, so the pods that share a GPU today stay as submitted (SharesUnavailable); %s",
+			strategy, said, what, sharesRemedy(replicas))}
 	}
-	return 0, []string{fmt.Sprintf("%s: forecast as whole GPUs: the platform's NVIDIA DRA driver runs %s, so it publishes no consumable shares and each pod that shares a GPU today takes one; %s",
+	return deviceSharing{}, []string{fmt.Sprintf("%s: forecast as whole GPUs: the platform's NVIDIA DRA driver runs %s, so it publishes no consumable shares and each pod that shares a GPU today takes one; %s",
 		strategy, said, sharesRemedy(replicas))}
 }
 
@@ -286,14 +296,15 @@ func sharesNote(strategy string, replicas, n int64, by string) string {
 		"the allocator fills one GPU's shares before the next, where the device plugin spreads replicas over the GPUs", strategy, replicas, n, n, by)
 }
 
-// applyShares makes a forecast device shared n ways as the NVIDIA DRA
-// driver v0.5.0 does with --consumable-shares=n (consumable_shares.go,
-// applyConsumableShares): it allows multiple allocations; its capacity
-// shares is n, requested 1 by default, 1 to n in steps of 1; its memory
-// (rounded down to a MiB) is requested 0 by default, up to all of it in
-// steps of 1Mi. n 0 leaves the device whole.
-func applyShares(d *resourceapi.Device, n int64) {
-	if n <= 0 {
+// applyShares makes a forecast device shared as the NVIDIA DRA driver
+// does (consumable_shares.go, applyConsumableShares): with n consumable
+// shares it allows multiple allocations, its capacity shares is n,
+// requested 1 by default, 1 to n in steps of 1, and its memory (rounded
+// down to a MiB) is requested 0 by default, up to all of it in steps of
+// 1Mi; unlimited: the same without shares; memory: no shares, the memory
+// requested all by default, 1Mi to all. A whole device is left as it is.
+func applyShares(d *resourceapi.Device, s deviceSharing) {
+	if s.n <= 0 && s.mode == "" {
 		return
 	}
 	d.AllowMultipleAllocations = ptr.To(true)
@@ -303,14 +314,21 @@ func applyShares(d *resourceapi.Device, n int64) {
 	if c, ok := d.Capacity[capacityMemory]; ok {
 		mib := c.Value.Value() >> 20
 		total := resource.NewQuantity(mib<<20, resource.BinarySI)
+		def, least := resource.NewQuantity(0, resource.DecimalSI), resource.NewQuantity(0, resource.DecimalSI)
+		if s.mode == v1alpha1.SharesMemory {
+			def, least = resource.NewQuantity(mib<<20, resource.BinarySI), resource.NewQuantity(1<<20, resource.BinarySI)
+		}
 		d.Capacity[capacityMemory] = resourceapi.DeviceCapacity{Value: *total, RequestPolicy: &resourceapi.CapacityRequestPolicy{
-			Default:    resource.NewQuantity(0, resource.DecimalSI),
-			ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: resource.NewQuantity(0, resource.DecimalSI), Max: total, Step: resource.NewQuantity(1<<20, resource.BinarySI)},
+			Default:    def,
+			ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: least, Max: total, Step: resource.NewQuantity(1<<20, resource.BinarySI)},
 		}}
 	}
-	d.Capacity[capacityShares] = resourceapi.DeviceCapacity{Value: *resource.NewQuantity(n, resource.DecimalSI), RequestPolicy: &resourceapi.CapacityRequestPolicy{
+	if s.n <= 0 {
+		return
+	}
+	d.Capacity[capacityShares] = resourceapi.DeviceCapacity{Value: *resource.NewQuantity(s.n, resource.DecimalSI), RequestPolicy: &resourceapi.CapacityRequestPolicy{
 		Default:    resource.NewQuantity(1, resource.DecimalSI),
-		ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: resource.NewQuantity(1, resource.DecimalSI), Max: resource.NewQuantity(n, resource.DecimalSI), Step: resource.NewQuantity(1, resource.DecimalSI)},
+		ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: resource.NewQuantity(1, resource.DecimalSI), Max: resource.NewQuantity(s.n, resource.DecimalSI), Step: resource.NewQuantity(1, resource.DecimalSI)},
 	}}
 }
 

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/platform"
 	"github.com/claimbridge/claimbridge/reason"
@@ -30,6 +31,14 @@ func switchCaveats(j *CutoverForecast, plat *platform.Platform) []cutover.Caveat
 	}
 	if c, ok := runtimeClassCaveat(j.Workloads); ok {
 		out = append(out, c)
+	}
+	if mode, fact := plat.Shares("nvidia-gpu"); mode.Mode == v1alpha1.SharesUnlimited || mode.Mode == v1alpha1.SharesMemory {
+		out = append(out, cutover.Caveat{
+			Text: fmt.Sprintf("The NVIDIA DRA driver runs --consumable-shares=%s%s: every GPU of the installation allows multiple allocations and publishes no shares capacity. "+
+				"claimbridge's shares ask for that capacity and stay as submitted, and a claim for a whole GPU that asks for no memory takes all of it in memory mode but none in unlimited mode, "+
+				"where several such claims share one GPU: run the driver with --consumable-shares=N for time-sliced GPUs, and keep unlimited off the nodes whose GPUs pods must have to themselves.", mode.Mode, fact.Said()),
+			Source: "kubernetes-sigs/dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/consumable_shares.go (applyConsumableShares)",
+		})
 	}
 	return out
 }

@@ -43,7 +43,12 @@ func TestTheSwitchsOwnHazardsAreSaid(t *testing.T) {
 	}
 
 	j = forecastJobs(t, legacyNodes(t, map[string]string{"cutover-a100-0": "a100-0"}), jobs[:1], Options{})
-	if said(j.Summary.Caveats, "The translations use DeviceClasses") || said(j.Summary.Caveats, "RuntimeClass nvidia") {
+	if said(j.Summary.Caveats, "The translations use DeviceClasses") || said(j.Summary.Caveats, "RuntimeClass nvidia") || said(j.Summary.Caveats, "The NVIDIA DRA driver runs --consumable-shares=") {
 		t.Errorf("a hazard said where nothing shows it: %+v", j.Summary.Caveats)
+	}
+	// Unlimited shares: whole-GPU claims that ask for no memory share GPUs.
+	j = forecastJobs(t, legacyNodes(t, map[string]string{"cutover-a100-0": "a100-0"}), jobs[:1], Options{Platform: sharesPlatform(t, "unlimited")})
+	if !said(j.Summary.Caveats, "The NVIDIA DRA driver runs --consumable-shares=unlimited (declared: test)") {
+		t.Errorf("no caveat says what unlimited shares do to whole-GPU claims: %+v", j.Summary.Caveats)
 	}
 }

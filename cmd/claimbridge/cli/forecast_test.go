@@ -120,7 +120,18 @@ func TestForecastExamples(t *testing.T) {
 	// (--consumable-shares=disabled, no platform declared), or forecast
 	// whole: the T4 shares break, and say what would make them move — the
 	// gate, the flag and the chart's values.
-	for _, extra := range [][]string{nil, {"--forecast-time-slicing", "whole"}, {"--platform", sharesPlatform, "--forecast-time-slicing", "whole"}} {
+	// The driver's unlimited and memory modes publish no shares capacity:
+	// the shares stay as submitted there too.
+	var modes [][]string
+	for _, mode := range []string{"unlimited", "memory"} {
+		f := filepath.Join(t.TempDir(), mode+".yaml")
+		doc := "apiVersion: claimbridge.io/v1alpha1\nkind: Platform\nspec:\n  drivers:\n  - family: nvidia-gpu\n    consumableShares: " + mode + "\n"
+		if err := os.WriteFile(f, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		modes = append(modes, []string{"--platform", f})
+	}
+	for _, extra := range append([][]string{nil, {"--forecast-time-slicing", "whole"}, {"--platform", sharesPlatform, "--forecast-time-slicing", "whole"}}, modes...) {
 		js, err = run(t, "", append(append(forecastArgs, "-o", "json"), extra...)...)
 		if err != nil {
 			t.Fatal(err)
