@@ -14,7 +14,9 @@ import (
 // publish: devices that allow multiple allocations and publish the family's
 // share capacity (translate.Policy.ShareCapacity; the NVIDIA DRA driver's
 // consumable shares) and match one of the family's resource rules (its
-// DeviceClass and selectors). The counts are distinct and sorted; a family
+// DeviceClass and selectors); 0 for such devices that any number of claims
+// share for nothing (translate.SharedForNothing: the driver's unlimited
+// mode), where a whole device cannot be had. The counts are distinct and sorted; a family
 // without shared devices is absent, and the map is never nil: with a fleet,
 // what it does not hold is not shared (translate.Input.Shares). Computed
 // once per inventory and policy; the snapshots WithClaims derives share
@@ -49,6 +51,9 @@ func (c *Checker) Shares(ctx context.Context, snap *Snapshot, p *translate.Polic
 			}
 			for _, f := range slices.Sorted(maps.Keys(capacities)) {
 				n, ok := translate.DeviceShares(d.driver, d.device, capacities[f])
+				if !ok && translate.SharedForNothing(d.device) {
+					n, ok = 0, true // any number of claims share it: 0 shares
+				}
 				if !ok || seen[f][n] {
 					continue
 				}

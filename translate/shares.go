@@ -91,6 +91,24 @@ func DeviceShares(driver string, d *resourceapi.Device, capacity string) (int64,
 	return n, true
 }
 
+// SharedForNothing reports whether a device allows multiple allocations
+// and a claim that asks it for no capacity consumes none of it: every
+// capacity it publishes is requested 0 by default (the NVIDIA DRA driver's
+// --consumable-shares=unlimited: memory only, default 0), or it publishes
+// none. Any number of such claims share it, so a request for a whole
+// device must keep off it.
+func SharedForNothing(d *resourceapi.Device) bool {
+	if d == nil || d.AllowMultipleAllocations == nil || !*d.AllowMultipleAllocations {
+		return false
+	}
+	for _, c := range d.Capacity {
+		if c.RequestPolicy == nil || c.RequestPolicy.Default == nil || !c.RequestPolicy.Default.IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
 // consumableShares are the share counts the policy says the family's
 // devices will publish (PolicySpec.ConsumableShares), sorted.
 func (p *Policy) consumableShares(family string) []int64 {
@@ -107,6 +125,14 @@ func (p *Policy) consumableShares(family string) []int64 {
 // shareCounts are the share counts of the family's shared devices in the
 // target cluster, sorted (none when they are not shared), and what says so.
 func (t *translation) shareCounts(family string) (counts []int64, from string) {
+	counts, from = t.sharedCounts(family)
+	return slices.DeleteFunc(slices.Clone(counts), func(n int64) bool { return n < 1 }), from
+}
+
+// sharedCounts are shareCounts with 0 for the fleet's devices of the family
+// that any number of claims share for nothing (Input.Shares,
+// SharedForNothing): none of them has shares to take.
+func (t *translation) sharedCounts(family string) (counts []int64, from string) {
 	if _, ok := t.p.shareCapacity(family); !ok {
 		return nil, ""
 	}
@@ -242,7 +268,7 @@ func (t *translation) exclusive() {
 		for _, a := range r.alts {
 			f := t.p.familyOfClass(a.class, u.rule.Family)
 			capacity, ok := t.p.shareCapacity(f)
-			counts, from := t.shareCounts(f)
+			counts, from := t.sharedCounts(f)
 			if !ok || len(counts) == 0 {
 				alts = append(alts, a)
 				continue
@@ -250,6 +276,9 @@ func (t *translation) exclusive() {
 			a.selectors = append(a.selectors, celgen.ExclusiveSelector)
 			alts = append(alts, a)
 			for _, n := range counts {
+				if n < 1 {
+					continue // shared for nothing: no shares to take all of
+				}
 				v := *a
 				v.selectors = append(slices.Clone(a.selectors[:len(a.selectors)-1]), celgen.SharesOf(capacity, n))
 				v.shareCap, v.shares = capacity.ID, n
@@ -260,7 +289,12 @@ func (t *translation) exclusive() {
 				}
 				alts = append(alts, &v)
 			}
-			said = appendNew(said, fmt.Sprintf("devices of %s are shared %s ways (%s)", f, countList(counts), from))
+			if positive := slices.DeleteFunc(slices.Clone(counts), func(n int64) bool { return n < 1 }); len(positive) > 0 {
+				said = appendNew(said, fmt.Sprintf("devices of %s are shared %s ways (%s)", f, countList(positive), from))
+			}
+			if slices.Contains(counts, 0) {
+				said = appendNew(said, fmt.Sprintf("devices of %s are shared by any number of claims that ask for no capacity (%s: multiple allocations, no shares capacity, nothing requested by default)", f, from))
+			}
 		}
 		r.alts = alts
 		if len(said) > 0 {
