@@ -8,6 +8,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 
 	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // Shares says, by device family, how many shares the fleet's shared devices
@@ -15,7 +16,7 @@ import (
 // share capacity (translate.Policy.ShareCapacity; the NVIDIA DRA driver's
 // consumable shares) and match one of the family's resource rules (its
 // DeviceClass and selectors); 0 for such devices that any number of claims
-// share for nothing (translate.SharedForNothing: the driver's unlimited
+// share for nothing (celgen.SharedForNothing: the driver's unlimited
 // mode), where a whole device cannot be had. The counts are distinct and sorted; a family
 // without shared devices is absent, and the map is never nil: with a fleet,
 // what it does not hold is not shared (translate.Input.Shares). Computed
@@ -50,8 +51,8 @@ func (c *Checker) Shares(ctx context.Context, snap *Snapshot, p *translate.Polic
 				continue
 			}
 			for _, f := range slices.Sorted(maps.Keys(capacities)) {
-				n, ok := translate.DeviceShares(d.driver, d.device, capacities[f])
-				if !ok && translate.SharedForNothing(d.device) {
+				n, ok := celgen.DeviceShares(d.driver, d.device, capacities[f])
+				if !ok && celgen.SharedForNothing(d.device) {
 					n, ok = 0, true // any number of claims share it: 0 shares
 				}
 				if !ok || seen[f][n] {

@@ -43,10 +43,10 @@ type LegacyDevice struct {
 }
 
 // shares is how many shares the device publishes in the capacity
-// ("<domain>/<name>"), ok only when it is shared ([DeviceShares]).
+// ("<domain>/<name>"), ok only when it is shared ([celgen.DeviceShares]).
 func (d *LegacyDevice) shares(capacity string) (int64, bool) {
 	dev := resourceapi.Device{Capacity: d.Capacity, AllowMultipleAllocations: &d.AllowMultipleAllocations}
-	return DeviceShares(d.Driver, &dev, capacity)
+	return celgen.DeviceShares(d.Driver, &dev, capacity)
 }
 
 // attribute looks up "<domain>/<name>"; a device stores the attributes of

@@ -65,50 +65,6 @@ func (p *Policy) ShareCapacity(family string) (string, bool) {
 	return a.Domain + "/" + a.ID, true
 }
 
-// DeviceShares is how many shares a device publishes in the capacity
-// ("<domain>/<name>"): ok only when the device allows multiple allocations
-// and publishes the capacity (under its qualified name, or its bare name
-// when the capacity is of the device's driver's domain) as a whole number
-// of at least 1.
-func DeviceShares(driver string, d *resourceapi.Device, capacity string) (int64, bool) {
-	if d == nil || d.AllowMultipleAllocations == nil || !*d.AllowMultipleAllocations {
-		return 0, false
-	}
-	c, ok := d.Capacity[resourceapi.QualifiedName(capacity)]
-	if !ok {
-		domain, id, _ := strings.Cut(capacity, "/")
-		if domain != driver {
-			return 0, false
-		}
-		if c, ok = d.Capacity[resourceapi.QualifiedName(id)]; !ok {
-			return 0, false
-		}
-	}
-	n, whole := wholeNumber(c.Value)
-	if !whole || n < 1 {
-		return 0, false
-	}
-	return n, true
-}
-
-// SharedForNothing reports whether a device allows multiple allocations
-// and a claim that asks it for no capacity consumes none of it: every
-// capacity it publishes is requested 0 by default (the NVIDIA DRA driver's
-// --consumable-shares=unlimited: memory only, default 0), or it publishes
-// none. Any number of such claims share it, so a request for a whole
-// device must keep off it.
-func SharedForNothing(d *resourceapi.Device) bool {
-	if d == nil || d.AllowMultipleAllocations == nil || !*d.AllowMultipleAllocations {
-		return false
-	}
-	for _, c := range d.Capacity {
-		if c.RequestPolicy == nil || c.RequestPolicy.Default == nil || !c.RequestPolicy.Default.IsZero() {
-			return false
-		}
-	}
-	return true
-}
-
 // consumableShares are the share counts the policy says the family's
 // devices will publish (PolicySpec.ConsumableShares), sorted.
 func (p *Policy) consumableShares(family string) []int64 {
@@ -131,7 +87,7 @@ func (t *translation) shareCounts(family string) (counts []int64, from string) {
 
 // sharedCounts are shareCounts with 0 for the fleet's devices of the family
 // that any number of claims share for nothing (Input.Shares,
-// SharedForNothing): none of them has shares to take.
+// celgen.SharedForNothing): none of them has shares to take.
 func (t *translation) sharedCounts(family string) (counts []int64, from string) {
 	if _, ok := t.p.shareCapacity(family); !ok {
 		return nil, ""

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/claimbridge/claimbridge/translate"
+	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
 // Device is one device of a node: the driver that publishes it and what
@@ -124,7 +125,7 @@ func View(p *translate.Policy, real *corev1.Node, devs Devices, ask Ask) *corev1
 			// is not shared offers none.
 			count = 0
 			for _, d := range matching {
-				if n, ok := translate.DeviceShares(d.Driver, d.Device, capacity); ok {
+				if n, ok := celgen.DeviceShares(d.Driver, d.Device, capacity); ok {
 					count += n
 				}
 			}
