@@ -856,6 +856,10 @@ func (inv *Inventory) fleet() (*feasibility.Inventory, error) {
 // NodeCount is the number of nodes in the cache.
 func (inv *Inventory) NodeCount() int { return len(inv.nodes.GetStore().ListKeys()) }
 
+// Nodes lists the nodes of the cache (slimmed: labels, capacity,
+// allocatable, taints).
+func (inv *Inventory) Nodes() []*corev1.Node { return listAs[*corev1.Node](inv.nodes) }
+
 // Classes lists the DeviceClasses.
 func (inv *Inventory) Classes() []*resourceapi.DeviceClass {
 	return listAs[*resourceapi.DeviceClass](inv.classes)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -12,13 +14,22 @@ import (
 	"github.com/claimbridge/claimbridge/platform"
 )
 
+// Cached is what a caller's informers already hold of the cluster: the
+// DeviceClasses and the nodes (the webhook's inventory). Platform lists
+// them itself without one.
+type Cached interface {
+	Classes() []*resourceapi.DeviceClass
+	Nodes() []*corev1.Node
+}
+
 // Platform detects the cluster's platform (platform.Detect), reading only:
-// kube-apiserver's version, the DeviceClasses, the DaemonSets and
-// Deployments of every namespace (the DRA drivers' and the autoscalers'
-// images, flags and environment), Karpenter's NodePools where its API is
-// served, and the nodes' labels. Detection needs list on each; what it
-// cannot list is an error that names it.
-func Platform(ctx context.Context, c kubernetes.Interface) (*platform.Platform, error) {
+// kube-apiserver's version, the DaemonSets and Deployments of every
+// namespace (the DRA drivers' and the autoscalers' images, flags and
+// environment), Karpenter's NodePools where its API is served, and the
+// DeviceClasses and the nodes' labels — from cached when given, else
+// listed. Detection needs list on each; what it cannot list is an error
+// that names it.
+func Platform(ctx context.Context, c kubernetes.Interface, cached Cached) (*platform.Platform, error) {
 	var o platform.Objects
 	v, err := c.Discovery().ServerVersion()
 	if err != nil {
@@ -26,13 +37,6 @@ func Platform(ctx context.Context, c kubernetes.Interface) (*platform.Platform, 
 	}
 	o.Version = v.GitVersion
 	all := metav1.ListOptions{}
-	classes, err := c.ResourceV1().DeviceClasses().List(ctx, all)
-	if err != nil {
-		return nil, fmt.Errorf("list deviceclasses: %w", err)
-	}
-	for i := range classes.Items {
-		o.Classes = append(o.Classes, &classes.Items[i])
-	}
 	dss, err := c.AppsV1().DaemonSets(metav1.NamespaceAll).List(ctx, all)
 	if err != nil {
 		return nil, fmt.Errorf("list daemonsets: %w", err)
@@ -49,6 +53,17 @@ func Platform(ctx context.Context, c kubernetes.Interface) (*platform.Platform, 
 	}
 	if o.NodePools, err = nodePools(ctx, c); err != nil {
 		return nil, err
+	}
+	if cached != nil {
+		o.Classes, o.Nodes = cached.Classes(), cached.Nodes()
+		return platform.Detect(o), nil
+	}
+	classes, err := c.ResourceV1().DeviceClasses().List(ctx, all)
+	if err != nil {
+		return nil, fmt.Errorf("list deviceclasses: %w", err)
+	}
+	for i := range classes.Items {
+		o.Classes = append(o.Classes, &classes.Items[i])
 	}
 	nodes, err := c.CoreV1().Nodes().List(ctx, all)
 	if err != nil {

@@ -20,7 +20,10 @@ import (
 // it. Admission reads the last answer; it never waits for one. A
 // detection that fails keeps the last answer, and logs once why.
 type platformWatch struct {
-	client  kubernetes.Interface
+	client kubernetes.Interface
+	// cached: the inventory's DeviceClasses and nodes, read once synced.
+	cached  live.Cached
+	synced  func() bool
 	detect  bool
 	file    string
 	period  time.Duration
@@ -31,8 +34,8 @@ type platformWatch struct {
 
 // newPlatformWatch checks the document and sets the first answer: the
 // declared platform over the drivers' defaults, until detection runs.
-func newPlatformWatch(client kubernetes.Interface, detect bool, file string, period time.Duration, log logr.Logger) (*platformWatch, error) {
-	w := &platformWatch{client: client, detect: detect, file: file, period: period, log: log}
+func newPlatformWatch(client kubernetes.Interface, cached live.Cached, synced func() bool, detect bool, file string, period time.Duration, log logr.Logger) (*platformWatch, error) {
+	w := &platformWatch{client: client, cached: cached, synced: synced, detect: detect, file: file, period: period, log: log}
 	p, err := offline.Platform(nil, file, nil)
 	if err != nil {
 		return nil, fmt.Errorf("--platform: %w", err)
@@ -49,13 +52,22 @@ func (w *platformWatch) Start(ctx context.Context) error {
 	if !w.detect {
 		return nil
 	}
+	// The classes and nodes come from the inventory's informers: detect
+	// once they are synced.
+	for !w.synced() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 	w.refresh(ctx)
 	every(ctx, w.period, func() { w.refresh(ctx) })
 	return nil
 }
 
 func (w *platformWatch) refresh(ctx context.Context) {
-	detected, err := live.Platform(ctx, w.client)
+	detected, err := live.Platform(ctx, w.client, w.cached)
 	if err != nil {
 		if !w.failed {
 			w.log.Error(err, "platform detection failed: admission keeps the platform it knew (declared, or the drivers' defaults)")

@@ -173,7 +173,7 @@ func (o *auditOptions) read(c *cobra.Command) (*offline.Input, error) {
 		return nil, err
 	}
 	if o.forecast.on {
-		if o.detected, err = livepkg.Platform(c.Context(), cs); err != nil {
+		if o.detected, err = livepkg.Platform(c.Context(), cs, nil); err != nil {
 			return nil, fmt.Errorf("detect the platform: %w", err)
 		}
 	}
