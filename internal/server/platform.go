@@ -22,8 +22,7 @@ import (
 type platformWatch struct {
 	client kubernetes.Interface
 	// cached: the inventory's DeviceClasses and nodes, read once synced.
-	cached  live.Cached
-	synced  func() bool
+	cached  syncedCache
 	detect  bool
 	file    string
 	period  time.Duration
@@ -32,10 +31,17 @@ type platformWatch struct {
 	failed  bool
 }
 
+// syncedCache is the inventory: its DeviceClasses and nodes, and whether
+// its informers have synced.
+type syncedCache interface {
+	live.Cached
+	Synced() bool
+}
+
 // newPlatformWatch checks the document and sets the first answer: the
 // declared platform over the drivers' defaults, until detection runs.
-func newPlatformWatch(client kubernetes.Interface, cached live.Cached, synced func() bool, detect bool, file string, period time.Duration, log logr.Logger) (*platformWatch, error) {
-	w := &platformWatch{client: client, cached: cached, synced: synced, detect: detect, file: file, period: period, log: log}
+func newPlatformWatch(client kubernetes.Interface, cached syncedCache, detect bool, file string, period time.Duration, log logr.Logger) (*platformWatch, error) {
+	w := &platformWatch{client: client, cached: cached, detect: detect, file: file, period: period, log: log}
 	p, err := offline.Platform(nil, file, nil)
 	if err != nil {
 		return nil, fmt.Errorf("--platform: %w", err)
@@ -54,7 +60,7 @@ func (w *platformWatch) Start(ctx context.Context) error {
 	}
 	// The classes and nodes come from the inventory's informers: detect
 	// once they are synced.
-	for !w.synced() {
+	for !w.cached.Synced() {
 		select {
 		case <-ctx.Done():
 			return nil

@@ -328,7 +328,7 @@ func (c *components) add(mgr ctrl.Manager) error {
 	c.store.MigrationDevices = c.metrics.MigrationDevices
 	inv.OnChange(func() { c.metrics.InventoryNodes.Set(float64(inv.NodeCount())) })
 	recent := &inventory.RecentTemplates{}
-	plat, err := newPlatformWatch(c.client, inv, inv.Synced, o.PlatformDetect, o.PlatformFile, cmp.Or(o.PlatformRefresh, 5*time.Minute), ctrl.Log.WithName("platform"))
+	plat, err := newPlatformWatch(c.client, inv, o.PlatformDetect, o.PlatformFile, cmp.Or(o.PlatformRefresh, 5*time.Minute), ctrl.Log.WithName("platform"))
 	if err != nil {
 		return err
 	}
