@@ -143,7 +143,8 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	tin := translate.Input{Pod: in.Pod, Policy: in.Policy, Classes: in.Classes, Quotas: in.Quotas, Admitted: in.Admitted, NoDeference: noDeference(in)}
 	if in.Checker != nil && in.Snapshot != nil {
 		// The fleet's devices say which families are shared, and how.
-		tin.Shares = in.Checker.Shares(ctx, in.Snapshot, in.Policy)
+		sharing := in.Checker.Sharing(ctx, in.Snapshot, in.Policy)
+		tin.Shares, tin.Memory = sharing.Shares, sharing.Memory
 	}
 	res, err := translate.Pod(tin)
 	if err != nil {

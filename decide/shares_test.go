@@ -61,6 +61,7 @@ type burst struct {
 	checker *feasibility.Checker
 	snap    *feasibility.Snapshot
 	gen     uint64
+	policy  *translate.Policy // default policy when nil
 }
 
 func newBurst(t *testing.T) *burst {
@@ -74,7 +75,11 @@ func newBurst(t *testing.T) *burst {
 
 func (b *burst) decide(pod *corev1.Pod) *decide.Decision {
 	b.t.Helper()
-	d, err := decide.Pod(b.t.Context(), decide.Input{Pod: pod, Policy: translate.DefaultPolicy(), Classes: b.inv.Classes, Checker: b.checker, Snapshot: b.snap})
+	p := b.policy
+	if p == nil {
+		p = translate.DefaultPolicy()
+	}
+	d, err := decide.Pod(b.t.Context(), decide.Input{Pod: pod, Policy: p, Classes: b.inv.Classes, Checker: b.checker, Snapshot: b.snap})
 	if err != nil {
 		b.t.Fatal(err)
 	}

@@ -23,7 +23,23 @@ import (
 // once per inventory and policy; the snapshots WithClaims derives share
 // the answer (allocations do not change which devices are shared).
 func (c *Checker) Shares(ctx context.Context, snap *Snapshot, p *translate.Policy) map[string][]int64 {
-	out := map[string][]int64{}
+	return c.Sharing(ctx, snap, p).Shares
+}
+
+// FleetSharing is what the fleet's devices say of sharing, by family
+// (translate.Input.Shares and translate.Input.Memory).
+type FleetSharing struct {
+	Shares map[string][]int64
+	Memory map[string]celgen.SharedMemory
+}
+
+// Sharing is Shares with the devices shared by memory: those that allow
+// multiple allocations, publish the family's memory capacity
+// (translate.Policy.MemoryCapacity) and no share count, and match one of
+// the family's resource rules (celgen.DeviceMemoryShared). Computed once
+// per inventory and policy, as Shares.
+func (c *Checker) Sharing(ctx context.Context, snap *Snapshot, p *translate.Policy) FleetSharing {
+	out := FleetSharing{Shares: map[string][]int64{}, Memory: map[string]celgen.SharedMemory{}}
 	if snap == nil || p == nil {
 		return out
 	}
@@ -35,15 +51,16 @@ func (c *Checker) Shares(ctx context.Context, snap *Snapshot, p *translate.Polic
 	if ok {
 		return cached
 	}
-	rules := p.FamilyDeviceRules()
-	capacities := map[string]string{}
-	for _, f := range slices.Sorted(maps.Keys(rules)) {
+	s := sharingScan{c: c, ctx: ctx, snap: snap, root: root, rules: p.FamilyDeviceRules(), seen: map[string]map[int64]bool{}, memory: map[string]map[memoryKind]bool{}}
+	capacities, memories := map[string]string{}, map[string]string{}
+	for _, f := range slices.Sorted(maps.Keys(s.rules)) {
 		if capacity, ok := p.ShareCapacity(f); ok {
 			capacities[f] = capacity
+			if m, ok := p.MemoryCapacity(f); ok {
+				memories[f] = m
+			}
 		}
 	}
-	var cc *cel.Cache
-	seen := map[string]map[int64]bool{}
 	for _, ni := range root.nodes {
 		for i := range ni.devices {
 			d := &ni.devices[i]
@@ -51,36 +68,87 @@ func (c *Checker) Shares(ctx context.Context, snap *Snapshot, p *translate.Polic
 				continue
 			}
 			for _, f := range slices.Sorted(maps.Keys(capacities)) {
-				n, ok := celgen.DeviceShares(d.driver, d.device, capacities[f])
-				if !ok && celgen.SharedForNothing(d.device) {
-					n, ok = 0, true // any number of claims share it: 0 shares
-				}
-				if !ok || seen[f][n] {
-					continue
-				}
-				if cc == nil {
-					cc = c.celCache(snap.features)
-				}
-				if !slices.ContainsFunc(rules[f], func(r translate.DeviceRule) bool {
-					return deviceMatches(ctx, cc, root, d, r.DeviceClassName, r.Selectors)
-				}) {
-					continue
-				}
-				if seen[f] == nil {
-					seen[f] = map[int64]bool{}
-				}
-				seen[f][n] = true
+				s.device(d, f, capacities[f], memories[f])
 			}
 		}
 	}
-	for f, ns := range seen {
-		out[f] = slices.Sorted(maps.Keys(ns))
+	for f, ns := range s.seen {
+		out.Shares[f] = slices.Sorted(maps.Keys(ns))
+	}
+	for f, kinds := range s.memory {
+		var m celgen.SharedMemory
+		for k := range kinds {
+			m.Sizes = append(m.Sizes, k.bytes)
+			m.TakesAll = m.TakesAll || k.takesAll
+			m.ForNothing = m.ForNothing || !k.takesAll
+		}
+		slices.Sort(m.Sizes)
+		m.Sizes = slices.Compact(m.Sizes)
+		out.Memory[f] = m
 	}
 	root.mu.Lock()
 	if root.shares == nil {
-		root.shares = map[string]map[string][]int64{}
+		root.shares = map[string]FleetSharing{}
 	}
 	root.shares[key] = out
 	root.mu.Unlock()
 	return out
+}
+
+// sharingScan gathers Sharing's answer over the fleet's devices.
+type sharingScan struct {
+	c     *Checker
+	ctx   context.Context
+	snap  *Snapshot
+	root  *Snapshot
+	rules map[string][]translate.DeviceRule
+	cc    *cel.Cache
+	// seen: share counts by family; memory: devices shared by memory.
+	seen   map[string]map[int64]bool
+	memory map[string]map[memoryKind]bool
+}
+
+// memoryKind is a device shared by memory: its memory and whether a claim
+// that asks for none takes it all.
+type memoryKind struct {
+	bytes    int64
+	takesAll bool
+}
+
+// device records what the device d says of family f's sharing, when it
+// matches one of the family's rules.
+func (s *sharingScan) device(d *deviceRef, f, capacity, memory string) {
+	n, ok := celgen.DeviceShares(d.driver, d.device, capacity)
+	if !ok && celgen.SharedForNothing(d.device) {
+		n, ok = 0, true // any number of claims share it: 0 shares
+	}
+	var mk memoryKind
+	var byMemory bool
+	if memory != "" {
+		mk.bytes, mk.takesAll, byMemory = celgen.DeviceMemoryShared(d.driver, d.device, capacity, memory)
+	}
+	if (!ok || s.seen[f][n]) && (!byMemory || s.memory[f][mk]) {
+		return
+	}
+	if s.cc == nil {
+		s.cc = s.c.celCache(s.snap.features)
+	}
+	if !slices.ContainsFunc(s.rules[f], func(r translate.DeviceRule) bool {
+		return deviceMatches(s.ctx, s.cc, s.root, d, r.DeviceClassName, r.Selectors)
+	}) {
+		return
+	}
+	if ok {
+		addSeen(s.seen, f, n)
+	}
+	if byMemory {
+		addSeen(s.memory, f, mk)
+	}
+}
+
+func addSeen[K comparable](seen map[string]map[K]bool, f string, k K) {
+	if seen[f] == nil {
+		seen[f] = map[K]bool{}
+	}
+	seen[f][k] = true
 }

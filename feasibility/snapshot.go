@@ -85,7 +85,7 @@ type Snapshot struct {
 	allocators map[*cel.Cache]*allocatorPair
 	// shares are Checker.Shares's answers, by policy fingerprint (guarded
 	// by mu).
-	shares map[string]map[string][]int64
+	shares map[string]FleetSharing
 
 	// unknowns: some device has unknown attributes (a forecast fleet's).
 	unknowns bool

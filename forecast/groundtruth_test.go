@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimbridge/claimbridge/translate/gpulabels"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -240,7 +242,7 @@ func TestForecastMIGAgreesWithTheDriver(t *testing.T) {
 			}
 			wantCount := map[string]int64{}
 			for r, n := range resources {
-				wantCount[translate.MIGProfileOfGFD(strings.TrimPrefix(string(r), "nvidia.com/mig-"))] = n
+				wantCount[gpulabels.MIGProfileOfGFD(strings.TrimPrefix(string(r), "nvidia.com/mig-"))] = n
 			}
 
 			_, got := forecastOne(t, gpuNode("mig-"+model, labels, resources), DriverNVIDIA)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claimbridge/claimbridge/translate/gpulabels"
+
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -117,7 +119,7 @@ func (f *forecaster) nvidia(n *corev1.Node, rs []legacyResource) (devices []reso
 		for _, r := range migs {
 			profile, labelPrefix := fm.MIGProfile, string(r.name)
 			if p, ok := strings.CutPrefix(string(r.name), migResourcePrefix); ok {
-				profile = translate.MIGProfileOfGFD(p)
+				profile = gpulabels.MIGProfileOfGFD(p)
 			}
 			if profile == "" {
 				notes = append(notes, fmt.Sprintf("%s: the node's labels make it a MIG device (DeviceClass %s) but name no MIG profile; not forecast",
@@ -279,12 +281,27 @@ func (f *forecaster) shares(replicas int64, strategy string) (deviceSharing, []s
 		if f.sharing.mode.Mode == v1alpha1.SharesMemory {
 			what = "claims share a GPU by the memory they ask for, and one that asks for none takes all of it"
 		}
-		return deviceSharing{mode: f.sharing.mode.Mode}, []string{fmt.Sprintf("%s: the platform's NVIDIA DRA driver runs %s: each GPU allows multiple allocations with no shares capacity (consumable_shares.go): %s. "+
-			"claimbridge's shares ask for a share of the shares capacity, which this mode does not publish, so the pods that share a GPU today stay as submitted (SharesUnavailable); %s",
-			strategy, said, what, sharesRemedy(replicas))}
+		return deviceSharing{mode: f.sharing.mode.Mode}, []string{fmt.Sprintf("%s: the platform's NVIDIA DRA driver runs %s: each GPU allows multiple allocations with no shares capacity (consumable_shares.go): %s. %s",
+			strategy, said, what, f.memorySharesNote(replicas))}
 	}
 	return deviceSharing{}, []string{fmt.Sprintf("%s: forecast as whole GPUs: the platform's NVIDIA DRA driver runs %s, so it publishes no consumable shares and each pod that shares a GPU today takes one; %s",
 		strategy, said, sharesRemedy(replicas))}
+}
+
+// memorySharesNote says what becomes of the pods that share a GPU
+// replicas ways today on GPUs shared by memory, by the policy's
+// memoryShares.
+func (f *forecaster) memorySharesNote(replicas int64) string {
+	n := f.p.MemoryShares("nvidia-gpu")
+	switch {
+	case n > 0 && n != replicas:
+		return fmt.Sprintf("A translated share asks for 1/%d of its GPU's memory (the policy's memoryShares), so %d pods share a GPU where the device plugin let %d", n, n, replicas)
+	case n > 0:
+		return fmt.Sprintf("A translated share asks for 1/%d of its GPU's memory (the policy's memoryShares), so %d pods share a GPU, as today", n, n)
+	case f.sharing.mode.Mode == v1alpha1.SharesUnlimited:
+		return fmt.Sprintf("A translated share asks for no memory, so any number of pods share a GPU where the device plugin let %d; the policy's memoryShares: %d would cap them", replicas, replicas)
+	}
+	return fmt.Sprintf("Nothing says how much memory a share takes, so the pods that share a GPU today stay as submitted (SharesUnavailable): set the policy's memoryShares to %d, or %s", replicas, sharesRemedy(replicas))
 }
 
 // sharesNote says a node's GPUs are forecast with n shares each, and by

@@ -7,6 +7,7 @@ package forecast
 import (
 	"cmp"
 	"fmt"
+	"github.com/claimbridge/claimbridge/translate"
 	"maps"
 	"slices"
 	"strings"
@@ -34,9 +35,9 @@ func switchCaveats(j *CutoverForecast, plat *platform.Platform) []cutover.Caveat
 	}
 	if mode, fact := plat.Shares("nvidia-gpu"); mode.Mode == v1alpha1.SharesUnlimited || mode.Mode == v1alpha1.SharesMemory {
 		out = append(out, cutover.Caveat{
-			Text: fmt.Sprintf("The NVIDIA DRA driver runs --consumable-shares=%s%s: every GPU of the installation allows multiple allocations and publishes no shares capacity. "+
-				"claimbridge's shares ask for that capacity and stay as submitted, and a claim for a whole GPU that asks for no memory takes all of it in memory mode but none in unlimited mode, "+
-				"where several such claims share one GPU: run the driver with --consumable-shares=N for time-sliced GPUs, and keep unlimited off the nodes whose GPUs pods must have to themselves.", mode.Mode, fact.Said()),
+			Text: fmt.Sprintf("The NVIDIA DRA driver runs --consumable-shares=%s%s: every GPU of the installation allows multiple allocations and publishes its memory and no shares capacity. %s "+
+				"A claim for a whole GPU that asks for no memory takes all of it in memory mode but none in unlimited mode, where several such claims share one GPU: "+
+				"claimbridge keeps whole GPUs off GPUs shared for nothing, so keep unlimited off the nodes whose GPUs pods must have to themselves.", mode.Mode, fact.Said(), memorySharesSaid(j.policy, mode.Mode)),
 			Source: "kubernetes-sigs/dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/consumable_shares.go (applyConsumableShares)",
 		})
 	}
@@ -147,4 +148,20 @@ func poolScales(j *CutoverForecast, plat *platform.Platform) []cutover.PoolScale
 		out = append(out, *byName[name])
 	}
 	return out
+}
+
+// memorySharesSaid says what a translated share asks of a GPU shared by
+// memory under the policy's memoryShares.
+func memorySharesSaid(p *translate.Policy, mode string) string {
+	n := int64(0)
+	if p != nil {
+		n = p.MemoryShares("nvidia-gpu")
+	}
+	switch {
+	case n > 0:
+		return fmt.Sprintf("A translated share asks for 1/%d of its GPU's memory (the policy's memoryShares), so at most %d pods share a GPU, as %d time-slicing replicas did.", n, n, n)
+	case mode == v1alpha1.SharesMemory:
+		return "A time-sliced pod stays as submitted: nothing says how much memory its share takes, and one that asks for none takes the whole GPU; set the policy's memoryShares to the replicas the workloads ran with."
+	}
+	return "A translated share asks for no memory, so any number of pods share a GPU; set the policy's memoryShares to the replicas the workloads ran with to cap them."
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claimbridge/claimbridge/translate/gpulabels"
+
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 
@@ -217,7 +219,7 @@ func (p *Policy) attributeLabel(rule *v1alpha1.NodeLabelRule, a resourceapi.Devi
 		case v1alpha1.ConvVersionPatch:
 			return strconv.FormatInt(patch, 10), true
 		case v1alpha1.ConvGFDFamily:
-			return gfdFamilyOf(major, minor, p.spec.GFDFamilyScheme), true
+			return gpulabels.FamilyOf(major, minor, p.spec.GFDFamilyScheme), true
 		}
 		return strconv.FormatInt(major, 10) + "." + strconv.FormatInt(minor, 10) + "." + strconv.FormatInt(patch, 10), true
 	}
@@ -378,7 +380,7 @@ func deviceMap(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, v string) (dev
 	f := deviceFact{attribute: rule.Attribute}
 	same := true
 	for _, x := range vals[1:] {
-		if gfdSanitise(x) != gfdSanitise(vals[0]) {
+		if gpulabels.Sanitise(x) != gpulabels.Sanitise(vals[0]) {
 			same = false
 		}
 	}

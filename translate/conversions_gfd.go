@@ -4,10 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/claimbridge/claimbridge/translate/gpulabels"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -30,21 +31,6 @@ func familyOfMIGRule(p *Policy, rule *v1alpha1.NodeLabelRule) string {
 	return ""
 }
 
-var gfdMIGSuffix = regexp.MustCompile(`^(.+)-MIG-([0-9a-z.+-]+)$`)
-
-// parseGFDProduct splits a GFD product label value into the product (in
-// label form: spaces as dashes) and the MIG profile of the single strategy.
-// A "-SHARED" suffix (time-sliced GPUs) is dropped; a pod that asks for a
-// shared product is kept legacy before labels are converted (shared.go),
-// and NotIn on a shared product holds on every DRA device.
-func parseGFDProduct(v string) (product, migProfile string) {
-	v = strings.TrimSuffix(v, "-SHARED")
-	if m := gfdMIGSuffix.FindStringSubmatch(v); m != nil {
-		return m[1], m[2]
-	}
-	return v, ""
-}
-
 // forwardGFDProduct compares a GFD product label (spaces as dashes, an
 // optional -MIG-<profile> suffix of the single strategy) with productName.
 func forwardGFDProduct(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
@@ -63,13 +49,13 @@ func forwardGFDProduct(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req la
 			// DRA device has: "not a shared T4" holds on every device.
 			continue
 		}
-		prod, prof := parseGFDProduct(v)
+		prod, prof := gpulabels.ParseProduct(v)
 		if !slices.Contains(products, prod) {
 			products = append(products, prod)
 		}
 		// GFD writes the profile as the device plugin names the resource
 		// (1g.10gb.me); the driver's profile attribute is 1g.10gb+me.
-		prof = MIGProfileOfGFD(prof)
+		prof = gpulabels.MIGProfileOfGFD(prof)
 		if !slices.Contains(profiles, prof) {
 			profiles = append(profiles, prof)
 		}
@@ -124,9 +110,9 @@ func backwardGFDProduct(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, n leg
 				return "", false
 			}
 			if invalid {
-				return gfdSanitise(name) + "-MIG-INVALID", true
+				return gpulabels.Sanitise(name) + "-MIG-INVALID", true
 			}
-			return gfdSanitise(name) + "-MIG-" + gfdSanitise(GFDProfileOfMIG(profile)), true
+			return gpulabels.Sanitise(name) + "-MIG-" + gpulabels.Sanitise(gpulabels.GFDProfileOfMIG(profile)), true
 		}
 	}
 	for _, f := range rule.Families {
@@ -137,12 +123,10 @@ func backwardGFDProduct(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, n leg
 			}
 			// GFD marks time-sliced GPUs when the device plugin advertises
 			// them under the plain resource name (not renamed).
-			if c, ok := p.ShareCapacity(f); ok && n.plainShares[f] {
-				if _, shared := ds[0].shares(c); shared {
-					return gfdSanitise(*a.StringValue) + gfdSharedSuffix, true
-				}
+			if _, shared := p.replicas(ds[0], f); shared && n.plainShares[f] {
+				return gpulabels.Sanitise(*a.StringValue) + gfdSharedSuffix, true
 			}
-			return gfdSanitise(*a.StringValue), true
+			return gpulabels.Sanitise(*a.StringValue), true
 		}
 	}
 	return "", false
@@ -304,20 +288,6 @@ func (p *Policy) MIGStrategyLabel() string {
 	return ""
 }
 
-// gfdSanitise is GPU Feature Discovery's label sanitising of a product
-// name (internal/lm/resource.go): characters outside [A-Za-z0-9-_. ] are
-// dropped and the whitespace-separated fields are joined with "-".
-func gfdSanitise(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == ' ':
-			b.WriteRune(r)
-		}
-	}
-	return strings.Join(strings.Fields(b.String()), "-")
-}
-
 // forwardMIGProfile says the device is a MIG slice of the given profile
 // (GKE's gke-gpu-partition-size).
 func forwardMIGProfile(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
@@ -431,38 +401,6 @@ func backwardMiB(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode
 	return "", false
 }
 
-// ccRange is a half-open compute-capability range [lo, hi) as major.minor.
-type ccRange struct{ loMajor, loMinor, hiMajor, hiMinor int64 }
-
-// gfdFamilies mirrors GPU Feature Discovery's getArchFamily:
-// 1 tesla, 2 fermi, 3 kepler, 5 maxwell, 6 pascal, 7.0–7.4 volta, 7.5+ turing,
-// 8.0–8.8 ampere, 8.9 ada-lovelace, 9 hopper, 10 and 12 blackwell, 13 rubin
-// (NVIDIA/k8s-device-plugin internal/lm/resource.go at 1b826acc6). Releases
-// before ada-lovelace existed label every 8.x "ampere" (the Legacy scheme).
-func gfdFamilies(scheme v1alpha1.GFDFamilyScheme) map[string][]ccRange {
-	m := map[string][]ccRange{
-		"tesla":        {{1, 0, 2, 0}},
-		"fermi":        {{2, 0, 3, 0}},
-		"kepler":       {{3, 0, 4, 0}},
-		"maxwell":      {{5, 0, 6, 0}},
-		"pascal":       {{6, 0, 7, 0}},
-		"volta":        {{7, 0, 7, 5}},
-		"turing":       {{7, 5, 8, 0}},
-		"ampere":       {{8, 0, 8, 9}},
-		"ada-lovelace": {{8, 9, 9, 0}},
-		"hopper":       {{9, 0, 10, 0}},
-		"blackwell":    {{10, 0, 11, 0}, {12, 0, 13, 0}},
-		"rubin":        {{13, 0, 14, 0}},
-	}
-	if scheme == v1alpha1.GFDFamilyLegacy {
-		m["ampere"] = []ccRange{{8, 0, 9, 0}}
-		delete(m, "ada-lovelace")
-		delete(m, "blackwell")
-		delete(m, "rubin")
-	}
-	return m
-}
-
 // forwardGFDFamily maps an architecture family to its compute-capability
 // ranges under the policy's GFD scheme.
 func forwardGFDFamily(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, req labelReq, _ string) (effect, error) {
@@ -475,7 +413,7 @@ func forwardGFDFamily(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, req lab
 	default:
 		return effect{}, notTranslatable("%s: operator %s on an architecture family", req.key, req.op)
 	}
-	fams := gfdFamilies(scheme)
+	fams := gpulabels.Families(scheme)
 	var parts []string
 	for _, v := range req.values {
 		ranges, ok := fams[v]
@@ -484,7 +422,7 @@ func forwardGFDFamily(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, req lab
 		}
 		for _, r := range ranges {
 			parts = append(parts, fmt.Sprintf("(%s.compareTo(%s) >= 0 && %s.compareTo(%s) < 0)",
-				a.Ref(), celgen.SemverLit(r.loMajor, r.loMinor, 0), a.Ref(), celgen.SemverLit(r.hiMajor, r.hiMinor, 0)))
+				a.Ref(), celgen.SemverLit(r.LoMajor, r.LoMinor, 0), a.Ref(), celgen.SemverLit(r.HiMajor, r.HiMinor, 0)))
 		}
 	}
 	pred := strings.Join(parts, " || ")
@@ -494,47 +432,16 @@ func forwardGFDFamily(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, req lab
 	return effect{selectors: []string{celgen.Guarded(a.Guard(), pred, req.op == corev1.NodeSelectorOpNotIn)}}, nil
 }
 
-// gfdFamilyOf is the GFD family of a compute capability (GFD's getArchFamily
-// says "undefined" for the rest).
-func gfdFamilyOf(major, minor int64, scheme v1alpha1.GFDFamilyScheme) string {
-	cc := major*1000 + minor
-	fams := gfdFamilies(scheme)
-	for _, name := range slices.Sorted(maps.Keys(fams)) {
-		for _, r := range fams[name] {
-			if cc >= r.loMajor*1000+r.loMinor && cc < r.hiMajor*1000+r.hiMinor {
-				return name
-			}
-		}
-	}
-	return "undefined"
-}
-
 // The device direction of GFD's and GKE's GPU labels (see ForecastDevices
 // in vocabulary.go).
-
-// nvmlProductNames are NVML product names known exactly, each with where it
-// was read; with the productName values of the policy's Map rules (GKE's
-// accelerator table) they turn a GFD product label back into the name the
-// NVIDIA driver publishes. A label form that none of them sanitises to is
-// written as the label spells it, with a note.
-var nvmlProductNames = []string{
-	// NVIDIA's DRA driver over NVIDIA's simulated A100, H100 and L40S
-	// (internal/testing/vendortruth, dra-devices-*.json).
-	"NVIDIA A100-SXM4-40GB",
-	"NVIDIA H100 80GB HBM3",
-	"NVIDIA L40S",
-	// dra-driver-nvidia-gpu's documentation of productName (reference
-	// dra.md §3.2: "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3").
-	"NVIDIA A100-SXM4-80GB",
-}
 
 // knownProductNames lists the exact names that GFD's sanitising turns into
 // the label form: the built-in ones and the values of the policy's Map
 // rules on the same attribute; sorted, without duplicates.
 func (p *Policy) knownProductNames(attr, labelForm string) []string {
 	set := map[string]bool{}
-	for _, n := range nvmlProductNames {
-		if gfdSanitise(n) == labelForm {
+	for _, n := range gpulabels.ProductNames {
+		if gpulabels.Sanitise(n) == labelForm {
 			set[n] = true
 		}
 	}
@@ -544,7 +451,7 @@ func (p *Policy) knownProductNames(attr, labelForm string) []string {
 		}
 		for _, vals := range r.Values {
 			for _, n := range vals {
-				if gfdSanitise(n) == labelForm {
+				if gpulabels.Sanitise(n) == labelForm {
 					set[n] = true
 				}
 			}
@@ -561,13 +468,13 @@ func (p *Policy) knownProductNames(attr, labelForm string) []string {
 // the label spells it (loose), which claimbridge's selectors match because
 // they compare with spaces as dashes.
 func deviceGFDProduct(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, v string) (deviceFact, error) {
-	product, profile := parseGFDProduct(v)
+	product, profile := gpulabels.ParseProduct(v)
 	if product == "" {
 		return deviceFact{}, fmt.Errorf("no product name")
 	}
 	f := deviceFact{attribute: rule.Attribute}
 	if profile != "" {
-		f.migProfile = MIGProfileOfGFD(profile)
+		f.migProfile = gpulabels.MIGProfileOfGFD(profile)
 	}
 	if names := p.knownProductNames(rule.Attribute, product); len(names) == 1 {
 		f.candidates = []candidate{{value: stringAttr(names[0])}}
@@ -577,31 +484,6 @@ func deviceGFDProduct(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, v strin
 		note: fmt.Sprintf("%s: %s=%s cannot tell which of its dashes were spaces (GFD writes the NVML name's spaces as dashes); written as %q, which claimbridge's selectors match (they compare with spaces as dashes) but a selector on the exact NVML name may not",
 			shortName(rule.Attribute), rule.Key, v, product)}}
 	return f, nil
-}
-
-var gfdProfileBase = regexp.MustCompile(`^((?:[0-9]+c\.)?[0-9]+g\.[0-9]+gb)(.*)$`)
-
-// MIGProfileOfGFD turns a MIG profile as the device plugin and GFD spell it
-// in resource names and labels (nvidia.com/mig-1g.5gb.me: "+" is not
-// allowed there and becomes ".") into the NVIDIA DRA driver's profile
-// attribute (go-nvlib's MigProfileInfo.String(): "1g.5gb+me"). Other
-// spellings are returned as they are.
-func MIGProfileOfGFD(profile string) string {
-	m := gfdProfileBase.FindStringSubmatch(profile)
-	if m == nil {
-		return profile
-	}
-	if rest, ok := strings.CutPrefix(m[2], "."); ok && rest != "" {
-		return m[1] + "+" + rest
-	}
-	return profile
-}
-
-// GFDProfileOfMIG is the inverse of [MIGProfileOfGFD]: a MIG profile as the
-// NVIDIA DRA driver spells it ("1g.5gb+me") as the device plugin and GFD
-// spell it in resource names and product labels ("1g.5gb.me").
-func GFDProfileOfMIG(profile string) string {
-	return strings.ReplaceAll(profile, "+", ".")
 }
 
 // deviceMiB: GFD's memory in MiB is a capacity of as many Mi (the driver
@@ -614,35 +496,11 @@ func deviceMiB(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, v string) (dev
 	return deviceFact{capacity: rule.Capacity, quantity: *resource.NewQuantity(n<<20, resource.BinarySI)}, nil
 }
 
-// nvmlArchitectures names, for each GFD family of the Current scheme, the
-// architecture the NVIDIA driver publishes (go-nvlib's
-// GetArchitectureAsString: Kepler … Blackwell, and Rubin in the go-nvlib
-// that dra-driver-nvidia-gpu 95932046 vendors). GFD's tesla and fermi have
-// no name there.
-var nvmlArchitectures = map[string]string{
-	"kepler":       "Kepler",
-	"maxwell":      "Maxwell",
-	"pascal":       "Pascal",
-	"volta":        "Volta",
-	"turing":       "Turing",
-	"ampere":       "Ampere",
-	"ada-lovelace": "Ada Lovelace",
-	"hopper":       "Hopper",
-	"blackwell":    "Blackwell",
-	"rubin":        "Rubin",
-}
-
 // architectureOf is the architecture attribute in the domain of a GFDFamily
 // rule's compute-capability attribute.
 func architectureOf(rule *v1alpha1.NodeLabelRule) string {
 	domain, _, _ := strings.Cut(rule.Attribute, "/")
 	return domain + "/architecture"
-}
-
-// architectureOfCC is the architecture the NVIDIA driver publishes for a
-// compute capability, "" when it names none.
-func architectureOfCC(major, minor int64) string {
-	return nvmlArchitectures[gfdFamilyOf(major, minor, v1alpha1.GFDFamilyCurrent)]
 }
 
 // deviceGFDFamily: the architectures of the family's compute-capability
@@ -651,20 +509,20 @@ func architectureOfCC(major, minor int64) string {
 // settles it).
 func deviceGFDFamily(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, v string) (deviceFact, error) {
 	scheme := p.spec.GFDFamilyScheme
-	ranges, ok := gfdFamilies(scheme)[v]
+	ranges, ok := gpulabels.Families(scheme)[v]
 	if !ok {
 		return deviceFact{}, fmt.Errorf("not a GPU family that GFD (%s scheme) produces", cmp.Or(scheme, v1alpha1.GFDFamilyCurrent))
 	}
-	current := gfdFamilies(v1alpha1.GFDFamilyCurrent)
+	current := gpulabels.Families(v1alpha1.GFDFamilyCurrent)
 	f := deviceFact{attribute: architectureOf(rule)}
 	for _, name := range slices.Sorted(maps.Keys(current)) {
-		arch, ok := nvmlArchitectures[name]
+		arch, ok := gpulabels.Architectures[name]
 		if !ok {
 			continue
 		}
 		for _, c := range current[name] {
 			for _, r := range ranges {
-				if c.loMajor*1000+c.loMinor < r.hiMajor*1000+r.hiMinor && r.loMajor*1000+r.loMinor < c.hiMajor*1000+c.hiMinor &&
+				if c.LoMajor*1000+c.LoMinor < r.HiMajor*1000+r.HiMinor && r.LoMajor*1000+r.LoMinor < c.HiMajor*1000+c.HiMinor &&
 					!slices.ContainsFunc(f.candidates, func(o candidate) bool { return *o.value.StringValue == arch }) {
 					f.candidates = append(f.candidates, candidate{value: stringAttr(arch)})
 				}

@@ -83,26 +83,29 @@ func partsEffect(parts []string, op corev1.NodeSelectorOperator) effect {
 }
 
 // backwardReplicas is the first device's shares, "1" when it is not shared.
-func backwardReplicas(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
-	d, ok := firstDevice(rule.Families, n)
+func backwardReplicas(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
+	d, f, ok := firstDevice(rule.Families, n)
 	if !ok {
 		return "", false
 	}
-	if s, ok := d.shares(rule.Capacity); ok {
+	switch s, shared := p.replicas(d, f); {
+	case shared && s > 0:
 		return strconv.FormatInt(s, 10), true
+	case shared:
+		return "", false // any number: no count to say
 	}
 	return "1", true
 }
 
 // firstDevice is the node's first device of the first of the families
 // that has one, as GFD labels a node by its first GPU.
-func firstDevice(families []string, n legacyNode) (LegacyDevice, bool) {
+func firstDevice(families []string, n legacyNode) (LegacyDevice, string, bool) {
 	for _, f := range families {
 		if ds := n.devices(f); len(ds) > 0 {
-			return ds[0], true
+			return ds[0], f, true
 		}
 	}
-	return LegacyDevice{}, false
+	return LegacyDevice{}, "", false
 }
 
 // GFD's sharing strategies (k8s-device-plugin api/config/v1,
@@ -153,12 +156,12 @@ func forwardSharingStrategy(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, r
 
 // backwardSharingStrategy is time-slicing for a shared first device, none
 // otherwise.
-func backwardSharingStrategy(_ *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
-	d, ok := firstDevice(rule.Families, n)
+func backwardSharingStrategy(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, n legacyNode) (string, bool) {
+	d, f, ok := firstDevice(rule.Families, n)
 	if !ok {
 		return "", false
 	}
-	if _, shared := d.shares(rule.Capacity); shared {
+	if _, shared := p.replicas(d, f); shared {
 		return strategyTimeSlicing, true
 	}
 	return strategyNone, true

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimbridge/claimbridge/translate/gpulabels"
+
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -368,7 +370,7 @@ func TestWhereTheVocabulariesDiffer(t *testing.T) {
 				profiles[*d.Attributes["profile"].StringValue]++
 			}
 			for _, profile := range slices.Sorted(maps.Keys(profiles)) {
-				gfd := GFDProfileOfMIG(profile)
+				gfd := gpulabels.GFDProfileOfMIG(profile)
 				if gfd != profile {
 					withMe++
 				}
@@ -419,7 +421,7 @@ func TestWhereTheVocabulariesDiffer(t *testing.T) {
 					of = append(of, d)
 				}
 			}
-			label := product + "-MIG-" + GFDProfileOfMIG(profile)
+			label := product + "-MIG-" + gpulabels.GFDProfileOfMIG(profile)
 			single := map[string]string{"nvidia.com/mig.strategy": "single"}
 			if got, _ := p.LegacyLabel("nvidia.com/gpu.product", single, legacyDevices(of)); got != label {
 				t.Errorf("a node of %s slices derives gpu.product %q, GFD writes %q", profile, got, label)

@@ -42,11 +42,14 @@ type LegacyDevice struct {
 	AllowMultipleAllocations bool
 }
 
-// shares is how many shares the device publishes in the capacity
-// ("<domain>/<name>"), ok only when it is shared ([celgen.DeviceShares]).
-func (d *LegacyDevice) shares(capacity string) (int64, bool) {
+// replicas is how many claims share the device of the family, and whether
+// it is shared at all ([celgen.Replicas], by the family's share and memory
+// capacities and the policy's memoryShares).
+func (p *Policy) replicas(d LegacyDevice, family string) (int64, bool) {
+	shares, _ := p.ShareCapacity(family)
+	memory, _ := p.MemoryCapacity(family)
 	dev := resourceapi.Device{Capacity: d.Capacity, AllowMultipleAllocations: &d.AllowMultipleAllocations}
-	return celgen.DeviceShares(d.Driver, &dev, capacity)
+	return celgen.Replicas(d.Driver, &dev, shares, memory, p.MemoryShares(family))
 }
 
 // attribute looks up "<domain>/<name>"; a device stores the attributes of

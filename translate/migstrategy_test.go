@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/claimbridge/claimbridge/translate/gpulabels"
+
 	"github.com/google/go-cmp/cmp"
 	resourceapi "k8s.io/api/resource/v1"
 )
@@ -119,8 +121,8 @@ func TestLegacyViewOfMIGStrategy(t *testing.T) {
 // and back.
 func TestGFDProfileOfMIG(t *testing.T) {
 	for _, p := range []string{"1g.5gb", "1g.5gb+me", "1c.3g.20gb", "7g.80gb"} {
-		if got := MIGProfileOfGFD(GFDProfileOfMIG(p)); got != p {
-			t.Errorf("MIGProfileOfGFD(GFDProfileOfMIG(%q)) = %q", p, got)
+		if got := gpulabels.MIGProfileOfGFD(gpulabels.GFDProfileOfMIG(p)); got != p {
+			t.Errorf("gpulabels.MIGProfileOfGFD(gpulabels.GFDProfileOfMIG(%q)) = %q", p, got)
 		}
 	}
 }

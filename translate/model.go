@@ -76,6 +76,7 @@ type alt struct {
 	// of a shared device's for a whole one (shares.go); 0 for none.
 	shares   int64
 	shareCap string
+	memory   bool // shares are bytes of the device's memory shareCap, 0 all of it (memory.go)
 	name     string
 	ref      string // "<request>/<name>", how constraints and reasons name a subrequest (nameAll)
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -66,6 +68,12 @@ func altSlug(r *request, a *alt) string {
 	}
 	if a.count != r.use.count {
 		parts = append(parts, fmt.Sprintf("x%d", a.count))
+	}
+	switch {
+	case a.memory && a.shares > 0:
+		parts = append(parts, a.shareCap, resource.NewQuantity(a.shares, resource.BinarySI).String())
+	case a.memory:
+		parts = append(parts, "all-"+a.shareCap)
 	}
 	if a.shares > 0 && !r.use.share {
 		// A whole device of a shared family: all its shares (shares.go).

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/claimbridge/claimbridge/translate/gpulabels"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
@@ -137,7 +139,7 @@ func (t *translation) alternative(res corev1.ResourceName, rule *v1alpha1.Resour
 func suffixValue(r *v1alpha1.ResourceRule, suffix string) string {
 	switch r.SuffixConversion {
 	case v1alpha1.SuffixGFDMIGProfile:
-		return MIGProfileOfGFD(suffix)
+		return gpulabels.MIGProfileOfGFD(suffix)
 	}
 	return suffix
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claimbridge/claimbridge/translate/gpulabels"
+
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -82,66 +84,12 @@ func sharedBySelector(r *v1alpha1.ResourceRule) bool {
 // getProductName).
 const gfdSharedSuffix = "-SHARED"
 
-// GPU Feature Discovery's sharing labels (NVIDIA/k8s-device-plugin
-// internal/lm/resource.go, baseLabeler, and internal/lm/nvml.go,
-// newSharingLabeler): <resource>.sharing-strategy is "time-slicing" or "mps"
-// when the resource has replicas > 1 ("none" otherwise, api/config/v1
-// SharingStrategy), <resource>.replicas the number of replicas (1, or 0
-// with sharing disabled), and nvidia.com/mps.capable "true" only under MPS
-// sharing. A pod that selects such a value asks for a shared GPU, like a
-// -SHARED product.
-const (
-	gfdSharingStrategySuffix = ".sharing-strategy"
-	gfdReplicasSuffix        = ".replicas"
-	gfdMPSCapable            = "nvidia.com/mps.capable"
-)
-
-// gfdSharingValue reports whether a value of a GFD label key says the GPUs
-// are shared; known is false for keys that are not sharing labels.
-func gfdSharingValue(key, value string) (shared, known bool) {
-	switch {
-	case key == gfdMPSCapable:
-		return value == "true", true
-	case !strings.HasPrefix(key, "nvidia.com/"):
-		return false, false
-	case strings.HasSuffix(key, gfdSharingStrategySuffix):
-		return value == "time-slicing" || value == "mps", true
-	case strings.HasSuffix(key, gfdReplicasSuffix):
-		n, err := strconv.Atoi(value)
-		return err == nil && n > 1, true
-	}
-	return false, false
-}
-
-// GKE's GPU sharing labels ("Share GPUs with multiple workloads using
-// time-sharing" and "… using NVIDIA MPS"): a node pool's sharing strategy,
-// time-sharing or mps, and the most containers that share one GPU. A pod
-// that selects them asks for a shared GPU, as with GFD's labels.
-const (
-	gkeSharingStrategy  = "cloud.google.com/gke-gpu-sharing-strategy"
-	gkeMaxSharedClients = "cloud.google.com/gke-max-shared-clients-per-gpu"
-	gkeAccelerator      = "cloud.google.com/gke-accelerator"
-)
-
-// gkeSharingValue reports whether a value of a GKE label key says the GPUs
-// are shared; known is false for keys that are not GKE's sharing labels.
-func gkeSharingValue(key, value string) (shared, known bool) {
-	switch key {
-	case gkeSharingStrategy:
-		return value == "time-sharing" || value == "mps", true
-	case gkeMaxSharedClients:
-		n, err := strconv.Atoi(value)
-		return err == nil && n > 1, true
-	}
-	return false, false
-}
-
 // gkeGPUs reports whether GKE labels the nodes of the family's devices: the
 // policy reads GKE's accelerator label for it, or GFD's product label (GKE
 // shares NVIDIA GPUs).
 func (p *Policy) gkeGPUs(family string) bool {
 	for _, r := range p.labels {
-		if r.Key == gkeAccelerator && slices.Contains(r.Families, family) {
+		if r.Key == gpulabels.GKEAccelerator && slices.Contains(r.Families, family) {
 			return true
 		}
 	}
@@ -157,15 +105,15 @@ func (p *Policy) gkeGPUs(family string) bool {
 // sharing labels concern the families GFD labels (those with a GFDProduct
 // rule), GKE's those and the families of its accelerator label.
 func (p *Policy) selectsShared(family, key string, op corev1.NodeSelectorOperator, values []string) string {
-	if _, gke := gkeSharingValue(key, ""); gke {
+	if _, gke := gpulabels.GKESharingValue(key, ""); gke {
 		if !p.gkeGPUs(family) {
 			return ""
 		}
 		for _, v := range values {
-			if shared, _ := gkeSharingValue(key, v); op == corev1.NodeSelectorOpIn && shared {
+			if shared, _ := gpulabels.GKESharingValue(key, v); op == corev1.NodeSelectorOpIn && shared {
 				return "GKE writes this value only on node pools whose GPUs are time-shared or shared by MPS"
 			}
-			if n, err := strconv.Atoi(v); op == corev1.NodeSelectorOpGt && key == gkeMaxSharedClients && err == nil && n >= 1 {
+			if n, err := strconv.Atoi(v); op == corev1.NodeSelectorOpGt && key == gpulabels.GKEMaxSharedClients && err == nil && n >= 1 {
 				return "GKE writes more than 1 client per GPU only on node pools whose GPUs are time-shared or shared by MPS"
 			}
 		}
@@ -182,12 +130,12 @@ func (p *Policy) selectsShared(family, key string, op corev1.NodeSelectorOperato
 			if product && strings.HasSuffix(v, gfdSharedSuffix) {
 				return fmt.Sprintf("GPU Feature Discovery appends %s to the product of time-sliced or MPS GPUs", gfdSharedSuffix)
 			}
-			if shared, _ := gfdSharingValue(key, v); shared {
+			if shared, _ := gpulabels.SharingValue(key, v); shared {
 				return "GPU Feature Discovery writes this value only on nodes whose GPUs are time-sliced or shared by MPS"
 			}
 		}
 	case corev1.NodeSelectorOpGt:
-		if _, known := gfdSharingValue(key, ""); known && strings.HasSuffix(key, gfdReplicasSuffix) && len(values) == 1 {
+		if _, known := gpulabels.SharingValue(key, ""); known && strings.HasSuffix(key, gpulabels.ReplicasSuffix) && len(values) == 1 {
 			if n, err := strconv.Atoi(values[0]); err == nil && n >= 1 {
 				return "GPU Feature Discovery writes more than 1 replica only on nodes whose GPUs are time-sliced or shared by MPS"
 			}
@@ -216,7 +164,7 @@ func (t *translation) sharedProductIntent() bool {
 				continue
 			}
 			if t.familyByShares(f) {
-				if mps := selectsMPS(key, op, values); mps != "" {
+				if mps := gpulabels.SelectsMPS(key, op, values); mps != "" {
 					t.add(say(ReasonSharedMPSNotMapped, loc.fieldPath(),
 						"%s selects GPUs shared by MPS (%s): the device plugin runs one MPS control daemon per GPU and caps each of its clients at a part of the GPU's threads and memory; "+
 							"the NVIDIA DRA driver runs MPS only for the containers of one claim (GpuConfig sharing strategy MPS: one daemon per claim, and a template gives every pod a claim of its own), "+
@@ -278,26 +226,6 @@ func (t *translation) familyByShares(family string) bool {
 		}
 	}
 	return true
-}
-
-// selectsMPS says how a node-label requirement selects GPUs shared by MPS
-// ("" when it does not): GFD's sharing strategy mps or mps.capable=true,
-// GKE's mps strategy.
-func selectsMPS(key string, op corev1.NodeSelectorOperator, values []string) string {
-	if op != corev1.NodeSelectorOpIn {
-		return ""
-	}
-	for _, v := range values {
-		switch {
-		case key == gfdMPSCapable && v == "true":
-			return "GPU Feature Discovery writes mps.capable=true only where the device plugin shares GPUs by MPS"
-		case strings.HasPrefix(key, "nvidia.com/") && strings.HasSuffix(key, gfdSharingStrategySuffix) && v == "mps":
-			return "GPU Feature Discovery's sharing strategy mps"
-		case key == gkeSharingStrategy && v == "mps":
-			return "GKE's GPU sharing strategy mps"
-		}
-	}
-	return ""
 }
 
 // gfdLabels reports whether GPU Feature Discovery labels the nodes of the

@@ -65,6 +65,30 @@ func (p *Policy) ShareCapacity(family string) (string, bool) {
 	return a.Domain + "/" + a.ID, true
 }
 
+// MemoryCapacity is the capacity ("<domain>/<name>") that holds the memory
+// of the family's devices, by which devices that publish no share count
+// are shared (ShareCapacityRule.Memory); ok is false when the policy names
+// none.
+func (p *Policy) MemoryCapacity(family string) (string, bool) {
+	for i := len(p.spec.ShareCapacities) - 1; i >= 0; i-- {
+		if r := &p.spec.ShareCapacities[i]; slices.Contains(r.Families, family) {
+			return r.Memory, r.Memory != ""
+		}
+	}
+	return "", false
+}
+
+// MemoryShares is how many claims share one of the family's devices shared
+// by memory (PolicySpec.MemoryShares), 0 when the policy does not say.
+func (p *Policy) MemoryShares(family string) int64 {
+	for _, r := range p.spec.MemoryShares {
+		if slices.Contains(r.Families, family) {
+			return r.Shares
+		}
+	}
+	return 0
+}
+
 // consumableShares are the share counts the policy says the family's
 // devices will publish (PolicySpec.ConsumableShares), sorted.
 func (p *Policy) consumableShares(family string) []int64 {
@@ -139,12 +163,12 @@ func (t *translation) sharesAvailable() bool {
 		if !u.share || said[f] {
 			continue
 		}
-		if counts, _ := t.shareCounts(f); len(counts) > 0 {
+		if counts, _ := t.shareCounts(f); len(counts) > 0 || t.memoryServes(f) {
 			continue
 		}
 		said[f] = true
 		capacity, _ := t.p.ShareCapacity(f)
-		what := fmt.Sprintf("no DRA device of %s in the fleet publishes a %s capacity (consumable shares)", f, capacity)
+		what := fmt.Sprintf("no DRA device of %s in the fleet publishes a %s capacity (consumable shares)%s", f, capacity, t.memoryUnavailable(f))
 		if t.in.Shares == nil {
 			what = fmt.Sprintf("with no fleet to look at, the policy does not say the DRA devices of %s will be shared (consumableShares)", f)
 		}
@@ -183,7 +207,8 @@ func (t *translation) shares() bool {
 			f := t.p.familyOfClass(a.class, u.rule.Family)
 			capacity, ok := t.p.shareCapacity(f)
 			counts, _ := t.shareCounts(f)
-			if !ok || len(counts) == 0 {
+			byMemory := t.memoryShares(a, f)
+			if !ok || len(counts) == 0 && len(byMemory) == 0 {
 				if a.optional {
 					continue
 				}
@@ -191,11 +216,14 @@ func (t *translation) shares() bool {
 					"%s asks for %s, and its alternative on DeviceClass %s is of devices (%s) that nothing says are shared: as a claim it would take a whole device", u.cname, shareWords(u.resource, u.count), a.class, f))
 				return false
 			}
-			if sel := celgen.ShareSelector(capacity); !slices.ContainsFunc(a.selectors, func(s string) bool { return strings.HasPrefix(s, sel) }) {
-				a.selectors = append(a.selectors, sel)
+			if len(counts) > 0 {
+				if sel := celgen.ShareSelector(capacity); !slices.ContainsFunc(a.selectors, func(s string) bool { return strings.HasPrefix(s, sel) }) {
+					a.selectors = append(a.selectors, sel)
+				}
+				a.shareCap, a.shares = capacity.ID, 1
+				kept = append(kept, a)
 			}
-			a.shareCap, a.shares = capacity.ID, 1
-			kept = append(kept, a)
+			kept = append(kept, byMemory...)
 		}
 		r.alts = kept
 		if u.count > 1 {
@@ -231,6 +259,9 @@ func (t *translation) exclusive() {
 			}
 			a.selectors = append(a.selectors, celgen.ExclusiveSelector)
 			alts = append(alts, a)
+			if v := t.memoryWhole(a, f); v != nil {
+				alts = append(alts, t.variant(r, a, v))
+			}
 			for _, n := range counts {
 				if n < 1 {
 					continue // shared for nothing: no shares to take all of
@@ -238,12 +269,7 @@ func (t *translation) exclusive() {
 				v := *a
 				v.selectors = append(slices.Clone(a.selectors[:len(a.selectors)-1]), celgen.SharesOf(capacity, n))
 				v.shareCap, v.shares = capacity.ID, n
-				for _, c := range t.constraints {
-					if c.variantOf == r && slices.Contains(c.variants, a) {
-						c.variants = append(c.variants, &v)
-					}
-				}
-				alts = append(alts, &v)
+				alts = append(alts, t.variant(r, a, &v))
 			}
 			if positive := slices.DeleteFunc(slices.Clone(counts), func(n int64) bool { return n < 1 }); len(positive) > 0 {
 				said = appendNew(said, fmt.Sprintf("devices of %s are shared %s ways (%s)", f, countList(positive), from))
@@ -261,6 +287,17 @@ func (t *translation) exclusive() {
 	}
 }
 
+// variant returns v, a variant of request r's alternative a, after adding
+// it to the alignment constraints a is in.
+func (t *translation) variant(r *request, a, v *alt) *alt {
+	for _, c := range t.constraints {
+		if c.variantOf == r && slices.Contains(c.variants, a) {
+			c.variants = append(c.variants, v)
+		}
+	}
+	return v
+}
+
 // countList writes counts as "4" or "2, 4 or 8".
 func countList(counts []int64) string {
 	return sizeList(counts)
@@ -272,7 +309,11 @@ func altCapacities(a *alt) map[resourceapi.QualifiedName]resource.Quantity {
 	if a.shares == 0 {
 		return nil
 	}
-	return map[resourceapi.QualifiedName]resource.Quantity{resourceapi.QualifiedName(a.shareCap): *resource.NewQuantity(a.shares, resource.DecimalSI)}
+	format := resource.DecimalSI
+	if a.memory {
+		format = resource.BinarySI
+	}
+	return map[resourceapi.QualifiedName]resource.Quantity{resourceapi.QualifiedName(a.shareCap): *resource.NewQuantity(a.shares, format)}
 }
 
 // hasShares: an alternative of the request asks for shares.

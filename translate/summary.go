@@ -3,6 +3,8 @@ package translate
 import (
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 func (t *translation) summary(tmplName string) string {
@@ -82,7 +84,11 @@ func writeAlt(b *strings.Builder, a *alt) {
 		b.WriteString(" with ")
 		b.WriteString(a.shareCap)
 		b.WriteByte('=')
-		b.WriteString(strconv.FormatInt(a.shares, 10))
+		if a.memory {
+			b.WriteString(resource.NewQuantity(a.shares, resource.BinarySI).String())
+		} else {
+			b.WriteString(strconv.FormatInt(a.shares, 10))
+		}
 		b.WriteString(" per device")
 	}
 }

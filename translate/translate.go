@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/claimbridge/claimbridge/translate/celgen"
+
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -52,6 +54,11 @@ type Input struct {
 	// fleet's devices (feasibility.Snapshot.Shares). Nil when no fleet is
 	// known: the policy's consumableShares say it then (shares.go).
 	Shares map[string][]int64
+	// Memory says, by device family, which of the family's devices in the
+	// target cluster claims share by memory (feasibility.Checker.Sharing):
+	// a share becomes 1/N of a device's memory (PolicySpec.MemoryShares,
+	// memory.go). Nil when no fleet is known.
+	Memory map[string]celgen.SharedMemory
 	// Admitted says the pod has been through the cluster's admission chain
 	// up to the webhooks: kube-apiserver runs its built-in mutating plugins
 	// (ExtendedResourceToleration among them) before

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/claimbridge/claimbridge/translate/gpulabels"
+
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -315,7 +317,7 @@ func (p *Policy) resolveAttributes(family string, lc *labelClaims, out *DeviceFo
 	for _, arch := range slices.Sorted(maps.Keys(derived)) {
 		if cc, ok := out.Attributes[resourceapi.QualifiedName(derived[arch])]; ok && cc.VersionValue != nil {
 			if major, minor, _, err := parseSemver(*cc.VersionValue); err == nil {
-				if name := architectureOfCC(major, minor); name != "" {
+				if name := gpulabels.ArchitectureOfCC(major, minor); name != "" {
 					lc.claims[arch] = append(lc.claims[arch], attrClaim{key: "compute capability " + *cc.VersionValue, cands: []candidate{{value: stringAttr(name)}}})
 				}
 			}
@@ -456,7 +458,7 @@ func intersect(a, b []candidate) []candidate {
 
 func agree(x, y candidate) bool {
 	if (x.loose || y.loose) && x.value.StringValue != nil && y.value.StringValue != nil {
-		return gfdSanitise(*x.value.StringValue) == gfdSanitise(*y.value.StringValue)
+		return gpulabels.Sanitise(*x.value.StringValue) == gpulabels.Sanitise(*y.value.StringValue)
 	}
 	return sameAttribute(x.value, y.value)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimbridge/claimbridge/translate/gpulabels"
+
 	"github.com/google/go-cmp/cmp"
 	resourceapi "k8s.io/api/resource/v1"
 
@@ -206,8 +208,8 @@ func TestForecastDevices(t *testing.T) {
 func TestMIGProfileOfGFD(t *testing.T) {
 	for in, want := range map[string]string{"1g.5gb": "1g.5gb", "1g.5gb.me": "1g.5gb+me", "1g.10gb.me.all": "1g.10gb+me.all",
 		"1c.2g.10gb": "1c.2g.10gb", "1g.5gb-me": "1g.5gb-me", "7g.80gb": "7g.80gb"} {
-		if got := MIGProfileOfGFD(in); got != want {
-			t.Errorf("MIGProfileOfGFD(%q) = %q, want %q", in, got, want)
+		if got := gpulabels.MIGProfileOfGFD(in); got != want {
+			t.Errorf("gpulabels.MIGProfileOfGFD(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -104,6 +104,7 @@ func appendRules(dst, src *PolicySpec) {
 	dst.Partitions = append(dst.Partitions, src.Partitions...)
 	dst.ShareCapacities = append(dst.ShareCapacities, src.ShareCapacities...)
 	dst.ConsumableShares = append(dst.ConsumableShares, src.ConsumableShares...)
+	dst.MemoryShares = append(dst.MemoryShares, src.MemoryShares...)
 }
 
 func validatePolicyDocument(tp *TranslationPolicy) field.ErrorList {
@@ -190,10 +191,10 @@ func validateReferences(s, merged *PolicySpec) field.ErrorList {
 			}
 		}
 	}
-	shareable := map[string]bool{}
+	shareable, byMemory := map[string]bool{}, map[string]bool{}
 	for _, r := range merged.ShareCapacities {
 		for _, f := range r.Families {
-			shareable[f] = true
+			shareable[f], byMemory[f] = true, r.Memory != ""
 		}
 	}
 	for i, r := range s.ShareCapacities {
@@ -211,6 +212,17 @@ func validateReferences(s, merged *PolicySpec) field.ErrorList {
 				errs = append(errs, field.NotFound(fp, f))
 			case !shareable[f]:
 				errs = append(errs, field.Invalid(fp, f, "no shareCapacities rule says how its devices count their shares"))
+			}
+		}
+	}
+	for i, r := range s.MemoryShares {
+		for j, f := range r.Families {
+			fp := spec.Child("memoryShares").Index(i).Child("families").Index(j)
+			switch {
+			case !families[f]:
+				errs = append(errs, field.NotFound(fp, f))
+			case !byMemory[f]:
+				errs = append(errs, field.Invalid(fp, f, "no shareCapacities rule names the memory capacity of its devices (memory)"))
 			}
 		}
 	}

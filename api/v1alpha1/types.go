@@ -93,6 +93,20 @@ type PolicySpec struct {
 	// where something says the devices are shared.
 	ConsumableShares []ConsumableSharesRule `json:"consumableShares,omitempty"`
 
+	// MemoryShares says how many ways a share of a device splits its
+	// memory, for devices that claims share by memory rather than by a
+	// count of shares (the NVIDIA DRA driver's --consumable-shares=memory,
+	// where a claim that asks for no memory takes all of it, and
+	// --consumable-shares=unlimited, where it takes none): a share the pod
+	// asks for becomes a request for 1/N of the device's memory
+	// (ShareCapacityRule.Memory), rounded down to a MiB, one alternative
+	// per memory size of the fleet's devices, so that at most N such
+	// claims share one device, as N time-slicing replicas did. Default:
+	// none; devices shared by memory then serve no share in memory mode
+	// (the pod stays, SharesUnavailable), and in unlimited mode a share
+	// asks for no memory and any number share a device.
+	MemoryShares []MemorySharesRule `json:"memoryShares,omitempty"`
+
 	// Schedulers lists the schedulerName values of the schedulers that
 	// allocate DRA claims in this cluster, each with the output its pods
 	// get ([SchedulerEntry]: a plain name takes claimbridge's built-in
@@ -352,6 +366,23 @@ type ShareCapacityRule struct {
 	// the capacity's name as the driver publishes it in its own domain
 	// ("shares"), for the whole device by all of them. Required.
 	Capacity string `json:"capacity"`
+	// Memory is "<domain>/<name>" of the capacity that holds a device's
+	// memory ("gpu.nvidia.com/memory"), by which devices that publish no
+	// share count are shared (PolicySpec.MemoryShares). Default: none, and
+	// devices shared by memory serve no share.
+	Memory string `json:"memory,omitempty"`
+}
+
+// MemorySharesRule says into how many shares a device shared by memory
+// splits its memory.
+type MemorySharesRule struct {
+	// Families whose devices are shared by memory; each must have a memory
+	// capacity ([ShareCapacityRule.Memory]). Required.
+	Families []string `json:"families"`
+	// Shares is how many claims share one device: each asks for this
+	// fraction of its memory. Set it to the time-slicing replicas the
+	// workloads ran with. 1 to 64. Required.
+	Shares int64 `json:"shares"`
 }
 
 // ConsumableSharesRule says that the DRA devices of some families will be

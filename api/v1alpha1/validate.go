@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -41,6 +42,15 @@ func validateRules(spec *field.Path, s *PolicySpec) field.ErrorList {
 	for i := range s.ConsumableShares {
 		errs = append(errs, validateConsumableSharesRule(spec.Child("consumableShares").Index(i), &s.ConsumableShares[i], seen)...)
 	}
+	seen = map[string]bool{}
+	for i := range s.MemoryShares {
+		r := &s.MemoryShares[i]
+		p := spec.Child("memoryShares").Index(i)
+		errs = append(errs, validateFamilies(p.Child("families"), r.Families, seen)...)
+		if r.Shares < 1 || r.Shares > maxMemoryShares {
+			errs = append(errs, field.Invalid(p.Child("shares"), r.Shares, fmt.Sprintf("must be 1 to %d (the time-slicing replicas the workloads ran with)", maxMemoryShares)))
+		}
+	}
 	return errs
 }
 
@@ -64,8 +74,15 @@ func validateFamilies(p *field.Path, families []string, seen map[string]bool) fi
 
 func validateShareCapacityRule(p *field.Path, r *ShareCapacityRule, seen map[string]bool) field.ErrorList {
 	errs := validateFamilies(p.Child("families"), r.Families, seen)
-	return append(errs, validateQualifiedAttribute(p.Child("capacity"), r.Capacity)...)
+	errs = append(errs, validateQualifiedAttribute(p.Child("capacity"), r.Capacity)...)
+	if r.Memory != "" {
+		errs = append(errs, validateQualifiedAttribute(p.Child("memory"), r.Memory)...)
+	}
+	return errs
 }
+
+// maxMemoryShares: the most claims a memory share lets share one device.
+const maxMemoryShares = 64
 
 // maxShareCounts: a request for a whole device where devices are shared N
 // ways takes one alternative per N besides the one for devices that are

@@ -125,9 +125,7 @@ func View(p *translate.Policy, real *corev1.Node, devs Devices, ask Ask) *corev1
 			// is not shared offers none.
 			count = 0
 			for _, d := range matching {
-				if n, ok := celgen.DeviceShares(d.Driver, d.Device, capacity); ok {
-					count += n
-				}
+				count += replicas(p, rule.Family, d, capacity)
 			}
 		case rule.Shared && count > 0:
 			// A shared resource is advertised as replicas of each device;
@@ -200,4 +198,18 @@ func Labels(view *corev1.Node, keys []string) string {
 		}
 	}
 	return " (there: " + strings.Join(parts, ", ") + ")"
+}
+
+// replicas is how many replicas of a shared resource a DRA device stands
+// for ([celgen.Replicas]): as many as maxDevices where any number of claims
+// share it; none for a device that is not shared.
+func replicas(p *translate.Policy, family string, d Device, capacity string) int64 {
+	memory, _ := p.MemoryCapacity(family)
+	switch n, shared := celgen.Replicas(d.Driver, d.Device, capacity, memory, p.MemoryShares(family)); {
+	case shared && n == 0:
+		return maxDevices
+	case shared:
+		return n
+	}
+	return 0
 }

@@ -120,18 +120,11 @@ func TestForecastExamples(t *testing.T) {
 	// (--consumable-shares=disabled, no platform declared), or forecast
 	// whole: the T4 shares break, and say what would make them move — the
 	// gate, the flag and the chart's values.
-	// The driver's unlimited and memory modes publish no shares capacity:
-	// the shares stay as submitted there too.
-	var modes [][]string
-	for _, mode := range []string{"unlimited", "memory"} {
-		f := filepath.Join(t.TempDir(), mode+".yaml")
-		doc := "apiVersion: claimbridge.io/v1alpha1\nkind: Platform\nspec:\n  drivers:\n  - family: nvidia-gpu\n    consumableShares: " + mode + "\n"
-		if err := os.WriteFile(f, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		modes = append(modes, []string{"--platform", f})
-	}
-	for _, extra := range append([][]string{nil, {"--forecast-time-slicing", "whole"}, {"--platform", sharesPlatform, "--forecast-time-slicing", "whole"}}, modes...) {
+	// The driver's memory mode publishes no shares capacity, and a claim
+	// that asks for no memory takes the whole GPU: without the policy's
+	// memoryShares the shares stay as submitted there too.
+	memory := modePlatform(t, "memory")
+	for _, extra := range [][]string{nil, {"--forecast-time-slicing", "whole"}, {"--platform", sharesPlatform, "--forecast-time-slicing", "whole"}, memory} {
 		js, err = run(t, "", append(append(forecastArgs, "-o", "json"), extra...)...)
 		if err != nil {
 			t.Fatal(err)
@@ -228,6 +221,63 @@ func karpenterFleet(t *testing.T) string {
 // reason (AutoscalerIgnoresClaims), and the summary has the autoscaling
 // caveat; no other row is marked. With autoscaling.draAware in the policy,
 // none is.
+// modePlatform declares the NVIDIA DRA driver run with
+// --consumable-shares=mode, as platform flags.
+func modePlatform(t *testing.T, mode string) []string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), mode+".yaml")
+	doc := "apiVersion: claimbridge.io/v1alpha1\nkind: Platform\nspec:\n  drivers:\n  - family: nvidia-gpu\n    consumableShares: " + mode + "\n"
+	if err := os.WriteFile(f, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--platform", f}
+}
+
+// TestTimeSlicedGPUsMoveByMemory: the 4 time-sliced T4 pods of
+// examples/cutover move where the driver shares GPUs by memory: in
+// unlimited mode a share asks for nothing; in memory mode with the
+// policy's memoryShares 4 each asks for a quarter of a T4's memory, which
+// the template carries. In memory mode without memoryShares they break
+// (TestForecastExamples).
+func TestTimeSlicedGPUsMoveByMemory(t *testing.T) {
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	doc := "apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nmetadata:\n  name: memory-4\nspec:\n  profiles: [nvidia]\n  memoryShares:\n  - families: [nvidia-gpu]\n    shares: 4\n"
+	if err := os.WriteFile(policy, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		args   []string
+		memory string // the share's memory request in the template, "" none
+	}{
+		"unlimited":                  {args: modePlatform(t, "unlimited")},
+		"memory with memoryShares 4": {args: append(modePlatform(t, "memory"), "--policy", policy), memory: "3840Mi"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"audit", "--forecast", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover", "-o", "json"}, tc.args...)
+			js, err := run(t, "", args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := report.Read(strings.NewReader(js))
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(r.Items, func(row report.Row) bool { return row.Name == "embeddings" })
+			if i < 0 {
+				t.Fatal("no row for embeddings")
+			}
+			row := r.Items[i]
+			if row.Cutover == nil || row.Cutover.Result != cutover.Moves || row.Cutover.Served != 4 {
+				t.Fatalf("embeddings: %+v (decisive %+v), want Moves with 4 of 4 pods served", row.Cutover, row.Decisive)
+			}
+			if got := strings.Contains(js, "with memory="+tc.memory+" per device"); tc.memory != "" && !got {
+				t.Errorf("the translation of embeddings does not ask for memory=%s per device", tc.memory)
+			}
+		})
+	}
+}
+
 func TestForecastMarksAutoscalingLost(t *testing.T) {
 	fleet := karpenterFleet(t)
 	args := []string{"audit", "--forecast", "-f", "../../../examples/cutover", "--fleet", fleet}
