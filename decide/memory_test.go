@@ -192,4 +192,3 @@ func containsAll(s string, parts ...string) bool {
 	}
 	return true
 }
-
