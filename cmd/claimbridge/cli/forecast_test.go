@@ -238,19 +238,15 @@ func modePlatform(t *testing.T, mode string) []string {
 // unlimited mode a share asks for nothing; in memory mode with the
 // policy's memoryShares 4 each asks for a quarter of a T4's memory, which
 // the template carries. In memory mode without memoryShares they break
-// (TestForecastExamples).
+// (TestForecastExamples). The memory case runs the shipped
+// examples/platforms/memory-shares*.yaml.
 func TestTimeSlicedGPUsMoveByMemory(t *testing.T) {
-	policy := filepath.Join(t.TempDir(), "policy.yaml")
-	doc := "apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nmetadata:\n  name: memory-4\nspec:\n  profiles: [nvidia]\n  memoryShares:\n  - families: [nvidia-gpu]\n    shares: 4\n"
-	if err := os.WriteFile(policy, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	cases := map[string]struct {
 		args   []string
 		memory string // the share's memory request in the template, "" none
 	}{
 		"unlimited":                  {args: modePlatform(t, "unlimited")},
-		"memory with memoryShares 4": {args: append(modePlatform(t, "memory"), "--policy", policy), memory: "3840Mi"},
+		"memory with memoryShares 4": {args: []string{"--platform", "../../../examples/platforms/memory-shares.yaml", "--policy", "../../../examples/platforms/memory-shares-policy.yaml"}, memory: "3840Mi"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
