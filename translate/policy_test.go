@@ -205,6 +205,16 @@ func TestLoadPolicyRejectsBadInputWithFieldPaths(t *testing.T) {
 			yaml:     head + "spec:\n  profiles: [nvidia, tpu]\n  consumableShares:\n  - families: [google-tpu, nope]\n    shares: [4]\n",
 			wantErrs: []string{"spec.consumableShares[0].families[0]: Invalid value: \"google-tpu\": no shareCapacities rule", "spec.consumableShares[0].families[1]: Not found: \"nope\""},
 		},
+		"memory shares: out of range, twice, a memory capacity not qualified": {
+			yaml: head + "spec:\n  profiles: [nvidia, tpu]\n  shareCapacities:\n  - families: [nvidia-mig]\n    capacity: gpu.nvidia.com/shares\n    memory: memory\n" +
+				"  memoryShares:\n  - families: [nvidia-gpu]\n    shares: 0\n  - families: [nvidia-gpu, google-tpu, nope]\n    shares: 65\n",
+			wantErrs: []string{"spec.shareCapacities[0].memory: Invalid value", "spec.memoryShares[0].shares: Invalid value: 0: must be 1 to 64",
+				"spec.memoryShares[1].families[0]: Duplicate value", "spec.memoryShares[1].shares: Invalid value: 65"},
+		},
+		"memory shares of a family without a memory capacity, or unknown": {
+			yaml:     head + "spec:\n  profiles: [nvidia, tpu]\n  memoryShares:\n  - families: [nvidia-gpu, google-tpu, nope]\n    shares: 4\n",
+			wantErrs: []string{"spec.memoryShares[0].families[1]: Invalid value: \"google-tpu\": no shareCapacities rule names the memory capacity", "spec.memoryShares[0].families[2]: Not found: \"nope\""},
+		},
 		"share capacity not qualified": {
 			yaml:     head + "spec:\n  profiles: [nvidia]\n  shareCapacities:\n  - families: [nvidia-gpu]\n    capacity: shares\n",
 			wantErrs: []string{"spec.shareCapacities[0].capacity: Invalid value"},
