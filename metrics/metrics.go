@@ -25,6 +25,11 @@ type Metrics struct {
 	// admissions (another replica, or before a restart) whose devices this
 	// replica came to hold.
 	ReservationsTakenOver prometheus.Counter
+	// AdmissionsForwarded counts the admissions that would hold devices,
+	// decided on a replica that does not lead, by where they were decided
+	// in the end: "leader" (forwarded and answered there) or "here" (no
+	// leader known or reachable: decided on this replica).
+	AdmissionsForwarded *prometheus.CounterVec
 	// StrandedPods: translated pods waiting for their claims while the
 	// device plugin has room for them; StrandedRecreated: those deleted
 	// for their controllers to create again (claimbridge.io/repair).
@@ -109,6 +114,10 @@ func NewMetrics() *Metrics {
 			Name: "claimbridge_reservations_taken_over_total",
 			Help: "Translated pods admitted by another replica or before a restart, waiting for their claims, whose devices this replica holds.",
 		}),
+		AdmissionsForwarded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "claimbridge_admissions_forwarded_total",
+			Help: "Admissions that hold devices, seen by a replica that does not lead, by where they were decided (leader, here).",
+		}, []string{"decided"}),
 		StrandedPods: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "claimbridge_stranded_pods",
 			Help: "Translated pods waiting for their claims longer than --stranded-after while a device-plugin node has room for them as submitted.",
@@ -167,7 +176,7 @@ func (m *Metrics) Register() error {
 // RegisterWith adds the metrics to a registry.
 func (m *Metrics) RegisterWith(r prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.Admissions, m.TranslateDuration, m.FeasibilityDuration, m.PlacementDuration, m.InventoryNodes,
-		m.TemplatesCreated, m.TemplatesDeleted, m.TemplatesRecreated, m.PolicyReloads, m.ReservationsTakenOver,
+		m.TemplatesCreated, m.TemplatesDeleted, m.TemplatesRecreated, m.PolicyReloads, m.ReservationsTakenOver, m.AdmissionsForwarded,
 		m.StrandedPods, m.StrandedRecreated, m.Unservable, m.UnservablePending, m.MigrationDevices, m.UndecidedPods, m.UndecidedDevices,
 		m.AdmissionStages, m.SlowAdmissions, m.SnapshotUpdates, m.AdmissionDuration} {
 		if err := r.Register(c); err != nil {

@@ -32,6 +32,33 @@ import (
 // Path is where the pod webhook is served.
 const Path = "/mutate-v1-pod"
 
+// ForwardedPath is where a replica that leads takes the admissions other
+// replicas forward to it (Forwarder): they are decided there and never
+// forwarded again.
+const ForwardedPath = Path + "/forwarded"
+
+// Forwarder sends an admission that would hold devices to the replica that
+// leads, so that one replica decides every hold and two never hold the
+// same device. An error (no leader known, or none answering in time) has
+// the admission decided here.
+type Forwarder interface {
+	// Leads says this replica decides holds itself.
+	Leads() bool
+	Forward(ctx context.Context, req admission.Request) (admission.Response, error)
+}
+
+// forwardedKey marks the context of an admission forwarded by another
+// replica.
+type forwardedKey struct{}
+
+// Forwarded is the handler of ForwardedPath: h's own, for admissions that
+// other replicas forwarded.
+func (h *PodHandler) Forwarded() admission.Handler {
+	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+		return h.Handle(context.WithValue(ctx, forwardedKey{}, true), req)
+	})
+}
+
 // InventoryReader is what a decision reads: the informer-backed
 // inventory.Inventory in the server, a static one in tests.
 type InventoryReader interface {
@@ -106,6 +133,10 @@ type PodHandler struct {
 	// Optional: without it every check sees the fleet as the informers
 	// last showed it.
 	Holder DeviceHolder
+	// Leader takes the admissions that would hold devices when this
+	// replica does not lead. Optional: without it every replica holds
+	// what it admits.
+	Leader Forwarder
 	Now    func() time.Time
 	// SlowAdmission: an admission that takes longer is logged with where
 	// its time went and counted (claimbridge_slow_admissions_total); 0:
@@ -143,7 +174,7 @@ func (h *PodHandler) Handle(ctx context.Context, req admission.Request) admissio
 	resp, d := h.handle(ctx, req, t)
 	t.mark(StageRespond)
 	h.done(ctx, t, d)
-	if h.Metrics != nil {
+	if h.Metrics != nil && d.outcome != outcomeForwarded {
 		h.Metrics.Admissions.WithLabelValues(string(d.mode), d.outcome, string(d.reason)).Inc()
 	}
 	log.FromContext(ctx).V(1).Info("admission decided", "namespace", req.Namespace, "name", req.Name, "mode", d.mode,
@@ -160,6 +191,9 @@ func (h *PodHandler) handle(ctx context.Context, req admission.Request, t *trace
 	defer func() { a.release() }()
 	if failed := h.decide(ctx, a, t); failed != nil {
 		return failed.resp, failed.d
+	}
+	if done := h.forward(ctx, a, t); done != nil {
+		return done.resp, done.d
 	}
 	if failed := h.reserve(ctx, a, t); failed != nil {
 		return failed.resp, failed.d
@@ -272,6 +306,39 @@ func (h *PodHandler) failed(a *admitting, err error) *answered {
 	resp.Patches = decisionPatch(a.submitted, api.DecisionKeptLegacy, explain.ReasonDecideError, explain.Explanation(api.DecisionKeptLegacy, explain.ReasonDecideError, row))
 	return &answered{resp, decision{mode: a.mode, outcome: "Error", reason: explain.ReasonDecideError, message: msg}}
 }
+
+// forward sends a decision that would hold devices to the replica that
+// leads (h.Leader), which decides it again with every hold of the cluster
+// and answers it. When no leader takes it, the pod is decided here again:
+// the serialized part was let go while the leader was asked.
+func (h *PodHandler) forward(ctx context.Context, a *admitting, t *trace) *answered {
+	if h.Leader == nil || !a.holding || !a.translating() || ctx.Value(forwardedKey{}) != nil || h.Leader.Leads() {
+		return nil
+	}
+	a.release()
+	resp, err := h.Leader.Forward(ctx, a.req)
+	t.mark(StageForward)
+	if h.Metrics != nil {
+		h.Metrics.AdmissionsForwarded.WithLabelValues(map[bool]string{true: "leader", false: "here"}[err == nil]).Inc()
+	}
+	if err == nil {
+		d := decision{mode: a.mode, outcome: outcomeForwarded, message: "decided by the replica that leads"}
+		if a.row.Decisive != nil {
+			d.reason = a.row.Decisive.Code
+		}
+		return &answered{resp, d}
+	}
+	log.FromContext(ctx).V(1).Info("the replica that leads did not take the admission; deciding it here", "error", err.Error())
+	a.release = func() {}
+	if failed := h.decide(ctx, a, t); failed != nil {
+		return failed
+	}
+	return nil
+}
+
+// outcomeForwarded: the admission was decided by the replica that leads;
+// it counts there.
+const outcomeForwarded = "Forwarded"
 
 // translating: enforce mode, and the decision translates.
 func (a *admitting) translating() bool {

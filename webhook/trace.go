@@ -34,6 +34,9 @@ const (
 	StagePlacement
 	StageVerdict
 	StageDecide
+	// StageForward: the decision sent to the replica that leads, on one
+	// that does not (PodHandler.Leader).
+	StageForward
 	// StageTemplate: the ResourceClaimTemplate ensured (enforce mode; an
 	// API call when neither the cache nor this replica has it).
 	StageTemplate
@@ -42,7 +45,7 @@ const (
 	stageCount
 )
 
-var stageNames = [stageCount]string{"lookup", "decode", "wait", "takeover", "snapshot", "translate", "placement", "verdict", "decide", "template", "respond"}
+var stageNames = [stageCount]string{"lookup", "decode", "wait", "takeover", "snapshot", "translate", "placement", "verdict", "decide", "forward", "template", "respond"}
 
 func (s Stage) String() string { return stageNames[s] }
 

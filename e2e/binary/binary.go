@@ -165,6 +165,11 @@ func startReplicas(ctx context.Context, c *cluster.Cluster, bin string, o Option
 			"--metrics-bind-address", s.MetricsAddr, "--metrics-secure=" + strconv.FormatBool(o.SecureMetrics), "--health-probe-bind-address", s.ProbesAddr,
 			"--leader-elect=" + strconv.FormatBool(replicas > 1), "--log-format", "text",
 		}
+		if replicas > 1 {
+			// The replica that leads decides every hold; the others reach
+			// it here.
+			s.args = append(s.args, "--advertise-address", s.WebhookAddr)
+		}
 		s.args = append(s.args, o.ExtraArgs...)
 		if err := s.Restart(ctx); err != nil {
 			return nil, nil, err

@@ -42,7 +42,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	}{
 		"platform detection off: nothing of apps or karpenter.sh": {
 			values:           "platform: {detect: false}",
-			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
+			wantNamed:        []string{"leases/claimbridge", "leases/claimbridge-admission", "secrets/claimbridge-ca"},
 			wantCreate:       []string{"leases", "secrets"},
 			wantWebhookWrite: true,
 			wantReviews:      true,
@@ -51,7 +51,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		},
 		"self-managed mode": {
 			values:           "",
-			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
+			wantNamed:        []string{"leases/claimbridge", "leases/claimbridge-admission", "secrets/claimbridge-ca"},
 			wantCreate:       []string{"leases", "secrets"},
 			wantWebhookWrite: true,
 			wantReviews:      true,
@@ -59,7 +59,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		},
 		"repair of stranded pods may delete pods, nothing more": {
 			values:           "controller: {repair: true}",
-			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
+			wantNamed:        []string{"leases/claimbridge", "leases/claimbridge-admission", "secrets/claimbridge-ca"},
 			wantCreate:       []string{"leases", "secrets"},
 			wantWebhookWrite: true,
 			wantPodDelete:    true,
@@ -68,21 +68,21 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		},
 		"cert-manager mode needs no Secret and no webhook access": {
 			values:      "tls: {mode: cert-manager}",
-			wantNamed:   []string{"leases/claimbridge"},
+			wantNamed:   []string{"leases/claimbridge", "leases/claimbridge-admission"},
 			wantCreate:  []string{"leases"},
 			wantReviews: true,
 			wantReports: "wgpolicyk8s.io/policyreports",
 		},
 		"metrics without authentication need no reviews": {
 			values:           "metrics: {secure: false}",
-			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
+			wantNamed:        []string{"leases/claimbridge", "leases/claimbridge-admission", "secrets/claimbridge-ca"},
 			wantCreate:       []string{"leases", "secrets"},
 			wantWebhookWrite: true,
 			wantReports:      "wgpolicyk8s.io/policyreports",
 		},
 		"openreports: the Reports instead of the PolicyReports": {
 			values:           "reports: {api: openreports}",
-			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
+			wantNamed:        []string{"leases/claimbridge", "leases/claimbridge-admission", "secrets/claimbridge-ca"},
 			wantCreate:       []string{"leases", "secrets"},
 			wantWebhookWrite: true,
 			wantReviews:      true,
@@ -90,7 +90,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		},
 		"reports off: no access to any report": {
 			values:           "reports: {api: \"off\"}",
-			wantNamed:        []string{"leases/claimbridge", "secrets/claimbridge-ca"},
+			wantNamed:        []string{"leases/claimbridge", "leases/claimbridge-admission", "secrets/claimbridge-ca"},
 			wantCreate:       []string{"leases", "secrets"},
 			wantWebhookWrite: true,
 			wantReviews:      true,

@@ -117,9 +117,14 @@ type Options struct {
 	PolicyReports policyreport.API
 	// PlatformDetect: detect the platform from the cluster every
 	// PlatformRefresh; PlatformFile: a Platform document declared over it.
-	PlatformDetect  bool
-	PlatformRefresh time.Duration
-	PlatformFile    string
+	// AdvertiseAddress is where the other replicas reach this replica's
+	// webhook server when it leads: with LeaderElect, a replica that does
+	// not lead forwards the admissions that would hold devices to the one
+	// that does (leader.go). "": none forwarded.
+	AdvertiseAddress string
+	PlatformDetect   bool
+	PlatformRefresh  time.Duration
+	PlatformFile     string
 	// PolicyReportsInterval: how often at most they are brought up to
 	// date. Default policyreport.DefaultInterval.
 	PolicyReportsInterval time.Duration
@@ -359,6 +364,11 @@ func (c *components) add(mgr ctrl.Manager) error {
 		c.metrics.AdmissionStages.WithLabelValues(s.String())
 		c.metrics.SlowAdmissions.WithLabelValues(s.String())
 	}
+	if o.LeaderElect && o.AdvertiseAddress != "" {
+		if err := c.forwardHolds(mgr, handler); err != nil {
+			return err
+		}
+	}
 	mgr.GetWebhookServer().Register(webhook.Path, &admission.Webhook{Handler: handler, RecoverPanic: new(true)})
 	for _, r := range []starter{inv, c.policy, warmer{inv: inv, checker: handler.Checker}, c.store, plat} {
 		if err := mgr.Add(runnable(r)); err != nil {
@@ -388,6 +398,20 @@ func (c *components) add(mgr ctrl.Manager) error {
 		}
 	}
 	return nil
+}
+
+// forwardHolds makes the replica that leads decide every hold: it
+// publishes its address, the others forward to it (leader.go).
+func (c *components) forwardHolds(mgr ctrl.Manager, handler *webhook.PodHandler) error {
+	o := c.o
+	name := leaderLease(o.LeaderElectionID)
+	fw := &leaderForwarder{client: c.client, namespace: o.Namespace, name: name, self: o.AdvertiseAddress, certDir: o.CertDir}
+	handler.Leader = fw
+	mgr.GetWebhookServer().Register(webhook.ForwardedPath, &admission.Webhook{Handler: handler.Forwarded(), RecoverPanic: new(true)})
+	if err := mgr.Add(runnable(fw)); err != nil {
+		return err
+	}
+	return mgr.Add(&addressPublisher{client: c.client, namespace: o.Namespace, name: name, address: o.AdvertiseAddress, log: ctrl.Log.WithName("leader"), local: fw})
 }
 
 // addChecks adds the health and readiness checks: the caches synced, the

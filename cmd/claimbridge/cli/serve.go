@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,6 +60,8 @@ type serveOptions struct {
 	logFormat          string
 	logLevel           string
 	shutdownTimeout    time.Duration
+	advertiseAddress   string
+	forwardToLeader    bool
 
 	// Parsed by validate.
 	minTLS   uint16
@@ -109,6 +113,8 @@ serves them over plain HTTP to anyone, for local use.`,
 	f.StringVar(&o.pprofAddr, "pprof-bind-address", "0", "address of Go's /debug/pprof profiles, plain HTTP without authentication: bind it to loopback (127.0.0.1:6060) and reach it with kubectl port-forward (\"0\": off)")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader for the template controller (admission runs on every replica)")
 	f.StringVar(&o.leaderElectionID, "leader-election-id", "claimbridge", "name of the leader Lease")
+	f.BoolVar(&o.forwardToLeader, "forward-to-leader", true, "with --leader-elect, a replica that does not lead sends every admission that would hold DRA devices to the one that does, which decides every hold, so that two replicas never count on the same devices; with no leader known or answering in time it decides the pod itself")
+	f.StringVar(&o.advertiseAddress, "advertise-address", "", "host:port at which the other replicas reach this replica's webhook server when it leads (default $POD_IP:<webhook-port>; none: this replica never takes forwarded admissions)")
 	f.DurationVar(&o.templateGCGrace, "template-gc-grace", time.Hour, "delete a claimbridge template no pod has referenced for this long")
 	f.DurationVar(&o.feasibilityTimeout, "feasibility-timeout", 2*time.Second, "deadline of the allocator check of one pod (hitting it keeps the pod legacy, verdict Unknown); keep it under the webhook's timeoutSeconds")
 	f.DurationVar(&o.reservationTTL, "reservation-ttl", 2*time.Minute, "how long the DRA devices of a translated pod are held for it while its claim is not allocated, so that pods admitted after it do not count on them (the hold ends when it is bound or deleted, or this passes)")
@@ -195,5 +201,20 @@ func runServe(ctx context.Context, o serveOptions) error {
 		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, FeasibilitySearches: o.feasibilitySearch, ReservationTTL: o.reservationTTL, StrandedAfter: o.strandedAfter, Features: o.features, SlowAdmission: o.slowAdmission,
 		PolicyReports: policyreport.API(o.policyReports), PolicyReportsInterval: o.policyReportsEvery, ShutdownTimeout: o.shutdownTimeout,
 		PlatformDetect: o.platformDetect, PlatformRefresh: o.platformRefresh, PlatformFile: o.platformFile,
+		AdvertiseAddress: o.advertised(),
 	})
+}
+
+// advertised is the address the other replicas forward to, "" when
+// admissions are not forwarded.
+func (o serveOptions) advertised() string {
+	switch {
+	case !o.forwardToLeader || !o.leaderElect:
+		return ""
+	case o.advertiseAddress != "":
+		return o.advertiseAddress
+	case os.Getenv("POD_IP") != "":
+		return net.JoinHostPort(os.Getenv("POD_IP"), strconv.Itoa(o.webhookPort))
+	}
+	return ""
 }

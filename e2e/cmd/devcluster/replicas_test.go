@@ -20,6 +20,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,10 +36,13 @@ import (
 var replicaLine = regexp.MustCompile(`(?m)^  (claimbridge-\d): pid \d+, metrics and report on https://(\S+)$`)
 
 // TestTwoReplicasAdmitABurstWithNonePending runs devcluster -replicas 2 as make dev-cluster
-// does, on the mixed fleet: the two replicas elect a leader, a Deployment of 16 one-GPU pods
-// created at once is admitted by both (each one's claimbridge_admissions_total counts some of
-// it, read over HTTPS with the reader token the message says how to get), every pod is bound
-// (none Pending), and Ctrl-C stops it all.
+// does, on the mixed fleet (16 DRA slots for a two-GPU pod, 16 free device-plugin GPUs): the
+// two replicas elect a leader; a Deployment of 22 two-GPU pods created at once, past what DRA
+// holds, then one more pod, are admitted by both (read over HTTPS with the reader token the
+// message says how to get). The replica that does not lead forwards every admission that
+// would hold DRA devices to the leader (claimbridge_admissions_forwarded_total{decided=
+// "leader"}), none is decided without it, each admission is counted once over the two, and
+// every pod is bound — none Pending, none translated past what DRA holds. Ctrl-C stops it all.
 func TestTwoReplicasAdmitABurstWithNonePending(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "devcluster")
@@ -123,40 +127,54 @@ func TestTwoReplicasAdmitABurstWithNonePending(t *testing.T) {
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	const pods = 16
+	// The mixed fleet's DRA GPUs hold 16 two-GPU pods; its device-plugin nodes 8 more.
+	const burstPods, draSlots = 22, 16
 	labels := map[string]string{"app": "burst"}
 	burst := time.Now()
 	if _, err := client.AppsV1().Deployments("burst").Create(ctx, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "burst"},
-		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](pods), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](burstPods), Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
 				Name: "app", Image: "registry.example/app:1",
-				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}},
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}},
 			}}}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var pending, translated int
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := client.CoreV1().Pods("burst").List(ctx, metav1.ListOptions{LabelSelector: "app=burst"})
+	settle := func(pods int) (translated int) {
+		t.Helper()
+		var pending int
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			list, err := client.CoreV1().Pods("burst").List(ctx, metav1.ListOptions{LabelSelector: "app=burst"})
+			if err != nil {
+				return false, nil
+			}
+			pending, translated = 0, 0
+			for _, p := range list.Items {
+				if p.Spec.NodeName == "" {
+					pending++
+				}
+				if p.Annotations[api.AnnotationTemplate] != "" {
+					translated++
+				}
+			}
+			return len(list.Items) == pods && pending == 0, nil
+		})
 		if err != nil {
-			return false, nil
+			t.Fatalf("%d of %d pods still Pending after 2 minutes (%d translated, DRA holds %d)", pending, pods, translated, draSlots)
 		}
-		pending, translated = 0, 0
-		for _, p := range list.Items {
-			if p.Spec.NodeName == "" {
-				pending++
-			}
-			if p.Annotations[api.AnnotationTemplate] != "" {
-				translated++
-			}
+		if translated > draSlots {
+			t.Errorf("%d pods translated, more than the %d DRA holds", translated, draSlots)
 		}
-		return len(list.Items) == pods && pending == 0, nil
-	})
-	if err != nil {
-		t.Fatalf("%d of %d pods still Pending after 2 minutes", pending, pods)
+		t.Logf("%d pods bound in %s, none Pending: %d translated, %d as submitted", pods, time.Since(burst).Round(time.Millisecond), translated, pods-translated)
+		return translated
 	}
-	t.Logf("%d pods bound in %s, none Pending: %d translated, %d as submitted", pods, time.Since(burst).Round(time.Millisecond), translated, pods-translated)
+	settle(burstPods)
+	if _, err := client.AppsV1().Deployments("burst").UpdateScale(ctx, "burst", &autoscalingv1.Scale{
+		ObjectMeta: metav1.ObjectMeta{Name: "burst", Namespace: "burst"}, Spec: autoscalingv1.ScaleSpec{Replicas: burstPods + 1}}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	settle(burstPods + 1)
 
 	tr, err := client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, readerName, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
@@ -187,6 +205,7 @@ func TestTwoReplicasAdmitABurstWithNonePending(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
+	var total, forwardedAll int
 	for _, r := range replicas {
 		name, addr := r[1], r[2]
 		if code, _ := get(addr, "/metrics", ""); code != http.StatusUnauthorized {
@@ -196,26 +215,39 @@ func TestTwoReplicasAdmitABurstWithNonePending(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("%s: /metrics with the reader's token: %d %.200s", name, code, body)
 		}
-		admitted := admissions(body)
-		t.Logf("%s admitted %d pods of the burst", name, admitted)
-		if admitted == 0 {
+		admitted := counter(body, "claimbridge_admissions_total", "")
+		forwarded := counter(body, "claimbridge_admissions_forwarded_total", `decided="leader"`)
+		t.Logf("%s decided %d pods of the burst, forwarded %d to the leader", name, admitted, forwarded)
+		if admitted+forwarded == 0 {
 			t.Errorf("%s admitted none of the burst: the replicas do not share admission", name)
 		}
+		if here := counter(body, "claimbridge_admissions_forwarded_total", `decided="here"`); here != 0 {
+			t.Errorf("%s decided %d holds without the leader", name, here)
+		}
+		total += admitted
+		forwardedAll += forwarded
 		if code, body := get(addr, "/report?format=table", tr.Status.Token); code != http.StatusOK || !strings.Contains(body, "burst") {
 			t.Errorf("%s: /report with the reader's token: %d %.300s", name, code, body)
 		}
 	}
 
+	if total != burstPods+1 {
+		t.Errorf("the two replicas counted %d admissions of the burst's %d pods: each must count once, where it was decided", total, burstPods+1)
+	}
+	if forwardedAll == 0 {
+		t.Error("no admission was forwarded to the leader: one replica never leads every hold")
+	}
 	if err := stop(); err != nil {
 		t.Errorf("devcluster after Ctrl-C: %v\n%s", err, stderr.String())
 	}
 }
 
-// admissions sums claimbridge_admissions_total in a /metrics page.
-func admissions(page string) int {
+// counter sums a counter's series in a /metrics page whose labels hold
+// label ("": all of them).
+func counter(page, name, label string) int {
 	n := 0
 	for _, line := range strings.Split(page, "\n") {
-		if !strings.HasPrefix(line, "claimbridge_admissions_total{") {
+		if !strings.HasPrefix(line, name+"{") || !strings.Contains(line, label) {
 			continue
 		}
 		fields := strings.Fields(line)
