@@ -1,7 +1,9 @@
 // Package vendortruth holds GPU Feature Discovery's labels and the NVIDIA
 // DRA driver's devices produced by NVIDIA's own code from the same
-// simulated GPUs (data/PROVENANCE.txt), for the tests that hold the
-// vocabulary (translate) and the forecast (forecast) against them.
+// simulated GPUs, and AMD DRA driver devices AMD published, with the node
+// labeller's labels worked out for them (data/PROVENANCE.txt), for the
+// tests that hold the vocabulary (translate), the placement check (decide)
+// and the forecast (forecast) against them.
 package vendortruth
 
 import (
@@ -10,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -21,12 +24,29 @@ var data embed.FS
 // Models with GFD labels; every one but t4 has the driver's devices too.
 var Models = []string{"a100", "h100", "l40s", "t4"}
 
+// AMDModels have the AMD DRA driver's devices (dra-devices-amd-<model>.json,
+// through [Devices] as "amd-<model>") and the node labeller's labels
+// ([AMDLabels]): a whole MI300X, and a partition of one in CPX/NPS1.
+var AMDModels = []string{"mi300x", "mi300x-cpx"}
+
+// AMDLabels are the value labels AMD's node labeller writes on a node of
+// the model's GPUs (amd-labels-<model>.txt), worked out from its code:
+// not vendor output (PROVENANCE.txt says how).
+func AMDLabels(model string) (map[string]string, error) {
+	return readLabels("data/amd-labels-" + model + ".txt")
+}
+
 // MIGModels have the driver's DynamicMIG devices.
 var MIGModels = []string{"a100", "h100"}
 
 // Labels are GFD's labels of the model (gfd-labels-<model>.txt).
 func Labels(model string) (map[string]string, error) {
-	b, err := data.ReadFile("data/gfd-labels-" + model + ".txt")
+	return readLabels("data/gfd-labels-" + model + ".txt")
+}
+
+// readLabels reads a file of key=value lines.
+func readLabels(name string) (map[string]string, error) {
+	b, err := data.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +54,7 @@ func Labels(model string) (map[string]string, error) {
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		k, v, ok := strings.Cut(line, "=")
 		if !ok {
-			return nil, fmt.Errorf("gfd-labels-%s.txt: %q is not key=value", model, line)
+			return nil, fmt.Errorf("%s: %q is not key=value", path.Base(name), line)
 		}
 		out[k] = v
 	}
@@ -42,7 +62,8 @@ func Labels(model string) (map[string]string, error) {
 }
 
 // Devices are the full GPUs the driver publishes for the model
-// (dra-devices-<model>.json); ok is false for a model it did not run on.
+// (dra-devices-<model>.json; "amd-<model>" for the AMD driver's devices
+// of an AMD model); ok is false for a model it did not run on.
 func Devices(model string) (devs []resourceapi.Device, ok bool, err error) {
 	b, err := data.ReadFile("data/dra-devices-" + model + ".json")
 	if errors.Is(err, fs.ErrNotExist) {
