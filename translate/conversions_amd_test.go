@@ -23,13 +23,29 @@ func amdGPU(product, id, memory string) device {
 		caps: map[string]string{"memory": memory}}
 }
 
+// amdPartition is a partition of a GPU in the profile's mode (cpx_nps1):
+// type amdgpu-partition, its GPU's productName and deviceID
+// (AmdPartitionInfo.GetDevice), its own share of the memory.
+func amdPartition(product, id, profile, memory string) device {
+	d := amdGPU(product, id, memory)
+	d.attrs["type"], d.attrs["partitionProfile"] = "amdgpu-partition", profile
+	return d
+}
+
 var (
-	mi300x     = amdGPU("AMD_Instinct_MI300X_OAM", "0x74a1", "196592Mi")
+	mi300x     = withProfile(amdGPU("AMD_Instinct_MI300X_OAM", "0x74a1", "196592Mi"), "spx_nps1")
+	mi300xCPX  = amdPartition("AMD_Instinct_MI300X_OAM", "0x74a1", "cpx_nps1", "24574Mi")
 	mi210      = amdGPU("AMD_Instinct_MI210", "0x740f", "65520Mi")
 	amdUpper   = amdGPU("AMD_Instinct_MI300X_OAM", "0x74A1", "196096Mi") // the lowest size labelled 192G
 	amdTooLow  = amdGPU("AMD_Instinct_MI300X_OAM", "0x74a1", "196095Mi") // labelled 191G
 	amdUnknown = device{driver: "gpu.amd.com", attrs: map[string]any{"type": "amdgpu"}}
 )
+
+// withProfile: a GPU that can be partitioned publishes its mode whole too.
+func withProfile(d device, profile string) device {
+	d.attrs["partitionProfile"] = profile
+	return d
+}
 
 // amdSelectors translates an amd.com/gpu pod with the label requirements
 // and returns the selectors of its request.
@@ -65,14 +81,23 @@ func TestAMDLabelsSelectTheRightDevices(t *testing.T) {
 		wantMatch []device
 		wantNot   []device
 	}{
-		"product name as the labeller writes it": {
-			req: req("amd.com/gpu.product-name", corev1.NodeSelectorOpIn, "AMD_Instinct_MI300X_OAM"), wantMatch: []device{mi300x}, wantNot: []device{mi210, amdUnknown},
+		"product name as the labeller writes it, on a whole GPU and a partition": {
+			req: req("amd.com/gpu.product-name", corev1.NodeSelectorOpIn, "AMD_Instinct_MI300X_OAM"), wantMatch: []device{mi300x, mi300xCPX}, wantNot: []device{mi210, amdUnknown},
 		},
 		"the beta product name label too": {
 			req: req("beta.amd.com/gpu.product-name", corev1.NodeSelectorOpIn, "AMD_Instinct_MI210"), wantMatch: []device{mi210}, wantNot: []device{mi300x},
 		},
 		"device ID without 0x matches the driver's with it, in either case": {
-			req: req("amd.com/gpu.device-id", corev1.NodeSelectorOpIn, "74a1"), wantMatch: []device{mi300x, amdUpper}, wantNot: []device{mi210, amdUnknown},
+			req: req("amd.com/gpu.device-id", corev1.NodeSelectorOpIn, "74a1"), wantMatch: []device{mi300x, amdUpper, mi300xCPX}, wantNot: []device{mi210, amdUnknown},
+		},
+		"the partition mode is the partitionProfile of partitions": {
+			req: req("amd.com/gpu.compute-memory-partition", corev1.NodeSelectorOpIn, "cpx_nps1"), wantMatch: []device{mi300xCPX}, wantNot: []device{mi300x, mi210, amdUnknown},
+		},
+		"and of whole GPUs in SPX mode; one that cannot be partitioned has none": {
+			req: req("amd.com/gpu.compute-memory-partition", corev1.NodeSelectorOpIn, "spx_nps1"), wantMatch: []device{mi300x}, wantNot: []device{mi300xCPX, mi210},
+		},
+		"a partition's memory as the labeller writes it on a partitioned node": {
+			req: req("amd.com/gpu.vram", corev1.NodeSelectorOpIn, "24G"), wantMatch: []device{mi300xCPX}, wantNot: []device{mi300x},
 		},
 		"device ID NotIn admits devices without one, like nodes without the label": {
 			req: req("amd.com/gpu.device-id", corev1.NodeSelectorOpNotIn, "74A1"), wantMatch: []device{mi210, amdUnknown}, wantNot: []device{mi300x},
