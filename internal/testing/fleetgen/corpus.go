@@ -29,7 +29,8 @@ const gkeNodePool = "cloud.google.com/gke-nodepool"
 // Corpus returns the fleets of the placement corpus: "gpus" (DRA GPU machines of many shapes
 // and one device-plugin node), "gke" (GKE node pools: GPUs, MIG partitions, TPU slices) and
 // "mig" (A100 nodes partitioned with one MIG profile or two, with and without the MIG strategy
-// label).
+// label) and "amd" (MI300X nodes as the AMD DRA driver publishes them, whole GPUs and CPX
+// partitions).
 func Corpus() []Fleet {
 	gpus := Fleet{
 		Name: "gpus",
@@ -113,7 +114,7 @@ func Corpus() []Fleet {
 	labelled("mixed", "")
 	addA100(&mig, "a100-full-0", nil)
 	labelled("full", "")
-	return []Fleet{gpus, gke, a3, mig}
+	return []Fleet{gpus, gke, a3, mig, amdFleet()}
 }
 
 // addGPUs adds a node with n full GPUs of one model, two per PCIe root and half per NUMA node.

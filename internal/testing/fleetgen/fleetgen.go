@@ -214,6 +214,7 @@ func classes(names ...string) []*resourceapi.DeviceClass {
 		ClassNIC: `device.driver == "dra.net" && device.attributes["dra.net"].rdma == true`,
 		ClassCPU: `device.driver == "dra.cpu"`,
 		ClassTPU: `device.driver == "tpu.google.com"`,
+		ClassAMD: `device.driver == 'gpu.amd.com'`,
 	}
 	var out []*resourceapi.DeviceClass
 	for _, name := range names {
