@@ -1,13 +1,14 @@
 package forecast
 
 import (
+	"cmp"
 	"maps"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"sigs.k8s.io/yaml"
@@ -21,7 +22,8 @@ import (
 
 // mi300xLabels are what AMD's node labeller writes on a node of 8 MI300X
 // (ROCm/k8s-device-plugin v1.31.0.10 cmd/k8s-node-labeller, the GPU
-// Operator's flags), with the module's version given.
+// Operator's flags), with the module's version given; a value "-" removes
+// the label.
 func mi300xLabels(kv ...string) map[string]string {
 	l := map[string]string{
 		"amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM", "beta.amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM",
@@ -30,15 +32,31 @@ func mi300xLabels(kv ...string) map[string]string {
 		"amd.com/gpu.family": "AI", "amd.com/gpu.cu-count": "304", "amd.com/gpu.simd-count": "1216",
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "-" {
+			delete(l, kv[i])
+			continue
+		}
 		l[kv[i]] = kv[i+1]
 	}
 	return l
 }
 
-// TestAMDForecast: an AMD node's GPUs are the AMD driver's devices, type
-// amdgpu, with what the labeller's labels tell (productName, deviceID,
-// memory) and the module's version as the driver writes it; a version the
-// apiserver would reject, and partitioned GPUs, are not forecast.
+// cpxLabels are what the labeller writes on a node of 8 MI300X in
+// CPX/NPS1: 64 partitions of 24574Mi, 38 compute units and 152 SIMD units
+// each (vendortruth amd-mi300x-cpx), with its compute-memory-partition
+// flag; product-name and device-id count the 8 GPUs.
+func cpxLabels(kv ...string) map[string]string {
+	return mi300xLabels(append([]string{"amd.com/gpu.vram", "24G", "beta.amd.com/gpu.vram", "24G", "beta.amd.com/gpu.vram.192G", "-",
+		"beta.amd.com/gpu.vram.24G", "64", "amd.com/gpu.cu-count", "38", "amd.com/gpu.simd-count", "152",
+		"amd.com/gpu.compute-memory-partition", "cpx_nps1", "beta.amd.com/gpu.product-name.AMD_Instinct_MI300X_OAM", "8"}, kv...)...)
+}
+
+// TestAMDForecast: an AMD node's amd.com/gpu are the AMD driver's devices,
+// whole GPUs (type amdgpu) or, where the GPUs are partitioned, their
+// partitions (type amdgpu-partition) and no whole GPU, with what the
+// labeller's labels tell (productName, deviceID, partitionProfile,
+// memory, computeUnits, simdUnits) and the module's version as the driver
+// writes it; a version the apiserver would reject is not forecast.
 func TestAMDForecast(t *testing.T) {
 	str := func(s string) resourceapi.DeviceAttribute { return resourceapi.DeviceAttribute{StringValue: &s} }
 	ver := func(s string) resourceapi.DeviceAttribute { return resourceapi.DeviceAttribute{VersionValue: &s} }
@@ -50,32 +68,37 @@ func TestAMDForecast(t *testing.T) {
 		}
 		return out
 	}
-	allUnknown := []string{"computeUnits", "driverVersion", "driverVersionFull", "numaNode", "partitionProfile", "pciBusID", "pcieRoot", "simdUnits"}
+	whole := map[string]string{"memory": "192Gi", "computeUnits": "304", "simdUnits": "1216"}
+	partition := map[string]string{"memory": "24Gi", "computeUnits": "38", "simdUnits": "152"}
+	unknownNoVersion := []string{"driverVersion", "driverVersionFull", "numaNode", "partitionProfile", "pciBusID", "pcieRoot"}
+	unknownVersion := []string{"numaNode", "partitionProfile", "pciBusID", "pcieRoot"}
 	cases := map[string]struct {
 		labels          map[string]string
+		gpus            int64 // amd.com/gpu; 8 when 0
 		wantAttrs       map[resourceapi.QualifiedName]resourceapi.DeviceAttribute
+		wantCapacity    map[string]string // whole when nil
 		wantUnknown     []string
 		wantNotForecast string // substring
 		wantNote        string // substring of a note
 	}{
 		"without the driver-version label the version is unknown": {
-			labels: mi300xLabels(), wantAttrs: base, wantUnknown: allUnknown,
+			labels: mi300xLabels(), wantAttrs: base, wantUnknown: unknownNoVersion,
 		},
 		"a semver module version is the driver's version": {
 			labels:      mi300xLabels("amd.com/gpu.driver-version", "6.10.5"),
 			wantAttrs:   with("driverVersion", ver("6.10.5"), "driverVersionFull", str("6.10.5")),
-			wantUnknown: []string{"computeUnits", "numaNode", "partitionProfile", "pciBusID", "pcieRoot", "simdUnits"},
+			wantUnknown: unknownVersion,
 		},
 		"an out-of-tree module's four components are trimmed to three": {
 			labels:      mi300xLabels("amd.com/gpu.driver-version", "6.19.14.31400000"),
 			wantAttrs:   with("driverVersion", ver("6.19.14"), "driverVersionFull", str("6.19.14.31400000")),
-			wantUnknown: []string{"computeUnits", "numaNode", "partitionProfile", "pciBusID", "pcieRoot", "simdUnits"},
+			wantUnknown: unknownVersion,
 			wantNote:    "its first versions published it whole, which the apiserver rejects with the whole ResourceSlice",
 		},
 		"an in-kernel module reports no version: the driver publishes none, which is not unknown": {
 			labels:      mi300xLabels("amd.com/gpu.driver-version", ""),
 			wantAttrs:   base,
-			wantUnknown: []string{"computeUnits", "numaNode", "partitionProfile", "pciBusID", "pcieRoot", "simdUnits"},
+			wantUnknown: unknownVersion,
 		},
 		"a version the apiserver rejects leaves the node's GPUs without DRA": {
 			labels:          mi300xLabels("amd.com/gpu.driver-version", "6.19"),
@@ -88,16 +111,39 @@ func TestAMDForecast(t *testing.T) {
 		"GPUs in SPX mode are whole GPUs with their partition profile": {
 			labels:      mi300xLabels("amd.com/gpu.compute-memory-partition", "spx_nps1"),
 			wantAttrs:   with("partitionProfile", str("spx_nps1")),
-			wantUnknown: []string{"computeUnits", "driverVersion", "driverVersionFull", "numaNode", "pciBusID", "pcieRoot", "simdUnits"},
+			wantUnknown: []string{"driverVersion", "driverVersionFull", "numaNode", "pciBusID", "pcieRoot"},
 		},
-		"partitioned GPUs are not forecast": {
-			labels:          mi300xLabels("amd.com/gpu.compute-memory-partition", "cpx_nps4"),
-			wantNotForecast: "the driver publishes as devices of type amdgpu-partition",
+		"as many amd.com/gpu as the labeller counts GPUs are whole GPUs": {
+			labels: mi300xLabels("beta.amd.com/gpu.product-name.AMD_Instinct_MI300X_OAM", "8"), wantAttrs: base, wantUnknown: unknownNoVersion,
+		},
+		"without cu-count and simd-count the units are unknown": {
+			labels:       mi300xLabels("amd.com/gpu.driver-version", "6.10.5", "amd.com/gpu.cu-count", "-", "amd.com/gpu.simd-count", "-"),
+			wantAttrs:    with("driverVersion", ver("6.10.5"), "driverVersionFull", str("6.10.5")),
+			wantCapacity: map[string]string{"memory": "192Gi"}, wantUnknown: []string{"computeUnits", "numaNode", "partitionProfile", "pciBusID", "pcieRoot", "simdUnits"},
+		},
+		"GPUs in CPX mode are their partitions, with the mode, and no whole GPU": {
+			labels: cpxLabels(), gpus: 64,
+			wantAttrs:    with("type", str("amdgpu-partition"), "partitionProfile", str("cpx_nps1")),
+			wantCapacity: partition, wantUnknown: []string{"driverVersion", "driverVersionFull", "numaNode", "pciBusID", "pcieRoot"},
+			wantNote: "the GPUs are partitioned (amd.com/gpu.compute-memory-partition=cpx_nps1): the device plugin's 64 amd.com/gpu are partitions",
+		},
+		"without the partition label, more amd.com/gpu than GPUs counted are partitions of a mode not told": {
+			labels: cpxLabels("amd.com/gpu.compute-memory-partition", "-"), gpus: 64,
+			wantAttrs:    with("type", str("amdgpu-partition")),
+			wantCapacity: partition, wantUnknown: unknownNoVersion,
+			wantNote: "the node offers 64 amd.com/gpu and the labeller counts 8 GPUs (beta.amd.com/gpu.product-name.*): the GPUs are partitioned",
+		},
+		"the device ID's count tells it too": {
+			labels: cpxLabels("amd.com/gpu.compute-memory-partition", "-", "beta.amd.com/gpu.product-name.AMD_Instinct_MI300X_OAM", "-", "beta.amd.com/gpu.device-id.74a1", "8"), gpus: 64,
+			wantAttrs:    with("type", str("amdgpu-partition")),
+			wantCapacity: partition, wantUnknown: unknownNoVersion,
+			wantNote: "the labeller counts 8 GPUs (beta.amd.com/gpu.device-id.*)",
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			n := gpuNode("mi300x", tc.labels, map[corev1.ResourceName]int64{"amd.com/gpu": 8})
+			gpus := cmp.Or(tc.gpus, 8)
+			n := gpuNode("mi300x", tc.labels, map[corev1.ResourceName]int64{"amd.com/gpu": gpus})
 			res, err := Forecast(&feasibility.Inventory{Nodes: []*corev1.Node{n}}, Options{Policy: translate.DefaultPolicy()})
 			if err != nil {
 				t.Fatal(err)
@@ -112,19 +158,27 @@ func TestAMDForecast(t *testing.T) {
 				}
 				return
 			}
-			if drv.NotForecast != "" || drv.Devices != 8 || len(res.After.Slices) != 1 {
-				t.Fatalf("%+v, %d slices: want 8 devices in one slice", drv, len(res.After.Slices))
+			if drv.NotForecast != "" || int64(drv.Devices) != gpus || len(res.After.Slices) != 1 {
+				t.Fatalf("%+v, %d slices: want %d devices in one slice", drv, len(res.After.Slices), gpus)
+			}
+			wantCapacity := tc.wantCapacity
+			if wantCapacity == nil {
+				wantCapacity = whole
 			}
 			s := res.After.Slices[0]
 			for _, d := range s.Spec.Devices {
-				if diff := cmp.Diff(tc.wantAttrs, d.Attributes); diff != "" {
+				if diff := gocmp.Diff(tc.wantAttrs, d.Attributes); diff != "" {
 					t.Fatalf("%s attributes (-want,+got):\n%s", d.Name, diff)
 				}
-				if q := d.Capacity["memory"]; q.Value.String() != "192Gi" || len(d.Capacity) != 1 {
-					t.Errorf("%s capacity %v, want memory 192Gi only", d.Name, d.Capacity)
+				got := map[string]string{}
+				for k, c := range d.Capacity {
+					got[string(k)] = c.Value.String()
+				}
+				if diff := gocmp.Diff(wantCapacity, got); diff != "" {
+					t.Fatalf("%s capacity (-want,+got):\n%s", d.Name, diff)
 				}
 			}
-			if diff := cmp.Diff(tc.wantUnknown, drv.Unknown); diff != "" {
+			if diff := gocmp.Diff(tc.wantUnknown, drv.Unknown); diff != "" {
 				t.Errorf("Unknown (-want,+got):\n%s", diff)
 			}
 			// The annotation names them qualified, for the checker.

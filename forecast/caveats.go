@@ -60,8 +60,8 @@ var driverCaveats = map[string][]cutover.Caveat{
 			Source: "ROCm/k8s-gpu-dra-driver pkg/amdgpu (SemverDriverVersion, GetDriverVersion), cmd/gpu-kubeletplugin/deviceinfo.go; Kubernetes 1.37 pkg/apis/resource/validation (semverRe)",
 		},
 		{
-			Text: "The AMD DRA driver's attributes changed between its versions (its repository tags none): the first ones published family, cardIndex, renderIndex, pciAddr and driverSrcVersion, later ones productName, deviceID (0x74a1), driverVersion, driverVersionFull, partitionProfile and numaNode. " +
-				"The forecast makes the later ones' devices; selectors written for the first ones' attributes (family) match nothing there. The node labeller keeps writing its labels (amd.com/gpu.family among them) beside the DRA driver, so node selectors on them keep working.",
+			Text: "The AMD DRA driver's attributes changed between its versions (its repository tags none): the first ones published family, cardIndex, renderIndex, pciAddr and driverSrcVersion, and the KFD's unique_id as deviceID (parentPciAddr and parentDeviceID on a partition); later ones productName, deviceID (the PCI device ID, 0x74a1, a partition its GPU's), driverVersion, driverVersionFull, partitionProfile and numaNode. " +
+				"The forecast makes the later ones' devices; selectors written for the first ones' attributes (family, parentDeviceID) match nothing there. The node labeller keeps writing its labels (amd.com/gpu.family among them) beside the DRA driver, so node selectors on them keep working.",
 			Source: "ROCm/k8s-gpu-dra-driver cmd/gpu-kubeletplugin/deviceinfo.go (2622427 and 08bc729c), docs/driver-attributes.md; ROCm/gpu-operator v1.5.1 (the node labeller follows spec.devicePlugin.enableNodeLabeller alone)",
 		},
 	},

@@ -95,16 +95,22 @@
 //     chip-count label differs from its google.com/tpu, is not forecast:
 //     the driver would not start there.
 //   - AMD (gpu.amd.com): one device per amd.com/gpu, "gpu-<i>" (the driver
-//     names GPUs by DRM card and render index), type amdgpu; productName,
-//     deviceID (0x74a1) and memory from the node labeller's product-name,
-//     device-id and vram (the amd profile; vram is rounded to whole GiB:
-//     written as that many Gi, with a note); driverVersion and
-//     driverVersionFull from its driver-version as the driver writes the
-//     module's version (the first three components; none for an empty
-//     one). A node whose version the driver would publish as no semver
-//     (the apiserver refuses the whole slice), or whose GPUs are
-//     partitioned (compute-memory-partition other than spx_*), is not
-//     forecast. The labeller's labels stay on the node.
+//     names GPUs by DRM card and render index): a whole GPU, type amdgpu,
+//     or, where the GPUs are partitioned (the labeller's
+//     compute-memory-partition other than spx_*, or, without it, more
+//     amd.com/gpu than the labeller counts GPUs), a partition, type
+//     amdgpu-partition, and no whole GPU: the device plugin offers each
+//     partition as one amd.com/gpu, the driver publishes a partitioned GPU
+//     as its partitions only. productName, deviceID (0x74a1), memory and
+//     partitionProfile from the node labeller's product-name, device-id,
+//     vram and compute-memory-partition (the amd profile; vram is rounded
+//     to whole GiB: written as that many Gi, with a note), computeUnits and
+//     simdUnits from its cu-count and simd-count (a partition's, on a
+//     partitioned node); driverVersion and driverVersionFull from its
+//     driver-version as the driver writes the module's version (the first
+//     three components; none for an empty one). A node whose version the
+//     driver would publish as no semver (the apiserver refuses the whole
+//     slice) is not forecast. The labeller's labels stay on the node.
 //   - Not forecast (Driver.NotForecast, the node's resources stay): Intel
 //     GPUs and Gaudi, RDMA NICs (rdma/*, shares of NIC pools), classes no
 //     known driver serves (HAMi's): the vocabulary maps no label to those

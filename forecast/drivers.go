@@ -25,12 +25,13 @@ const (
 )
 
 // Device types of the NVIDIA driver (its "type" attribute), and the AMD
-// driver's full GPU (consts AmdGpuDeviceType; a partition is
-// "amdgpu-partition").
+// driver's full GPU and partition (consts AmdGpuDeviceType,
+// AmdPartitionDeviceType).
 const (
-	typeGPU    = "gpu"
-	typeMIG    = "mig"
-	typeAMDGPU = "amdgpu"
+	typeGPU          = "gpu"
+	typeMIG          = "mig"
+	typeAMDGPU       = "amdgpu"
+	typeAMDPartition = "amdgpu-partition"
 )
 
 // defaultClasses are the DeviceClasses each forecast driver's chart
@@ -79,7 +80,7 @@ var knownClasses = map[string]struct{ driver, devType string }{
 	"mig.nvidia.com":      {DriverNVIDIA, typeMIG},
 	"vfio.gpu.nvidia.com": {DriverNVIDIA, "vfio"},
 	"tpu.google.com":      {DriverTPU, ""},
-	"gpu.amd.com":         {DriverAMD, typeAMDGPU},
+	"gpu.amd.com":         {DriverAMD, ""}, // whole GPUs and partitions
 	"gpu.intel.com":       {"gpu.intel.com", ""},
 	"gpu-vfio.intel.com":  {"gpu.intel.com", ""},
 	"gaudi.intel.com":     {"gaudi.intel.com", ""},
@@ -151,10 +152,10 @@ var (
 	nvidiaMIGCapacity = []string{"copyEngines", "decoders", "encoders", "jpegEngines", "memory", "memorySlice<i>",
 		"multiprocessors", "ofaEngines"}
 	tpuAttributes = []string{"accelerator", "brand", "chipCount", "index", "tpuGen", "uuid"}
-	// The AMD driver's full GPU: numaNode is its own (int, unqualified)
-	// beside the standard one; partitionProfile only on GPUs that can be
-	// partitioned; driverVersion and driverVersionFull only where the
-	// kernel module reports a version.
+	// The AMD driver's full GPU and partition alike: numaNode is its own
+	// (int, unqualified) beside the standard one; partitionProfile only on
+	// GPUs that can be partitioned (always on a partition); driverVersion
+	// and driverVersionFull only where the kernel module reports a version.
 	amdGPUAttributes = []string{"deviceID", "driverVersion", "driverVersionFull", "numaNode", "partitionProfile", "productName",
 		stdNUMANode, stdPCIBusID, stdPCIeRoot, "type"}
 	amdGPUCapacity = []string{"computeUnits", "memory", "simdUnits"}
