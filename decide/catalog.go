@@ -80,6 +80,7 @@ const (
 	docTolerate  = "docs/reference/policy.md#implicit-tolerations"
 	docMultiHost = "docs/reference/workloads.md#multi-host-tpu-slices"
 	docAutoscale = "docs/concepts/dra-busy.md#autoscaled-pools"
+	docKinds     = "docs/reference/workloads.md#devices-only-a-device-plugin-serves"
 )
 
 var catalog = translate.Reasons().With(feasibility.Reasons(), reason.Catalog{
@@ -99,6 +100,10 @@ var catalog = translate.Reasons().With(feasibility.Reasons(), reason.Catalog{
 		"keep the workload on the device plugin, or for a custom resource let the webhook translate the pods its operator makes (they carry the count already); the docs' operator table says which operator reads what", docOperators),
 	ReasonMultiHostTPUEnvironment: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy,
 		"keep multi-host TPU Jobs and Ray TPU groups on the device plugin until the platform gives the slice's environment to pods whose TPUs come from a claim, or set TPU_WORKER_ID and TPU_WORKER_HOSTNAMES in the TPU containers yourself", docMultiHost),
+	ReasonVirtLauncherDevices: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy,
+		"keep the VM's gpus and hostDevices on their device plugin, or move the VM to KubeVirt's own DRA support (claimRequest in place of deviceName, with the VM's resourceClaims) where its DRA driver publishes the devices' PCI addresses", docKinds),
+	ReasonSharedByReservationPod: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy,
+		"keep nodes with the device plugin for KAI-Scheduler's GPU sharing, or move these pods to whole GPUs or to DRA consumable shares before a switch that removes it: its reservation pods ask the device plugin for nvidia.com/gpu", docKinds),
 	ReasonImplicitTolerationsOff: reason.NewEntry(reason.SeverityInfo, "",
 		"if the target cluster runs ExtendedResourceToleration (GKE does), say so in the policy: name the gke or tpu profile (--profile nvidia,gke,tpu) or set implicitTolerations: true; if it does not, tolerate the taint in the pod to have it go there", docTolerate),
 	ReasonImplicitTolerationsUnknown: reason.NewEntry(reason.SeverityWarning, "",

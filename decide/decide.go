@@ -12,7 +12,10 @@
 //     pods, operators.go) stays as submitted (OperatorReadsLimit), as does
 //     a worker of a multi-host TPU slice whose environment the platform
 //     gives only to pods that ask for google.com/tpu
-//     (MultiHostTPUEnvironment);
+//     (MultiHostTPUEnvironment), and so does a pod that only the device
+//     plugin can serve (plugin.go): a KubeVirt virt-launcher with a VM's
+//     devices (VirtLauncherDevices), a KAI-Scheduler GPU share held by a
+//     reservation pod (SharedByReservationPod);
 //  2. the placement proof (feasibility.Checker.Placement) compares, over the
 //     nodes that publish DRA devices, where the translated pod can land with
 //     where the legacy pod could; under the policy's placement rule (Exact by
@@ -152,6 +155,9 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	}
 	d := &Decision{Outcome: res.Outcome, Pod: in.Pod, Requested: in.Policy.DevicesRequested(in.Pod), Translation: res, Reasons: slices.Clone(res.Reasons), Decisive: decisiveOf(res.Outcome, res.Reasons)}
 	d.Durations.Translate = time.Since(start)
+	if d.keepForDevicePlugin(in, res) {
+		return d, nil
+	}
 	if code, why := operatorReadsPod(in.Pod); why != "" && res.Outcome == reason.OutcomeTranslate {
 		d.Reasons = slices.DeleteFunc(d.Reasons, func(r reason.Reason) bool { return r.Code == translate.ReasonTranslated })
 		d.keep(newReason(code, reason.SeverityWarning, why))

@@ -62,6 +62,13 @@ type plan struct {
 // planOf decides how a workload's pods are placed after the switch, and
 // what it is when all are served.
 func planOf(w Workload, j *CutoverForecast, switched map[corev1.ResourceName]bool, k *known) plan {
+	// A KAI-Scheduler GPU share asks for no resource itself, and runs where
+	// its reservation pods get nvidia.com/gpu from the device plugin: it is
+	// placed as the pod that asks for them (podfacts.AsReserved).
+	reserved := w.Pod != nil && podfacts.AsReserved(w.Pod) != nil
+	if reserved {
+		w.Pod = podfacts.AsReserved(w.Pod)
+	}
 	var asks []corev1.ResourceName
 	if w.Pod != nil {
 		asks = podfacts.ExtendedAsked(w.Pod)
@@ -103,7 +110,7 @@ func planOf(w Workload, j *CutoverForecast, switched map[corev1.ResourceName]boo
 		if d.Placement != nil {
 			pl.after = d.Placement.Translated
 		}
-	case w.Pod.Spec.NodeName == "" && classesMap(asks, switched, j.After.Inventory.Classes):
+	case w.Pod.Spec.NodeName == "" && !reserved && classesMap(asks, switched, j.After.Inventory.Classes):
 		pl.mode, pl.result = modeClass, cutover.ServedByClass
 		pl.pod, pl.claims, pl.class = byClass(admitted, asks, switched, j.After.Inventory.Classes)
 		// Where a node still advertises the resource (its device plugin
@@ -128,6 +135,10 @@ func planOf(w Workload, j *CutoverForecast, switched map[corev1.ResourceName]boo
 				"(the driver will publish %s): check it once the driver runs, or label the nodes with what tells %s", strings.Join(depends, ", "), them(depends), them(depends))
 		default:
 			pl.why = k.whyBreaks(asks, switched, j.After.Inventory.Nodes)
+			if reserved {
+				pl.why = "KAI-Scheduler holds the GPUs it shares with reservation pods that ask the device plugin for nvidia.com/gpu, bound to the node by name " +
+					"(no extendedResourceName class serves a pod kube-scheduler does not place): " + pl.why
+			}
 		}
 	}
 	pl.key, pl.need = planKey(&pl), fewestDevices(pl.claims)

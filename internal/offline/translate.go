@@ -46,6 +46,13 @@ const (
 	// Trainer's mlPolicy.mpi.numProcPerNode); translation wrote the count
 	// there, so that the operator sizes the workload as before.
 	ReasonOperatorCountWritten reason.Code = "OperatorCountWritten"
+	// ReasonRecordOfPods: the object records what pods of another object
+	// ask for (Kueue's Workload: the pod sets of the Job, JobSet… it
+	// admits; Karpenter's NodeClaim: the requests of the pods it launched
+	// a node for): its device fields are no request; the pods are decided
+	// on that object's row and by the webhook, and counting the record too
+	// would count their devices twice. Skip.
+	ReasonRecordOfPods reason.Code = "RecordOfPods"
 	// ReasonTimeSlicingUnchecked: offline without a fleet, the input or the
 	// policy shows that the cluster shares devices of a family among pods
 	// (time-slicing or MPS: a shared resource, a -SHARED product, a sharing
@@ -61,6 +68,8 @@ const (
 	docOperators = "docs/reference/workloads.md#operators-that-size-from-the-device-limit"
 	docFound     = "docs/reference/workloads.md#where-pod-templates-are-found"
 	docShared    = "docs/reference/policy.md#shared-resources"
+	// docNotRequests explains objects whose device fields ask for nothing.
+	docNotRequests = "docs/reference/workloads.md#device-fields-that-ask-for-nothing"
 )
 
 // Reasons is the catalog of every code an offline run reports: the
@@ -70,6 +79,8 @@ func Reasons() reason.Catalog { return catalog }
 var catalog = decide.Reasons().With(reason.Catalog{
 	ReasonUnsupported: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy,
 		"translate the object that holds the pod template (the docs list where claimbridge finds them), or let the webhook translate its pods", docFound),
+	ReasonRecordOfPods: reason.NewEntry(reason.SeverityInfo, reason.OutcomeSkip,
+		"nothing to do: the pods are decided on the row of the object that makes them (and by the webhook)", docNotRequests),
 	ReasonTimeSlicingUnchecked: reason.NewEntry(reason.SeverityWarning, "",
 		"run with --fleet (the nodes say whether their GPUs are shared: nvidia.com/gpu.replicas, GKE's gke-max-shared-clients-per-gpu); if this pod's nodes share their GPUs, keep it on the device plugin (claimbridge.io/skip) or ask for the shared resource, which the policy's sharing rule translates", docShared),
 	ReasonOperatorCountWritten: reason.NewEntry(reason.SeverityInfo, "",
@@ -293,7 +304,11 @@ func decidePod(ctx context.Context, pod *corev1.Pod, opts Options) (*decide.Deci
 // The would-be translation's reasons stay, but for the one that says it
 // happened.
 func unwritable(dec *decide.Decision, t *podtemplates.Template) *decide.Decision {
-	r := reason.Reason{Code: ReasonUnsupported, Severity: reason.SeverityWarning, Field: t.Path, Message: t.Unsupported}
+	code := t.UnsupportedCode
+	if code == "" {
+		code = ReasonUnsupported
+	}
+	r := reason.Reason{Code: code, Severity: reason.SeverityWarning, Field: t.Path, Message: t.Unsupported}
 	out := *dec
 	out.Outcome = reason.OutcomeKeepLegacy
 	out.Reasons = append(slices.DeleteFunc(slices.Clone(dec.Reasons), translatedOnly), r)
@@ -349,8 +364,12 @@ func deployed(t *resourceapi.ResourceClaimTemplate) *resourceapi.ResourceClaimTe
 
 // unsupported is the decision for the mapped device requests of an object
 // that are outside any template claimbridge can locate, or nil if there are
-// none.
+// none. An object whose device fields are no request (Found.Record) is
+// skipped with its reason, and asks for no device.
 func unsupported(f *podtemplates.Found, p *translate.Policy) *decide.Decision {
+	if f.Record != nil {
+		return recorded(f, p)
+	}
 	var reasons []reason.Reason
 	requested := map[corev1.ResourceName]int64{}
 	for _, s := range f.Stray {
@@ -365,6 +384,27 @@ func unsupported(f *podtemplates.Found, p *translate.Policy) *decide.Decision {
 		return nil
 	}
 	return &decide.Decision{Outcome: reason.OutcomeKeepLegacy, Reasons: reasons, Decisive: reasons[0], Requested: requested}
+}
+
+// recorded is the decision for an object whose device fields are no
+// request of pods (Found.Record): Skip, with a reason on each mapped
+// resource it names: RecordOfPods for a record of another object's pods,
+// NoLegacyResources for a cap; nil when it names none.
+func recorded(f *podtemplates.Found, p *translate.Policy) *decide.Decision {
+	code := ReasonRecordOfPods
+	if f.Record.Kind == podtemplates.RecordCap {
+		code = translate.ReasonNoLegacyResources
+	}
+	var reasons []reason.Reason
+	for _, s := range f.Stray {
+		if mapped(p, s.Resource) {
+			reasons = append(reasons, reason.Reason{Code: code, Severity: reason.SeverityInfo, Field: s.Field, Message: f.Record.Why})
+		}
+	}
+	if len(reasons) == 0 {
+		return nil
+	}
+	return &decide.Decision{Outcome: reason.OutcomeSkip, Reasons: reasons, Decisive: reasons[0], Requested: map[corev1.ResourceName]int64{}}
 }
 
 // mapped reports whether the policy maps an extended resource (companions

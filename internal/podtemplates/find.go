@@ -11,7 +11,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/podfacts"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // location is one entry of the table: where a kind holds pods. Patterns are
@@ -42,10 +44,27 @@ type location struct {
 	// platform: what the platform's admission reads from the pods the
 	// template makes, checked before the operator (GKE's TPU webhooks).
 	platform *operator
-	// scheduler: the object's field (dot-separated) whose schedulerName its
-	// controller gives pods whose template names none, and defaultScheduler
-	// the value its admission defaults that field to.
+	// scheduler: the field (dot-separated) whose schedulerName the
+	// controller gives pods whose template names none, read schedulerUp
+	// levels above the template along the pattern (a Volcano JobSpec's
+	// schedulerName), and defaultScheduler the value its admission defaults
+	// that field to.
 	scheduler, defaultScheduler string
+	schedulerUp                 int
+	// build makes the pod of a FormOperator location from the operator's
+	// fields at m.node (obj is the object); ok is false when it holds no
+	// pod.
+	build func(obj *yaml.Node, m matched) (pod *corev1.Pod, ok bool, err error)
+	// keep, when set, says why claimbridge never writes a translation
+	// here (Template.Unsupported), and keepCode the reason it is kept
+	// with ("" for Unsupported).
+	keep     string
+	keepCode reason.Code
+	// record: the kind's device fields are no request of pods (Kueue's
+	// Workload copies the pod sets of the object it admits; a Karpenter
+	// NodePool's limits cap its nodes): it holds no template to translate,
+	// and its devices are not reported as asked for (Found.Record).
+	record *Record
 }
 
 // Table is the known locations, by API group and kind. Versions are not
@@ -90,12 +109,20 @@ var table = []location{
 	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.predictor", form: FormPodSpec, kserve: true, models: kservePredictors, sizing: &kserveOperator},
 	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.transformer", form: FormPodSpec, kserve: true},
 	{group: "serving.kserve.io", kinds: []string{"InferenceService"}, pattern: "spec.explainer", form: FormPodSpec, kserve: true, models: kserveExplainers},
-	// Volcano. Its admission defaults spec.schedulerName to "volcano"
-	// (pkg/webhooks/admission/jobs/mutate/mutate_job.go, patchDefaultScheduler)
-	// and its job controller gives it to every pod whose template names no
-	// scheduler (pkg/controllers/job/job_controller_util.go, createJobPod).
+	// Volcano. Its admission defaults a Job's spec.schedulerName to
+	// "volcano" (pkg/webhooks/admission/jobs/mutate/mutate_job.go,
+	// patchDefaultScheduler) and its job controller gives it to every pod
+	// whose template names no scheduler (pkg/controllers/job/job_controller_util.go,
+	// createJobPod). A JobFlow's JobTemplate and each replicated job of a
+	// HyperJob are JobSpecs that become Volcano Jobs, through the same
+	// admission (staging/src/volcano.sh/apis/pkg/apis/flow/v1alpha1/jobtemplate_types.go;
+	// training/v1alpha1/hyperjob.go, ReplicatedJob.TemplateSpec).
 	{group: "batch.volcano.sh", kinds: []string{"Job"}, pattern: "spec.tasks[*].template", form: FormTemplate,
-		scheduler: "spec.schedulerName", defaultScheduler: "volcano", replicas: volcanoReplicas},
+		scheduler: "schedulerName", schedulerUp: 2, defaultScheduler: "volcano", replicas: volcanoReplicas},
+	{group: "flow.volcano.sh", kinds: []string{"JobTemplate"}, pattern: "spec.tasks[*].template", form: FormTemplate,
+		scheduler: "schedulerName", schedulerUp: 2, defaultScheduler: "volcano", replicas: volcanoReplicas},
+	{group: "training.volcano.sh", kinds: []string{"HyperJob"}, pattern: "spec.replicatedJobs[*].templateSpec.tasks[*].template", form: FormTemplate,
+		scheduler: "schedulerName", schedulerUp: 2, defaultScheduler: "volcano", replicas: hyperJobReplicas},
 	// Argo Workflows: container and script templates.
 	{group: "argoproj.io", kinds: []string{"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate"}, pattern: "spec.templates[*]", form: FormContainer, field: "container"},
 	{group: "argoproj.io", kinds: []string{"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate"}, pattern: "spec.templates[*]", form: FormContainer, field: "script"},
@@ -107,6 +134,23 @@ var table = []location{
 	{group: "serving.knative.dev", kinds: []string{"Service", "Configuration"}, pattern: "spec.template", form: FormTemplate, unnamed: "user-container"},
 	// Kueue's AppWrapper wraps whole objects.
 	{group: "workload.codeflare.dev", kinds: []string{"AppWrapper"}, pattern: "spec.components[*].template", object: true},
+	// Operators that make pods from fields of their own (kinds.go).
+	{group: "sparkoperator.k8s.io", kinds: []string{"SparkApplication"}, pattern: "spec.driver", form: FormOperator, build: sparkPod, replicas: one, keep: sparkKeep},
+	{group: "sparkoperator.k8s.io", kinds: []string{"SparkApplication"}, pattern: "spec.executor", form: FormOperator, build: sparkPod, replicas: sparkExecutors, keep: sparkKeep},
+	{group: "sparkoperator.k8s.io", kinds: []string{"ScheduledSparkApplication"}, pattern: "spec.template.driver", form: FormOperator, build: sparkPod, replicas: one, keep: sparkKeep},
+	{group: "sparkoperator.k8s.io", kinds: []string{"ScheduledSparkApplication"}, pattern: "spec.template.executor", form: FormOperator, build: sparkPod, replicas: sparkExecutors, keep: sparkKeep},
+	{group: "kubevirt.io", kinds: []string{"VirtualMachine"}, pattern: "spec.template", form: FormOperator, build: virtLauncherPod, replicas: vmReplicas, keep: kubevirtKeep, keepCode: decide.ReasonVirtLauncherDevices},
+	{group: "kubevirt.io", kinds: []string{"VirtualMachineInstanceReplicaSet"}, pattern: "spec.template", form: FormOperator, build: virtLauncherPod, replicas: vmiReplicaSetReplicas, keep: kubevirtKeep, keepCode: decide.ReasonVirtLauncherDevices},
+	{group: "kubevirt.io", kinds: []string{"VirtualMachineInstance"}, pattern: "", form: FormOperator, build: virtLauncherPod, replicas: one, keep: kubevirtKeep, keepCode: decide.ReasonVirtLauncherDevices},
+	{group: "pool.kubevirt.io", kinds: []string{"VirtualMachinePool"}, pattern: "spec.virtualMachineTemplate.spec.template", form: FormOperator, build: virtLauncherPod, replicas: vmPoolReplicas, keep: kubevirtKeep, keepCode: decide.ReasonVirtLauncherDevices},
+	{group: "nvidia.com", kinds: []string{"DynamoGraphDeployment"}, pattern: "spec.services.*", form: FormOperator, build: dynamoPod, replicas: dynamoReplicas, keep: dynamoKeep, keepCode: decide.ReasonOperatorReadsLimit},
+	{group: "nvidia.com", kinds: []string{"DynamoGraphDeployment"}, pattern: "spec.components[*].podTemplate", form: FormTemplate, replicas: dynamoReplicas, keep: dynamoKeep, keepCode: decide.ReasonOperatorReadsLimit},
+	{group: "nvidia.com", kinds: []string{"DynamoComponentDeployment"}, pattern: "spec", form: FormOperator, build: dynamoPod, replicas: dynamoReplicas, keep: dynamoKeep, keepCode: decide.ReasonOperatorReadsLimit},
+	{group: "nvidia.com", kinds: []string{"DynamoComponentDeployment"}, pattern: "spec.podTemplate", form: FormTemplate, replicas: dynamoReplicas, keep: dynamoKeep, keepCode: decide.ReasonOperatorReadsLimit},
+	// Objects whose device fields are no request of pods (kinds.go).
+	{group: "kueue.x-k8s.io", kinds: []string{"Workload"}, record: &kueueWorkload},
+	{group: "karpenter.sh", kinds: []string{"NodePool"}, record: &karpenterNodePool},
+	{group: "karpenter.sh", kinds: []string{"NodeClaim"}, record: &karpenterNodeClaim},
 }
 
 // Found is what [Find] located in one object.
@@ -116,6 +160,9 @@ type Found struct {
 	// (resources.limits/requests, or similar maps), with their field paths:
 	// "spec.trainer.resourcesPerNode.limits[nvidia.com/gpu]".
 	Stray []Stray
+	// Record, when set, says that the object's device fields (Stray) are no
+	// request of pods, and why.
+	Record *Record
 }
 
 // Stray is an extended resource request outside a pod template.
@@ -162,6 +209,10 @@ func find(obj *yaml.Node, prefix path, ns string, f *Found, claimed map[*yaml.No
 			continue
 		}
 		known = true
+		if l.record != nil {
+			f.Record = l.record
+			continue
+		}
 		if l.pattern == "" && l.form == "" {
 			continue // listed so that its requests are reported, not searched by shape
 		}
@@ -180,7 +231,14 @@ func find(obj *yaml.Node, prefix path, ns string, f *Found, claimed map[*yaml.No
 				}
 				continue
 			}
-			t, ok, err := newTemplate(m.node, l, ns)
+			var t *Template
+			var ok bool
+			var err error
+			if l.form == FormOperator {
+				t, ok, err = operatorTemplate(obj, m, l, ns)
+			} else {
+				t, ok, err = newTemplate(m.node, l, ns)
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", m.path.String(), err)
 			}
@@ -194,9 +252,12 @@ func find(obj *yaml.Node, prefix path, ns string, f *Found, claimed map[*yaml.No
 			}
 			if l.scheduler != "" {
 				t.InheritedScheduler = l.defaultScheduler
-				if got := match(obj, strings.Split(l.scheduler, "."), prefix); len(got) == 1 && scalar(got[0].node) != "" {
-					t.InheritedScheduler = scalar(got[0].node)
+				if v := scalar(field(t.up(l.schedulerUp), strings.Split(l.scheduler, ".")...)); v != "" {
+					t.InheritedScheduler = v
 				}
+			}
+			if l.keep != "" && t.Unsupported == "" {
+				t.Unsupported, t.UnsupportedCode = l.keep, l.keepCode
 			}
 			if l.form == FormContainer {
 				t.Path, t.Pattern = m.path.field(l.field).String(), l.pattern+"."+l.field

@@ -3,15 +3,19 @@
 //
 // Templates are found by a table of the known locations of built-in
 // workloads and popular CRDs (Kubeflow training jobs and notebooks, JobSet,
-// LeaderWorkerSet, Ray, KServe, Volcano, Argo Workflows, Knative, Kueue's
-// AppWrapper), and in objects of any other kind by their shape: a mapping
+// LeaderWorkerSet, Ray, KServe, Volcano's Job, JobTemplate and HyperJob,
+// Argo Workflows, Knative, Kueue's AppWrapper; and, never written back, the
+// pods the Spark operator, KubeVirt and Dynamo make from fields of their
+// own, kinds.go), and in objects of any other kind by their shape: a mapping
 // with a `template` whose `spec` has named `containers`, or a mapping that
 // has named `containers` itself (a PodSpec inline). For the kinds of the
 // table it also says how many pods a template stands for, as the kind's
 // operator counts them (Template.Replicas, replicas.go), and what an
 // operator reads from a template's device limits when it makes the
 // workload, with the count written where it reads it first or the
-// template kept as it is (Template.Sizing, operators.go).
+// template kept as it is (Template.Sizing, operators.go). Kinds whose
+// device fields ask for nothing (Kueue's Workload, Karpenter's NodePool
+// and NodeClaim) are listed with why (Found.Record).
 //
 // Writing back changes only the fields translation changed: every other
 // node keeps its position, style and comments. Where a list changes length
@@ -28,6 +32,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // Form is how a pod is held at a location.
@@ -54,6 +60,12 @@ const (
 	// template's metadata, nodeSelector, affinity and tolerations are the
 	// pod's; pod-level resourceClaims are written as its podSpecPatch.
 	FormContainer Form = "Container"
+	// FormOperator: the operator's own fields, from which its controller
+	// or webhook makes the pod (a SparkApplication's driver and executor,
+	// a KubeVirt VirtualMachine's VMI template, a Dynamo service): the pod
+	// is built as the operator builds it (kinds.go), and never written
+	// back (Template.Unsupported says why).
+	FormOperator Form = "Operator"
 )
 
 // Rule says how a template was found.
@@ -80,8 +92,10 @@ type Template struct {
 	Pattern string
 	Form    Form
 	// Unsupported, when set, says why a translated pod cannot be written
-	// back here (the pod is then kept as it is).
-	Unsupported string
+	// back here (the pod is then kept as it is), and UnsupportedCode the
+	// reason code it is kept with ("" for the offline tools' Unsupported).
+	Unsupported     string
+	UnsupportedCode reason.Code
 	// InheritedScheduler is the schedulerName the object's controller gives
 	// the pods when the template names none (a Volcano Job's
 	// spec.schedulerName, "volcano" by default); "" when pods keep the
@@ -229,6 +243,8 @@ func (t *Template) view(p *corev1.Pod) (any, error) {
 			return nil, err
 		}
 		return mm, nil
+	case FormOperator:
+		return nil, fmt.Errorf("%s: the operator makes this pod from its own fields; claimbridge does not write them", t.Path)
 	}
 	return nil, fmt.Errorf("unknown form %q", t.Form)
 }

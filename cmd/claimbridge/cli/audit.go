@@ -60,7 +60,8 @@ too). One row per pod template
 (a custom resource's rows name the template's path): Translate (the fleet can
 serve it), KeepLegacy (it stays on the device plugin, with the reason) or Skip.
 An object that asks for devices where no template can be located is a
-KeepLegacy row with reason Unsupported.
+KeepLegacy row with reason Unsupported; one whose device fields ask for
+nothing (a Kueue Workload, a Karpenter NodePool's limits) a Skip row.
 
 With --kubeconfig, the Pods and workloads of the cluster (of the namespaces
 given with -n, or all) are audited against the cluster's own inventory (or

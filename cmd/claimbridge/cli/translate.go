@@ -81,9 +81,12 @@ workloads (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob,
 ReplicationController, PodTemplate, List) and custom resources — the known
 locations of Kubeflow (PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob,
 JAXJob, Notebook, TrainingRuntime), JobSet, LeaderWorkerSet, Ray (RayCluster,
-RayJob, RayService), KServe InferenceService, Volcano Job, Argo Workflows,
-Knative Service and Kueue's AppWrapper, and, in a kind nobody listed, any
-template found by its shape (named containers). It prints the documents,
+RayJob, RayService), KServe InferenceService, Volcano (Job, JobTemplate,
+HyperJob), Argo Workflows, Knative Service and Kueue's AppWrapper, and, in a
+kind nobody listed, any template found by its shape (named containers).
+SparkApplications, KubeVirt VMs and Dynamo graphs are decided as the pods
+their operators make and kept as they are; Kueue Workloads and Karpenter
+NodePools ask for nothing (docs/reference/workloads.md). It prints the documents,
 changed only where a template was translated (unchanged documents byte for
 byte), followed by the ResourceClaimTemplates they refer to, once per
 namespace; each input file whole, in its order, with its separators, its

@@ -1,0 +1,96 @@
+package decide
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/claimbridge/claimbridge/podfacts"
+	"github.com/claimbridge/claimbridge/reason"
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// Pods whose devices only a device plugin can give them: the software
+// that starts them reads what the device plugin hands over, or holds the
+// devices with pods of its own.
+
+// ReasonVirtLauncherDevices: the pod is a KubeVirt virt-launcher (label
+// kubevirt.io: virt-launcher) that asks for devices beyond KubeVirt's own
+// (devices.kubevirt.io/*): a VM's gpus and hostDevices named by
+// deviceName, which virt-launcher hands the VM at the PCI or mediated
+// device address the device plugin puts in its environment
+// (PCI_RESOURCE_<resource>, MDEV_PCI_RESOURCE_<resource>). A claim sets
+// none: translated, the VM would start without them. KeepLegacy, mapped
+// resource or not.
+const ReasonVirtLauncherDevices reason.Code = "VirtLauncherDevices"
+
+// ReasonSharedByReservationPod: the pod shares a GPU that KAI-Scheduler
+// holds with a reservation pod asking the device plugin for
+// nvidia.com/gpu (annotations gpu-fraction or gpu-memory, scheduler
+// kai-scheduler). It asks for no extended resource itself, yet it runs
+// only where the device plugin offers nvidia.com/gpu: after a switch to
+// DRA that leaves no device plugin, neither it nor its reservation pod is
+// served. KeepLegacy: claimbridge leaves it as submitted, and says so.
+const ReasonSharedByReservationPod reason.Code = "SharedByReservationPod"
+
+// virtLauncherLabel is KubeVirt's label of a VMI's pod
+// (kubevirt.io: virt-launcher; staging/src/kubevirt.io/api/core/v1/types.go,
+// AppLabel; pkg/virt-controller/services/template.go, podLabels).
+const virtLauncherLabel = "kubevirt.io"
+
+// devicePluginOnly says why a pod that only the device plugin can serve
+// stays as submitted, with its reason code; "" for any other pod.
+func devicePluginOnly(pod *corev1.Pod, p *translate.Policy) (reason.Code, string) {
+	if pod.Labels[virtLauncherLabel] == "virt-launcher" {
+		var devices []string
+		for _, n := range podfacts.ExtendedNamed(pod) {
+			if !strings.HasPrefix(string(n), "devices.kubevirt.io/") {
+				devices = append(devices, string(n))
+			}
+		}
+		if len(devices) == 0 {
+			return "", ""
+		}
+		return ReasonVirtLauncherDevices, fmt.Sprintf("a KubeVirt VM's virt-launcher asks for %s: virt-launcher hands the VM each device at the PCI or "+
+			"mediated-device address the device plugin puts in its environment (PCI_RESOURCE_<resource>, MDEV_PCI_RESOURCE_<resource>; kubevirt/kubevirt "+
+			"pkg/virt-launcher/virtwrap/device/hostdevice); a claim sets none, so translated, the VM would start without them. KubeVirt's own DRA support "+
+			"(gpus[].claimRequest, hostDevices[].claimRequest; feature gates GPUsWithDRA, HostDevicesWithDRA) is written in the VM", strings.Join(devices, ", "))
+	}
+	s, ok := podfacts.KAIShare(pod)
+	if !ok {
+		return "", ""
+	}
+	if len(p.DevicesRequested(podfacts.AsReserved(pod))) == 0 {
+		return "", "" // the policy does not map nvidia.com/gpu: nothing of the switch reaches it
+	}
+	gpus := "a GPU"
+	if s.Devices > 1 {
+		gpus = fmt.Sprintf("%d GPUs", s.Devices)
+	}
+	return ReasonSharedByReservationPod, fmt.Sprintf("KAI-Scheduler shares %s with this pod (%s): it counts GPUs from the nodes' %s and holds each with a "+
+		"reservation pod in kai-resource-reservation that asks the device plugin for %s: 1, bound to the node by name (NVIDIA/KAI-Scheduler "+
+		"pkg/binder/binding/resourcereservation, createGPUReservationPod). Nothing in the pod can become a claim, and it runs only where the device "+
+		"plugin offers %s: after a switch to DRA that leaves none, neither the pod nor its reservation pod is served",
+		gpus, s.Asked, podfacts.KAIReservedResource, podfacts.KAIReservedResource, podfacts.KAIReservedResource)
+}
+
+// keepForDevicePlugin keeps as submitted a pod that only the device plugin
+// can serve, in place of its translation, or of a skip for asking for no
+// resource the policy maps; false for any other pod or outcome.
+func (d *Decision) keepForDevicePlugin(in Input, res *translate.Result) bool {
+	noLegacy := res.Outcome == reason.OutcomeSkip && d.Decisive.Code == translate.ReasonNoLegacyResources
+	if res.Outcome != reason.OutcomeTranslate && !noLegacy {
+		return false
+	}
+	code, why := devicePluginOnly(in.Pod, in.Policy)
+	if why == "" {
+		return false
+	}
+	d.Reasons = slices.DeleteFunc(d.Reasons, func(r reason.Reason) bool {
+		return r.Code == translate.ReasonTranslated || r.Code == translate.ReasonNoLegacyResources
+	})
+	d.keep(newReason(code, reason.SeverityWarning, why))
+	return true
+}
