@@ -62,7 +62,9 @@ func locate(f *Found) []located {
 // reads it, with the devices, node selection, scheduler and pods the
 // operator gives it, and those never written say why.
 func TestKindsWhoseOperatorMakesThePod(t *testing.T) {
-	gpu := func(c, n string) map[string]map[string]string { return map[string]map[string]string{c: {"nvidia.com/gpu": n}} }
+	gpu := func(c, n string) map[string]map[string]string {
+		return map[string]map[string]string{c: {"nvidia.com/gpu": n}}
+	}
 	cases := map[string]struct {
 		doc  string
 		want []located
