@@ -101,7 +101,7 @@ var catalog = translate.Reasons().With(feasibility.Reasons(), reason.Catalog{
 	ReasonMultiHostTPUEnvironment: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy,
 		"keep multi-host TPU Jobs and Ray TPU groups on the device plugin until the platform gives the slice's environment to pods whose TPUs come from a claim, or set TPU_WORKER_ID and TPU_WORKER_HOSTNAMES in the TPU containers yourself", docMultiHost),
 	ReasonVirtLauncherDevices: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy,
-		"keep the VM's gpus and hostDevices on their device plugin, or move the VM to KubeVirt's own DRA support (claimRequest in place of deviceName, with the VM's resourceClaims) where its DRA driver publishes the devices' PCI addresses", docKinds),
+		"keep the VM's gpus and hostDevices on their device plugin, or move the VM to KubeVirt's own DRA support (claimName and requestName in place of deviceName, with the VM's resourceClaims) where its DRA driver publishes the devices' PCI addresses", docKinds),
 	ReasonSharedByReservationPod: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy,
 		"keep nodes with the device plugin for KAI-Scheduler's GPU sharing, or move these pods to whole GPUs or to DRA consumable shares before a switch that removes it: its reservation pods ask the device plugin for nvidia.com/gpu", docKinds),
 	ReasonImplicitTolerationsOff: reason.NewEntry(reason.SeverityInfo, "",

@@ -56,7 +56,7 @@ func devicePluginOnly(pod *corev1.Pod, p *translate.Policy) (reason.Code, string
 		return ReasonVirtLauncherDevices, fmt.Sprintf("a KubeVirt VM's virt-launcher asks for %s: virt-launcher hands the VM each device at the PCI or "+
 			"mediated-device address the device plugin puts in its environment (PCI_RESOURCE_<resource>, MDEV_PCI_RESOURCE_<resource>; kubevirt/kubevirt "+
 			"pkg/virt-launcher/virtwrap/device/hostdevice); a claim sets none, so translated, the VM would start without them. KubeVirt's own DRA support "+
-			"(gpus[].claimRequest, hostDevices[].claimRequest; feature gates GPUsWithDRA, HostDevicesWithDRA) is written in the VM", strings.Join(devices, ", "))
+			"(gpus[] and hostDevices[] by claimName and requestName; feature gates GPUsWithDRA, HostDevicesWithDRA) is written in the VM", strings.Join(devices, ", "))
 	}
 	s, ok := podfacts.KAIShare(pod)
 	if !ok {

@@ -253,7 +253,7 @@ const kubevirtKeep = "KubeVirt asks for each of the VM's gpus and hostDevices by
 	"pkg/virt-controller/services/renderresources.go, WithGPUsDevicePlugins, WithHostDevicesDevicePlugins), and virt-launcher hands the VM the PCI or " +
 	"mediated device whose address the device plugin puts in its environment (PCI_RESOURCE_<resource>, MDEV_PCI_RESOURCE_<resource>: " +
 	"pkg/virt-launcher/virtwrap/device/hostdevice): a claim sets none, and the VM would start without its devices. KubeVirt's own DRA support " +
-	"(gpus[].claimRequest and hostDevices[].claimRequest with spec.resourceClaims, feature gates GPUsWithDRA and HostDevicesWithDRA) is written in the " +
+	"(gpus[] and hostDevices[] with claimName and requestName of spec.resourceClaims, feature gates GPUsWithDRA and HostDevicesWithDRA) is written in the " +
 	"VM, not by translation"
 
 // vmiSpec is what KubeVirt reads of a VMI's spec to make its virt-launcher
@@ -272,9 +272,12 @@ type vmiSpec struct {
 	PriorityClassName string              `json:"priorityClassName,omitempty"`
 }
 
+// vmiDevice is a GPU or HostDevice: a device plugin's by deviceName, or
+// KubeVirt's DRA by claimName and requestName, inline
+// (staging/src/kubevirt.io/api/core/v1/schema.go, GPU, ClaimRequest).
 type vmiDevice struct {
-	DeviceName   string    `json:"deviceName,omitempty"`
-	ClaimRequest *struct{} `json:"claimRequest,omitempty"`
+	DeviceName string `json:"deviceName,omitempty"`
+	ClaimName  string `json:"claimName,omitempty"`
 }
 
 // virtLauncherPod is the virt-launcher pod of a VMI (at m.node: metadata
@@ -282,7 +285,7 @@ type vmiDevice struct {
 // selector with kubevirt.io/schedulable: "true", affinity, tolerations,
 // scheduler and priority class, and the compute container asking for one
 // device per gpus and hostDevices entry that names a deviceName (entries
-// with a claimRequest are KubeVirt's DRA, already claims). KubeVirt's own
+// with a claimName are KubeVirt's DRA, already claims). KubeVirt's own
 // device-plugin resources (devices.kubevirt.io/kvm, …) are left out.
 func virtLauncherPod(_ *yaml.Node, m matched) (*corev1.Pod, bool, error) {
 	var vmi struct {
@@ -304,7 +307,7 @@ func virtLauncherPod(_ *yaml.Node, m matched) (*corev1.Pod, bool, error) {
 	pod.Spec.SchedulerName, pod.Spec.PriorityClassName = s.SchedulerName, s.PriorityClassName
 	compute := corev1.Container{Name: "compute"}
 	for _, d := range slices.Concat(s.Domain.Devices.GPUs, s.Domain.Devices.HostDevices) {
-		if d.DeviceName != "" && d.ClaimRequest == nil {
+		if d.DeviceName != "" && d.ClaimName == "" {
 			addDevice(&compute, d.DeviceName, 1)
 		}
 	}

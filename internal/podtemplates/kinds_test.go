@@ -104,10 +104,10 @@ func TestKindsWhoseOperatorMakesThePod(t *testing.T) {
 				{Path: "spec.template.executor", Form: FormOperator, Replicas: 2, Keep: ""},
 			},
 		},
-		"VirtualMachine: one device per gpus and hostDevices entry by deviceName; a claimRequest is KubeVirt's own DRA": {
+		"VirtualMachine: one device per gpus and hostDevices entry by deviceName; a claimName is KubeVirt's own DRA": {
 			doc: "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nspec:\n  runStrategy: Always\n  template:\n    metadata: {labels: {kubevirt.io/vm: v}}\n    spec:\n" +
 				"      nodeSelector: {nvidia.com/gpu.workload.config: vm-passthrough}\n      domain:\n        devices:\n" +
-				"          gpus: [{name: g1, deviceName: nvidia.com/GA102GL_A10}, {name: g2, deviceName: nvidia.com/GA102GL_A10}, {name: g3, claimRequest: {claimName: c, requestName: r}}]\n" +
+				"          gpus: [{name: g1, deviceName: nvidia.com/GA102GL_A10}, {name: g2, deviceName: nvidia.com/GA102GL_A10}, {name: g3, claimName: c, requestName: r}]\n" +
 				"          hostDevices: [{name: nic, deviceName: intel.com/sriov_vf}]\n",
 			want: []located{{Path: "spec.template", Form: FormOperator, Replicas: 1, NodeSelector: map[string]string{"nvidia.com/gpu.workload.config": "vm-passthrough", "kubevirt.io/schedulable": "true"},
 				Limits: map[string]map[string]string{"compute": {"nvidia.com/GA102GL_A10": "2", "intel.com/sriov_vf": "1"}}, Keep: decide.ReasonVirtLauncherDevices}},
