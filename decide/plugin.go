@@ -17,8 +17,8 @@ import (
 // devices with pods of its own.
 
 // ReasonVirtLauncherDevices: the pod is a KubeVirt virt-launcher (label
-// kubevirt.io: virt-launcher) that asks for devices beyond KubeVirt's own
-// (devices.kubevirt.io/*): a VM's gpus and hostDevices named by
+// kubevirt.io: virt-launcher) that asks for devices beyond the ones every
+// virt-launcher asks for (kubevirtOwn): a VM's gpus and hostDevices named by
 // deviceName, which virt-launcher hands the VM at the PCI or mediated
 // device address the device plugin puts in its environment
 // (PCI_RESOURCE_<resource>, MDEV_PCI_RESOURCE_<resource>). A claim sets
@@ -40,13 +40,22 @@ const ReasonSharedByReservationPod reason.Code = "SharedByReservationPod"
 // AppLabel; pkg/virt-controller/services/template.go, podLabels).
 const virtLauncherLabel = "kubevirt.io"
 
+// kubevirtOwn are the resources every virt-launcher may ask for, of
+// KubeVirt's own device plugins, not a VM's devices: the hypervisor
+// device (kvm, or mshv), tun, vhost-net, vhost-vsock, pr-helper, sev, tdx,
+// iommufd (pkg/virt-controller/services/template.go). A permitted host
+// device of KubeVirt's device plugin (devices.kubevirt.io/nvme) is one of
+// the VM's devices.
+var kubevirtOwn = []string{"devices.kubevirt.io/kvm", "devices.kubevirt.io/mshv", "devices.kubevirt.io/tun", "devices.kubevirt.io/vhost-net",
+	"devices.kubevirt.io/vhost-vsock", "devices.kubevirt.io/pr-helper", "devices.kubevirt.io/sev", "devices.kubevirt.io/tdx", "devices.kubevirt.io/iommufd"}
+
 // devicePluginOnly says why a pod that only the device plugin can serve
 // stays as submitted, with its reason code; "" for any other pod.
 func devicePluginOnly(pod *corev1.Pod, p *translate.Policy) (reason.Code, string) {
 	if pod.Labels[virtLauncherLabel] == "virt-launcher" {
 		var devices []string
 		for _, n := range podfacts.ExtendedNamed(pod) {
-			if !strings.HasPrefix(string(n), "devices.kubevirt.io/") {
+			if !slices.Contains(kubevirtOwn, string(n)) {
 				devices = append(devices, string(n))
 			}
 		}

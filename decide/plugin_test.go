@@ -32,7 +32,10 @@ func TestPodsOnlyTheDevicePluginServes(t *testing.T) {
 		"a virt-launcher with a passthrough GPU the policy does not map": {
 			b: launcher().Limit("nvidia.com/GA102GL_A10", "1"), wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: decide.ReasonVirtLauncherDevices, wantSays: "nvidia.com/GA102GL_A10",
 		},
-		"a virt-launcher with KubeVirt's own devices only": {
+		"a virt-launcher with a host device of KubeVirt's own device plugin": {
+			b: launcher().Limit("devices.kubevirt.io/nvme", "1"), wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: decide.ReasonVirtLauncherDevices, wantSays: "devices.kubevirt.io/nvme",
+		},
+		"a virt-launcher with the hypervisor's devices only": {
 			b: launcher(), wantOutcome: reason.OutcomeSkip, wantDecisive: translate.ReasonNoLegacyResources,
 		},
 		"a KAI-Scheduler GPU fraction": {

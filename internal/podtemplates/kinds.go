@@ -285,8 +285,9 @@ type vmiDevice struct {
 // selector with kubevirt.io/schedulable: "true", affinity, tolerations,
 // scheduler and priority class, and the compute container asking for one
 // device per gpus and hostDevices entry that names a deviceName (entries
-// with a claimName are KubeVirt's DRA, already claims). KubeVirt's own
-// device-plugin resources (devices.kubevirt.io/kvm, …) are left out.
+// with a claimName are KubeVirt's DRA, already claims). The resources
+// every virt-launcher asks for (devices.kubevirt.io/kvm, tun, vhost-net)
+// are left out.
 func virtLauncherPod(_ *yaml.Node, m matched) (*corev1.Pod, bool, error) {
 	var vmi struct {
 		Metadata struct {
