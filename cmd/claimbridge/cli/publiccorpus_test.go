@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/claimbridge/claimbridge/decide"
 	"github.com/claimbridge/claimbridge/decisions"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/manifest"
@@ -50,7 +51,16 @@ type corpusTally struct {
 	fleets                            []string
 	byOutcome                         map[reason.Outcome]int
 	decisive                          map[reason.Code]int
+	kinds                             map[string]int // rows without a fleet, by kind
 }
+
+// corpusKinds are kinds the corpus must hold a row of: those public
+// manifests showed with no row or the wrong one.
+var corpusKinds = []string{"SparkApplication", "ScheduledSparkApplication", "VirtualMachine", "VirtualMachineInstance", "VirtualMachinePool",
+	"DynamoGraphDeployment", "HyperJob", "JobTemplate", "Workload", "NodePool", "NodeClaim"}
+
+// corpusFiles is the fewest files the corpus holds.
+const corpusFiles = 130
 
 // TestPublicCorpus runs `translate`, `explain`, `audit` (against a fleet of
 // its hardware) and `audit --forecast` (before-cutover) over every file of
@@ -75,15 +85,18 @@ type corpusTally struct {
 //     exactly the nodes where the pod as submitted would run (the placement
 //     check proves it), or the pod is kept.
 //
-// A defect found on a real manifest becomes a corpus file (and a row of
-// SOURCES.md), not a one-off unit case.
+// The corpus holds at least corpusFiles files, a row of each kind of
+// corpusKinds, and rows kept for a VM's devices, for a KAI-Scheduler GPU
+// share and skipped as a record of other pods. A defect found on a real
+// manifest becomes a corpus file (and a row of SOURCES.md), not a one-off
+// unit case.
 func TestPublicCorpus(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(corpusManifests, "*", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no corpus: %v", err)
 	}
 	fleets := openExampleFleets(t)
-	tally := &corpusTally{byOutcome: map[reason.Outcome]int{}, decisive: map[reason.Code]int{}}
+	tally := &corpusTally{byOutcome: map[reason.Outcome]int{}, decisive: map[reason.Code]int{}, kinds: map[string]int{}}
 	for name := range fleets {
 		tally.fleets = append(tally.fleets, name)
 	}
@@ -120,6 +133,19 @@ func TestPublicCorpus(t *testing.T) {
 	t.Logf("without a fleet, outcomes %v; decisive reasons: %s", tally.byOutcome, strings.Join(decisive, ", "))
 	if tally.templates < 60 {
 		t.Errorf("the corpus has %d pod templates, want at least 60", tally.templates)
+	}
+	if tally.files < corpusFiles {
+		t.Errorf("the corpus has %d files, want at least %d", tally.files, corpusFiles)
+	}
+	for _, k := range corpusKinds {
+		if tally.kinds[k] == 0 {
+			t.Errorf("the corpus has no row of a %s", k)
+		}
+	}
+	for _, c := range []reason.Code{decide.ReasonVirtLauncherDevices, decide.ReasonSharedByReservationPod, offline.ReasonRecordOfPods} {
+		if tally.decisive[c] == 0 {
+			t.Errorf("no row of the corpus is decided by %s", c)
+		}
 	}
 }
 
@@ -243,6 +269,7 @@ func corpusOffline(t *testing.T, file, input, output string, policy *translate.P
 		}
 		tally.byOutcome[d.Outcome]++
 		tally.decisive[d.Decisive.Code]++
+		tally.kinds[it.Doc.Object.GetObjectKind().GroupVersionKind().Kind]++
 		switch d.Outcome {
 		case reason.OutcomeTranslate:
 			tally.translated++
