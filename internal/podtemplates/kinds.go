@@ -415,7 +415,7 @@ func dynamoPod(_ *yaml.Node, m matched) (*corev1.Pod, bool, error) {
 	pod := &corev1.Pod{}
 	main := corev1.Container{}
 	if s.ExtraPodSpec != nil {
-		pod.Spec = *s.ExtraPodSpec.PodSpec.DeepCopy()
+		pod.Spec = *s.ExtraPodSpec.DeepCopy()
 		if s.ExtraPodSpec.MainContainer != nil {
 			main = *s.ExtraPodSpec.MainContainer.DeepCopy()
 		}
