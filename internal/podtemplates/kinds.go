@@ -81,11 +81,12 @@ const (
 
 // sparkKeep is why a SparkApplication's driver and executor are never
 // translated in the object.
-const sparkKeep = "the Spark operator gives the driver and executor pods their devices when Spark creates them: its pod webhook writes spec.driver.gpu and " +
-	"spec.executor.gpu ({name, quantity}) into the Spark container's limits, and Spark adds spark.<role>.resource.<name>.amount with its vendor " +
-	"(kubeflow/spark-operator internal/webhook/sparkpod_defaulter.go, addGPU; apache/spark KubernetesUtils.buildResourcesQuantities): no field of the " +
-	"SparkApplication can carry a claim instead, so the object is kept as it is; claimbridge's webhook decides the pods Spark creates (it is called again " +
-	"after the operator's webhook, reinvocationPolicy IfNeeded)"
+const sparkKeep = "the Spark operator and Spark make the driver and executor pods when the application runs: the operator's pod webhook writes " +
+	"spec.driver.gpu and spec.executor.gpu ({name, quantity}) into the Spark container's limits, Spark adds spark.<role>.resource.<name>.amount " +
+	"with its vendor, and with a pod template Spark builds the pod from spec.<role>.template itself (kubeflow/spark-operator " +
+	"internal/webhook/sparkpod_defaulter.go, addGPU; apache/spark KubernetesUtils.buildResourcesQuantities): claimbridge writes no claim into " +
+	"these fields and keeps the object as it is; its webhook decides the pods Spark creates (it is called again after the operator's webhook, " +
+	"reinvocationPolicy IfNeeded)"
 
 // sparkPodSpec is what the operator reads of spec.driver or
 // spec.executor to make the pod (api/v1beta2/sparkapplication_types.go,
