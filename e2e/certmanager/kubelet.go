@@ -140,7 +140,8 @@ type Container struct {
 }
 
 // ContainerOf resolves the Deployment's first container: literal env values, the downward
-// API fields a controller's pod reads (metadata.namespace, metadata.name) and resource fields
+// API fields a controller's pod reads (metadata.namespace, metadata.name, status.podIP: the
+// loopback address the process runs on) and resource fields
 // (limits.memory, as the kubelet writes them: a number of bytes). Anything else is an error,
 // so that a chart change that needs more of the kubelet shows up here.
 func ContainerOf(spec corev1.PodSpec, namespace, podName string) (*Container, error) {
@@ -157,6 +158,9 @@ func ContainerOf(spec corev1.PodSpec, namespace, podName string) (*Container, er
 			out.Env = append(out.Env, e.Name+"="+namespace)
 		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
 			out.Env = append(out.Env, e.Name+"="+podName)
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP":
+			// The process runs on loopback.
+			out.Env = append(out.Env, e.Name+"=127.0.0.1")
 		case e.ValueFrom.ResourceFieldRef != nil && e.ValueFrom.ResourceFieldRef.Resource == "limits.memory":
 			q, ok := c.Resources.Limits[corev1.ResourceMemory]
 			if !ok {
