@@ -357,7 +357,9 @@ func (c *ExplainController) tell(_ context.Context, p *corev1.Pod, now time.Time
 	if owner == nil {
 		return
 	}
-	k := ownerKey{namespace: p.Namespace, uid: owner.UID, decision: e.decision, code: e.code}
+	// Translated pods of one owner that fit now and that wait for DRA
+	// devices are two Events: the count of each is what it says.
+	k := ownerKey{namespace: p.Namespace, uid: owner.UID, decision: e.decision, code: e.code, verdict: explain.VerdictOfExplanation(e.message)}
 	s := c.owners[k]
 	if s == nil {
 		s = &ownerSummary{ref: corev1.ObjectReference{Kind: owner.Kind, APIVersion: owner.APIVersion, Namespace: p.Namespace, Name: owner.Name, UID: owner.UID},
@@ -380,7 +382,7 @@ func (c *ExplainController) unservable(p *corev1.Pod, now time.Time) bool {
 // flush records the owners' Events of the interval, in a stable order.
 func (c *ExplainController) flush(time.Time) {
 	keys := slices.SortedFunc(maps.Keys(c.owners), func(a, b ownerKey) int {
-		return strings.Compare(a.namespace+"/"+string(a.uid)+"/"+a.decision+"/"+string(a.code), b.namespace+"/"+string(b.uid)+"/"+b.decision+"/"+string(b.code))
+		return strings.Compare(a.namespace+"/"+string(a.uid)+"/"+a.decision+"/"+string(a.code)+"/"+a.verdict, b.namespace+"/"+string(b.uid)+"/"+b.decision+"/"+string(b.code)+"/"+b.verdict)
 	})
 	for _, k := range keys {
 		s := c.owners[k]
@@ -482,6 +484,7 @@ type ownerKey struct {
 	uid       types.UID
 	decision  string
 	code      reason.Code
+	verdict   string // of a translated pod: FitsNow, FitsWhenFree
 }
 
 // ownerSummary counts them in an interval, with the first one's message.

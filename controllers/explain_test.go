@@ -310,3 +310,44 @@ func TestAKeptPodIsAWarningOnlyWhenSomeoneMustAct(t *testing.T) {
 		}
 	}
 }
+
+// TestAnOwnersEventCountsFitsNowApartFromFitsWhenFree: the translated pods
+// of one ReplicaSet, 4 admitted FitsNow and 2 FitsWhenFree (they wait for
+// DRA devices), are two Events on the owner, each with its own count and
+// verdict: never "6 pods: … (FitsNow …)".
+func TestAnOwnersEventCountsFitsNowApartFromFitsWhenFree(t *testing.T) {
+	started := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	now := started.Add(10 * time.Second)
+	rs := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "serve-5d8", UID: "rs-uid", Controller: new(true)}
+	objs := []runtime.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod", Labels: map[string]string{api.LabelMode: "enforce"}}}}
+	for i := range 6 {
+		verdict := "FitsNow, e.g. on l4-0; kube-scheduler picks the node: gpu"
+		if i >= 4 {
+			verdict = "FitsWhenFree: gpu"
+		}
+		msg := "Translated: uses ResourceClaimTemplate claimbridge-5b1c (" + verdict + ")"
+		p := explainPod(fmt.Sprintf("serve-5d8-%d", i), "prod", started.Add(time.Second+time.Duration(i)*time.Millisecond), gpu("1"), api.DecisionTranslated, translate.ReasonTranslated, msg)
+		p.OwnerReferences = []metav1.OwnerReference{rs}
+		objs = append(objs, p)
+	}
+	inv, _ := informertest.Start(t, objs...)
+	rec := &refRecorder{}
+	m := metrics.NewMetrics()
+	c := &ExplainController{Inventory: inv, Policy: translate.DefaultPolicy, Recorder: rec, Namespace: "claimbridge", Started: started,
+		UndecidedPods: m.UndecidedPods, UndecidedDevices: m.UndecidedDevices, Burst: 10, Refill: time.Minute, Now: func() time.Time { return now }}
+	c.Reconcile(t.Context())
+	var owner []string
+	for _, e := range rec.drain() {
+		if strings.Contains(e, "ReplicaSet prod/serve-5d8") {
+			owner = append(owner, e)
+		}
+	}
+	if len(owner) != 2 {
+		t.Fatalf("%d Events on the owner, want 2 (FitsNow, FitsWhenFree):\n%s", len(owner), strings.Join(owner, "\n"))
+	}
+	for _, want := range []string{"4 pods: Translated Translated: uses ResourceClaimTemplate claimbridge-5b1c (FitsNow", "2 pods: Translated Translated: uses ResourceClaimTemplate claimbridge-5b1c (FitsWhenFree"} {
+		if !strings.Contains(strings.Join(owner, "\n"), want) {
+			t.Errorf("no owner Event says %q:\n%s", want, strings.Join(owner, "\n"))
+		}
+	}
+}

@@ -160,6 +160,23 @@ func fitNote(row decisions.Row) string {
 	return fmt.Sprintf("%s, e.g. on %s; kube-scheduler picks the node: %s", row.Verdict, row.Node, alts)
 }
 
+// VerdictOfExplanation is the verdict the Explanation of a translated pod
+// names in its fit note ("FitsNow", "FitsWhenFree"), "" when it names
+// none: what the owner's Event groups its pods by, beside the reason.
+func VerdictOfExplanation(msg string) string {
+	_, rest, ok := strings.Cut(msg, "ResourceClaimTemplate ")
+	if !ok {
+		return ""
+	}
+	if _, rest, ok = strings.Cut(rest, " ("); !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, ")")
+	v, _, _ = strings.Cut(v, ",")
+	v, _, _ = strings.Cut(v, ":")
+	return v
+}
+
 // keptLine is the warning of a pod kept as submitted: the decisive code,
 // its remedy, then the reason's details.
 func keptLine(prefix string, decisive reason.Reason, row decisions.Row) string {

@@ -2,7 +2,9 @@ package offline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -59,12 +61,30 @@ func Open(s Sources) (*Input, error) {
 		if err != nil {
 			return nil, fmt.Errorf("fleet: %w", err)
 		}
+		if err := notEmpty(inv, s.FleetPaths); err != nil {
+			return nil, err
+		}
 		in.Fleet = inv
 	}
 	if in.Fleet != nil {
 		in.Fleet = in.Fleet.WithClasses(in.Classes...)
 	}
 	return in, nil
+}
+
+// notEmpty refuses a fleet that holds no Node, ResourceSlice or
+// DeviceClass: checked against it, every row would be NeverFits for a
+// missing class, which says nothing of the cluster (a wrong directory, a
+// file of manifests given as the fleet).
+func notEmpty(inv *feasibility.Inventory, paths []string) error {
+	if len(inv.Nodes)+len(inv.Slices)+len(inv.Classes) > 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("fleet %s: no Node, ResourceSlice or DeviceClass in it (a fleet is the cluster's nodes, slices and classes: kubectl get nodes,resourceslices,deviceclasses -o yaml)", strings.Join(paths, ", "))
+	if n := len(inv.Ignored); n > 0 {
+		msg += fmt.Sprintf("; %d documents of other kinds left out, the first %s", n, inv.Ignored[0])
+	}
+	return errors.New(msg)
 }
 
 // Deadline bounds a whole run: Timeout for each document.

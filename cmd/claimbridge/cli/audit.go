@@ -75,8 +75,22 @@ GPU Feature Discovery labels, maybe no ResourceSlice at all) and every row is
 decided against the fleet as it will be after a one-day switch to DRA: the
 ResourceSlices the DRA drivers would publish for the same hardware, the
 device plugin's resources gone from the nodes that switch. Each row says
-what the switch does to it: Moves, ServedByClass, StaysLegacy, Breaks or
-NotAffected. --fail-on breaks makes the exit code 1 when a row breaks.`,
+what the switch does to it:
+
+  Breaks          runs today; after the switch no pod of it is served
+  OrderDependent  placed alone it gets more pods served than after the
+                  workloads before it: a range of pods, e.g. 0–2/2
+  Partial         some of its pods are served, whatever the order
+  Unjudged        the forecast cannot judge it: no pod template, or it
+                  depends on attributes the nodes' labels do not tell
+  NotServedToday  no node serves it today either
+  Moves           translated, and DRA serves every pod of it
+  ServedByClass   kept as submitted, and a DeviceClass that maps its
+                  extended resource serves it
+  StaysLegacy     stays on the device plugin, on nodes the switch leaves
+  NotAffected     asks for nothing the switch replaces
+
+--fail-on breaks makes the exit code 1 when a row breaks.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			fopts, err := o.validate()
