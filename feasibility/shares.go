@@ -11,33 +11,29 @@ import (
 	"github.com/claimbridge/claimbridge/translate/celgen"
 )
 
-// Shares says, by device family, how many shares the fleet's shared devices
-// publish: devices that allow multiple allocations and publish the family's
-// share capacity (translate.Policy.ShareCapacity; the NVIDIA DRA driver's
-// consumable shares) and match one of the family's resource rules (its
-// DeviceClass and selectors); 0 for such devices that any number of claims
-// share for nothing (celgen.SharedForNothing: the driver's unlimited
-// mode), where a whole device cannot be had. The counts are distinct and sorted; a family
-// without shared devices is absent, and the map is never nil: with a fleet,
-// what it does not hold is not shared (translate.Input.Shares). Computed
-// once per inventory and policy; the snapshots WithClaims derives share
-// the answer (allocations do not change which devices are shared).
-func (c *Checker) Shares(ctx context.Context, snap *Snapshot, p *translate.Policy) map[string][]int64 {
-	return c.Sharing(ctx, snap, p).Shares
-}
-
 // FleetSharing is what the fleet's devices say of sharing, by family
 // (translate.Input.Shares and translate.Input.Memory).
 type FleetSharing struct {
+	// Shares: how many shares the fleet's shared devices publish — devices
+	// that allow multiple allocations and publish the family's share
+	// capacity (translate.Policy.ShareCapacity; the NVIDIA DRA driver's
+	// consumable shares); 0 for such devices that any number of claims
+	// share for nothing (celgen.SharedForNothing: the driver's unlimited
+	// mode), where a whole device cannot be had. Distinct and sorted; a
+	// family without shared devices is absent, and the map is never nil:
+	// with a fleet, what it does not hold is not shared.
 	Shares map[string][]int64
+	// Memory: the devices shared by memory — they allow multiple
+	// allocations, publish the family's memory capacity
+	// (translate.Policy.MemoryCapacity) and no share count
+	// (celgen.DeviceMemoryShared).
 	Memory map[string]celgen.SharedMemory
 }
 
-// Sharing is Shares with the devices shared by memory: those that allow
-// multiple allocations, publish the family's memory capacity
-// (translate.Policy.MemoryCapacity) and no share count, and match one of
-// the family's resource rules (celgen.DeviceMemoryShared). Computed once
-// per inventory and policy, as Shares.
+// Sharing says what the fleet's devices that match one of a family's
+// resource rules (its DeviceClass and selectors) say of sharing. Computed
+// once per inventory and policy; the snapshots WithClaims derives share
+// the answer (allocations do not change which devices are shared).
 func (c *Checker) Sharing(ctx context.Context, snap *Snapshot, p *translate.Policy) FleetSharing {
 	out := FleetSharing{Shares: map[string][]int64{}, Memory: map[string]celgen.SharedMemory{}}
 	if snap == nil || p == nil {

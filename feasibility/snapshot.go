@@ -83,7 +83,7 @@ type Snapshot struct {
 
 	mu         sync.Mutex
 	allocators map[*cel.Cache]*allocatorPair
-	// shares are Checker.Shares's answers, by policy fingerprint (guarded
+	// shares are Checker.Sharing's answers, by policy fingerprint (guarded
 	// by mu).
 	shares map[string]FleetSharing
 

@@ -51,7 +51,7 @@ type Input struct {
 	// multiple allocations and publish the family's share capacity
 	// (PolicySpec.ShareCapacities), the distinct numbers, sorted; a family
 	// whose devices are not shared is absent. decide reads it from the
-	// fleet's devices (feasibility.Snapshot.Shares). Nil when no fleet is
+	// fleet's devices (feasibility.Checker.Sharing). Nil when no fleet is
 	// known: the policy's consumableShares say it then (shares.go).
 	Shares map[string][]int64
 	// Memory says, by device family, which of the family's devices in the

@@ -213,14 +213,16 @@ type admitting struct {
 	pod, submitted *corev1.Pod
 	dryRun         bool
 	// holding: the decision may hold devices (enforce mode, a Holder, not
-	// a dry run); release ends its serialized part.
-	holding bool
-	release func()
-	now     time.Time
-	snap    *feasibility.Snapshot
-	dec     *decide.Decision
-	row     decisions.Row
-	said    explain.Said
+	// a dry run); release ends its serialized part. forwarding: it is
+	// sent to the replica that leads if it would hold any (forward), so
+	// this replica decides it without waiting or taking over.
+	holding, forwarding bool
+	release             func()
+	now                 time.Time
+	snap                *feasibility.Snapshot
+	dec                 *decide.Decision
+	row                 decisions.Row
+	said                explain.Said
 	// resp is the response as reserve left it: the patch of a translated
 	// pod, or what a translation that could not be applied says.
 	resp admission.Response
@@ -253,6 +255,7 @@ func (h *PodHandler) admit(ctx context.Context, req admission.Request, t *trace)
 	t.mark(StageDecode)
 	a.dryRun = req.DryRun != nil && *req.DryRun
 	a.holding = mode == api.ModeEnforce && h.Holder != nil && !a.dryRun
+	a.forwarding = a.holding && h.Leader != nil && ctx.Value(forwardedKey{}) == nil && !h.Leader.Leads()
 	return a, nil
 }
 
@@ -261,13 +264,14 @@ func (h *PodHandler) admit(ctx context.Context, req admission.Request, t *trace)
 // verdicts are as of this decision, not of when the request came. A
 // decision that does not translate in enforce mode releases at once.
 func (h *PodHandler) decide(ctx context.Context, a *admitting, t *trace) *answered {
-	if a.holding {
+	serialized := a.holding && !a.forwarding
+	if serialized {
 		h.admitting.Lock()
 		a.release = sync.OnceFunc(h.admitting.Unlock)
 		t.mark(StageWait)
 	}
 	a.now = h.now()
-	if a.holding {
+	if serialized {
 		if n := h.Holder.TakeOver(ctx, h.Checker, a.now); n > 0 && h.Metrics != nil {
 			h.Metrics.ReservationsTakenOver.Add(float64(n))
 		}
@@ -309,17 +313,20 @@ func (h *PodHandler) failed(a *admitting, err error) *answered {
 
 // forward sends a decision that would hold devices to the replica that
 // leads (h.Leader), which decides it again with every hold of the cluster
-// and answers it. When no leader takes it, the pod is decided here again:
-// the serialized part was let go while the leader was asked.
+// and answers it. When no leader takes it, the pod is decided here again,
+// this time serialized, taking over and holding.
 func (h *PodHandler) forward(ctx context.Context, a *admitting, t *trace) *answered {
-	if h.Leader == nil || !a.holding || !a.translating() || ctx.Value(forwardedKey{}) != nil || h.Leader.Leads() {
+	if !a.forwarding || !a.translating() {
 		return nil
 	}
-	a.release()
 	resp, err := h.Leader.Forward(ctx, a.req)
 	t.mark(StageForward)
 	if h.Metrics != nil {
-		h.Metrics.AdmissionsForwarded.WithLabelValues(map[bool]string{true: "leader", false: "here"}[err == nil]).Inc()
+		decided := "leader"
+		if err != nil {
+			decided = "here"
+		}
+		h.Metrics.AdmissionsForwarded.WithLabelValues(decided).Inc()
 	}
 	if err == nil {
 		d := decision{mode: a.mode, outcome: outcomeForwarded, message: "decided by the replica that leads"}
@@ -329,7 +336,7 @@ func (h *PodHandler) forward(ctx context.Context, a *admitting, t *trace) *answe
 		return &answered{resp, d}
 	}
 	log.FromContext(ctx).V(1).Info("the replica that leads did not take the admission; deciding it here", "error", err.Error())
-	a.release = func() {}
+	a.forwarding = false
 	if failed := h.decide(ctx, a, t); failed != nil {
 		return failed
 	}

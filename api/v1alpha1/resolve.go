@@ -205,26 +205,12 @@ func validateReferences(s, merged *PolicySpec) field.ErrorList {
 		}
 	}
 	for i, r := range s.ConsumableShares {
-		for j, f := range r.Families {
-			fp := spec.Child("consumableShares").Index(i).Child("families").Index(j)
-			switch {
-			case !families[f]:
-				errs = append(errs, field.NotFound(fp, f))
-			case !shareable[f]:
-				errs = append(errs, field.Invalid(fp, f, "no shareCapacities rule says how its devices count their shares"))
-			}
-		}
+		errs = append(errs, sharedFamilies(spec.Child("consumableShares").Index(i).Child("families"), r.Families, families, shareable,
+			"no shareCapacities rule says how its devices count their shares")...)
 	}
 	for i, r := range s.MemoryShares {
-		for j, f := range r.Families {
-			fp := spec.Child("memoryShares").Index(i).Child("families").Index(j)
-			switch {
-			case !families[f]:
-				errs = append(errs, field.NotFound(fp, f))
-			case !byMemory[f]:
-				errs = append(errs, field.Invalid(fp, f, "no shareCapacities rule names the memory capacity of its devices (memory)"))
-			}
-		}
+		errs = append(errs, sharedFamilies(spec.Child("memoryShares").Index(i).Child("families"), r.Families, families, byMemory,
+			"no shareCapacities rule names the memory capacity of its devices (memory)")...)
 	}
 	for i, r := range s.Resources {
 		if r.Sharing != nil && r.Sharing.Mode == SharingConsumableShares && !shareable[r.Family] {
@@ -283,6 +269,22 @@ func resolveCapacityRules(spec *PolicySpec) field.ErrorList {
 			continue
 		}
 		r.Family, r.DeviceClassName = counted.Family, counted.DeviceClassName
+	}
+	return errs
+}
+
+// sharedFamilies checks the families of a sharing rule: each one the
+// policy has (known), and whose devices a shareCapacities rule describes
+// (described; missing says what it lacks).
+func sharedFamilies(p *field.Path, fams []string, known, described map[string]bool, missing string) field.ErrorList {
+	var errs field.ErrorList
+	for j, f := range fams {
+		switch {
+		case !known[f]:
+			errs = append(errs, field.NotFound(p.Index(j), f))
+		case !described[f]:
+			errs = append(errs, field.Invalid(p.Index(j), f, missing))
+		}
 	}
 	return errs
 }

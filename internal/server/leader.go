@@ -53,6 +53,9 @@ const (
 	// forwardTimeout bounds a forwarded admission, well within the
 	// webhook's own timeout (the chart's timeoutSeconds).
 	forwardTimeout = 4 * time.Second
+	// certRecheck: how often the certificate files are read again for a
+	// rotation.
+	certRecheck = 10 * time.Second
 )
 
 // leaderLease names the Lease that holds the leader's webhook address.
@@ -120,6 +123,9 @@ type leaderForwarder struct {
 	// again when that changes (a rotation).
 	bundle []byte
 	hc     *http.Client
+	// checked is when the files were last read: at most every
+	// certRecheck, not on every forwarded admission.
+	checked time.Time
 }
 
 func (f *leaderForwarder) Start(ctx context.Context) error {
@@ -221,6 +227,14 @@ func (f *leaderForwarder) post(ctx context.Context, addr string, req admission.R
 // name what this replica's own does (the Service's DNS names). It is made
 // again when either file changes (a rotation).
 func (f *leaderForwarder) httpClient() (*http.Client, error) {
+	now := time.Now()
+	f.mu.Lock()
+	if f.hc != nil && now.Sub(f.checked) < certRecheck {
+		hc := f.hc
+		f.mu.Unlock()
+		return hc, nil
+	}
+	f.mu.Unlock()
 	certPEM, err := os.ReadFile(filepath.Join(f.certDir, certs.CertFile))
 	if err != nil {
 		return nil, fmt.Errorf("this replica's certificate: %w", err)
@@ -235,6 +249,7 @@ func (f *leaderForwarder) httpClient() (*http.Client, error) {
 	trust := append(slices.Clone(bundle), certPEM...)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.checked = now
 	if f.hc != nil && bytes.Equal(trust, f.bundle) {
 		return f.hc, nil
 	}
