@@ -98,20 +98,23 @@ type livePod struct {
 // admissions indexes the admission rows by what a pod shows of them, and
 // remembers those a pod of the cache was found for.
 type admissions struct {
-	byID   map[string]*decisions.Row
-	byName map[string]*decisions.Row // namespace, pod name or generateName*, outcome ("" any)
+	byID map[string]*decisions.Row
+	// byName: by namespace, pod name or generateName*, outcome ("" any),
+	// oldest first.
+	byName map[string][]*decisions.Row
 	used   map[*decisions.Row]bool
 }
 
 func indexAdmissions(rows []admitted) admissions {
-	ix := admissions{byID: map[string]*decisions.Row{}, byName: map[string]*decisions.Row{}, used: map[*decisions.Row]bool{}}
+	ix := admissions{byID: map[string]*decisions.Row{}, byName: map[string][]*decisions.Row{}, used: map[*decisions.Row]bool{}}
 	for i := range rows { // oldest first: the latest decision wins
 		r := &rows[i].row
 		if r.Admission != "" {
 			ix.byID[r.Admission] = r
 		}
-		ix.byName[r.Namespace+"\x00"+r.Name+"\x00"+string(r.Outcome)] = r
-		ix.byName[r.Namespace+"\x00"+r.Name+"\x00"] = r
+		for _, k := range []string{r.Namespace + "\x00" + r.Name + "\x00" + string(r.Outcome), r.Namespace + "\x00" + r.Name + "\x00"} {
+			ix.byName[k] = append(ix.byName[k], r)
+		}
 	}
 	return ix
 }
@@ -119,15 +122,20 @@ func indexAdmissions(rows []admitted) admissions {
 // of finds the admission row of a pod with that outcome ("": any): by
 // admission id, else by name, else by generateName (the pods of one
 // template share it, and admission names such a pod "<generateName>*").
+// A pod found by generateName uses every row of that name and outcome:
+// the pods of its template are one row of the report, and the admissions
+// of those the cache does not show yet are not rows of their own.
 func (ix admissions) of(p *corev1.Pod, outcome reason.Outcome) *decisions.Row {
 	if r, ok := ix.byID[p.Annotations[api.AnnotationAdmission]]; ok && (outcome == "" || r.Outcome == outcome) {
 		ix.used[r] = true
 		return r
 	}
 	for _, name := range []string{p.Name, p.GenerateName + "*"} {
-		if r, ok := ix.byName[p.Namespace+"\x00"+name+"\x00"+string(outcome)]; ok && name != "*" {
-			ix.used[r] = true
-			return r
+		if rows := ix.byName[p.Namespace+"\x00"+name+"\x00"+string(outcome)]; len(rows) > 0 && name != "*" {
+			for _, r := range rows {
+				ix.used[r] = true
+			}
+			return rows[len(rows)-1]
 		}
 	}
 	return nil

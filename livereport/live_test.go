@@ -344,9 +344,17 @@ func TestLiveReportRowsOfAdmissionsTheCacheDoesNotShow(t *testing.T) {
 		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow.Add(-time.Second))
 	s.Add("staging", decisions.Row{Kind: "Pod", Namespace: "staging", Name: "gone", Outcome: reason.OutcomeTranslate, Verdict: "FitsNow", Node: "l4-0",
 		DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}}, liveNow.Add(-time.Hour))
+	// Two more admissions of the embed's template, as a burst makes them:
+	// its two cached pods stand for all of them.
+	for range 2 {
+		s.Add("staging", admittedRows()["staging"][0], liveNow.Add(-2*time.Second))
+	}
 	got := map[string]liveRow{}
 	for _, r := range liveRowsOf(s.Report(t.Context(), "", "default")) {
 		got[r.Object] = r
+	}
+	if r, ok := got["staging/Pod/embed-6b7c8-*"]; ok {
+		t.Errorf("admissions of a template whose pods the cache shows are a row of their own beside its workload: %+v", r)
 	}
 	want := map[string]liveRow{
 		"prod/Pod/legacy":   {Object: "prod/Pod/legacy", Status: decisions.StatusBlocked, Replicas: 1, Devices: 1, Code: decide.ReasonInfeasible},
