@@ -109,6 +109,13 @@ const (
 	// under that id until the pod is bound, and any replica that sees the
 	// pod pending in its informer without holding them takes them over.
 	AnnotationAdmission = "claimbridge.io/admission"
+	// AnnotationDevicePluginHold on a pod kept as submitted because DRA
+	// was busy while the device plugin had room (DRABusyLegacyFree)
+	// identifies its admission: the replica that admitted it counts the
+	// room it takes on the device plugin until the pod shows up in its
+	// informer, so that the pods after it in a burst are not all kept for
+	// the same free GPUs.
+	AnnotationDevicePluginHold = "claimbridge.io/device-plugin-hold"
 	// AnnotationSubmitted on a translated pod keeps what the device plugin's
 	// side reads of the pod as submitted — its node selector, affinity,
 	// tolerations and the containers' resources — so that a translated pod

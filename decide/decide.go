@@ -78,6 +78,12 @@ type Input struct {
 	// only once devices free up (the namespace's label); "" takes the
 	// policy's, KeepLegacy when the policy has none.
 	WhenDRABusy v1alpha1.WhenDRABusy
+	// DevicePluginPods gives the pods that will take device-plugin room
+	// before this one (pending, or kept a moment ago), and the pods bound
+	// to a node as they are now: whether the device plugin runs a pod that
+	// DRA serves only once devices free up is judged after them. Nil: the
+	// snapshot's bound pods alone.
+	DevicePluginPods func() (waiting []*corev1.Pod, podsOn func(node string) []*corev1.Pod)
 	// Admitted says the pod comes from the cluster's admission chain (the
 	// webhook): it carries every toleration the cluster's built-in plugins
 	// give (translate.Input.Admitted). Translation adds none, and the
@@ -306,7 +312,14 @@ func (d *Decision) feasible(v feasibility.Verdict) {
 // translation, that the pool will not grow for it).
 func (d *Decision) whenBusy(ctx context.Context, in Input, res *translate.Result, v feasibility.Verdict) {
 	rule := WhenDRABusy(in.Policy, in.WhenDRABusy)
-	legacy := in.Snapshot.LegacyFitsNow(in.admitted(in.Pod))
+	var (
+		waiting []*corev1.Pod
+		podsOn  func(string) []*corev1.Pod
+	)
+	if in.DevicePluginPods != nil {
+		waiting, podsOn = in.DevicePluginPods()
+	}
+	legacy := in.Snapshot.LegacyFitsAfter(in.admitted(in.Pod), waiting, podsOn)
 	d.Legacy = &legacy
 	if legacy.Node != "" && rule == v1alpha1.WhenDRABusyKeepLegacy {
 		d.keep(newReason(ReasonDRABusyLegacyFree, reason.SeverityInfo, fmt.Sprintf(
@@ -328,6 +341,13 @@ func (d *Decision) whenBusy(ctx context.Context, in Input, res *translate.Result
 	}
 	d.feasible(v)
 	why := "no device-plugin node has room for it either"
+	if n := len(waiting); n > 0 {
+		pods := fmt.Sprintf("%d pods that wait", n)
+		if n == 1 {
+			pods = "1 pod that waits"
+		}
+		why += ", after " + pods + " for the device plugin before it"
+	}
 	switch {
 	case !legacy.Known:
 		why = "whether a device-plugin node has room for it is not known"

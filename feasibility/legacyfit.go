@@ -7,14 +7,10 @@ package feasibility
 // held by pods admitted a moment ago, while a device-plugin node is free.
 
 import (
-	"slices"
-
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/claimbridge/claimbridge/feasibility/legacy"
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
-	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // LegacyFit says whether the device plugin would run a pod as submitted now.
@@ -39,33 +35,37 @@ type LegacyFit struct {
 // extended resource (KEP-5004) does not count here: this is the device
 // plugin's own capacity.
 func (s *Snapshot) LegacyFitsNow(pod *corev1.Pod) LegacyFit {
+	return s.LegacyFitsAfter(pod, nil, nil)
+}
+
+// LegacyFitsAfter is LegacyFitsNow once the pods of pending, in that order,
+// have taken their room: pods that wait for the device plugin and that
+// kube-scheduler places before this one (not bound yet, or admitted a
+// moment ago and not in the inventory yet). Each takes the first node, in
+// name order, that would run it now (legacy.Room); one that no node runs
+// now takes nothing. With podsOn, the pods bound to a node are those it
+// lists now, not those the snapshot summed: a pod bound since the
+// snapshot was built left pending and must count on its node.
+func (s *Snapshot) LegacyFitsAfter(pod *corev1.Pod, pending []*corev1.Pod, podsOn func(node string) []*corev1.Pod) LegacyFit {
 	fit := LegacyFit{Known: len(s.nodes) > 0 && s.nodes[0].usageKnown}
-	requests := podfacts.EffectiveRequests(pod)
-	var extended []corev1.ResourceName
-	for n := range requests {
-		if podfacts.IsExtendedResource(n) {
-			extended = append(extended, n)
-		}
-	}
-	if !fit.Known || len(extended) == 0 {
+	if !fit.Known {
 		return fit
 	}
-	required := nodeaffinity.GetRequiredNodeAffinity(pod)
-	for i := range s.nodes {
-		ni := s.nodeAt(i) // with the usage of s
-		alloc := ni.node.Status.Allocatable
-		if slices.ContainsFunc(extended, func(n corev1.ResourceName) bool { q, ok := alloc[n]; return !ok || q.IsZero() }) {
-			continue
+	room := legacy.NewRoom(len(s.nodes), func(i int) *corev1.Node { return s.nodeAt(i).node }, func(i int) upstream.Usage {
+		ni := s.nodeAt(i)
+		if podsOn != nil {
+			return legacy.UsageOf(ni.node.Name, podsOn(ni.node.Name))
 		}
-		// Every resource is compared: this is the device plugin's own capacity.
-		if upstream.NodeRejects(required, pod, ni.node) != "" || s.short(ni, requests, func(corev1.ResourceName) bool { return false }) != "" {
-			continue
-		}
+		return ni.usage() // the usage of s
+	})
+	room.Take(pending)
+	room.Fits(pod, func(i int) bool {
 		if fit.Node == "" {
-			fit.Node = ni.node.Name
+			fit.Node = s.nodeAt(i).node.Name
 		}
 		fit.Nodes++
-	}
+		return true
+	})
 	return fit
 }
 

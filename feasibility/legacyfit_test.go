@@ -16,10 +16,12 @@ func TestLegacyFitsNow(t *testing.T) {
 		return builders.MakePod(name, "team").Container("app").Limit("nvidia.com/gpu", gpus).NodeName(node).Obj()
 	}
 	cases := map[string]struct {
-		pods   []*corev1.Pod
-		listed bool
-		pod    *corev1.Pod
-		want   LegacyFit
+		pods     []*corev1.Pod
+		listed   bool
+		pending  []*corev1.Pod // waiting for the device plugin before pod
+		boundNow []*corev1.Pod // bound since the snapshot was built (podsOn)
+		pod      *corev1.Pod
+		want     LegacyFit
 	}{
 		"without the pods bound to the nodes nothing is known": {
 			pod:  gpuPod("p", "2", ""),
@@ -59,6 +61,30 @@ func TestLegacyFitsNow(t *testing.T) {
 			pod:    builders.MakePod("p", "team").Container("app").Request("cpu", "1").Obj(),
 			want:   LegacyFit{Known: true},
 		},
+		"a pod waiting for the device plugin takes the last free GPU first": {
+			pods:    []*corev1.Pod{gpuPod("a", "8", "legacy-gfd-0"), gpuPod("b", "7", "legacy-gfd-1")},
+			pending: []*corev1.Pod{gpuPod("w", "1", "")},
+			pod:     gpuPod("p", "1", ""),
+			want:    LegacyFit{Known: true},
+		},
+		"pods waiting for the device plugin fill the nodes in name order": {
+			listed:  true,
+			pending: []*corev1.Pod{gpuPod("w1", "8", ""), gpuPod("w2", "4", "")},
+			pod:     gpuPod("p", "4", ""),
+			want:    LegacyFit{Known: true, Node: "legacy-gfd-1", Nodes: 1},
+		},
+		"a waiting pod that no node runs now takes nothing": {
+			listed:  true,
+			pending: []*corev1.Pod{gpuPod("w", "16", "")},
+			pod:     gpuPod("p", "8", ""),
+			want:    LegacyFit{Known: true, Node: "legacy-gfd-0", Nodes: 2},
+		},
+		"a pod bound since the snapshot was built counts on its node": {
+			listed:   true,
+			boundNow: []*corev1.Pod{gpuPod("b", "8", "legacy-gfd-0")},
+			pod:      gpuPod("p", "8", ""),
+			want:     LegacyFit{Known: true, Node: "legacy-gfd-1", Nodes: 1},
+		},
 		"CPU counts beside the GPUs": {
 			listed: true,
 			pod:    builders.MakePod("p", "team").Container("app").Limit("nvidia.com/gpu", "1").Request("cpu", "96").Obj(),
@@ -73,7 +99,7 @@ func TestLegacyFitsNow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, snap.LegacyFitsNow(tc.pod)); diff != "" {
+			if diff := cmp.Diff(tc.want, snap.LegacyFitsAfter(tc.pod, tc.pending, boundOn(tc.boundNow))); diff != "" {
 				t.Errorf("(-want,+got):\n%s", diff)
 			}
 		})
@@ -187,5 +213,22 @@ func TestLegacyUnservable(t *testing.T) {
 				t.Errorf("(-want,+got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// boundOn lists the pods bound to a node among bound; nil for none: the
+// snapshot's usage then.
+func boundOn(bound []*corev1.Pod) func(string) []*corev1.Pod {
+	if bound == nil {
+		return nil
+	}
+	return func(node string) []*corev1.Pod {
+		var out []*corev1.Pod
+		for _, p := range bound {
+			if p.Spec.NodeName == node {
+				out = append(out, p)
+			}
+		}
+		return out
 	}
 }

@@ -78,6 +78,9 @@ type Inventory struct {
 	pods       cache.SharedIndexInformer
 
 	reserved *Reservations
+	// devicePluginHeld: the pods admission kept on the device plugin while
+	// DRA was busy, until the informer shows them.
+	devicePluginHeld *DevicePluginHolds
 
 	generation atomic.Uint64 // moves with every change a verdict reads
 	fleetGen   atomic.Uint64 // moves with every change of the fleet but its allocations
@@ -133,7 +136,8 @@ func New(client kubernetes.Interface, opts Options) *Inventory {
 		f := feasibility.DefaultFeatures()
 		opts.Features = &f
 	}
-	inv := &Inventory{client: client, opts: opts, reserved: NewReservations(opts.ReservationTTL)}
+	inv := &Inventory{client: client, opts: opts, reserved: NewReservations(opts.ReservationTTL),
+		devicePluginHeld: NewDevicePluginHolds(0)}
 	// Informers keep what is read of each object (see transform).
 	strip := informers.WithTransform(transform)
 	inv.factory = informers.NewSharedInformerFactoryWithOptions(client, opts.Resync, strip)
@@ -668,6 +672,9 @@ func (inv *Inventory) podEvent(o, n any) {
 	if !ok {
 		return
 	}
+	if id := p.Annotations[api.AnnotationDevicePluginHold]; id != "" {
+		inv.devicePluginHeld.Seen(id) // the pods of the inventory count it now
+	}
 	if id := p.Annotations[api.AnnotationAdmission]; id != "" {
 		if PodGone(p) {
 			inv.reserved.Release(id)
@@ -768,6 +775,28 @@ func (inv *Inventory) NotRunning() []*corev1.Pod {
 	out := indexedAs[*corev1.Pod](inv.pods, indexNotRunningExtended, indexNotRunningExtended)
 	slices.SortFunc(out, PendingOrder)
 	return out
+}
+
+// HoldDevicePlugin counts the pod of an admission kept on the device plugin
+// while DRA was busy until the informer shows it
+// (api.AnnotationDevicePluginHold).
+func (inv *Inventory) HoldDevicePlugin(id string, pod *corev1.Pod, now time.Time) {
+	inv.devicePluginHeld.Hold(id, pod, now)
+}
+
+// DevicePluginPods lists the pods that kube-scheduler will place on
+// device-plugin nodes before a pod admitted now, as far as the informer
+// shows them: not bound yet and asking for an extended resource, in
+// creation order; then the pods kept on the device plugin a moment ago
+// that it does not show yet (HoldDevicePlugin), in admission order. podsOn
+// gives the pods bound to a node as the informer shows them when it is
+// called: the snapshot sums them at most every MinRebuildInterval, and a
+// pod bound since would count nowhere. Read in this order (held, unbound,
+// bound), a pod moving along is counted twice for a moment, never missed.
+func (inv *Inventory) DevicePluginPods(now time.Time) (waiting []*corev1.Pod, podsOn func(node string) []*corev1.Pod) {
+	held := inv.devicePluginHeld.Pods(now)
+	waiting = slices.DeleteFunc(inv.NotRunning(), func(p *corev1.Pod) bool { return p.Spec.NodeName != "" })
+	return append(waiting, held...), inv.podsOn
 }
 
 // Indexes of the caches that admission reads without listing.

@@ -55,6 +55,12 @@ func annotationsOnly(t testing.TB, raw, patch []byte) (map[string]string, bool) 
 				}
 				delete(ann, k)
 			}
+			// A pod kept on the device plugin while DRA is busy also
+			// carries its hold.
+			if v, ok := ann[api.AnnotationDevicePluginHold].(string); ok && got[api.AnnotationDecision] == api.DecisionKeptLegacy {
+				got[api.AnnotationDevicePluginHold] = v
+				delete(ann, api.AnnotationDevicePluginHold)
+			}
 			if len(ann) == 0 {
 				delete(meta, "annotations")
 			}

@@ -45,6 +45,12 @@ func burst(t *testing.T, f *fixture, n, workers int) []string {
 				req.UID = types.UID(fmt.Sprintf("admission-%02d", i))
 				resp := f.handler.Handle(t.Context(), req)
 				if !mutated(t, req, resp) {
+					if len(resp.Patches) > 0 && f.inv.DevicePluginHolds != nil {
+						kept := applied(t, req, resp)
+						if kept.Annotations[api.AnnotationReason] == string(decide.ReasonDRABusyLegacyFree) && kept.Annotations[api.AnnotationDevicePluginHold] != string(req.UID) {
+							t.Errorf("pod kept on the device plugin carries %s=%q, want %q", api.AnnotationDevicePluginHold, kept.Annotations[api.AnnotationDevicePluginHold], req.UID)
+						}
+					}
 					continue
 				}
 				if got := applied(t, req, resp).Annotations[api.AnnotationAdmission]; f.handler.Holder != nil && got != string(req.UID) {
@@ -78,6 +84,7 @@ func reservingFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := newFixture(t, "mixed", mixedWithPods)
 	f.inv.Reservations = inventory.NewReservations(time.Minute)
+	f.inv.DevicePluginHolds = inventory.NewDevicePluginHolds(time.Minute)
 	f.handler.Holder = f.inv
 	return f
 }
@@ -157,6 +164,31 @@ func TestABurstTranslatesOnlyWhatDRACanHold(t *testing.T) {
 			t.Errorf("translated %d pods, want all %d (each check sees the same free devices)", len(got), n)
 		}
 	})
+}
+
+// TestABurstPastBothSidesKeepsOnlyWhatTheDevicePluginHolds: a burst past
+// what the DRA GPUs and the 16 free device-plugin GPUs hold together. The
+// pods kept on the device plugin while DRA is busy count against its room
+// (none of them is in the inventory yet): 8 are kept, and the others are
+// translated to wait for DRA devices, which the pods that hold them now
+// free; without that count every one of them would be kept for the same
+// free GPUs, and those past 8 would wait for the device plugin even once
+// DRA devices free up.
+func TestABurstPastBothSidesKeepsOnlyWhatTheDevicePluginHolds(t *testing.T) {
+	holds := draHolds(t, newFixture(t, "mixed", mixedWithPods))
+	n := holds + 12
+	for _, workers := range []int{1, 8} {
+		t.Run(fmt.Sprintf("%d at once", workers), func(t *testing.T) {
+			f := reservingFixture(t)
+			translated := burst(t, f, n, workers)
+			if got := testutil.ToFloat64(f.metrics.Admissions.WithLabelValues("enforce", "KeepLegacy", string(decide.ReasonDRABusyLegacyFree))); got != 8 {
+				t.Errorf("%g pods kept with DRABusyLegacyFree, want the 8 the device plugin's GPUs hold", got)
+			}
+			if len(translated) != holds+4 {
+				t.Errorf("translated %d pods, want %d: the %d DRA holds, then the 4 no side runs now, to wait for DRA", len(translated), holds+4, holds)
+			}
+		})
+	}
 }
 
 // TestReleasedDevicesServeTheNextPod: once a translated pod is bound (its

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -87,6 +88,13 @@ type DeviceHolder interface {
 	// Reserve holds what a FitsNow verdict picked for the pod of an
 	// admission (its id), from now on.
 	Reserve(id string, checked *corev1.Pod, claims []*resourceapi.ResourceClaimSpec, v feasibility.Verdict, now time.Time)
+	// HoldDevicePlugin counts the pod of an admission (its id) kept on the
+	// device plugin while DRA was busy, until the informer shows it.
+	HoldDevicePlugin(id string, pod *corev1.Pod, now time.Time)
+	// DevicePluginPods lists the pods that take device-plugin room before
+	// a pod admitted now (unbound, or held: HoldDevicePlugin), and gives
+	// the pods bound to a node as they are now.
+	DevicePluginPods(now time.Time) (waiting []*corev1.Pod, podsOn func(node string) []*corev1.Pod)
 }
 
 // RowRecorder keeps the row of each decision for the report
@@ -216,13 +224,15 @@ type admitting struct {
 	// a dry run); release ends its serialized part. forwarding: it is
 	// sent to the replica that leads if it would hold any (forward), so
 	// this replica decides it without waiting or taking over.
-	holding, forwarding bool
-	release             func()
-	now                 time.Time
-	snap                *feasibility.Snapshot
-	dec                 *decide.Decision
-	row                 decisions.Row
-	said                explain.Said
+	// devicePluginHeld: the pod is kept on the device plugin while DRA is
+	// busy, and counted as taking its room (HoldDevicePlugin).
+	holding, forwarding, devicePluginHeld bool
+	release                               func()
+	now                                   time.Time
+	snap                                  *feasibility.Snapshot
+	dec                                   *decide.Decision
+	row                                   decisions.Row
+	said                                  explain.Said
 	// resp is the response as reserve left it: the patch of a translated
 	// pod, or what a translation that could not be applied says.
 	resp admission.Response
@@ -285,8 +295,12 @@ func (h *PodHandler) decide(ctx context.Context, a *admitting, t *trace) *answer
 	// webhook; the pod carries the tolerations its cluster gives (the
 	// ExtendedResourceToleration plugin's, where it runs) and gets none
 	// from claimbridge.
-	dec, err := decide.Pod(ctx, decide.Input{Pod: a.pod, Policy: h.Policy(), Classes: h.Inventory.Classes(), Quotas: h.Inventory.Quotas(a.req.Namespace),
-		Checker: h.Checker, Snapshot: a.snap, WhenDRABusy: h.Inventory.WhenDRABusy(a.req.Namespace), Admitted: true, Platform: h.platform()})
+	in := decide.Input{Pod: a.pod, Policy: h.Policy(), Classes: h.Inventory.Classes(), Quotas: h.Inventory.Quotas(a.req.Namespace),
+		Checker: h.Checker, Snapshot: a.snap, WhenDRABusy: h.Inventory.WhenDRABusy(a.req.Namespace), Admitted: true, Platform: h.platform()}
+	if h.Holder != nil {
+		in.DevicePluginPods = func() ([]*corev1.Pod, func(string) []*corev1.Pod) { return h.Holder.DevicePluginPods(a.now) }
+	}
+	dec, err := decide.Pod(ctx, in)
 	if dec != nil {
 		t.decided(dec.Durations)
 	}
@@ -295,10 +309,22 @@ func (h *PodHandler) decide(ctx context.Context, a *admitting, t *trace) *answer
 	}
 	h.observe(dec)
 	a.dec, a.row = dec, decisions.NewRow("Pod", a.pod, "", dec)
+	if serialized && a.keptOnDevicePlugin() {
+		// Counted before the next decision reads what the device plugin
+		// has free.
+		h.Holder.HoldDevicePlugin(string(a.req.UID), a.pod, a.now)
+		a.devicePluginHeld = true
+	}
 	if !a.translating() {
 		a.release()
 	}
 	return nil
+}
+
+// keptOnDevicePlugin: enforce mode, and the pod is kept as submitted
+// because DRA is busy while the device plugin runs it now.
+func (a *admitting) keptOnDevicePlugin() bool {
+	return a.mode == api.ModeEnforce && a.row.Outcome == reason.OutcomeKeepLegacy && a.dec.Legacy != nil && a.dec.Legacy.Node != ""
 }
 
 // failed answers a decision that refused the pod: admitted as submitted,
@@ -311,12 +337,13 @@ func (h *PodHandler) failed(a *admitting, err error) *answered {
 	return &answered{resp, decision{mode: a.mode, outcome: "Error", reason: explain.ReasonDecideError, message: msg}}
 }
 
-// forward sends a decision that would hold devices to the replica that
-// leads (h.Leader), which decides it again with every hold of the cluster
-// and answers it. When no leader takes it, the pod is decided here again,
-// this time serialized, taking over and holding.
+// forward sends a decision that would hold devices, DRA's or the device
+// plugin's, to the replica that leads (h.Leader), which decides it again
+// with every hold of the cluster and answers it. When no leader takes it,
+// the pod is decided here again, this time serialized, taking over and
+// holding.
 func (h *PodHandler) forward(ctx context.Context, a *admitting, t *trace) *answered {
-	if !a.forwarding || !a.translating() {
+	if !a.forwarding || (!a.translating() && !a.keptOnDevicePlugin()) {
 		return nil
 	}
 	resp, err := h.Leader.Forward(ctx, a.req)
@@ -450,6 +477,9 @@ func (h *PodHandler) respond(a *admitting) (admission.Response, decision) {
 			resp = admission.Allowed("claimbridge: " + string(a.row.Outcome) + ": " + explain.Truncate(s.Headline, maxAllowedMessage) + "; not mutated")
 		}
 		resp = annotate(a.submitted, a.row.Outcome, s, resp)
+		if a.devicePluginHeld {
+			resp.Patches = append(resp.Patches, jsonpatch.NewOperation("add", "/metadata/annotations/"+jsonPointerEscape(api.AnnotationDevicePluginHold), string(a.req.UID)))
+		}
 	}
 	if h.Report != nil && !a.dryRun {
 		h.Report.Add(a.req.Namespace, a.row, a.now)

@@ -17,6 +17,7 @@ import (
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/inventory"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // StaticInventory answers from objects listed once.
@@ -33,6 +34,9 @@ type StaticInventory struct {
 	// Pending are the translated pods waiting for their claims that
 	// another replica admitted (TakeOver takes them over).
 	Pending []*corev1.Pod
+	// DevicePluginHolds, when set, count the pods HoldDevicePlugin held
+	// (none are ever seen: the list does not change).
+	DevicePluginHolds *inventory.DevicePluginHolds
 
 	once sync.Once
 	snap *feasibility.Snapshot
@@ -147,6 +151,32 @@ func (s *StaticInventory) TakeOver(ctx context.Context, checker *feasibility.Che
 // Reserve implements the handler's DeviceHolder with the Reservations.
 func (s *StaticInventory) Reserve(id string, checked *corev1.Pod, claims []*resourceapi.ResourceClaimSpec, v feasibility.Verdict, now time.Time) {
 	s.Reservations.Reserve(id, checked, claims, v, now)
+}
+
+// HoldDevicePlugin implements the handler's DeviceHolder with the
+// DevicePluginHolds.
+func (s *StaticInventory) HoldDevicePlugin(id string, pod *corev1.Pod, now time.Time) {
+	if s.DevicePluginHolds != nil {
+		s.DevicePluginHolds.Hold(id, pod, now)
+	}
+}
+
+// DevicePluginPods implements the handler's DeviceHolder: the held pods,
+// after the fleet's pods that are not bound and ask for an extended
+// resource; the bound pods are the snapshot's (podsOn nil).
+func (s *StaticInventory) DevicePluginPods(now time.Time) (waiting []*corev1.Pod, podsOn func(string) []*corev1.Pod) {
+	var out []*corev1.Pod
+	if s.Fleet != nil {
+		for _, p := range s.Fleet.Pods {
+			if p.Spec.NodeName == "" && !inventory.PodGone(p) && podfacts.NamesExtended(p) {
+				out = append(out, p)
+			}
+		}
+	}
+	if s.DevicePluginHolds != nil {
+		out = append(out, s.DevicePluginHolds.Pods(now)...)
+	}
+	return out, nil
 }
 
 // WhenDRABusy implements InventoryReader.
