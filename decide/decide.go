@@ -153,7 +153,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	if in.Checker != nil && in.Snapshot != nil {
 		// The fleet's devices say which families are shared, and how.
 		sharing := in.Checker.Sharing(ctx, in.Snapshot, in.Policy)
-		tin.Shares, tin.Memory = sharing.Shares, sharing.Memory
+		tin.Shares, tin.Memory, tin.Renamed = sharing.Shares, sharing.Memory, sharing.Renamed
 	}
 	res, err := translate.Pod(tin)
 	if err != nil {

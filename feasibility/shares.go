@@ -28,6 +28,10 @@ type FleetSharing struct {
 	// (translate.Policy.MemoryCapacity) and no share count
 	// (celgen.DeviceMemoryShared).
 	Memory map[string]celgen.SharedMemory
+	// Renamed: the counts of Shares published only on nodes whose labels
+	// say the device plugin renamed their shared resource
+	// (translate.Policy.SharesRenamed).
+	Renamed map[string][]int64
 }
 
 // Sharing says what the fleet's devices that match one of a family's
@@ -35,7 +39,7 @@ type FleetSharing struct {
 // once per inventory and policy; the snapshots WithClaims derives share
 // the answer (allocations do not change which devices are shared).
 func (c *Checker) Sharing(ctx context.Context, snap *Snapshot, p *translate.Policy) FleetSharing {
-	out := FleetSharing{Shares: map[string][]int64{}, Memory: map[string]celgen.SharedMemory{}}
+	out := FleetSharing{Shares: map[string][]int64{}, Memory: map[string]celgen.SharedMemory{}, Renamed: map[string][]int64{}}
 	if snap == nil || p == nil {
 		return out
 	}
@@ -47,7 +51,7 @@ func (c *Checker) Sharing(ctx context.Context, snap *Snapshot, p *translate.Poli
 	if ok {
 		return cached
 	}
-	s := sharingScan{c: c, ctx: ctx, snap: snap, root: root, rules: p.FamilyDeviceRules(), seen: map[string]map[int64]bool{}, memory: map[string]map[memoryKind]bool{}}
+	s := sharingScan{c: c, ctx: ctx, snap: snap, root: root, rules: p.FamilyDeviceRules(), seen: map[string]map[int64]bool{}, plain: map[string]map[int64]bool{}, memory: map[string]map[memoryKind]bool{}}
 	capacities, memories := map[string]string{}, map[string]string{}
 	for _, f := range slices.Sorted(maps.Keys(s.rules)) {
 		if capacity, ok := p.ShareCapacity(f); ok {
@@ -64,12 +68,15 @@ func (c *Checker) Sharing(ctx context.Context, snap *Snapshot, p *translate.Poli
 				continue
 			}
 			for _, f := range slices.Sorted(maps.Keys(capacities)) {
-				s.device(d, f, capacities[f], memories[f])
+				s.device(d, f, capacities[f], memories[f], p.SharesRenamed(f, ni.node.Labels))
 			}
 		}
 	}
 	for f, ns := range s.seen {
 		out.Shares[f] = slices.Sorted(maps.Keys(ns))
+		if renamed := slices.DeleteFunc(slices.Clone(out.Shares[f]), func(n int64) bool { return s.plain[f][n] }); len(renamed) > 0 {
+			out.Renamed[f] = renamed
+		}
 	}
 	for f, kinds := range s.memory {
 		var m celgen.SharedMemory
@@ -99,9 +106,10 @@ type sharingScan struct {
 	root  *Snapshot
 	rules map[string][]translate.DeviceRule
 	cc    *cel.Cache
-	// seen: share counts by family; memory: devices shared by memory.
-	seen   map[string]map[int64]bool
-	memory map[string]map[memoryKind]bool
+	// seen: share counts by family, plain those on nodes that do not rename
+	// them; memory: devices shared by memory.
+	seen, plain map[string]map[int64]bool
+	memory      map[string]map[memoryKind]bool
 }
 
 // memoryKind is a device shared by memory: its memory and whether a claim
@@ -112,8 +120,9 @@ type memoryKind struct {
 }
 
 // device records what the device d says of family f's sharing, when it
-// matches one of the family's rules.
-func (s *sharingScan) device(d *deviceRef, f, capacity, memory string) {
+// matches one of the family's rules; renamed: its node renames the shared
+// resource.
+func (s *sharingScan) device(d *deviceRef, f, capacity, memory string, renamed bool) {
 	n, ok := celgen.DeviceShares(d.driver, d.device, capacity)
 	if !ok && celgen.SharedForNothing(d.device) {
 		n, ok = 0, true // any number of claims share it: 0 shares
@@ -123,7 +132,7 @@ func (s *sharingScan) device(d *deviceRef, f, capacity, memory string) {
 	if memory != "" {
 		mk.bytes, mk.takesAll, byMemory = celgen.DeviceMemoryShared(d.driver, d.device, capacity, memory)
 	}
-	if (!ok || s.seen[f][n]) && (!byMemory || s.memory[f][mk]) {
+	if (!ok || s.seen[f][n] && (renamed || s.plain[f][n])) && (!byMemory || s.memory[f][mk]) {
 		return
 	}
 	if s.cc == nil {
@@ -136,6 +145,9 @@ func (s *sharingScan) device(d *deviceRef, f, capacity, memory string) {
 	}
 	if ok {
 		addSeen(s.seen, f, n)
+		if !renamed {
+			addSeen(s.plain, f, n)
+		}
 	}
 	if byMemory {
 		addSeen(s.memory, f, mk)

@@ -124,7 +124,7 @@ func backwardGFDProduct(p *Policy, rule *v1alpha1.NodeLabelRule, _ string, n leg
 			// GFD marks time-sliced GPUs when the device plugin advertises
 			// them under the plain resource name (not renamed).
 			if _, shared := p.replicas(ds[0], f); shared && n.plainShares[f] {
-				return gpulabels.Sanitise(*a.StringValue) + gfdSharedSuffix, true
+				return gpulabels.Sanitise(*a.StringValue) + gpulabels.SharedSuffix, true
 			}
 			return gpulabels.Sanitise(*a.StringValue), true
 		}

@@ -34,6 +34,9 @@ type goldenCase struct {
 	// Shares is Input.Shares: the share counts of the fleet's shared
 	// devices by family ({} for a fleet without any); unset, no fleet.
 	Shares map[string][]int64 `json:"shares,omitempty"`
+	// Renamed is Input.Renamed: the counts of Shares only nodes that
+	// rename their shared resource publish.
+	Renamed map[string][]int64 `json:"renamed,omitempty"`
 	// Memory is Input.Memory: the fleet's devices shared by memory.
 	Memory map[string]celgen.SharedMemory `json:"memory,omitempty"`
 }
@@ -65,7 +68,7 @@ func loadCase(t testing.TB, path string) (Input, *goldenCase) {
 	if err := yaml.UnmarshalStrict(data, &gc); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	in := Input{Pod: gc.Pod, Classes: gc.Classes, Quotas: gc.Quotas, Alternative: gc.Alternative, Admitted: gc.Admitted, Shares: gc.Shares, Memory: gc.Memory}
+	in := Input{Pod: gc.Pod, Classes: gc.Classes, Quotas: gc.Quotas, Alternative: gc.Alternative, Admitted: gc.Admitted, Shares: gc.Shares, Renamed: gc.Renamed, Memory: gc.Memory}
 	switch {
 	case gc.Policy != nil:
 		in.Policy, err = NewPolicy(gc.Policy)

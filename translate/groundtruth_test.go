@@ -470,8 +470,8 @@ func TestWhereTheVocabulariesDiffer(t *testing.T) {
 // a time-sliced GPU by any of GFD's sharing labels asks for one share of a
 // shared device: its claim matches each of the driver's shared GPUs and
 // none of its GPUs without shares; a whole GPU pinned by the plain labels
-// matches the GPUs without shares, and on the shared ones only as all 4
-// shares. The legacy view of the shared devices gives GFD's labels back:
+// (the product alone is enough) matches the GPUs without shares only, and a
+// whole GPU without GPU labels the shared ones too, as all 4 shares. The legacy view of the shared devices gives GFD's labels back:
 // the -SHARED product to a pod that asks for nvidia.com/gpu, the plain
 // product to one that asks for the renamed nvidia.com/gpu.shared.
 func TestTimeSlicedLabelsSelectTheSharedDevices(t *testing.T) {
@@ -537,8 +537,30 @@ func TestTimeSlicedLabelsSelectTheSharedDevices(t *testing.T) {
 		}
 	})
 
-	t.Run("a whole GPU without sharing labels takes all shares of a shared one", func(t *testing.T) {
+	// GFD labels a GPU shared under nvidia.com/gpu with the -SHARED
+	// product: the plain product alone keeps the pod off shared GPUs.
+	t.Run("a whole GPU pinned by the plain product alone", func(t *testing.T) {
 		res, err := Pod(Input{Pod: gtPod("nvidia.com/gpu", map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"}), Policy: p, Shares: fleet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := res.Template.Spec.Spec.Devices.Requests[0].Exactly; e == nil || e.Capacity != nil {
+			t.Fatalf("request %+v, want exactly one GPU without a capacity request", res.Template.Spec.Spec.Devices.Requests[0])
+		}
+		for _, d := range plain {
+			if !claimMatches(t, res.Template, d) {
+				t.Errorf("the whole GPU does not select %s", d.Name)
+			}
+		}
+		for _, d := range shared {
+			if claimMatches(t, res.Template, d) {
+				t.Errorf("a GPU GFD labels with the plain product selects the shared %s", d.Name)
+			}
+		}
+	})
+
+	t.Run("a whole GPU without GPU labels takes all shares of a shared one", func(t *testing.T) {
+		res, err := Pod(Input{Pod: gtPod("nvidia.com/gpu", nil), Policy: p, Shares: fleet})
 		if err != nil {
 			t.Fatal(err)
 		}

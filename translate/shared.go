@@ -78,12 +78,6 @@ func sharedBySelector(r *v1alpha1.ResourceRule) bool {
 	return r.Shared && r.Sharing != nil && r.Sharing.Mode == v1alpha1.SharingConsumableCapacity
 }
 
-// gfdSharedSuffix is what GPU Feature Discovery appends to
-// nvidia.com/gpu.product when the GPU is time-sliced or shared by MPS with
-// replicas > 1 and the resource is not renamed (internal/lm/resource.go,
-// getProductName).
-const gfdSharedSuffix = "-SHARED"
-
 // gkeGPUs reports whether GKE labels the nodes of the family's devices: the
 // policy reads GKE's accelerator label for it, or GFD's product label (GKE
 // shares NVIDIA GPUs).
@@ -127,8 +121,8 @@ func (p *Policy) selectsShared(family, key string, op corev1.NodeSelectorOperato
 	switch op {
 	case corev1.NodeSelectorOpIn:
 		for _, v := range values {
-			if product && strings.HasSuffix(v, gfdSharedSuffix) {
-				return fmt.Sprintf("GPU Feature Discovery appends %s to the product of time-sliced or MPS GPUs", gfdSharedSuffix)
+			if product && strings.HasSuffix(v, gpulabels.SharedSuffix) {
+				return fmt.Sprintf("GPU Feature Discovery appends %s to the product of time-sliced or MPS GPUs", gpulabels.SharedSuffix)
 			}
 			if shared, _ := gpulabels.SharingValue(key, v); shared {
 				return "GPU Feature Discovery writes this value only on nodes whose GPUs are time-sliced or shared by MPS"

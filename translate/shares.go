@@ -12,6 +12,7 @@ import (
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
 	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/translate/celgen"
+	"github.com/claimbridge/claimbridge/translate/gpulabels"
 )
 
 // Consumable shares. A device plugin that time-slices a GPU advertises it N
@@ -249,6 +250,7 @@ func (t *translation) exclusive() {
 		}
 		var alts []*alt
 		var said []string
+		whole := false
 		for _, a := range r.alts {
 			f := t.p.familyOfClass(a.class, u.rule.Family)
 			capacity, ok := t.p.shareCapacity(f)
@@ -259,13 +261,17 @@ func (t *translation) exclusive() {
 			}
 			a.selectors = append(a.selectors, celgen.ExclusiveSelector)
 			alts = append(alts, a)
-			if v := t.memoryWhole(a, f); v != nil {
-				alts = append(alts, t.variant(r, a, v))
+			// Where the pod as submitted cannot run on shared GPUs, its
+			// translation takes none.
+			admits := t.p.admitsShared(f, a.labels)
+			if v := t.memoryWhole(a, f); v != nil && admits {
+				alts, whole = append(alts, t.variant(r, a, v)), true
 			}
 			for _, n := range counts {
-				if n < 1 {
-					continue // shared for nothing: no shares to take all of
+				if n < 1 || !admits || slices.Contains(t.in.Renamed[f], n) {
+					continue // shared for nothing (no shares to take all of), or no place today
 				}
+				whole = true
 				v := *a
 				v.selectors = append(slices.Clone(a.selectors[:len(a.selectors)-1]), celgen.SharesOf(capacity, n))
 				v.shareCap, v.shares = capacity.ID, n
@@ -280,11 +286,45 @@ func (t *translation) exclusive() {
 		}
 		r.alts = alts
 		if len(said) > 0 {
+			takes := "or all the shares of shared ones"
+			if !whole {
+				takes = "not shared ones: as submitted the pod runs on no shared GPU (its node selection excludes GPU Feature Discovery's labels of GPUs shared under " + string(u.resource) + ", or the nodes of the shared ones rename it)"
+			}
 			t.add(say(ReasonWholeDeviceOnShares, u.path.Child("resources", "limits").Key(string(u.resource)),
-				"%s asks for whole devices, and %s: without a capacity request a claim would take one share of a shared device, so request %s takes devices that allow one allocation, or all the shares of shared ones",
-				u.cname, strings.Join(said, ", "), requestLabel(r)))
+				"%s asks for whole devices, and %s: without a capacity request a claim would take one share of a shared device, so request %s takes devices that allow one allocation, %s",
+				u.cname, strings.Join(said, ", "), requestLabel(r), takes))
 		}
 	}
+}
+
+// admitsShared: the node-label requirements an alternative was made for,
+// preferred ones aside, admit a node whose device plugin shares the
+// family's GPUs under the plain resource name, as GPU Feature Discovery
+// labels it (gpulabels.AdmitsShared): a -SHARED product, replicas above 1.
+func (p *Policy) admitsShared(family string, reqs []*labelReq) bool {
+	return !slices.ContainsFunc(reqs, func(r *labelReq) bool {
+		rule, _, ok := p.labelRule(r.key, family)
+		return ok && r.loc.kind != locPreferred && !gpulabels.AdmitsShared(rule.Conversion, r.op, r.values)
+	})
+}
+
+// SharesRenamed reports whether a node's labels say that its device plugin
+// offers the family's shared GPUs only under a renamed resource
+// (renameByDefault: nvidia.com/gpu.shared), never under the plain one: GPU
+// Feature Discovery's labels say they are shared (replicas above 1, a
+// sharing strategy), and its product has no -SHARED, which GFD appends only
+// where the resource keeps its name (gpulabels.SharedSuffix).
+func (p *Policy) SharesRenamed(family string, labels map[string]string) bool {
+	shared, plain, marked := false, false, false
+	for k, v := range labels {
+		switch rule, _, ok := p.labelRule(k, family); {
+		case ok && rule.Conversion == v1alpha1.ConvGFDProduct:
+			marked, plain = marked || strings.HasSuffix(v, gpulabels.SharedSuffix), plain || !strings.HasSuffix(v, gpulabels.SharedSuffix)
+		case ok && (rule.Conversion == v1alpha1.ConvReplicas || rule.Conversion == v1alpha1.ConvSharingStrategy):
+			shared = shared || gpulabels.AdmitsShared(rule.Conversion, corev1.NodeSelectorOpIn, []string{v})
+		}
+	}
+	return shared && plain && !marked
 }
 
 // variant returns v, a variant of request r's alternative a, after adding
@@ -336,7 +376,8 @@ func (r *request) readsSharing() bool {
 // families of the shared resources it asks for (sharing mode
 // ConsumableShares) and of its plain ones when it selects shared GPUs by
 // node label; plain those it asks for under the plain resource name
-// (nvidia.com/gpu on a -SHARED product), on which GFD marks the product.
+// (nvidia.com/gpu), which the device plugin offers of a shared GPU only
+// without renaming: GFD then marks the product -SHARED.
 func (p *Policy) LegacyShares(pod *corev1.Pod) (shares, plain map[string]bool) {
 	shares, plain = map[string]bool{}, map[string]bool{}
 	byLabel := map[string]bool{}
@@ -355,8 +396,8 @@ func (p *Policy) LegacyShares(pod *corev1.Pod) (shares, plain map[string]bool) {
 		switch {
 		case rule.Shared && rule.Sharing != nil && rule.Sharing.Mode == v1alpha1.SharingConsumableShares:
 			shares[rule.Family] = true
-		case !rule.Shared && byLabel[rule.Family]:
-			shares[rule.Family], plain[rule.Family] = true, true
+		case !rule.Shared:
+			shares[rule.Family], plain[rule.Family] = shares[rule.Family] || byLabel[rule.Family], true
 		}
 	}
 	return shares, plain

@@ -59,6 +59,10 @@ type Input struct {
 	// a share becomes 1/N of a device's memory (PolicySpec.MemoryShares,
 	// memory.go). Nil when no fleet is known.
 	Memory map[string]celgen.SharedMemory
+	// Renamed are the share counts of Shares that only devices on nodes
+	// whose device plugin renamed their shared resource publish
+	// (Policy.SharesRenamed): no whole device is taken of those.
+	Renamed map[string][]int64
 	// Admitted says the pod has been through the cluster's admission chain
 	// up to the webhooks: kube-apiserver runs its built-in mutating plugins
 	// (ExtendedResourceToleration among them) before

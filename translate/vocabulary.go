@@ -98,10 +98,10 @@ func (p *Policy) LegacyLabel(key string, nodeLabels map[string]string, devices F
 	return p.LegacyLabelOfShares(key, nodeLabels, devices, nil)
 }
 
-// LegacyLabelOfShares is [Policy.LegacyLabel] for a pod that asks for
-// shares of the families in plainShares under their plain resource name
-// (time-slicing without renaming, see [Policy.LegacyShares]): GFD then
-// marks the product of a shared GPU with -SHARED.
+// LegacyLabelOfShares is [Policy.LegacyLabel] for a pod that asks for the
+// families in plainShares under their plain resource name, which a shared
+// GPU is offered under only without renaming (see [Policy.LegacyShares]):
+// GFD then marks the product of a shared GPU with -SHARED.
 func (p *Policy) LegacyLabelOfShares(key string, nodeLabels map[string]string, devices FamilyDevices, plainShares map[string]bool) (string, bool) {
 	rule, wildcard, ok := p.labelRuleAny(key)
 	if !ok {
@@ -125,8 +125,8 @@ func (p *Policy) LegacyLabelOfShares(key string, nodeLabels map[string]string, d
 type legacyNode struct {
 	labels  map[string]string
 	devices FamilyDevices
-	// plainShares are the families the pod asks for shares of under their
-	// plain resource name ([Policy.LegacyShares]).
+	// plainShares are the families the pod asks for under their plain
+	// resource name ([Policy.LegacyShares]).
 	plainShares map[string]bool
 }
 

@@ -38,8 +38,8 @@ type Devices interface {
 	Family(family string) []translate.LegacyDevice
 }
 
-// Shares are the families a pod asks for as shares, and those of them it
-// asks for under the plain resource name (translate.Policy.LegacyShares).
+// Shares are the families a pod asks for as shares, and those it asks for
+// under the plain resource name (translate.Policy.LegacyShares).
 type Shares struct{ Families, Plain map[string]bool }
 
 // Ask is what a pod as submitted asks of a node's legacy view.
@@ -120,6 +120,15 @@ func View(p *translate.Policy, real *corev1.Node, devs Devices, ask Ask) *corev1
 		count := int64(len(matching))
 		capacity, counted := p.ShareCapacity(rule.Family)
 		switch {
+		case !rule.Shared && counted && p.SharesRenamed(rule.Family, labels):
+			// The device plugin offers the node's shared GPUs under the
+			// renamed resource only: the plain one counts the others.
+			count = 0
+			for _, d := range matching {
+				if replicas(p, rule.Family, d, capacity) == 0 {
+					count++
+				}
+			}
 		case ask.Shares.Families[rule.Family] && counted:
 			// One replica per share of each shared device; a device that
 			// is not shared offers none.

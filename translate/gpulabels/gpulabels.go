@@ -230,3 +230,44 @@ func SelectsMPS(key string, op corev1.NodeSelectorOperator, values []string) str
 	}
 	return ""
 }
+
+// SharedSuffix is what GPU Feature Discovery appends to the product label of
+// GPUs the device plugin shares (time-slicing or MPS, replicas above 1)
+// under the plain resource name; renamed (nvidia.com/gpu.shared,
+// renameByDefault) they keep the plain product
+// (NVIDIA/k8s-device-plugin internal/lm/resource.go, getProductName).
+const SharedSuffix = "-SHARED"
+
+// AdmitsShared reports whether a node-label requirement, on a label the
+// policy reads with the conversion conv, admits a node whose GPUs the
+// device plugin shares under the plain resource name, labelled as GPU
+// Feature Discovery labels it (internal/lm/resource.go, baseLabeler): the
+// product with SharedSuffix, replicas above 1, sharing strategy
+// time-slicing or mps. GFD writes the three on every node it labels, so
+// DoesNotExist admits none; labels of other conversions admit it.
+func AdmitsShared(conv v1alpha1.Conversion, op corev1.NodeSelectorOperator, values []string) bool {
+	shared := map[v1alpha1.Conversion]func(string) bool{
+		v1alpha1.ConvGFDProduct: func(v string) bool { return strings.HasSuffix(v, SharedSuffix) },
+		v1alpha1.ConvReplicas: func(v string) bool {
+			n, err := strconv.Atoi(v)
+			return err == nil && n > 1
+		},
+		v1alpha1.ConvSharingStrategy: func(v string) bool { return v == "time-slicing" || v == "mps" },
+	}[conv]
+	switch {
+	case shared == nil || op == corev1.NodeSelectorOpExists:
+		return true
+	case op == corev1.NodeSelectorOpIn:
+		return slices.ContainsFunc(values, shared)
+	case op == corev1.NodeSelectorOpNotIn:
+		// Any product and any count of replicas is left; of the
+		// strategies, one that values do not list.
+		return conv != v1alpha1.ConvSharingStrategy || !slices.Contains(values, "time-slicing") || !slices.Contains(values, "mps")
+	case op == corev1.NodeSelectorOpGt:
+		return conv == v1alpha1.ConvReplicas
+	case op == corev1.NodeSelectorOpLt && conv == v1alpha1.ConvReplicas && len(values) == 1:
+		n, err := strconv.Atoi(values[0])
+		return err == nil && n > 2
+	}
+	return false
+}
