@@ -46,7 +46,7 @@ func TestChecksOfABurstAnswerAsTheSearch(t *testing.T) {
 		{makeClaim().FirstAvailable("gpu", sub("six", fleetgen.ClassGPU, 6), sub("one", fleetgen.ClassGPU, 1)).Obj()},
 		{makeClaim().FirstAvailable("gpu", sub("six", fleetgen.ClassGPU, 6), sub("one", fleetgen.ClassGPU, 1)).Obj()},
 	}
-	ignore := cmpopts.IgnoreFields(Verdict{}, "Cached", "NodesPruned")
+	ignore := cmp.Options{cmpopts.IgnoreFields(Verdict{}, "Cached", "NodesPruned"), ignoreShareIDs}
 	var revalidated, searchedFrom int64
 	for _, chain := range []bool{false, true} {
 		for _, f := range append(fleetgen.Corpus(), fleetgen.Synthetic(24)) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/claimbridge/claimbridge/translate/gpulabels"
 
 	corev1 "k8s.io/api/core/v1"
@@ -627,4 +629,39 @@ func TestTimeSlicedLabelsSelectTheSharedDevices(t *testing.T) {
 
 func quantityIs(q resource.Quantity, n int64) bool {
 	return q.Cmp(*resource.NewQuantity(n, resource.DecimalSI)) == 0
+}
+
+// TestLegacySharesOfWholeAndSharedGPUs: a pod that asks for nvidia.com/gpu
+// meets a shared GPU only where the device plugin offers it under that
+// name (time-slicing without renaming), which GFD labels with the -SHARED
+// product: LegacyShares names its family plain whatever it selects, so the
+// legacy view gives a shared GPU that product; it counts in shares only
+// where the pod selects shared GPUs. A pod that asks for the renamed
+// nvidia.com/gpu.shared meets the plain product.
+func TestLegacySharesOfWholeAndSharedGPUs(t *testing.T) {
+	p := DefaultPolicy()
+	for name, tc := range map[string]struct {
+		resource               string
+		selector               map[string]string
+		wantShares, wantPlains map[string]bool
+	}{
+		"a whole GPU by its plain product": {resource: "nvidia.com/gpu", selector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"},
+			wantShares: map[string]bool{"nvidia-gpu": false}, wantPlains: map[string]bool{"nvidia-gpu": true}},
+		"a whole GPU of any kind": {resource: "nvidia.com/gpu",
+			wantShares: map[string]bool{"nvidia-gpu": false}, wantPlains: map[string]bool{"nvidia-gpu": true}},
+		"a share by the -SHARED product": {resource: "nvidia.com/gpu", selector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-SHARED"},
+			wantShares: map[string]bool{"nvidia-gpu": true}, wantPlains: map[string]bool{"nvidia-gpu": true}},
+		"a share of the renamed resource": {resource: "nvidia.com/gpu.shared",
+			wantShares: map[string]bool{"nvidia-gpu": true}, wantPlains: map[string]bool{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			shares, plain := p.LegacyShares(gtPod(tc.resource, tc.selector))
+			if diff := cmp.Diff(tc.wantShares, shares); diff != "" {
+				t.Errorf("shares (-want,+got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantPlains, plain); diff != "" {
+				t.Errorf("plain (-want,+got):\n%s", diff)
+			}
+		})
+	}
 }

@@ -114,7 +114,7 @@ func Corpus() []Fleet {
 	labelled("mixed", "")
 	addA100(&mig, "a100-full-0", nil)
 	labelled("full", "")
-	return []Fleet{gpus, gke, a3, mig, amdFleet()}
+	return append([]Fleet{gpus, gke, a3, mig, amdFleet()}, sharedCorpusFleets()...)
 }
 
 // addGPUs adds a node with n full GPUs of one model, two per PCIe root and half per NUMA node.

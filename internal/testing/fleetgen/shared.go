@@ -1,6 +1,9 @@
 package fleetgen
 
 import (
+	"strconv"
+	"strings"
+
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
@@ -51,4 +54,71 @@ func consumableShares(d *resourceapi.Device, n int64) {
 		Default:    resource.NewQuantity(1, resource.DecimalSI),
 		ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: resource.NewQuantity(1, resource.DecimalSI), Max: resource.NewQuantity(n, resource.DecimalSI), Step: resource.NewQuantity(1, resource.DecimalSI)},
 	}}
+}
+
+// sharedCorpusFleets are the placement corpus's fleets of shared GPUs,
+// labelled by GPU Feature Discovery as the device plugin's time-slicing
+// leaves them (NVIDIA/k8s-device-plugin internal/lm/resource.go,
+// baseLabeler): "shared" holds an A100 time-sliced 4 ways under
+// nvidia.com/gpu (product ...-SHARED), a whole A100 and a 4x T4 pool
+// time-sliced 4 ways under the renamed nvidia.com/gpu.shared
+// (renameByDefault: the plain product); "renamed" the T4 pool and the whole
+// A100 alone. The DRA driver publishes each shared GPU with 4 consumable
+// shares.
+func sharedCorpusFleets() []Fleet {
+	shared := Fleet{
+		Name: "shared",
+		Description: "Time-sliced GPUs as GPU Feature Discovery labels them: ts-a100-0 has an A100-SXM4-40GB time-sliced 4 ways under nvidia.com/gpu " +
+			"(product NVIDIA-A100-SXM4-40GB-SHARED), whole-a100-0 an A100-SXM4-40GB not shared, renamed-t4-0 four T4 time-sliced 4 ways under the " +
+			"renamed nvidia.com/gpu.shared (renameByDefault: product Tesla-T4); the DRA driver publishes each shared GPU with 4 consumable shares.",
+		Classes: classes(ClassGPU, ClassMIG),
+	}
+	addLabelledGPUs(&shared, "ts-a100-0", "a2-highgpu-1g", a100x40, 1, 4, false)
+	addLabelledGPUs(&shared, "whole-a100-0", "a2-highgpu-1g", a100x40, 1, 0, false)
+	addLabelledGPUs(&shared, "renamed-t4-0", "g4dn.12xlarge", t4, 4, 4, true)
+	renamed := Fleet{
+		Name: "renamed",
+		Description: "A pool set aside for GPU shares beside a whole GPU: renamed-t4-0 has four T4 time-sliced 4 ways under the renamed " +
+			"nvidia.com/gpu.shared (renameByDefault: product Tesla-T4), published by the DRA driver with 4 consumable shares each; " +
+			"whole-a100-0 an A100-SXM4-40GB not shared.",
+		Classes: classes(ClassGPU, ClassMIG),
+	}
+	addLabelledGPUs(&renamed, "renamed-t4-0", "g4dn.12xlarge", t4, 4, 4, true)
+	addLabelledGPUs(&renamed, "whole-a100-0", "a2-highgpu-1g", a100x40, 1, 0, false)
+	return []Fleet{shared, renamed}
+}
+
+// addLabelledGPUs adds a node with n GPUs of model m, shared in replicas
+// consumable shares each (0: whole), labelled with GFD's product, replicas
+// and sharing strategy; renamed: the device plugin offered the shared GPUs
+// as nvidia.com/gpu.shared, so the product has no -SHARED.
+func addLabelledGPUs(f *Fleet, name, instanceType string, m gpuModel, n int, replicas int64, renamed bool) {
+	nd := node(name, instanceType, "zone-s", "48", "192Gi", nil)
+	product, strategy := strings.ReplaceAll(m.productName, " ", "-"), "none"
+	if replicas > 1 {
+		strategy = "time-slicing"
+		if !renamed {
+			product += "-SHARED"
+		}
+	}
+	for k, v := range map[string]string{
+		"feature.node.kubernetes.io/pci-10de.present": "true",
+		"nvidia.com/gpu.present":                      "true",
+		"nvidia.com/gpu.product":                      product,
+		"nvidia.com/gpu.count":                        strconv.Itoa(n),
+		"nvidia.com/gpu.replicas":                     strconv.FormatInt(max(replicas, 1), 10),
+		"nvidia.com/gpu.sharing-strategy":             strategy,
+	} {
+		nd.Labels[k] = v
+	}
+	var devices []resourceapi.Device
+	for i := range n {
+		d := gpuDevice(name, m, i, pciePort{root: 0x10 * (i + 1), numaNode: 0})
+		if replicas > 1 {
+			consumableShares(&d, replicas)
+		}
+		devices = append(devices, withBus([]resourceapi.Device{d}, i)...)
+	}
+	f.Nodes = append(f.Nodes, nd)
+	f.Slices = append(f.Slices, slice(name, DriverGPU, devices))
 }
