@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -113,8 +114,14 @@ func publishCorpusFleet(t *testing.T, name, probeNS string) *corpusFleet {
 			draNodes[*s.Spec.NodeName] = true
 		}
 	}
+	// The probe asks for the GPUs of the fleet's driver: AMD's alone where
+	// no class serves NVIDIA GPUs.
+	gpu := corev1.ResourceName("nvidia.com/gpu")
+	if !slices.ContainsFunc(inv.DeviceClasses, func(dc *resourceapi.DeviceClass) bool { return dc.Name == "gpu.nvidia.com" }) {
+		gpu = "amd.com/gpu"
+	}
 	waitInventory(t)
-	waitDRANodes(t, probeNS, draNodes)
+	waitDRANodes(t, probeNS, draNodes, gpu)
 	return cf
 }
 
@@ -122,7 +129,7 @@ func publishCorpusFleet(t *testing.T, name, probeNS string) *corpusFleet {
 // want: an audit-mode probe pod that lands nowhere reports how many DRA
 // nodes the placement check compared. The fleet's last slice is created
 // last, so its node being counted means every slice before it was seen.
-func waitDRANodes(t *testing.T, probeNS string, want map[string]bool) {
+func waitDRANodes(t *testing.T, probeNS string, want map[string]bool, gpu corev1.ResourceName) {
 	t.Helper()
 	list, err := client.ResourceV1().ResourceSlices().List(t.Context(), metav1.ListOptions{})
 	if err != nil {
@@ -142,7 +149,7 @@ func waitDRANodes(t *testing.T, probeNS string, want map[string]bool) {
 			Spec: corev1.PodSpec{
 				NodeSelector: map[string]string{corev1.LabelTopologyZone: "nowhere"},
 				Containers: []corev1.Container{{Name: "probe", Image: "registry.example/probe:1", Resources: corev1.ResourceRequirements{
-					Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
+					Limits: corev1.ResourceList{gpu: resource.MustParse("1")},
 				}}},
 			},
 		}
