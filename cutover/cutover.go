@@ -3,9 +3,11 @@
 // one workload (Effect), the forecast's summary, and what a rehearsal on the
 // real scheduler saw. The forecast (package forecast) fills these; the
 // report renders them beside the decision records. It is plain data and
-// imports nothing: whatever shows a report may read it without the
-// forecast's machinery.
+// imports nothing of this module: whatever shows a report may read it
+// without the forecast's machinery.
 package cutover
+
+import "fmt"
 
 // Result is what the switch to DRA does to a workload.
 type Result string
@@ -44,20 +46,29 @@ const (
 	Unjudged Result = "Unjudged"
 	// NotAffected: asks for nothing the switch replaces.
 	NotAffected Result = "NotAffected"
+	// NotCreatable: kube-apiserver refuses to create its pods, before
+	// the switch and after (a request of an extended resource that differs
+	// from its limit, a request without a limit, a fraction of a device,
+	// hugepages without cpu or memory); Why quotes what it says. No node
+	// serves it, and no DeviceClass or translation will.
+	NotCreatable Result = "NotCreatable"
 )
 
 // Results in the order the page shows them: what needs a person
 // first.
-var Results = []Result{Breaks, OrderDependent, Partial, Unjudged, NotServedToday,
+var Results = []Result{Breaks, NotCreatable, OrderDependent, Partial, Unjudged, NotServedToday,
 	Moves, ServedByClass, StaysLegacy, NotAffected}
 
 // Effect is what the switch does to one workload (one pod template).
 type Effect struct {
 	Result Result `json:"result"`
 	// Today counts the nodes where the pod as submitted can run before the
-	// switch (they advertise what it asks for and pass its selectors and
-	// taints); After those where it — its translation, when it moves — can
-	// run after.
+	// switch: they advertise the extended resources it asks for, pass its
+	// selectors and taints, and have room in their allocatable for every
+	// resource it requests (cpu, memory, ephemeral-storage, hugepages: what
+	// the verdict compares). 0 for a pod kube-apiserver refuses. After
+	// counts those where it — its translation, when it moves — can run
+	// after.
 	Today int `json:"today"`
 	After int `json:"after"`
 	// Pods the workload stands for (replicas counted); Served those the
@@ -191,10 +202,47 @@ type SuggestedClass struct {
 	// devices.
 	Rows    int64 `json:"rows"`
 	Devices int64 `json:"devices"`
-	// Changes are the workloads whose result it changes otherwise
-	// ("research/Deployment/trainer: Moves → ServedByClass").
-	Changes []string `json:"changes,omitempty"`
+	// Changes are every workload whose result or pods served differ in the
+	// re-run, the whole forecast run again with the class added (the same
+	// as audit --forecast --forecast-classes with the forecast's classes
+	// and this one), each named by its file and object.
+	Changes []Change `json:"changes,omitempty"`
 	YAML    string   `json:"yaml"`
+}
+
+// Change is what a suggested class changes of one workload.
+type Change struct {
+	// Object names the workload as the report's rows do
+	// ("namespace/Kind/name", with ": <path>" for a template inside an
+	// object), Source the file (and document) it was read from: two
+	// workloads of one name in different files are two workloads.
+	Object string `json:"object"`
+	Source string `json:"source,omitempty"`
+	// Was and Now are its result and the pods served, without the class
+	// and with it; Pods the pods it stands for.
+	Was       Result `json:"was"`
+	Now       Result `json:"now"`
+	WasServed int64  `json:"wasServed"`
+	NowServed int64  `json:"nowServed"`
+	Pods      int64  `json:"pods"`
+}
+
+// String is "ns/Kind/name (file): Was → Now (served → served of pods)".
+func (c Change) String() string {
+	name := c.Object
+	if c.Source != "" {
+		name += " (" + c.Source + ")"
+	}
+	return fmt.Sprintf("%s: %s → %s (%d → %d of %d pods)", name, c.Was, c.Now, c.WasServed, c.NowServed, c.Pods)
+}
+
+// ChangeLines are the changes as String says them.
+func (s SuggestedClass) ChangeLines() []string {
+	out := make([]string, 0, len(s.Changes))
+	for _, c := range s.Changes {
+		out = append(out, c.String())
+	}
+	return out
 }
 
 // Caveat is something the switch changes that no row shows.

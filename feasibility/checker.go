@@ -308,7 +308,6 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	// allocatable for both passes, and against what is free today (when the
 	// inventory knows the pods) for the first.
 	requests := snap.compared(podfacts.EffectiveRequests(pod), nil)
-	empty := corev1.ResourceList{}
 	var candidates []*nodeInfo
 	var busy []string
 	for i := range snap.nodes {
@@ -317,11 +316,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 			why.add("publish no DRA devices", ni.node.Name)
 			continue
 		}
-		if msg := upstream.NodeRejects(required, pod, ni.node); msg != "" {
-			why.add(msg, ni.node.Name)
-			continue
-		}
-		if msg := requests.Short(ni.node, upstream.Usage{Used: empty}); msg != "" {
+		if msg := requests.Rejects(required, pod, ni.node); msg != "" {
 			why.add(msg, ni.node.Name)
 			continue
 		}

@@ -32,6 +32,10 @@ type Workload struct {
 	// Key names it as the report's rows do: "namespace/Kind/name", with
 	// ": <path>" for a template inside a custom resource.
 	Key string
+	// Source names where it was read from (a file and the document in it,
+	// "path#0"; a live object's is empty): with Key, the workload's
+	// identity — two workloads of one name in two files are two.
+	Source string
 	// Pod as submitted; nil for an object that asks for devices where no
 	// pod template can be located.
 	Pod *corev1.Pod
@@ -86,7 +90,7 @@ func ForecastCutover(ctx context.Context, in CutoverInput) (*CutoverForecast, er
 	if in.Decide == nil {
 		return nil, errors.New("cutover forecast: no decision function")
 	}
-	j, err := forecastAndPlace(ctx, in, in.Options, false)
+	j, err := forecastAndPlace(ctx, in, in.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -103,10 +107,9 @@ func ForecastCutover(ctx context.Context, in CutoverInput) (*CutoverForecast, er
 
 // forecastAndPlace is one pass of the cutover forecast without the
 // summary: the fleet forecast with opts, the workloads decided against it
-// and the whole cluster placed on it. With light, the workloads are only
-// placed together (not alone nor after their rivals): what a suggestion's
-// re-run compares.
-func forecastAndPlace(ctx context.Context, in CutoverInput, opts Options, light bool) (*CutoverForecast, error) {
+// and the whole cluster placed on it and judged: the first run, and each
+// suggested class's re-run alike.
+func forecastAndPlace(ctx context.Context, in CutoverInput, opts Options) (*CutoverForecast, error) {
 	fc, err := Forecast(in.Before, opts)
 	if err != nil {
 		return nil, err
@@ -129,7 +132,7 @@ func forecastAndPlace(ctx context.Context, in CutoverInput, opts Options, light 
 		return nil, err
 	}
 	j := &CutoverForecast{Forecast: fc, Before: before, After: after, Workloads: ws, policy: opts.Policy}
-	j.Cutovers = placeCluster(ctx, j, switched, light)
+	j.Cutovers = placeCluster(ctx, j, switched)
 	return j, nil
 }
 

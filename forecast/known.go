@@ -118,6 +118,8 @@ type offers struct {
 	want    corev1.ResourceList
 	offers  []feasibility.LegacyOffer
 	offered map[string]corev1.ResourceList
+	// whyNone says why no node runs the pod ("" when one does).
+	whyNone string
 }
 
 func (o *offersOf) of(pod *corev1.Pod) *offers {
@@ -130,12 +132,23 @@ func (o *offersOf) of(pod *corev1.Pod) *offers {
 	for _, x := range a.offers {
 		a.offered[x.Node] = x.Offered
 	}
+	if len(a.offers) == 0 {
+		a.whyNone = o.snap.LegacyWhyNone(pod)
+	}
 	o.by[key] = a
 	return a
 }
 
-// whyBreaks is the package's whyBreaks, once per set of resources.
-func (k *known) whyBreaks(asks []corev1.ResourceName, switched map[corev1.ResourceName]bool, nodes []*corev1.Node) string {
+// whyBreaks says why the pod as submitted runs nowhere after the switch:
+// what no node offers any more, or what keeps it off the nodes that still
+// offer it (the fleet after the switch's legacy.Nodes.WhyNone, which names
+// what is really missing: a companion resource no node has, before the
+// selectors); the package's whyBreaks when that says nothing. Once per
+// shape of pod.
+func (k *known) whyBreaks(pod *corev1.Pod, asks []corev1.ResourceName, switched map[corev1.ResourceName]bool, nodes []*corev1.Node) string {
+	if why := k.after.of(pod).whyNone; why != "" {
+		return "after the switch " + why
+	}
 	key := names(asks, switched)
 	if w, ok := k.why[key]; ok {
 		return w

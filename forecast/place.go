@@ -45,7 +45,7 @@ type clusterPlacement struct {
 // each, the workloads that can take devices on the nodes it takes alone
 // placed there first, then it (after others): a workload that gets fewer
 // pods after others than alone depends on the order.
-func placeCluster(ctx context.Context, j *CutoverForecast, switched map[corev1.ResourceName]bool, light bool) []cutover.Effect {
+func placeCluster(ctx context.Context, j *CutoverForecast, switched map[corev1.ResourceName]bool) []cutover.Effect {
 	cp := &clusterPlacement{workloads: j.Workloads, plans: make([]plan, len(j.Workloads))}
 	k := newKnown(j)
 	for i, w := range j.Workloads {
@@ -57,7 +57,7 @@ func placeCluster(ctx context.Context, j *CutoverForecast, switched map[corev1.R
 	cp.groups = cp.groupsOf(order)
 	out := make([]cutover.Effect, len(cp.plans))
 	for i := range cp.workloads {
-		out[i] = cp.cutoverOf(i, light)
+		out[i] = cp.cutoverOf(i)
 	}
 	return out
 }

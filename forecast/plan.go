@@ -54,6 +54,14 @@ type plan struct {
 	// the judgment before any placement
 	today, after int
 	why          string
+	// whyNotToday says why no node runs the pod as submitted today (""
+	// when one does).
+	whyNotToday string
+	// depends names the attributes the decision found the translation's
+	// placement depends on, unknown on some forecast devices: the plan
+	// places the translation on the nodes that tell them, and the result
+	// is Unjudged only when those serve fewer pods than it asks for.
+	depends []string
 	// pool: the autoscaled pool where the pod as submitted may run today
 	// (nil when none).
 	pool *cutover.AutoscaledPool
@@ -62,6 +70,13 @@ type plan struct {
 // planOf decides how a workload's pods are placed after the switch, and
 // what it is when all are served.
 func planOf(w Workload, j *CutoverForecast, switched map[corev1.ResourceName]bool, k *known) plan {
+	// A pod kube-apiserver refuses runs nowhere, before the switch or
+	// after, whatever it asks for.
+	if w.Pod != nil {
+		if msg := podfacts.RefusedMessage(w.Pod); msg != "" {
+			return plan{result: cutover.NotCreatable, why: "kube-apiserver refuses to create its pods: " + msg}
+		}
+	}
 	// A KAI-Scheduler GPU share asks for no resource itself, and runs where
 	// its reservation pods get nvidia.com/gpu from the device plugin: it is
 	// placed as the pod that asks for them (podfacts.AsReserved).
@@ -99,7 +114,7 @@ func planOf(w Workload, j *CutoverForecast, switched map[corev1.ResourceName]boo
 		return pl
 	}
 	today := k.before.of(admitted)
-	pl.today = len(today.offers)
+	pl.today, pl.whyNotToday = len(today.offers), today.whyNone
 	pl.pool = k.poolOf(today)
 	d := w.Decision
 	switch {
@@ -126,15 +141,19 @@ func planOf(w Workload, j *CutoverForecast, switched map[corev1.ResourceName]boo
 		switch depends := dependsOn(d); {
 		case len(pl.offers) > 0:
 			pl.mode, pl.result = modeDevicePlugin, cutover.StaysLegacy
+		case len(depends) > 0 && d.Translation != nil && d.Translation.Template != nil:
+			// Kept because where its translation lands depends on
+			// attributes some forecast devices leave unknown: it is
+			// placed on the devices that tell them, and judged there
+			// (cutoverOf); Unjudged only when those fall short.
+			pl.mode, pl.result, pl.depends = modeDRA, cutover.Moves, depends
+			pl.pod, pl.claims = decide.AsAdmittedLike(d.Translation.Pod, w.Pod, j.policy), []*resourceapi.ResourceClaimSpec{&d.Translation.Template.Spec.Spec}
+			pl.offers, pl.offered, pl.want = nil, nil, nil
+			pl.why = unjudgedWhy(depends)
 		case len(depends) > 0 && pl.today > 0:
-			// Kept because where it lands depends on attributes the
-			// forecast cannot tell: not a Breaks the forecast could
-			// promise.
-			pl.result = cutover.Unjudged
-			pl.why = fmt.Sprintf("whether its translation is served after the switch depends on %s, which the forecast cannot tell from the nodes' labels "+
-				"(the driver will publish %s): check it once the driver runs, or label the nodes with what tells %s", strings.Join(depends, ", "), them(depends), them(depends))
+			pl.result, pl.why = cutover.Unjudged, unjudgedWhy(depends)
 		default:
-			pl.why = k.whyBreaks(asks, switched, j.After.Inventory.Nodes)
+			pl.why = k.whyBreaks(admitted, asks, switched, j.After.Inventory.Nodes)
 			if reserved {
 				pl.why = "KAI-Scheduler holds the GPUs it shares with reservation pods that ask the device plugin for nvidia.com/gpu, bound to the node by name " +
 					"(no extendedResourceName class serves a pod kube-scheduler does not place): " + pl.why
@@ -143,6 +162,13 @@ func planOf(w Workload, j *CutoverForecast, switched map[corev1.ResourceName]boo
 	}
 	pl.key, pl.need = planKey(&pl), fewestDevices(pl.claims)
 	return pl
+}
+
+// unjudgedWhy says that whether the translation is served depends on
+// attributes the forecast cannot tell.
+func unjudgedWhy(depends []string) string {
+	return fmt.Sprintf("whether its translation is served after the switch depends on %s, which the forecast cannot tell from the nodes' labels "+
+		"(the driver will publish %s): check it once the driver runs, or label the nodes with what tells %s", strings.Join(depends, ", "), them(depends), them(depends))
 }
 
 // dependsOn names the attributes a decision's placement check or verdict

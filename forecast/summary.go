@@ -132,8 +132,10 @@ func unserved(c cutover.Effect) bool {
 // no class of the forecast maps, the DeviceClass with extendedResourceName
 // that would let the scheduler serve them as submitted (KEP-5004), and
 // keeps it only for what a re-run of the whole forecast with that class
-// added shows: the pods of those workloads served more, and every other
-// result it changes.
+// added shows: the pods of those workloads served more, and every result
+// it changes. The re-run is the forecast itself, judged as fully as the
+// first run, so what it lists is what audit --forecast says with the
+// class.
 func suggest(ctx context.Context, in CutoverInput, j *CutoverForecast) ([]cutover.SuggestedClass, error) {
 	mapped := map[string]bool{}
 	for _, c := range j.Forecast.After.Classes {
@@ -160,7 +162,7 @@ func suggest(ctx context.Context, in CutoverInput, j *CutoverForecast) ([]cutove
 		}
 		opts := in.Options
 		opts.Classes = append(slices.Clone(j.Forecast.After.Classes), class)
-		again, err := forecastAndPlace(ctx, in, opts, true)
+		again, err := forecastAndPlace(ctx, in, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -178,35 +180,53 @@ func suggest(ctx context.Context, in CutoverInput, j *CutoverForecast) ([]cutove
 	return out, nil
 }
 
-// confirmed compares the re-run with the class with the first run, workload
-// by workload.
+// confirmed compares the re-run with the class with the first run,
+// workload by workload, each named by its file and object (two workloads
+// of one name in different files are two; the same object twice in one
+// file is matched in its order): Rows and Devices count the workloads not
+// served without the class that it serves more, Changes every workload
+// whose result or pods served differ.
 func confirmed(j, again *CutoverForecast, res string) cutover.SuggestedClass {
 	s := cutover.SuggestedClass{Resource: res}
-	byKey := map[string]int{}
-	for i, w := range again.Workloads {
-		byKey[w.Key] = i
+	byID := map[workloadID]int{}
+	for i, id := range workloadIDs(again.Workloads) {
+		byID[id] = i
 	}
-	for i, w := range j.Workloads {
-		k, ok := byKey[w.Key]
+	for i, id := range workloadIDs(j.Workloads) {
+		k, ok := byID[id]
 		if !ok {
 			continue
 		}
-		was, now := j.Cutovers[i], again.Cutovers[k]
+		w, was, now := j.Workloads[i], j.Cutovers[i], again.Cutovers[k]
 		if unserved(was) && now.Served > was.Served {
 			s.Rows++
 			s.Devices += (now.Served - was.Served) * perPod(w)
-			continue
-		}
-		// The re-run places the workloads together only: a result that
-		// the order decides there reads as served or not.
-		if was.Result == cutover.OrderDependent && now.Served == was.Served {
-			continue
 		}
 		if was.Result != now.Result || was.Served != now.Served {
-			s.Changes = append(s.Changes, fmt.Sprintf("%s: %s → %s (%d → %d of %d pods)", w.Key, was.Result, now.Result, was.Served, now.Served, was.Pods))
+			s.Changes = append(s.Changes, cutover.Change{Object: w.Key, Source: w.Source, Was: was.Result, Now: now.Result,
+				WasServed: was.Served, NowServed: now.Served, Pods: max(was.Pods, now.Pods)})
 		}
 	}
 	return s
+}
+
+// workloadID names a workload by its file, its object and, for the same
+// object read twice from one file, which time.
+type workloadID struct {
+	source, key string
+	nth         int
+}
+
+// workloadIDs are the workloads' IDs, in their order.
+func workloadIDs(ws []Workload) []workloadID {
+	seen := map[workloadID]int{}
+	out := make([]workloadID, len(ws))
+	for i, w := range ws {
+		id := workloadID{source: w.Source, key: w.Key}
+		out[i] = workloadID{source: w.Source, key: w.Key, nth: seen[id]}
+		seen[id]++
+	}
+	return out
 }
 
 // perPod is the devices one pod of the workload asks for.

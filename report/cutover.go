@@ -108,7 +108,7 @@ func newCutoverPage(r *Report) *cutoverPage {
 	}
 	for _, row := range r.Items {
 		switch cutoverOf(row) {
-		case cutover.Partial, cutover.OrderDependent, cutover.Unjudged:
+		case cutover.Partial, cutover.OrderDependent, cutover.Unjudged, cutover.NotCreatable:
 			sr := shortRow{Object: objectOf(row), Cutover: row.Cutover}
 			if row.Cutover.AutoscalingLost != nil {
 				sr.Code = decide.ReasonAutoscalerIgnoresClaims
@@ -151,7 +151,7 @@ func (s *servable) add(row Row) {
 	case cutover.Unjudged:
 		s.Unjudged += d
 		return
-	case cutover.NotServedToday:
+	case cutover.NotServedToday, cutover.NotCreatable:
 		return
 	}
 	after := d / row.Pods() * c.Served
@@ -211,6 +211,8 @@ func cutoverLabel(r cutover.Result) string {
 		return "not served today either"
 	case cutover.Unjudged:
 		return "cannot be judged"
+	case cutover.NotCreatable:
+		return "cannot be created"
 	}
 	return "not affected"
 }
@@ -236,7 +238,7 @@ func cutoverPods(c *cutover.Effect) string {
 }
 
 func cutoverNodes(c *cutover.Effect) string {
-	if c == nil || c.Result == cutover.NotAffected || c.Result == cutover.Unjudged {
+	if c == nil || c.Result == cutover.NotAffected || c.Result == cutover.Unjudged || c.Result == cutover.NotCreatable {
 		return "-"
 	}
 	return fmt.Sprintf("%d→%d", c.Today, c.After)
@@ -265,7 +267,7 @@ func cutoverHeadline(c *cutover.Effect, row Row) string {
 			return c.Why + "; kept as submitted: " + h
 		}
 		return c.Why
-	case cutover.Partial, cutover.OrderDependent, cutover.Unjudged:
+	case cutover.Partial, cutover.OrderDependent, cutover.Unjudged, cutover.NotCreatable:
 		return c.Why
 	case cutover.ServedByClass:
 		return "DeviceClass " + c.Class + " serves it as submitted (extendedResourceName)"

@@ -100,7 +100,7 @@ var forecastCategories = []Category{
 	{Key: "now", Label: "Moves to DRA", Help: "served after the switch by DRA devices: translated (Moves), or as submitted through an extendedResourceName class (ServedByClass)"},
 	{Key: "free", Label: "Keeps the device plugin", Help: "served after the switch as submitted, on nodes the switch leaves alone (StaysLegacy)"},
 	{Key: "waiting", Label: "Served in part", Help: "some pods served after the switch, not all: the fleet is too small (Partial), or the workloads placed before take what it needs (OrderDependent)"},
-	{Key: "blocked", Label: "Breaks", Help: "runs today and no pod of it is served after the switch (Breaks), or the forecast cannot judge it (Unjudged: no pod template, or attributes the labels do not tell)"},
+	{Key: "blocked", Label: "Breaks", Help: "runs today and no pod of it is served after the switch (Breaks), the forecast cannot judge it (Unjudged: no pod template, or attributes the labels do not tell), or kube-apiserver refuses its pods (NotCreatable)"},
 	{Key: "skip", Label: "Not affected", Help: "asks for nothing the switch replaces, or no node serves it today either (NotServedToday)"},
 }
 
@@ -108,7 +108,7 @@ var forecastCategories = []Category{
 var forecastKeys = map[cutover.Result]string{
 	cutover.Moves: "now", cutover.ServedByClass: "now", cutover.StaysLegacy: "free",
 	cutover.Partial: "waiting", cutover.OrderDependent: "waiting",
-	cutover.Breaks: "blocked", cutover.Unjudged: "blocked",
+	cutover.Breaks: "blocked", cutover.Unjudged: "blocked", cutover.NotCreatable: "blocked",
 	cutover.NotServedToday: "skip", cutover.NotAffected: "skip",
 }
 

@@ -6,8 +6,10 @@ package legacy
 // not count here.
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,24 +46,27 @@ type Offer struct {
 }
 
 // Offers lists, in name order, the nodes where the pod as submitted could
-// run on the device plugin at all: nodes that pass its node selector,
-// affinity, taints and schedulability and advertise in their allocatable
-// at least what it asks of every extended resource, each with what it
-// offers of them; and want, the pod's effective request of each
+// run on the device plugin at all: nodes that advertise in their
+// allocatable at least what it asks of every extended resource and that
+// kube-scheduler's filters let it on whatever runs there
+// (upstream.Requests.Rejects: its node selector, affinity, taints,
+// schedulability, and every resource it requests — cpu, memory,
+// ephemeral-storage, hugepages, extended resources — against allocatable,
+// the very comparison the verdict makes; dra names the extended resources
+// a DeviceClass maps, which it leaves to DRA), each with what it offers of
+// the extended resources; and want, the pod's effective request of each
 // (ExtendedRequests). A pod with spec.nodeName runs on that node or
-// nowhere (the kubelet admits it against the node's allocatable). None
-// for a pod that asks for no extended resource.
-func (x *Nodes) Offers(pod *corev1.Pod) (want corev1.ResourceList, offers []Offer) {
+// nowhere (the kubelet admits it against the node's allocatable, every
+// resource alike). None for a pod that asks for no extended resource.
+func (x *Nodes) Offers(pod *corev1.Pod, dra func(corev1.ResourceName) bool) (want corev1.ResourceList, offers []Offer) {
 	want = podfacts.ExtendedRequests(pod)
 	if len(want) == 0 {
 		return want, nil
 	}
+	requests := upstream.CompareRequests(podfacts.EffectiveRequests(pod), dra)
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
 	for _, node := range x.list {
-		if pod.Spec.NodeName != "" && node.Name != pod.Spec.NodeName || !Advertises(node, want) {
-			continue
-		}
-		if pod.Spec.NodeName == "" && upstream.NodeRejects(required, pod, node) != "" {
+		if !x.runs(pod, required, requests, node) || !Advertises(node, want) {
 			continue
 		}
 		offered := corev1.ResourceList{}
@@ -71,6 +76,64 @@ func (x *Nodes) Offers(pod *corev1.Pod) (want corev1.ResourceList, offers []Offe
 		offers = append(offers, Offer{Node: node.Name, Offered: offered})
 	}
 	return want, offers
+}
+
+// runs: the node can ever hold the pod — its spec.nodeName's node, with
+// room in allocatable for its requests, or a node kube-scheduler's filters
+// let it on (upstream.Requests.Rejects).
+func (x *Nodes) runs(pod *corev1.Pod, required nodeaffinity.RequiredNodeAffinity, requests upstream.Requests, node *corev1.Node) bool {
+	if pod.Spec.NodeName != "" {
+		return node.Name == pod.Spec.NodeName && requests.Short(node, upstream.Usage{}) == ""
+	}
+	return requests.Rejects(required, pod, node) == ""
+}
+
+// WhyNone says why no node runs the pod as submitted, in the order that
+// names what is really missing: first a resource it requests that no node
+// of the fleet has as much of in its allocatable (whatever the pod's
+// selectors: "no node offers nvidia.com/gpumem"), then, when some nodes
+// have every resource, what keeps the pod off them (its node selector,
+// affinity, taints, spec.nodeName: kube-scheduler's own message), else that
+// no one node has them all. dra names the extended resources a DeviceClass
+// maps (DRA serves them; not compared). "" when some node runs it, or it
+// asks for no extended resource (the device plugin's side says nothing).
+func (x *Nodes) WhyNone(pod *corev1.Pod, dra func(corev1.ResourceName) bool) string {
+	if _, offers := x.Offers(pod, dra); len(offers) > 0 || len(podfacts.ExtendedRequests(pod)) == 0 {
+		return ""
+	}
+	requests := podfacts.EffectiveRequests(pod)
+	for _, n := range slices.Sorted(maps.Keys(requests)) {
+		if n == corev1.ResourcePods || podfacts.IsExtendedResource(n) && dra(n) {
+			continue
+		}
+		want, most := requests[n], x.most(n)
+		switch {
+		case most.IsZero():
+			return fmt.Sprintf("no node offers %s (the pod asks for %s)", n, want.String())
+		case want.Cmp(most) > 0:
+			return fmt.Sprintf("no node has room for %s %s (the most one node has allocatable is %s)", want.String(), n, most.String())
+		}
+	}
+	compared := upstream.CompareRequests(requests, dra)
+	required := nodeaffinity.GetRequiredNodeAffinity(pod)
+	var holding []string
+	why := ""
+	for _, node := range x.list {
+		if compared.Short(node, upstream.Usage{}) != "" || !Advertises(node, podfacts.ExtendedRequests(pod)) {
+			continue
+		}
+		holding = append(holding, node.Name)
+		if why == "" && pod.Spec.NodeName == "" {
+			why = upstream.NodeRejects(required, pod, node)
+		}
+	}
+	switch {
+	case len(holding) == 0:
+		return "no one node has room for all it requests together (" + strings.Join(resourceNames(requests), ", ") + ")"
+	case pod.Spec.NodeName != "":
+		return fmt.Sprintf("its spec.nodeName %s names none of the nodes with room for what it requests (%s)", pod.Spec.NodeName, nodeList(holding))
+	}
+	return fmt.Sprintf("every node with room for what it requests (%s) rejects it: %s %s", nodeList(holding), holding[0], why)
 }
 
 // Unservable is an extended resource that no node could give a pod: no
@@ -182,4 +245,24 @@ func Advertises(node *corev1.Node, want corev1.ResourceList) bool {
 		}
 	}
 	return true
+}
+
+// resourceNames are the names of the requests, sorted, the pod count left
+// out.
+func resourceNames(requests corev1.ResourceList) []string {
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(requests)) {
+		if n != corev1.ResourcePods {
+			out = append(out, string(n))
+		}
+	}
+	return out
+}
+
+// nodeList names up to three nodes, and how many more.
+func nodeList(nodes []string) string {
+	if len(nodes) > 3 {
+		return strings.Join(nodes[:3], ", ") + fmt.Sprintf(" and %d more", len(nodes)-3)
+	}
+	return strings.Join(nodes, ", ")
 }

@@ -68,6 +68,20 @@ func CompareRequests(requests corev1.ResourceList, skip func(corev1.ResourceName
 	return c
 }
 
+// Rejects returns why kube-scheduler keeps the pod off the node whatever
+// runs there, or "": the filters of [NodeRejects], then NodeResourcesFit
+// comparing these requests with the node's allocatable alone (Short with
+// nothing bound). It is the one answer to "can this node ever hold the
+// pod" that the verdict's candidate nodes and the nodes a pod as submitted
+// runs on today (the device plugin's offers) both pass, so that both count
+// every resource the pod requests.
+func (c Requests) Rejects(required nodeaffinity.RequiredNodeAffinity, pod *corev1.Pod, node *corev1.Node) string {
+	if msg := NodeRejects(required, pod, node); msg != "" {
+		return msg
+	}
+	return c.Short(node, Usage{})
+}
+
 // Short returns why the node, with the pods bound to it, cannot hold the
 // requests, in NodeResourcesFit's words ("had insufficient cpu", "had too
 // many pods"), or "". A node that reports no allocatable resources at all

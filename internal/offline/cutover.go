@@ -100,7 +100,7 @@ func workloadsOf(items []Item, priorities map[string]int32) []forecast.Workload 
 		if it.Replicas != nil {
 			row.Replicas = it.Replicas
 		}
-		w := forecast.Workload{Key: rowKey(row, it), Pod: it.Pod, Pods: row.Pods(), Created: obj.GetCreationTimestamp().Time, Decision: it.Decision}
+		w := forecast.Workload{Key: rowKey(row, it), Source: row.Source, Pod: it.Pod, Pods: row.Pods(), Created: obj.GetCreationTimestamp().Time, Decision: it.Decision}
 		if it.Pod != nil {
 			w.Priority = priorityOf(it.Pod, priorities)
 		}

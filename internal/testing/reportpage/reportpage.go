@@ -128,7 +128,7 @@ var statusKeys = map[decisions.Status]string{
 var cutoverKeys = map[cutover.Result]string{
 	cutover.Moves: "now", cutover.ServedByClass: "now", cutover.StaysLegacy: "free",
 	cutover.Partial: "waiting", cutover.OrderDependent: "waiting",
-	cutover.Breaks: "blocked", cutover.Unjudged: "blocked",
+	cutover.Breaks: "blocked", cutover.Unjudged: "blocked", cutover.NotCreatable: "blocked",
 	cutover.NotServedToday: "skip", cutover.NotAffected: "skip",
 }
 
