@@ -43,6 +43,28 @@ type CutoverOptions struct {
 // the rows (each with its Cutover), the forecast summary, and the fleet
 // after the switch as it was checked. docs are left as they are.
 func Cutover(ctx context.Context, docs []manifest.Document, opts CutoverOptions) ([]report.Row, *cutover.Summary, *feasibility.Fleet, error) {
+	items, j, err := forecastDocs(ctx, docs, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rows := Rows(items)
+	// Rows keeps the items with a decision on an object, as workloadsOf.
+	i := 0
+	for _, it := range items {
+		if !rowed(it) {
+			continue
+		}
+		c := j.Cutovers[i]
+		rows[i].Cutover = &c
+		i++
+	}
+	return rows, j.Summary, j.After, nil
+}
+
+// forecastDocs forecasts the switch for the pod templates of docs: the
+// items as the first run decided them, and the forecast, its workloads in
+// the items' order (those rowed).
+func forecastDocs(ctx context.Context, docs []manifest.Document, opts CutoverOptions) ([]Item, *forecast.CutoverForecast, error) {
 	fopts := opts.Forecast
 	fopts.Policy = opts.Policy
 	priorities := priorityValues(append(PriorityClassesOf(docs), opts.PriorityClasses...))
@@ -62,20 +84,9 @@ func Cutover(ctx context.Context, docs []manifest.Document, opts CutoverOptions)
 	}
 	j, err := forecast.ForecastCutover(ctx, forecast.CutoverInput{Before: opts.Before, Options: fopts, Check: opts.Check, Decide: decideAll})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	rows := Rows(items)
-	// Rows keeps the items with a decision on an object, as workloadsOf.
-	i := 0
-	for _, it := range items {
-		if !rowed(it) {
-			continue
-		}
-		c := j.Cutovers[i]
-		rows[i].Cutover = &c
-		i++
-	}
-	return rows, j.Summary, j.After, nil
+	return items, j, nil
 }
 
 // rowed: the item is a row of the report (Rows) and a workload of the
