@@ -50,6 +50,7 @@ func legacyNodes(t *testing.T, names map[string]string) *feasibility.Inventory {
 // job is a workload of the tests: a key, its pod, how many, its priority.
 type job struct {
 	key      string
+	source   string
 	pod      *corev1.Pod
 	pods     int64
 	priority int32
@@ -66,7 +67,7 @@ func forecastJobs(t *testing.T, before *feasibility.Inventory, jobs []job, opts 
 	j, err := ForecastCutover(t.Context(), CutoverInput{Before: before, Options: opts, Decide: func(ctx context.Context, after *feasibility.Fleet) ([]Workload, error) {
 		var out []Workload
 		for _, jb := range jobs {
-			w := Workload{Key: jb.key, Pod: jb.pod, Pods: jb.pods, Priority: jb.priority}
+			w := Workload{Key: jb.key, Source: jb.source, Pod: jb.pod, Pods: jb.pods, Priority: jb.priority}
 			if jb.pod == nil {
 				w.Decision = &decide.Decision{Outcome: reason.OutcomeKeepLegacy, Requested: map[corev1.ResourceName]int64{"nvidia.com/gpu": 8}}
 				out = append(out, w)
@@ -247,6 +248,36 @@ func TestASuggestedClassIsConfirmedByARerun(t *testing.T) {
 		{key: "pinned", pod: pinned, pods: 1}}, Options{})
 	if len(j.Summary.Suggested) != 0 {
 		t.Errorf("suggested %+v for workloads no class serves", j.Summary.Suggested)
+	}
+}
+
+// TestSuggestedChangesNameWorkloadsByFileAndObject: two workloads of one
+// name in two files are two workloads: a suggested class compares each with
+// itself in the re-run, so the one it serves is counted and listed, and the
+// one it does not serve is not listed as changed (matched by name alone,
+// both would be compared with the last of them and the class would not
+// even be suggested).
+func TestSuggestedChangesNameWorkloadsByFileAndObject(t *testing.T) {
+	before := legacyNodes(t, map[string]string{"cutover-a100-0": "c-a100-0"})
+	optedOut := gpus("2").Annotation(api.AnnotationSkip, "true").Obj()
+	pinned := gpus("1").NodeName("c-a100-0").Obj()
+	j := forecastJobs(t, before, []job{
+		{key: "default/Pod/gpu-pod", source: "team-a/pod.yaml#0", pod: optedOut, pods: 2},
+		{key: "default/Pod/gpu-pod", source: "team-b/pod.yaml#0", pod: pinned, pods: 1},
+	}, Options{})
+	s := j.Summary.Suggested
+	if len(s) != 1 {
+		t.Fatalf("suggested %+v, want one class", s)
+	}
+	want := []cutover.Change{{Object: "default/Pod/gpu-pod", Source: "team-a/pod.yaml#0", Was: cutover.Breaks, Now: cutover.ServedByClass, NowServed: 2, Pods: 2}}
+	if diff := cmp.Diff(want, s[0].Changes); diff != "" {
+		t.Errorf("changes (-want,+got):\n%s", diff)
+	}
+	if s[0].Rows != 1 || s[0].Devices != 4 {
+		t.Errorf("the re-run serves %d workloads, %d devices more; want 1 and 4", s[0].Rows, s[0].Devices)
+	}
+	if got, want := s[0].ChangeLines(), []string{"default/Pod/gpu-pod (team-a/pod.yaml#0): Breaks → ServedByClass (0 → 2 of 2 pods)"}; !slices.Equal(got, want) {
+		t.Errorf("change lines %q, want %q", got, want)
 	}
 }
 

@@ -129,7 +129,7 @@ func (x *Nodes) WhyNone(pod *corev1.Pod, dra func(corev1.ResourceName) bool) str
 	}
 	switch {
 	case len(holding) == 0:
-		return "no one node has room for all it requests together (" + strings.Join(resourceNames(requests), ", ") + ")"
+		return x.noRoom(pod, compared)
 	case pod.Spec.NodeName != "":
 		return fmt.Sprintf("its spec.nodeName %s names none of the nodes with room for what it requests (%s)", pod.Spec.NodeName, nodeList(holding))
 	}
@@ -247,16 +247,30 @@ func Advertises(node *corev1.Node, want corev1.ResourceList) bool {
 	return true
 }
 
-// resourceNames are the names of the requests, sorted, the pod count left
-// out.
-func resourceNames(requests corev1.ResourceList) []string {
-	var out []string
-	for _, n := range slices.Sorted(maps.Keys(requests)) {
-		if n != corev1.ResourcePods {
-			out = append(out, string(n))
+// noRoom says why no node has room for everything the pod requests,
+// though each resource is on some node: the nodes that advertise its
+// extended resources lack room for the rest (NodeResourcesFit's words for
+// the first of them), or no one node advertises them all.
+func (x *Nodes) noRoom(pod *corev1.Pod, compared upstream.Requests) string {
+	extended := podfacts.ExtendedRequests(pod)
+	names := make([]string, 0, len(extended))
+	for _, n := range slices.Sorted(maps.Keys(extended)) {
+		names = append(names, string(n))
+	}
+	var offering []string
+	short := ""
+	for _, node := range x.list {
+		if Advertises(node, extended) {
+			offering = append(offering, node.Name)
+			if short == "" {
+				short = compared.Short(node, upstream.Usage{})
+			}
 		}
 	}
-	return out
+	if len(offering) == 0 {
+		return "no one node offers " + strings.Join(names, " and ") + " together"
+	}
+	return fmt.Sprintf("the nodes that offer %s (%s) have no room for the rest: %s %s", strings.Join(names, ", "), nodeList(offering), offering[0], short)
 }
 
 // nodeList names up to three nodes, and how many more.

@@ -78,17 +78,28 @@ device plugin's resources gone from the nodes that switch. Each row says
 what the switch does to it:
 
   Breaks          runs today; after the switch no pod of it is served
+  NotCreatable    kube-apiserver refuses its pods (a device request that
+                  differs from its limit, a request without a limit, a
+                  fraction of a device, hugepages without cpu or memory);
+                  the row quotes what it says
   OrderDependent  placed alone it gets more pods served than after the
                   workloads before it: a range of pods, e.g. 0–2/2
   Partial         some of its pods are served, whatever the order
-  Unjudged        the forecast cannot judge it: no pod template, or it
-                  depends on attributes the nodes' labels do not tell
-  NotServedToday  no node serves it today either
+  Unjudged        the forecast cannot judge it: no pod template, or the
+                  pods it asks for are served only where attributes the
+                  nodes' labels do not tell decide
+  NotServedToday  no node serves it today either (every resource it
+                  requests counts: cpu, memory, ephemeral-storage,
+                  hugepages, devices); the row names what is missing
   Moves           translated, and DRA serves every pod of it
   ServedByClass   kept as submitted, and a DeviceClass that maps its
                   extended resource serves it
   StaysLegacy     stays on the device plugin, on nodes the switch leaves
   NotAffected     asks for nothing the switch replaces
+
+A suggested DeviceClass lists every row whose result or pods served differ
+when the forecast runs again with it (--forecast-classes with the forecast's
+classes and it), each named by its file and object.
 
 --fail-on breaks makes the exit code 1 when a row breaks.`,
 		Args: cobra.NoArgs,
