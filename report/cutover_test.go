@@ -29,12 +29,15 @@ func cutoverReport() *report.Report {
 		{Row: decisions.Row{Kind: "Pod", Namespace: "lab", Name: "debug", Outcome: reason.OutcomeKeepLegacy, Decisive: &reason.Reason{Code: translate.ReasonNodeNamePreset, Severity: reason.SeverityWarning, Message: "spec.nodeName is set"}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 1}, Hardware: "nvidia.com/gpu, any model"}, Cutover: &cutover.Effect{Result: cutover.Breaks, Today: 1, Pods: 1, Why: "after the switch no node offers nvidia.com/gpu"}},
 		{Row: decisions.Row{Kind: "StatefulSet", Namespace: "inference", Name: "legacy-serving", Outcome: reason.OutcomeKeepLegacy, Decisive: &reason.Reason{Code: decide.ReasonInfeasible, Severity: reason.SeverityWarning, Message: "NeverFits"}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 8}, Replicas: ptr.To[int32](1), Hardware: "nvidia.com/gpu, any model"}, Cutover: &cutover.Effect{Result: cutover.StaysLegacy, Today: 1, After: 1, Pods: 1, Served: 1}},
 		{Row: decisions.Row{Kind: "Deployment", Namespace: "inference", Name: "api", Outcome: reason.OutcomeSkip, Replicas: ptr.To[int32](2)}, Cutover: &cutover.Effect{Result: cutover.NotAffected}},
+		{Row: decisions.Row{Kind: "Pod", Namespace: "lab", Name: "typo", Outcome: reason.OutcomeKeepLegacy, Decisive: &reason.Reason{Code: translate.ReasonRequestLimitMismatch, Severity: reason.SeverityWarning, Message: "nvidia.com/gpu request 1 differs from limit 2"}, DevicesRequested: map[string]int64{"nvidia.com/gpu": 2}, Hardware: "nvidia.com/gpu, any model"},
+			Cutover: &cutover.Effect{Result: cutover.NotCreatable, Why: `kube-apiserver refuses to create its pods: Pod "typo" is invalid: spec.containers[0].resources.requests: Invalid value: "1": must be equal to nvidia.com/gpu limit of 2`}},
 	}
 	r := report.New("cluster (forecast after the switch to DRA)", "profiles:nvidia", rows)
 	r.Forecast = &cutover.Summary{GFDLabels: "drop", Order: "by priority, then creation time", Nodes: 7, Switched: 5, Devices: map[string]int{"gpu.nvidia.com": 45},
 		Left:    []cutover.NodeNote{{Name: "optout-0", Why: "opted out (nvidia.com/gpu.deploy.operands=false)"}},
 		Unknown: []string{"numaNode", "pcieRoot", "uuid"}, Classes: []string{"gpu.nvidia.com", "mig.nvidia.com"},
-		Suggested: []cutover.SuggestedClass{{Resource: "nvidia.com/gpu", Rows: 2, Devices: 5, YAML: "kind: DeviceClass\nspec:\n  extendedResourceName: nvidia.com/gpu\n"}},
+		Suggested: []cutover.SuggestedClass{{Resource: "nvidia.com/gpu", Rows: 2, Devices: 5, YAML: "kind: DeviceClass\nspec:\n  extendedResourceName: nvidia.com/gpu\n",
+			Changes: []cutover.Change{{Object: "lab/Pod/debug", Source: "lab/debug.yaml#0", Was: cutover.Breaks, Now: cutover.ServedByClass, NowServed: 1, Pods: 1}}}},
 		Caveats:   []cutover.Caveat{{Text: "GFD labels go", Source: "NVIDIA GPU Operator v26.7.0"}},
 		Pools:     []cutover.PoolScale{{Pool: "karpenter.sh/nodepool=gpu", Nodes: 2, Autoscaler: "Karpenter (default)", FromZero: "no", Remedy: "turn on Karpenter's DRA support"}},
 		YAML:      "apiVersion: v1\nkind: Node\nmetadata:\n  name: a100-0\n"}
@@ -50,7 +53,9 @@ func TestCutoverTableSaysWhatTheSwitchDoes(t *testing.T) {
 	for _, want := range []string{
 		"CUTOVER",
 		"SharedDeviceNotMapped: after the switch no node offers nvidia.com/gpu; kept as submitted: a time-sliced GPU",
-		"after the switch (5 of 7 nodes switch, GFD labels drop): 2 break, 1 depend on the order, 1 not served today either, 1 move, 1 stay on the device plugin, 1 not affected",
+		"after the switch (5 of 7 nodes switch, GFD labels drop): 2 break, 1 cannot be created, 1 depend on the order, 1 not served today either, 1 move, 1 stay on the device plugin, 1 not affected",
+		"lab/Pod/typo                          NotCreatable    -            -                  KeepLegacy",
+		`kube-apiserver refuses to create its pods: Pod "typo" is invalid`,
 		"pool karpenter.sh/nodepool=gpu (2 nodes): autoscaler Karpenter (default); adds a first node for claims: no (turn on Karpenter's DRA support)",
 		// The pods served over the orders, not claimbridge's one.
 		"research/Job/finetune                 OrderDependent  1–2/2",
@@ -84,6 +89,10 @@ func TestCutoverPageCountsWhatBreaksAndOffersTheForecast(t *testing.T) {
 		// The finetune's second pod is served in some orders: 18 to 22.
 		`data-cutover="servable-least">18<`, `data-cutover="servable-most">22<`,
 		`data-short="OrderDependent"`, "research/Deployment/trainer", `data-cutover="order"`,
+		// A row kube-apiserver refuses is shown with what it says.
+		`data-cutover-result="NotCreatable">1<`, `data-short="NotCreatable"`, "must be equal to nvidia.com/gpu limit of 2",
+		// A suggested class lists what it changes, by file and object.
+		"every workload it changes: lab/Pod/debug (lab/debug.yaml#0): Breaks → ServedByClass (0 → 1 of 1 pods)",
 		// At a glance says what the cutover section says.
 		`data-kpi="served-share">66%<`, `name="cutover"`, `data-cutover="OrderDependent"`,
 		`data-code="SharedDeviceNotMapped" data-devices="4"`, `data-code="NodeNamePreset" data-devices="1"`,
