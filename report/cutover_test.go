@@ -38,9 +38,9 @@ func cutoverReport() *report.Report {
 		Unknown: []string{"numaNode", "pcieRoot", "uuid"}, Classes: []string{"gpu.nvidia.com", "mig.nvidia.com"},
 		Suggested: []cutover.SuggestedClass{{Resource: "nvidia.com/gpu", Rows: 2, Devices: 5, YAML: "kind: DeviceClass\nspec:\n  extendedResourceName: nvidia.com/gpu\n",
 			Changes: []cutover.Change{{Object: "lab/Pod/debug", Source: "lab/debug.yaml#0", Was: cutover.Breaks, Now: cutover.ServedByClass, NowServed: 1, Pods: 1}}}},
-		Caveats:   []cutover.Caveat{{Text: "GFD labels go", Source: "NVIDIA GPU Operator v26.7.0"}},
-		Pools:     []cutover.PoolScale{{Pool: "karpenter.sh/nodepool=gpu", Nodes: 2, Autoscaler: "Karpenter (default)", FromZero: "no", Remedy: "turn on Karpenter's DRA support"}},
-		YAML:      "apiVersion: v1\nkind: Node\nmetadata:\n  name: a100-0\n"}
+		Caveats: []cutover.Caveat{{Text: "GFD labels go", Source: "NVIDIA GPU Operator v26.7.0"}},
+		Pools:   []cutover.PoolScale{{Pool: "karpenter.sh/nodepool=gpu", Nodes: 2, Autoscaler: "Karpenter (default)", FromZero: "no", Remedy: "turn on Karpenter's DRA support"}},
+		YAML:    "apiVersion: v1\nkind: Node\nmetadata:\n  name: a100-0\n"}
 	return r
 }
 
