@@ -93,7 +93,7 @@ func refusedResources(r corev1.ResourceRequirements, path *field.Path) field.Err
 func refusedQuantity(n corev1.ResourceName, q resource.Quantity, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	native := !strings.Contains(string(n), "/") || strings.Contains(string(n), "kubernetes.io/")
-	extended := !native && !strings.HasPrefix(string(n), "requests.") && len(content.IsQualifiedName("requests."+string(n))) == 0
+	extended := !native && !strings.HasPrefix(string(n), "requests.") && len(content.IsLabelKey("requests."+string(n))) == 0
 	if !native && !extended {
 		errs = append(errs, field.Invalid(path, n, "doesn't follow extended resource name standard"))
 	}
