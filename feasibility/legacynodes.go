@@ -10,17 +10,14 @@ import (
 // device plugin at all, whatever runs there now: nodes that pass its node
 // selector, affinity, taints and schedulability, advertise in their
 // allocatable at least what it asks of every extended resource, and have
-// room in their allocatable for every resource it requests (cpu, memory,
-// ephemeral-storage, hugepages: the comparison the verdict makes,
-// upstream.Requests.Rejects). A
-// DeviceClass that maps an extended resource (KEP-5004) does not count:
-// this is the device plugin's own capacity. It is 0 for a pod that asks for
-// no extended resource. A pod with spec.nodeName runs on that node or
-// nowhere (the kubelet admits it against the node's allocatable).
-//
-// It answers "where does this pod run today" and "where could it still run
-// after the switch to DRA" for the cutover forecast, which compares capacity,
-// not what is free at one moment.
+// room in their allocatable for every resource it requests (the
+// comparison the verdict makes, upstream.Requests.Rejects). A DeviceClass
+// that maps an extended resource (KEP-5004) does not count: this is the
+// device plugin's own capacity. It is 0 for a pod that asks for no
+// extended resource. A pod with spec.nodeName runs on that node or nowhere
+// (the kubelet admits it against the node's allocatable). It answers
+// "where does this pod run today" and "where could it still run after the
+// switch to DRA" for the cutover forecast: capacity, not what is free now.
 func (s *Snapshot) LegacyNodes(pod *corev1.Pod) int {
 	_, offers := s.LegacyOffers(pod)
 	return len(offers)
