@@ -81,6 +81,7 @@ const (
 	docMultiHost = "docs/reference/workloads.md#multi-host-tpu-slices"
 	docAutoscale = "docs/concepts/dra-busy.md#autoscaled-pools"
 	docKinds     = "docs/reference/workloads.md#devices-only-a-device-plugin-serves"
+	docKServe    = "docs/reference/workloads.md#node-selectors-an-operator-adds"
 )
 
 var catalog = translate.Reasons().With(feasibility.Reasons(), reason.Catalog{
@@ -102,6 +103,10 @@ var catalog = translate.Reasons().With(feasibility.Reasons(), reason.Catalog{
 		"keep multi-host TPU Jobs and Ray TPU groups on the device plugin until the platform gives the slice's environment to pods whose TPUs come from a claim, or set TPU_WORKER_ID and TPU_WORKER_HOSTNAMES in the TPU containers yourself", docMultiHost),
 	ReasonVirtLauncherDevices: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy,
 		"keep the VM's gpus and hostDevices on their device plugin, or move the VM to KubeVirt's own DRA support (claimName and requestName in place of deviceName, with the VM's resourceClaims) where its DRA driver publishes the devices' PCI addresses", docKinds),
+	ReasonHAMiMIGMode: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy,
+		"keep the pod on HAMi's device plugin, or ask for a MIG profile by name (nvidia.com/mig-<profile>, which the nvidia profile maps to mig.nvidia.com) where the NVIDIA DRA driver serves MIG devices; dropping the annotation asks for a HAMi-core share instead", docKinds),
+	ReasonKServeAcceleratorPinned: reason.NewEntry(reason.SeverityInfo, "",
+		"nothing to do: the translation carries the node selector KServe would have added", docKServe),
 	ReasonSharedByReservationPod: reason.NewEntry(reason.SeverityWarning, reason.OutcomeKeepLegacy,
 		"keep nodes with the device plugin for KAI-Scheduler's GPU sharing, or move these pods to whole GPUs or to DRA consumable shares before a switch that removes it: its reservation pods ask the device plugin for nvidia.com/gpu", docKinds),
 	ReasonImplicitTolerationsOff: reason.NewEntry(reason.SeverityInfo, "",

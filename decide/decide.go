@@ -104,7 +104,9 @@ type Decision struct {
 	// Outcome: Translate only when translation, the placement proof and the
 	// verdict all agree; KeepLegacy or Skip otherwise.
 	Outcome reason.Outcome
-	// Pod is the pod as submitted (the Input's, not a copy), and Requested
+	// Pod is the pod as submitted (the Input's, not a copy; for a pod that
+	// KServe's pod webhook pins to a GKE accelerator, a copy with that node
+	// selector, as the pod will run: kserve.go), and Requested
 	// the devices it asks for per legacy resource the policy maps
 	// (translate.Policy.DevicesRequested), whatever the outcome.
 	Pod       *corev1.Pod
@@ -148,6 +150,7 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	// The placement proof and the verdict ask the allocator the same
 	// questions on the nodes whose devices are all free: asked once.
 	ctx = feasibility.ShareAnswers(ctx)
+	in.Pod = withKServePin(in.Pod)
 	start := time.Now()
 	tin := translate.Input{Pod: in.Pod, Policy: in.Policy, Classes: in.Classes, Quotas: in.Quotas, Admitted: in.Admitted, NoDeference: noDeference(in)}
 	if in.Checker != nil && in.Snapshot != nil {
@@ -161,6 +164,9 @@ func Pod(ctx context.Context, in Input) (*Decision, error) {
 	}
 	d := &Decision{Outcome: res.Outcome, Pod: in.Pod, Requested: in.Policy.DevicesRequested(in.Pod), Translation: res, Reasons: slices.Clone(res.Reasons), Decisive: decisiveOf(res.Outcome, res.Reasons)}
 	d.Durations.Translate = time.Since(start)
+	if r := kservePinned(in.Pod, res); r != nil {
+		d.Reasons = append(d.Reasons, *r)
+	}
 	if d.keepForDevicePlugin(in, res) {
 		return d, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/claimbridge/claimbridge/podfacts"
 	"github.com/claimbridge/claimbridge/reason"
@@ -34,6 +35,57 @@ const ReasonVirtLauncherDevices reason.Code = "VirtLauncherDevices"
 // DRA that leaves no device plugin, neither it nor its reservation pod is
 // served. KeepLegacy: claimbridge leaves it as submitted, and says so.
 const ReasonSharedByReservationPod reason.Code = "SharedByReservationPod"
+
+// ReasonHAMiMIGMode: the pod asks HAMi for MIG instances (annotation
+// nvidia.com/vgpu-mode naming mig and not hami-core; hamiMIGMode), and the
+// policy maps nvidia.com/gpu. HAMi's scheduler gives it, per GPU asked for,
+// a MIG instance it creates on a GPU of a node in MIG mode; no DRA device
+// of the vocabulary stands for that: KeepLegacy, the annotation named.
+const ReasonHAMiMIGMode reason.Code = "HAMiMIGMode"
+
+// hamiModeAnnotation is HAMi's choice of how a pod's GPUs are split
+// (Project-HAMi/HAMi pkg/device/nvidia/device.go, AllocateMode; the modes
+// MigMode "mig", HamiCoreMode "hami-core", MpsMode "mps"). HAMi's
+// scheduler gives a pod that carries it only devices whose mode the value
+// contains as a substring (checkType: strings.Contains(annotation,
+// device mode)); a device's mode is its node's operating mode
+// (the device plugin's nodeconfig operatingmode, default hami-core).
+const hamiModeAnnotation = "nvidia.com/vgpu-mode"
+
+// hamiMIGMode says why a pod that HAMi serves with MIG instances stays as
+// submitted, "" for any other pod: the annotation admits mig and not
+// hami-core, and the policy maps nvidia.com/gpu. HAMi (pkg/device/nvidia/
+// device.go, Fit, CustomFilterRule and AddResourceUsage →
+// selectMigCandidate) gives each GPU the container asks for a MIG instance
+// of the smallest profile, by memory then slices, of the node's allowed
+// profiles (migProfileAllowlist) whose memory holds nvidia.com/gpumem (the
+// whole GPU's memory without it) and that has a free placement, and
+// creates it on the GPU (pkg/device-plugin/nvidiadevice/nvinternal/plugin/
+// migmgr.go). The hami profile's class, HAMi's DRA driver
+// (Project-HAMi/HAMi-DRA, DeviceClass hami-core-gpu.project-hami.io:
+// type == "hami-gpu"), publishes HAMi-core shares of whole GPUs only, and
+// its webhook (pkg/webhook/dra/mutating.go) reads no vgpu-mode: the claim
+// would get a share of a GPU that is not in MIG mode. The NVIDIA driver's
+// MIG devices (mig.nvidia.com) are another driver's, on GPUs HAMi does not
+// serve, and which profile HAMi would pick depends on the node's allowlist
+// and free placements, which the pod does not say: no translation gives
+// the pod what HAMi gives it.
+func hamiMIGMode(pod *corev1.Pod, p *translate.Policy) string {
+	mode, ok := pod.Annotations[hamiModeAnnotation]
+	if !ok || !strings.Contains(mode, "mig") || strings.Contains(mode, "hami-core") {
+		return ""
+	}
+	if _, gpu := p.DevicesRequested(pod)["nvidia.com/gpu"]; !gpu {
+		return ""
+	}
+	return fmt.Sprintf("the annotation %s: %q asks HAMi for MIG instances: HAMi's scheduler gives each GPU the pod asks for a MIG instance "+
+		"of the smallest profile its node allows whose memory holds nvidia.com/gpumem, which HAMi creates on a GPU of a node in MIG mode "+
+		"(Project-HAMi/HAMi pkg/device/nvidia/device.go, selectMigCandidate). No DRA device of the policy stands for that: HAMi's DRA driver "+
+		"(class hami-core-gpu.project-hami.io) publishes HAMi-core shares of whole GPUs and its webhook ignores the annotation, and the "+
+		"profile HAMi picks depends on the node's allowed profiles and free placements, which the pod does not say; translated, the pod "+
+		"would get a HAMi-core share of a GPU in place of a MIG instance. Ask for a MIG profile by name (nvidia.com/mig-<profile>, "+
+		"mig.nvidia.com) to move it", hamiModeAnnotation, mode)
+}
 
 // virtLauncherLabel is KubeVirt's label of a VMI's pod
 // (kubevirt.io: virt-launcher; staging/src/kubevirt.io/api/core/v1/types.go,
@@ -66,6 +118,9 @@ func devicePluginOnly(pod *corev1.Pod, p *translate.Policy) (reason.Code, string
 			"mediated-device address the device plugin puts in its environment (PCI_RESOURCE_<resource>, MDEV_PCI_RESOURCE_<resource>; kubevirt/kubevirt "+
 			"pkg/virt-launcher/virtwrap/device/hostdevice); a claim sets none, so translated, the VM would start without them. KubeVirt's own DRA support "+
 			"(gpus[] and hostDevices[] by claimName and requestName; feature gates GPUsWithDRA, HostDevicesWithDRA) is written in the VM", strings.Join(devices, ", "))
+	}
+	if why := hamiMIGMode(pod, p); why != "" {
+		return ReasonHAMiMIGMode, why
 	}
 	s, ok := podfacts.KAIShare(pod)
 	if !ok {
@@ -100,6 +155,10 @@ func (d *Decision) keepForDevicePlugin(in Input, res *translate.Result) bool {
 	d.Reasons = slices.DeleteFunc(d.Reasons, func(r reason.Reason) bool {
 		return r.Code == translate.ReasonTranslated || r.Code == translate.ReasonNoLegacyResources
 	})
-	d.keep(newReason(code, reason.SeverityWarning, why))
+	r := newReason(code, reason.SeverityWarning, why)
+	if code == ReasonHAMiMIGMode {
+		r.Field = field.NewPath("metadata", "annotations").Key(hamiModeAnnotation).String()
+	}
+	d.keep(r)
 	return true
 }

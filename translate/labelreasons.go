@@ -56,7 +56,11 @@ func (t *translation) explainLabels() {
 				t.add(sayAmbiguous(p, b.String(), amb))
 				continue
 			}
-			b.WriteString(" and was removed from the pod")
+			if loc == t.pinned {
+				b.WriteString(" and stays on the pod: KServe's pod webhook puts it there only while the pod asks for nvidia.com/gpu")
+			} else {
+				b.WriteString(" and was removed from the pod")
+			}
 			t.add(sayText(ReasonNodeLabelTranslated, p, b.String()))
 		case f != nil && f.dropped:
 			t.add(sayAt(ReasonNodeLabelDropped, p, "no device attribute expresses it; it was removed from the pod, and the placement check compares where the pod can land with and without it"))

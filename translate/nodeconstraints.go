@@ -9,7 +9,7 @@ import (
 // those on values the devices cannot tell apart (ambiguous.go).
 func (t *translation) rewriteNodeConstraints(multiTerm, prefsUsed bool) {
 	spec := &t.pod.Spec
-	removed := func(loc reqLoc) bool { return t.translated[loc] && t.ambiguous[loc] == nil }
+	removed := func(loc reqLoc) bool { return t.translated[loc] && t.ambiguous[loc] == nil && loc != t.pinned }
 	if spec.NodeSelector != nil {
 		t.selectorOut = map[string]string{}
 		for k, v := range spec.NodeSelector {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // analyzeLabels turns node-label requirements that the policy knows into
@@ -64,6 +65,11 @@ func (t *translation) analyzeLabels() bool {
 	}
 	for _, p := range prefs {
 		all = append(all, p.reqs...)
+	}
+	// KServe pins the pod to its accelerator only while it asks for
+	// nvidia.com/gpu (podfacts.KServeAcceleratorPin): the pin stays.
+	if v, ok := podfacts.KServeAcceleratorPin(t.pod); ok && t.pod.Spec.NodeSelector[podfacts.KServeAcceleratorLabel] == v {
+		t.pinned = reqLoc{kind: locSelector, key: podfacts.KServeAcceleratorLabel}
 	}
 	return t.keepAmbiguous(all)
 }

@@ -164,6 +164,7 @@ type translation struct {
 	scenarios   []scenario
 	translated  map[reqLoc]bool     // requirements turned into selectors; keepDroppedPreferences prunes it
 	ambiguous   map[reqLoc][]string // translated requirements that stay on the pod: values the devices cannot tell apart
+	pinned      reqLoc              // a translated requirement that stays on the pod: the node selector KServe's pod webhook adds
 	multiTerm   bool                // ORed required terms became alternatives
 	prefsUsed   bool                // preferred terms became alternatives
 	affinityOut *corev1.Affinity    // rewriteNodeConstraints

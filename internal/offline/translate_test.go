@@ -28,11 +28,16 @@ import (
 
 func translateFile(t *testing.T, name string, input []byte) ([]manifest.Document, []Item, string) {
 	t.Helper()
+	return translateFileWith(t, name, input, translate.DefaultPolicy())
+}
+
+func translateFileWith(t *testing.T, name string, input []byte, p *translate.Policy) ([]manifest.Document, []Item, string) {
+	t.Helper()
 	docs, err := manifest.Read([]string{"-"}, bytes.NewReader(input))
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	items, templates, err := Translate(t.Context(), docs, Options{Policy: translate.DefaultPolicy()})
+	items, templates, err := Translate(t.Context(), docs, Options{Policy: p})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

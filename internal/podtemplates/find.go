@@ -247,6 +247,9 @@ func find(obj *yaml.Node, prefix path, ns string, f *Found, claimed map[*yaml.No
 			}
 			t.Path, t.Rule, t.Pattern = m.path.String(), rule, l.pattern
 			t.obj, t.chain, t.at, t.op, t.platform = obj, m.chain, m.path, l.sizing, l.platform
+			if l.kserve {
+				t.kservePodMeta()
+			}
 			if l.replicas != nil {
 				t.Replicas = l.replicas(t)
 			}

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/claimbridge/claimbridge/podfacts"
 )
 
 // The keys of a KServe component that hold its model container, in the
@@ -46,4 +48,35 @@ func (t *Template) kserveModel(n *yaml.Node, keys []string) (*corev1.Container, 
 		return nil, fmt.Errorf("%s: %w", t.modelKey, err)
 	}
 	return &c, nil
+}
+
+// kservePodMeta gives the pod of a KServe component what KServe puts on
+// every pod it makes from it and its pod webhook reads: the label
+// serving.kserve.io/inferenceservice with the InferenceService's name, and
+// the InferenceService's annotation serving.kserve.io/gke-accelerator,
+// which the component's own annotations override (kserve/kserve
+// pkg/controller/v1beta1/inferenceservice/components/predictor.go,
+// buildObjectMeta). The pod is decided as KServe makes it: its webhook pins
+// it to that accelerator while it asks for nvidia.com/gpu (decide,
+// KServeAcceleratorPinned). Both are on the pod as written and as
+// translated, so neither is written back.
+func (t *Template) kservePodMeta() {
+	name := scalar(field(t.obj, "metadata", "name"))
+	if name == "" {
+		return
+	}
+	if _, own := t.orig.Labels[podfacts.KServeInferenceService]; !own {
+		if t.orig.Labels == nil {
+			t.orig.Labels = map[string]string{}
+		}
+		t.orig.Labels[podfacts.KServeInferenceService] = name
+	}
+	v := field(t.obj, "metadata", "annotations", podfacts.KServeGKEAccelerator)
+	if _, own := t.orig.Annotations[podfacts.KServeGKEAccelerator]; own || v == nil || v.Kind != yaml.ScalarNode {
+		return
+	}
+	if t.orig.Annotations == nil {
+		t.orig.Annotations = map[string]string{}
+	}
+	t.orig.Annotations[podfacts.KServeGKEAccelerator] = v.Value
 }
