@@ -98,7 +98,7 @@ func TestHAMiMIGMode(t *testing.T) {
 		"vgpu-mode mig": {
 			b: pod("mig"), wantOutcome: reason.OutcomeKeepLegacy, wantDecisive: decide.ReasonHAMiMIGMode, wantField: "metadata.annotations[nvidia.com/vgpu-mode]",
 		},
-		"vgpu-mode hami-core": {b: pod("hami-core"), wantOutcome: reason.OutcomeTranslate, wantDecisive: translate.ReasonTranslated},
+		"vgpu-mode hami-core":      {b: pod("hami-core"), wantOutcome: reason.OutcomeTranslate, wantDecisive: translate.ReasonTranslated},
 		"vgpu-mode admitting both": {b: pod("hami-core,mig"), wantOutcome: reason.OutcomeTranslate, wantDecisive: translate.ReasonTranslated},
 		"no vgpu-mode":             {b: pod(""), wantOutcome: reason.OutcomeTranslate, wantDecisive: translate.ReasonTranslated},
 	}
