@@ -15,7 +15,10 @@
 //     (MultiHostTPUEnvironment), and so does a pod that only the device
 //     plugin can serve (plugin.go): a KubeVirt virt-launcher with a VM's
 //     devices (VirtLauncherDevices), a KAI-Scheduler GPU share held by a
-//     reservation pod (SharedByReservationPod);
+//     reservation pod (SharedByReservationPod), a pod that asks HAMi for
+//     MIG instances (HAMiMIGMode). A pod that KServe's pod webhook pins to
+//     a GKE accelerator is decided with that node selector, which its
+//     translation keeps (KServeAcceleratorPinned, kserve.go);
 //  2. the placement proof (feasibility.Checker.Placement) compares, over the
 //     nodes that publish DRA devices, where the translated pod can land with
 //     where the legacy pod could; under the policy's placement rule (Exact by
