@@ -38,8 +38,8 @@ var replicaLine = regexp.MustCompile(`(?m)^  (claimbridge-\d): pid \d+, metrics 
 // TestTwoReplicasAdmitABurstWithNonePending runs devcluster -replicas 2 as make dev-cluster
 // does, on the mixed fleet (16 DRA slots for a two-GPU pod, 16 free device-plugin GPUs): the
 // two replicas elect a leader; a Deployment of 22 two-GPU pods created at once, past what DRA
-// holds, then one more pod, are admitted by both (read over HTTPS with the reader token the
-// message says how to get). The replica that does not lead forwards every admission that
+// holds, then one more pod, then every pod recreated at once, are admitted by both (read
+// over HTTPS with the reader token the message says how to get). The replica that does not lead forwards every admission that
 // would hold DRA devices to the leader (claimbridge_admissions_forwarded_total{decided=
 // "leader"}), none is decided without it, each admission is counted once over the two, and
 // every pod is bound — none Pending, none translated past what DRA holds. Ctrl-C stops it all.
@@ -175,6 +175,24 @@ func TestTwoReplicasAdmitABurstWithNonePending(t *testing.T) {
 		t.Fatal(err)
 	}
 	settle(burstPods + 1)
+	// Every pod recreated at once, as at the switch to DRA, the way
+	// `kubectl delete pods --all --force --grace-period=0` does it: one pod
+	// after the other, each replaced by its ReplicaSet at once. The new
+	// pods are admitted while the old pods' claims are still allocated, so
+	// DRA looks busy and the device plugin's free GPUs are where they may
+	// go. The pods kept there count against that room; the others are
+	// translated to wait for the DRA devices the old claims free.
+	old, err := client.CoreV1().Pods("burst").List(ctx, metav1.ListOptions{LabelSelector: "app=burst"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	burst = time.Now()
+	for _, p := range old.Items {
+		if err := client.CoreV1().Pods("burst").Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle(burstPods + 1)
 
 	tr, err := client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, readerName, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
@@ -231,8 +249,8 @@ func TestTwoReplicasAdmitABurstWithNonePending(t *testing.T) {
 		}
 	}
 
-	if total != burstPods+1 {
-		t.Errorf("the two replicas counted %d admissions of the burst's %d pods: each must count once, where it was decided", total, burstPods+1)
+	if total != 2*(burstPods+1) {
+		t.Errorf("the two replicas counted %d admissions of the burst's %d pods, each created twice: each must count once, where it was decided", total, burstPods+1)
 	}
 	if forwardedAll == 0 {
 		t.Error("no admission was forwarded to the leader: one replica never leads every hold")
