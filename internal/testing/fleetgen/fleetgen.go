@@ -231,10 +231,13 @@ func classes(names ...string) []*resourceapi.DeviceClass {
 
 // node returns a Ready-less Node with the usual well-known labels and the given capacity.
 func node(name, instanceType, zone string, cpu, memory string, extra corev1.ResourceList) *corev1.Node {
+	// Every kubelet reports its root filesystem as ephemeral-storage; a
+	// node without it would refuse every pod that requests some.
 	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse(cpu),
-		corev1.ResourceMemory: resource.MustParse(memory),
-		corev1.ResourcePods:   resource.MustParse("110"),
+		corev1.ResourceCPU:              resource.MustParse(cpu),
+		corev1.ResourceMemory:           resource.MustParse(memory),
+		corev1.ResourcePods:             resource.MustParse("110"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("200Gi"),
 	}
 	for k, v := range extra {
 		capacity[k] = v
@@ -247,6 +250,9 @@ func node(name, instanceType, zone string, cpu, memory string, extra corev1.Reso
 	memQ := capacity[corev1.ResourceMemory]
 	memQ.Sub(resource.MustParse("4Gi"))
 	allocatable[corev1.ResourceMemory] = memQ
+	// and keeps the default eviction threshold (nodefs.available 10%) of
+	// the disk.
+	allocatable[corev1.ResourceEphemeralStorage] = resource.MustParse("180Gi")
 	return &corev1.Node{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
 		ObjectMeta: metav1.ObjectMeta{
