@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -166,7 +167,7 @@ func TestTryItFitsTheFleet(t *testing.T) {
 		"legacy-gfd":     {Forecast: true},
 		"gke-l4":         {},
 		"hami-t4":        {},
-		"a100-shared":    {},
+		"a100-shared":    {Workload: "embeddings-shared.yaml", Namespace: "embeddings"},
 	}
 	fleets, err := os.ReadDir(filepath.Join(root, "examples", "fleets"))
 	if err != nil {
@@ -202,6 +203,11 @@ func TestTryItFitsTheFleet(t *testing.T) {
 			}
 			if !strings.Contains(cmds, "create token "+readerName) {
 				t.Errorf("commands do not get a reader token:\n%s", cmds)
+			}
+			for i, m := range regexp.MustCompile(`(?m)^  # (\d+)\. `).FindAllStringSubmatch(cmds, -1) {
+				if m[1] != strconv.Itoa(i+1) {
+					t.Errorf("step %d is numbered %s:\n%s", i+1, m[1], cmds)
+				}
 			}
 		})
 	}

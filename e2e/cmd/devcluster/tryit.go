@@ -14,8 +14,8 @@ import (
 
 // exampleWorkloads are the workloads of examples/workloads the try-it commands may suggest,
 // in the order they are preferred: a Deployment of L4 inference first, as the docs tell it,
-// then what shows a fleet best (MIG, TPU).
-var exampleWorkloads = []string{"inference-l4.yaml", "notebook-mig.yaml", "tpu-statefulset.yaml", "batch-preferred.yaml", "training-dgx.yaml"}
+// then what shows a fleet best (MIG, TPU, GPU shares).
+var exampleWorkloads = []string{"inference-l4.yaml", "notebook-mig.yaml", "tpu-statefulset.yaml", "batch-preferred.yaml", "training-dgx.yaml", "embeddings-shared.yaml"}
 
 // tryIt is what the ready message suggests on a fleet.
 type tryIt struct {
@@ -89,13 +89,17 @@ func (t tryIt) commands(root, reportURL, curl string) string {
   kubectl create namespace demo && kubectl label namespace demo claimbridge.io/mode=enforce
 `, filepath.Join(root, "examples", "workloads"))
 	}
+	step := 3
+	if !t.Forecast && t.Workload == "" {
+		step = 2 // one step before it
+	}
 	fmt.Fprintf(&b, `
-  # 3. read the report of what claimbridge decided, as a table or as the readiness page
+  # %d. read the report of what claimbridge decided, as a table or as the readiness page
   #    (HTTPS, for readers kube-apiserver authorizes, as the chart serves it)
   TOKEN=$(kubectl -n %s create token %s)
   %s '%s?format=table'
   %s '%s?format=html' > report.html   # open it in a browser
   kubectl get policyreports -A   # the same, one PolicyReport per opted-in namespace, a result per workload
-`, namespace, readerName, curl, reportURL, curl, reportURL)
+`, step, namespace, readerName, curl, reportURL, curl, reportURL)
 	return b.String()
 }
