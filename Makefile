@@ -5,6 +5,9 @@ GO        ?= go
 FUZZTIME  ?= 60s
 BENCHTIME ?= 1s
 PKGS      := ./...
+# Long steps run under hack/heartbeat.sh: whenever one prints nothing for 30 s, a line says
+# which step it is, how long it has run and what it is doing (e.g. which packages Go compiles).
+HEARTBEAT := $(CURDIR)/hack/heartbeat.sh
 
 # The version is the chart's appVersion: the image the chart runs by default reports it.
 VERSION   := $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' charts/claimbridge/Chart.yaml)
@@ -29,7 +32,7 @@ version: ## print the version (the chart's appVersion)
 # per platform. IMAGE_PLATFORMS picks others. See docs/tasks/install.md, "Container image".
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 image: ## container image in _output/image: OCI layout (crane push / skopeo copy) + docker tarballs, no engine needed
-	cd e2e && $(GO) run ./cmd/image -o $(CURDIR)/_output/image -platforms $(IMAGE_PLATFORMS)
+	cd e2e && $(HEARTBEAT) image $(GO) run ./cmd/image -o $(CURDIR)/_output/image -platforms $(IMAGE_PLATFORMS)
 
 chart: ## package the chart into _output/claimbridge-<version>.tgz with the pinned Helm (installed into the cache)
 	@mkdir -p _output
@@ -51,7 +54,7 @@ test: unit deadcode e2e bench-smoke ## everything CI runs: unit tests with fuzz 
 unit: ## unit tests of the root module with the race detector (includes the seed corpora of the fuzz targets)
 	@chromium="$$(hack/chromium.sh | tail -n1)"; test -n "$$chromium" || echo "unit: no Chromium: the HTML report's browser tests skip"; \
 	echo "CLAIMBRIDGE_CHROMIUM=$$chromium $(GO) test -race -count=1 $(PKGS)"; \
-	CLAIMBRIDGE_CHROMIUM="$$chromium" $(GO) test -race -count=1 $(PKGS)
+	CLAIMBRIDGE_CHROMIUM="$$chromium" $(HEARTBEAT) "unit (go test -race)" $(GO) test -race -count=1 $(PKGS)
 
 FUZZ_TARGETS := \
 	./translate:FuzzLoadPolicy \
@@ -92,10 +95,10 @@ bench-e2e: ## e2e benchmarks (e2e/bench): webhook vs no-op, memory, pod creation
 # than in the next make bench. It measures nothing: its output goes to _output/bench-smoke*.
 bench-smoke: ## one pass of every benchmark on small inputs (part of make test; about 45 s warm)
 	@mkdir -p _output
-	$(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./translate/... ./feasibility/... ./decide/... ./forecast/... > _output/bench-smoke.txt || { cat _output/bench-smoke.txt; exit 1; }
+	HEARTBEAT_TO=2 $(HEARTBEAT) "bench-smoke (go test -bench)" $(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./translate/... ./feasibility/... ./decide/... ./forecast/... > _output/bench-smoke.txt || { cat _output/bench-smoke.txt; exit 1; }
 	@bins="$$(hack/e2e-bins.sh | tail -n1)" && \
-	(cd e2e && CLAIMBRIDGE_K8S_BIN="$$bins" $(GO) run ./bench -timeout 5m -webhook-nodes 100 -rounds 1 -run-for 300ms -warmup 200ms \
-		-nodes 40 -pods 24 -batch 8 -clients 2 > ../_output/bench-smoke-e2e.md 2> ../_output/bench-smoke-e2e.log) || { tail -n 20 _output/bench-smoke-e2e.log; exit 1; }
+	(cd e2e && CLAIMBRIDGE_K8S_BIN="$$bins" HEARTBEAT_TO=3 $(HEARTBEAT) "bench-smoke (e2e/bench)" $(GO) run ./bench -timeout 5m -webhook-nodes 100 -rounds 1 -run-for 300ms -warmup 200ms \
+		-nodes 40 -pods 24 -batch 8 -clients 2 > ../_output/bench-smoke-e2e.md 2> ../_output/bench-smoke-e2e.log) 3>&2 || { tail -n 20 _output/bench-smoke-e2e.log; exit 1; }
 	@echo "bench-smoke: every benchmark ran once (_output/bench-smoke.txt, _output/bench-smoke-e2e.md)"
 
 # No Grafana runs here: the picture is the dashboard JSON's panels (titles, layout, queries) rendered
@@ -112,7 +115,7 @@ apidocs: ## regenerate the policy's field reference and docs/reference/labels.md
 # deadcode lists the functions no binary of the module reaches; internal/testing/ is test
 # support (only tests, hack/ and e2e/ use it), everything else must be reached.
 deadcode: ## fail when a function outside internal/testing/ is unreachable from the binaries (deadcode, pinned in hack/tools.sh)
-	@dc="$$(hack/tools.sh deadcode | tail -n1)" && out="$$($$dc ./... | grep -v '^internal/testing/' || true)"; \
+	@dc="$$(hack/tools.sh deadcode | tail -n1)" && out="$$(HEARTBEAT_TO=2 $(HEARTBEAT) deadcode $$dc ./... | grep -v '^internal/testing/' || true)"; \
 		test -z "$$out" || { echo "deadcode: unreachable outside internal/testing/:"; echo "$$out"; exit 1; }
 
 verify: fmt-check vet lint tidy-check import-check size-check deadcode ## gofmt, go vet, golangci-lint, go mod tidy drift, import rules, function and package sizes, untracked files

@@ -48,7 +48,7 @@ build() {
 log "cold build of cert-manager ${key} into ${cache_dir}"
 
 # The module at the pinned version, as the proxy serves it (checked against go.sum).
-src="$(cd "${vendored}/controller" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "github.com/cert-manager/cert-manager@${cm_version}" | awk -F'"' '$2 == "Dir" { print $4 }')"
+src="$(cd "${vendored}/controller" && GOWORK=off GOFLAGS=-mod=mod "${root}/hack/heartbeat.sh" "cert-manager-bins: go mod download" go mod download -json "github.com/cert-manager/cert-manager@${cm_version}" | awk -F'"' '$2 == "Dir" { print $4 }')"
 if [[ ! -d "${src}/deploy/crds" ]]; then
 	log "no deploy/crds in ${src}"
 	exit 1

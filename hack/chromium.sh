@@ -6,11 +6,15 @@
 #
 # CLAIMBRIDGE_CHROMIUM=<path> names a browser to use instead (nothing is installed). The report's
 # browser tests (go test ./cmd/claimbridge, e2e/suite) run the browser this prints; `make unit`
-# and `make e2e` call it first. Installing needs root (or sudo) and Debian/Ubuntu's apt-get.
+# and `make e2e` call it first. Installing needs root (or sudo) and Debian/Ubuntu's apt-get: it
+# installs the packages chromium and fonts-dejavu-core system-wide, with their dependencies
+# (25 packages, 348 MB on a fresh Debian). To install nothing, point CLAIMBRIDGE_CHROMIUM at a
+# browser, or run without root and sudo: the browser tests then skip and say why.
 set -euo pipefail
 
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=hack/lib.sh
-source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
+source "${root}/hack/lib.sh"
 
 find_browser() {
 	local c
@@ -48,10 +52,10 @@ fi
 # Concurrent runs wait for each other.
 lock "${TMPDIR:-/tmp}/claimbridge-chromium.lock" "installing Chromium"
 if ! path="$(find_browser)"; then
-	log "installing the chromium package (first run only)"
+	log "installing Chromium system-wide with apt-get for the report's browser tests (first run only): the packages chromium and fonts-dejavu-core and their dependencies, about 25 packages and 348 MB on a fresh Debian; CLAIMBRIDGE_CHROMIUM=<path> uses a browser you have instead"
 	export DEBIAN_FRONTEND=noninteractive
-	"${sudo[@]}" apt-get update -qq >&2
-	"${sudo[@]}" apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >&2
+	"${root}/hack/heartbeat.sh" "chromium: apt-get update" "${sudo[@]}" apt-get update -qq >&2
+	"${root}/hack/heartbeat.sh" "chromium: apt-get install" "${sudo[@]}" apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >&2
 	path="$(find_browser)"
 fi
 printf '%s\n' "${path}"

@@ -28,5 +28,5 @@ if [[ -z "${mod}" ]]; then
 fi
 cache_begin "${cache_root}/tools/${name}-${mod##*@}" "${name}"
 log "installing ${mod} (first run only)"
-GOBIN="${tmp}" GOFLAGS=-mod=mod go install "${mod}"
+GOBIN="${tmp}" GOFLAGS=-mod=mod "${root}/hack/heartbeat.sh" "tools: go install ${name}" go install "${mod}"
 cache_publish
