@@ -1,0 +1,5 @@
+//go:build !race
+
+package doccommands
+
+const race = false
