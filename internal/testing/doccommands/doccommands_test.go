@@ -36,11 +36,11 @@ func TestParse(t *testing.T) {
 			}}},
 		},
 		"a skip with its reason is kept on the block": {
-			text: "<!-- doc-test: skip (needs a live cluster) -->\n```sh\nkubectl get pods\n```\n",
+			text:       "<!-- doc-test: skip (needs a live cluster) -->\n```sh\nkubectl get pods\n```\n",
 			wantBlocks: []Block{{Line: 2, Skip: "needs a live cluster", Commands: []Command{{Line: 3, Text: "kubectl get pods"}}}},
 		},
 		"an exit directive sets the last command's exit code": {
-			text: "<!-- doc-test: exit 1 -->\n```sh\nclaimbridge audit --fail-on breaks\n```\n",
+			text:       "<!-- doc-test: exit 1 -->\n```sh\nclaimbridge audit --fail-on breaks\n```\n",
 			wantBlocks: []Block{{Line: 2, Exit: 1, Commands: []Command{{Line: 3, Text: "claimbridge audit --fail-on breaks"}}}},
 		},
 		"a skip without a reason is a problem": {
