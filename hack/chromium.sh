@@ -4,12 +4,13 @@
 #
 #   hack/chromium.sh
 #
-# CLAIMBRIDGE_CHROMIUM=<path> names a browser to use instead (nothing is installed). The report's
-# browser tests (go test ./cmd/claimbridge, e2e/suite) run the browser this prints; `make unit`
-# and `make e2e` call it first. Installing needs root (or sudo) and Debian/Ubuntu's apt-get: it
-# installs the packages chromium and fonts-dejavu-core system-wide, with their dependencies
-# (25 packages, 348 MB on a fresh Debian). To install nothing, point CLAIMBRIDGE_CHROMIUM at a
-# browser, or run without root and sudo: the browser tests then skip and say why.
+# The report's browser tests (go test ./cmd/claimbridge, e2e/suite) run the browser this
+# prints; `make unit` and `make e2e` call it first. Installing needs root (or sudo) and
+# Debian/Ubuntu's apt-get: it installs the packages chromium and fonts-dejavu-core system-wide,
+# with their dependencies (25 packages, 348 MB on a fresh Debian). To install nothing:
+# CLAIMBRIDGE_CHROMIUM=<path> names a browser to use instead; CLAIMBRIDGE_CHROMIUM=none prints an
+# empty line, and the browser tests skip and say why unless a browser is on PATH, as they do
+# when there is no root or sudo to install with.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,6 +29,11 @@ find_browser() {
 	return 1
 }
 
+if [[ "${CLAIMBRIDGE_CHROMIUM:-}" == none ]]; then
+	log "CLAIMBRIDGE_CHROMIUM=none: no browser, the browser tests skip"
+	printf '\n'
+	exit 0
+fi
 if path="$(find_browser)"; then
 	printf '%s\n' "${path}"
 	exit 0
