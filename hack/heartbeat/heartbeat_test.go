@@ -1,11 +1,13 @@
 // Package heartbeat tests hack/heartbeat.sh, the wrapper make test runs its
 // long steps under: a silent command gets a line every interval, the
-// command's output and exit code pass through unchanged.
+// command's output and exit code pass through unchanged; and that make
+// test's long steps do run under it.
 package heartbeat
 
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -150,5 +152,61 @@ func TestHeartbeatSaysWhatGoCompiles(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^gobuild: still running after .*: compiling \S`).MatchString(stderr) {
 		t.Errorf("no heartbeat names a package being compiled:\n%s", stderr)
+	}
+}
+
+// TestMakeTestStepsRunUnderHeartbeat: every go test, go run and
+// long-running tool of the targets make test runs is wrapped in
+// $(HEARTBEAT), so that none of them can sit silent for minutes.
+func TestMakeTestStepsRunUnderHeartbeat(t *testing.T) {
+	targets := []string{"unit", "deadcode", "e2e", "image", "bench-smoke"}
+	recipes := map[string][]string{}
+	for _, f := range []string{"../../Makefile", "../../e2e/Makefile.inc"} {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target := ""
+		joined := strings.ReplaceAll(string(text), "\\\n", " ")
+		for line := range strings.Lines(joined) {
+			if !strings.HasPrefix(line, "\t") {
+				if name, _, ok := strings.Cut(line, ":"); ok && !strings.ContainsAny(name, " =\t#") {
+					target = name
+				} else if strings.TrimSpace(line) != "" && !strings.HasPrefix(line, "#") {
+					target = ""
+				}
+				continue
+			}
+			recipes[target] = append(recipes[target], line)
+		}
+	}
+	long := regexp.MustCompile(`(\$\(GO\)|\bgo) (test|run)\b|\$\$dc `)
+	for _, target := range targets {
+		if len(recipes[target]) == 0 {
+			t.Errorf("make %s: no recipe found (renamed?)", target)
+		}
+		var steps int
+		for _, line := range recipes[target] {
+			for _, m := range long.FindAllStringIndex(line, -1) {
+				// The shell command the match is part of: what follows the last
+				// separator before it.
+				command := line[:m[0]]
+				for _, sep := range []string{";", "&&", "||", "$$(", "| "} {
+					if i := strings.LastIndex(command, sep); i >= 0 {
+						command = command[i+len(sep):]
+					}
+				}
+				if strings.HasPrefix(strings.TrimSpace(command), "echo ") {
+					continue // says what it runs
+				}
+				steps++
+				if !strings.Contains(command, "$(HEARTBEAT) ") {
+					t.Errorf("make %s runs %q without $(HEARTBEAT) before it:\n%s", target, line[m[0]:m[1]], strings.TrimSpace(line))
+				}
+			}
+		}
+		if steps == 0 {
+			t.Errorf("make %s: found no long step in its recipe", target)
+		}
 	}
 }
