@@ -20,10 +20,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,6 +94,8 @@ type Options struct {
 
 // Built is a built image.
 type Built struct {
+	// Repository is the image's name. Default: Repository.
+	Repository string
 	// Index is the multi-platform image index.
 	Index v1.ImageIndex
 	// Images by platform ("linux/amd64").
@@ -103,6 +107,17 @@ type Built struct {
 
 // Tag is the image's tag: the version.
 func (b *Built) Tag() string { return b.Version }
+
+// Name is the image's repository (Repository by default).
+func (b *Built) Name() string {
+	if b.Repository == "" {
+		return Repository
+	}
+	return b.Repository
+}
+
+// sortedKeys are the platforms of an image map, sorted.
+func sortedKeys(m map[string]v1.Image) []string { return slices.Sorted(maps.Keys(m)) }
 
 // Build cross-compiles cmd/claimbridge for every platform and assembles the image index.
 func Build(ctx context.Context, o Options) (*Built, error) {
@@ -339,7 +354,8 @@ type Output struct {
 }
 
 // Write writes the image into dir: dir/oci (the OCI image layout) and
-// dir/claimbridge-<version>-<os>-<arch>.tar per platform. Whatever dir held is replaced.
+// dir/<name>-<version>-<os>-<arch>.tar per platform, <name> the last element of its
+// repository (claimbridge, claimbridge-rehearse). Whatever dir held is replaced.
 func Write(dir string, b *Built) (*Output, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
@@ -352,12 +368,12 @@ func Write(dir string, b *Built) (*Output, error) {
 	if err := p.AppendIndex(b.Index, layout.WithAnnotations(map[string]string{RefName: b.Tag()})); err != nil {
 		return nil, fmt.Errorf("write the image layout: %w", err)
 	}
-	ref, err := name.NewTag(Repository + ":" + b.Tag())
+	ref, err := name.NewTag(b.Name() + ":" + b.Tag())
 	if err != nil {
 		return nil, err
 	}
 	for plat, img := range b.Images {
-		file := filepath.Join(dir, "claimbridge-"+b.Version+"-"+strings.ReplaceAll(plat, "/", "-")+".tar")
+		file := filepath.Join(dir, path.Base(b.Name())+"-"+b.Version+"-"+strings.ReplaceAll(plat, "/", "-")+".tar")
 		if err := tarball.WriteToFile(file, ref, img); err != nil {
 			return nil, fmt.Errorf("write %s: %w", file, err)
 		}

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -33,6 +35,7 @@ func run() error {
 	platforms := flag.String("platforms", "linux/amd64,linux/arm64", "comma-separated os/arch list")
 	version := flag.String("version", "", "version to stamp (default: the chart's appVersion)")
 	commit := flag.String("commit", "", "commit to stamp (default: the checkout's HEAD)")
+	k8sBin := flag.String("k8s-bin", "", "directory of the control-plane binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) for this machine's linux platform: also build the rehearsal image of that platform into OUT/rehearse")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -88,7 +91,67 @@ func run() error {
 	fmt.Fprintf(os.Stdout, "  layout   %s\n", rel(root, w.Layout))
 	fmt.Fprintf(os.Stdout, "push: crane push %s REGISTRY/claimbridge:%s\n", rel(root, w.Layout), b.Tag())
 	fmt.Fprintf(os.Stdout, "  or: skopeo copy --all oci:%s:%s docker://REGISTRY/claimbridge:%s\n", rel(root, w.Layout), b.Tag(), b.Tag())
+	if *k8sBin == "" {
+		fmt.Fprintln(os.Stderr, "image: no -k8s-bin: no rehearsal image")
+		return nil
+	}
+	return rehearsal(ctx, b, *k8sBin, filepath.Join(*out, "rehearse"), root)
+}
+
+// rehearsal builds and writes the rehearsal image of this machine's linux platform, with the
+// control-plane binaries of bin.
+func rehearsal(ctx context.Context, b *image.Built, bin, out, root string) error {
+	start := time.Now()
+	version, err := kubeVersion(ctx, bin)
+	if err != nil {
+		return err
+	}
+	plat := "linux/" + runtime.GOARCH
+	if _, ok := b.Images[plat]; !ok {
+		fmt.Fprintf(os.Stderr, "image: %s was not built: no rehearsal image\n", plat)
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "image: adding the control plane of Kubernetes %s from %s to the %s image\n", version, bin, plat)
+	r, err := image.BuildRehearsal(b, map[string]string{plat: bin}, version)
+	if err != nil {
+		return err
+	}
+	w, err := image.Write(out, r)
+	if err != nil {
+		return err
+	}
+	img := r.Images[plat]
+	d, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	m, err := img.Manifest()
+	if err != nil {
+		return err
+	}
+	var size int64
+	for _, l := range m.Layers {
+		size += l.Size
+	}
+	fmt.Fprintf(os.Stdout, "%s:%s (Kubernetes %s) in %.0f s\n", r.Name(), r.Tag(), version, time.Since(start).Seconds())
+	fmt.Fprintf(os.Stdout, "  %-8s %s (%.1f MB compressed)  %s\n", plat, d, float64(size)/1e6, rel(root, w.Tarballs[plat]))
+	fmt.Fprintf(os.Stdout, "  layout   %s\n", rel(root, w.Layout))
+	fmt.Fprintf(os.Stdout, "run: docker load -i %s && docker run --rm -v \"$PWD:/in\" %s:%s rehearse -f /in/examples/cutover --fleet /in/examples/fleets/before-cutover\n",
+		rel(root, w.Tarballs[plat]), r.Name(), r.Tag())
 	return nil
+}
+
+// kubeVersion is the release kube-apiserver of bin reports ("v1.37.2").
+func kubeVersion(ctx context.Context, bin string) (string, error) {
+	out, err := exec.CommandContext(ctx, filepath.Join(bin, "kube-apiserver"), "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("-k8s-bin %s: kube-apiserver --version: %w", bin, err)
+	}
+	f := strings.Fields(string(out)) // "Kubernetes v1.37.2"
+	if len(f) != 2 || !strings.HasPrefix(f[1], "v") {
+		return "", fmt.Errorf("-k8s-bin %s: kube-apiserver --version says %q", bin, strings.TrimSpace(string(out)))
+	}
+	return f[1], nil
 }
 
 func rel(root, path string) string {

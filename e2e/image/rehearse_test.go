@@ -1,0 +1,132 @@
+package image_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/claimbridge/claimbridge/e2e/image"
+)
+
+// k8sBinEnv is the directory of the pinned control-plane binaries (`make e2e` sets it).
+const k8sBinEnv = "CLAIMBRIDGE_K8S_BIN"
+
+// hostPlatform is the platform whose rehearsal image `make image` builds.
+var hostPlatform = v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
+
+// rehearsalImage opens the rehearsal image `make image` wrote beside the image
+// (OUT/rehearse/oci), or builds one from the image and $CLAIMBRIDGE_K8S_BIN.
+func rehearsalImage(t *testing.T) (v1.ImageIndex, v1.Image) {
+	t.Helper()
+	dir := filepath.Join(filepath.Dir(layoutDir), "rehearse", "oci")
+	if _, err := os.Stat(dir); err != nil {
+		bin := os.Getenv(k8sBinEnv)
+		if bin == "" {
+			t.Skipf("no rehearsal image in %s and no $%s to build one from", dir, k8sBinEnv)
+		}
+		idx, tag := openIndex(t)
+		img, err := image.PlatformImage(idx, hostPlatform)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := image.BuildRehearsal(&image.Built{Images: map[string]v1.Image{image.PlatformString(hostPlatform): img}, Version: tag}, map[string]string{image.PlatformString(hostPlatform): bin}, "v0.0.0-test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := image.Write(t.TempDir(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = out.Layout
+	}
+	idx, _, err := image.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := image.PlatformImage(idx, hostPlatform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx, img
+}
+
+// TestTheRehearsalImageCarriesThePinnedControlPlane: the rehearsal image is the image of its
+// platform, layer for layer, plus one layer of the control-plane binaries in /opt/kubernetes/bin
+// — the very files of the pinned build ($CLAIMBRIDGE_K8S_BIN) — which $CLAIMBRIDGE_K8S_BIN
+// points the rehearsal at, with the Kubernetes release they are labelled with.
+func TestTheRehearsalImageCarriesThePinnedControlPlane(t *testing.T) {
+	_, img := rehearsalImage(t)
+	base := platformImage(t, hostPlatform)
+	baseLayers, err := base.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(layers) != len(baseLayers)+1 {
+		t.Fatalf("%d layers, want the image's %d and one more", len(layers), len(baseLayers))
+	}
+	for i, l := range baseLayers {
+		want, _ := l.Digest()
+		if got, _ := layers[i].Digest(); got != want {
+			t.Errorf("layer %d is %s, the image's is %s", i, got, want)
+		}
+	}
+	files, err := image.Files(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := os.Getenv(k8sBinEnv)
+	for _, name := range image.RehearsalBinaries {
+		f := findFile(files, path.Join(image.K8sBinDir, name))
+		if f == nil {
+			t.Errorf("no %s in the image", path.Join(image.K8sBinDir, name))
+			continue
+		}
+		if f.Layer != len(baseLayers) || f.Header.Mode&0o111 == 0 || !bytes.HasPrefix(f.Data, []byte("\x7fELF")) {
+			t.Errorf("%s: layer %d, mode %o: want an executable in the last layer", f.Header.Name, f.Layer, f.Header.Mode)
+		}
+		if bin == "" {
+			continue
+		}
+		pinned, err := os.ReadFile(filepath.Join(bin, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sha256.Sum256(pinned) != sha256.Sum256(f.Data) {
+			t.Errorf("%s is not the pinned build's %s", f.Header.Name, filepath.Join(bin, name))
+		}
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(cf.Config.Env, k8sBinEnv+"="+image.K8sBinDir) {
+		t.Errorf("env %q does not point the rehearsal at %s", cf.Config.Env, image.K8sBinDir)
+	}
+	if !slices.Equal(cf.Config.Entrypoint, []string{image.BinaryPath}) || !slices.Equal(cf.Config.Cmd, []string{"rehearse", "--help"}) || cf.Config.User != image.User {
+		t.Errorf("entrypoint %q, cmd %q, user %q", cf.Config.Entrypoint, cf.Config.Cmd, cf.Config.User)
+	}
+	if cf.Config.Labels[image.LabelKubernetesVersion] == "" {
+		t.Errorf("no %s label", image.LabelKubernetesVersion)
+	}
+}
+
+func findFile(files []image.File, name string) *image.File {
+	for i := range files {
+		if "/"+path.Clean(files[i].Header.Name) == name && files[i].Header.Typeflag == tar.TypeReg {
+			return &files[i]
+		}
+	}
+	return nil
+}
