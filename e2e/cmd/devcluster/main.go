@@ -28,6 +28,22 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "switch" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := runSwitch(ctx, os.Args[2:], os.Stdout)
+		stop()
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			os.Exit(0)
+		case errors.Is(err, errDisagrees):
+			fmt.Fprintf(os.Stderr, "devcluster switch: %v\n", err)
+			os.Exit(1)
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "devcluster switch: %v\n", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "devcluster: %v\n", err)
 		os.Exit(1)
@@ -37,6 +53,7 @@ func main() {
 func usage() {
 	out := flag.CommandLine.Output()
 	fmt.Fprintf(out, `Usage: devcluster [flags] [-- claimbridge serve flags]
+       devcluster switch [-kubeconfig FILE] [flags]   (switch a running dev cluster to DRA)
 
 Starts a control plane on 127.0.0.1 with a fake DRA fleet and claimbridge serve behind the
 chart's webhook configuration, and runs until Ctrl-C. make dev-cluster builds it and passes
@@ -54,6 +71,9 @@ Flags:
 }
 
 func run() error {
+	// A fresh flag set: controller-runtime's config package, which the switch's imports pull
+	// in, registers its own -kubeconfig on the default one when the program starts.
+	flag.CommandLine = flag.NewFlagSet(os.Args[0], flag.ExitOnError)
 	fleetDir := flag.String("fleet", "", "fleet directory to publish (default: examples/fleets/mixed of the repository)")
 	kubeconfigOut := flag.String("kubeconfig", "", "also write the admin kubeconfig to this path")
 	keep := flag.Bool("keep", false, "keep the cluster's directory (PKI, etcd data, logs) after stopping")
@@ -64,7 +84,7 @@ func run() error {
 		serveFlags = append(serveFlags, v)
 		return nil
 	})
-	flag.Usage = usage
+	flag.CommandLine.Usage = usage
 	flag.Parse()
 	extra, err := serveArgs(serveFlags, flag.Args())
 	if err != nil {

@@ -35,24 +35,26 @@ import (
 // replicaLine is how the ready message names a replica.
 var replicaLine = regexp.MustCompile(`(?m)^  (claimbridge-\d): pid \d+, metrics and report on https://(\S+)$`)
 
-// TestTwoReplicasAdmitABurstWithNonePending runs devcluster -replicas 2 as make dev-cluster
-// does, on the mixed fleet (16 DRA slots for a two-GPU pod, 16 free device-plugin GPUs): the
-// two replicas elect a leader; a Deployment of 22 two-GPU pods created at once, past what DRA
-// holds, then one more pod, then every pod recreated at once, are admitted by both (read
-// over HTTPS with the reader token the message says how to get). The replica that does not lead forwards every admission that
-// would hold DRA devices to the leader (claimbridge_admissions_forwarded_total{decided=
-// "leader"}), none is decided without it, each admission is counted once over the two, and
-// every pod is bound — none Pending, none translated past what DRA holds. Ctrl-C stops it all.
-func TestTwoReplicasAdmitABurstWithNonePending(t *testing.T) {
+// devCluster is a devcluster process started for a test.
+type devCluster struct {
+	bin, kubeconfig, msg string
+	stderr               *syncBuffer
+	stop                 func() error
+}
+
+// startDevCluster builds devcluster and runs it with args (and -kubeconfig) until the test
+// ends, and waits for its ready message.
+func startDevCluster(t *testing.T, args ...string) *devCluster {
+	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "devcluster")
 	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	cmd := exec.Command(bin, "-replicas", "2", "-kubeconfig", kubeconfig)
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
+	cmd := exec.Command(bin, append(args, "-kubeconfig", kubeconfig)...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -99,8 +101,22 @@ func TestTwoReplicasAdmitABurstWithNonePending(t *testing.T) {
 	case <-time.After(10 * time.Minute):
 		t.Fatalf("devcluster not ready within 10 minutes:\n%s", stderr.String())
 	}
-	t.Logf("devcluster -replicas 2 ready in %s:\n%s", time.Since(start).Round(100*time.Millisecond), msg)
+	t.Logf("devcluster %s ready in %s:\n%s", strings.Join(args, " "), time.Since(start).Round(100*time.Millisecond), msg)
 
+	return &devCluster{bin: bin, kubeconfig: kubeconfig, msg: msg, stderr: stderr, stop: stop}
+}
+
+// TestTwoReplicasAdmitABurstWithNonePending runs devcluster -replicas 2 as make dev-cluster
+// does, on the mixed fleet (16 DRA slots for a two-GPU pod, 16 free device-plugin GPUs): the
+// two replicas elect a leader; a Deployment of 22 two-GPU pods created at once, past what DRA
+// holds, then one more pod, then every pod recreated at once, are admitted by both (read
+// over HTTPS with the reader token the message says how to get). The replica that does not
+// lead forwards every admission that would hold DRA devices to the leader (claimbridge_admissions_forwarded_total{decided=
+// "leader"}), none is decided without it, each admission is counted once over the two, and
+// every pod is bound — none Pending, none translated past what DRA holds. Ctrl-C stops it all.
+func TestTwoReplicasAdmitABurstWithNonePending(t *testing.T) {
+	dc := startDevCluster(t, "-replicas", "2")
+	msg, kubeconfig, stop, stderr := dc.msg, dc.kubeconfig, dc.stop, dc.stderr
 	replicas := replicaLine.FindAllStringSubmatch(msg, -1)
 	if len(replicas) != 2 {
 		t.Fatalf("the ready message names %d replicas, want 2", len(replicas))

@@ -72,6 +72,11 @@ func (t tryIt) commands(root, reportURL, curl string) string {
   # 2. forecast what the switch to DRA does to each, from the cluster's nodes and workloads
   claimbridge audit --forecast --kubeconfig "$KUBECONFIG" -o table
   claimbridge audit --forecast --kubeconfig "$KUBECONFIG" -o html > cutover.html   # open it in a browser
+
+  # 3. opt the namespaces in, then switch the nodes to DRA as the forecast says: every pod is
+  #    recreated at once, and each workload's pods bound are printed beside the forecast's
+  kubectl label namespace research lab inference claimbridge.io/mode=enforce --overwrite
+  make dev-cluster-switch
 `, filepath.Join(root, "examples", "cutover"))
 	case t.Workload != "":
 		fmt.Fprintf(&b, `  # 1. opt a namespace in and apply a legacy workload this fleet's DRA devices serve
@@ -90,7 +95,10 @@ func (t tryIt) commands(root, reportURL, curl string) string {
 `, filepath.Join(root, "examples", "workloads"))
 	}
 	step := 3
-	if !t.Forecast && t.Workload == "" {
+	switch {
+	case t.Forecast:
+		step = 4 // the switch before it
+	case t.Workload == "":
 		step = 2 // one step before it
 	}
 	fmt.Fprintf(&b, `
