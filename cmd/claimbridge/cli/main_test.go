@@ -60,8 +60,10 @@ func TestTranslateExamples(t *testing.T) {
 		kinds[d.Object.GetObjectKind().GroupVersionKind().Kind]++
 	}
 	// Five templates: the training Job's rdma/hca (the RDMA shared device
-	// plugin's) is a shared NIC, which the default policy keeps legacy.
-	if kinds["ResourceClaimTemplate"] != 5 || kinds["Deployment"] != 2 || kinds["ConfigMap"] != 1 {
+	// plugin's) is a shared NIC, which the default policy keeps legacy, and
+	// the embeddings' GPU shares stay as submitted without a fleet that
+	// says how GPUs are shared.
+	if kinds["ResourceClaimTemplate"] != 5 || kinds["Deployment"] != 3 || kinds["ConfigMap"] != 1 {
 		t.Errorf("kinds in the output: %v", kinds)
 	}
 	// The output translated again changes nothing but dropping nothing.

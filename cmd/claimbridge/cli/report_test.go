@@ -66,6 +66,7 @@ func TestReportRenderGivesTheAuditsPage(t *testing.T) {
 		got[row.Namespace+"/"+row.Kind+"/"+row.Name] = asks{row.Hardware, row.Demand()}
 	}
 	want := map[string]asks{
+		"embeddings/Deployment/embeddings": {"nvidia.com/gpu.shared, any model", 3}, // 1 share × 3 replicas
 		"notebooks/Pod/notebook-alice":     {"MIG 1g.10gb", 1},
 		"research/CronJob/nightly-eval":    {"NVIDIA-A100-SXM4-40GB", 2},
 		"research/Deployment/embeddings":   {"nvidia.com/gpu, any model", 2},
@@ -99,8 +100,9 @@ func TestAuditPageInChromium(t *testing.T) {
 	chromium := browser.ForTest(t)
 	url, _ := pageInBrowser(t, chromium, "report-examples", "audit", "-f", "../../../examples/workloads", "--fleet", "../../../examples/fleets/mixed")
 
-	// The examples: two of eight stay legacy: no DRA node has an A100 40GB (the remedy
-	// names the device-plugin nodes that have it), and the training Job's NIC is shared.
+	// The examples: three of nine stay legacy: no DRA node has an A100 40GB (the remedy
+	// names the device-plugin nodes that have it), the training Job's NIC is shared, and
+	// the embeddings' GPU shares find no GPU published as shares.
 	dom, err := chromium.DumpDOM(t.Context(), url, 1280, 900)
 	if err != nil {
 		t.Fatal(err)
@@ -115,8 +117,8 @@ func TestAuditPageInChromium(t *testing.T) {
 			return !slices.ContainsFunc(parts, func(s string) bool { return !strings.Contains(reportpage.Text(r), s) })
 		})
 	}
-	if len(remedies) != 2 || !has("legacy-gfd-0, legacy-gfd-1", "NVIDIA-A100-SXM4-40GB") || !has("resources[].sharing") {
-		t.Errorf("the blocking reasons' remedies: want one naming NVIDIA-A100-SXM4-40GB and legacy-gfd-0, legacy-gfd-1 and one for the shared NIC, got %d", len(remedies))
+	if len(remedies) != 3 || !has("legacy-gfd-0, legacy-gfd-1", "NVIDIA-A100-SXM4-40GB") || !has("resources[].sharing") || !has("--consumable-shares=N") {
+		t.Errorf("the blocking reasons' remedies: want one naming NVIDIA-A100-SXM4-40GB and legacy-gfd-0, legacy-gfd-1, one for the shared NIC and one for GPU shares, got %d", len(remedies))
 		for _, r := range remedies {
 			t.Logf("remedy: %s", reportpage.Text(r))
 		}
