@@ -214,7 +214,7 @@ func (c *Cluster) PublishInventory(ctx context.Context, inv *Inventory, opts ...
 }
 
 func (f *Fleet) publish(ctx context.Context, inv *Inventory) error {
-	client := f.c.client
+	client := f.c.Client()
 	for _, dc := range inv.DeviceClasses {
 		_, err := client.ResourceV1().DeviceClasses().Create(ctx, clean(dc), metav1.CreateOptions{})
 		switch {
@@ -258,7 +258,7 @@ func (f *Fleet) publish(ctx context.Context, inv *Inventory) error {
 }
 
 func (f *Fleet) publishClaim(ctx context.Context, cl *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error) {
-	client := f.c.client
+	client := f.c.Client()
 	if cl.Namespace == "" {
 		cl.Namespace = metav1.NamespaceDefault
 	}
@@ -344,7 +344,7 @@ func (f *Fleet) NodeNames() []string {
 // conflict. Remember to raise Spec.Pool.Generation when a pool's content changes in a way
 // consumers must notice.
 func (f *Fleet) UpdateSlice(ctx context.Context, name string, mutate func(*resourceapi.ResourceSlice)) (*resourceapi.ResourceSlice, error) {
-	sliceClient := f.c.client.ResourceV1().ResourceSlices()
+	sliceClient := f.c.Client().ResourceV1().ResourceSlices()
 	var updated *resourceapi.ResourceSlice
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		s, err := sliceClient.Get(ctx, f.SliceName(name), metav1.GetOptions{})
@@ -366,7 +366,7 @@ func (f *Fleet) UpdateSlice(ctx context.Context, name string, mutate func(*resou
 // fleet's files and get the fleet's prefix.
 func (f *Fleet) AddSlice(ctx context.Context, slice *resourceapi.ResourceSlice) (*resourceapi.ResourceSlice, error) {
 	s := (&Inventory{ResourceSlices: []*resourceapi.ResourceSlice{slice}}).WithPrefix(f.prefix).ResourceSlices[0]
-	created, err := f.c.client.ResourceV1().ResourceSlices().Create(ctx, clean(s), metav1.CreateOptions{})
+	created, err := f.c.Client().ResourceV1().ResourceSlices().Create(ctx, clean(s), metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("create resource slice %s: %w", s.Name, err)
 	}
@@ -377,7 +377,7 @@ func (f *Fleet) AddSlice(ctx context.Context, slice *resourceapi.ResourceSlice) 
 // DeleteSlice withdraws a published slice (name as in the fleet's files).
 func (f *Fleet) DeleteSlice(ctx context.Context, name string) error {
 	published := f.SliceName(name)
-	err := f.c.client.ResourceV1().ResourceSlices().Delete(ctx, published, metav1.DeleteOptions{})
+	err := f.c.Client().ResourceV1().ResourceSlices().Delete(ctx, published, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete resource slice %s: %w", published, err)
 	}
@@ -399,7 +399,7 @@ func (f *Fleet) replaceSlice(s *resourceapi.ResourceSlice) {
 // Remove deletes what the fleet published: claims, taint rules, slices and nodes (pods bound
 // to them are force-deleted). DeviceClasses stay: other fleets may share them.
 func (f *Fleet) Remove(ctx context.Context) error {
-	client := f.c.client
+	client := f.c.Client()
 	var errs []error
 	notFoundOK := func(what string, err error) {
 		if err != nil && !apierrors.IsNotFound(err) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // RestartAPIServer stops kube-apiserver (SIGTERM, SIGKILL after 15 seconds), calls down while
@@ -12,27 +14,34 @@ import (
 // waits until it answers /readyz. The other components and etcd keep running. ctx bounds
 // down and the wait.
 func (c *Cluster) RestartAPIServer(ctx context.Context, down func(context.Context) error) error {
-	old := c.component(KubeAPIServer)
+	var old *Process
+	for _, p := range c.Processes() {
+		if p.Name == KubeAPIServer {
+			old = p // the last one started
+		}
+	}
 	if old == nil {
 		return errors.New("restart kube-apiserver: not running")
 	}
-	old.stop(15 * time.Second)
+	old.Stop()
 	var downErr error
 	if down != nil {
 		downErr = down(ctx)
 	}
-	comp, err := startComponent(KubeAPIServer, old.cmd.Path, old.logPath, old.cmd.Args[1:], nil)
+	p, err := c.StartProcess(KubeAPIServer, old.Path, old.Args, nil)
 	if err != nil {
 		return errors.Join(downErr, err)
 	}
-	c.mu.Lock()
-	for i, cur := range c.components {
-		if cur == old {
-			c.components[i] = comp
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		select {
+		case <-p.Exited():
+			return false, errors.New("kube-apiserver exited")
+		default:
 		}
-	}
-	c.mu.Unlock()
-	if err := c.waitReady(ctx, KubeAPIServer, c.apiserverReady); err != nil {
+		_, err := c.Client().Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil, nil
+	})
+	if err != nil {
 		return errors.Join(downErr, fmt.Errorf("restart kube-apiserver: %w", err))
 	}
 	return downErr

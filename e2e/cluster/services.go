@@ -24,13 +24,13 @@ import (
 // Service's clusterIP:port and dials that. With Options.ServiceNetwork the apiserver gets an
 // egress selector for its "cluster" network context — the one it uses for Services, while
 // webhooks given by URL keep dialing directly — pointing at an HTTP CONNECT proxy on a unix
-// socket in the cluster's directory. The proxy connects each clusterIP:port registered with
+// socket in a directory of its own. The proxy connects each clusterIP:port registered with
 // RouteService to its backend on loopback, as kube-proxy connects it to a pod; any other
 // destination is refused. TLS goes through untouched: the apiserver still verifies the
 // certificate for <service>.<namespace>.svc against the caBundle.
 type serviceNetwork struct {
-	socket, config string
-	ln             net.Listener
+	dir, socket, config string
+	ln                  net.Listener
 
 	mu     sync.Mutex
 	routes map[string]string // clusterIP:port → backend host:port
@@ -68,7 +68,7 @@ func startServiceNetwork(dir string) (*serviceNetwork, error) {
 		_ = ln.Close()
 		return nil, fmt.Errorf("service network: %w", err)
 	}
-	n := &serviceNetwork{socket: socket, config: cfg, ln: ln, routes: map[string]string{}, open: map[net.Conn]bool{}}
+	n := &serviceNetwork{dir: dir, socket: socket, config: cfg, ln: ln, routes: map[string]string{}, open: map[net.Conn]bool{}}
 	n.wg.Go(n.serve)
 	return n, nil
 }
@@ -178,7 +178,7 @@ func (c *Cluster) RouteService(ctx context.Context, namespace, name string, port
 	if c.services == nil {
 		return errors.New("route service: the cluster was started without Options.ServiceNetwork")
 	}
-	svc, err := c.client.CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
+	svc, err := c.Client().CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("route service %s/%s: %w", namespace, name, err)
 	}

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 )
 
 // ModeLabel is the namespace label that opts a namespace into claimbridge.
@@ -93,17 +92,6 @@ func (w Webhook) MutatingWebhookConfiguration() (*admissionregistrationv1.Mutati
 	}, nil
 }
 
-// InstallWebhookConfiguration installs a configuration rendered elsewhere (by the Helm chart,
-// say) with every webhook pointed at url (an in-process server: see ServeWebhook) and trusting
-// caBundle; a service reference is replaced. cfg is not modified.
-func (c *Cluster) InstallWebhookConfiguration(ctx context.Context, cfg *admissionregistrationv1.MutatingWebhookConfiguration, url string, caBundle []byte) (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
-	cfg = cfg.DeepCopy()
-	for i := range cfg.Webhooks {
-		cfg.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: new(url), CABundle: caBundle}
-	}
-	return c.applyWebhookConfiguration(ctx, cfg)
-}
-
 // InstallWebhook creates the webhook's configuration, or replaces one of the same name. The
 // apiserver picks it up from its informer a moment later: a test should poll (for example with
 // server-side dry-run creates) until the webhook's effect shows before relying on it.
@@ -112,39 +100,12 @@ func (c *Cluster) InstallWebhook(ctx context.Context, w Webhook) (*admissionregi
 	if err != nil {
 		return nil, err
 	}
-	return c.applyWebhookConfiguration(ctx, cfg)
-}
-
-func (c *Cluster) applyWebhookConfiguration(ctx context.Context, cfg *admissionregistrationv1.MutatingWebhookConfiguration) (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
-	client := c.client.AdmissionregistrationV1().MutatingWebhookConfigurations()
-	created, err := client.Create(ctx, cfg, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		if err != nil {
-			return nil, fmt.Errorf("create webhook configuration %s: %w", cfg.Name, err)
-		}
-		return created, nil
-	}
-	var updated *admissionregistrationv1.MutatingWebhookConfiguration
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		current, err := client.Get(ctx, cfg.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		current.Webhooks = cfg.Webhooks
-		current.Labels = cfg.Labels
-		current.Annotations = cfg.Annotations
-		updated, err = client.Update(ctx, current, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("update webhook configuration %s: %w", cfg.Name, err)
-	}
-	return updated, nil
+	return c.ApplyWebhookConfiguration(ctx, cfg)
 }
 
 // RemoveWebhook deletes a webhook configuration; a missing one is not an error.
 func (c *Cluster) RemoveWebhook(ctx context.Context, name string) error {
-	err := c.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, name, metav1.DeleteOptions{})
+	err := c.Client().AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete webhook configuration %s: %w", name, err)
 	}

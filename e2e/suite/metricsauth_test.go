@@ -241,7 +241,7 @@ func startReplicaAs(t *testing.T, sa string) (srv *binary.Server, webhookPort, m
 // logSize is how much the server's log file holds now.
 func logSize(t *testing.T, srv *binary.Server) int64 {
 	t.Helper()
-	fi, err := os.Stat(srv.Process().LogPath())
+	fi, err := os.Stat(srv.Process().LogPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func logSize(t *testing.T, srv *binary.Server) int64 {
 func logSince(t *testing.T, srv *binary.Server, offset int64) string {
 	t.Helper()
 	time.Sleep(500 * time.Millisecond)
-	data, err := os.ReadFile(srv.Process().LogPath())
+	data, err := os.ReadFile(srv.Process().LogPath)
 	if err != nil {
 		t.Fatal(err)
 	}

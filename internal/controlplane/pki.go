@@ -1,4 +1,4 @@
-package cluster
+package controlplane
 
 import (
 	"crypto"
@@ -16,13 +16,13 @@ import (
 	"time"
 )
 
-// pkiValidity is how long the generated certificates are valid. A cluster lives for one test
-// binary or one dev cluster run.
+// pkiValidity is how long the generated certificates are valid. A control plane lives for
+// one run: a rehearsal, a test binary, a dev cluster.
 const pkiValidity = 7 * 24 * time.Hour
 
 // authority is the per-cluster certificate authority. It signs the apiserver's serving
 // certificate, the client certificates of the components and the admin, and serving
-// certificates that tests hand to webhooks.
+// certificates handed to webhooks.
 type authority struct {
 	cert    *x509.Certificate
 	key     crypto.Signer
@@ -42,7 +42,7 @@ func newAuthority() (*authority, error) {
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "claimbridge-e2e-ca"},
+		Subject:               pkix.Name{CommonName: "claimbridge-controlplane-ca"},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(pkiValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,

@@ -1,4 +1,4 @@
-package cluster
+package controlplane
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ type component struct {
 // spawner starts every child process from one goroutine that is locked to its OS thread and
 // never returns. Pdeathsig fires when the thread that forked the child exits, not when the
 // process does; a dedicated thread that lives as long as the process makes it mean "kill the
-// control plane when the test binary dies", even on a panic or a test timeout that skips every
+// control plane when this process dies", even on a panic or a timeout that skips every
 // cleanup.
 var spawner struct {
 	once sync.Once
@@ -171,8 +171,23 @@ func (c *component) logContains(s string) bool {
 	return err == nil && strings.Contains(string(data), s)
 }
 
-// Process is a process started by (*Cluster).StartProcess.
-type Process struct{ comp *component }
+// Process is a process of the control plane or one started by (*Cluster).StartProcess.
+type Process struct {
+	// Name of the process (a component's name, or the name given to StartProcess).
+	Name string
+	// Path and Args it was started with (Args without the program's name).
+	Path string
+	Args []string
+	// LogPath is the file the process logs to, with the other processes of its name
+	// (appended to).
+	LogPath string
+
+	comp *component
+}
+
+func newProcess(c *component) *Process {
+	return &Process{Name: c.name, Path: c.cmd.Path, Args: c.cmd.Args[1:], LogPath: c.logPath, comp: c}
+}
 
 // Stop stops the process (SIGTERM to its group, SIGKILL after 15 seconds) and waits for it.
 func (p *Process) Stop() { p.comp.stop(15 * time.Second) }
@@ -183,6 +198,9 @@ func (p *Process) Exited() <-chan struct{} { return p.comp.exited }
 // Pid returns the process id.
 func (p *Process) Pid() int { return p.comp.cmd.Process.Pid }
 
-// LogPath is the file the process logs to, with the other processes of its
-// name (appended to).
-func (p *Process) LogPath() string { return p.comp.logPath }
+// LogSize is the current size of the process's log, for LogSince.
+func (p *Process) LogSize() int64 { return p.comp.logSize() }
+
+// LogSince returns what the process logged from offset on, at most about maxBytes of its end
+// (0: no limit).
+func (p *Process) LogSince(offset, maxBytes int64) string { return p.comp.readLog(offset, maxBytes) }
