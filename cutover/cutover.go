@@ -266,6 +266,20 @@ type Rehearsed struct {
 	Agrees bool `json:"agrees"`
 }
 
+// Rehearsal is what a rehearsal ran on: the Kubernetes release of its control plane (the
+// cluster's own when it read one), and where those binaries came from.
+type Rehearsal struct {
+	// Kubernetes is the release of kube-apiserver, kube-controller-manager and
+	// kube-scheduler, vMAJOR.MINOR.PATCH ("" when a directory given did not say).
+	Kubernetes string `json:"kubernetes,omitempty"`
+	// Binaries: "--k8s-bin", "$KUBEBUILDER_ASSETS", "$CLAIMBRIDGE_K8S_BIN", "cache",
+	// "download" or "build".
+	Binaries string `json:"binaries,omitempty"`
+	// Workloads rehearsed, and those Disagree bound otherwise than forecast.
+	Workloads int `json:"workloads"`
+	Disagree  int `json:"disagree"`
+}
+
 // Range is the fewest and the most pods the forecast says are served
 // over the orders kube-scheduler may place the cluster in; a report of an
 // older forecast (no Least or Most) has Served for both.

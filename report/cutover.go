@@ -304,6 +304,9 @@ func rehearsedPods(x *cutover.Rehearsed) string {
 type rehearsal struct {
 	Rows, Agree int
 	Disagree    []string
+	// Kubernetes is the release the rehearsal's control plane ran, and Binaries where
+	// they came from (Report.Rehearsal).
+	Kubernetes, Binaries string
 }
 
 func newRehearsal(r *Report) *rehearsal {
@@ -321,6 +324,9 @@ func newRehearsal(r *Report) *rehearsal {
 	}
 	if x.Rows == 0 {
 		return nil
+	}
+	if r.Rehearsal != nil {
+		x.Kubernetes, x.Binaries = r.Rehearsal.Kubernetes, r.Rehearsal.Binaries
 	}
 	return &x
 }

@@ -8,6 +8,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,6 +41,9 @@ type Report struct {
 	// were decided against the fleet as it will be after the switch to DRA,
 	// and each says what the switch does to it (Row.Cutover).
 	Forecast *cutover.Summary `json:"forecast,omitempty"`
+	// Rehearsal is set on a rehearsal (claimbridge rehearse): the Kubernetes release its
+	// control plane ran; each row's Rehearsed says what it saw.
+	Rehearsal *cutover.Rehearsal `json:"rehearsal,omitempty"`
 	// Progress is how far the migration has come, on the webhook's report
 	// only: the devices of running pods that DRA serves and that the device
 	// plugin serves, now and sampled over time.
@@ -289,6 +293,9 @@ func (r *Report) summaryLine() string {
 				line += " (" + p.Remedy + ")"
 			}
 		}
+	}
+	if x := r.Rehearsal; x != nil {
+		line += fmt.Sprintf("\nrehearsed on Kubernetes %s (control plane: %s): %d of %d workloads bound as forecast", cmp.Or(x.Kubernetes, "of unknown release"), cmp.Or(x.Binaries, "-"), x.Workloads-x.Disagree, x.Workloads)
 	}
 	return line
 }

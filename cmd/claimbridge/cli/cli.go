@@ -61,6 +61,6 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newServeCommand(), newTranslateCommand(false), newTranslateCommand(true), newAuditCommand(), newReportCommand(), newKRMCommand(), newPolicyCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newTranslateCommand(false), newTranslateCommand(true), newAuditCommand(), newRehearseCommand(), newReportCommand(), newKRMCommand(), newPolicyCommand(), newVersionCommand())
 	return root
 }

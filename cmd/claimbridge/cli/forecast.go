@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/internal/offline"
@@ -35,13 +36,19 @@ type forecastFlags struct {
 
 func (f *forecastFlags) add(c *cobra.Command) {
 	c.Flags().BoolVar(&f.on, "forecast", false, "decide against the fleet as it will be after a one-day switch from the device plugin to DRA (the cutover forecast)")
+	f.addOptions(c)
+	c.Flags().StringVar(&f.out, "forecast-out", "", "with --forecast: write the forecast fleet (Nodes, ResourceSlices, DeviceClasses) to this file, to review and feed back with --fleet")
+}
+
+// addOptions adds the forecast's options without --forecast and --forecast-out (rehearse
+// always forecasts).
+func (f *forecastFlags) addOptions(c *cobra.Command) {
 	c.Flags().StringVar(&f.nodes, "forecast-nodes", "", "with --forecast: label selector of the nodes the switch covers (default: every node with an accelerator the forecast knows)")
 	c.Flags().StringVar(&f.gfd, "gfd-labels", string(forecast.GFDLabelsDrop), "with --forecast: whether GPU Feature Discovery's node labels stay after the switch: drop (GPU Operator's DRA mode) or keep")
 	c.Flags().StringVar(&f.slicing, "forecast-time-slicing", "", "with --forecast: override how GPUs the device plugin time-slices are forecast: shares (the NVIDIA DRA driver v0.5+ with ConsumableShares and --consumable-shares=<replicas>) or whole (a driver without consumable shares); default: as the platform's consumable-shares mode (--platform), disabled by the driver's default")
 	c.Flags().StringSliceVar(&f.classes, "forecast-classes", nil, "with --forecast: YAML of the DeviceClasses the switch creates (default: the DRA drivers' own classes)")
 	c.Flags().StringVar(&f.platform, "platform", "", "with --forecast: a Platform document (claimbridge.io/v1alpha1, docs/concepts/platform.md) saying what the switch lands on: each driver's install path, DeviceClasses and the extended resources they map, the NVIDIA driver's consumable shares, the Kubernetes release; applied after --platform-preset (default: the drivers' own defaults: classes that map nothing, exclusive GPUs)")
 	c.Flags().StringSliceVar(&f.presets, "platform-preset", nil, "with --forecast: known install paths whose facts apply, in order: "+strings.Join(v1alpha1.PlatformPresets(), ", "))
-	c.Flags().StringVar(&f.out, "forecast-out", "", "with --forecast: write the forecast fleet (Nodes, ResourceSlices, DeviceClasses) to this file, to review and feed back with --fleet")
 }
 
 // options checks the flags and builds the forecast's options (Policy aside).
@@ -91,6 +98,23 @@ func (f *forecastFlags) options() (forecast.Options, error) {
 // audit's does: applied with the workloads, they are there after the switch
 // too.
 func (o *auditOptions) runForecast(ctx context.Context, in *offline.Input, policy *translate.Policy, fopts forecast.Options) (*report.Report, error) {
+	fc, err := runCutover(ctx, in, policy, fopts, o.forecast.out)
+	if err != nil {
+		return nil, err
+	}
+	return fc.report(ctx, in.Source+" (forecast after the switch to DRA)", policy), nil
+}
+
+// cutoverRun is a forecast: its rows in the input's order, its summary and the fleet after
+// the switch.
+type cutoverRun struct {
+	rows    []report.Row
+	summary *cutover.Summary
+	after   *feasibility.Fleet
+}
+
+// runCutover forecasts the switch; out, when given, receives the forecast fleet's YAML.
+func runCutover(ctx context.Context, in *offline.Input, policy *translate.Policy, fopts forecast.Options, out string) (*cutoverRun, error) {
 	ctx, cancel := in.Deadline(ctx)
 	defer cancel()
 	rows, f, after, err := offline.Cutover(ctx, in.Docs, offline.CutoverOptions{Policy: policy, Before: in.Fleet, Forecast: fopts,
@@ -98,16 +122,21 @@ func (o *auditOptions) runForecast(ctx context.Context, in *offline.Input, polic
 	if err != nil {
 		return nil, err
 	}
-	if o.forecast.out != "" {
-		if err := os.WriteFile(o.forecast.out, []byte(f.YAML), 0o600); err != nil {
+	if out != "" {
+		if err := os.WriteFile(out, []byte(f.YAML), 0o600); err != nil {
 			return nil, fmt.Errorf("--forecast-out: %w", err)
 		}
 	}
-	rep := report.New(in.Source+" (forecast after the switch to DRA)", policy.Name(), rows)
+	return &cutoverRun{rows: rows, summary: f, after: after}, nil
+}
+
+// report is the forecast's page.
+func (fc *cutoverRun) report(ctx context.Context, fleet string, policy *translate.Policy) *report.Report {
+	rep := report.New(fleet, policy.Name(), fc.rows)
 	rep.Reasons = offline.Reasons()
-	rep.Forecast = f
-	rep.FleetSummary = report.NewFleetSummary(after.Snapshot.Summary(ctx))
-	return rep, nil
+	rep.Forecast = fc.summary
+	rep.FleetSummary = report.NewFleetSummary(fc.after.Snapshot.Summary(ctx))
+	return rep
 }
 
 // loadPlatform is the platform --platform-preset and --platform declare

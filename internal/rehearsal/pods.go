@@ -1,6 +1,7 @@
-package main
+package rehearsal
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -47,7 +48,7 @@ func generateName(name string) string {
 	if len(s) > 40 {
 		s = strings.Trim(s[:40], "-")
 	}
-	return cmpOr(s, "pod") + "-"
+	return cmp.Or(s, "pod") + "-"
 }
 
 // createAll creates every pod of every workload at once (a few creations

@@ -1,0 +1,234 @@
+package cli
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+
+	"github.com/claimbridge/claimbridge/api/v1alpha1"
+	"github.com/claimbridge/claimbridge/cutover"
+	"github.com/claimbridge/claimbridge/internal/k8sbins"
+	"github.com/claimbridge/claimbridge/internal/rehearsal"
+	"github.com/claimbridge/claimbridge/report"
+)
+
+// Exit codes of rehearse.
+const (
+	rehearseAgrees    = 0 // every workload bound as forecast
+	rehearseDisagrees = 1 // a workload bound otherwise than forecast
+	rehearseFailed    = 2 // bad input, or the rehearsal could not run
+)
+
+// rehearseOptions are rehearse's flags: audit --forecast's inputs and the rehearsal's own.
+type rehearseOptions struct {
+	audit auditOptions
+	// The control-plane binaries (package k8sbins).
+	k8sBin                   string
+	download                 bool
+	k8sURL, etcdURL, version string
+	// The rehearsal.
+	mode            string
+	settle, timeout time.Duration
+	keep            bool
+}
+
+func newRehearseCommand() *cobra.Command {
+	o := rehearseOptions{audit: auditOptions{forecast: forecastFlags{on: true}}}
+	c := &cobra.Command{
+		Use:   "rehearse (-f FILE|DIR --fleet DIR | --kubeconfig FILE [-n NS...]) [-o table|json|yaml|markdown|html] [flags]",
+		Short: "Forecast the switch to DRA, then rehearse it on a local control plane with the real kube-scheduler",
+		Long: `Forecasts the switch from the device plugin to DRA exactly as
+'claimbridge audit --forecast' does (the same inputs and flags), then proves it
+on the real scheduler: it starts a control plane on 127.0.0.1 (etcd,
+kube-apiserver, kube-controller-manager, kube-scheduler; no kubelet, nothing
+runs), publishes the forecast fleet on it (the nodes as they will be after the
+switch, the ResourceSlices the DRA drivers will publish, their DeviceClasses),
+runs 'claimbridge serve' of this same executable in front of it with the same
+policy, creates every pod of every workload the switch concerns at once, waits
+until kube-scheduler has bound no pod for --settle, and prints the forecast's
+page with, on each row, the pods bound beside the pods the forecast said are
+served. An OrderDependent or Partial workload agrees when the pods bound lie
+within the range the forecast gave ("1–2/2"). With --kubeconfig the cluster is
+only read. Everything it starts is stopped, and its files removed, when it ends.
+
+The control-plane binaries are found in this order: --k8s-bin DIR, then
+$KUBEBUILDER_ASSETS (envtest's layout, with kube-controller-manager and
+kube-scheduler added), then $CLAIMBRIDGE_K8S_BIN; then the cache
+($CLAIMBRIDGE_CACHE, else claimbridge/ in the user's cache directory); then the
+official release binaries are downloaded into it (Kubernetes from
+--k8s-download-url, etcd from --etcd-download-url), each verified against its
+published checksum; when downloading is refused (--k8s-download=false) or
+fails, they are built from the pinned Go modules with the go toolchain (857 s
+on 2 cores the first time). The Kubernetes release is the cluster's with
+--kubeconfig, else --k8s-version.
+
+Exit codes, for CI jobs:
+  0  every workload was bound as forecast
+  1  a workload was bound otherwise than forecast
+  2  bad input, or the rehearsal could not run`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			code, err := o.run(c)
+			if err != nil {
+				fmt.Fprintln(c.ErrOrStderr(), "claimbridge:", err)
+				return exitError{rehearseFailed}
+			}
+			if code != rehearseAgrees {
+				return exitError{code}
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	a := &o.audit
+	f.StringSliceVarP(&a.files, "filename", "f", nil, "manifest file, directory or - for stdin (repeatable)")
+	f.StringSliceVar(&a.fleets, "fleet", nil, "fleet inventory before the switch: YAML file or directory (repeatable)")
+	f.StringVarP(&a.output, "output", "o", "table", "output format: "+strings.Join(report.Formats, ", "))
+	f.StringVar(&a.kubeconfig, "kubeconfig", "", "rehearse the workloads (and, without --fleet, the nodes) of a live cluster, which is only read")
+	f.StringSliceVarP(&a.namespaces, "namespace", "n", nil, "with --kubeconfig: the namespaces to rehearse (default all)")
+	f.DurationVar(&a.timeout, "timeout", 5*time.Second, "deadline of one feasibility check of the forecast")
+	a.pol.add(c)
+	a.forecast.addOptions(c)
+	f.VisitAll(func(fl *pflag.Flag) { fl.Usage = strings.TrimPrefix(fl.Usage, "with --forecast: ") })
+	f.StringVar(&o.k8sBin, "k8s-bin", "", "directory of etcd, kube-apiserver, kube-controller-manager and kube-scheduler to run (default: found, downloaded or built; see above)")
+	f.BoolVar(&o.download, "k8s-download", true, "download the official release binaries when none are found (false: build them from Go modules)")
+	f.StringVar(&o.k8sURL, "k8s-download-url", k8sbins.DefaultKubernetesURL, "where the Kubernetes binaries are downloaded from: <url>/<version>/bin/<os>/<arch>/<name> and <name>.sha512 (a mirror's)")
+	f.StringVar(&o.etcdURL, "etcd-download-url", k8sbins.DefaultEtcdURL, "where etcd is downloaded from: <url>/<version>/etcd-<version>-<os>-<arch>.tar.gz and <url>/<version>/SHA256SUMS (a mirror's)")
+	f.StringVar(&o.version, "k8s-version", k8sbins.Pinned().Kubernetes, "Kubernetes release of the control plane without --kubeconfig (with it: the cluster's)")
+	f.StringVar(&o.mode, "mode", "enforce", "claimbridge mode of the workloads' namespaces: enforce or audit")
+	f.DurationVar(&o.settle, "settle", 10*time.Second, "kube-scheduler has settled when it has bound no pod for this long")
+	f.DurationVar(&o.timeout, "settle-timeout", 5*time.Minute, "the longest the pods may take to settle")
+	f.BoolVar(&o.keep, "keep", false, "keep the control plane's directory (PKI, etcd data, component logs) after stopping, and say where it is")
+	return c
+}
+
+// run rehearses and returns the exit code; an error means it could not.
+func (o *rehearseOptions) run(c *cobra.Command) (int, error) {
+	a := &o.audit
+	fopts, err := a.validate()
+	if err != nil {
+		return 0, err
+	}
+	if o.mode != "enforce" && o.mode != "audit" {
+		return 0, usagef("--mode must be enforce or audit")
+	}
+	policy, err := a.pol.load()
+	if err != nil {
+		return 0, err
+	}
+	in, err := a.read(c)
+	if err != nil {
+		return 0, err
+	}
+	version := o.version
+	if a.kubeconfig != "" {
+		if fopts.Platform, err = a.forecast.loadPlatform(a.detected); err != nil {
+			return 0, err
+		}
+		if version, err = serverRelease(a.kubeconfig); err != nil {
+			return 0, err
+		}
+	}
+	fc, err := runCutover(c.Context(), in, policy, fopts, "")
+	if err != nil {
+		return 0, err
+	}
+	serve, cleanup, err := a.pol.serveArgs()
+	if err != nil {
+		return 0, err
+	}
+	defer cleanup()
+	progress := c.ErrOrStderr()
+	bins, err := k8sbins.Find(c.Context(), k8sbins.Options{Dir: o.k8sBin, Kubernetes: version, NoDownload: !o.download,
+		KubernetesURL: o.k8sURL, EtcdURL: o.etcdURL, Progress: progress})
+	if err != nil {
+		return 0, fmt.Errorf("control-plane binaries: %w", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return 0, fmt.Errorf("find this executable for claimbridge serve: %w", err)
+	}
+	res, err := rehearsal.Run(c.Context(), rehearsal.Options{Docs: in.Docs, Rows: fc.rows, After: fc.after, Policy: policy, Serve: serve,
+		Mode: o.mode, BinDir: bins.Dir, Claimbridge: self, Settle: o.settle, Timeout: o.timeout, Keep: o.keep, Progress: progress})
+	if err != nil {
+		return 0, err
+	}
+	rep := fc.report(c.Context(), in.Source+" (rehearsed after the switch to DRA)", policy)
+	rep.Rehearsal = &cutover.Rehearsal{Kubernetes: cmp.Or(bins.Kubernetes, version), Binaries: bins.How, Workloads: res.Rehearsed, Disagree: res.Disagree}
+	if err := rep.Write(c.OutOrStdout(), a.output); err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(progress, "rehearse: %s\n", res.Timings)
+	if res.Disagree > 0 {
+		return rehearseDisagrees, nil
+	}
+	if err := c.Context().Err(); err != nil {
+		return 0, err
+	}
+	return rehearseAgrees, nil
+}
+
+// serverRelease is the Kubernetes release of the cluster the kubeconfig points at.
+func serverRelease(kubeconfig string) (string, error) {
+	cs, err := clientFor(kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	v, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("server version: %w", err)
+	}
+	return k8sbins.ReleaseOf(v.GitVersion)
+}
+
+// serveArgs are the flags that give claimbridge serve this policy: the file of --policy,
+// or a TranslationPolicy of the --profile profiles written to a temporary file, and
+// --kueue-config. cleanup removes what it wrote.
+func (p *policyFlags) serveArgs() (args []string, cleanup func(), err error) {
+	cleanup = func() {}
+	switch {
+	case p.file != "":
+		abs, err := filepath.Abs(p.file)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		args = append(args, "--policy", abs)
+	case len(p.profiles) > 0:
+		tp := &v1alpha1.TranslationPolicy{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PolicyKind, Spec: v1alpha1.PolicySpec{Profiles: slices.Clone(p.profiles)}}
+		tp.Metadata.Name = "rehearsal"
+		data, err := yaml.Marshal(tp)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		f, err := os.CreateTemp("", "claimbridge-rehearsal-policy-*.yaml")
+		if err != nil {
+			return nil, cleanup, err
+		}
+		cleanup = func() { _ = os.Remove(f.Name()) }
+		if _, err := f.Write(data); err != nil {
+			_ = f.Close()
+			return nil, cleanup, err
+		}
+		if err := f.Close(); err != nil {
+			return nil, cleanup, err
+		}
+		args = append(args, "--policy", f.Name())
+	}
+	if p.kueue != "" {
+		abs, err := filepath.Abs(p.kueue)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		args = append(args, "--kueue-config", abs)
+	}
+	return args, cleanup, nil
+}
+
