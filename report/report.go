@@ -84,7 +84,7 @@ type Row struct {
 	// --forecast only).
 	Cutover *cutover.Effect `json:"cutover,omitempty"`
 	// Rehearsed is what a rehearsal on the real scheduler saw of the row's
-	// pods (make rehearse), beside what the forecast said.
+	// pods (claimbridge rehearse), beside what the forecast said.
 	Rehearsed *cutover.Rehearsed `json:"rehearsed,omitempty"`
 }
 

@@ -52,6 +52,8 @@ var rules = []struct {
 	{"livereport", []string{"reason", "podfacts", "api", "api/v1alpha1", "platform", "explain", "inventory", "decisions", "cutover", "report", "decide", "translate", "translate/celgen", "translate/gpulabels", "feasibility", "feasibility/signature", "feasibility/upstream", "feasibility/legacy"}, "the live report reads the inventory and the decisions pods carry; never the handler"},
 	{"internal/testing/fleetgen", nil, "fleets are plain API objects"},
 	{"certs", nil, "certificates know nothing of translation"},
+	{"internal/k8sbins", nil, "finding, downloading and building the control-plane binaries knows nothing of claimbridge"},
+	{"internal/controlplane", nil, "the local control plane runs Kubernetes' own binaries on plain API objects: it knows nothing of claimbridge"},
 }
 
 type pkg struct {

@@ -16,15 +16,18 @@
 package k8sbins
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -76,7 +79,8 @@ type Options struct {
 type Found struct {
 	// Dir holds the binaries.
 	Dir string
-	// Kubernetes is their release ("" when the user's directory does not say).
+	// Kubernetes is their release (in a directory given, what kube-apiserver --version
+	// says; "" when it says none).
 	Kubernetes string
 	// How says where they come from: "--k8s-bin", "$KUBEBUILDER_ASSETS",
 	// "$CLAIMBRIDGE_K8S_BIN", "cache", "download" or "build".
@@ -93,8 +97,9 @@ func Find(ctx context.Context, o Options) (Found, error) {
 		if err := complete(given.dir); err != nil {
 			return Found{}, fmt.Errorf("%s=%s: %w", given.how, given.dir, err)
 		}
-		fmt.Fprintf(o.Progress, "k8sbins: control-plane binaries from %s (%s)\n", given.how, given.dir)
-		return Found{Dir: given.dir, How: given.how}, nil
+		v := versionOf(ctx, given.dir)
+		fmt.Fprintf(o.Progress, "k8sbins: control-plane binaries %s from %s (%s)\n", cmp.Or(v, "of unknown release"), given.how, given.dir)
+		return Found{Dir: given.dir, Kubernetes: v, How: given.how}, nil
 	}
 	if o.CacheDir == "" {
 		return Found{}, errors.New("no cache directory: set $" + CacheEnv)
@@ -190,6 +195,22 @@ func complete(dir string) error {
 		}
 	}
 	return nil
+}
+
+// versionOf is the release kube-apiserver --version of dir reports ("Kubernetes v1.37.2"),
+// "" when it says none.
+func versionOf(ctx context.Context, dir string) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, filepath.Join(dir, "kube-apiserver"), "--version").Output()
+	if err != nil {
+		return ""
+	}
+	v, err := ReleaseOf(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "Kubernetes")))
+	if err != nil {
+		return ""
+	}
+	return v
 }
 
 var releaseVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)`)

@@ -321,12 +321,14 @@ func TestADownloadSaysHowFarItIsAndWhenItStalls(t *testing.T) {
 	}
 }
 
+// TestFindTakesTheGivenDirectoryThenKubebuilderAssetsThenClaimbridgeK8sBin: and the
+// release is what kube-apiserver --version says.
 func TestFindTakesTheGivenDirectoryThenKubebuilderAssetsThenClaimbridgeK8sBin(t *testing.T) {
 	dirs := map[string]string{}
 	for _, n := range []string{"flag", "assets", "bin"} {
 		dirs[n] = t.TempDir()
 		for _, b := range Required {
-			write(t, filepath.Join(dirs[n], b), []byte("#!/bin/sh\n"))
+			write(t, filepath.Join(dirs[n], b), []byte("#!/bin/sh\necho Kubernetes v1.36.4\n"))
 			if err := os.Chmod(filepath.Join(dirs[n], b), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -336,9 +338,9 @@ func TestFindTakesTheGivenDirectoryThenKubebuilderAssetsThenClaimbridgeK8sBin(t 
 		dir, assets, bin string
 		want             Found
 	}{
-		"the directory given comes first":             {dirs["flag"], dirs["assets"], dirs["bin"], Found{Dir: dirs["flag"], How: "--k8s-bin"}},
-		"then KUBEBUILDER_ASSETS":                     {"", dirs["assets"], dirs["bin"], Found{Dir: dirs["assets"], How: "$KUBEBUILDER_ASSETS"}},
-		"then CLAIMBRIDGE_K8S_BIN":                    {"", "", dirs["bin"], Found{Dir: dirs["bin"], How: "$CLAIMBRIDGE_K8S_BIN"}},
+		"the directory given comes first":             {dirs["flag"], dirs["assets"], dirs["bin"], Found{Dir: dirs["flag"], Kubernetes: "v1.36.4", How: "--k8s-bin"}},
+		"then KUBEBUILDER_ASSETS":                     {"", dirs["assets"], dirs["bin"], Found{Dir: dirs["assets"], Kubernetes: "v1.36.4", How: "$KUBEBUILDER_ASSETS"}},
+		"then CLAIMBRIDGE_K8S_BIN":                    {"", "", dirs["bin"], Found{Dir: dirs["bin"], Kubernetes: "v1.36.4", How: "$CLAIMBRIDGE_K8S_BIN"}},
 		"a directory that lacks a binary is an error": {t.TempDir(), "", "", Found{}},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -231,4 +231,3 @@ func (p *policyFlags) serveArgs() (args []string, cleanup func(), err error) {
 	}
 	return args, cleanup, nil
 }
-
