@@ -148,7 +148,9 @@ type LogMark map[string]int64
 func (c *Cluster) Mark() LogMark {
 	m := LogMark{}
 	for _, p := range c.Processes() {
-		m[p.LogPath] = p.LogSize()
+		if fi, err := os.Stat(p.LogPath); err == nil {
+			m[p.LogPath] = fi.Size()
+		}
 	}
 	return m
 }

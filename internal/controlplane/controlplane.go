@@ -1,3 +1,5 @@
+//go:build unix
+
 package controlplane
 
 import (
@@ -156,10 +158,8 @@ func (c *Cluster) start(ctx context.Context, attempt int) error {
 	}
 
 	dir := filepath.Join(c.Dir, "run-"+strconv.Itoa(attempt))
-	for _, d := range []string{"pki", "logs", "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
-			return fmt.Errorf("create cluster dir: %w", err)
-		}
+	if err := makeRunDir(dir); err != nil {
+		return err
 	}
 	files, err := c.writePKI(filepath.Join(dir, "pki"))
 	if err != nil {
@@ -171,29 +171,9 @@ func (c *Cluster) start(ctx context.Context, attempt int) error {
 	}
 	etcdClient, etcdPeer, apiPort, kcmPort, schedPort := ports[0], ports[1], ports[2], ports[3], ports[4]
 	c.Host = "https://127.0.0.1:" + strconv.Itoa(apiPort)
-
-	kubeconfigs := map[string]string{}
-	for _, u := range []struct{ name, cn, org string }{
-		{"admin", "claimbridge-controlplane-admin", "system:masters"},
-		{KubeControllerManager, "system:kube-controller-manager", ""},
-		{KubeScheduler, "system:kube-scheduler", ""},
-	} {
-		path := filepath.Join(dir, u.name+".kubeconfig")
-		if err := c.writeKubeconfig(path, u.cn, u.org); err != nil {
-			return err
-		}
-		kubeconfigs[u.name] = path
-	}
-	c.Kubeconfig = kubeconfigs["admin"]
-	c.restConfig, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	kubeconfigs, err := c.writeKubeconfigs(dir)
 	if err != nil {
-		return fmt.Errorf("load admin kubeconfig: %w", err)
-	}
-	c.restConfig.QPS = 200
-	c.restConfig.Burst = 400
-	c.client, err = kubernetes.NewForConfig(c.restConfig)
-	if err != nil {
-		return fmt.Errorf("admin client: %w", err)
+		return err
 	}
 
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
@@ -287,6 +267,46 @@ func (c *Cluster) start(ctx context.Context, attempt int) error {
 		return err
 	}
 	progress("kube-controller-manager and kube-scheduler ready; cluster up")
+	return nil
+}
+
+// writeKubeconfigs writes the kubeconfigs of the admin (Cluster.Kubeconfig), the
+// controller-manager and the scheduler into dir, by name, and makes the admin client.
+func (c *Cluster) writeKubeconfigs(dir string) (map[string]string, error) {
+	kubeconfigs := map[string]string{}
+	for _, u := range []struct{ name, cn, org string }{
+		{"admin", "claimbridge-controlplane-admin", "system:masters"},
+		{KubeControllerManager, "system:kube-controller-manager", ""},
+		{KubeScheduler, "system:kube-scheduler", ""},
+	} {
+		path := filepath.Join(dir, u.name+".kubeconfig")
+		if err := c.writeKubeconfig(path, u.cn, u.org); err != nil {
+			return nil, err
+		}
+		kubeconfigs[u.name] = path
+	}
+	c.Kubeconfig = kubeconfigs["admin"]
+	var err error
+	c.restConfig, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("load admin kubeconfig: %w", err)
+	}
+	c.restConfig.QPS = 200
+	c.restConfig.Burst = 400
+	c.client, err = kubernetes.NewForConfig(c.restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("admin client: %w", err)
+	}
+	return kubeconfigs, nil
+}
+
+// makeRunDir makes the directory of one startup attempt and its subdirectories.
+func makeRunDir(dir string) error {
+	for _, d := range []string{"pki", "logs", "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return fmt.Errorf("create cluster dir: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package controlplane runs a real Kubernetes control plane on loopback: etcd, kube-apiserver,
 // kube-controller-manager and kube-scheduler from a directory of binaries (package k8sbins
 // finds, downloads or builds it), with per-run PKI, RBAC and the version's defaults

@@ -1,3 +1,5 @@
+//go:build unix
+
 package controlplane
 
 import (
@@ -68,7 +70,7 @@ func startComponent(name, bin, logPath string, args, env []string) (*component, 
 	}
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procAttr()
 	if err := spawn(cmd); err != nil {
 		_ = logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -121,15 +123,6 @@ func (c *component) stop(grace time.Duration) {
 		// A process that survives SIGKILL for this long is stuck in the kernel; nothing more
 		// can be done from here.
 	}
-}
-
-// logSize returns the current size of the log file.
-func (c *component) logSize() int64 {
-	fi, err := os.Stat(c.logPath)
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
 }
 
 // readLog returns the log from offset on, at most maxBytes of its end (0: all of it).
@@ -197,9 +190,6 @@ func (p *Process) Exited() <-chan struct{} { return p.comp.exited }
 
 // Pid returns the process id.
 func (p *Process) Pid() int { return p.comp.cmd.Process.Pid }
-
-// LogSize is the current size of the process's log, for LogSince.
-func (p *Process) LogSize() int64 { return p.comp.logSize() }
 
 // LogSince returns what the process logged from offset on, at most about maxBytes of its end
 // (0: no limit).

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // intoCache fills the cache directory dir once: under the lock parent/.<name>.lock (the one
@@ -23,7 +22,7 @@ func intoCache(dir string, keep bool, fill func(tmp string) error) (string, erro
 		return "", fmt.Errorf("cache: %w", err)
 	}
 	defer func() { _ = lock.Close() }()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+	if err := lockFile(lock); err != nil {
 		return "", fmt.Errorf("cache lock: %w", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, stampFile)); err == nil {

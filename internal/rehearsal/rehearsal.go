@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package rehearsal proves a cutover forecast on the real scheduler: it starts a control
 // plane on 127.0.0.1 (package controlplane), publishes the forecast fleet on it — the nodes
 // as they will be after the switch, the ResourceSlices the DRA drivers will publish, their

@@ -1,3 +1,5 @@
+//go:build unix
+
 package rehearsal
 
 import (
@@ -51,8 +53,10 @@ func serve(ctx context.Context, c *controlplane.Cluster, o Options) error {
 		return err
 	}
 	if err := waitReady(ctx, p, probes); err != nil {
+		p.Stop()
 		return fmt.Errorf("%w (its log: %s)", err, p.LogPath)
 	}
+	fmt.Fprintf(o.Progress, "rehearse:   claimbridge serve ready: pid %d, webhook on %s, log %s\n", p.Pid(), webhookAddr, p.LogPath)
 	_, err = c.InstallWebhookConfiguration(ctx, webhookConfiguration(o.Policy), "https://"+webhookAddr+"/mutate-v1-pod", cert.CABundle)
 	return err
 }
