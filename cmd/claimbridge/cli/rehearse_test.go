@@ -1,0 +1,88 @@
+//go:build unix
+
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/claimbridge/claimbridge/translate"
+)
+
+// TestRehearseExitsTwoWhenItCannotRun: bad input, and binaries it cannot run, are exit code 2
+// with the reason, before any control plane starts.
+func TestRehearseExitsTwoWhenItCannotRun(t *testing.T) {
+	t.Setenv("KUBEBUILDER_ASSETS", "")
+	t.Setenv("CLAIMBRIDGE_K8S_BIN", "")
+	examples := []string{"rehearse", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover"}
+	for name, tc := range map[string]struct {
+		args     []string
+		wantText string
+	}{
+		"no fleet":                         {[]string{"rehearse", "-f", "../../../examples/cutover"}, "--fleet"},
+		"a fleet that is not there":        {[]string{"rehearse", "-f", "../../../examples/cutover", "--fleet", "nowhere"}, "nowhere"},
+		"an unknown mode":                  {append(examples, "--mode", "sometimes"), "--mode"},
+		"an unknown output":                {append(examples, "-o", "xml"), "-o must be one of"},
+		"a directory without the binaries": {append(examples, "--k8s-bin", t.TempDir()), "--k8s-bin="},
+		"an unknown flag":                  {append(examples, "--forecast"), "unknown flag"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, err := run(t, "", tc.args...)
+			if got := exitCode(err); got != rehearseFailed {
+				t.Errorf("exit code %d, want %d (err %v)", got, rehearseFailed, err)
+			}
+			text := out
+			if err != nil {
+				text += err.Error()
+			}
+			if !strings.Contains(text, tc.wantText) || strings.Contains(text, "starting etcd") {
+				t.Errorf("output %q does not mention %q, or a control plane started", text, tc.wantText)
+			}
+		})
+	}
+}
+
+// TestServeGetsTheRehearsalsPolicy: claimbridge serve is given the policy the forecast used:
+// the --policy file itself, or a TranslationPolicy of the --profile profiles.
+func TestServeGetsTheRehearsalsPolicy(t *testing.T) {
+	p := policyFlags{profiles: []string{"nvidia"}}
+	args, cleanup, err := p.serveArgs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(args) != 2 || args[0] != "--policy" {
+		t.Fatalf("serve args %v, want --policy FILE", args)
+	}
+	data, err := os.ReadFile(args[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := translate.LoadPolicy(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := translate.ProfilePolicy("nvidia")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.Spec(), got.Spec()); diff != "" {
+		t.Errorf("serve's policy (-want,+got):\n%s", diff)
+	}
+	cleanup()
+	if _, err := os.Stat(args[1]); !os.IsNotExist(err) {
+		t.Errorf("the policy file is still there after cleanup (%v)", err)
+	}
+
+	file := policyFlags{file: filepath.Join("..", "..", "..", "examples", "policy.yaml"), kueue: "kueue.yaml"}
+	args, _, err = file.serveArgs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(args) != 4 || !filepath.IsAbs(args[1]) || !strings.HasSuffix(args[1], "examples/policy.yaml") || args[2] != "--kueue-config" || !filepath.IsAbs(args[3]) {
+		t.Errorf("serve args %v, want --policy and --kueue-config with absolute paths", args)
+	}
+}
