@@ -5,15 +5,18 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/claimbridge/claimbridge/e2e/image"
+	"github.com/claimbridge/claimbridge/report"
 )
 
 // k8sBinEnv is the directory of the pinned control-plane binaries (`make e2e` sets it).
@@ -129,4 +132,66 @@ func findFile(files []image.File, name string) *image.File {
 		}
 	}
 	return nil
+}
+
+// TestTheRehearsalRunsFromTheImagesFilesystem runs `claimbridge rehearse` as the rehearsal
+// image runs it, from its filesystem taken out of the layers: the image's binary, with the
+// image's environment (its $CLAIMBRIDGE_K8S_BIN, moved under the extracted root), an empty
+// cache and downloads off, on the cutover example. It finds the control plane the image
+// carries, downloads and builds nothing, and every workload is bound as forecast (exit 0).
+func TestTheRehearsalRunsFromTheImagesFilesystem(t *testing.T) {
+	_, img := rehearsalImage(t)
+	files, err := image.Files(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, f := range files {
+		dest := filepath.Join(root, filepath.FromSlash(path.Clean(f.Header.Name)))
+		switch f.Header.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(dest, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dest, f.Data, os.FileMode(f.Header.Mode)&0o755|0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The image's environment, its paths under root; nothing of the harness's binaries.
+	env := []string{"PATH=/usr/bin:/bin", "TMPDIR=" + t.TempDir(), "CLAIMBRIDGE_CACHE=" + t.TempDir()}
+	for _, e := range cf.Config.Env {
+		k, v, _ := strings.Cut(e, "=")
+		if strings.HasPrefix(v, "/") {
+			v = filepath.Join(root, v)
+		}
+		env = append(env, k+"="+v)
+	}
+	examples := filepath.Join(rootDir, "examples")
+	cmd := exec.CommandContext(t.Context(), filepath.Join(root, cf.Config.Entrypoint[0]), "rehearse",
+		"-f", filepath.Join(examples, "cutover"), "--fleet", filepath.Join(examples, "fleets", "before-cutover"),
+		"-o", "json", "--settle", "5s", "--settle-timeout", "3m", "--k8s-download=false")
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	t.Logf("claimbridge rehearse from the image's filesystem:\n%s", stderr.String())
+	if err != nil {
+		t.Fatalf("claimbridge rehearse: %v", err)
+	}
+	rep, err := report.Read(&stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := rep.Rehearsal; x == nil || x.Binaries != "$"+k8sBinEnv || x.Workloads == 0 || x.Disagree != 0 || x.Kubernetes != cf.Config.Labels[image.LabelKubernetesVersion] {
+		t.Errorf("the page's rehearsal: %+v; want the image's control plane ($%s, %s), every workload as forecast", x, k8sBinEnv, cf.Config.Labels[image.LabelKubernetesVersion])
+	}
 }
