@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/claimbridge/claimbridge/internal/testing/syncbuffer"
 )
 
 // release is a release site on disk: the Kubernetes binaries with their .sha512 files and
@@ -417,19 +419,5 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a bytes.Buffer the test and what it runs may use at once.
+type syncBuffer = syncbuffer.Buffer

@@ -172,7 +172,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res := &Result{Rehearsed: len(ws)}
 	for _, w := range ws {
 		x := &cutover.Rehearsed{Pods: created[w.row].pods, Bound: bound[w.row]}
-		x.Agrees = x.Pods == w.pods && agrees(o.Rows[w.row].Cutover, x.Bound)
+		x.Agrees = x.Pods == w.pods && Agrees(o.Rows[w.row].Cutover, x.Bound)
 		if !x.Agrees {
 			res.Disagree++
 		}
@@ -242,11 +242,11 @@ func namespacesOf(ws []workload) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
-// agrees says whether a rehearsal that bound bound pods of a workload agrees with its
+// Agrees says whether a rehearsal that bound bound pods of a workload agrees with its
 // forecast: it bound the pods served, or, where the forecast said kube-scheduler's order
 // decides (OrderDependent) or the fleet is too small for all (Partial), a number within the
 // range the forecast gave; or the forecast made no promise (Unjudged, NotAffected).
-func agrees(c *cutover.Effect, bound int64) bool {
+func Agrees(c *cutover.Effect, bound int64) bool {
 	if c == nil {
 		return true
 	}

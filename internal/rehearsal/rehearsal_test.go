@@ -34,7 +34,7 @@ func TestAgreesWithinTheRange(t *testing.T) {
 		"unjudged, whatever it bound":        {unjudged, 1, true},
 		"a row the forecast did not concern": {nil, 5, true},
 	} {
-		if got := agrees(tc.c, tc.bound); got != tc.want {
+		if got := Agrees(tc.c, tc.bound); got != tc.want {
 			t.Errorf("%s: agrees %t, want %t", name, got, tc.want)
 		}
 	}

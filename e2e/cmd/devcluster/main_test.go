@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/claimbridge/claimbridge/e2e/cluster"
+	"github.com/claimbridge/claimbridge/internal/testing/syncbuffer"
 )
 
 func TestServeArgs(t *testing.T) {
@@ -98,23 +97,8 @@ func TestTheBinaryTakesServeFlagsAndRefusesThoseItWires(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer the step's ticker and the test may use at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a bytes.Buffer the test and what it runs may use at once.
+type syncBuffer = syncbuffer.Buffer
 
 func TestAStepThatRunsForAWhileSaysSoUntilItIsDone(t *testing.T) {
 	var out syncBuffer

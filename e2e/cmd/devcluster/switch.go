@@ -23,13 +23,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/api"
-	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/explain"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/forecast"
 	"github.com/claimbridge/claimbridge/internal/live"
 	"github.com/claimbridge/claimbridge/internal/manifest"
 	"github.com/claimbridge/claimbridge/internal/offline"
+	"github.com/claimbridge/claimbridge/internal/rehearsal"
 	"github.com/claimbridge/claimbridge/inventory"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
@@ -337,7 +337,7 @@ func compare(out io.Writer, rows []report.Row, bound map[string]int64) error {
 		if most != least {
 			served = fmt.Sprintf("%d–%d", least, most)
 		}
-		ok := agrees(c, b)
+		ok := rehearsal.Agrees(c, b) // as the rehearsal judges it
 		if !ok {
 			disagree++
 		}
@@ -351,17 +351,4 @@ func compare(out io.Writer, rows []report.Row, bound map[string]int64) error {
 	}
 	fmt.Fprintln(out, "switch: every workload was bound as forecast")
 	return nil
-}
-
-// agrees: the pods bound are those the forecast serves, or within its range where it said
-// the order decides or the fleet is too small; a forecast that promised nothing agrees.
-func agrees(c *cutover.Effect, bound int64) bool {
-	switch c.Result {
-	case cutover.Unjudged, cutover.NotAffected:
-		return true
-	case cutover.OrderDependent, cutover.Partial:
-		least, most := c.Range()
-		return least <= bound && bound <= most
-	}
-	return bound == c.Served
 }

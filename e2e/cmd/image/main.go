@@ -73,20 +73,9 @@ func run() error {
 	fmt.Fprintf(os.Stdout, "%s:%s (version %s, commit %s) in %.0f s\n", image.Repository, b.Tag(), b.Version, b.Commit, time.Since(start).Seconds())
 	fmt.Fprintf(os.Stdout, "  index    %s\n", digest)
 	for _, plat := range slices.Sorted(maps.Keys(b.Images)) {
-		img := b.Images[plat]
-		d, err := img.Digest()
-		if err != nil {
+		if err := printImage(b.Images[plat], plat, rel(root, w.Tarballs[plat])); err != nil {
 			return err
 		}
-		m, err := img.Manifest()
-		if err != nil {
-			return err
-		}
-		var size int64
-		for _, l := range m.Layers {
-			size += l.Size
-		}
-		fmt.Fprintf(os.Stdout, "  %-8s %s (%.1f MB compressed)  %s\n", plat, d, float64(size)/1e6, rel(root, w.Tarballs[plat]))
 	}
 	fmt.Fprintf(os.Stdout, "  layout   %s\n", rel(root, w.Layout))
 	fmt.Fprintf(os.Stdout, "push: crane push %s REGISTRY/claimbridge:%s\n", rel(root, w.Layout), b.Tag())
@@ -120,7 +109,18 @@ func rehearsal(ctx context.Context, b *image.Built, bin, out, root string) error
 	if err != nil {
 		return err
 	}
-	img := r.Images[plat]
+	fmt.Fprintf(os.Stdout, "%s:%s (Kubernetes %s) in %.0f s\n", r.Name(), r.Tag(), version, time.Since(start).Seconds())
+	if err := printImage(r.Images[plat], plat, rel(root, w.Tarballs[plat])); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stdout, "  layout   %s\n", rel(root, w.Layout))
+	fmt.Fprintf(os.Stdout, "run: docker load -i %s && docker run --rm -v \"$PWD:/in\" %s:%s rehearse -f /in/examples/cutover --fleet /in/examples/fleets/before-cutover\n",
+		rel(root, w.Tarballs[plat]), r.Name(), r.Tag())
+	return nil
+}
+
+// printImage prints a platform's image: its digest, compressed size and tarball.
+func printImage(img v1.Image, plat, tarball string) error {
 	d, err := img.Digest()
 	if err != nil {
 		return err
@@ -133,11 +133,7 @@ func rehearsal(ctx context.Context, b *image.Built, bin, out, root string) error
 	for _, l := range m.Layers {
 		size += l.Size
 	}
-	fmt.Fprintf(os.Stdout, "%s:%s (Kubernetes %s) in %.0f s\n", r.Name(), r.Tag(), version, time.Since(start).Seconds())
-	fmt.Fprintf(os.Stdout, "  %-8s %s (%.1f MB compressed)  %s\n", plat, d, float64(size)/1e6, rel(root, w.Tarballs[plat]))
-	fmt.Fprintf(os.Stdout, "  layout   %s\n", rel(root, w.Layout))
-	fmt.Fprintf(os.Stdout, "run: docker load -i %s && docker run --rm -v \"$PWD:/in\" %s:%s rehearse -f /in/examples/cutover --fleet /in/examples/fleets/before-cutover\n",
-		rel(root, w.Tarballs[plat]), r.Name(), r.Tag())
+	fmt.Fprintf(os.Stdout, "  %-8s %s (%.1f MB compressed)  %s\n", plat, d, float64(size)/1e6, tarball)
 	return nil
 }
 
