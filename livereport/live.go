@@ -54,13 +54,13 @@ const (
 	DefaultProgressSamplesPerNamespace = 60
 )
 
-// workloadOf names the workload a pod stands for, as the offline audit
+// WorkloadOf names the workload a pod stands for, as the offline audit
 // groups pods (it lists the controllers, and the pods no controller owns):
 // a ReplicaSet's pod is its Deployment's when the pod carries the
 // pod-template-hash label that the Deployment controller appends to the
 // ReplicaSet's name; any other controller (Job, StatefulSet, DaemonSet, a
 // custom resource) by its ownerReference; a pod without one is its own.
-func workloadOf(p *corev1.Pod) (kind, name string) {
+func WorkloadOf(p *corev1.Pod) (kind, name string) {
 	ref := metav1.GetControllerOf(p)
 	if ref == nil {
 		return "Pod", p.Name
@@ -168,7 +168,7 @@ func (s *ReportStore) classified(p *corev1.Pod, pol *translate.Policy, ix admiss
 		return livePod{}, false
 	}
 	lp := livePod{pod: p}
-	lp.kind, lp.name = workloadOf(p)
+	lp.kind, lp.name = WorkloadOf(p)
 	decision := p.Annotations[api.AnnotationDecision]
 	lp.reason = reason.Code(p.Annotations[api.AnnotationReason])
 	if decision == "" && p.Annotations[api.AnnotationTemplate] != "" {

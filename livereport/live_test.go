@@ -320,9 +320,9 @@ func TestWorkloadOf(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			kind, name := workloadOf(tc.pod)
+			kind, name := WorkloadOf(tc.pod)
 			if kind != tc.wantKind || name != tc.wantName {
-				t.Errorf("workloadOf = %s/%s, want %s/%s", kind, name, tc.wantKind, tc.wantName)
+				t.Errorf("WorkloadOf = %s/%s, want %s/%s", kind, name, tc.wantKind, tc.wantName)
 			}
 		})
 	}

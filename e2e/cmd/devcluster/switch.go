@@ -12,7 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +30,7 @@ import (
 	"github.com/claimbridge/claimbridge/internal/offline"
 	"github.com/claimbridge/claimbridge/internal/rehearsal"
 	"github.com/claimbridge/claimbridge/inventory"
+	"github.com/claimbridge/claimbridge/livereport"
 	"github.com/claimbridge/claimbridge/report"
 	"github.com/claimbridge/claimbridge/translate"
 )
@@ -286,7 +286,7 @@ func settleBound(ctx context.Context, cs kubernetes.Interface, after *feasibilit
 					continue
 				}
 				bound++
-				kind, name := workloadOf(p)
+				kind, name := livereport.WorkloadOf(p) // as the live report and the forecast name it
 				counted[p.Namespace+"/"+kind+"/"+name]++
 			}
 		}
@@ -299,24 +299,6 @@ func settleBound(ctx context.Context, cs kubernetes.Interface, after *feasibilit
 		return nil, fmt.Errorf("the pods did not settle within %s: %w", timeout, err)
 	}
 	return counted, nil
-}
-
-// workloadOf names the workload a pod belongs to as the forecast's rows do: a
-// ReplicaSet's pod is its Deployment's (by the pod-template-hash the Deployment controller
-// appends), any other controller's its controller's, a bare pod its own.
-func workloadOf(p *corev1.Pod) (kind, name string) {
-	ref := metav1.GetControllerOf(p)
-	if ref == nil {
-		return "Pod", p.Name
-	}
-	if ref.Kind == "ReplicaSet" {
-		if h := p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]; h != "" {
-			if dep, ok := strings.CutSuffix(ref.Name, "-"+h); ok {
-				return "Deployment", dep
-			}
-		}
-	}
-	return ref.Kind, ref.Name
 }
 
 // compare prints each workload's forecast beside the pods bound, and says whether every one
