@@ -31,12 +31,13 @@ version: ## print the version (the chart's appVersion)
 # layout with a linux/amd64 + linux/arm64 index in _output/image/oci, and a docker-style tarball
 # per platform. IMAGE_PLATFORMS picks others. See docs/tasks/install.md, "Container image".
 # The rehearsal image (_output/image/rehearse) is the image of this machine's platform with the
-# pinned control plane that hack/e2e-bins.sh builds once (857 s cold, cached): `claimbridge
-# rehearse` in it downloads and builds nothing. IMAGE_REHEARSAL=no leaves it out.
+# pinned control plane that hack/e2e-bins.sh builds once (857 s cold, cached) and the one of the
+# minor before it that hack/k8sbins builds once (246 s more): `claimbridge rehearse` in it
+# downloads and builds nothing. IMAGE_REHEARSAL=no leaves it out.
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 IMAGE_REHEARSAL ?= yes
 image: ## container images in _output/image (and the rehearsal image in _output/image/rehearse): OCI layout (crane push / skopeo copy) + docker tarballs, no engine needed
-	@k8sbin="" && if [ "$(IMAGE_REHEARSAL)" = yes ]; then k8sbin="$$(hack/e2e-bins.sh | tail -n1)"; fi && \
+	@k8sbin="" && if [ "$(IMAGE_REHEARSAL)" = yes ]; then k8sbin="$$(hack/e2e-bins.sh | tail -n1),$$($(GO) run ./hack/k8sbins | tail -n1)"; fi && \
 	cd e2e && $(HEARTBEAT) image $(GO) run ./cmd/image -o $(CURDIR)/_output/image -platforms $(IMAGE_PLATFORMS) -k8s-bin "$$k8sbin"
 
 chart: ## package the chart into _output/claimbridge-<version>.tgz with the pinned Helm (installed into the cache)

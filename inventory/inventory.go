@@ -322,8 +322,19 @@ func (inv *Inventory) OnChange(f func()) {
 // Start runs the informers until ctx ends. It implements manager.Runnable;
 // every replica needs its own caches, so it does not need leader election.
 func (inv *Inventory) Start(ctx context.Context) error {
+	taintRules := inv.opts.Features.DeviceTaints
+	if taintRules {
+		served, err := taintRulesServed(inv.client)
+		if err != nil {
+			return err
+		}
+		if !served {
+			ctrl.LoggerFrom(ctx).Info("kube-apiserver serves no resource.k8s.io/v1 DeviceTaintRules (Kubernetes 1.37 and later do): slices are read without them")
+		}
+		taintRules = served
+	}
 	tr, err := tracker.StartTracker(ctx, tracker.Options{
-		EnableDeviceTaintRules:   inv.opts.Features.DeviceTaints,
+		EnableDeviceTaintRules:   taintRules,
 		EnableConsumableCapacity: inv.opts.Features.ConsumableCapacity,
 		SliceInformer:            inv.factory.Resource().V1().ResourceSlices(),
 		TaintInformer:            inv.factory.Resource().V1().DeviceTaintRules(),

@@ -28,7 +28,7 @@ func TestMetricsReaderRole(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := render(t, tc.values)
 			role := decodeOne[rbacv1.ClusterRole](t, r, "ClusterRole", "claimbridge-metrics-reader")
-			want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics", "/report"}, Verbs: []string{"get"}}}
+			want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics", "/report", "/rehearsal"}, Verbs: []string{"get"}}}
 			if diff := cmp.Diff(want, role.Rules); diff != "" {
 				t.Errorf("reader rules (-want,+got):\n%s", diff)
 			}

@@ -88,6 +88,14 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 			wantReviews:      true,
 			wantReports:      "openreports.io/reports",
 		},
+		"the rehearsal's page: get its ConfigMap by name, nothing more": {
+			values:           "rehearsal: {enabled: true}",
+			wantNamed:        []string{"configmaps/claimbridge-rehearsal", "leases/claimbridge", "leases/claimbridge-admission", "secrets/claimbridge-ca"},
+			wantCreate:       []string{"leases", "secrets"},
+			wantWebhookWrite: true,
+			wantReviews:      true,
+			wantReports:      "wgpolicyk8s.io/policyreports",
+		},
 		"reports off: no access to any report": {
 			values:           "reports: {api: \"off\"}",
 			wantNamed:        []string{"leases/claimbridge", "leases/claimbridge-admission", "secrets/claimbridge-ca"},

@@ -12,38 +12,55 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/claimbridge/claimbridge/internal/k8sbins"
 )
 
-// The rehearsal image is the webhook's image with a layer of the control-plane binaries
-// `claimbridge rehearse` runs, where the binary finds them ($CLAIMBRIDGE_K8S_BIN): with it,
-// `docker run -v $PWD:/in IMAGE rehearse -f /in/... --fleet /in/...` downloads and builds
-// nothing.
+// The rehearsal image is the webhook's image with a layer of the control planes
+// `claimbridge rehearse` runs, one per Kubernetes minor it builds (k8sbins.Buildable), in the
+// cache the binary looks in ($CLAIMBRIDGE_CACHE), each where a build would have put it: with
+// it, `docker run -v $PWD:/in IMAGE rehearse -f /in/... --fleet /in/...` downloads and builds
+// nothing, and `rehearse --kubeconfig` of a cluster of either minor runs that minor.
 const (
 	// RehearsalRepository is the rehearsal image's name.
 	RehearsalRepository = Repository + "-rehearse"
-	// K8sBinDir holds the control-plane binaries in the rehearsal image.
-	K8sBinDir = "/opt/kubernetes/bin"
-	// LabelKubernetesVersion names the Kubernetes release of the binaries it carries.
-	LabelKubernetesVersion = "io.claimbridge.kubernetes.version"
+	// CacheDir is the rehearsal image's $CLAIMBRIDGE_CACHE: CacheDir/k8s/<release>-etcd-<etcd>/
+	// holds the control plane of a release.
+	CacheDir = "/opt/claimbridge/cache"
+	// LabelKubernetesVersion names the Kubernetes release a rehearsal runs by default (the
+	// pinned one); LabelKubernetesVersions every release the image carries, space-separated.
+	LabelKubernetesVersion  = "io.claimbridge.kubernetes.version"
+	LabelKubernetesVersions = "io.claimbridge.kubernetes.versions"
 )
 
-// RehearsalBinaries are the control-plane binaries the rehearsal image carries.
-var RehearsalBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+// RehearsalBinaries are the control-plane binaries the rehearsal image carries of a release.
+var RehearsalBinaries = k8sbins.Required
 
-// BuildRehearsal makes the rehearsal image of each platform of b that binDirs gives a
-// directory of control-plane binaries for (by "os/arch"), all of the Kubernetes release
-// k8sVersion: b's image of that platform, plus one layer of those binaries, with
-// $CLAIMBRIDGE_K8S_BIN pointing at them and `rehearse --help` as the default command. A
-// platform without binaries gets no rehearsal image; none at all is an error.
-func BuildRehearsal(b *Built, binDirs map[string]string, k8sVersion string) (*Built, error) {
+// ControlPlane is the directory of one release's control-plane binaries.
+type ControlPlane struct {
+	Release, Dir string
+}
+
+// BinDir is where the image holds the binaries of a release.
+func BinDir(release string) string {
+	return path.Join(CacheDir, filepath.ToSlash(k8sbins.CacheSubdir(release)))
+}
+
+// BuildRehearsal makes the rehearsal image of each platform of b that planes gives control
+// planes for (by "os/arch"; the first is the default release): b's image of that platform,
+// plus one layer of those binaries, with $CLAIMBRIDGE_CACHE pointing at them and `rehearse
+// --help` as the default command. A platform without binaries gets no rehearsal image; none
+// at all is an error.
+func BuildRehearsal(b *Built, planes map[string][]ControlPlane) (*Built, error) {
 	r := &Built{Repository: RehearsalRepository, Images: map[string]v1.Image{}, Version: b.Version, Commit: b.Commit, Created: b.Created}
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	var releases []string
 	for _, plat := range sortedKeys(b.Images) {
-		dir, ok := binDirs[plat]
-		if !ok {
+		cps, ok := planes[plat]
+		if !ok || len(cps) == 0 {
 			continue
 		}
-		img, err := rehearsalImage(b.Images[plat], dir, k8sVersion, b.Created)
+		img, err := rehearsalImage(b.Images[plat], cps, b.Created)
 		if err != nil {
 			return nil, fmt.Errorf("rehearsal image for %s: %w", plat, err)
 		}
@@ -51,6 +68,7 @@ func BuildRehearsal(b *Built, binDirs map[string]string, k8sVersion string) (*Bu
 		if err != nil {
 			return nil, err
 		}
+		releases = releasesOf(cps)
 		r.Images[plat] = img
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
 			Add:        img,
@@ -60,7 +78,7 @@ func BuildRehearsal(b *Built, binDirs map[string]string, k8sVersion string) (*Bu
 	if len(r.Images) == 0 {
 		return nil, fmt.Errorf("rehearsal image: no control-plane binaries for any of the platforms built (%s)", strings.Join(sortedKeys(b.Images), ", "))
 	}
-	labels := map[string]string{LabelKubernetesVersion: k8sVersion}
+	labels := map[string]string{LabelKubernetesVersion: releases[0], LabelKubernetesVersions: strings.Join(releases, " ")}
 	for k, v := range annotations(Options{Version: b.Version, Commit: b.Commit, Created: b.Created}) {
 		labels[k] = v
 	}
@@ -69,22 +87,50 @@ func BuildRehearsal(b *Built, binDirs map[string]string, k8sVersion string) (*Bu
 	return r, nil
 }
 
-// rehearsalImage is img with the binaries of dir in K8sBinDir.
-func rehearsalImage(img v1.Image, dir, k8sVersion string, created time.Time) (v1.Image, error) {
-	entries := []entry{{name: "opt/", mode: 0o755, dir: true}, {name: "opt/kubernetes/", mode: 0o755, dir: true}, {name: "opt/kubernetes/bin/", mode: 0o755, dir: true}}
-	for _, name := range RehearsalBinaries {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return nil, fmt.Errorf("control-plane binary: %w", err)
+func releasesOf(cps []ControlPlane) []string {
+	out := make([]string, len(cps))
+	for i, cp := range cps {
+		out[i] = cp.Release
+	}
+	return out
+}
+
+// rehearsalImage is img with the binaries of each control plane in its BinDir, stamped as
+// a complete cache directory.
+func rehearsalImage(img v1.Image, cps []ControlPlane, created time.Time) (v1.Image, error) {
+	var entries []entry
+	seen := map[string]bool{}
+	addDirs := func(p string) {
+		var parts []string
+		for _, part := range strings.Split(strings.Trim(p, "/"), "/") {
+			parts = append(parts, part)
+			d := strings.Join(parts, "/") + "/"
+			if !seen[d] {
+				seen[d] = true
+				entries = append(entries, entry{name: d, mode: 0o755, dir: true})
+			}
 		}
-		entries = append(entries, entry{name: path.Join(strings.TrimPrefix(K8sBinDir, "/"), name), mode: 0o555, data: data})
+	}
+	for _, cp := range cps {
+		dir := BinDir(cp.Release)
+		addDirs(dir)
+		for _, name := range RehearsalBinaries {
+			data, err := os.ReadFile(filepath.Join(cp.Dir, name))
+			if err != nil {
+				return nil, fmt.Errorf("control-plane binary of %s: %w", cp.Release, err)
+			}
+			entries = append(entries, entry{name: path.Join(strings.TrimPrefix(dir, "/"), name), mode: 0o555, data: data})
+		}
+		stamp := fmt.Sprintf("kubernetes %s\ncarried by the claimbridge rehearsal image\n", cp.Release)
+		entries = append(entries, entry{name: path.Join(strings.TrimPrefix(dir, "/"), k8sbins.StampFile), mode: 0o444, data: []byte(stamp)})
 	}
 	layer, err := newLayer(entries, created)
 	if err != nil {
 		return nil, err
 	}
+	releases := releasesOf(cps)
 	img, err = mutate.Append(img, mutate.Addendum{Layer: layer, MediaType: types.OCILayer, History: v1.History{
-		Created: v1.Time{Time: created}, CreatedBy: "claimbridge e2e/image: the control plane of Kubernetes " + k8sVersion + " (" + strings.Join(RehearsalBinaries, ", ") + ")",
+		Created: v1.Time{Time: created}, CreatedBy: "claimbridge e2e/image: the control planes of Kubernetes " + strings.Join(releases, " and ") + " (" + strings.Join(RehearsalBinaries, ", ") + ")",
 	}})
 	if err != nil {
 		return nil, err
@@ -94,14 +140,15 @@ func rehearsalImage(img v1.Image, dir, k8sVersion string, created time.Time) (v1
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	// The rehearsal writes its control plane's files under $TMPDIR (/tmp) and may cache
-	// under $HOME.
-	cf.Config.Env = append(cf.Config.Env, "CLAIMBRIDGE_K8S_BIN="+K8sBinDir, "HOME=/home/nonroot")
+	// The rehearsal writes its control plane's files under $TMPDIR (/tmp); the cache it reads
+	// is the image's, read-only.
+	cf.Config.Env = append(cf.Config.Env, k8sbins.CacheEnv+"="+CacheDir, "HOME=/home/nonroot")
 	cf.Config.Cmd = []string{"rehearse", "--help"}
 	if cf.Config.Labels == nil {
 		cf.Config.Labels = map[string]string{}
 	}
-	cf.Config.Labels[LabelKubernetesVersion] = k8sVersion
+	cf.Config.Labels[LabelKubernetesVersion] = releases[0]
+	cf.Config.Labels[LabelKubernetesVersions] = strings.Join(releases, " ")
 	cf.Config.Labels[LabelTitle] = "claimbridge-rehearse"
 	return mutate.ConfigFile(img, cf)
 }

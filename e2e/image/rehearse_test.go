@@ -16,6 +16,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/claimbridge/claimbridge/e2e/image"
+	"github.com/claimbridge/claimbridge/internal/k8sbins"
 	"github.com/claimbridge/claimbridge/report"
 )
 
@@ -40,7 +41,8 @@ func rehearsalImage(t *testing.T) (v1.ImageIndex, v1.Image) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := image.BuildRehearsal(&image.Built{Images: map[string]v1.Image{image.PlatformString(hostPlatform): img}, Version: tag}, map[string]string{image.PlatformString(hostPlatform): bin}, "v0.0.0-test")
+		r, err := image.BuildRehearsal(&image.Built{Images: map[string]v1.Image{image.PlatformString(hostPlatform): img}, Version: tag},
+			map[string][]image.ControlPlane{image.PlatformString(hostPlatform): {{Release: k8sbins.Pinned().Kubernetes, Dir: bin}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,11 +63,12 @@ func rehearsalImage(t *testing.T) (v1.ImageIndex, v1.Image) {
 	return idx, img
 }
 
-// TestTheRehearsalImageCarriesThePinnedControlPlane: the rehearsal image is the image of its
-// platform, layer for layer, plus one layer of the control-plane binaries in /opt/kubernetes/bin
-// — the very files of the pinned build ($CLAIMBRIDGE_K8S_BIN) — which $CLAIMBRIDGE_K8S_BIN
-// points the rehearsal at, with the Kubernetes release they are labelled with.
-func TestTheRehearsalImageCarriesThePinnedControlPlane(t *testing.T) {
+// TestTheRehearsalImageCarriesAControlPlanePerMinor: the rehearsal image is the image of its
+// platform, layer for layer, plus one layer of control planes, one per release its label
+// names — the pinned one first, the very files of the pinned build ($CLAIMBRIDGE_K8S_BIN), and
+// with `make image` one per minor claimbridge builds — each stamped where a build caches it,
+// in the cache $CLAIMBRIDGE_CACHE points the rehearsal at.
+func TestTheRehearsalImageCarriesAControlPlanePerMinor(t *testing.T) {
 	_, img := rehearsalImage(t)
 	base := platformImage(t, hostPlatform)
 	baseLayers, err := base.Layers()
@@ -89,39 +92,49 @@ func TestTheRehearsalImageCarriesThePinnedControlPlane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := os.Getenv(k8sBinEnv)
-	for _, name := range image.RehearsalBinaries {
-		f := findFile(files, path.Join(image.K8sBinDir, name))
-		if f == nil {
-			t.Errorf("no %s in the image", path.Join(image.K8sBinDir, name))
-			continue
-		}
-		if f.Layer != len(baseLayers) || f.Header.Mode&0o111 == 0 || !bytes.HasPrefix(f.Data, []byte("\x7fELF")) {
-			t.Errorf("%s: layer %d, mode %o: want an executable in the last layer", f.Header.Name, f.Layer, f.Header.Mode)
-		}
-		if bin == "" {
-			continue
-		}
-		pinned, err := os.ReadFile(filepath.Join(bin, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sha256.Sum256(pinned) != sha256.Sum256(f.Data) {
-			t.Errorf("%s is not the pinned build's %s", f.Header.Name, filepath.Join(bin, name))
-		}
-	}
 	cf, err := img.ConfigFile()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(cf.Config.Env, k8sBinEnv+"="+image.K8sBinDir) {
-		t.Errorf("env %q does not point the rehearsal at %s", cf.Config.Env, image.K8sBinDir)
+	releases := strings.Fields(cf.Config.Labels[image.LabelKubernetesVersions])
+	if len(releases) == 0 || releases[0] != k8sbins.Pinned().Kubernetes || cf.Config.Labels[image.LabelKubernetesVersion] != releases[0] {
+		t.Fatalf("labels %q: want the pinned %s first", cf.Config.Labels, k8sbins.Pinned().Kubernetes)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(layoutDir), "rehearse", "oci")); err == nil && !slices.Equal(releases, k8sbins.Buildable()) {
+		t.Errorf("make image's rehearsal image carries %v, want every release claimbridge builds, %v", releases, k8sbins.Buildable())
+	}
+	bin := os.Getenv(k8sBinEnv)
+	for _, release := range releases {
+		dir := image.BinDir(release)
+		if findFile(files, path.Join(dir, k8sbins.StampFile)) == nil {
+			t.Errorf("%s: no stamp: the cache would not take the directory as complete", dir)
+		}
+		for _, name := range image.RehearsalBinaries {
+			f := findFile(files, path.Join(dir, name))
+			if f == nil {
+				t.Errorf("no %s in the image", path.Join(dir, name))
+				continue
+			}
+			if f.Layer != len(baseLayers) || f.Header.Mode&0o111 == 0 || !bytes.HasPrefix(f.Data, []byte("\x7fELF")) {
+				t.Errorf("%s: layer %d, mode %o: want an executable in the last layer", f.Header.Name, f.Layer, f.Header.Mode)
+			}
+			if bin == "" || release != releases[0] {
+				continue
+			}
+			pinned, err := os.ReadFile(filepath.Join(bin, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sha256.Sum256(pinned) != sha256.Sum256(f.Data) {
+				t.Errorf("%s is not the pinned build's %s", f.Header.Name, filepath.Join(bin, name))
+			}
+		}
+	}
+	if !slices.Contains(cf.Config.Env, k8sbins.CacheEnv+"="+image.CacheDir) {
+		t.Errorf("env %q does not point the rehearsal at the cache %s", cf.Config.Env, image.CacheDir)
 	}
 	if !slices.Equal(cf.Config.Entrypoint, []string{image.BinaryPath}) || !slices.Equal(cf.Config.Cmd, []string{"rehearse", "--help"}) || cf.Config.User != image.User {
 		t.Errorf("entrypoint %q, cmd %q, user %q", cf.Config.Entrypoint, cf.Config.Cmd, cf.Config.User)
-	}
-	if cf.Config.Labels[image.LabelKubernetesVersion] == "" {
-		t.Errorf("no %s label", image.LabelKubernetesVersion)
 	}
 }
 
@@ -136,9 +149,10 @@ func findFile(files []image.File, name string) *image.File {
 
 // TestTheRehearsalRunsFromTheImagesFilesystem runs `claimbridge rehearse` as the rehearsal
 // image runs it, from its filesystem taken out of the layers: the image's binary, with the
-// image's environment (its $CLAIMBRIDGE_K8S_BIN, moved under the extracted root), an empty
-// cache and downloads off, on the cutover example. It finds the control plane the image
-// carries, downloads and builds nothing, and every workload is bound as forecast (exit 0).
+// image's environment (its $CLAIMBRIDGE_CACHE, moved under the extracted root) and downloads
+// off, on the cutover example, once per release the image carries. It finds that control
+// plane in the image, downloads and builds nothing, and every workload is bound as forecast
+// (exit 0).
 func TestTheRehearsalRunsFromTheImagesFilesystem(t *testing.T) {
 	_, img := rehearsalImage(t)
 	files, err := image.Files(img)
@@ -167,7 +181,7 @@ func TestTheRehearsalRunsFromTheImagesFilesystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The image's environment, its paths under root; nothing of the harness's binaries.
-	env := []string{"PATH=/usr/bin:/bin", "TMPDIR=" + t.TempDir(), "CLAIMBRIDGE_CACHE=" + t.TempDir()}
+	env := []string{"PATH=/usr/bin:/bin", "TMPDIR=" + t.TempDir()}
 	for _, e := range cf.Config.Env {
 		k, v, _ := strings.Cut(e, "=")
 		if strings.HasPrefix(v, "/") {
@@ -176,22 +190,26 @@ func TestTheRehearsalRunsFromTheImagesFilesystem(t *testing.T) {
 		env = append(env, k+"="+v)
 	}
 	examples := filepath.Join(rootDir, "examples")
-	cmd := exec.CommandContext(t.Context(), filepath.Join(root, cf.Config.Entrypoint[0]), "rehearse",
-		"-f", filepath.Join(examples, "cutover"), "--fleet", filepath.Join(examples, "fleets", "before-cutover"),
-		"-o", "json", "--settle", "5s", "--settle-timeout", "3m", "--k8s-download=false")
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	t.Logf("claimbridge rehearse from the image's filesystem:\n%s", stderr.String())
-	if err != nil {
-		t.Fatalf("claimbridge rehearse: %v", err)
-	}
-	rep, err := report.Read(&stdout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if x := rep.Rehearsal; x == nil || x.Binaries != "$"+k8sBinEnv || x.Workloads == 0 || x.Disagree != 0 || x.Kubernetes != cf.Config.Labels[image.LabelKubernetesVersion] {
-		t.Errorf("the page's rehearsal: %+v; want the image's control plane ($%s, %s), every workload as forecast", x, k8sBinEnv, cf.Config.Labels[image.LabelKubernetesVersion])
+	for _, release := range strings.Fields(cf.Config.Labels[image.LabelKubernetesVersions]) {
+		t.Run(release, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), filepath.Join(root, cf.Config.Entrypoint[0]), "rehearse",
+				"-f", filepath.Join(examples, "cutover"), "--fleet", filepath.Join(examples, "fleets", "before-cutover"),
+				"-o", "json", "--settle", "5s", "--settle-timeout", "3m", "--k8s-download=false", "--k8s-version", release)
+			cmd.Env = env
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err = cmd.Run()
+			t.Logf("claimbridge rehearse from the image's filesystem:\n%s", stderr.String())
+			if err != nil {
+				t.Fatalf("claimbridge rehearse: %v", err)
+			}
+			rep, err := report.Read(&stdout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x := rep.Rehearsal; x == nil || x.Binaries != "cache" || x.Workloads == 0 || x.Disagree != 0 || x.Kubernetes != release {
+				t.Errorf("the page's rehearsal: %+v; want the image's control plane of %s (cache), every workload as forecast", x, release)
+			}
+		})
 	}
 }

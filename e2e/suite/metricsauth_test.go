@@ -162,8 +162,8 @@ func TestMetricsAndReportAnswerOnlyReadersKubeAPIServerAuthorizes(t *testing.T) 
 	})
 }
 
-// installChartRBAC installs the ServiceAccount and the RBAC the chart renders
-// with values for a release in claimbridge's namespace, removed at the end.
+// installChartRBAC installs the ServiceAccounts, the RBAC and the ConfigMaps the chart
+// renders with values for a release in claimbridge's namespace, removed at the end.
 func installChartRBAC(t *testing.T, release string, values map[string]any) {
 	t.Helper()
 	ctx := t.Context()
@@ -187,6 +187,12 @@ func installChartRBAC(t *testing.T, release string, values map[string]any) {
 		case "ServiceAccount":
 			obj := &corev1.ServiceAccount{}
 			api := admin.CoreV1().ServiceAccounts(ownNamespace)
+			create = func(ctx context.Context) error { _, err := api.Create(ctx, obj, metav1.CreateOptions{}); return err }
+			remove = func(ctx context.Context) error { return api.Delete(ctx, name, metav1.DeleteOptions{}) }
+			err = chart.Decode(o, obj)
+		case "ConfigMap":
+			obj := &corev1.ConfigMap{}
+			api := admin.CoreV1().ConfigMaps(ownNamespace)
 			create = func(ctx context.Context) error { _, err := api.Create(ctx, obj, metav1.CreateOptions{}); return err }
 			remove = func(ctx context.Context) error { return api.Delete(ctx, name, metav1.DeleteOptions{}) }
 			err = chart.Decode(o, obj)
@@ -284,15 +290,7 @@ func serveAs(t *testing.T, sa, dirPrefix string, extra ...string) (srv *binary.S
 	if err := cert.WriteTo(certDir); err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: tc.Host, CertificateAuthorityData: tc.CABundle()}
-	cfg.AuthInfos[sa] = &clientcmdapi.AuthInfo{Token: saToken(t, ownNamespace, sa)}
-	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: sa, Namespace: ownNamespace}
-	cfg.CurrentContext = "e2e"
-	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := kubeconfigAs(t, dir, sa)
 	ports, err := cluster.FreePorts(3)
 	if err != nil {
 		t.Fatal(err)
@@ -308,6 +306,22 @@ func serveAs(t *testing.T, sa, dirPrefix string, extra ...string) (srv *binary.S
 		t.Fatal(err)
 	}
 	return srv, webhookPort, metricsAddr
+}
+
+// kubeconfigAs writes into dir a kubeconfig with a token of the ServiceAccount sa of
+// claimbridge's namespace, and returns its path.
+func kubeconfigAs(t *testing.T, dir, sa string) string {
+	t.Helper()
+	kubeconfig := filepath.Join(dir, "kubeconfig-"+sa)
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: tc.Host, CertificateAuthorityData: tc.CABundle()}
+	cfg.AuthInfos[sa] = &clientcmdapi.AuthInfo{Token: saToken(t, ownNamespace, sa)}
+	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: sa, Namespace: ownNamespace}
+	cfg.CurrentContext = "e2e"
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig
 }
 
 // nonLoopbackIPv4 is an IPv4 address of this machine other than loopback, nil

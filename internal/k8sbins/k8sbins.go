@@ -7,8 +7,8 @@
 //     (what hack/e2e-bins.sh builds);
 //  3. the official release binaries, downloaded into the cache and verified against the
 //     checksums their projects publish (Download);
-//  4. a build from the pinned Go modules with the go toolchain (Build), when downloading is
-//     refused or fails.
+//  4. a build from the embedded Go modules with the go toolchain (Build), when downloading is
+//     refused or fails: the pinned release, or the one of the minor before it (Buildable).
 //
 // The cache is $CLAIMBRIDGE_CACHE, else os.UserCacheDir()/claimbridge. A cache directory is
 // complete when its stamp file exists: everything is fetched or built into a directory next
@@ -104,10 +104,18 @@ func Find(ctx context.Context, o Options) (Found, error) {
 	if o.CacheDir == "" {
 		return Found{}, errors.New("no cache directory: set $" + CacheEnv)
 	}
-	for _, dir := range []string{o.downloadDir(), o.buildDir()} {
-		if _, err := os.Stat(filepath.Join(dir, stampFile)); err == nil && complete(dir) == nil {
-			fmt.Fprintf(o.Progress, "k8sbins: control plane %s cached in %s\n", o.Kubernetes, dir)
-			return Found{Dir: dir, Kubernetes: o.Kubernetes, How: "cache"}, nil
+	// The release asked for, downloaded or built; then the release of its minor a build
+	// makes, built before (a patch release does not change what the control plane does).
+	cached := []struct{ dir, release string }{{o.downloadDir(), o.Kubernetes}, {o.buildDir(), o.Kubernetes}}
+	if v, _ := buildable(o.Kubernetes); v != "" && v != o.Kubernetes {
+		same := o
+		same.Kubernetes = v
+		cached = append(cached, struct{ dir, release string }{same.buildDir(), v})
+	}
+	for _, c := range cached {
+		if _, err := os.Stat(filepath.Join(c.dir, stampFile)); err == nil && complete(c.dir) == nil {
+			fmt.Fprintf(o.Progress, "k8sbins: control plane %s cached in %s\n", c.release, c.dir)
+			return Found{Dir: c.dir, Kubernetes: c.release, How: "cache"}, nil
 		}
 	}
 	var downloadErr error
@@ -122,11 +130,11 @@ func Find(ctx context.Context, o Options) (Found, error) {
 		downloadErr = err
 		fmt.Fprintf(o.Progress, "k8sbins: download failed: %v; building from Go modules instead\n", err)
 	}
-	dir, err := Build(ctx, o)
+	dir, release, err := Build(ctx, o)
 	if err != nil {
 		return Found{}, errors.Join(downloadErr, err)
 	}
-	return Found{Dir: dir, Kubernetes: o.Kubernetes, How: "build"}, nil
+	return Found{Dir: dir, Kubernetes: release, How: "build"}, nil
 }
 
 func (o Options) withDefaults() Options {
@@ -177,11 +185,20 @@ func (o Options) downloadDir() string {
 
 // buildDir is where a build from the pinned modules goes, as hack/e2e-bins.sh names it.
 func (o Options) buildDir() string {
-	return filepath.Join(o.CacheDir, "k8s", fmt.Sprintf("%s-etcd-%s", o.Kubernetes, Pinned().Etcd))
+	return filepath.Join(o.CacheDir, CacheSubdir(o.Kubernetes))
 }
 
-// stampFile marks a complete cache directory.
-const stampFile = "stamp"
+// CacheSubdir is the directory of the cache, relative to it, where the control plane of a
+// Kubernetes release is built (and found); the rehearsal image carries its control planes
+// there.
+func CacheSubdir(release string) string {
+	return filepath.Join("k8s", fmt.Sprintf("%s-etcd-%s", release, Pinned().Etcd))
+}
+
+// StampFile marks a complete cache directory.
+const StampFile = "stamp"
+
+const stampFile = StampFile
 
 // complete checks that dir holds every Required binary.
 func complete(dir string) error {

@@ -15,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -421,3 +422,75 @@ func (w testWriter) Write(p []byte) (int, error) {
 
 // syncBuffer is a bytes.Buffer the test and what it runs may use at once.
 type syncBuffer = syncbuffer.Buffer
+
+// TestABuildMakesTheReleaseOfTheMinorAsked: a patch release of a minor claimbridge embeds
+// modules for is built (or found cached) as that minor's pinned release; another minor is an
+// error that names what can be built.
+func TestABuildMakesTheReleaseOfTheMinorAsked(t *testing.T) {
+	pinned := Pinned().Kubernetes
+	all := Buildable()
+	if len(all) != 2 || all[0] != pinned || minorOf(all[1]) == minorOf(pinned) {
+		t.Fatalf("Buildable() = %v, want the pinned %s and one release of another minor", all, pinned)
+	}
+	older := all[1]
+	for in, want := range map[string]string{
+		pinned:                      pinned,
+		minorOf(pinned) + ".99":     pinned,
+		older:                       older,
+		minorOf(older) + ".0":       older,
+		"v1.30.1":                   "",
+		minorOf(pinned) + "-broken": "",
+	} {
+		if got, _ := buildable(in); got != want {
+			t.Errorf("buildable(%q) = %q, want %q", in, got, want)
+		}
+	}
+	_, _, err := Build(t.Context(), Options{Kubernetes: "v1.30.1", CacheDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), pinned) || !strings.Contains(err.Error(), older) {
+		t.Errorf("a build of v1.30.1: %v; want an error naming %s and %s", err, pinned, older)
+	}
+
+	// A cached build of the older minor serves a later patch release of it.
+	cache := t.TempDir()
+	o := Options{Kubernetes: older, CacheDir: cache}
+	dir := o.withDefaults().buildDir()
+	for _, b := range append(slices.Clone(Required), stampFile) {
+		write(t, filepath.Join(dir, b), []byte("#!/bin/sh\n"))
+		if err := os.Chmod(filepath.Join(dir, b), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(AssetsEnv, "")
+	t.Setenv(BinDirEnv, "")
+	got, err := Find(t.Context(), Options{Kubernetes: minorOf(older) + ".9", CacheDir: cache, NoDownload: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Found{Dir: dir, Kubernetes: older, How: "cache"}, got); diff != "" {
+		t.Errorf("(-want,+got):\n%s", diff)
+	}
+}
+
+// TestTheOlderMinorsModulePinsItsOwnStagingModules: every k8s.io staging module is replaced by
+// the release of k8s.io/kubernetes it builds, never the pinned one's.
+func TestTheOlderMinorsModulePinsItsOwnStagingModules(t *testing.T) {
+	older := Buildable()[1]
+	staging := "v0." + strings.TrimPrefix(older, "v1.")
+	data, err := modules.ReadFile(path.Join("modules", "kube-"+minorOf(older), "go.mod.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaces := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 4 && f[1] == "=>" && strings.HasPrefix(f[0], "k8s.io/") {
+			replaces++
+			if f[3] != staging {
+				t.Errorf("%s is replaced by %s, want %s", f[0], f[3], staging)
+			}
+		}
+	}
+	if replaces < 20 {
+		t.Errorf("%d staging modules replaced, want all of them", replaces)
+	}
+}

@@ -177,7 +177,12 @@ func Inventory(ctx context.Context, c kubernetes.Interface) (*feasibility.Invent
 	for i := range claims.Items {
 		inv.Claims = append(inv.Claims, &claims.Items[i])
 	}
+	// DeviceTaintRules are served in resource.k8s.io/v1 from Kubernetes 1.37 on; a cluster
+	// of an earlier release has none to apply.
 	rules, err := c.ResourceV1().DeviceTaintRules().List(ctx, opts)
+	if apierrors.IsNotFound(err) {
+		return inv, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list devicetaintrules: %w", err)
 	}

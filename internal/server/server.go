@@ -128,6 +128,10 @@ type Options struct {
 	// PolicyReportsInterval: how often at most they are brought up to
 	// date. Default policyreport.DefaultInterval.
 	PolicyReportsInterval time.Duration
+	// RehearsalConfigMap names the ConfigMap of Namespace whose page
+	// `claimbridge rehearse --publish` wrote: served at /rehearsal beside
+	// /report. "": /rehearsal says none is served.
+	RehearsalConfigMap string
 }
 
 func (o *Options) defaults() {
@@ -193,7 +197,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	policy.Metrics = m
 	store := &livereport.ReportStore{}
-	mgr, err := newManager(cfg, o, store.Handler(func() string { return policy.Get().Name() }))
+	mgr, err := newManager(cfg, o, map[string]http.Handler{
+		"/report":    store.Handler(func() string { return policy.Get().Name() }),
+		"/rehearsal": rehearsalHandler(client, o.Namespace, o.RehearsalConfigMap),
+	})
 	if err != nil {
 		return err
 	}
@@ -253,12 +260,12 @@ func serving(ctx context.Context, client kubernetes.Interface, o Options) (healt
 }
 
 // newManager is the controller-runtime manager: the webhook server, the
-// metrics server with /report (behind kube-apiserver's authentication and
+// metrics server with /report and /rehearsal (behind kube-apiserver's authentication and
 // authorization unless MetricsInsecure), probes, pprof and leader election.
-func newManager(cfg *rest.Config, o Options, reportHandler http.Handler) (ctrl.Manager, error) {
+func newManager(cfg *rest.Config, o Options, handlers map[string]http.Handler) (ctrl.Manager, error) {
 	metricsOpts := metricsserver.Options{
 		BindAddress:   o.MetricsAddr,
-		ExtraHandlers: map[string]http.Handler{"/report": reportHandler},
+		ExtraHandlers: handlers,
 	}
 	switch {
 	case o.MetricsAddr == "0":
@@ -266,7 +273,7 @@ func newManager(cfg *rest.Config, o Options, reportHandler http.Handler) (ctrl.M
 		ctrl.Log.WithName("setup").Info("WARNING: /metrics and /report are served over plain HTTP without authentication: whoever reaches the address reads the decisions of every namespace",
 			"address", o.MetricsAddr)
 	default:
-		// The filter wraps /metrics and every extra handler (/report).
+		// The filter wraps /metrics and every extra handler (/report, /rehearsal).
 		metricsOpts.SecureServing = true
 		metricsOpts.FilterProvider = metricsAuthFilter
 		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = o.CertDir, certs.CertFile, certs.KeyFile

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/claimbridge/claimbridge/cutover"
@@ -39,6 +40,11 @@ type auditOptions struct {
 	timeout    time.Duration
 	pol        policyFlags
 	kubeconfig string
+	// inCluster reads the cluster the process runs in, through its pod's
+	// ServiceAccount (--in-cluster), as --kubeconfig does through a file.
+	inCluster bool
+	// client is the cluster's, made once (live()).
+	client kubernetes.Interface
 	// detected: the platform read from the cluster (--kubeconfig with
 	// --forecast).
 	detected   *platform.Platform
@@ -116,7 +122,7 @@ classes and it), each named by its file and object.
 			if err != nil {
 				return err
 			}
-			if o.forecast.on && o.kubeconfig != "" {
+			if o.forecast.on && o.live() {
 				// The platform as the cluster shows it, then what the
 				// flags declare over it.
 				if fopts.Platform, err = o.forecast.loadPlatform(o.detected); err != nil {
@@ -142,7 +148,8 @@ classes and it), each named by its file and object.
 	c.Flags().StringSliceVar(&o.fleets, "fleet", nil, "fleet inventory: YAML file or directory (repeatable)")
 	c.Flags().StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(report.Formats, ", "))
 	c.Flags().StringVar(&o.kubeconfig, "kubeconfig", "", "audit a live cluster through this kubeconfig instead of manifests")
-	c.Flags().StringSliceVarP(&o.namespaces, "namespace", "n", nil, "with --kubeconfig: the namespaces to audit (default all)")
+	c.Flags().BoolVar(&o.inCluster, "in-cluster", false, "audit the cluster this runs in, through its pod's ServiceAccount (instead of --kubeconfig)")
+	c.Flags().StringSliceVarP(&o.namespaces, "namespace", "n", nil, "with --kubeconfig or --in-cluster: the namespaces to audit (default all)")
 	c.Flags().StringSliceVar(&o.failOn, "fail-on", nil, "exit 1 when a row is never-fits, untranslatable or (with --forecast) breaks")
 	c.Flags().DurationVar(&o.timeout, "timeout", 2*time.Second, "deadline of one feasibility check (a check that hits it is Unknown)")
 	o.pol.add(c)
@@ -167,10 +174,12 @@ func (o *auditOptions) validate() (forecast.Options, error) {
 	if err != nil {
 		return fopts, err
 	}
-	live := o.kubeconfig != ""
+	live := o.live()
 	switch {
+	case o.kubeconfig != "" && o.inCluster:
+		return fopts, usagef("--kubeconfig and --in-cluster exclude each other")
 	case live && len(o.files) > 0:
-		return fopts, usagef("-f and --kubeconfig exclude each other")
+		return fopts, usagef("-f and --kubeconfig (or --in-cluster) exclude each other")
 	case !live && len(o.files) == 0:
 		return fopts, usagef("%v (or --kubeconfig for a live cluster)", manifest.ErrNoInput)
 	case !live && len(o.fleets) == 0:
@@ -183,7 +192,7 @@ func (o *auditOptions) validate() (forecast.Options, error) {
 // the workloads of the cluster and, without --fleet, its inventory.
 func (o *auditOptions) read(c *cobra.Command) (*offline.Input, error) {
 	src := offline.Sources{FleetPaths: o.fleets, Source: strings.Join(o.fleets, ","), Timeout: o.timeout}
-	if o.kubeconfig == "" {
+	if !o.live() {
 		docs, err := manifest.Read(o.files, c.InOrStdin())
 		if err != nil {
 			return nil, err
@@ -191,7 +200,7 @@ func (o *auditOptions) read(c *cobra.Command) (*offline.Input, error) {
 		src.Docs = docs
 		return offline.Open(src)
 	}
-	cs, err := clientFor(o.kubeconfig)
+	cs, err := o.cluster()
 	if err != nil {
 		return nil, err
 	}
@@ -245,10 +254,27 @@ func failure(rep *report.Report, failOn []string) error {
 	return nil
 }
 
-func clientFor(kubeconfig string) (kubernetes.Interface, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
+// live says the workloads come from a cluster (--kubeconfig or --in-cluster).
+func (o *auditOptions) live() bool { return o.kubeconfig != "" || o.inCluster }
+
+// cluster is the client of the live cluster, made on the first call.
+func (o *auditOptions) cluster() (kubernetes.Interface, error) {
+	if o.client != nil {
+		return o.client, nil
+	}
+	var cfg *rest.Config
+	var err error
+	if o.inCluster {
+		// The pod's ServiceAccount token and CA, and the address
+		// kube-apiserver's Service gives every pod.
+		if cfg, err = rest.InClusterConfig(); err != nil {
+			return nil, fmt.Errorf("--in-cluster: %w", err)
+		}
+	} else if cfg, err = clientcmd.BuildConfigFromFlags("", o.kubeconfig); err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	return kubernetes.NewForConfig(cfg)
+	if o.client, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	return o.client, nil
 }

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/claimbridge/claimbridge/cutover"
 	"github.com/claimbridge/claimbridge/internal/k8sbins"
 	"github.com/claimbridge/claimbridge/internal/rehearsal"
+	"github.com/claimbridge/claimbridge/internal/rehearsal/published"
 	"github.com/claimbridge/claimbridge/report"
 )
 
@@ -40,6 +42,8 @@ type rehearseOptions struct {
 	mode            string
 	settle, timeout time.Duration
 	keep            bool
+	// publish is the ConfigMap NAMESPACE/NAME the page goes to (package published).
+	publish string
 }
 
 func newRehearseCommand() *cobra.Command {
@@ -58,8 +62,11 @@ policy, creates every pod of every workload the switch concerns at once, waits
 until kube-scheduler has bound no pod for --settle, and prints the forecast's
 page with, on each row, the pods bound beside the pods the forecast said are
 served. An OrderDependent or Partial workload agrees when the pods bound lie
-within the range the forecast gave ("1–2/2"). With --kubeconfig the cluster is
-only read. Everything it starts is stopped, and its files removed, when it ends.
+within the range the forecast gave ("1–2/2"). With --kubeconfig or --in-cluster
+the cluster is only read, but for the one ConfigMap --publish names, which
+'claimbridge serve --rehearsal-configmap' serves at /rehearsal (the chart's
+rehearsal.enabled runs it as a Job). Everything it starts is stopped, and its
+files removed, when it ends.
 
 The control-plane binaries are found in this order: --k8s-bin DIR, then
 $KUBEBUILDER_ASSETS (envtest's layout, with kube-controller-manager and
@@ -95,7 +102,8 @@ Exit codes, for CI jobs:
 	f.StringSliceVar(&a.fleets, "fleet", nil, "fleet inventory before the switch: YAML file or directory (repeatable)")
 	f.StringVarP(&a.output, "output", "o", "table", "output format: "+strings.Join(report.Formats, ", "))
 	f.StringVar(&a.kubeconfig, "kubeconfig", "", "rehearse the workloads (and, without --fleet, the nodes) of a live cluster, which is only read")
-	f.StringSliceVarP(&a.namespaces, "namespace", "n", nil, "with --kubeconfig: the namespaces to rehearse (default all)")
+	f.BoolVar(&a.inCluster, "in-cluster", false, "rehearse the cluster this runs in, read through its pod's ServiceAccount (instead of --kubeconfig): the chart's rehearsal Job")
+	f.StringSliceVarP(&a.namespaces, "namespace", "n", nil, "with --kubeconfig or --in-cluster: the namespaces to rehearse (default all)")
 	f.DurationVar(&a.timeout, "timeout", 5*time.Second, "deadline of one feasibility check of the forecast")
 	a.pol.add(c)
 	a.forecast.addOptions(c)
@@ -108,6 +116,7 @@ Exit codes, for CI jobs:
 	f.StringVar(&o.mode, "mode", "enforce", "claimbridge mode of the workloads' namespaces: enforce or audit")
 	f.DurationVar(&o.settle, "settle", 10*time.Second, "kube-scheduler has settled when it has bound no pod for this long")
 	f.DurationVar(&o.timeout, "settle-timeout", 5*time.Minute, "the longest the pods may take to settle")
+	f.StringVar(&o.publish, "publish", "", "with --kubeconfig or --in-cluster: also write the page (HTML) into this ConfigMap, NAMESPACE/NAME, which claimbridge serve --rehearsal-configmap serves at /rehearsal")
 	f.BoolVar(&o.keep, "keep", false, "keep the control plane's directory (PKI, etcd data, component logs) after stopping, and say where it is")
 	return c
 }
@@ -122,6 +131,10 @@ func (o *rehearseOptions) run(c *cobra.Command) (int, error) {
 	if o.mode != "enforce" && o.mode != "audit" {
 		return 0, usagef("--mode must be enforce or audit")
 	}
+	publishNS, publishName, err := o.publishTarget()
+	if err != nil {
+		return 0, err
+	}
 	policy, err := a.pol.load()
 	if err != nil {
 		return 0, err
@@ -131,11 +144,11 @@ func (o *rehearseOptions) run(c *cobra.Command) (int, error) {
 		return 0, err
 	}
 	version := o.version
-	if a.kubeconfig != "" {
+	if a.live() {
 		if fopts.Platform, err = a.forecast.loadPlatform(a.detected); err != nil {
 			return 0, err
 		}
-		if version, err = serverRelease(a.kubeconfig); err != nil {
+		if version, err = a.serverRelease(); err != nil {
 			return 0, err
 		}
 	}
@@ -169,6 +182,11 @@ func (o *rehearseOptions) run(c *cobra.Command) (int, error) {
 		return 0, err
 	}
 	fmt.Fprintf(progress, "rehearse: %s\n", res.Timings)
+	if publishName != "" {
+		if err := o.publishPage(c, rep, publishNS, publishName); err != nil {
+			return 0, err
+		}
+	}
 	if res.Disagree > 0 {
 		return rehearseDisagrees, nil
 	}
@@ -178,9 +196,47 @@ func (o *rehearseOptions) run(c *cobra.Command) (int, error) {
 	return rehearseAgrees, nil
 }
 
-// serverRelease is the Kubernetes release of the cluster the kubeconfig points at.
-func serverRelease(kubeconfig string) (string, error) {
-	cs, err := clientFor(kubeconfig)
+// publishTarget checks --publish: NAMESPACE/NAME, with a cluster to write to.
+func (o *rehearseOptions) publishTarget() (namespace, name string, err error) {
+	if o.publish == "" {
+		return "", "", nil
+	}
+	namespace, name, ok := strings.Cut(o.publish, "/")
+	if !ok || namespace == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", usagef("--publish takes NAMESPACE/NAME of a ConfigMap, not %q", o.publish)
+	}
+	if !o.audit.live() {
+		return "", "", usagef("--publish writes into the cluster: it needs --kubeconfig or --in-cluster")
+	}
+	return namespace, name, nil
+}
+
+// publishPage writes the page, as HTML, into the ConfigMap namespace/name.
+func (o *rehearseOptions) publishPage(c *cobra.Command, rep *report.Report, namespace, name string) error {
+	var page bytes.Buffer
+	if err := rep.Write(&page, "html"); err != nil {
+		return err
+	}
+	cs, err := o.audit.cluster()
+	if err != nil {
+		return err
+	}
+	r := rep.Rehearsal
+	workloads := "workloads"
+	if r.Workloads == 1 {
+		workloads = "workload"
+	}
+	summary := fmt.Sprintf("%d %s rehearsed on Kubernetes %s (%s), %d bound otherwise than forecast", r.Workloads, workloads, r.Kubernetes, r.Binaries, r.Disagree)
+	if err := published.Publish(c.Context(), cs, namespace, name, published.Page{HTML: page.Bytes(), At: time.Now(), Summary: summary}); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.ErrOrStderr(), "rehearse: the page is published in configmap %s/%s (%d bytes): %s\n", namespace, name, page.Len(), summary)
+	return nil
+}
+
+// serverRelease is the Kubernetes release of the live cluster.
+func (o *auditOptions) serverRelease() (string, error) {
+	cs, err := o.cluster()
 	if err != nil {
 		return "", err
 	}

@@ -18,6 +18,8 @@ import (
 func TestRehearseExitsTwoWhenItCannotRun(t *testing.T) {
 	t.Setenv("KUBEBUILDER_ASSETS", "")
 	t.Setenv("CLAIMBRIDGE_K8S_BIN", "")
+	// Not in a pod: no kube-apiserver Service in the environment.
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	examples := []string{"rehearse", "-f", "../../../examples/cutover", "--fleet", "../../../examples/fleets/before-cutover"}
 	for name, tc := range map[string]struct {
 		args     []string
@@ -29,6 +31,10 @@ func TestRehearseExitsTwoWhenItCannotRun(t *testing.T) {
 		"an unknown output":                {append(examples, "-o", "xml"), "-o must be one of"},
 		"a directory without the binaries": {append(examples, "--k8s-bin", t.TempDir()), "--k8s-bin="},
 		"an unknown flag":                  {append(examples, "--forecast"), "unknown flag"},
+		"publish without a cluster":        {append(examples, "--publish", "cb/cb-rehearsal"), "--publish writes into the cluster"},
+		"publish without a namespace":      {[]string{"rehearse", "--kubeconfig", "nowhere", "--publish", "cb-rehearsal"}, "NAMESPACE/NAME"},
+		"in-cluster outside a pod":         {[]string{"rehearse", "--in-cluster"}, "--in-cluster:"},
+		"in-cluster and a kubeconfig":      {[]string{"rehearse", "--in-cluster", "--kubeconfig", "nowhere"}, "exclude each other"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out, err := run(t, "", tc.args...)

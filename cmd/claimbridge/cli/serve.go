@@ -46,6 +46,7 @@ type serveOptions struct {
 	metricsSecure      bool
 	policyReports      string
 	policyReportsEvery time.Duration
+	rehearsalConfigMap string
 	probeAddr          string
 	pprofAddr          string
 	leaderElect        bool
@@ -74,13 +75,13 @@ func newServeCommand() *cobra.Command {
 		Use:   "serve",
 		Short: "Run the mutating admission webhook",
 		Long: `Serves /mutate-v1-pod over TLS, with /healthz and /readyz on the probe address and
-Prometheus metrics (/metrics) and the admission report of every namespace (/report) on
-the metrics address. Namespaces opt in with the label claimbridge.io/mode=enforce
+Prometheus metrics (/metrics), the admission report of every namespace (/report) and
+the last rehearsal's page (/rehearsal, with --rehearsal-configmap) on the metrics address. Namespaces opt in with the label claimbridge.io/mode=enforce
 (mutate) or audit (warnings, Events and the report only).
 
 /metrics and /report are served over HTTPS with the webhook's certificate, to clients
 whose bearer token kube-apiserver authenticates (TokenReview) and authorizes for get on
-the path (SubjectAccessReview: nonResourceURLs /metrics, /report), so claimbridge's own
+the path (SubjectAccessReview: nonResourceURLs /metrics, /report, /rehearsal), so claimbridge's own
 identity needs create on tokenreviews and subjectaccessreviews. --metrics-secure=false
 serves them over plain HTTP to anyone, for local use.`,
 		Args: cobra.NoArgs,
@@ -109,6 +110,7 @@ serves them over plain HTTP to anyone, for local use.`,
 	f.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve /metrics and /report over HTTPS (the --cert-dir certificate) to clients kube-apiserver authenticates and authorizes only; false: plain HTTP without authentication, for local use (a warning is logged at start)")
 	f.StringVar(&o.policyReports, "policy-reports", string(policyreport.APIWGPolicy), "write the live report per opted-in namespace as wgpolicyk8s (wgpolicyk8s.io/v1alpha2 PolicyReports) or openreports (openreports.io/v1alpha1 Reports), once that API's CRD is served (until then, one log line says it is not); off: none")
 	f.DurationVar(&o.policyReportsEvery, "policy-reports-interval", policyreport.DefaultInterval, "how often at most the reports are brought up to date")
+	f.StringVar(&o.rehearsalConfigMap, "rehearsal-configmap", "", "serve at /rehearsal the page 'claimbridge rehearse --publish' wrote into this ConfigMap of --namespace (the chart's rehearsal Job); default: none")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (ready once the caches are synced, the certificates in place, the webhook serving and kube-apiserver reachable: a replica cut off from kube-apiserver, whose caches go stale, leaves the Service)")
 	f.StringVar(&o.pprofAddr, "pprof-bind-address", "0", "address of Go's /debug/pprof profiles, plain HTTP without authentication: bind it to loopback (127.0.0.1:6060) and reach it with kubectl port-forward (\"0\": off)")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader for the template controller (admission runs on every replica)")
@@ -201,7 +203,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 		TemplateGCGrace: o.templateGCGrace, FeasibilityTimeout: o.feasibilityTimeout, FeasibilitySearches: o.feasibilitySearch, ReservationTTL: o.reservationTTL, StrandedAfter: o.strandedAfter, Features: o.features, SlowAdmission: o.slowAdmission,
 		PolicyReports: policyreport.API(o.policyReports), PolicyReportsInterval: o.policyReportsEvery, ShutdownTimeout: o.shutdownTimeout,
 		PlatformDetect: o.platformDetect, PlatformRefresh: o.platformRefresh, PlatformFile: o.platformFile,
-		AdvertiseAddress: o.advertised(),
+		AdvertiseAddress: o.advertised(), RehearsalConfigMap: o.rehearsalConfigMap,
 	})
 }
 

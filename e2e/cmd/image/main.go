@@ -35,7 +35,7 @@ func run() error {
 	platforms := flag.String("platforms", "linux/amd64,linux/arm64", "comma-separated os/arch list")
 	version := flag.String("version", "", "version to stamp (default: the chart's appVersion)")
 	commit := flag.String("commit", "", "commit to stamp (default: the checkout's HEAD)")
-	k8sBin := flag.String("k8s-bin", "", "directory of the control-plane binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) for this machine's linux platform: also build the rehearsal image of that platform into OUT/rehearse")
+	k8sBin := flag.String("k8s-bin", "", "directories of control-plane binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler), comma-separated, the default release first, for this machine's linux platform: also build the rehearsal image of that platform into OUT/rehearse")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -88,20 +88,28 @@ func run() error {
 }
 
 // rehearsal builds and writes the rehearsal image of this machine's linux platform, with the
-// control-plane binaries of bin.
-func rehearsal(ctx context.Context, b *image.Built, bin, out, root string) error {
+// control-plane binaries of each directory of bins (comma-separated, the default first).
+func rehearsal(ctx context.Context, b *image.Built, bins, out, root string) error {
 	start := time.Now()
-	version, err := kubeVersion(ctx, bin)
-	if err != nil {
-		return err
+	var planes []image.ControlPlane
+	for _, bin := range strings.Split(bins, ",") {
+		version, err := kubeVersion(ctx, bin)
+		if err != nil {
+			return err
+		}
+		planes = append(planes, image.ControlPlane{Release: version, Dir: bin})
 	}
 	plat := "linux/" + runtime.GOARCH
 	if _, ok := b.Images[plat]; !ok {
 		fmt.Fprintf(os.Stderr, "image: %s was not built: no rehearsal image\n", plat)
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "image: adding the control plane of Kubernetes %s from %s to the %s image\n", version, bin, plat)
-	r, err := image.BuildRehearsal(b, map[string]string{plat: bin}, version)
+	var releases []string
+	for _, p := range planes {
+		fmt.Fprintf(os.Stderr, "image: adding the control plane of Kubernetes %s from %s to the %s image\n", p.Release, p.Dir, plat)
+		releases = append(releases, p.Release)
+	}
+	r, err := image.BuildRehearsal(b, map[string][]image.ControlPlane{plat: planes})
 	if err != nil {
 		return err
 	}
@@ -109,7 +117,7 @@ func rehearsal(ctx context.Context, b *image.Built, bin, out, root string) error
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stdout, "%s:%s (Kubernetes %s) in %.0f s\n", r.Name(), r.Tag(), version, time.Since(start).Seconds())
+	fmt.Fprintf(os.Stdout, "%s:%s (Kubernetes %s) in %.0f s\n", r.Name(), r.Tag(), strings.Join(releases, ", "), time.Since(start).Seconds())
 	if err := printImage(r.Images[plat], plat, rel(root, w.Tarballs[plat])); err != nil {
 		return err
 	}
