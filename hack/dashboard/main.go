@@ -126,7 +126,7 @@ func main() {
 	pngOut := flag.String("png", "docs/dashboard.png", "where the screenshot goes")
 	width := flag.Int("width", 1600, "window width in pixels")
 	flag.Parse()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) //nolint:forbidigo // the command's context starts in main
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	err := run(ctx, *dash, *htmlOut, *pngOut, *width)
 	cancel()
 	if err != nil {

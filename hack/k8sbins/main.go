@@ -28,5 +28,5 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Fprintf(os.Stderr, "k8sbins: control plane %s in %s\n", release, dir)
-	fmt.Println(dir)
+	fmt.Fprintln(os.Stdout, dir)
 }
