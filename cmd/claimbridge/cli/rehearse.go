@@ -161,6 +161,12 @@ func (o *rehearseOptions) run(c *cobra.Command) (int, error) {
 		return 0, err
 	}
 	defer cleanup()
+	platformArgs, cleanupPlatform, err := a.forecast.platformServeArgs()
+	if err != nil {
+		return 0, err
+	}
+	defer cleanupPlatform()
+	serve = append(serve, platformArgs...)
 	progress := c.ErrOrStderr()
 	bins, err := k8sbins.Find(c.Context(), k8sbins.Options{Dir: o.k8sBin, Kubernetes: version, NoDownload: !o.download,
 		KubernetesURL: o.k8sURL, EtcdURL: o.etcdURL, Progress: progress})
@@ -247,6 +253,60 @@ func (o *auditOptions) serverRelease() (string, error) {
 	return k8sbins.ReleaseOf(v.GitVersion)
 }
 
+// platformServeArgs are the flags that give claimbridge serve the platform --platform and
+// --platform-preset declare, so that its translations are the forecast's: --platform FILE, or
+// a Platform document of the presets, then the file's own, written to a temporary file. What
+// the forecast detected of a live cluster is not passed: serve detects it on the rehearsal's
+// control plane, which runs no driver. cleanup removes what it wrote.
+func (f *forecastFlags) platformServeArgs() (args []string, cleanup func(), err error) {
+	cleanup = func() {}
+	if f.platform == "" && len(f.presets) == 0 {
+		return nil, cleanup, nil
+	}
+	doc := &v1alpha1.Platform{APIVersion: v1alpha1.PolicyAPIVersion, Kind: v1alpha1.PlatformKind}
+	if f.platform != "" {
+		data, err := os.ReadFile(f.platform)
+		if err != nil {
+			return nil, cleanup, fmt.Errorf("--platform: %w", err)
+		}
+		if doc, err = v1alpha1.DecodePlatform(data); err != nil {
+			return nil, cleanup, fmt.Errorf("--platform %s: %w", f.platform, err)
+		}
+	}
+	// The presets apply before the document, as the forecast applies them.
+	doc.Spec.Presets = append(slices.Clone(f.presets), doc.Spec.Presets...)
+	if doc.Metadata.Name == "" {
+		doc.Metadata.Name = "rehearsal"
+	}
+	data, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	file, cleanup, err := tempFile("claimbridge-rehearsal-platform-*.yaml", data)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	return []string{"--platform", file}, cleanup, nil
+}
+
+// tempFile writes data into a new temporary file named after pattern; cleanup removes it.
+func tempFile(pattern string, data []byte) (name string, cleanup func(), err error) {
+	cleanup = func() {}
+	f, err := os.CreateTemp("", pattern)
+	if err != nil {
+		return "", cleanup, err
+	}
+	cleanup = func() { _ = os.Remove(f.Name()) }
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return "", cleanup, err
+	}
+	if err := f.Close(); err != nil {
+		return "", cleanup, err
+	}
+	return f.Name(), cleanup, nil
+}
+
 // serveArgs are the flags that give claimbridge serve this policy: the file of --policy,
 // or a TranslationPolicy of the --profile profiles written to a temporary file, and
 // --kueue-config. cleanup removes what it wrote.
@@ -266,19 +326,12 @@ func (p *policyFlags) serveArgs() (args []string, cleanup func(), err error) {
 		if err != nil {
 			return nil, cleanup, err
 		}
-		f, err := os.CreateTemp("", "claimbridge-rehearsal-policy-*.yaml")
+		name, rm, err := tempFile("claimbridge-rehearsal-policy-*.yaml", data)
+		cleanup = rm
 		if err != nil {
 			return nil, cleanup, err
 		}
-		cleanup = func() { _ = os.Remove(f.Name()) }
-		if _, err := f.Write(data); err != nil {
-			_ = f.Close()
-			return nil, cleanup, err
-		}
-		if err := f.Close(); err != nil {
-			return nil, cleanup, err
-		}
-		args = append(args, "--policy", f.Name())
+		args = append(args, "--policy", name)
 	}
 	if p.kueue != "" {
 		abs, err := filepath.Abs(p.kueue)

@@ -5,6 +5,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -90,5 +91,47 @@ func TestServeGetsTheRehearsalsPolicy(t *testing.T) {
 	}
 	if len(args) != 4 || !filepath.IsAbs(args[1]) || !strings.HasSuffix(args[1], "examples/policy.yaml") || args[2] != "--kueue-config" || !filepath.IsAbs(args[3]) {
 		t.Errorf("serve args %v, want --policy and --kueue-config with absolute paths", args)
+	}
+}
+
+// TestServeGetsTheDeclaredPlatform: claimbridge serve translates on the platform the forecast
+// was told: the presets first, then the --platform document, as one Platform document that
+// resolves to the same facts.
+func TestServeGetsTheDeclaredPlatform(t *testing.T) {
+	none := forecastFlags{}
+	if args, _, err := none.platformServeArgs(); err != nil || args != nil {
+		t.Errorf("nothing declared: %v, %v; want no flag (serve detects it)", args, err)
+	}
+	f := forecastFlags{platform: filepath.Join("..", "..", "..", "examples", "platforms", "consumable-shares-4.yaml"), presets: []string{"amd-gpu-operator", "tpu-dra-driver"}}
+	args, cleanup, err := f.platformServeArgs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(args) != 2 || args[0] != "--platform" {
+		t.Fatalf("serve args %v, want --platform FILE", args)
+	}
+	want, err := f.loadPlatform(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := forecastFlags{platform: args[1]}
+	got, err := served.loadPlatform(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same facts from the same kind of source; only the file named differs.
+	facts := func(lines []string) []string {
+		out := make([]string, 0, len(lines))
+		for _, l := range lines[1:] { // the first line names the document
+			out = append(out, regexp.MustCompile(`\(declared: [^)]*\)`).ReplaceAllString(l, "(declared)"))
+		}
+		return out
+	}
+	if diff := cmp.Diff(facts(want.Lines()), facts(got.Lines())); diff != "" {
+		t.Errorf("the platform serve resolves (-forecast's,+serve's):\n%s", diff)
+	}
+	cleanup()
+	if _, err := os.Stat(args[1]); !os.IsNotExist(err) {
+		t.Errorf("the platform file is still there after cleanup (%v)", err)
 	}
 }
