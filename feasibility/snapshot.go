@@ -306,6 +306,11 @@ func (s *Snapshot) allocatorsFor(ctx context.Context, celCache *cel.Cache) (*all
 		if fleet, p.err = s.base.allocatorsFor(ctx, celCache); p.err == nil {
 			p.free = fleet.free
 		}
+	} else if p.err == nil {
+		p.free = s.viewed(p.free, true, lister, celCache)
+	}
+	if p.err == nil {
+		p.now = s.viewed(p.now, false, lister, celCache)
 	}
 	s.allocators[celCache] = p
 	return p, p.err
