@@ -2,7 +2,6 @@ package feasibility
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -120,60 +119,12 @@ func (nd *nodeDevices) Family(family string) []translate.LegacyDevice {
 	return out
 }
 
-// hardware describes a node's devices in a few words for explanations:
-// "8× NVIDIA H100 80GB HBM3, 8× dra.net NIC".
+// hardware describes a node's devices in a few words for explanations
+// (legacy.Hardware).
 func hardware(ni *nodeInfo) string {
-	counts := map[string]int{}
-	var order []string
-	for _, d := range ni.devices {
-		desc := describeDevice(d)
-		if counts[desc] == 0 {
-			order = append(order, desc)
-		}
-		counts[desc]++
+	descs := make([]string, len(ni.devices))
+	for i, d := range ni.devices {
+		descs[i] = legacy.Describe(d.driver, d.device)
 	}
-	// Whole devices first, then partitions (MIG slices).
-	slices.SortStableFunc(order, func(a, b string) int {
-		return boolInt(strings.HasPrefix(a, "MIG ")) - boolInt(strings.HasPrefix(b, "MIG "))
-	})
-	parts := make([]string, 0, len(order))
-	for _, desc := range order {
-		parts = append(parts, fmt.Sprintf("%d× %s", counts[desc], desc))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func describeDevice(d deviceRef) string {
-	get := func(id string) string {
-		for _, name := range []resourceapi.QualifiedName{resourceapi.QualifiedName(id), resourceapi.QualifiedName(d.driver + "/" + id)} {
-			if a, ok := d.device.Attributes[name]; ok && a.StringValue != nil {
-				return *a.StringValue
-			}
-		}
-		return ""
-	}
-	name := ""
-	for _, id := range []string{"productName", "model", "accelerator", "pciDevice"} {
-		if v := get(id); v != "" {
-			name = v
-			break
-		}
-	}
-	if name == "" {
-		name = d.driver + " device"
-	}
-	if p := get("profile"); p != "" {
-		name = "MIG " + p
-	}
-	if t := get("topology"); t != "" {
-		name += " " + t
-	}
-	return name
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return legacy.Hardware(descs)
 }

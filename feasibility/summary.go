@@ -13,6 +13,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 
+	"github.com/claimbridge/claimbridge/feasibility/legacy"
 	"github.com/claimbridge/claimbridge/podfacts"
 )
 
@@ -110,7 +111,7 @@ func classSelects(ctx context.Context, cc *cel.Cache, selectors []resourceapi.De
 func sortedHardware(ni *nodeInfo) string {
 	counts := map[string]int{}
 	for _, d := range ni.devices {
-		counts[describeDevice(d)]++
+		counts[legacy.Describe(d.driver, d.device)]++
 	}
 	descs := slices.Sorted(maps.Keys(counts))
 	slices.SortStableFunc(descs, func(a, b string) int { return cmp.Compare(counts[b], counts[a]) })

@@ -10,10 +10,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
@@ -70,7 +70,7 @@ func compareViews(t *testing.T, snap *Snapshot, pod *corev1.Pod, specs []*resour
 			t.Fatal(err)
 		}
 		counted := &countingAllocator{Allocator: full}
-		view := &viewAllocator{full: counted, snap: snap, free: free, empty: upstream.EmptyAllocatedState(), lister: lister, cc: cc}
+		view := snap.viewed(counted, free, lister, cc)
 		for _, ni := range snap.nodes {
 			var want, got allocAnswer
 			res, err := full.Allocate(ctx, ni.node, claims)
@@ -163,7 +163,7 @@ func TestViewAllocatesAsTheFullSlicesOnDevicesOneAttributeApart(t *testing.T) {
 			FirstAvailable("gpu", sub("newer", fleetgen.ClassGPU, 5, newer), sub("any", fleetgen.ClassGPU, 2)).Obj()},
 		"every H100 of the node": {{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "all",
 			Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: fleetgen.ClassGPU, AllocationMode: resourceapi.DeviceAllocationModeAll, Selectors: celSelectors([]string{h100})}}}}}},
-		"a product no device has": {makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1, `device.attributes["gpu.nvidia.com"].productName == "NVIDIA B200"`).Obj()},
+		"a product no device has":           {makeClaim().Exactly("gpu", fleetgen.ClassGPU, 1, `device.attributes["gpu.nvidia.com"].productName == "NVIDIA B200"`).Obj()},
 		"a selector that fails on the NICs": {makeClaim().Exactly("gpu", fleetgen.ClassNIC, 1, `device.attributes["gpu.nvidia.com"].productName == "x"`).Obj()},
 		"two claims, one NIC each on one NUMA node": {
 			makeClaim().Exactly("nic", fleetgen.ClassNIC, 1).Obj(),

@@ -42,11 +42,15 @@
 package allocview
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 )
 
@@ -398,4 +402,36 @@ func (l *noSelectors) List() ([]*resourceapi.DeviceClass, error) {
 		}
 	}
 	return out, nil
+}
+
+// Allocator answers Allocate on each node's view, and with Full (the
+// allocator over every slice) where Build refuses or the view's allocator
+// returns an error: Full's answer and its message are then the ones given.
+type Allocator struct {
+	Full     structured.Allocator
+	Features structured.Features
+	// Allocated returns the allocated state to start from, read at each
+	// call (a scratch snapshot adds to it in place).
+	Allocated func() structured.AllocatedState
+	Classes   ClassLister
+	CEL       *cel.Cache
+	// Node returns the slices the allocator reads for the node and the
+	// answers of selectors on their devices.
+	Node func(ctx context.Context, node string) ([]*resourceapi.ResourceSlice, Answer)
+}
+
+func (a *Allocator) Allocate(ctx context.Context, node *corev1.Node, claims []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error) {
+	slices, answer := a.Node(ctx, node.Name)
+	view, ok := Build(slices, claims, a.Classes, answer)
+	if !ok {
+		return a.Full.Allocate(ctx, node, claims)
+	}
+	alloc, err := structured.NewAllocator(ctx, a.Features, a.Allocated(), view.Classes, view.Slices, a.CEL)
+	if err == nil {
+		var out []resourceapi.AllocationResult
+		if out, err = alloc.Allocate(ctx, node, view.Claims); err == nil {
+			return out, nil
+		}
+	}
+	return a.Full.Allocate(ctx, node, claims)
 }

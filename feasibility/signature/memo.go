@@ -363,3 +363,22 @@ func Exprs(m *Memo, cc *cel.Cache, selectors []resourceapi.DeviceSelector) []*Ex
 	}
 	return out
 }
+
+// Answers gives the memo's answers as the allocator's view of a node reads
+// them (package allocview): per expression compiled by cc, per device of a
+// driver, whether it matches, and ok false where the expression fails.
+// slots numbers the devices the memo knows; others are answered by
+// signature.
+func (m *Memo) Answers(ctx context.Context, cc *cel.Cache, slots map[*resourceapi.Device]int) func(string) func(string, *resourceapi.Device) (bool, bool) {
+	return func(expression string) func(string, *resourceapi.Device) (bool, bool) {
+		e := m.Expr(cc, expression)
+		return func(driver string, d *resourceapi.Device) (bool, bool) {
+			slot, ok := slots[d]
+			if !ok {
+				slot = -1
+			}
+			v := e.Match(ctx, m, Device{Slot: slot, Driver: driver, Device: d})
+			return v == MatchYes, v != MatchError
+		}
+	}
+}
