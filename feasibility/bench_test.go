@@ -514,3 +514,37 @@ func BenchmarkAutoscaled(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAllocatorView: a cold placement proof and verdict of a new pod
+// shape (a GPU by product and the NIC on its PCIe root) on 1,000 nodes, the
+// allocator reading the selector memo's answers on a view of each node
+// (allocview) against the allocator evaluating every selector itself.
+func BenchmarkAllocatorView(b *testing.B) {
+	in := placementInput(b)
+	inv := inventoryFrom(fleetgen.Synthetic(1000))
+	for _, view := range []bool{true, false} {
+		name := "view"
+		if !view {
+			name = "full-selectors"
+		}
+		b.Run("nodes=1000/placement-and-verdict-cold/"+name, func(b *testing.B) {
+			defer func(v bool) { viewSelectors = v }(viewSelectors)
+			viewSelectors = view
+			snap, err := NewSnapshot(inv, 1, DefaultFeatures())
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := NewChecker(Options{CacheSize: -1, Timeout: time10s})
+			c.Prepare(b.Context(), snap) // node classes and allocators, with or without views
+			for b.Loop() {
+				ctx := ShareAnswers(b.Context())
+				if p := c.Placement(ctx, snap, in); !p.Equal() || p.Cached {
+					b.Fatalf("placement %+v, want equal and not cached", p)
+				}
+				if v := c.Check(ctx, snap, in.Translated, in.Claims); v.Kind != FitsNow || v.Cached {
+					b.Fatalf("verdict %s %q", v.Kind, v.Reasons)
+				}
+			}
+		})
+	}
+}
