@@ -37,7 +37,7 @@ version: ## print the version (the chart's appVersion)
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 IMAGE_REHEARSAL ?= yes
 image: ## container images in _output/image (and the rehearsal image in _output/image/rehearse): OCI layout (crane push / skopeo copy) + docker tarballs, no engine needed
-	@k8sbin="" && if [ "$(IMAGE_REHEARSAL)" = yes ]; then k8sbin="$$(hack/e2e-bins.sh | tail -n1),$$($(GO) run ./hack/k8sbins | tail -n1)"; fi && \
+	@k8sbin="" && if [ "$(IMAGE_REHEARSAL)" = yes ]; then k8sbin="$$(hack/e2e-bins.sh | tail -n1),$$($(HEARTBEAT) k8sbins $(GO) run ./hack/k8sbins | tail -n1)"; fi && \
 	cd e2e && $(HEARTBEAT) image $(GO) run ./cmd/image -o $(CURDIR)/_output/image -platforms $(IMAGE_PLATFORMS) -k8s-bin "$$k8sbin"
 
 chart: ## package the chart into _output/claimbridge-<version>.tgz with the pinned Helm (installed into the cache)
