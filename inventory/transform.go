@@ -14,9 +14,8 @@ import (
 // an object is what admission, the snapshot, the reservations and the live
 // report read of it. Nothing reads managedFields, and on a large fleet they
 // are a good part of each object; pods keep what slimPod says, nodes what
-// slimNode says; a ResourceSlice's devices share the strings that are the
-// same on every device of a model (attribute names and values, capacity
-// names), which a fleet repeats on every node.
+// slimNode says; a ResourceSlice's devices share what a fleet repeats on
+// every device of a model and every node (compactDevices).
 func transform(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
@@ -26,7 +25,7 @@ func transform(obj any) (any, error) {
 	case *resourceapi.ResourceSlice:
 		o.ManagedFields = nil
 		o.Spec.Driver = intern(o.Spec.Driver)
-		internDevices(o.Spec.Devices)
+		compactDevices(o.Spec.Devices)
 		return o, nil
 	case metav1.Object:
 		o.SetManagedFields(nil)
@@ -36,7 +35,8 @@ func transform(obj any) (any, error) {
 
 // slimPod keeps what the inventory reads of a pod: its identity, owner,
 // claimbridge's annotations, the pod-template-hash label, node, phase, node selection and tolerations,
-// and the containers' resources (the requests a node's usage sums).
+// and the containers' resources (the requests a node's usage sums), their
+// resource lists shared with the pods that ask for the same.
 func slimPod(p *corev1.Pod) *corev1.Pod {
 	out := &corev1.Pod{
 		TypeMeta: p.TypeMeta,
@@ -46,7 +46,7 @@ func slimPod(p *corev1.Pod) *corev1.Pod {
 			OwnerReferences: p.OwnerReferences,
 		},
 		Spec: corev1.PodSpec{
-			NodeName: p.Spec.NodeName, SchedulerName: p.Spec.SchedulerName, Overhead: p.Spec.Overhead,
+			NodeName: p.Spec.NodeName, SchedulerName: p.Spec.SchedulerName, Overhead: sharedResources(p.Spec.Overhead),
 			Resources: p.Spec.Resources, ResourceClaims: p.Spec.ResourceClaims,
 			// Where a pending translated pod may land, for the check that
 			// takes over its devices.
@@ -75,7 +75,9 @@ func slimPod(p *corev1.Pod) *corev1.Pod {
 		}
 		out := make([]corev1.Container, len(cs))
 		for i, c := range cs {
-			out[i] = corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
+			r := c.Resources
+			r.Limits, r.Requests = sharedResources(r.Limits), sharedResources(r.Requests)
+			out[i] = corev1.Container{Name: c.Name, Resources: r, RestartPolicy: c.RestartPolicy}
 		}
 		return out
 	}
@@ -86,7 +88,8 @@ func slimPod(p *corev1.Pod) *corev1.Pod {
 // slimNode keeps what a verdict and the legacy side read of a node: its
 // identity and labels (node selection, GPU Feature Discovery), taints and
 // schedulability, capacity and allocatable (the device plugins' resources).
-// Its labels share the strings every node of a shape repeats. Not kept:
+// Its labels share the strings every node of a shape repeats, its capacity
+// and allocatable the lists of the nodes with the same. Not kept:
 // annotations, conditions, addresses, images, node info, volumes.
 func slimNode(n *corev1.Node) *corev1.Node {
 	out := &corev1.Node{
@@ -97,7 +100,7 @@ func slimNode(n *corev1.Node) *corev1.Node {
 		},
 		Spec: corev1.NodeSpec{Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints},
 		Status: corev1.NodeStatus{
-			Capacity: n.Status.Capacity, Allocatable: n.Status.Allocatable,
+			Capacity: sharedResources(n.Status.Capacity), Allocatable: sharedResources(n.Status.Allocatable),
 		},
 	}
 	if n.Labels != nil {
@@ -107,36 +110,6 @@ func slimNode(n *corev1.Node) *corev1.Node {
 		}
 	}
 	return out
-}
-
-// internDevices makes the devices' names, attribute and capacity names and
-// their attribute values the one copy of each string (strings are immutable:
-// sharing them changes nothing a reader sees).
-func internDevices(devices []resourceapi.Device) {
-	for i := range devices {
-		d := &devices[i]
-		d.Name = intern(d.Name)
-		if len(d.Attributes) > 0 {
-			attrs := make(map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, len(d.Attributes))
-			for k, a := range d.Attributes {
-				if a.StringValue != nil {
-					a.StringValue = new(intern(*a.StringValue))
-				}
-				if a.VersionValue != nil {
-					a.VersionValue = new(intern(*a.VersionValue))
-				}
-				attrs[resourceapi.QualifiedName(intern(string(k)))] = a
-			}
-			d.Attributes = attrs
-		}
-		if len(d.Capacity) > 0 {
-			capacity := make(map[resourceapi.QualifiedName]resourceapi.DeviceCapacity, len(d.Capacity))
-			for k, c := range d.Capacity {
-				capacity[resourceapi.QualifiedName(intern(string(k)))] = c
-			}
-			d.Capacity = capacity
-		}
-	}
 }
 
 // intern returns the canonical copy of s: every informer object that holds
