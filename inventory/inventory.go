@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/claimbridge/claimbridge/api"
@@ -67,9 +66,12 @@ type Inventory struct {
 	opts    Options
 	factory informers.SharedInformerFactory
 	ours    informers.SharedInformerFactory
-	tracker *tracker.Tracker
 
-	nodes      cache.SharedIndexInformer
+	nodes  cache.SharedIndexInformer
+	slices cache.SharedIndexInformer
+	// taintRules is nil without the DeviceTaints feature or where
+	// kube-apiserver serves no v1 DeviceTaintRules; set by Start.
+	taintRules cache.SharedIndexInformer
 	classes    cache.SharedIndexInformer
 	claims     cache.SharedIndexInformer
 	namespaces cache.SharedIndexInformer
@@ -145,6 +147,7 @@ func New(client kubernetes.Interface, opts Options) *Inventory {
 		o.LabelSelector = labels.Set{api.LabelManagedBy: api.ManagedByValue}.String()
 	}))
 	inv.nodes = inv.factory.Core().V1().Nodes().Informer()
+	inv.slices = inv.factory.Resource().V1().ResourceSlices().Informer()
 	inv.classes = inv.factory.Resource().V1().DeviceClasses().Informer()
 	inv.claims = inv.factory.Resource().V1().ResourceClaims().Informer()
 	inv.namespaces = inv.factory.Core().V1().Namespaces().Informer()
@@ -181,11 +184,13 @@ func New(client kubernetes.Interface, opts Options) *Inventory {
 		},
 		DeleteFunc: func(any) { inv.changed() },
 	}))
-	inv.handled(inv.classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { inv.changed() },
-		UpdateFunc: func(any, any) { inv.changed() },
-		DeleteFunc: func(any) { inv.changed() },
-	}))
+	inv.handled(inv.classes.AddEventHandler(inv.fleetEvents()))
+	// The snapshot applies the DeviceTaintRules (their informer starts
+	// with Start) to the slices (feasibility.Inventory.TaintRules), as the
+	// scheduler's resource slice tracker does; the tracker itself is not
+	// used: its index of every device by driver and pool (for the rules'
+	// lookups) held a tenth of the heap of a large fleet.
+	inv.handled(inv.slices.AddEventHandler(inv.fleetEvents()))
 	// A claim allocated, changed or released changes the allocations only:
 	// the next snapshot replaces the fleet snapshot's claims
 	// (feasibility.Snapshot.ReplaceClaims) instead of indexing the fleet.
@@ -210,6 +215,15 @@ func New(client kubernetes.Interface, opts Options) *Inventory {
 		},
 	}))
 	return inv
+}
+
+// fleetEvents moves the fleet's generation on every event.
+func (inv *Inventory) fleetEvents() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { inv.changed() },
+		UpdateFunc: func(any, any) { inv.changed() },
+		DeleteFunc: func(any) { inv.changed() },
+	}
 }
 
 // handled keeps the registration of one of the inventory's own event
@@ -322,43 +336,29 @@ func (inv *Inventory) OnChange(f func()) {
 // Start runs the informers until ctx ends. It implements manager.Runnable;
 // every replica needs its own caches, so it does not need leader election.
 func (inv *Inventory) Start(ctx context.Context) error {
-	taintRules := inv.opts.Features.DeviceTaints
-	if taintRules {
+	// DeviceTaintRules are read where kube-apiserver serves them in v1.
+	if inv.opts.Features.DeviceTaints {
 		served, err := taintRulesServed(inv.client)
 		if err != nil {
 			return err
 		}
-		if !served {
+		if served {
+			inv.taintRules = inv.factory.Resource().V1().DeviceTaintRules().Informer()
+			inv.handled(inv.taintRules.AddEventHandler(inv.fleetEvents()))
+		} else {
 			ctrl.LoggerFrom(ctx).Info("kube-apiserver serves no resource.k8s.io/v1 DeviceTaintRules (Kubernetes 1.37 and later do): slices are read without them")
 		}
-		taintRules = served
-	}
-	tr, err := tracker.StartTracker(ctx, tracker.Options{
-		EnableDeviceTaintRules:   taintRules,
-		EnableConsumableCapacity: inv.opts.Features.ConsumableCapacity,
-		SliceInformer:            inv.factory.Resource().V1().ResourceSlices(),
-		TaintInformer:            inv.factory.Resource().V1().DeviceTaintRules(),
-		KubeClient:               inv.client,
-	})
-	if err != nil {
-		return fmt.Errorf("start resource slice tracker: %w", err)
-	}
-	defer tr.Stop()
-	sliceEvents, err := tr.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { inv.changed() },
-		UpdateFunc: func(any, any) { inv.changed() },
-		DeleteFunc: func(any) { inv.changed() },
-	})
-	if err != nil {
-		return fmt.Errorf("watch resource slices: %w", err)
 	}
 	inv.mu.Lock()
-	inv.tracker, inv.ctx = tr, ctx
+	inv.ctx = ctx
 	inv.mu.Unlock()
 	inv.factory.Start(ctx.Done())
 	inv.ours.Start(ctx.Done())
 	synced := []cache.InformerSynced{inv.nodes.HasSynced, inv.classes.HasSynced, inv.claims.HasSynced,
-		inv.namespaces.HasSynced, inv.quotas.HasSynced, inv.templates.HasSynced, inv.pods.HasSynced, tr.HasSynced, sliceEvents.HasSynced}
+		inv.namespaces.HasSynced, inv.quotas.HasSynced, inv.templates.HasSynced, inv.pods.HasSynced, inv.slices.HasSynced}
+	if inv.taintRules != nil {
+		synced = append(synced, inv.taintRules.HasSynced)
+	}
 	// The handlers have seen every object of the first lists too, not
 	// only the caches: the first snapshot lists every pod, and the
 	// notifications of the first lists that reach a handler after it would
@@ -875,19 +875,20 @@ func (inv *Inventory) PendingSince() map[string]time.Time {
 	return out
 }
 
-// fleet lists the caches; DeviceTaintRules are already applied to the
-// slices by the tracker, as in kube-scheduler.
+// fleet lists the caches; the snapshot applies the DeviceTaintRules to
+// the slices, as kube-scheduler's resource slice tracker does.
 func (inv *Inventory) fleet() (*feasibility.Inventory, error) {
-	patched, err := inv.tracker.ListPatchedResourceSlices()
-	if err != nil {
-		return nil, fmt.Errorf("list resource slices: %w", err)
+	var rules []*resourceapi.DeviceTaintRule
+	if inv.taintRules != nil {
+		rules = listAs[*resourceapi.DeviceTaintRule](inv.taintRules)
 	}
 	return &feasibility.Inventory{
-		Nodes:   listAs[*corev1.Node](inv.nodes),
-		Slices:  patched,
-		Classes: listAs[*resourceapi.DeviceClass](inv.classes),
-		Claims:  listAs[*resourceapi.ResourceClaim](inv.claims),
-		Pods:    listAs[*corev1.Pod](inv.pods),
+		Nodes:      listAs[*corev1.Node](inv.nodes),
+		Slices:     listAs[*resourceapi.ResourceSlice](inv.slices),
+		TaintRules: rules,
+		Classes:    listAs[*resourceapi.DeviceClass](inv.classes),
+		Claims:     listAs[*resourceapi.ResourceClaim](inv.claims),
+		Pods:       listAs[*corev1.Pod](inv.pods),
 		// Every pod is listed, so a node's usage is known even with none.
 		PodsListed: true,
 	}, nil

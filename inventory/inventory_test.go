@@ -2,17 +2,23 @@ package inventory_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 	"github.com/claimbridge/claimbridge/internal/testing/informertest"
 	"github.com/claimbridge/claimbridge/inventory"
 )
@@ -211,4 +217,64 @@ func slowFleet(t *testing.T, catchUp bool) {
 	fits("while that build runs, the usage before", 2)
 	release <- struct{}{}
 	fits("that build done", 1)
+}
+
+// A DeviceTaintRule that taints a device keeps it from the snapshot's
+// checks, as kube-scheduler's resource slice tracker keeps it from the
+// allocator, and its deletion gives the device back.
+func TestDeviceTaintRulesApplyToTheSnapshot(t *testing.T) {
+	fleet := fleetgen.Synthetic(1) // one DGX H100
+	var objs []runtime.Object
+	for _, n := range fleet.Nodes {
+		objs = append(objs, n)
+	}
+	for _, s := range fleet.Slices {
+		objs = append(objs, s)
+	}
+	for _, c := range fleet.Classes {
+		objs = append(objs, c)
+	}
+	var gpus int64
+	for _, s := range fleet.Slices {
+		if s.Spec.Driver == fleetgen.DriverGPU {
+			gpus += int64(len(s.Spec.Devices))
+		}
+	}
+	rule := &resourceapi.DeviceTaintRule{ObjectMeta: metav1.ObjectMeta{Name: "gpu-0-maintenance"},
+		Spec: resourceapi.DeviceTaintRuleSpec{
+			DeviceSelector: &resourceapi.DeviceTaintSelector{Driver: ptr.To(fleetgen.DriverGPU), Device: ptr.To("gpu-0")},
+			Taint:          resourceapi.DeviceTaint{Key: "maintenance", Effect: resourceapi.DeviceTaintEffectNoSchedule},
+		}}
+	// kube-apiserver serves DeviceTaintRules in v1 (1.37).
+	client := fake.NewClientset(append(objs, rule)...)
+	client.Discovery().(*fakediscovery.FakeDiscovery).Resources = []*metav1.APIResourceList{{GroupVersion: "resource.k8s.io/v1",
+		APIResources: []metav1.APIResource{{Name: "resourceslices"}, {Name: "devicetaintrules"}}}}
+	inv := inventory.New(client, inventory.Options{MinRebuildInterval: -1})
+	go func() { _ = inv.Start(t.Context()) }()
+	claims := []*resourceapi.ResourceClaimSpec{{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
+		Name: "gpus", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: fleetgen.ClassGPU, Count: gpus},
+	}}}}}
+	checker := feasibility.NewChecker(feasibility.Options{CacheSize: -1, Timeout: 10 * time.Second, Parallelism: 1})
+	expect := func(step string, want feasibility.VerdictKind) {
+		t.Helper()
+		var got feasibility.VerdictKind
+		if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			snap, err := inv.Snapshot(time.Now())
+			if errors.Is(err, inventory.ErrNotSynced) {
+				return false, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			got = checker.Check(t.Context(), snap, builders.MakePod("p", "prod").Obj(), claims).Kind
+			return got == want, nil
+		}); err != nil {
+			t.Fatalf("%s: every GPU of the node: %s, want %s: %v", step, got, want, err)
+		}
+	}
+	expect("gpu-0 tainted NoSchedule", feasibility.NeverFits)
+	if err := client.ResourceV1().DeviceTaintRules().Delete(t.Context(), rule.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("the rule deleted", feasibility.FitsNow)
 }
