@@ -31,8 +31,8 @@ import (
 // hold), and here the rule also protects the other devices: writing through
 // a shared value or into a shared map would change every device that holds
 // it. A reader that needs to change a slice changes a DeepCopy of it, which
-// owns all of its values (as the resource slice tracker does before it
-// applies a DeviceTaintRule).
+// owns all of its values (as feasibility does before it adds a
+// DeviceTaintRule's taint to a device, upstream.ApplyTaintRules).
 
 // compactDevices makes the devices of one slice share their values and
 // capacity maps with the devices of every slice compacted before. The

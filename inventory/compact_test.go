@@ -258,7 +258,13 @@ func TestSharedValuesDoNotLeakBetweenDevices(t *testing.T) {
 	t.Run("the snapshot, the checker and the summary write nothing into the slices they read", func(t *testing.T) {
 		fleet := fleetgen.Synthetic(16)
 		slices := compacted(t, fleet.Slices)
-		inv := &feasibility.Inventory{Nodes: fleet.Nodes, Slices: slices, Classes: fleet.Classes, Claims: fleet.Claims, PodsListed: true}
+		// A rule taints every gpu-0: the snapshot copies the slices it
+		// changes.
+		rules := []*resourceapi.DeviceTaintRule{{ObjectMeta: metav1.ObjectMeta{Name: "gpu-0"}, Spec: resourceapi.DeviceTaintRuleSpec{
+			DeviceSelector: &resourceapi.DeviceTaintSelector{Device: ptr.To("gpu-0")},
+			Taint:          resourceapi.DeviceTaint{Key: "maintenance", Effect: resourceapi.DeviceTaintEffectNoSchedule},
+		}}}
+		inv := &feasibility.Inventory{Nodes: fleet.Nodes, Slices: slices, Classes: fleet.Classes, Claims: fleet.Claims, TaintRules: rules, PodsListed: true}
 		orig := *inv
 		orig.Slices = fleet.Slices
 		claims := [][]*resourceapi.ResourceClaimSpec{

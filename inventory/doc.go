@@ -5,4 +5,8 @@
 // their rules, ResourceQuotas and claimbridge's ResourceClaimTemplates. It
 // also holds the devices of translated pods whose claims are not allocated
 // yet (Reservations), and takes over those another replica admitted.
+//
+// What the caches hold is read-only: the devices of the slices share their
+// attribute values and capacity maps, pods and nodes their resource lists
+// (compactDevices, sharedResources); change a DeepCopy.
 package inventory
