@@ -39,6 +39,7 @@ import (
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/claimbridge/claimbridge/e2e/cluster"
+	"github.com/claimbridge/claimbridge/internal/server"
 )
 
 type options struct {
@@ -282,12 +283,13 @@ func benchCluster(ctx context.Context, w io.Writer, o options) error {
 	if err != nil {
 		return err
 	}
-	// The chart passes the container's memory limit to the runtime as
-	// GOMEMLIMIT: the same fleet with a tight limit, a quarter over the
-	// live heap just measured.
+	// The chart passes the container's memory limit, and serve gives the
+	// Go runtime that limit less 64 MiB: the same fleet with a tight
+	// container limit, 64 MiB and a quarter over the live heap just
+	// measured (the runtime's limit a quarter over it).
 	limit := full.HeapAlloc + full.HeapAlloc/4
-	progress("memory: claimbridge with %d nodes, GOMEMLIMIT %s", o.nodes, mib(limit))
-	if srv, err = startServe(ctx, bin, c.Kubeconfig, certDir, fmt.Sprintf("GOMEMLIMIT=%d", limit)); err != nil {
+	progress("memory: claimbridge with %d nodes, the runtime's limit %s", o.nodes, mib(limit))
+	if srv, err = startServe(ctx, bin, c.Kubeconfig, certDir, fmt.Sprintf("%s=%d", server.MemoryLimitEnv, limit+64<<20)); err != nil {
 		return err
 	}
 	limited, err := srv.measure(ctx, memNS.Name, o.nodes, 0)

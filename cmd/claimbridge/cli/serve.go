@@ -191,6 +191,13 @@ func runServe(ctx context.Context, o serveOptions) error {
 		zopts = append(zopts, zap.ConsoleEncoder())
 	}
 	ctrl.SetLogger(zap.New(zopts...))
+	limit, from, err := server.ApplyMemoryLimit(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if limit > 0 {
+		ctrl.Log.WithName("setup").Info("the Go runtime's memory limit", "bytes", limit, "from", from)
+	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
