@@ -21,6 +21,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -57,11 +58,31 @@ type creation struct {
 	slow   []slowAdmission
 	// cpu is the CPU time each process spent during this namespace's batches.
 	cpu map[string]time.Duration
+	// claims is how many ResourceClaims kube-controller-manager created
+	// during this namespace's batches (enforce and floor, which watch them).
+	claims int
+	// pod makes the namespace's pods; nil: legacyPod.
+	pod func(name, ns string) *corev1.Pod
+}
+
+// podOf is the pod named name of the namespace.
+func (cr *creation) podOf(name string) *corev1.Pod {
+	if cr.pod != nil {
+		return cr.pod(name, cr.ns)
+	}
+	return legacyPod(name, cr.ns)
 }
 
 // apiserverResult is the section's figures.
 type apiserverResult struct {
 	legacy, noop, audit, enforce creation
+	// floor is a namespace the webhook never sees whose pods carry, as
+	// written, the claim the translation gives a pod of enforce: the
+	// template reference of a translated pod, the template created
+	// beforehand. It prices what kube-apiserver pays for such a pod and
+	// the ResourceClaim kube-controller-manager creates for it, webhook
+	// or not: enforce's floor.
+	floor creation
 	// The no-op webhook answering as claimbridge answers an audit pod, in
 	// part: with its warnings only, or with its annotation patch only.
 	// Against noop and audit they price each part of the audit response
@@ -84,12 +105,12 @@ type responseShape struct {
 // namespaces lists the result's namespaces with the kind each profile and
 // progress line names, in batch order.
 func (r *apiserverResult) namespaces() []*creation {
-	return []*creation{&r.legacy, &r.noop, &r.noopWarn, &r.noopPatch, &r.audit, &r.enforce}
+	return []*creation{&r.legacy, &r.floor, &r.noop, &r.noopWarn, &r.noopPatch, &r.audit, &r.enforce}
 }
 
 // kindOf names a namespace of the result.
 func (r *apiserverResult) kindOf(cr *creation) string {
-	return map[*creation]string{&r.legacy: "legacy", &r.noop: "noop", &r.noopWarn: "noop-warn", &r.noopPatch: "noop-patch",
+	return map[*creation]string{&r.legacy: "legacy", &r.floor: "floor", &r.noop: "noop", &r.noopWarn: "noop-warn", &r.noopPatch: "noop-patch",
 		&r.audit: "audit", &r.enforce: "enforce"}[cr]
 }
 
@@ -203,6 +224,10 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 	if err != nil {
 		return res, err
 	}
+	floorNS, err := c.CreateNamespace(ctx, "", "bench-floor-", nil)
+	if err != nil {
+		return res, err
+	}
 	noops, err := noopWebhooks(ctx, c, srv)
 	if err != nil {
 		return res, err
@@ -215,7 +240,7 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 	if err != nil {
 		return res, err
 	}
-	res.legacy.ns, res.audit.ns, res.enforce.ns = legacyNS.Name, auditNS.Name, enforceNS.Name
+	res.legacy.ns, res.floor.ns, res.audit.ns, res.enforce.ns = legacyNS.Name, floorNS.Name, auditNS.Name, enforceNS.Name
 	res.noop.ns, res.noopWarn.ns, res.noopPatch.ns = noops[answerNothing].ns, noops[answerWarnings].ns, noops[answerPatch].ns
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
@@ -227,16 +252,29 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 		}
 	}()
 
+	// The ResourceClaims kube-controller-manager creates for the pods of an
+	// enforce or floor batch are the batch's cost: each such batch ends
+	// once they exist, or the next namespace's batch would be charged for
+	// them.
+	claims := map[*creation]*atomic.Int64{}
+	for _, cr := range []*creation{&res.enforce, &res.floor} {
+		if claims[cr], err = watchClaims(ctx, client, cr.ns); err != nil {
+			return res, err
+		}
+	}
+
 	// Warm-up, not measured: connections, the template of the enforce
 	// namespace, the verdict cache, the webhook configuration in the
 	// apiserver's informer (polled until a pod comes back translated).
 	deadline := time.Now().Add(time.Minute)
+	var translated *corev1.Pod
 	for i := 0; ; i++ {
 		p, err := client.CoreV1().Pods(enforceNS.Name).Create(ctx, legacyPod(fmt.Sprintf("warmup-%d", i), enforceNS.Name), metav1.CreateOptions{})
 		if err != nil {
 			return res, err
 		}
 		if len(p.Spec.ResourceClaims) > 0 {
+			translated = p
 			break
 		}
 		if time.Now().After(deadline) {
@@ -258,16 +296,22 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 	noops[answerWarnings].answer.Store(&admissionv1.AdmissionResponse{Allowed: true, Warnings: res.auditResponse.warningTexts})
 	jp := admissionv1.PatchTypeJSONPatch
 	noops[answerPatch].answer.Store(&admissionv1.AdmissionResponse{Allowed: true, Patch: res.auditResponse.patch, PatchType: &jp})
+	template, err := setUpFloor(ctx, client, &res.floor, translated)
+	if err != nil {
+		return res, err
+	}
 	for _, cr := range res.namespaces() {
-		if _, err := createPods(ctx, client, cr.ns, "warmup-b-", 50, o.clients); err != nil {
+		if _, err := createPods(ctx, client, cr.podOf, "warmup-b-", 50, o.clients); err != nil {
 			return res, err
 		}
 	}
+	settleClaims(ctx, claims[&res.enforce], 51)
+	settleClaims(ctx, claims[&res.floor], 50)
 	// The apiserver's informer may have missed a no-op webhook's
 	// configuration during the warm-up: poll until it calls each.
 	for _, n := range noops {
 		for i := 0; n.calls.Load() == 0; i++ {
-			if _, err := createPods(ctx, client, n.ns, fmt.Sprintf("warmup-c%d-", i), 1, 1); err != nil {
+			if _, err := createPods(ctx, client, func(name string) *corev1.Pod { return legacyPod(name, n.ns) }, fmt.Sprintf("warmup-c%d-", i), 1, 1); err != nil {
 				return res, err
 			}
 			if i > 300 {
@@ -277,13 +321,6 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 		}
 	}
 
-	// The ResourceClaims kube-controller-manager creates for the pods of an
-	// enforce batch are the batch's cost: each enforce batch ends once they
-	// exist, or the next namespace's batch would be charged for them.
-	claims, err := watchClaims(ctx, client, enforceNS.Name)
-	if err != nil {
-		return res, err
-	}
 	res.batches = o.pods / o.batch
 	for b := range res.batches {
 		order := res.namespaces()
@@ -300,13 +337,17 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 				profiled = profileServe(ctx, srv.pprofURL, fmt.Sprintf("%s-%s-%d.pprof", o.serveProfile, res.kindOf(cr), b))
 			}
 			cpuBefore := cpuTimes(c.BinDir, claimbridgePID)
-			claimsBefore := claims.Load()
-			s, err := createPods(ctx, client, cr.ns, fmt.Sprintf("b%d-", b), o.batch, o.clients)
+			var claimsBefore int64
+			if w := claims[cr]; w != nil {
+				claimsBefore = w.Load()
+			}
+			s, err := createPods(ctx, client, cr.podOf, fmt.Sprintf("b%d-", b), o.batch, o.clients)
 			if err != nil {
 				return res, err
 			}
-			if cr == &res.enforce {
-				settleClaims(ctx, claims, claimsBefore+int64(o.batch))
+			if w := claims[cr]; w != nil {
+				settleClaims(ctx, w, claimsBefore+int64(o.batch))
+				cr.claims += int(w.Load() - claimsBefore)
 			}
 			if profiled != nil {
 				if err := <-profiled; err != nil {
@@ -329,11 +370,13 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 			cr.whole = cr.whole.plus(after[3].minus(before[3]))
 		}
 	}
+	listed := map[*creation][]corev1.Pod{}
 	for _, cr := range res.namespaces() {
 		pods, err := client.CoreV1().Pods(cr.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return res, err
 		}
+		listed[cr] = pods.Items
 		for _, p := range pods.Items {
 			if len(p.Spec.ResourceClaims) > 0 && p.Name[0] == 'b' {
 				cr.translated++
@@ -353,7 +396,7 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 			}
 		}
 	}
-	return res, nil
+	return res, checkFloor(&res, template, listed[&res.floor], listed[&res.enforce])
 }
 
 // watchClaims counts the ResourceClaims created in namespace ns from now on
@@ -379,15 +422,16 @@ func watchClaims(ctx context.Context, client kubernetes.Interface, ns string) (*
 	return n, nil
 }
 
-// settleClaims waits until n reaches want, or stops growing for a second
-// (a pod kept as submitted has no claim), at most 30 s.
+// settleClaims waits until n reaches want, or stops growing for 5 s (a
+// pod kept as submitted has no claim; kube-controller-manager may take
+// seconds to start on a batch), at most 30 s.
 func settleClaims(ctx context.Context, n *atomic.Int64, want int64) {
 	deadline, last, still := time.Now().Add(30*time.Second), n.Load(), time.Now()
 	for n.Load() < want && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(20 * time.Millisecond)
 		if v := n.Load(); v != last {
 			last, still = v, time.Now()
-		} else if time.Since(still) > time.Second {
+		} else if time.Since(still) > 5*time.Second {
 			return
 		}
 	}
@@ -507,8 +551,8 @@ func (h countingHandler) Handle(ctx context.Context, req admission.Request) admi
 	return h.Handler.Handle(ctx, req)
 }
 
-// createPods creates n pods named prefix<i> with clients concurrent clients.
-func createPods(ctx context.Context, client kubernetes.Interface, ns, prefix string, n, clients int) (stats, error) {
+// createPods creates n pods, pod(prefix<i>), with clients concurrent clients.
+func createPods(ctx context.Context, client kubernetes.Interface, pod func(name string) *corev1.Pod, prefix string, n, clients int) (stats, error) {
 	var (
 		mu  sync.Mutex
 		out stats
@@ -520,10 +564,11 @@ func createPods(ctx context.Context, client kubernetes.Interface, ns, prefix str
 	start := time.Now()
 	err := parallel(ctx, idx, clients, func(ctx context.Context, i int) error {
 		t := time.Now()
-		_, err := client.CoreV1().Pods(ns).Create(ctx, legacyPod(prefix+strconv.Itoa(i), ns), metav1.CreateOptions{})
+		p := pod(prefix + strconv.Itoa(i))
+		_, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
 		lat := time.Since(t)
 		if err != nil {
-			return fmt.Errorf("create pod %s/%s%d: %w", ns, prefix, i, err)
+			return fmt.Errorf("create pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 		mu.Lock()
 		out.latencies = append(out.latencies, lat)
