@@ -242,15 +242,8 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 	}
 	res.legacy.ns, res.floor.ns, res.audit.ns, res.enforce.ns = legacyNS.Name, floorNS.Name, auditNS.Name, enforceNS.Name
 	res.noop.ns, res.noopWarn.ns, res.noopPatch.ns = noops[answerNothing].ns, noops[answerWarnings].ns, noops[answerPatch].ns
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		defer cancel()
-		for _, cr := range res.namespaces() {
-			if err := c.DeleteNamespace(cctx, cr.ns); err != nil {
-				progress("cleanup: %v", err)
-			}
-		}
-	}()
+	// The namespaces stay: the control plane stops after this part, and
+	// deleting their thousands of pods first would only take minutes.
 
 	// The ResourceClaims kube-controller-manager creates for the pods of an
 	// enforce or floor batch are the batch's cost: each such batch ends
@@ -601,44 +594,71 @@ func scrapeAdmission(ctx context.Context, client kubernetes.Interface, metricsUR
 }
 
 // cpuTimes reads the CPU time (user + system) of the control-plane
-// components (processes whose binary is in binDir), claimbridge (pid) and
-// this process, by name.
+// components (processes this one started whose binary is in binDir),
+// claimbridge (pid) and this process, by name. Only this process's
+// descendants count: other control planes on the machine run the same
+// binaries, and one that exits would take its CPU time out of the sum.
 func cpuTimes(binDir string, claimbridgePID int) map[string]time.Duration {
-	out := map[string]time.Duration{}
+	type proc struct {
+		ppid int
+		cpu  time.Duration
+	}
+	all := map[int]proc{}
 	procs, _ := os.ReadDir("/proc")
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
 		if err != nil {
 			continue
 		}
+		if ppid, cpu, ok := procStat(pid); ok {
+			all[pid] = proc{ppid, cpu}
+		}
+	}
+	self := os.Getpid()
+	ours := func(pid int) bool {
+		for range 64 {
+			if pid == self {
+				return true
+			}
+			p, ok := all[pid]
+			if !ok || pid <= 1 {
+				return false
+			}
+			pid = p.ppid
+		}
+		return false
+	}
+	out := map[string]time.Duration{}
+	for pid, p := range all {
 		name := ""
-		switch exe, _ := os.Readlink("/proc/" + p.Name() + "/exe"); {
+		switch exe, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); {
 		case pid == claimbridgePID:
 			name = "claimbridge"
-		case pid == os.Getpid():
+		case pid == self:
 			name = "bench client"
-		case exe != "" && filepath.Dir(exe) == binDir:
+		case exe != "" && filepath.Dir(exe) == binDir && ours(pid):
 			name = filepath.Base(exe)
 		default:
 			continue
 		}
-		out[name] += procCPU(pid)
+		out[name] += p.cpu
 	}
 	return out
 }
 
-// procCPU is a process's utime + stime (clock ticks of 10 ms).
-func procCPU(pid int) time.Duration {
+// procStat is a process's parent and utime + stime (clock ticks of 10 ms).
+func procStat(pid int) (ppid int, cpu time.Duration, ok bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0
+		return 0, 0, false
 	}
 	// The command may contain spaces: fields start after the last ')'.
 	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
 	if len(f) < 13 {
-		return 0
+		return 0, 0, false
 	}
+	ppid, _ = strconv.Atoi(f[1])
 	u, _ := strconv.ParseInt(f[11], 10, 64)
 	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * 10 * time.Millisecond
+	return ppid, time.Duration(u+s) * 10 * time.Millisecond, true
 }
