@@ -413,9 +413,15 @@ func (h *PodHandler) reserve(ctx context.Context, a *admitting, t *trace) *answe
 		}
 		a.row.Admission = string(a.req.UID)
 	}
-	raw, err := json.Marshal(res.Pod)
-	if err != nil {
-		return &answered{admission.Errored(http.StatusInternalServerError, err), decision{mode: api.ModeEnforce, outcome: "Error", reason: explain.ReasonPatchError, message: err.Error()}}
+	// The patch is written from the fields a translation changes; a pod it
+	// changed anywhere else is diffed whole, once held.
+	ops, written := translationPatch(a.submitted, res.Pod)
+	var raw []byte
+	if !written {
+		var err error
+		if raw, err = json.Marshal(res.Pod); err != nil {
+			return &answered{admission.Errored(http.StatusInternalServerError, err), decision{mode: api.ModeEnforce, outcome: "Error", reason: explain.ReasonPatchError, message: err.Error()}}
+		}
 	}
 	if a.holding && a.dec.Verdict != nil {
 		checked := res.Pod
@@ -425,10 +431,14 @@ func (h *PodHandler) reserve(ctx context.Context, a *admitting, t *trace) *answe
 		}
 		h.Holder.Reserve(string(a.req.UID), checked, []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}, *a.dec.Verdict, a.now)
 	}
-	// Held: the patch (a diff of the pod as submitted and as translated)
-	// is this request's alone.
+	// Held: the patch is this request's alone.
 	a.release()
-	a.resp = admission.PatchResponseFromRaw(a.req.Object.Raw, raw)
+	if written {
+		jp := admissionv1.PatchTypeJSONPatch
+		a.resp = admission.Response{Patches: ops, AdmissionResponse: admissionv1.AdmissionResponse{Allowed: true, PatchType: &jp}}
+	} else {
+		a.resp = admission.PatchResponseFromRaw(a.req.Object.Raw, raw)
+	}
 	return nil
 }
 

@@ -325,9 +325,12 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 				return res, err
 			}
 			logFrom := srv.stderr.Len()
-			var profiled chan error
+			var profiled, apiserverProfiled chan error
 			if o.serveProfile != "" {
 				profiled = profileServe(ctx, srv.pprofURL, fmt.Sprintf("%s-%s-%d.pprof", o.serveProfile, res.kindOf(cr), b))
+			}
+			if o.apiserverProfile != "" {
+				apiserverProfiled = profileAPIServer(ctx, client, fmt.Sprintf("%s-%s-%d.pprof", o.apiserverProfile, res.kindOf(cr), b))
 			}
 			cpuBefore := cpuTimes(c.BinDir, claimbridgePID)
 			var claimsBefore int64
@@ -342,8 +345,11 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 				settleClaims(ctx, w, claimsBefore+int64(o.batch))
 				cr.claims += int(w.Load() - claimsBefore)
 			}
-			if profiled != nil {
-				if err := <-profiled; err != nil {
+			for _, p := range []chan error{profiled, apiserverProfiled} {
+				if p == nil {
+					continue
+				}
+				if err := <-p; err != nil {
 					return res, err
 				}
 			}
@@ -458,6 +464,21 @@ func profileServe(ctx context.Context, pprofURL, file string) chan error {
 			}
 			return f.Close()
 		}()
+	}()
+	return done
+}
+
+// profileAPIServer fetches a CPU profile of one second of kube-apiserver
+// into file, in the background.
+func profileAPIServer(ctx context.Context, client kubernetes.Interface, file string) chan error {
+	done := make(chan error, 1)
+	go func() {
+		raw, err := client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", "1").DoRaw(ctx)
+		if err != nil {
+			done <- fmt.Errorf("profile kube-apiserver: %w", err)
+			return
+		}
+		done <- os.WriteFile(file, raw, 0o600)
 	}()
 	return done
 }

@@ -56,6 +56,7 @@ type options struct {
 	timeout                     time.Duration
 	memProfile                  string
 	serveProfile                string
+	apiserverProfile            string
 	// serveBin: a claimbridge binary to measure instead of this tree's
 	serveBin string
 	// probe subprocess
@@ -87,6 +88,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 25*time.Minute, "bound of the whole run")
 	flag.StringVar(&o.serveBin, "serve-bin", "", "cluster: measure this claimbridge binary (another build, e.g. an earlier release's) instead of building this tree's")
 	flag.StringVar(&o.serveProfile, "serve-cpuprofile", "", "cluster: during each batch of the apiserver part, a CPU profile of claimbridge serve (1 s, from its --pprof-bind-address) to <this>-<namespace kind>-<batch>.pprof; merge them with go tool pprof -top <this>-audit-*.pprof")
+	flag.StringVar(&o.apiserverProfile, "apiserver-cpuprofile", "", "cluster: during each batch of the apiserver part, a CPU profile of kube-apiserver (1 s, from its /debug/pprof) to <this>-<namespace kind>-<batch>.pprof")
 	logFile := flag.String("serve-log", "", "cluster: append the log of every claimbridge serve process (JSON, info level: slow admissions and slow snapshot updates among it) to this file")
 	flag.StringVar(&o.memProfile, "memprofile", "", "cluster: write a heap profile of claimbridge's inventory (its informers and a snapshot, in a process of its own) with the fleet and its pods to this file")
 	flag.StringVar(&o.probe, "probe", "", "internal: run a memory probe (objects) and print JSON")
@@ -232,7 +234,7 @@ func probe(ctx context.Context, args ...string) (memSample, error) {
 // fleet, then pod creation through the apiserver.
 func benchCluster(ctx context.Context, w io.Writer, o options) error {
 	progress("cluster: starting")
-	c, err := cluster.New(ctx, cluster.Options{Progress: io.Discard})
+	c, err := cluster.New(ctx, cluster.Options{Progress: io.Discard, Profiling: o.apiserverProfile != ""})
 	if err != nil {
 		return fmt.Errorf("start cluster: %w", err)
 	}

@@ -33,6 +33,10 @@ type Options struct {
 	// kube-apiserver leaves off. kube-apiserver orders them itself: built-in mutating plugins
 	// run before MutatingAdmissionWebhook whatever the order given. Default: none.
 	AdmissionPlugins []string
+	// Profiling serves kube-apiserver's /debug/pprof (its --profiling, which
+	// the control plane turns off), for benchmarks that profile it.
+	// Default: false.
+	Profiling bool
 }
 
 // Component names, in start order.
@@ -88,6 +92,9 @@ func New(ctx context.Context, opts Options) (*Cluster, error) {
 	cp := controlplane.Options{BinDir: binDir, KeepDir: opts.KeepDir, Progress: opts.Progress}
 	if len(opts.AdmissionPlugins) > 0 {
 		cp.APIServerArgs = append(cp.APIServerArgs, "--enable-admission-plugins="+strings.Join(opts.AdmissionPlugins, ","))
+	}
+	if opts.Profiling {
+		cp.APIServerArgs = append(cp.APIServerArgs, "--profiling=true")
 	}
 	if opts.ServiceNetwork {
 		dir, err := os.MkdirTemp("", "claimbridge-e2e-services-")
