@@ -41,9 +41,9 @@ func TestCheckFloorFailsARunThatMeasuresSomethingElse(t *testing.T) {
 		return r
 	}
 	tests := map[string]struct {
-		r             *apiserverResult
+		r               *apiserverResult
 		floor, enforced []corev1.Pod
-		wantErr       string
+		wantErr         string
 	}{
 		"both namespaces' pods refer to the template and got their claims": {
 			r: run(3), floor: pods("floor", 3, floorPod), enforced: pods("enforce", 3, enforcePod),
