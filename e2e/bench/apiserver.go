@@ -58,6 +58,9 @@ type creation struct {
 	slow   []slowAdmission
 	// cpu is the CPU time each process spent during this namespace's batches.
 	cpu map[string]time.Duration
+	// wall is how long the batches took, from their first create to the
+	// last claim (enforce and floor).
+	wall time.Duration
 	// claims is how many ResourceClaims kube-controller-manager created
 	// during this namespace's batches (enforce and floor, which watch them).
 	claims int
@@ -89,6 +92,11 @@ type apiserverResult struct {
 	// in kube-apiserver's CPU.
 	noopWarn, noopPatch creation
 	batches, batchSize  int
+	// idle is each process's CPU time per second with nothing created,
+	// measured before the batches: what a batch is charged for its length
+	// alone (an enforce or floor batch waits for kube-controller-manager,
+	// which creates the claims at its client's rate).
+	idle map[string]float64
 	// What the webhook answers kube-apiserver for a pod of the audit and
 	// the enforce namespace.
 	auditResponse, enforceResponse responseShape
@@ -314,6 +322,7 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 		}
 	}
 
+	res.idle = idleRates(c.BinDir, claimbridgePID, 3*time.Second)
 	res.batches = o.pods / o.batch
 	for b := range res.batches {
 		order := res.namespaces()
@@ -332,7 +341,7 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 			if o.apiserverProfile != "" {
 				apiserverProfiled = profileAPIServer(ctx, client, fmt.Sprintf("%s-%s-%d.pprof", o.apiserverProfile, res.kindOf(cr), b))
 			}
-			cpuBefore := cpuTimes(c.BinDir, claimbridgePID)
+			cpuBefore, began := cpuTimes(c.BinDir, claimbridgePID), time.Now()
 			var claimsBefore int64
 			if w := claims[cr]; w != nil {
 				claimsBefore = w.Load()
@@ -356,6 +365,7 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 			for name, t := range cpuTimes(c.BinDir, claimbridgePID) {
 				cr.cpu[name] += t - cpuBefore[name]
 			}
+			cr.wall += time.Since(began)
 			after, stagesAfter, err := scrapeAdmission(ctx, client, metricsURL)
 			if err != nil {
 				return res, err
@@ -612,6 +622,19 @@ func scrapeAdmission(ctx context.Context, client kubernetes.Interface, metricsUR
 		scrapeHistogram(self, "claimbridge_feasibility_duration_seconds"),
 		scrapeHistogram(self, "claimbridge_admission_duration_seconds"),
 	}, scrapeStages(self), nil
+}
+
+// idleRates is each process's CPU time per second over a window of d in
+// which nothing is created.
+func idleRates(binDir string, claimbridgePID int, d time.Duration) map[string]float64 {
+	before, began := cpuTimes(binDir, claimbridgePID), time.Now()
+	time.Sleep(d)
+	after, took := cpuTimes(binDir, claimbridgePID), time.Since(began)
+	out := map[string]float64{}
+	for name, t := range after {
+		out[name] = (t - before[name]).Seconds() / took.Seconds()
+	}
+	return out
 }
 
 // cpuTimes reads the CPU time (user + system) of the control-plane
