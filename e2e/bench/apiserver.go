@@ -58,6 +58,9 @@ type creation struct {
 	slow   []slowAdmission
 	// cpu is the CPU time each process spent during this namespace's batches.
 	cpu map[string]time.Duration
+	// created is the CPU time each process spent while the batches' pods
+	// were created (the creates alone, before their claims).
+	created map[string]time.Duration
 	// wall is how long the batches took, from their first create to the
 	// last claim (enforce and floor).
 	wall time.Duration
@@ -222,7 +225,7 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 	metricsURL, claimbridgePID := srv.metricsURL, srv.cmd.Process.Pid
 	res := apiserverResult{batchSize: o.batch}
 	for _, cr := range res.namespaces() {
-		cr.cpu = map[string]time.Duration{}
+		cr.cpu, cr.created = map[string]time.Duration{}, map[string]time.Duration{}
 	}
 	client, err := fastClient(c.RESTConfig())
 	if err != nil {
@@ -349,6 +352,9 @@ func benchAPIServer(ctx context.Context, c *cluster.Cluster, srv *serveProc, o o
 			s, err := createPods(ctx, client, cr.podOf, fmt.Sprintf("b%d-", b), o.batch, o.clients)
 			if err != nil {
 				return res, err
+			}
+			for name, t := range cpuTimes(c.BinDir, claimbridgePID) {
+				cr.created[name] += t - cpuBefore[name]
 			}
 			if w := claims[cr]; w != nil {
 				settleClaims(ctx, w, claimsBefore+int64(o.batch))
