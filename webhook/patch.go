@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 
@@ -93,7 +94,10 @@ func annotationsPatch(submitted, translated map[string]string) []jsonpatch.JsonP
 }
 
 // othersEqual: the two pods are equal but for the fields translationPatch
-// writes, with as many containers and init containers.
+// writes, with as many containers and init containers. reflect.DeepEqual
+// is stricter than the API's semantic equality (a quantity written
+// another way differs) at a third of its cost here: a pod it finds
+// different only so is diffed whole, never patched wrong.
 func othersEqual(a, b *corev1.Pod) bool {
 	if len(a.Spec.Containers) != len(b.Spec.Containers) || len(a.Spec.InitContainers) != len(b.Spec.InitContainers) {
 		return false
@@ -102,7 +106,7 @@ func othersEqual(a, b *corev1.Pod) bool {
 		for i := range cs[0] {
 			x, y := cs[0][i], cs[1][i] // copies: the pods' containers stay
 			x.Resources, y.Resources = corev1.ResourceRequirements{}, corev1.ResourceRequirements{}
-			if !equality.Semantic.DeepEqual(x, y) {
+			if !reflect.DeepEqual(x, y) {
 				return false
 			}
 		}
@@ -113,5 +117,5 @@ func othersEqual(a, b *corev1.Pod) bool {
 		p.Spec.NodeSelector, p.Spec.Affinity, p.Spec.Tolerations, p.Spec.ResourceClaims = nil, nil, nil, nil
 		p.Spec.Containers, p.Spec.InitContainers = nil, nil
 	}
-	return equality.Semantic.DeepEqual(x, y)
+	return reflect.DeepEqual(x, y)
 }
