@@ -3,7 +3,6 @@ package feasibility
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/claimbridge/claimbridge/feasibility/allocview"
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
 	"github.com/claimbridge/claimbridge/internal/testing/benchinput"
-	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 	"github.com/claimbridge/claimbridge/reason"
 	"github.com/claimbridge/claimbridge/translate"
@@ -524,17 +522,8 @@ func BenchmarkAutoscaled(b *testing.B) {
 // rdma/hca as one NIC per pod; with its translation.
 func trainerInput(b *testing.B) PlacementInput {
 	b.Helper()
-	pod := builders.MakePod("trainer-0", "research").
-		Container("trainer").Limit("nvidia.com/gpu", "7").Limit("rdma/hca", "1").Limit("memory", "512Gi").Request("cpu", "48").
-		Container("profiler").Limit("nvidia.com/gpu", "1").
-		NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").
-		NodeSelector("nvidia.com/gpu.memory", "81559").
-		NodeSelector("kubernetes.io/os", "linux").
-		PreferredTerm(50, corev1.NodeSelectorRequirement{Key: "nvidia.com/cuda.driver-version.major", Operator: corev1.NodeSelectorOpGt, Values: []string{"570"}}).
-		Obj()
-	policy, err := translate.LoadPolicy([]byte("apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nmetadata: {name: bench}\nspec:\n" +
-		"  profiles: [" + strings.Join(v1alpha1.DefaultProfileNames(), ", ") + "]\n" +
-		"  resources:\n  - {name: rdma/hca, family: rdma-nic, deviceClassName: dranet-rdma, requestName: nic}\n"))
+	pod := benchinput.TrainerPod("research", 7)
+	policy, err := translate.LoadPolicy([]byte(benchinput.TrainerPolicy(v1alpha1.DefaultProfileNames())))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -38,7 +37,7 @@ import (
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/feasibility"
 	"github.com/claimbridge/claimbridge/internal/server"
-	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/internal/testing/benchinput"
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 	"github.com/claimbridge/claimbridge/internal/testing/staticinventory"
 	"github.com/claimbridge/claimbridge/inventory"
@@ -56,31 +55,11 @@ const benchNamespace = "research"
 // DGX H100: a trainer with 7 GPUs and an RDMA NIC, a profiler with a GPU (8
 // GPUs in all), GFD product and memory selectors and a preferred driver
 // version.
-func realisticPod() *corev1.Pod {
-	return builders.MakePod("trainer-0", benchNamespace).
-		Container("trainer").Limit("nvidia.com/gpu", "7").Limit("rdma/hca", "1").Limit("memory", "512Gi").Request("cpu", "48").
-		Container("profiler").Limit("nvidia.com/gpu", "1").
-		NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").
-		NodeSelector("nvidia.com/gpu.memory", "81559").
-		NodeSelector("kubernetes.io/os", "linux").
-		PreferredTerm(50, corev1.NodeSelectorRequirement{Key: "nvidia.com/cuda.driver-version.major", Operator: corev1.NodeSelectorOpGt, Values: []string{"570"}}).
-		Obj()
-}
+func realisticPod() *corev1.Pod { return benchinput.TrainerPod(benchNamespace, 7) }
 
 // benchPolicy is the built-in default policy with rdma/hca mapped as one NIC
 // per pod.
-var benchPolicy = `apiVersion: claimbridge.io/v1alpha1
-kind: TranslationPolicy
-metadata:
-  name: bench
-spec:
-  profiles: [` + strings.Join(v1alpha1.DefaultProfileNames(), ", ") + `]
-  resources:
-  - name: rdma/hca
-    family: rdma-nic
-    deviceClassName: dranet-rdma
-    requestName: nic
-`
+var benchPolicy = benchinput.TrainerPolicy(v1alpha1.DefaultProfileNames())
 
 // admissionReview is the request kube-apiserver sends for creating pod.
 func admissionReview(pod *corev1.Pod) ([]byte, error) {

@@ -7,6 +7,7 @@ package benchinput
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -39,6 +40,41 @@ spec:
   resources:
   - {name: rdma/hca, family: rdma-nic, deviceClassName: dranet-rdma, requestName: nic}
 `
+
+// TrainerPod is the realistic pod of the translation, feasibility and webhook benchmarks: a
+// trainer with trainerGPUs GPUs, an RDMA NIC, memory and CPU, a profiler with one more GPU, GFD
+// product and memory selectors and a preferred CUDA driver major above 570.
+func TrainerPod(namespace string, trainerGPUs int) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "trainer-0", Namespace: namespace},
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.memory": "81559", "kubernetes.io/os": "linux"},
+			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+				Weight: 50, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+					{Key: "nvidia.com/cuda.driver-version.major", Operator: corev1.NodeSelectorOpGt, Values: []string{"570"}},
+				}},
+			}}}},
+			Containers: []corev1.Container{
+				{Name: "trainer", Image: "registry.example/app:1", Resources: corev1.ResourceRequirements{
+					Limits:   corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(int64(trainerGPUs), resource.DecimalSI), "rdma/hca": resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("512Gi")},
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("48")},
+				}},
+				{Name: "profiler", Image: "registry.example/app:1", Resources: corev1.ResourceRequirements{
+					Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
+				}},
+			},
+		},
+	}
+}
+
+// TrainerPolicy is the policy of the profiles given (the built-in default ones, in the
+// benchmarks) with rdma/hca mapped as one NIC per pod (the rdma profile's rdma/* is shared and
+// would keep TrainerPod legacy).
+func TrainerPolicy(profiles []string) string {
+	return "apiVersion: claimbridge.io/v1alpha1\nkind: TranslationPolicy\nmetadata: {name: bench}\nspec:\n" +
+		"  profiles: [" + strings.Join(profiles, ", ") + "]\n" +
+		"  resources:\n  - {name: rdma/hca, family: rdma-nic, deviceClassName: dranet-rdma, requestName: nic}\n"
+}
 
 // AdmissionRoundTrip measures the floor every webhook pays for a pod:
 // decoding the AdmissionReview that carries it, decoding the pod, encoding
