@@ -166,8 +166,13 @@ func BenchmarkSnapshot(b *testing.B) {
 // its NIC by GFD product label, with its translation.
 func placementInput(b *testing.B) PlacementInput {
 	b.Helper()
-	pod := benchinput.GPUNICPod("p")
-	policy, err := translate.LoadPolicy([]byte(benchinput.GPUNICPolicy))
+	return translatedInput(b, benchinput.GPUNICPod("p"), benchinput.GPUNICPolicy)
+}
+
+// translatedInput is the pod under the policy (YAML), with its translation.
+func translatedInput(b *testing.B, pod *corev1.Pod, policyYAML string) PlacementInput {
+	b.Helper()
+	policy, err := translate.LoadPolicy([]byte(policyYAML))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -522,16 +527,7 @@ func BenchmarkAutoscaled(b *testing.B) {
 // rdma/hca as one NIC per pod; with its translation.
 func trainerInput(b *testing.B) PlacementInput {
 	b.Helper()
-	pod := benchinput.TrainerPod("research", 7)
-	policy, err := translate.LoadPolicy([]byte(benchinput.TrainerPolicy(v1alpha1.DefaultProfileNames())))
-	if err != nil {
-		b.Fatal(err)
-	}
-	res, err := translate.Pod(translate.Input{Pod: pod, Policy: policy})
-	if err != nil || res.Outcome != reason.OutcomeTranslate {
-		b.Fatalf("translate: %v %v", err, res.Reasons)
-	}
-	return PlacementInput{Policy: policy, Legacy: pod, Translated: res.Pod, Claims: []*resourceapi.ResourceClaimSpec{&res.Template.Spec.Spec}}
+	return translatedInput(b, benchinput.TrainerPod("research", 7), benchinput.TrainerPolicy(v1alpha1.DefaultProfileNames()))
 }
 
 // BenchmarkAllocatorView: a cold placement proof and verdict of the
