@@ -18,7 +18,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -30,6 +29,7 @@ import (
 
 	"github.com/claimbridge/claimbridge/e2e/cluster"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
+	"github.com/claimbridge/claimbridge/internal/testing/syncbuffer"
 	"github.com/claimbridge/claimbridge/inventory"
 	"github.com/claimbridge/claimbridge/webhook"
 )
@@ -195,7 +195,7 @@ var serveLog io.Writer
 // in cert-manager mode with GODEBUG=gctrace=1 (its live heap after each GC).
 type serveProc struct {
 	cmd                    *exec.Cmd
-	stderr                 *lockedBuffer
+	stderr                 *syncbuffer.Buffer
 	webhookURL, metricsURL string
 	pprofURL               string // Go's /debug/pprof, on loopback
 	certDir                string // its serving certificate and ca.crt
@@ -214,7 +214,7 @@ func startServe(ctx context.Context, bin, kubeconfig, certDir string, env ...str
 		return nil, err
 	}
 	p := &serveProc{
-		stderr:     &lockedBuffer{},
+		stderr:     &syncbuffer.Buffer{},
 		webhookURL: "https://127.0.0.1:" + strconv.Itoa(ports[0]) + webhook.Path,
 		metricsURL: "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/metrics",
 		pprofURL:   "http://127.0.0.1:" + strconv.Itoa(ports[2]) + "/debug/pprof",
@@ -372,37 +372,6 @@ func buildClaimbridge(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("build claimbridge: %w", err)
 	}
 	return bin, nil
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// Len is how much was written so far.
-func (l *lockedBuffer) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Len()
-}
-
-// From is what was written from offset on.
-func (l *lockedBuffer) From(offset int) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()[offset:]
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func tail(s string, n int) string {

@@ -225,14 +225,7 @@ func (c *Cluster) start(ctx context.Context, attempt int) error {
 	}
 	progress("kube-apiserver ready on %s", c.Host)
 
-	if err := c.run(dir, KubeControllerManager,
-		"--kubeconfig="+kubeconfigs[KubeControllerManager],
-		"--authentication-kubeconfig="+kubeconfigs[KubeControllerManager],
-		"--authorization-kubeconfig="+kubeconfigs[KubeControllerManager],
-		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(kcmPort),
-		"--cert-dir="+filepath.Join(dir, "kube-controller-manager"),
-		"--leader-elect=false",
+	if err := c.run(dir, KubeControllerManager, append(componentArgs(dir, KubeControllerManager, kubeconfigs[KubeControllerManager], kcmPort),
 		// Without a kubelet nothing would keep the nodes alive and there are no pod CIDRs.
 		"--controllers=*,-node-lifecycle-controller,-node-ipam-controller",
 		// With shared credentials the resourceclaim controller is forbidden to create claims.
@@ -241,20 +234,10 @@ func (c *Cluster) start(ctx context.Context, attempt int) error {
 		"--root-ca-file="+files.caCert,
 		"--cluster-signing-cert-file="+files.caCert,
 		"--cluster-signing-key-file="+files.caKey,
-		"--v=2",
-	); err != nil {
+	)...); err != nil {
 		return err
 	}
-	if err := c.run(dir, KubeScheduler,
-		"--kubeconfig="+kubeconfigs[KubeScheduler],
-		"--authentication-kubeconfig="+kubeconfigs[KubeScheduler],
-		"--authorization-kubeconfig="+kubeconfigs[KubeScheduler],
-		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(schedPort),
-		"--cert-dir="+filepath.Join(dir, "kube-scheduler"),
-		"--leader-elect=false",
-		"--v=2",
-	); err != nil {
+	if err := c.run(dir, KubeScheduler, componentArgs(dir, KubeScheduler, kubeconfigs[KubeScheduler], schedPort)...); err != nil {
 		return err
 	}
 	if err := c.waitReady(ctx, KubeControllerManager, healthz(kcmPort)); err != nil {
@@ -553,6 +536,22 @@ func (c *Cluster) Client() kubernetes.Interface { return c.client }
 // CABundle returns the cluster CA's certificate, PEM encoded. The apiserver trusts serving
 // certificates from IssueServingCert with it.
 func (c *Cluster) CABundle() []byte { return append([]byte(nil), c.ca.certPEM...) }
+
+// componentArgs are the flags kube-controller-manager and kube-scheduler share: their
+// kubeconfig for everything, their secure port on loopback, a directory of their own for its
+// certificate, no leader election.
+func componentArgs(dir, name, kubeconfig string, port int) []string {
+	return []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + filepath.Join(dir, name),
+		"--leader-elect=false",
+		"--v=2",
+	}
+}
 
 // IssueServingCert signs a serving certificate for a webhook reachable under the given DNS
 // names and IPs (for a webhook on loopback: "localhost" and 127.0.0.1).

@@ -26,3 +26,17 @@ func (s *Buffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Len is how much was written so far.
+func (s *Buffer) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Len()
+}
+
+// From is what was written from offset on.
+func (s *Buffer) From(offset int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return string(s.b.Bytes()[offset:])
+}
