@@ -13,6 +13,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 
+	"github.com/claimbridge/claimbridge/feasibility/identity"
 	"github.com/claimbridge/claimbridge/feasibility/signature"
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
 )
@@ -162,9 +163,11 @@ func (x *deviceIndexer) addSlice(si int, sl *resourceapi.ResourceSlice) {
 	// The slice's driver and pool made unique once, not per device
 	// (structured.MakeDeviceID makes all three).
 	driverID, poolID := draapi.MakeUniqueString(sl.Spec.Driver), draapi.MakeUniqueString(sl.Spec.Pool.Name)
+	ids := identity.Of(sl)
+	s.split = s.split || ids != nil
 	for di := range sl.Spec.Devices {
 		d := &sl.Spec.Devices[di]
-		x.lists = x.lists || x.findLists && upstream.ListAttributes(d)
+		x.lists = x.lists || x.findLists && upstream.ListAttributes(d, ids.At(di))
 		nameID, ok := x.uniqueNames[d.Name]
 		if !ok {
 			nameID = draapi.MakeUniqueString(d.Name)
@@ -179,6 +182,7 @@ func (x *deviceIndexer) addSlice(si int, sl *resourceapi.ResourceSlice) {
 			allocated: s.allocated.AllocatedDevices.Has(id),
 			multi:     ptr.Deref(d.AllowMultipleAllocations, false),
 			unknown:   unknown,
+			ids:       ids.At(di),
 			slot:      x.slots,
 		}
 		x.slots++

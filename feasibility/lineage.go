@@ -22,6 +22,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 
+	"github.com/claimbridge/claimbridge/feasibility/identity"
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
 	"github.com/claimbridge/claimbridge/podfacts"
 )
@@ -139,25 +140,37 @@ func (c *Checker) revalidate(ctx context.Context, snap *Snapshot, pod *corev1.Po
 }
 
 // nodeAllocator answers Allocate with an allocator over the slices the
-// node reads (upstream.SliceIndex), built for the call: what an allocator over all
-// the snapshot's slices answers, without indexing them all.
+// node reads (upstream.SliceIndex), whole (identity.Whole), built for the
+// call: what an allocator over all the snapshot's slices answers, without
+// indexing them all.
 type nodeAllocator struct {
 	structured.Allocator // over no slice: the methods besides Allocate
 	snap                 *Snapshot
 	lister               upstream.ClassLister
 	celCache             *cel.Cache
+	// allocated is the state to start from: the snapshot's, read at each
+	// call, or every device free.
+	allocated func() structured.AllocatedState
 }
 
-func newNodeAllocator(ctx context.Context, s *Snapshot, lister upstream.ClassLister, celCache *cel.Cache) (*nodeAllocator, error) {
-	none, err := structured.NewAllocator(ctx, s.features, s.allocated, lister, nil, celCache)
+func newNodeAllocator(ctx context.Context, s *Snapshot, lister upstream.ClassLister, celCache *cel.Cache, free bool) (*nodeAllocator, error) {
+	a := &nodeAllocator{snap: s, lister: lister, celCache: celCache,
+		allocated: func() structured.AllocatedState { return s.allocated }}
+	if free {
+		empty := upstream.EmptyAllocatedState()
+		a.allocated = func() structured.AllocatedState { return empty }
+	}
+	none, err := structured.NewAllocator(ctx, s.features, a.allocated(), lister, nil, celCache)
 	if err != nil {
 		return nil, err
 	}
-	return &nodeAllocator{Allocator: none, snap: s, lister: lister, celCache: celCache}, nil
+	a.Allocator = none
+	return a, nil
 }
 
 func (a *nodeAllocator) Allocate(ctx context.Context, node *corev1.Node, claims []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error) {
-	alloc, err := structured.NewAllocator(ctx, a.snap.features, a.snap.allocated, a.lister, a.snap.nodeSlices.ForNode(a.snap.slices, node.Name), a.celCache)
+	slices := identity.Whole(a.snap.nodeSlices.ForNode(a.snap.slices, node.Name))
+	alloc, err := structured.NewAllocator(ctx, a.snap.features, a.allocated(), a.lister, slices, a.celCache)
 	if err != nil {
 		return nil, fmt.Errorf("new allocator: %w", err)
 	}

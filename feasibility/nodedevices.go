@@ -112,7 +112,7 @@ func (nd *nodeDevices) Family(family string) []translate.LegacyDevice {
 	})
 	out := make([]translate.LegacyDevice, 0, len(refs))
 	for _, d := range refs {
-		out = append(out, translate.LegacyDevice{Name: d.device.Name, Driver: d.driver, Attributes: d.device.Attributes, Capacity: d.device.Capacity,
+		out = append(out, translate.LegacyDevice{Name: d.device.Name, Driver: d.driver, Attributes: d.attributes(), Capacity: d.device.Capacity,
 			AllowMultipleAllocations: d.device.AllowMultipleAllocations != nil && *d.device.AllowMultipleAllocations})
 	}
 	nd.family[family] = out

@@ -13,6 +13,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 
+	"github.com/claimbridge/claimbridge/feasibility/identity"
 	"github.com/claimbridge/claimbridge/feasibility/legacy"
 	"github.com/claimbridge/claimbridge/feasibility/signature"
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
@@ -113,6 +114,9 @@ type Snapshot struct {
 	classOnce          sync.Once
 	nodeClasses        []*nodeClass
 	classesFingerprint string
+	// split: some slice's devices hold their identities apart (package
+	// identity); the allocator is then given a node's slices whole.
+	split bool
 }
 
 type allocatorPair struct {
@@ -157,11 +161,20 @@ type deviceRef struct {
 	// are not known (its slice's claimbridge.io/unknown-attributes: a
 	// forecast's device), sorted; shared by the devices of the slice.
 	unknown []string
+	// ids are the device's identities its attribute map leaves out
+	// (package identity: the inventory's devices).
+	ids []identity.Attribute
 }
 
 // sig is the device as the selector memo and the class keys read it.
 func (d *deviceRef) sig() signature.Device {
-	return signature.Device{Slot: d.slot, Driver: d.driver, Device: d.device, Unknown: d.unknown}
+	return signature.Device{Slot: d.slot, Driver: d.driver, Device: d.device, Unknown: d.unknown, Identity: d.ids}
+}
+
+// attributes are all the device's attributes. The caller must not change
+// them.
+func (d *deviceRef) attributes() map[resourceapi.QualifiedName]resourceapi.DeviceAttribute {
+	return identity.Merged(d.device, d.ids)
 }
 
 // selectorMemo returns the memo of the snapshot's fleet snapshot, or nil
@@ -286,16 +299,24 @@ func (s *Snapshot) allocatorsFor(ctx context.Context, celCache *cel.Cache) (*all
 	}
 	p := &allocatorPair{}
 	lister := upstream.ClassLister(s.classes)
-	if s.base != nil {
+	switch {
+	case s.base != nil:
 		// A snapshot of a burst asks few nodes (a lineage): an allocator
 		// per node over the slices it reads answers as one over all, and
 		// costs no indexing of the whole fleet per snapshot.
-		p.now, p.err = newNodeAllocator(ctx, s, lister, celCache)
-	} else {
+		p.now, p.err = newNodeAllocator(ctx, s, lister, celCache, false)
+	case s.split:
+		// Devices with identities held apart are given to the allocator
+		// whole, a node's at a time: never the whole fleet's at once.
+		p.now, p.err = newNodeAllocator(ctx, s, lister, celCache, false)
+		if p.err == nil {
+			p.free, p.err = newNodeAllocator(ctx, s, lister, celCache, true)
+		}
+	default:
 		p.now, p.err = structured.NewAllocator(ctx, s.features, s.allocated, lister, s.slices, celCache)
-	}
-	if p.err == nil && s.base == nil {
-		p.free, p.err = structured.NewAllocator(ctx, s.features, upstream.EmptyAllocatedState(), lister, s.slices, celCache)
+		if p.err == nil {
+			p.free, p.err = structured.NewAllocator(ctx, s.features, upstream.EmptyAllocatedState(), lister, s.slices, celCache)
+		}
 	}
 	if p.err != nil {
 		p.err = fmt.Errorf("new allocator: %w", p.err)

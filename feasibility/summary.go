@@ -82,7 +82,7 @@ func (s *Snapshot) Summary(ctx context.Context) Summary {
 				continue
 			}
 			seen[id] = true
-			input := cel.Device{Driver: d.driver, AllowMultipleAllocations: d.device.AllowMultipleAllocations, Attributes: d.device.Attributes, Capacity: d.device.Capacity}
+			input := d.sig().CEL()
 			for _, name := range names {
 				if classSelects(ctx, cc, s.classes[name].Spec.Selectors, input) {
 					out.DevicesByClass[name]++

@@ -7,11 +7,18 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+
+	"github.com/claimbridge/claimbridge/feasibility/identity"
 )
 
 // The devices of the ResourceSlices as the informer keeps them: what a fleet
 // repeats from device to device and node to node is held once.
 //
+//   - A device's identities (its UUID, PCI address, MAC: package
+//     feasibility/identity) are held apart from its other attributes, and
+//     devices whose other attributes are the same (the GPU behind one PCIe
+//     root of every node of a shape) share one attribute map. Readers ask
+//     identity for a device's whole attributes.
 //   - Attribute and capacity names and string values are interned (package
 //     unique): one copy of their bytes.
 //   - A DeviceAttribute's value is a pointer: devices whose attribute holds
@@ -22,37 +29,70 @@ import (
 //     replicas' requests and limits, the capacity and allocatable of the
 //     nodes of a shape) share one ResourceList.
 //
-// The attribute map itself stays one per device: a device's attributes
-// differ from every other's in its identity (uuid, PCI address, MAC), and
-// the allocator, the device index and the CEL environment read
-// resourceapi.Device as the API defines it.
-//
 // Informer objects are read-only (client-go's rule for what its caches
 // hold), and here the rule also protects the other devices: writing through
 // a shared value or into a shared map would change every device that holds
-// it. A reader that needs to change a slice changes a DeepCopy of it, which
-// owns all of its values (as feasibility does before it adds a
-// DeviceTaintRule's taint to a device, upstream.ApplyTaintRules).
+// it. A reader that needs to change a slice changes a copy of it that
+// identity.Whole made, which owns its attribute maps (as feasibility does
+// before it adds a DeviceTaintRule's taint to a device,
+// upstream.ApplyTaintRules, registering the copy's identities).
 
-// compactDevices makes the devices of one slice share their values and
-// capacity maps with the devices of every slice compacted before. The
-// devices must be the caller's own (a newly decoded object): their maps are
-// replaced, not changed.
-func compactDevices(devices []resourceapi.Device) {
+// compactSlice makes the devices of the slice share their attribute maps,
+// values and capacity maps with the devices of every slice compacted
+// before, and registers their identities. The slice must be the caller's
+// own (a newly decoded object): its devices' maps are replaced, not
+// changed.
+func compactSlice(sl *resourceapi.ResourceSlice) {
+	devices := sl.Spec.Devices
+	var ids identity.Devices
 	for i := range devices {
 		d := &devices[i]
 		d.Name = intern(d.Name)
 		if len(d.Attributes) > 0 {
-			attrs := make(map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, len(d.Attributes))
-			for k, a := range d.Attributes {
-				attrs[resourceapi.QualifiedName(intern(string(k)))] = sharedAttribute(a)
+			rest, own := identity.Split(d.Attributes)
+			for j := range own {
+				own[j].Name = resourceapi.QualifiedName(intern(string(own[j].Name)))
 			}
-			d.Attributes = attrs
+			if len(own) > 0 {
+				if ids == nil {
+					ids = make(identity.Devices, len(devices))
+				}
+				ids[i] = own
+			}
+			d.Attributes = sharedAttributes(rest)
 		}
 		if len(d.Capacity) > 0 {
 			d.Capacity = sharedCapacity(d.Capacity)
 		}
 	}
+	identity.Register(sl, ids)
+}
+
+// sharedAttributes returns the attribute map shared by the devices whose
+// attributes (identities left out) are attrs's, with interned names and
+// shared values.
+func sharedAttributes(attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute) map[resourceapi.QualifiedName]resourceapi.DeviceAttribute {
+	if len(attrs) == 0 {
+		return attrs
+	}
+	// The generated Marshal sorts map keys: equal maps encode alike.
+	key, err := (&resourceapi.Device{Attributes: attrs}).Marshal()
+	if err != nil {
+		return ownAttributes(attrs)
+	}
+	return attributeMaps.get(string(key), func() map[resourceapi.QualifiedName]resourceapi.DeviceAttribute {
+		return ownAttributes(attrs)
+	})
+}
+
+// ownAttributes is a new map of attrs with interned names and shared
+// values.
+func ownAttributes(attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute) map[resourceapi.QualifiedName]resourceapi.DeviceAttribute {
+	out := make(map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, len(attrs))
+	for k, a := range attrs {
+		out[resourceapi.QualifiedName(intern(string(k)))] = sharedAttribute(a)
+	}
+	return out
 }
 
 // sharedAttribute returns a with its scalar value the one shared pointer
@@ -123,11 +163,13 @@ var (
 	// bools are the two values every BoolValue points to.
 	bools = [2]bool{false, true}
 	// stringValues holds the shared pointers of string and version values,
-	// intValues those of integer values, capacities the shared capacity
-	// maps, resourceLists the shared resource lists.
+	// intValues those of integer values, capacities and attributeMaps the
+	// shared capacity and attribute maps, resourceLists the shared resource
+	// lists.
 	stringValues  = newShareTable[string, *string](1 << 14)
 	intValues     = newShareTable[int64, *int64](1 << 12)
 	capacities    = newShareTable[string, map[resourceapi.QualifiedName]resourceapi.DeviceCapacity](1 << 12)
+	attributeMaps = newShareTable[string, map[resourceapi.QualifiedName]resourceapi.DeviceAttribute](1 << 12)
 	resourceLists = newShareTable[string, corev1.ResourceList](1 << 12)
 )
 

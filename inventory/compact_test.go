@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility/identity"
 	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 	"github.com/claimbridge/claimbridge/internal/testing/vendortruth"
@@ -160,11 +162,20 @@ func TestCompactedSlicesHoldTheSameFacts(t *testing.T) {
 				want[i] = s.DeepCopy()
 			}
 			got := compacted(t, in)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("compacted slices (-want,+got):\n%s", diff)
+			if diff := cmp.Diff(want, identity.Whole(got)); diff != "" {
+				t.Errorf("compacted slices, whole (-want,+got):\n%s", diff)
+			}
+			for _, sl := range got {
+				for _, d := range sl.Spec.Devices {
+					for name := range d.Attributes {
+						if identity.Is(name) {
+							t.Errorf("%s/%s: the identity %s is in the device's map", sl.Name, d.Name, name)
+						}
+					}
+				}
 			}
 			// Compacting the same again changes nothing either.
-			if diff := cmp.Diff(want, compacted(t, got)); diff != "" {
+			if diff := cmp.Diff(want, identity.Whole(compacted(t, identity.Whole(got)))); diff != "" {
 				t.Errorf("compacted twice (-want,+got):\n%s", diff)
 			}
 		})
@@ -175,37 +186,60 @@ func TestCompactedSlicesHoldTheSameFacts(t *testing.T) {
 func mapID(m any) uintptr { return reflect.ValueOf(m).Pointer() }
 
 func TestCompactedDevicesShareWhatTheyRepeat(t *testing.T) {
-	slices := compacted(t, vendorSlices(t))
-	// The H100s of node-a and node-b, and two GPUs of one node.
-	var a, b []resourceapi.Device
-	for _, s := range slices {
-		switch s.Name {
-		case "node-a-h100":
-			a = s.Spec.Devices
-		case "node-b-h100":
-			b = s.Spec.Devices
+	fleet := fleetgen.Synthetic(8)
+	slices := compacted(t, fleet.Slices)
+	// The GPUs of two DGX H100 nodes: one model behind the same PCIe roots.
+	var dgx []*resourceapi.ResourceSlice
+	for i, n := range fleet.Nodes {
+		if n.Labels[fleetgen.SyntheticShapeLabel] != "dgx-h100" {
+			continue
 		}
+		for j, s := range fleet.Slices {
+			if *s.Spec.NodeName == n.Name && s.Spec.Driver == fleetgen.DriverGPU {
+				dgx = append(dgx, slices[j])
+			}
+		}
+		if len(dgx) == 2 {
+			break
+		}
+		_ = i
 	}
-	if len(a) < 2 || len(a) != len(b) {
-		t.Fatalf("%d and %d H100 devices, want the same, at least 2", len(a), len(b))
+	if len(dgx) != 2 || len(dgx[0].Spec.Devices) < 2 || len(dgx[0].Spec.Devices) != len(dgx[1].Spec.Devices) {
+		t.Fatalf("want the GPU slices of two DGX H100 nodes, got %d", len(dgx))
 	}
-	for _, pair := range [][2]resourceapi.Device{{a[0], b[0]}, {a[0], a[1]}} {
-		x, y := pair[0], pair[1]
-		if x.Attributes["productName"].StringValue != y.Attributes["productName"].StringValue {
-			t.Errorf("%s and %s: productName not one shared value", x.Name, y.Name)
+	a, b := dgx[0].Spec.Devices, dgx[1].Spec.Devices
+	ida, idb := identity.Of(dgx[0]), identity.Of(dgx[1])
+	uuid := func(d *resourceapi.Device, ids []identity.Attribute) string {
+		v, ok := identity.Lookup(d, ids, "uuid")
+		if !ok || v.StringValue == nil {
+			t.Fatalf("%s: no uuid", d.Name)
 		}
-		if x.Attributes["cudaComputeCapability"].VersionValue != y.Attributes["cudaComputeCapability"].VersionValue {
-			t.Errorf("%s and %s: cudaComputeCapability not one shared value", x.Name, y.Name)
-		}
-		if mapID(x.Capacity) != mapID(y.Capacity) {
-			t.Errorf("%s and %s: the same capacities in two maps", x.Name, y.Name)
-		}
-		if mapID(x.Attributes) == mapID(y.Attributes) {
-			t.Errorf("%s and %s share their attribute map: they differ in uuid", x.Name, y.Name)
-		}
+		return *v.StringValue
 	}
-	if a[0].Attributes["uuid"].StringValue == a[1].Attributes["uuid"].StringValue {
-		t.Errorf("two GPUs' uuids are one value: %q", *a[0].Attributes["uuid"].StringValue)
+	// gpu-0 of one node and of the other: one map, two uuids.
+	if mapID(a[0].Attributes) != mapID(b[0].Attributes) {
+		t.Errorf("%s of two nodes of one shape: two attribute maps", a[0].Name)
+	}
+	if uuid(&a[0], ida.At(0)) == uuid(&b[0], idb.At(0)) {
+		t.Errorf("%s of two nodes: one uuid", a[0].Name)
+	}
+	// Two GPUs of one node: behind two roots, two maps, and their values
+	// and capacities shared.
+	x, y := a[0], a[1]
+	if mapID(x.Attributes) == mapID(y.Attributes) {
+		t.Errorf("%s and %s share their attribute map: they differ in their PCIe root", x.Name, y.Name)
+	}
+	if x.Attributes["productName"].StringValue != y.Attributes["productName"].StringValue {
+		t.Errorf("%s and %s: productName not one shared value", x.Name, y.Name)
+	}
+	if x.Attributes["cudaComputeCapability"].VersionValue != y.Attributes["cudaComputeCapability"].VersionValue {
+		t.Errorf("%s and %s: cudaComputeCapability not one shared value", x.Name, y.Name)
+	}
+	if mapID(x.Capacity) != mapID(y.Capacity) {
+		t.Errorf("%s and %s: the same capacities in two maps", x.Name, y.Name)
+	}
+	if uuid(&x, ida.At(0)) == uuid(&y, ida.At(1)) {
+		t.Errorf("two GPUs' uuids are one value: %q", uuid(&x, ida.At(0)))
 	}
 
 	t.Run("pods and nodes that ask for and offer the same share their resource lists", func(t *testing.T) {
@@ -250,7 +284,7 @@ func TestSharedValuesDoNotLeakBetweenDevices(t *testing.T) {
 			d.Capacity[k] = resourceapi.DeviceCapacity{Value: resource.MustParse("1")}
 		}
 		d.Capacity["added"] = resourceapi.DeviceCapacity{Value: resource.MustParse("2")}
-		if diff := cmp.Diff(in, slices); diff != "" {
+		if diff := cmp.Diff(in, identity.Whole(slices)); diff != "" {
 			t.Errorf("a change of a copy reached the compacted slices (-want,+got):\n%s", diff)
 		}
 	})
@@ -274,6 +308,14 @@ func TestSharedValuesDoNotLeakBetweenDevices(t *testing.T) {
 			{exactly(fleetgen.ClassNIC, 1)},
 			{exactly(fleetgen.ClassGPU, 1, `device.attributes["gpu.nvidia.com"].productName == "NVIDIA B200"`)},
 			{exactly(fleetgen.ClassGPU, 9)},
+			// What reads the identities the devices hold apart: a
+			// selector on one GPU's uuid, two MIG devices of one GPU,
+			// and two GPUs whose uuids differ.
+			{exactly(fleetgen.ClassGPU, 1, fmt.Sprintf(`device.attributes["gpu.nvidia.com"].uuid == %q`, someUUID(t, fleet.Slices, 9)))},
+			{exactly(fleetgen.ClassGPU, 1, `device.attributes["gpu.nvidia.com"].uuid.startsWith("GPU-") && device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3"`)},
+			{constrained(exactly(fleetgen.ClassMIG, 2), "gpu.nvidia.com/parentUUID")},
+			{constrained(exactly(fleetgen.ClassMIG, 8), "gpu.nvidia.com/parentUUID")},
+			{constrained(exactly(fleetgen.ClassGPU, 2), "gpu.nvidia.com/uuid")},
 		}
 		type answers struct {
 			Summary  feasibility.Summary
@@ -298,7 +340,7 @@ func TestSharedValuesDoNotLeakBetweenDevices(t *testing.T) {
 		if diff := cmp.Diff(want, answer(inv), cmpopts.IgnoreFields(resourceapi.DeviceRequestAllocationResult{}, "ShareID")); diff != "" {
 			t.Errorf("verdicts on the compacted slices (-original,+compacted):\n%s", diff)
 		}
-		if diff := cmp.Diff(fleet.Slices, slices); diff != "" {
+		if diff := cmp.Diff(fleet.Slices, identity.Whole(slices)); diff != "" {
 			t.Errorf("the compacted slices after the checks (-want,+got):\n%s", diff)
 		}
 	})
@@ -310,6 +352,30 @@ func exactly(class string, count int64, selectors ...string) *resourceapi.Resour
 		req.Selectors = append(req.Selectors, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: s}})
 	}
 	return &resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "req", Exactly: req}}}}
+}
+
+// constrained adds to the claim a constraint that its devices match on the
+// attribute.
+func constrained(c *resourceapi.ResourceClaimSpec, attribute string) *resourceapi.ResourceClaimSpec {
+	c.Devices.Constraints = append(c.Devices.Constraints, resourceapi.DeviceConstraint{MatchAttribute: ptr.To(resourceapi.FullyQualifiedName(attribute))})
+	return c
+}
+
+// someUUID is the uuid of the n-th GPU that has one.
+func someUUID(t *testing.T, slices []*resourceapi.ResourceSlice, n int) string {
+	t.Helper()
+	for _, sl := range slices {
+		for _, d := range sl.Spec.Devices {
+			if a, ok := d.Attributes["uuid"]; ok && a.StringValue != nil && strings.HasPrefix(*a.StringValue, "GPU-") {
+				if n == 0 {
+					return *a.StringValue
+				}
+				n--
+			}
+		}
+	}
+	t.Fatal("too few GPUs")
+	return ""
 }
 
 func TestShareTableKeepsWhatIsRepeated(t *testing.T) {

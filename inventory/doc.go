@@ -6,7 +6,9 @@
 // also holds the devices of translated pods whose claims are not allocated
 // yet (Reservations), and takes over those another replica admitted.
 //
-// What the caches hold is read-only: the devices of the slices share their
-// attribute values and capacity maps, pods and nodes their resource lists
-// (compactDevices, sharedResources); change a DeepCopy.
+// What the caches hold is read-only: the devices of the slices hold their
+// identities apart (package feasibility/identity) and share their
+// attribute maps, values and capacity maps, pods and nodes their resource
+// lists (compactSlice, sharedResources); read a slice whole with
+// identity.Whole, and change that copy.
 package inventory

@@ -38,7 +38,8 @@
 // with the full slices. An allocator error on a view should be answered
 // the same way: its message is the full allocator's to give.
 //
-// It imports nothing of claimbridge: the caller supplies the answers.
+// It imports nothing of claimbridge besides package identity (whose
+// devices hold their identities apart): the caller supplies the answers.
 package allocview
 
 import (
@@ -52,6 +53,8 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
+
+	"github.com/claimbridge/claimbridge/feasibility/identity"
 )
 
 // Domain is the attribute domain of the answers written into a view's
@@ -65,7 +68,9 @@ const MaxGroups = 64
 // Answer returns, for one selector expression, its answer on a device of
 // the driver: match, and ok false when there is no answer to give (the
 // expression fails on the device, or the caller cannot tell).
-type Answer func(expression string) func(driver string, d *resourceapi.Device) (match, ok bool)
+// ids are the device's identities its attribute map leaves out (package
+// identity).
+type Answer func(expression string) func(driver string, d *resourceapi.Device, ids []identity.Attribute) (match, ok bool)
 
 // ClassLister is the allocator's lister of DeviceClasses
 // (structured.DeviceClassLister).
@@ -88,7 +93,7 @@ type View struct {
 type group struct {
 	class     *resourceapi.DeviceClass
 	selectors []resourceapi.DeviceSelector
-	exprs     []func(string, *resourceapi.Device) (bool, bool)
+	exprs     []func(string, *resourceapi.Device, []identity.Attribute) (bool, bool)
 }
 
 // Build makes the view of the slices the allocator reads for one node
@@ -215,6 +220,7 @@ func (b *builder) answerDevices(slices []*resourceapi.ResourceSlice) ([][]uint64
 	b.droppable = true
 	for si, sl := range slices {
 		bits[si] = make([]uint64, len(sl.Spec.Devices))
+		ids := identity.Of(sl)
 		for di := range sl.Spec.Devices {
 			d := &sl.Spec.Devices[di]
 			k := [3]string{sl.Spec.Driver, sl.Spec.Pool.Name, d.Name}
@@ -225,7 +231,7 @@ func (b *builder) answerDevices(slices []*resourceapi.ResourceSlice) ([][]uint64
 			for g := range b.groups {
 				match := true
 				for _, e := range b.groups[g].exprs {
-					m, ok := e(sl.Spec.Driver, d)
+					m, ok := e(sl.Spec.Driver, d, ids.At(di))
 					if !ok {
 						return nil, false
 					}
@@ -290,6 +296,7 @@ func (b *builder) slices(slices []*resourceapi.ResourceSlice, bits [][]uint64, u
 	for si, sl := range slices {
 		c := *sl
 		c.Spec.Devices = make([]resourceapi.Device, 0, len(sl.Spec.Devices))
+		ids := identity.Of(sl)
 		for di := range sl.Spec.Devices {
 			d := &sl.Spec.Devices[di]
 			if !b.keep(sl, d, bits[si][di]) {
@@ -301,6 +308,11 @@ func (b *builder) slices(slices []*resourceapi.ResourceSlice, bits [][]uint64, u
 			for name, a := range d.Attributes {
 				if b.constrained[qualified(sl.Spec.Driver, name)] {
 					vd.Attributes[name] = a
+				}
+			}
+			for _, a := range ids.At(di) {
+				if b.constrained[qualified(sl.Spec.Driver, a.Name)] {
+					vd.Attributes[a.Name] = a.Value
 				}
 			}
 			for g, u := range uniform {

@@ -12,6 +12,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/claimbridge/claimbridge/feasibility/identity"
 	"github.com/claimbridge/claimbridge/podfacts"
 )
 
@@ -22,24 +23,6 @@ import (
 // it is unschedulable, and its extended allocatable resources. Two nodes of
 // one key give the same answer to every question the placement check asks,
 // except about their names.
-
-// identityAttributes hold per-device identities (in any domain): only their
-// pattern of equality between the devices of a node matters (matchAttribute
-// compares equality; no translation compares them with a literal).
-var identityAttributes = map[string]bool{
-	"uuid": true, "parentUUID": true, "serial": true, "mac": true, "rdmaDevice": true,
-	"pciAddress": true, "pciAddr": true, "parentPciAddr": true, "pciBusID": true, "pcieBusID": true,
-}
-
-func isIdentity(name resourceapi.QualifiedName) bool {
-	s := string(name)
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '/' {
-			return identityAttributes[s[i+1:]]
-		}
-	}
-	return identityAttributes[s]
-}
 
 // HostnameLabel is unique per node and left out of the class key; a pod
 // that selects on it (or on the node's name) is checked node by node
@@ -114,7 +97,7 @@ type KeyWriter struct {
 	buf     []byte
 	scratch []string
 	devs    []Device
-	ids     map[identity]int // a node's identities, numbered in order of appearance
+	ids     map[identityValue]int // a node's identities, numbered in order of appearance
 	// The sorted label and allocatable names of the last node, the
 	// attribute and capacity names of the last device, and their values in
 	// that order: the nodes of a pool and the devices of a node are mostly
@@ -125,14 +108,18 @@ type KeyWriter struct {
 	res        []resource.Quantity
 	attrNames  []resourceapi.QualifiedName
 	attrs      []resourceapi.DeviceAttribute
-	capNames   []resourceapi.QualifiedName
-	caps       []resourceapi.DeviceCapacity
+	// The attributes of a device with identities held apart, all of them
+	// in name order.
+	allNames []resourceapi.QualifiedName
+	allAttrs []resourceapi.DeviceAttribute
+	capNames []resourceapi.QualifiedName
+	caps     []resourceapi.DeviceCapacity
 }
 
 // NewKeyWriter returns a writer with room for the class key of a large
 // node.
 func NewKeyWriter() *KeyWriter {
-	return &KeyWriter{buf: make([]byte, 0, 16<<10), ids: map[identity]int{}}
+	return &KeyWriter{buf: make([]byte, 0, 16<<10), ids: map[identityValue]int{}}
 }
 
 func (k *KeyWriter) str(parts ...string) {
@@ -193,6 +180,23 @@ func lookupSorted[K ~string, V any](m map[K]V, names []K, values []V) ([]K, []V)
 	return names, values
 }
 
+// withIdentities appends to names and attrs the sorted attributes and the
+// sorted identities merged in name order.
+func withIdentities(sortedNames []resourceapi.QualifiedName, sortedAttrs []resourceapi.DeviceAttribute, ids []identity.Attribute,
+	names []resourceapi.QualifiedName, attrs []resourceapi.DeviceAttribute) ([]resourceapi.QualifiedName, []resourceapi.DeviceAttribute) {
+	i, j := 0, 0
+	for i < len(sortedNames) || j < len(ids) {
+		if j == len(ids) || i < len(sortedNames) && sortedNames[i] < ids[j].Name {
+			names, attrs = append(names, sortedNames[i]), append(attrs, sortedAttrs[i])
+			i++
+			continue
+		}
+		names, attrs = append(names, ids[j].Name), append(attrs, ids[j].Value)
+		j++
+	}
+	return names, attrs
+}
+
 func (k *KeyWriter) device(d *Device) {
 	dev := d.Device
 	k.str("device", d.Driver)
@@ -201,11 +205,16 @@ func (k *KeyWriter) device(d *Device) {
 	k.buf = append(k.buf, 0)
 	k.str(d.Unknown...)
 	k.attrNames, k.attrs = lookupSorted(dev.Attributes, k.attrNames, k.attrs)
-	for i, name := range k.attrNames {
-		a := &k.attrs[i]
+	names, attrs := k.attrNames, k.attrs
+	if len(d.Identity) > 0 {
+		k.allNames, k.allAttrs = withIdentities(names, attrs, d.Identity, k.allNames[:0], k.allAttrs[:0])
+		names, attrs = k.allNames, k.allAttrs
+	}
+	for i, name := range names {
+		a := &attrs[i]
 		k.buf = append(k.buf, name...)
 		k.buf = append(k.buf, 0)
-		if isIdentity(name) {
+		if identity.Is(name) {
 			v := identityOf(a)
 			id, ok := k.ids[v]
 			if !ok {
@@ -263,27 +272,27 @@ func (k *KeyWriter) device(d *Device) {
 // identity is an identity attribute's value as a map key: equal exactly
 // when the values' attributeString are, without making that string for a
 // scalar (identities are unique: each would be a string of its own).
-type identity struct {
+type identityValue struct {
 	kind byte
 	s    string
 	i    int64
 }
 
-func identityOf(a *resourceapi.DeviceAttribute) identity {
+func identityOf(a *resourceapi.DeviceAttribute) identityValue {
 	switch {
 	case a.IntValue != nil:
-		return identity{kind: 'i', i: *a.IntValue}
+		return identityValue{kind: 'i', i: *a.IntValue}
 	case a.BoolValue != nil:
 		if *a.BoolValue {
-			return identity{kind: 'b', i: 1}
+			return identityValue{kind: 'b', i: 1}
 		}
-		return identity{kind: 'b'}
+		return identityValue{kind: 'b'}
 	case a.StringValue != nil:
-		return identity{kind: 's', s: *a.StringValue}
+		return identityValue{kind: 's', s: *a.StringValue}
 	case a.VersionValue != nil:
-		return identity{kind: 'v', s: *a.VersionValue}
+		return identityValue{kind: 'v', s: *a.VersionValue}
 	}
-	return identity{s: attributeString(*a)}
+	return identityValue{s: attributeString(*a)}
 }
 
 // appendAttribute appends an attribute's type and value (as attributeString).

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 
 	"github.com/blang/semver/v4"
+	"github.com/claimbridge/claimbridge/feasibility/identity"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/cel"
 )
@@ -45,6 +46,15 @@ type Device struct {
 	// the driver publishes that the device leaves out because their values
 	// are not known (a forecast's device), sorted.
 	Unknown []string
+	// Identity holds the device's identity attributes its attribute map
+	// leaves out (package identity), sorted by name.
+	Identity []identity.Attribute
+}
+
+// CEL is the device as a selector reads it, with all its attributes.
+func (d Device) CEL() cel.Device {
+	return cel.Device{Driver: d.Driver, AllowMultipleAllocations: d.Device.AllowMultipleAllocations,
+		Attributes: identity.Merged(d.Device, d.Identity), Capacity: d.Device.Capacity}
 }
 
 // maxMemoExprs bounds the expressions one snapshot remembers: each costs
@@ -156,12 +166,12 @@ func (e *Expr) ReadsNoIdentity() bool {
 		return false
 	}
 	for k := range e.proj.attrs {
-		if identityAttributes[k[1]] {
+		if identity.Names[k[1]] {
 			return false
 		}
 	}
 	for k := range e.proj.caps {
-		if identityAttributes[k[1]] {
+		if identity.Names[k[1]] {
 			return false
 		}
 	}
@@ -196,7 +206,7 @@ func (e *Expr) Match(ctx context.Context, m *Memo, d Device) uint8 {
 			return v
 		}
 	}
-	ok, _, err := e.compiled.DeviceMatches(ctx, cel.Device{Driver: d.Driver, AllowMultipleAllocations: d.Device.AllowMultipleAllocations, Attributes: d.Device.Attributes, Capacity: d.Device.Capacity})
+	ok, _, err := e.compiled.DeviceMatches(ctx, d.CEL())
 	v := MatchNo
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -235,7 +245,7 @@ func (e *Expr) signature(d Device) string {
 		e.parts[d.Driver] = parts
 	}
 	e.mu.Unlock()
-	return "\x03" + e.proj.key(d.Driver, d.Device, parts.attrs, parts.caps)
+	return "\x03" + e.proj.key(d.Driver, d.Device, d.Identity, parts.attrs, parts.caps)
 }
 
 // Sharable reports whether the device's answer may stand for the devices
@@ -267,12 +277,22 @@ func (m *Memo) Sharable(d Device) bool {
 // CEL value and no field has two names (a qualified name in the driver's
 // domain and the same name without it).
 func (m *Memo) plainDevice(d Device) bool {
+	for _, a := range d.Identity {
+		if !m.convertible(a.Value) {
+			return false
+		}
+		if domain, id, ok := strings.Cut(string(a.Name), "/"); ok && domain == d.Driver {
+			if _, dup := identity.Lookup(d.Device, d.Identity, resourceapi.QualifiedName(id)); dup {
+				return false
+			}
+		}
+	}
 	for name, a := range d.Device.Attributes {
 		if !m.convertible(a) {
 			return false
 		}
 		if domain, id, ok := strings.Cut(string(name), "/"); ok && domain == d.Driver {
-			if _, dup := d.Device.Attributes[resourceapi.QualifiedName(id)]; dup {
+			if _, dup := identity.Lookup(d.Device, d.Identity, resourceapi.QualifiedName(id)); dup {
 				return false
 			}
 		}
@@ -368,16 +388,16 @@ func Exprs(m *Memo, cc *cel.Cache, selectors []resourceapi.DeviceSelector) []*Ex
 // them (package allocview): per expression compiled by cc, per device of a
 // driver, whether it matches, and ok false where the expression fails.
 // slots numbers the devices the memo knows; others are answered by
-// signature.
-func (m *Memo) Answers(ctx context.Context, cc *cel.Cache, slots map[*resourceapi.Device]int) func(string) func(string, *resourceapi.Device) (bool, bool) {
-	return func(expression string) func(string, *resourceapi.Device) (bool, bool) {
+// signature. ids are the device's identities its attribute map leaves out.
+func (m *Memo) Answers(ctx context.Context, cc *cel.Cache, slots map[*resourceapi.Device]int) func(string) func(string, *resourceapi.Device, []identity.Attribute) (bool, bool) {
+	return func(expression string) func(string, *resourceapi.Device, []identity.Attribute) (bool, bool) {
 		e := m.Expr(cc, expression)
-		return func(driver string, d *resourceapi.Device) (bool, bool) {
+		return func(driver string, d *resourceapi.Device, ids []identity.Attribute) (bool, bool) {
 			slot, ok := slots[d]
 			if !ok {
 				slot = -1
 			}
-			v := e.Match(ctx, m, Device{Slot: slot, Driver: driver, Device: d})
+			v := e.Match(ctx, m, Device{Slot: slot, Driver: driver, Device: d, Identity: ids})
 			return v == MatchYes, v != MatchError
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	resourceapi "k8s.io/api/resource/v1"
+
+	"github.com/claimbridge/claimbridge/feasibility/identity"
 )
 
 // FieldRef is one device field a selector reads: device.attributes[Domain].ID
@@ -241,7 +243,7 @@ func (p *projection) keyParts(driver string) (attrs, caps [][2]resourceapi.Quali
 
 // key returns a string that is equal for two devices of one driver exactly when the fields p
 // reads are equal (same presence, same values).
-func (p *projection) key(driver string, d *resourceapi.Device, attrs, caps [][2]resourceapi.QualifiedName) string {
+func (p *projection) key(driver string, d *resourceapi.Device, ids []identity.Attribute, attrs, caps [][2]resourceapi.QualifiedName) string {
 	var b strings.Builder
 	b.WriteString(driver)
 	if d.AllowMultipleAllocations != nil && *d.AllowMultipleAllocations {
@@ -249,9 +251,9 @@ func (p *projection) key(driver string, d *resourceapi.Device, attrs, caps [][2]
 	}
 	for _, n := range attrs {
 		b.WriteString("\x01")
-		a, ok := d.Attributes[n[0]]
+		a, ok := identity.Lookup(d, ids, n[0])
 		if !ok && n[1] != "" {
-			a, ok = d.Attributes[n[1]]
+			a, ok = identity.Lookup(d, ids, n[1])
 		}
 		if ok {
 			b.WriteString(attributeString(a))

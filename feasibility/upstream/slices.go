@@ -7,6 +7,8 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/claimbridge/claimbridge/feasibility/identity"
 )
 
 // The ResourceSlices as kube-scheduler reads them: with DeviceTaintRules
@@ -39,6 +41,7 @@ func ApplyTaintRules(in []*resourceapi.ResourceSlice, rules []*resourceapi.Devic
 				}
 				if patched == slice {
 					patched = slice.DeepCopy()
+					identity.Copied(slice, patched)
 				}
 				patched.Spec.Devices[di].Taints = append(patched.Spec.Devices[di].Taints, rule.Spec.Taint)
 			}
@@ -52,8 +55,9 @@ func ApplyTaintRules(in []*resourceapi.ResourceSlice, rules []*resourceapi.Devic
 // list-type attribute.
 func PublishesListAttributes(slices []*resourceapi.ResourceSlice) bool {
 	for _, sl := range slices {
+		ids := identity.Of(sl)
 		for i := range sl.Spec.Devices {
-			if ListAttributes(&sl.Spec.Devices[i]) {
+			if ListAttributes(&sl.Spec.Devices[i], ids.At(i)) {
 				return true
 			}
 		}
@@ -61,14 +65,24 @@ func PublishesListAttributes(slices []*resourceapi.ResourceSlice) bool {
 	return false
 }
 
-// ListAttributes reports whether the device has a list-type attribute.
-func ListAttributes(d *resourceapi.Device) bool {
+// ListAttributes reports whether the device has a list-type attribute, in
+// its map or among the identities it leaves out (ids).
+func ListAttributes(d *resourceapi.Device, ids []identity.Attribute) bool {
 	for _, a := range d.Attributes {
-		if a.IntValues != nil || a.StringValues != nil || a.BoolValues != nil || a.VersionValues != nil {
+		if isList(a) {
+			return true
+		}
+	}
+	for _, a := range ids {
+		if isList(a.Value) {
 			return true
 		}
 	}
 	return false
+}
+
+func isList(a resourceapi.DeviceAttribute) bool {
+	return a.IntValues != nil || a.StringValues != nil || a.BoolValues != nil || a.VersionValues != nil
 }
 
 // SliceIndex gives, per node, the slices an allocator needs to answer for
