@@ -37,12 +37,13 @@ import (
 // before it adds a DeviceTaintRule's taint to a device,
 // upstream.ApplyTaintRules, registering the copy's identities).
 
-// compactSlice makes the devices of the slice share their attribute maps,
+// CompactSlice makes the devices of the slice share their attribute maps,
 // values and capacity maps with the devices of every slice compacted
 // before, and registers their identities. The slice must be the caller's
-// own (a newly decoded object): its devices' maps are replaced, not
-// changed.
-func compactSlice(sl *resourceapi.ResourceSlice) {
+// own (a newly decoded object, or a DeepCopy): its devices' maps are
+// replaced, not changed. The informers' transform compacts every slice it
+// caches this way.
+func CompactSlice(sl *resourceapi.ResourceSlice) {
 	devices := sl.Spec.Devices
 	var ids identity.Devices
 	for i := range devices {

@@ -9,6 +9,6 @@
 // What the caches hold is read-only: the devices of the slices hold their
 // identities apart (package feasibility/identity) and share their
 // attribute maps, values and capacity maps, pods and nodes their resource
-// lists (compactSlice, sharedResources); read a slice whole with
+// lists (CompactSlice, sharedResources); read a slice whole with
 // identity.Whole, and change that copy.
 package inventory

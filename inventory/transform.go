@@ -15,7 +15,7 @@ import (
 // report read of it. Nothing reads managedFields, and on a large fleet they
 // are a good part of each object; pods keep what slimPod says, nodes what
 // slimNode says; a ResourceSlice's devices share what a fleet repeats on
-// every device of a model and every node (compactSlice).
+// every device of a model and every node (CompactSlice).
 func transform(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
@@ -25,7 +25,7 @@ func transform(obj any) (any, error) {
 	case *resourceapi.ResourceSlice:
 		o.ManagedFields = nil
 		o.Spec.Driver = intern(o.Spec.Driver)
-		compactSlice(o)
+		CompactSlice(o)
 		return o, nil
 	case metav1.Object:
 		o.SetManagedFields(nil)

@@ -141,7 +141,13 @@ func benchWebhook(ctx context.Context, w io.Writer, o options) error {
 	}
 
 	gen := fleetgen.Synthetic(o.webhookNodes)
-	fleet := &feasibility.Inventory{Nodes: gen.Nodes, Slices: gen.Slices, Classes: gen.Classes, Claims: gen.Claims}
+	// The slices as serve's inventory holds them.
+	compacted := make([]*resourceapi.ResourceSlice, len(gen.Slices))
+	for i, sl := range gen.Slices {
+		compacted[i] = sl.DeepCopy()
+		inventory.CompactSlice(compacted[i])
+	}
+	fleet := &feasibility.Inventory{Nodes: gen.Nodes, Slices: compacted, Classes: gen.Classes, Claims: gen.Claims}
 	pod := realisticPod()
 	// The built-in policy with rdma/hca as one NIC per pod (the rdma
 	// profile's rdma/* is shared and would keep the pod legacy).
