@@ -1,11 +1,16 @@
 package inventory
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	resourceapi "k8s.io/api/resource/v1"
 
+	"github.com/claimbridge/claimbridge/feasibility"
+	"github.com/claimbridge/claimbridge/feasibility/identity"
+	"github.com/claimbridge/claimbridge/internal/testing/builders"
 	"github.com/claimbridge/claimbridge/internal/testing/fleetgen"
 )
 
@@ -72,4 +77,48 @@ func liveHeap() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
+}
+
+// BenchmarkSnapshotOfCompacted: feasibility's snapshot build and its
+// first check (its node classes, allocators and the classes' CEL) on the
+// slices as the informer keeps them (CompactSlice: identities held apart,
+// attribute maps shared), what serve builds from; feasibility's own
+// BenchmarkSnapshot builds from slices as decoded.
+func BenchmarkSnapshotOfCompacted(b *testing.B) {
+	pod := builders.MakePod("p", "ns").Obj()
+	claims := []*resourceapi.ResourceClaimSpec{exactly(fleetgen.ClassGPU, 8, `device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3"`)}
+	for _, n := range []int{1000, 5000} {
+		fleet := fleetgen.Synthetic(n)
+		slices := make([]*resourceapi.ResourceSlice, len(fleet.Slices))
+		for i, sl := range fleet.Slices {
+			slices[i] = sl.DeepCopy()
+			CompactSlice(slices[i])
+		}
+		inv := &feasibility.Inventory{Nodes: fleet.Nodes, Slices: slices, Classes: fleet.Classes, Claims: fleet.Claims, PodsListed: true}
+		// What it measures: the slices are held split.
+		if identity.Of(slices[0]) == nil {
+			b.Fatal("the compacted slices hold no identity apart")
+		}
+		b.Run(fmt.Sprintf("nodes=%d/build", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := feasibility.NewSnapshot(inv, 1, feasibility.DefaultFeatures()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("nodes=%d/build-and-first-check", n), func(b *testing.B) {
+			c := feasibility.NewChecker(feasibility.Options{Timeout: 10 * time.Second})
+			var gen uint64
+			for b.Loop() {
+				gen++
+				snap, err := feasibility.NewSnapshot(inv, gen, feasibility.DefaultFeatures())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if v := c.Check(b.Context(), snap, pod, claims); v.Kind != feasibility.FitsNow {
+					b.Fatalf("want FitsNow, got %s %q", v.Kind, v.Reasons)
+				}
+			}
+		})
+	}
 }
