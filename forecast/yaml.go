@@ -11,8 +11,6 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/utils/ptr"
-
-	"github.com/claimbridge/claimbridge/feasibility"
 )
 
 // WriteYAML writes the After fleet — DeviceClasses, then each node followed
@@ -91,7 +89,7 @@ func marshalAll(docs []document) error {
 	for range min(runtime.GOMAXPROCS(0), len(docs)) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(docs); i = int(next.Add(1) - 1) {
-				docs[i].yaml, errs[i] = feasibility.MarshalObject(docs[i].obj)
+				docs[i].yaml, errs[i] = marshalObject(docs[i].obj)
 			}
 		})
 	}

@@ -11,7 +11,9 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-func str(s string) resourceapi.DeviceAttribute { return resourceapi.DeviceAttribute{StringValue: ptr.To(s)} }
+func str(s string) resourceapi.DeviceAttribute {
+	return resourceapi.DeviceAttribute{StringValue: ptr.To(s)}
+}
 
 func gpu(uuid, bus, root string) resourceapi.Device {
 	return resourceapi.Device{Name: "gpu", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{

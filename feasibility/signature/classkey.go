@@ -269,7 +269,7 @@ func (k *KeyWriter) device(d *Device) {
 	k.str(dev.BindingConditions...)
 }
 
-// identity is an identity attribute's value as a map key: equal exactly
+// identityValue is an identity attribute's value as a map key: equal exactly
 // when the values' attributeString are, without making that string for a
 // scalar (identities are unique: each would be a string of its own).
 type identityValue struct {

@@ -20,9 +20,10 @@ import (
 	"sync/atomic"
 
 	"github.com/blang/semver/v4"
-	"github.com/claimbridge/claimbridge/feasibility/identity"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/cel"
+
+	"github.com/claimbridge/claimbridge/feasibility/identity"
 )
 
 // The answers of a selector on a device; 0 is "not known yet".

@@ -1,4 +1,4 @@
-package feasibility
+package forecast
 
 import (
 	"encoding/json"
@@ -9,11 +9,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// MarshalObject writes an object of an inventory as YAML without nulls,
+// marshalObject writes an object of an inventory as YAML without nulls,
 // empty maps and the kubelet's zero-valued node status fields: what
-// [LoadInventory] reads back as the same object, and what a person reads
+// feasibility.LoadInventory reads back as the same object, and what a person reads
 // without noise.
-func MarshalObject(obj any) ([]byte, error) {
+func marshalObject(obj any) ([]byte, error) {
 	j, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
