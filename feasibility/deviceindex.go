@@ -6,6 +6,8 @@ package feasibility
 // matches, as the allocator's GatherPools and NodeMatches place them.
 
 import (
+	"reflect"
+
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -34,7 +36,10 @@ type deviceIndexer struct {
 	// findLists: the devices are read for list-type attributes as they are
 	// indexed, each once; lists: one has some.
 	findLists, lists bool
-	at               []sliceAt
+	// listMaps remembers, per attribute map, whether it holds a list-type
+	// value: the inventory's devices share their maps (package identity).
+	listMaps map[uintptr]bool
+	at       []sliceAt
 	// seen, names and onlyCounted count the distinct devices some node
 	// sees (visible); slots numbers the devices.
 	seen        sets.Set[structured.DeviceID]
@@ -167,7 +172,7 @@ func (x *deviceIndexer) addSlice(si int, sl *resourceapi.ResourceSlice) {
 	s.split = s.split || ids != nil
 	for di := range sl.Spec.Devices {
 		d := &sl.Spec.Devices[di]
-		x.lists = x.lists || x.findLists && upstream.ListAttributes(d, ids.At(di))
+		x.lists = x.lists || x.findLists && x.listAttributes(d, ids.At(di))
 		nameID, ok := x.uniqueNames[d.Name]
 		if !ok {
 			nameID = draapi.MakeUniqueString(d.Name)
@@ -197,6 +202,26 @@ func (x *deviceIndexer) addSlice(si int, sl *resourceapi.ResourceSlice) {
 		}
 		x.addSelected(ref, at.only, nodeName, allNodes, sel)
 	}
+}
+
+// listAttributes is upstream.ListAttributes, each shared attribute map
+// read once.
+func (x *deviceIndexer) listAttributes(d *resourceapi.Device, ids []identity.Attribute) bool {
+	if len(d.Attributes) > 0 {
+		m := reflect.ValueOf(d.Attributes).Pointer() // the maps are alive: no two share it
+		has, ok := x.listMaps[m]
+		if !ok {
+			has = upstream.ListAttributes(&resourceapi.Device{Attributes: d.Attributes}, nil)
+			if x.listMaps == nil {
+				x.listMaps = map[uintptr]bool{}
+			}
+			x.listMaps[m] = has
+		}
+		if has {
+			return true
+		}
+	}
+	return upstream.ListAttributes(&resourceapi.Device{}, ids)
 }
 
 // addSelected adds a device its slice does not publish for one node to
