@@ -10,7 +10,6 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
@@ -224,16 +223,7 @@ func slowFleet(t *testing.T, catchUp bool) {
 // allocator, and its deletion gives the device back.
 func TestDeviceTaintRulesApplyToTheSnapshot(t *testing.T) {
 	fleet := fleetgen.Synthetic(1) // one DGX H100
-	var objs []runtime.Object
-	for _, n := range fleet.Nodes {
-		objs = append(objs, n)
-	}
-	for _, s := range fleet.Slices {
-		objs = append(objs, s)
-	}
-	for _, c := range fleet.Classes {
-		objs = append(objs, c)
-	}
+	objs := informertest.Objects(&feasibility.Inventory{Nodes: fleet.Nodes, Slices: fleet.Slices, Classes: fleet.Classes})
 	var gpus int64
 	for _, s := range fleet.Slices {
 		if s.Spec.Driver == fleetgen.DriverGPU {
