@@ -20,6 +20,7 @@ import (
 	"github.com/claimbridge/claimbridge/feasibility/signature"
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
 	"github.com/claimbridge/claimbridge/podfacts"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // VerdictKind is the outcome of a check.
@@ -99,10 +100,10 @@ type Checker struct {
 	// last verdict that chose a node or found none could ever serve, with
 	// the epoch of its snapshot (revalidate).
 	lineage *lru[lineageEntry]
-	// revalidated and searchedFrom count the checks the lineage answered
-	// on the node chosen before, and by a search from the first node
-	// served before.
-	revalidated, searchedFrom atomic.Int64
+	// revalidated, scanned and searchedFrom count the checks the lineage
+	// answered on the node chosen before, by a scan and by a search from
+	// the first node served before.
+	revalidated, scanned, searchedFrom atomic.Int64
 	// placements holds the placement answers per pod shape, by node class.
 	placements *lru[*placementEntry]
 	// autoscaled holds the answers of Autoscaled per inventory snapshot
@@ -280,29 +281,13 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	defer cancel()
 	celCache := c.celCache(snap.features)
 	v := Verdict{NodesConsidered: len(snap.nodes)}
-
-	specs := make([]*resourceapi.ResourceClaimSpec, len(claims))
-	for i, claim := range claims {
-		specs[i] = &claim.Spec
-	}
-	if missing := snap.MissingClasses(specs); missing != nil {
-		return *missing, searchInfo{}
-	}
-	p, reasons := c.plan(snap, celCache, claims)
-	p.answers = answersOf(ctx)
-	if len(reasons) > 0 {
-		v.Kind, v.Code, v.Reasons = NeverFits, ReasonDeviceClassNotFound, reasons
-		v.NodesPruned = len(snap.nodes)
-		return v, searchInfo{}
-	}
-	allocs, err := snap.allocatorsFor(ctx, celCache)
-	if err != nil {
-		v.Kind, v.Code, v.Reasons = Unknown, ReasonAllocatorError, []string{err.Error()}
-		return v, searchInfo{}
+	p, allocs, failed := c.prepare(ctx, snap, claims)
+	if failed != nil {
+		return *failed, searchInfo{}
 	}
 
 	// Node constraints of the pod (NodeAffinity and TaintToleration filters of kube-scheduler).
-	why := newReasons()
+	why := reason.NewNodes()
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
 	// NodeResourcesFit for what the pod asks besides its claims: against
 	// allocatable for both passes, and against what is free today (when the
@@ -313,11 +298,11 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	for i := range snap.nodes {
 		ni := snap.nodeAt(i) // with the allocated and busy marks of snap
 		if len(ni.devices) == 0 {
-			why.add("publish no DRA devices", ni.node.Name)
+			why.Add("publish no DRA devices", ni.node.Name)
 			continue
 		}
 		if msg := requests.Rejects(required, pod, ni.node); msg != "" {
-			why.add(msg, ni.node.Name)
+			why.Add(msg, ni.node.Name)
 			continue
 		}
 		candidates = append(candidates, ni)
@@ -328,14 +313,14 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	// every device look unknown.
 	rank := p.ranker(context.WithoutCancel(ctx), snap, required)
 	if len(candidates) == 0 {
-		v.Kind, v.Code, v.Reasons, v.NodesPruned = NeverFits, ReasonNoCandidateNodes, why.list(rank), len(snap.nodes)
+		v.Kind, v.Code, v.Reasons, v.NodesPruned = NeverFits, ReasonNoCandidateNodes, why.List(rank), len(snap.nodes)
 		return v, searchInfo{}
 	}
 
 	// Pass 1: devices free today. The node classes let the search run one
 	// node of a class whose devices are free (computed once per snapshot).
 	snap.nodeClassList(&c.classes)
-	nowWhy := why.clone()
+	nowWhy := why.Clone()
 	if from != "" {
 		for i, ni := range candidates {
 			if ni.node.Name < from && busy[i] == "" {
@@ -361,7 +346,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	}
 
 	// Pass 2: the same nodes with every device free.
-	freeWhy := why.clone()
+	freeWhy := why.Clone()
 	free := c.search(ctx, p, searchPass{alloc: allocs.free, free: true, nodes: candidates, why: freeWhy, prev: &res})
 	v.NodesPruned = len(snap.nodes) - len(candidates) + free.pruned
 	switch {
@@ -369,14 +354,37 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 		return c.unknownInstead(ctx, snap, celCache, claims, candidates, c.fatal(v, free)), searchInfo{}
 	case free.node != nil:
 		v.Kind, v.Code, v.Node, v.Results = FitsWhenFree, ReasonDevicesInUse, free.node.node.Name, free.results
-		v.Reasons = nowWhy.list(rank)
+		v.Reasons = nowWhy.List(rank)
 		return v, searchInfo{}
 	case free.deadline:
 		v.Kind, v.Code, v.Reasons = Unknown, ReasonDeadlineExceeded, []string{"deadline exceeded before every node was checked"}
 		return v, searchInfo{}
 	}
-	v.Kind, v.Code, v.Reasons = NeverFits, ReasonNoMatchingDevices, freeWhy.list(rank)
+	v.Kind, v.Code, v.Reasons = NeverFits, ReasonNoMatchingDevices, freeWhy.List(rank)
 	return c.unknownInstead(ctx, snap, celCache, claims, candidates, v), searchInfo{}
+}
+
+// prepare plans the claims on snap and takes the snapshot's allocators,
+// or returns the verdict that says why the allocator cannot be asked.
+func (c *Checker) prepare(ctx context.Context, snap *Snapshot, claims []*resourceapi.ResourceClaim) (*plan, *allocatorPair, *Verdict) {
+	specs := make([]*resourceapi.ResourceClaimSpec, len(claims))
+	for i, claim := range claims {
+		specs[i] = &claim.Spec
+	}
+	if missing := snap.MissingClasses(specs); missing != nil {
+		return nil, nil, missing
+	}
+	celCache := c.celCache(snap.features)
+	p, reasons := c.plan(snap, celCache, claims)
+	if len(reasons) > 0 {
+		return nil, nil, &Verdict{Kind: NeverFits, Code: ReasonDeviceClassNotFound, Reasons: reasons, NodesConsidered: len(snap.nodes), NodesPruned: len(snap.nodes)}
+	}
+	p.answers = answersOf(ctx)
+	allocs, err := snap.allocatorsFor(ctx, celCache)
+	if err != nil {
+		return nil, nil, &Verdict{Kind: Unknown, Code: ReasonAllocatorError, Reasons: []string{err.Error()}, NodesConsidered: len(snap.nodes)}
+	}
+	return p, allocs, nil
 }
 
 func (c *Checker) fatal(v Verdict, res searchResult) Verdict {

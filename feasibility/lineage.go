@@ -14,6 +14,7 @@ package feasibility
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,8 +59,14 @@ func (c *Checker) checkIn(ctx context.Context, snap *Snapshot, pod *corev1.Pod, 
 			return v
 		}
 		// Its node is full: the nodes before the first one the allocator
-		// served then serve none now; the search starts there.
+		// served then serve none now; the scan, or else the search,
+		// starts there.
 		if prev.verdict.Kind == FitsNow && prev.first != "" {
+			if v, info, ok := c.scanFrom(ctx, snap, pod, claims, prev.first); ok {
+				c.scanned.Add(1)
+				c.remember(shape, lineageEntry{epoch: snap.epoch, verdict: v, searchInfo: info})
+				return v
+			}
 			if v, info := c.check(ctx, snap, pod, claims, prev.first); v.Kind == FitsNow {
 				c.searchedFrom.Add(1)
 				c.remember(shape, lineageEntry{epoch: snap.epoch, verdict: v, searchInfo: info})
@@ -94,6 +101,71 @@ func reusable(v Verdict) bool {
 	return false
 }
 
+// maxScanRuns bounds the allocator runs of a scan (scanFrom) before the
+// search takes over: the nodes it asks in turn, the search asks in
+// parallel.
+const maxScanRuns = 8
+
+// scanFrom answers a check of the lineage whose node chosen before is full
+// by asking the nodes in name order from from, the first node served
+// before, until one gets every request's first alternative: the node the
+// search from there would choose (it ends at the first such node). A burst
+// fills its nodes in name order, so that node is a few nodes on; the scan
+// reads those, where the search filters every node of the fleet first. ok
+// is false, for the search to run, when a node serves with a worse
+// alternative (the search weighs every node then), the allocator fails
+// otherwise than for want of devices, maxScanRuns runs serve none, or no
+// node is left.
+func (c *Checker) scanFrom(ctx context.Context, snap *Snapshot, pod *corev1.Pod, claims []*resourceapi.ResourceClaim, from string) (Verdict, searchInfo, bool) {
+	start, found := snap.nodeIndex(from)
+	if !found {
+		return Verdict{}, searchInfo{}, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	p, allocs, failed := c.prepare(ctx, snap, claims)
+	if failed != nil {
+		return Verdict{}, searchInfo{}, false
+	}
+	var err error
+	required := nodeaffinity.GetRequiredNodeAffinity(pod)
+	requests := snap.compared(podfacts.EffectiveRequests(pod), nil)
+	top := upstream.TopScore(p.claims)
+	pruned, runs := 0, 0
+	for i := start; i < len(snap.nodes) && ctx.Err() == nil; i++ {
+		ni := snap.nodeAt(i)
+		if len(ni.devices) == 0 || requests.Rejects(required, pod, ni.node) != "" ||
+			requests.Short(ni.node, ni.usage()) != "" || p.prune(ctx, ni, false) != "" {
+			pruned++
+			continue
+		}
+		if runs == maxScanRuns {
+			break
+		}
+		runs++
+		var out []resourceapi.AllocationResult
+		if ni.busy {
+			out, err = allocs.now.Allocate(ctx, ni.node, p.claims)
+		} else {
+			out, err = p.answers.allocate(ctx, allocs.now, p.freeQuery(), ni.node)
+		}
+		switch {
+		case err != nil && !errors.Is(err, structured.ErrFailedAllocationOnNode):
+			return Verdict{}, searchInfo{}, false
+		case err != nil || len(out) != len(p.claims):
+			continue
+		case upstream.Score(p.claims, out) != top:
+			return Verdict{}, searchInfo{}, false
+		}
+		v := Verdict{Kind: FitsNow, Code: ReasonFits, Node: ni.node.Name, NodesConsidered: len(snap.nodes), NodesPruned: pruned}
+		for _, a := range out {
+			v.Results = append(v.Results, a.Devices.Results...)
+		}
+		return v, searchInfo{score: top, first: ni.node.Name}, true
+	}
+	return Verdict{}, searchInfo{}, false
+}
+
 // revalidate answers from prev, a verdict on an earlier snapshot of snap's
 // lineage, when it holds on snap: a NeverFits as it is, a FitsNow when its
 // node passes the same filters and the allocator serves the claims there
@@ -114,17 +186,12 @@ func (c *Checker) revalidate(ctx context.Context, snap *Snapshot, pod *corev1.Po
 	if upstream.NodeRejects(nodeaffinity.GetRequiredNodeAffinity(pod), pod, ni.node) != "" || snap.insufficient(ni, podfacts.EffectiveRequests(pod)) != "" {
 		return Verdict{}, 0, false
 	}
-	celCache := c.celCache(snap.features)
-	p, reasons := c.plan(snap, celCache, claims)
-	if len(reasons) > 0 || p.prune(ctx, ni, false) != "" {
-		return Verdict{}, 0, false
-	}
-	allocs, err := snap.allocatorsFor(ctx, celCache)
-	if err != nil {
-		return Verdict{}, 0, false
-	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	p, allocs, failed := c.prepare(ctx, snap, claims)
+	if failed != nil || p.prune(ctx, ni, false) != "" {
+		return Verdict{}, 0, false
+	}
 	out, err := allocs.now.Allocate(ctx, ni.node, p.claims)
 	if err != nil || len(out) != len(p.claims) {
 		return Verdict{}, 0, false // the search says why, or finds another node

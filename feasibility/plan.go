@@ -262,7 +262,7 @@ func (p *plan) closeness(ctx context.Context, ni *nodeInfo) int {
 	return rankOtherDevices
 }
 
-// ranker is a rank function for reasonSet.list over the snapshot's nodes:
+// ranker is a rank function for reason.Nodes.List over the snapshot's nodes:
 // the nodes the pod's own node selector and affinity admit come first (the
 // pod chose them), each group by closeness.
 func (p *plan) ranker(ctx context.Context, snap *Snapshot, required nodeaffinity.RequiredNodeAffinity) func(string) int {

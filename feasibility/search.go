@@ -13,6 +13,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/claimbridge/claimbridge/feasibility/upstream"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 type searchResult struct {
@@ -39,7 +40,7 @@ type searchPass struct {
 	nodes []*nodeInfo
 	// why collects, per message, the nodes that failed for it when no
 	// node fits.
-	why *reasonSet
+	why *reason.Nodes
 	// prev, when set, is the pass over the allocated state: nodes without
 	// allocated devices on which the allocator already failed are not run
 	// again, as an empty allocated state cannot change their answer.
@@ -237,7 +238,7 @@ func (r *searchRun) result() searchResult {
 			res.deadline = true
 			continue
 		}
-		r.why.add(msg, nodes[i].node.Name)
+		r.why.Add(msg, nodes[i].node.Name)
 	}
 	return res
 }

@@ -24,6 +24,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 
 	"github.com/claimbridge/claimbridge/api"
+	"github.com/claimbridge/claimbridge/reason"
 )
 
 // unknownAttributes reads a slice's claimbridge.io/unknown-attributes:
@@ -170,7 +171,7 @@ func (c *Checker) unknownInstead(ctx context.Context, snap *Snapshot, celCache *
 		if len(reasons) > 0 {
 			continue
 		}
-		res := c.search(ctx, p, searchPass{alloc: allocs.free, free: true, nodes: nodes, why: newReasons()})
+		res := c.search(ctx, p, searchPass{alloc: allocs.free, free: true, nodes: nodes, why: reason.NewNodes()})
 		if res.node == nil || res.err != nil {
 			continue
 		}

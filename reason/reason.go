@@ -13,6 +13,9 @@
 // metrics, the CLI's explain and the report's remedies all read the
 // merged catalog; the catalog test (hack/reasons) fails when a code a
 // package declares has no entry, or an entry has no remedy or no section.
+//
+// [Nodes] aggregates why nodes failed into the sentences a verdict gives
+// ("2 nodes (a, b): …"), the nodes closest to serving named first.
 package reason
 
 import "fmt"

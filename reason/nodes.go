@@ -1,4 +1,6 @@
-package feasibility
+package reason
+
+// Reasons aggregated over nodes: what a check says when no node serves.
 
 import (
 	"cmp"
@@ -8,17 +10,21 @@ import (
 	"strings"
 )
 
-// reasonSet aggregates per-node failure messages: message → node names.
-type reasonSet struct {
+// Nodes aggregates why nodes failed: each message with the names of the
+// nodes that failed for it.
+type Nodes struct {
 	nodes map[string][]string
 }
 
-func newReasons() *reasonSet { return &reasonSet{nodes: map[string][]string{}} }
+// NewNodes returns an empty aggregate.
+func NewNodes() *Nodes { return &Nodes{nodes: map[string][]string{}} }
 
-func (r *reasonSet) add(msg, node string) { r.nodes[msg] = append(r.nodes[msg], node) }
+// Add records that node failed for msg.
+func (r *Nodes) Add(msg, node string) { r.nodes[msg] = append(r.nodes[msg], node) }
 
-func (r *reasonSet) clone() *reasonSet {
-	c := newReasons()
+// Clone returns a copy that records apart from r.
+func (r *Nodes) Clone() *Nodes {
+	c := NewNodes()
 	for k, v := range r.nodes {
 		c.nodes[k] = slices.Clone(v)
 	}
@@ -28,13 +34,13 @@ func (r *reasonSet) clone() *reasonSet {
 // maxNamedNodes is how many node names a reason lists before "and N more".
 const maxNamedNodes = 3
 
-// list renders "<n> node(s) (<names>) <msg>". With rank (how far a node is
-// from serving the claims' devices, lower is closer; see plan.closeness),
+// List renders "<n> node(s) (<names>) <msg>". With rank (how far a node is
+// from serving the claims' devices, lower is closer),
 // the reasons of the closest nodes come first and name the closest nodes
 // first: what keeps the nodes that have the devices from taking the pod is
 // what the pod needs to hear, not the taints of nodes that never had them.
 // Then the most frequent first, then by message; nodes by name.
-func (r *reasonSet) list(rank func(node string) int) []string {
+func (r *Nodes) List(rank func(node string) int) []string {
 	if rank == nil {
 		rank = func(string) int { return 0 }
 	}
