@@ -249,14 +249,24 @@ func (c *ExplainController) Reconcile(ctx context.Context) {
 		delete(c.told, uid)
 	}
 	pods := c.Inventory.Pods("")
-	slices.SortFunc(pods, inventory.PendingOrder)
+	// Only the pods tell may act on are put in order: most pods of a large
+	// cluster were told before, or are in no namespace claimbridge judges.
+	var untold []*corev1.Pod
+	for _, p := range pods {
+		if !c.told[p.UID] && (p.Annotations[api.AnnotationDecision] != "" || c.judged(p)) {
+			untold = append(untold, p)
+		}
+	}
+	slices.SortFunc(untold, inventory.PendingOrder)
+	for _, p := range untold {
+		c.tell(ctx, p, now)
+	}
 	pol := c.policy()
 	podsBy := map[string]float64{}
 	devicesBy := map[[2]string]float64{}
-	alive := map[types.UID]bool{}
+	alive := make(map[types.UID]bool, len(pods))
 	for _, p := range pods {
 		alive[p.UID] = true
-		c.tell(ctx, p, now)
 		if !c.judged(p) || p.Annotations[api.AnnotationDecision] != "" {
 			continue
 		}

@@ -111,12 +111,19 @@ func (r *Reservations) Reserve(id string, checked *corev1.Pod, claims []*resourc
 	res := &reservation{namespace: checked.Namespace, pod: checked.Name, node: v.Node, results: slices.Clone(v.Results),
 		expires: created.Add(r.ttl), checked: checked, claims: claims}
 	res.asClaim(id)
-	if _, again := r.byID[id]; !again {
+	if _, again := r.byID[id]; again {
+		r.claims = nil // a new claim in its place: made anew
+	} else {
 		r.order = append(r.order, id)
+		if r.claims != nil {
+			// The record only grew: its claims are those AsClaims gave,
+			// and this one after them (r.order holds just those ids,
+			// as AsClaims left it).
+			r.claims = append(r.claims, res.claim)
+		}
 	}
 	r.byID[id] = res
 	delete(r.tried, id)
-	r.claims = nil
 	r.expiresBy(res.expires)
 	r.mu.Unlock()
 	r.version.Add(1)
