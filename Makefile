@@ -67,6 +67,7 @@ FUZZ_TARGETS := \
 	./translate:FuzzTranslatePod \
 	./translate:FuzzLabelValue \
 	./webhook:FuzzHandlerDecode \
+	./webhook:FuzzDecodePodAsTheScheme \
 	./internal/offline:FuzzCutover
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
@@ -80,9 +81,9 @@ bench: ## every benchmark, one after the other: ratios against baselines measure
 	@$(MAKE) --no-print-directory bench-unit
 	@$(MAKE) --no-print-directory bench-e2e
 
-bench-unit: ## go test benchmarks of translate/, feasibility/, decide/, forecast/ and inventory/, then their table of ratios
+bench-unit: ## go test benchmarks of translate/, feasibility/, decide/, forecast/, inventory/ and webhook/, then their table of ratios
 	@mkdir -p _output
-	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -count=1 ./translate/... ./feasibility/... ./decide/... ./forecast/... ./inventory/ | tee _output/bench.txt
+	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -count=1 ./translate/... ./feasibility/... ./decide/... ./forecast/... ./inventory/ ./webhook/ | tee _output/bench.txt
 	@$(GO) run ./hack/benchratio -ratios hack/benchratio/ratios.txt < _output/bench.txt | tee _output/bench.md
 
 # The webhook under load against a no-op webhook, memory with a 5,000-node fleet and pod creation
@@ -101,7 +102,7 @@ bench-e2e: ## e2e benchmarks (e2e/bench): webhook vs no-op, memory, pod creation
 # than in the next make bench. It measures nothing: its output goes to _output/bench-smoke*.
 bench-smoke: ## one pass of every benchmark on small inputs (part of make test; about 45 s warm)
 	@mkdir -p _output
-	HEARTBEAT_TO=2 $(HEARTBEAT) "bench-smoke (go test -bench)" $(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./translate/... ./feasibility/... ./decide/... ./forecast/... ./inventory/ > _output/bench-smoke.txt || { cat _output/bench-smoke.txt; exit 1; }
+	HEARTBEAT_TO=2 $(HEARTBEAT) "bench-smoke (go test -bench)" $(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./translate/... ./feasibility/... ./decide/... ./forecast/... ./inventory/ ./webhook/ > _output/bench-smoke.txt || { cat _output/bench-smoke.txt; exit 1; }
 	@bins="$$(hack/e2e-bins.sh | tail -n1)" && \
 	(cd e2e && CLAIMBRIDGE_K8S_BIN="$$bins" HEARTBEAT_TO=3 $(HEARTBEAT) "bench-smoke (e2e/bench)" $(GO) run ./bench -timeout 5m -webhook-nodes 100 -rounds 1 -run-for 300ms -warmup 200ms \
 		-nodes 40 -pods 24 -batch 8 -clients 2 > ../_output/bench-smoke-e2e.md 2> ../_output/bench-smoke-e2e.log) 3>&2 || { tail -n 20 _output/bench-smoke-e2e.log; exit 1; }

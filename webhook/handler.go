@@ -252,7 +252,7 @@ func (h *PodHandler) admit(ctx context.Context, req admission.Request, t *trace)
 		return nil, &answered{admission.Allowed("claimbridge: " + skipped.message + "; not mutated"), *skipped}
 	}
 	pod := &corev1.Pod{}
-	if err := h.Decoder.Decode(req, pod); err != nil {
+	if err := decodePod(h.Decoder, req, pod); err != nil {
 		msg := fmt.Sprintf("cannot decode the pod: %v", err)
 		warning := explain.WarningLine(explain.WarningPrefix(mode), explain.ReasonDecodeError, explain.Reasons().Remedy(explain.ReasonDecodeError)+"; "+msg)
 		return nil, &answered{admission.Allowed("claimbridge: " + msg + "; not mutated").WithWarnings(warning),
