@@ -293,6 +293,14 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	// allocatable for both passes, and against what is free today (when the
 	// inventory knows the pods) for the first.
 	requests := snap.compared(podfacts.EffectiveRequests(pod), nil)
+	// Nodes of one class have the same labels but the hostname, taints
+	// and schedulability: the node filters answer them alike, unless the
+	// pod selects nodes by name.
+	classes := snap.nodeClassList(&c.classes)
+	var byClass []*string
+	if !signature.SelectsNodeByName(pod) {
+		byClass = make([]*string, len(classes)+1)
+	}
 	var candidates []*nodeInfo
 	var busy []string
 	for i := range snap.nodes {
@@ -301,7 +309,20 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 			why.Add("publish no DRA devices", ni.node.Name)
 			continue
 		}
-		if msg := requests.Rejects(required, pod, ni.node); msg != "" {
+		msg := ""
+		if k := ni.classIdx(); k > 0 && k < len(byClass) {
+			if byClass[k] == nil {
+				m := upstream.NodeRejects(required, pod, ni.node)
+				byClass[k] = &m
+			}
+			msg = *byClass[k]
+		} else {
+			msg = upstream.NodeRejects(required, pod, ni.node)
+		}
+		if msg == "" {
+			msg = requests.Short(ni.node, upstream.Usage{})
+		}
+		if msg != "" {
 			why.Add(msg, ni.node.Name)
 			continue
 		}
@@ -318,8 +339,7 @@ func (c *Checker) check(ctx context.Context, snap *Snapshot, pod *corev1.Pod, cl
 	}
 
 	// Pass 1: devices free today. The node classes let the search run one
-	// node of a class whose devices are free (computed once per snapshot).
-	snap.nodeClassList(&c.classes)
+	// node of a class whose devices are free.
 	nowWhy := why.Clone()
 	if from != "" {
 		for i, ni := range candidates {
