@@ -81,9 +81,12 @@ bench: ## every benchmark, one after the other: ratios against baselines measure
 	@$(MAKE) --no-print-directory bench-unit
 	@$(MAKE) --no-print-directory bench-e2e
 
+# -p 1: one package at a time, built then run, so that no compiler shares the CPUs with a
+# package's benchmarks (with a cold build cache, the first packages' figures were otherwise
+# taken while the others compiled).
 bench-unit: ## go test benchmarks of translate/, feasibility/, decide/, forecast/, inventory/ and webhook/, then their table of ratios
 	@mkdir -p _output
-	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -count=1 ./translate/... ./feasibility/... ./decide/... ./forecast/... ./inventory/ ./webhook/ | tee _output/bench.txt
+	$(GO) test -p 1 -run='^$$' -bench=. -benchtime=$(BENCHTIME) -count=1 ./translate/... ./feasibility/... ./decide/... ./forecast/... ./inventory/ ./webhook/ | tee _output/bench.txt
 	@$(GO) run ./hack/benchratio -ratios hack/benchratio/ratios.txt < _output/bench.txt | tee _output/bench.md
 
 # The webhook under load against a no-op webhook, memory with a 5,000-node fleet and pod creation
